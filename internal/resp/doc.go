@@ -1,0 +1,7 @@
+// Package resp implements the RESP2/RESP3 wire protocol: a resumable request
+// reader (multibulk and inline, with proto-max-bulk-len and argument-count limits),
+// a reply writer that appends to a byte slice, and a reply reader used by clients
+// of other instances (the sentinel daemon, replication).
+//
+// It owns the codec only and imports the standard library alone.
+package resp

@@ -1,0 +1,459 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// Limits bound what a Reader accepts from a peer, as Redis's networking.c does.
+type Limits struct {
+	// MaxBulkLen is proto-max-bulk-len: the largest accepted bulk argument.
+	MaxBulkLen int64
+	// MaxArgs is the largest accepted multibulk argument count.
+	MaxArgs int64
+	// MaxInline is PROTO_INLINE_MAX_SIZE: the longest inline request or
+	// count line (64 KiB in Redis).
+	MaxInline int
+}
+
+// DefaultLimits are Redis 7.0's defaults (proto-max-bulk-len 512mb, 1 M args,
+// 64 KiB inline).
+var DefaultLimits = Limits{MaxBulkLen: 512 << 20, MaxArgs: 1 << 20, MaxInline: 64 << 10}
+
+// ProtocolError is a malformed request. Its text is Redis's
+// ("Protocol error: ..."); the server replies "-ERR " + text and closes.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
+
+func protoErr(msg string) error { return &ProtocolError{Msg: msg} }
+
+// IsProtocolError reports whether err is a ProtocolError.
+func IsProtocolError(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe)
+}
+
+const (
+	readChunk  = 16 << 10
+	maxPrealloc = 1024 // like Redis: never trust a count for preallocation
+	bigArg     = 32 << 10
+)
+
+// Reader parses requests (multibulk or inline) from a byte stream. It is
+// resumable: Next returns (nil, nil) when the buffer holds only part of a
+// command, and parsing continues where it stopped after Fill reads more,
+// so a command split at any byte boundary costs linear work.
+//
+// Argument slices returned by Next alias the internal buffer and stay valid
+// until the next call to Fill.
+type Reader struct {
+	rd  io.Reader
+	lim Limits
+	buf []byte
+	w   int // end of buffered data
+	r   int // start of the command being parsed
+
+	// state of a partially parsed multibulk command (offsets relative to r)
+	inMulti bool
+	argc    int   // declared argument count
+	pos     int   // parse position relative to r
+	bulkLen int64 // length of the bulk being read, -1 while reading its header
+	offs    []int // start,end pairs of parsed arguments, relative to r
+	args    [][]byte
+	inline  bool // last command was inline (for the server's reply rules)
+}
+
+// NewReader returns a Reader over rd with the given limits.
+func NewReader(rd io.Reader, lim Limits) *Reader {
+	if lim.MaxInline <= 0 {
+		lim.MaxInline = DefaultLimits.MaxInline
+	}
+	if lim.MaxArgs <= 0 {
+		lim.MaxArgs = DefaultLimits.MaxArgs
+	}
+	if lim.MaxBulkLen <= 0 {
+		lim.MaxBulkLen = DefaultLimits.MaxBulkLen
+	}
+	return &Reader{rd: rd, lim: lim, buf: make([]byte, readChunk), bulkLen: -1}
+}
+
+// SetLimits changes the limits (CONFIG SET proto-max-bulk-len).
+func (r *Reader) SetLimits(lim Limits) { r.lim = lim }
+
+// Buffered returns the number of unparsed bytes held.
+func (r *Reader) Buffered() int { return r.w - r.r }
+
+// BufferCap is the size of the query buffer (CLIENT LIST qbuf).
+func (r *Reader) BufferCap() int { return len(r.buf) }
+
+// Inline reports whether the last command returned by Next was inline.
+func (r *Reader) Inline() bool { return r.inline }
+
+// Fill reads once from the underlying reader into the buffer, first moving
+// the unparsed tail to the front and growing the buffer when a pending bulk
+// argument needs more room. It returns the reader's error (io.EOF etc.).
+func (r *Reader) Fill() error {
+	if r.r > 0 {
+		n := copy(r.buf, r.buf[r.r:r.w])
+		r.w = n
+		r.r = 0
+	}
+	need := readChunk
+	if r.inMulti && r.bulkLen >= 0 {
+		// Room for the rest of this bulk and its CRLF in one go.
+		rem := int(r.bulkLen) + 2 - (r.w - r.pos)
+		if rem > need {
+			need = rem
+		}
+	}
+	if len(r.buf)-r.w < need {
+		nb := make([]byte, r.w+need, r.w+need+need/2)
+		nb = nb[:cap(nb)]
+		copy(nb, r.buf[:r.w])
+		r.buf = nb
+	} else if r.w == 0 && len(r.buf) > 4*readChunk {
+		// Shrink an idle oversized buffer (after a big value) back.
+		r.buf = make([]byte, readChunk)
+	}
+	n, err := r.rd.Read(r.buf[r.w:])
+	r.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// Feed appends data directly (for tests and replication streams held in
+// memory) instead of reading from the underlying reader.
+func (r *Reader) Feed(p []byte) {
+	if r.r > 0 {
+		n := copy(r.buf, r.buf[r.r:r.w])
+		r.w = n
+		r.r = 0
+	}
+	if len(r.buf)-r.w < len(p) {
+		nb := make([]byte, r.w+len(p)+readChunk)
+		copy(nb, r.buf[:r.w])
+		r.buf = nb
+	}
+	r.w += copy(r.buf[r.w:], p)
+}
+
+// Next parses the next complete command from the buffer. It returns
+// (nil, nil) when more input is needed; a *ProtocolError for malformed input
+// (the connection must then be closed). Empty commands (an empty inline
+// line, "*0") are skipped.
+func (r *Reader) Next() ([][]byte, error) {
+	for {
+		if r.r >= r.w {
+			return nil, nil
+		}
+		if !r.inMulti && r.buf[r.r] != '*' {
+			args, done, err := r.parseInline()
+			if err != nil || !done {
+				return nil, err
+			}
+			if len(args) == 0 {
+				continue
+			}
+			r.inline = true
+			return args, nil
+		}
+		args, done, err := r.parseMulti()
+		if err != nil || !done {
+			return nil, err
+		}
+		if len(args) == 0 {
+			continue
+		}
+		r.inline = false
+		return args, nil
+	}
+}
+
+func (r *Reader) parseInline() ([][]byte, bool, error) {
+	data := r.buf[r.r:r.w]
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		if len(data) > r.lim.MaxInline {
+			return nil, false, protoErr("too big inline request")
+		}
+		return nil, false, nil
+	}
+	line := data[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	r.r += nl + 1
+	args, err := splitInline(line, r.args[:0])
+	if err != nil {
+		return nil, false, protoErr("unbalanced quotes in request")
+	}
+	r.args = args
+	return args, true, nil
+}
+
+// parseMulti continues parsing a multibulk command at r.pos.
+func (r *Reader) parseMulti() ([][]byte, bool, error) {
+	if !r.inMulti {
+		// Header "*<count>\r\n".
+		data := r.buf[r.r:r.w]
+		cr := bytes.IndexByte(data, '\r')
+		if cr < 0 || cr+1 >= len(data) {
+			if len(data) > r.lim.MaxInline {
+				return nil, false, protoErr("too big mbulk count string")
+			}
+			return nil, false, nil
+		}
+		if cr > r.lim.MaxInline {
+			return nil, false, protoErr("too big mbulk count string")
+		}
+		n, ok := parseInt(data[1:cr])
+		if !ok || n > r.lim.MaxArgs {
+			return nil, false, protoErr("invalid multibulk length")
+		}
+		if n <= 0 {
+			r.r += cr + 2
+			return nil, true, nil
+		}
+		r.inMulti = true
+		r.argc = int(n)
+		r.pos = cr + 2
+		r.bulkLen = -1
+		r.offs = r.offs[:0]
+	}
+	for len(r.offs)/2 < r.argc {
+		abs := r.r + r.pos
+		if r.bulkLen < 0 {
+			data := r.buf[abs:r.w]
+			cr := bytes.IndexByte(data, '\r')
+			if cr < 0 || cr+1 >= len(data) {
+				if len(data) > r.lim.MaxInline {
+					return nil, false, protoErr("too big bulk count string")
+				}
+				return nil, false, nil
+			}
+			if cr > r.lim.MaxInline {
+				return nil, false, protoErr("too big bulk count string")
+			}
+			if data[0] != '$' {
+				return nil, false, protoErr("expected '$', got '" + string(data[0]) + "'")
+			}
+			n, ok := parseInt(data[1:cr])
+			if !ok || n < 0 || n > r.lim.MaxBulkLen {
+				return nil, false, protoErr("invalid bulk length")
+			}
+			r.bulkLen = n
+			r.pos += cr + 2
+			abs = r.r + r.pos
+		}
+		if int64(r.w-abs) < r.bulkLen+2 {
+			return nil, false, nil
+		}
+		r.offs = append(r.offs, r.pos, r.pos+int(r.bulkLen))
+		r.pos += int(r.bulkLen) + 2
+		r.bulkLen = -1
+	}
+	args := r.args[:0]
+	for i := 0; i < len(r.offs); i += 2 {
+		args = append(args, r.buf[r.r+r.offs[i]:r.r+r.offs[i+1]:r.r+r.offs[i+1]])
+	}
+	r.args = args
+	r.r += r.pos
+	r.inMulti = false
+	r.pos = 0
+	if cap(r.offs) > 2*maxPrealloc {
+		r.offs = nil
+	}
+	return args, true, nil
+}
+
+// parseInt parses a decimal integer as Redis's string2ll (optional leading
+// '-', no '+', no spaces, no leading zeros except "0").
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg = true
+		i = 1
+		if len(b) == 1 {
+			return 0, false
+		}
+	}
+	if b[i] == '0' && len(b) > i+1 {
+		return 0, false
+	}
+	var n uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
+	}
+	if n > 1<<63-1 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// ParseInt exposes string2ll's rules for command handlers.
+func ParseInt(b []byte) (int64, bool) { return parseInt(b) }
+
+// splitInline splits an inline request like sds.c sdssplitargs, appending to
+// dst. Unlike configuration lines the result aliases line where it can.
+func splitInline(line []byte, dst [][]byte) ([][]byte, error) {
+	if bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0 {
+		for _, f := range bytes.FieldsFunc(line, isSpace) {
+			dst = append(dst, f)
+		}
+		return dst, nil
+	}
+	parts, err := SplitArgs(string(line))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		dst = append(dst, []byte(p))
+	}
+	return dst, nil
+}
+
+func isSpace(c rune) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+}
+
+// ErrUnbalancedQuotes is returned by SplitArgs for unterminated quotes or a
+// closing quote not followed by a space.
+var ErrUnbalancedQuotes = errors.New("unbalanced quotes")
+
+// SplitArgs splits a line into arguments exactly as Redis's sds.c
+// sdssplitargs: whitespace separates, "double quotes" take \n \r \t \b \a
+// \\ \" and \xHH escapes, 'single quotes' take \' only, and a closing quote
+// must be followed by whitespace or the end of the line.
+func SplitArgs(line string) ([]string, error) {
+	var out []string
+	p := 0
+	for {
+		for p < len(line) && isSpace(rune(line[p])) {
+			p++
+		}
+		if p >= len(line) {
+			return out, nil
+		}
+		var cur []byte
+		inq, insq, done := false, false, false
+		for !done {
+			if inq {
+				if p >= len(line) {
+					return nil, ErrUnbalancedQuotes
+				}
+				c := line[p]
+				switch {
+				case c == '\\' && p+3 < len(line) && line[p+1] == 'x' && isHex(line[p+2]) && isHex(line[p+3]):
+					cur = append(cur, fromHex(line[p+2])<<4|fromHex(line[p+3]))
+					p += 3
+				case c == '\\' && p+1 < len(line):
+					p++
+					switch line[p] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[p])
+					}
+				case c == '"':
+					if p+1 < len(line) && !isSpace(rune(line[p+1])) {
+						return nil, ErrUnbalancedQuotes
+					}
+					done = true
+				default:
+					cur = append(cur, c)
+				}
+			} else if insq {
+				if p >= len(line) {
+					return nil, ErrUnbalancedQuotes
+				}
+				c := line[p]
+				switch {
+				case c == '\\' && p+1 < len(line) && line[p+1] == '\'':
+					p++
+					cur = append(cur, '\'')
+				case c == '\'':
+					if p+1 < len(line) && !isSpace(rune(line[p+1])) {
+						return nil, ErrUnbalancedQuotes
+					}
+					done = true
+				default:
+					cur = append(cur, c)
+				}
+			} else {
+				if p >= len(line) {
+					break
+				}
+				c := line[p]
+				switch c {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if p < len(line) {
+				p++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		out = append(out, string(cur))
+	}
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func fromHex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// FormatInt appends the decimal form of n (no fmt on hot paths).
+func FormatInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

@@ -1,0 +1,268 @@
+package resp
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func collect(t *testing.T, r *Reader) ([][]string, error) {
+	t.Helper()
+	var out [][]string
+	for {
+		args, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		if args == nil {
+			return out, nil
+		}
+		cmd := make([]string, len(args))
+		for i, a := range args {
+			cmd[i] = string(a)
+		}
+		out = append(out, cmd)
+	}
+}
+
+func parseAll(t *testing.T, input string, lim Limits) ([][]string, error) {
+	r := NewReader(strings.NewReader(input), lim)
+	var out [][]string
+	for {
+		got, err := collect(t, r)
+		out = append(out, got...)
+		if err != nil {
+			return out, err
+		}
+		if ferr := r.Fill(); ferr != nil {
+			if ferr == io.EOF {
+				return out, nil
+			}
+			return out, ferr
+		}
+	}
+}
+
+func TestReaderTable(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     [][]string
+		err      string
+	}{
+		{"multibulk", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", [][]string{{"GET", "k"}}, ""},
+		{"pipeline", "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", [][]string{{"PING"}, {"ECHO", ""}}, ""},
+		{"inline", "set a 1\r\nget a\n", [][]string{{"set", "a", "1"}, {"get", "a"}}, ""},
+		{"inline quotes", "set \"a b\" 'c d'\r\n", [][]string{{"set", "a b", "c d"}}, ""},
+		{"inline hex", "echo \"\\x41\\n\"\r\n", [][]string{{"echo", "A\n"}}, ""},
+		{"empty inline skipped", "\r\n\r\nping\r\n", [][]string{{"ping"}}, ""},
+		{"zero multibulk skipped", "*0\r\n*-1\r\n*1\r\n$4\r\nPING\r\n", [][]string{{"PING"}}, ""},
+		{"binary bulk", "*1\r\n$4\r\na\r\nb\r\n", [][]string{{"a\r\nb"}}, ""},
+		{"unbalanced", "set \"a\r\n", nil, "Protocol error: unbalanced quotes in request"},
+		{"bad mbulk len", "*x\r\n", nil, "Protocol error: invalid multibulk length"},
+		{"too many args", "*1048577\r\n", nil, "Protocol error: invalid multibulk length"},
+		{"expected dollar", "*1\r\n:1\r\n", nil, "Protocol error: expected '$', got ':'"},
+		{"negative bulk", "*1\r\n$-1\r\n", nil, "Protocol error: invalid bulk length"},
+		{"huge bulk", "*1\r\n$536870913\r\n", nil, "Protocol error: invalid bulk length"},
+		{"non int bulk", "*1\r\n$1a\r\n", nil, "Protocol error: invalid bulk length"},
+		{"plus sign", "*+1\r\n", nil, "Protocol error: invalid multibulk length"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := parseAll(t, c.in, DefaultLimits)
+			if c.err != "" {
+				if err == nil || err.Error() != c.err {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				if !IsProtocolError(err) {
+					t.Fatalf("not a ProtocolError: %T", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if !equal(got, c.want) {
+				t.Fatalf("got %q want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func equal(a, b [][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.Join(a[i], "\x00") != strings.Join(b[i], "\x00") || len(a[i]) != len(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestTooBigInline(t *testing.T) {
+	in := strings.Repeat("a", 70<<10)
+	_, err := parseAll(t, in, DefaultLimits)
+	if err == nil || err.Error() != "Protocol error: too big inline request" {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = parseAll(t, "*"+strings.Repeat("1", 70<<10), DefaultLimits)
+	if err == nil || err.Error() != "Protocol error: too big mbulk count string" {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = parseAll(t, "*1\r\n$"+strings.Repeat("1", 70<<10), DefaultLimits)
+	if err == nil || err.Error() != "Protocol error: too big bulk count string" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSplitEveryBoundary feeds a pipeline one split at a time and checks the
+// parse is identical whatever the split.
+func TestSplitEveryBoundary(t *testing.T) {
+	in := "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$10\r\n0123456789\r\nPING\r\n*1\r\n$4\r\nQUIT\r\n"
+	want, err := parseAll(t, in, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i <= len(in); i++ {
+		r := NewReader(nil, DefaultLimits)
+		r.Feed([]byte(in[:i]))
+		got, err := collect(t, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Feed([]byte(in[i:]))
+		more, err := collect(t, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, more...)
+		if !equal(got, want) {
+			t.Fatalf("split %d: got %q want %q", i, got, want)
+		}
+	}
+}
+
+// byteReader returns one byte per Read, to exercise resumption through Fill.
+type byteReader struct{ s []byte }
+
+func (b *byteReader) Read(p []byte) (int, error) {
+	if len(b.s) == 0 {
+		return 0, io.EOF
+	}
+	p[0] = b.s[0]
+	b.s = b.s[1:]
+	return 1, nil
+}
+
+func TestLargeBulkByteAtATime(t *testing.T) {
+	val := bytes.Repeat([]byte("x"), 100<<10)
+	in := AppendCommand(nil, []byte("SET"), []byte("k"), val)
+	r := NewReader(&byteReader{s: in}, DefaultLimits)
+	for {
+		args, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args != nil {
+			if len(args) != 3 || !bytes.Equal(args[2], val) {
+				t.Fatalf("bad parse")
+			}
+			return
+		}
+		if err := r.Fill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+		bad  bool
+	}{
+		{"a b  c", []string{"a", "b", "c"}, false},
+		{`"a\tb" 'c\'d'`, []string{"a\tb", "c'd"}, false},
+		{`"\x4a\x4B"`, []string{"JK"}, false},
+		{`""`, []string{""}, false},
+		{`"a"b`, nil, true},
+		{`'a'b`, nil, true},
+		{`"abc`, nil, true},
+		{`'abc`, nil, true},
+		{"   ", nil, false},
+		{`foo"bar baz"`, []string{"foobar baz"}, false},
+	}
+	for _, c := range cases {
+		got, err := SplitArgs(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q: want error, got %q", c.in, got)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
+			t.Errorf("%q: got %q %v want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestWriter(t *testing.T) {
+	w := &Writer{Proto: 2}
+	w.Null()
+	w.MapLen(1)
+	w.Double(1.5)
+	w.Bool(true)
+	w.Verbatim("txt", "hi")
+	w.Error("ERR a\r\nb")
+	if got := string(w.B); got != "$-1\r\n*2\r\n$3\r\n1.5\r\n:1\r\n$2\r\nhi\r\n-ERR a  b\r\n" {
+		t.Fatalf("resp2: %q", got)
+	}
+	w = &Writer{Proto: 3}
+	w.Null()
+	w.MapLen(1)
+	w.Double(0.1)
+	w.Bool(false)
+	w.Verbatim("txt", "hi")
+	w.BigNumber("123")
+	w.PushLen(3)
+	if got := string(w.B); got != "_\r\n%1\r\n,0.10000000000000001\r\n#f\r\n=6\r\ntxt:hi\r\n(123\r\n>3\r\n" {
+		t.Fatalf("resp3: %q", got)
+	}
+}
+
+func TestReadValue(t *testing.T) {
+	in := "*3\r\n:1\r\n$1\r\n*\r\n:0\r\n%1\r\n+a\r\n_\r\n$-1\r\n=7\r\ntxt:abc\r\n|1\r\n+k\r\n+v\r\n#t\r\n"
+	br := bufio.NewReader(strings.NewReader(in))
+	want := []string{"[1 * 0]", "[a (nil)]", "(nil)", "abc", "1"}
+	for _, w := range want {
+		v, err := ReadValue(br, DefaultReplyLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.String() != w {
+			t.Fatalf("got %s want %s", v, w)
+		}
+	}
+	for _, bad := range []string{"*99999999999\r\n", "$5\r\nab\r\n", ":x\r\n", "?\r\n", "+ok\n", strings.Repeat("*1\r\n", 100)} {
+		if _, err := ReadValue(bufio.NewReader(strings.NewReader(bad)), DefaultReplyLimits); err == nil {
+			t.Fatalf("%q: want error", bad)
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	good := map[string]int64{"0": 0, "-1": -1, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63}
+	for s, want := range good {
+		if n, ok := ParseInt([]byte(s)); !ok || n != want {
+			t.Errorf("%s: %d %v", s, n, ok)
+		}
+	}
+	for _, s := range []string{"", "-", "+1", "01", " 1", "9223372036854775808", "1.0", "-0x"} {
+		if _, ok := ParseInt([]byte(s)); ok {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
