@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -18,9 +19,16 @@ type Limits struct {
 	MaxInline int
 }
 
-// DefaultLimits are Redis 7.0's defaults (proto-max-bulk-len 512mb, 1 M args,
-// 64 KiB inline).
-var DefaultLimits = Limits{MaxBulkLen: 512 << 20, MaxArgs: 1 << 20, MaxInline: 64 << 10}
+// DefaultLimits are Redis 7.0's defaults (proto-max-bulk-len 512mb, INT_MAX
+// args, 64 KiB inline). Argument counts are never trusted for preallocation.
+var DefaultLimits = Limits{MaxBulkLen: 512 << 20, MaxArgs: math.MaxInt32, MaxInline: 64 << 10}
+
+// Limits before authentication (networking.c, authRequired): at most 10
+// arguments and bulks of at most 16 KiB.
+const (
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16384
+)
 
 // ProtocolError is a malformed request. Its text is Redis's
 // ("Protocol error: ..."); the server replies "-ERR " + text and closes.
@@ -37,9 +45,13 @@ func IsProtocolError(err error) bool {
 }
 
 const (
-	readChunk  = 16 << 10
+	readChunk   = 16 << 10
 	maxPrealloc = 1024 // like Redis: never trust a count for preallocation
-	bigArg     = 32 << 10
+	bigArg      = 32 << 10
+	// An oversized buffer up to maxKeptBuf is kept until bigIdleFills
+	// fills in a row did not need it.
+	maxKeptBuf   = 1 << 20
+	bigIdleFills = 16
 )
 
 // Reader parses requests (multibulk or inline) from a byte stream. It is
@@ -64,6 +76,8 @@ type Reader struct {
 	offs    []int // start,end pairs of parsed arguments, relative to r
 	args    [][]byte
 	inline  bool // last command was inline (for the server's reply rules)
+	unauth  bool // the peer must still authenticate: Redis's pre-AUTH limits apply
+	bigIdle int  // fills since an oversized buffer was last needed
 }
 
 // NewReader returns a Reader over rd with the given limits.
@@ -82,6 +96,13 @@ func NewReader(rd io.Reader, lim Limits) *Reader {
 
 // SetLimits changes the limits (CONFIG SET proto-max-bulk-len).
 func (r *Reader) SetLimits(lim Limits) { r.lim = lim }
+
+// SetUnauthenticated turns Redis's pre-AUTH limits on or off: while on, a
+// multibulk of more than 10 arguments or a bulk over 16 KiB is a protocol
+// error ("unauthenticated multibulk length" / "unauthenticated bulk
+// length"). Commands are parsed one at a time, so a command pipelined
+// after AUTH is parsed with the limits AUTH left.
+func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
 
 // Buffered returns the number of unparsed bytes held.
 func (r *Reader) Buffered() int { return r.w - r.r }
@@ -114,9 +135,22 @@ func (r *Reader) Fill() error {
 		nb = nb[:cap(nb)]
 		copy(nb, r.buf[:r.w])
 		r.buf = nb
-	} else if r.w == 0 && len(r.buf) > 4*readChunk {
-		// Shrink an idle oversized buffer (after a big value) back.
-		r.buf = make([]byte, readChunk)
+		r.bigIdle = 0
+	} else if len(r.buf) > 4*readChunk {
+		// Shrink an oversized buffer (grown for a big value) back once it
+		// is empty: at once above maxKeptBuf, else after bigIdleFills
+		// fills that did not need it, so that a stream of big values
+		// reuses one buffer instead of growing a new one per command.
+		switch {
+		case need > readChunk || r.w > readChunk:
+			r.bigIdle = 0
+		case r.w == 0:
+			r.bigIdle++
+			if len(r.buf) > maxKeptBuf || r.bigIdle > bigIdleFills {
+				r.buf = make([]byte, readChunk)
+				r.bigIdle = 0
+			}
+		}
 	}
 	n, err := r.rd.Read(r.buf[r.w:])
 	r.w += n
@@ -218,6 +252,9 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 		if !ok || n > r.lim.MaxArgs {
 			return nil, false, protoErr("invalid multibulk length")
 		}
+		if r.unauth && n > unauthMaxArgs {
+			return nil, false, protoErr("unauthenticated multibulk length")
+		}
 		if n <= 0 {
 			r.r += cr + 2
 			return nil, true, nil
@@ -248,6 +285,9 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 			n, ok := parseInt(data[1:cr])
 			if !ok || n < 0 || n > r.lim.MaxBulkLen {
 				return nil, false, protoErr("invalid bulk length")
+			}
+			if r.unauth && n > unauthMaxBulk {
+				return nil, false, protoErr("unauthenticated bulk length")
 			}
 			r.bulkLen = n
 			r.pos += cr + 2

@@ -61,7 +61,7 @@ func TestReaderTable(t *testing.T) {
 		{"binary bulk", "*1\r\n$4\r\na\r\nb\r\n", [][]string{{"a\r\nb"}}, ""},
 		{"unbalanced", "set \"a\r\n", nil, "Protocol error: unbalanced quotes in request"},
 		{"bad mbulk len", "*x\r\n", nil, "Protocol error: invalid multibulk length"},
-		{"too many args", "*1048577\r\n", nil, "Protocol error: invalid multibulk length"},
+		{"too many args", "*2147483648\r\n", nil, "Protocol error: invalid multibulk length"},
 		{"expected dollar", "*1\r\n:1\r\n", nil, "Protocol error: expected '$', got ':'"},
 		{"negative bulk", "*1\r\n$-1\r\n", nil, "Protocol error: invalid bulk length"},
 		{"huge bulk", "*1\r\n$536870913\r\n", nil, "Protocol error: invalid bulk length"},
@@ -87,6 +87,56 @@ func TestReaderTable(t *testing.T) {
 				t.Fatalf("got %q want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestReaderUnauthenticated: before AUTH, Redis 7.0 refuses more than 10
+// arguments and bulks over 16 KiB; the absolute limits are checked first.
+func TestReaderUnauthenticated(t *testing.T) {
+	cases := []struct {
+		name, in string
+		err      string
+	}{
+		{"11 args", "*11\r\n", "Protocol error: unauthenticated multibulk length"},
+		{"10 args", "*10\r\n", ""},
+		{"big bulk", "*1\r\n$16385\r\n", "Protocol error: unauthenticated bulk length"},
+		{"16 KiB bulk", "*1\r\n$16384\r\n", ""},
+		{"absolute first", "*2147483648\r\n", "Protocol error: invalid multibulk length"},
+		{"absolute bulk first", "*1\r\n$536870913\r\n", "Protocol error: invalid bulk length"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(c.in), DefaultLimits)
+			r.SetUnauthenticated(true)
+			if err := r.Fill(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := r.Next()
+			if (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+				t.Fatalf("err = %v, want %q", err, c.err)
+			}
+		})
+	}
+	// Turned off between commands (AUTH succeeded), the next command may be big.
+	in := "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$20000\r\n" + strings.Repeat("x", 20000) + "\r\n"
+	r := NewReader(strings.NewReader(in), DefaultLimits)
+	r.SetUnauthenticated(true)
+	var got [][]byte
+	for len(got) == 0 || len(got[0]) != 20000 {
+		args, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args == nil {
+			if err := r.Fill(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if string(args[0]) == "AUTH" {
+			r.SetUnauthenticated(false)
+		}
+		got = args
 	}
 }
 
@@ -264,5 +314,79 @@ func TestParseInt(t *testing.T) {
 		if _, ok := ParseInt([]byte(s)); ok {
 			t.Errorf("%q accepted", s)
 		}
+	}
+}
+
+// chunkReader returns its data at most n bytes per Read, as a socket does.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), c.n, len(c.data))
+	copy(p, c.data[:k])
+	c.data = c.data[k:]
+	return k, nil
+}
+
+// TestBigValueBufferReuse: a stream of big values reuses the buffer grown
+// for the first one; small commands afterwards shrink it back.
+func TestBigValueBufferReuse(t *testing.T) {
+	val := strings.Repeat("v", 100<<10)
+	var in []byte
+	for range 5 {
+		in = append(in, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$102400\r\n"+val+"\r\n"...)
+	}
+	var pings []byte
+	for range bigIdleFills + 10 {
+		pings = append(pings, "*1\r\n$4\r\nPING\r\n"...)
+	}
+	src := &chunkReader{data: in, n: 64 << 10}
+	r := NewReader(src, DefaultLimits)
+	var caps []int
+	small := 0
+	for {
+		args, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args == nil {
+			if err := r.Fill(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		switch string(args[0]) {
+		case "SET":
+			if len(args[2]) != len(val) {
+				t.Fatalf("value of %d bytes", len(args[2]))
+			}
+			caps = append(caps, r.BufferCap())
+			if len(caps) == 5 {
+				// Then one command per fill, as from a client awaiting
+				// each reply.
+				src.data = append(src.data, pings...)
+				src.n = len("*1\r\n$4\r\nPING\r\n")
+			}
+		case "PING":
+			small++
+		}
+	}
+	if len(caps) != 5 || small != bigIdleFills+10 {
+		t.Fatalf("%d SETs, %d PINGs", len(caps), small)
+	}
+	for _, c := range caps[1:] {
+		if c != caps[0] {
+			t.Fatalf("buffer regrown between big values: capacities %v", caps)
+		}
+	}
+	if got := r.BufferCap(); got != readChunk {
+		t.Fatalf("buffer of %d bytes after %d small fills, want %d", got, small, readChunk)
 	}
 }

@@ -1,0 +1,204 @@
+package configs
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSplitArgs(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string
+		err  bool
+	}{
+		{"", nil, false},
+		{"   \t ", nil, false},
+		{"port 6379", []string{"port", "6379"}, false},
+		{"  port\t6379  ", []string{"port", "6379"}, false},
+		{"a\r\nb", []string{"a", "b"}, false},
+		{"\v\fa", []string{"a"}, false},          // leading \v \f are isspace
+		{"a\vb", []string{"a\vb"}, false},        // but do not end a bare word
+		{`save ""`, []string{"save", ""}, false}, // empty argument
+		{`"" ''`, []string{"", ""}, false},       // two empty arguments
+		{`"a b" c`, []string{"a b", "c"}, false}, // spaces inside quotes
+		{`"\n\r\t\b\a"`, []string{"\n\r\t\b\a"}, false},
+		{`"\\ \" \q"`, []string{`\ " q`}, false},        // other escapes keep the char
+		{`"\x41\x4a\x6b"`, []string{"AJk"}, false},      // hex escapes
+		{`"\x4g"`, []string{"x4g"}, false},              // not hex: \x is x
+		{`"\x00z"`, []string{"\x00z"}, false},           // NUL through an escape
+		{`'it\'s'`, []string{"it's"}, false},            // \' in single quotes
+		{`'a\nb'`, []string{`a\nb`}, false},             // no other escape in single quotes
+		{`'a"b'`, []string{`a"b`}, false},               // double quote inside single
+		{`"a'b"`, []string{`a'b`}, false},               // single quote inside double
+		{`foo"bar baz"`, []string{"foobar baz"}, false}, // quote opens inside a word
+		{`foo'bar'`, []string{"foobar"}, false},
+		{`a"b"c`, nil, true}, // closing quote then a letter
+		{`"a"b`, nil, true},
+		{`'a'b`, nil, true},
+		{`"abc`, nil, true}, // unterminated
+		{`'abc`, nil, true},
+		{`"abc\"`, nil, true},                // escaped quote does not close
+		{`"abc\`, nil, true},                 // backslash at the end
+		{`"a"	b`, []string{"a", "b"}, false}, // tab after the closing quote
+		{"a\x00 b c", []string{"a"}, false},  // NUL ends the C string
+		{"\x00", nil, false},
+		{`"é"`, []string{"é"}, false},
+		{`rename-command CONFIG ""`, []string{"rename-command", "CONFIG", ""}, false},
+		{`proc-title-template "{title} {listen-addr} {server-mode}"`, []string{"proc-title-template", "{title} {listen-addr} {server-mode}"}, false},
+	}
+	for _, tt := range tests {
+		got, err := SplitArgs(tt.line)
+		if tt.err {
+			if !errors.Is(err, ErrUnbalancedQuotes) || got != nil {
+				t.Errorf("SplitArgs(%q) = %q, %v; want ErrUnbalancedQuotes", tt.line, got, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", tt.line, got, err, tt.want)
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", `""`},
+		{"dump.rdb", `"dump.rdb"`},
+		{`a "b" \c`, `"a \"b\" \\c"`},
+		{"\n\r\t\a\b", `"\n\r\t\a\b"`},
+		{"\x00\x01\x7f\xff", `"\x00\x01\x7f\xff"`},
+		{"{title} {listen-addr}", `"{title} {listen-addr}"`},
+	}
+	for _, tt := range tests {
+		if got := Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+		if back, err := SplitArgs(Quote(tt.in)); err != nil || len(back) != 1 || back[0] != tt.in {
+			t.Errorf("SplitArgs(Quote(%q)) = %q, %v", tt.in, back, err)
+		}
+	}
+}
+
+func TestStringMatch(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"*", "port", true},
+		{"*", "", false}, // as Redis: the loop never runs on an empty string
+		{"", "", true},
+		{"p*t", "port", true},
+		{"P*T", "port", true}, // nocase
+		{"p?rt", "port", true},
+		{"p?rt", "prt", false},
+		{"*max*", "maxmemory-policy", true},
+		{"maxmemory*", "maxmemory", true},
+		{"*-policy", "maxmemory-policy", true},
+		{"[mp]ort", "port", true},
+		{"[^m]ort", "port", true},
+		{"[^p]ort", "port", false},
+		{"[a-z]ort", "port", true},
+		{"[z-a]ort", "port", true}, // reversed range
+		{"[A-Z]ort", "port", true}, // nocase range
+		{`\*`, "*", true},
+		{`\*`, "a", false},
+		{`[\]]`, "]", true},
+		{"[abc", "a", true}, // unterminated class
+		{"a**b", "ab", true},
+		{"a*", "a", true},
+		{"*a", "a", true},
+		{"*b", "a", false},
+		{"a*b*c", "axxbyyc", true},
+		{"a*b*c", "axxbyy", false},
+		{"slave-*", "slave-priority", true},
+		{"*?", "", false},
+	}
+	for _, tt := range tests {
+		if got := stringMatch(tt.pattern, tt.s, true); got != tt.want {
+			t.Errorf("stringMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+	if stringMatch("P*", "port", false) {
+		t.Error("case-sensitive match ignored case")
+	}
+}
+
+func TestParseLines(t *testing.T) {
+	in := "# comment\n\n  port 6379  \r\nsave \"\"\n\t# indented comment\nsentinel monitor m 127.0.0.1 6379 2\nlast line"
+	type line struct {
+		n    int
+		args []string
+	}
+	var got []line
+	err := ParseLines(strings.NewReader(in), func(n int, args []string) error {
+		got = append(got, line{n, args})
+		return nil
+	})
+	want := []line{
+		{3, []string{"port", "6379"}},
+		{4, []string{"save", ""}},
+		{6, []string{"sentinel", "monitor", "m", "127.0.0.1", "6379", "2"}},
+		{7, []string{"last", "line"}},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseLines = %v, %v; want %v", got, err, want)
+	}
+
+	// Errors carry the line, and stop the parse.
+	err = ParseLines(strings.NewReader("a 1\nb \"2\n c 3"), func(int, []string) error { return nil })
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Line != 2 || ce.Text != `b "2` || ce.Reason != "Unbalanced quotes in configuration line" {
+		t.Fatalf("unbalanced: %#v", err)
+	}
+	boom := errors.New("Unrecognized sentinel configuration statement.")
+	calls := 0
+	err = ParseLines(strings.NewReader("a\nsentinel bogus\nc"), func(n int, args []string) error {
+		calls++
+		if args[0] == "sentinel" {
+			return boom
+		}
+		return nil
+	})
+	if !errors.As(err, &ce) || ce.Line != 2 || ce.Text != "sentinel bogus" || ce.Reason != boom.Error() || !errors.Is(err, boom) || calls != 2 {
+		t.Fatalf("callback error: %#v (calls %d)", err, calls)
+	}
+	want2 := "\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line 2\n>>> 'sentinel bogus'\nUnrecognized sentinel configuration statement."
+	if err.Error() != want2 {
+		t.Fatalf("Error() = %q, want %q", err.Error(), want2)
+	}
+}
+
+// FuzzSplitArgs checks that SplitArgs never panics and that Quote writes
+// what SplitArgs reads back.
+func FuzzSplitArgs(f *testing.F) {
+	for _, s := range []string{
+		"", "port 6379", `save ""`, `"a\x41\n" 'b\'c'`, `a"b"c`, `"unterminated`, `'x`,
+		`"\x4`, `"\`, "a\x00b", "\v\f\r\n\t", `rename-command "" ''`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args, err := SplitArgs(line)
+		if err != nil {
+			if args != nil {
+				t.Fatalf("SplitArgs(%q) returned %q with an error", line, args)
+			}
+			return
+		}
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = Quote(a)
+		}
+		back, err := SplitArgs(strings.Join(quoted, " "))
+		if err != nil || len(back) != len(args) {
+			t.Fatalf("round trip of %q: %q, %v", args, back, err)
+		}
+		for i := range args {
+			if back[i] != args[i] {
+				t.Fatalf("round trip of %q: %q", args, back)
+			}
+		}
+	})
+}

@@ -1,0 +1,8 @@
+// Package archtest holds no code, only a test that enforces the dependency
+// rule of the design (shared/design.md): leaves import the standard library
+// only, nothing imports cmd or integration, client imports no server-side
+// package, and every package directory has a doc.go.
+//
+// Its test runs `go list` from the module root; it imports the standard
+// library only.
+package archtest

@@ -1,0 +1,6 @@
+// Package logging is the process log of the Vigil binaries: zerolog over
+// stdout or the logfile, readable lines on a terminal and JSON lines
+// otherwise, Redis's loglevel names, millisecond timestamps. Only the
+// commands (cmd/...) import it; it imports zerolog, go-isatty and the
+// standard library.
+package logging
