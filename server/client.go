@@ -1,0 +1,645 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// Client kinds for CLIENT LIST/KILL TYPE.
+const (
+	kindNormal = iota
+	kindReplica
+	kindMaster
+	kindPubSub
+)
+
+// Reply modes (CLIENT REPLY).
+const (
+	replyOn = iota
+	replyOff
+	replySkip
+	replySkipNext // SKIP was just issued: skip the next command's reply
+)
+
+// Client is one connection. Fields without a note are touched only by the
+// client's own goroutine while it holds the server's mu (so other commands,
+// e.g. CLIENT LIST, may read them under mu too).
+type Client struct {
+	srv   *Server
+	conn  net.Conn
+	id    int64
+	addr  string
+	laddr string
+	unix  bool
+	rd    *resp.Reader
+	raw   *rawReader // the socket read directly (nil: read through conn)
+
+	// the last command name looked up and its command (lookupCached)
+	lastName    [16]byte
+	lastNameLen uint8
+	lastLookup  *Command
+	w           resp.Writer
+
+	db        int
+	name      string
+	libName   string
+	libVer    string
+	authed    bool
+	user      string
+	created   time.Time
+	lastCmd   string
+	replyMode int
+	noEvict   bool
+	monitor   bool
+	multi     *multiState
+
+	lastInteraction atomic.Int64 // unix ms
+
+	// cmdEnd is when the client's last command ended, within the current
+	// batch, with the real clock (zero otherwise): the next command's start
+	// and cached time (see setCmdNow).
+	cmdEnd time.Time
+	// batchStart is when the current batch took the lock (zero outside a
+	// batch): command end times are batchStart plus the monotonic time
+	// elapsed since.
+	batchStart time.Time
+	// readDeadline is the read deadline the loop set last (zero: none);
+	// touched only by the client's goroutine.
+	readDeadline time.Time
+	// writeDeadline is the write deadline set on the socket; guarded by wmu.
+	writeDeadline   time.Time
+	killed          atomic.Bool
+	closeAfterReply bool
+
+	// Asynchronous output (pub/sub messages, MONITOR lines) written by other
+	// goroutines: appended under amu and flushed by pushLoop.
+	amu      sync.Mutex
+	abuf     []byte
+	aspare   []byte // the buffer abuf was swapped with, for reuse (under amu)
+	asig     chan struct{}
+	asyncOn  bool
+	aclosed  bool
+	wmu      sync.Mutex // serialises socket writes
+	subs     map[string]struct{}
+	psubs    map[string]struct{}
+	ssubs    map[string]struct{} // shard channels (SSUBSCRIBE)
+	argvMem  int
+	totalNet atomic.Int64
+}
+
+// kind reports the client's type for CLIENT LIST/KILL.
+func (c *Client) kind() int {
+	if len(c.subs)+len(c.psubs)+len(c.ssubs) > 0 {
+		return kindPubSub
+	}
+	return kindNormal
+}
+
+func (s *Server) serveConn(conn net.Conn) {
+	defer s.connWG.Done()
+	c := &Client{
+		srv:     s,
+		conn:    conn,
+		id:      s.nextID.Add(1),
+		addr:    conn.RemoteAddr().String(),
+		laddr:   conn.LocalAddr().String(),
+		created: time.Now(),
+		user:    "default",
+	}
+	c.w.Proto = 2
+	c.lastInteraction.Store(time.Now().UnixMilli())
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		s.mu.Lock()
+		ka := s.cfg.TCPKeepAlive
+		s.mu.Unlock()
+		if ka > 0 {
+			_ = tc.SetKeepAlive(true)
+			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+		}
+	} else {
+		c.unix = true
+		c.addr = "/unixsocket:0"
+		if ua, ok := conn.LocalAddr().(*net.UnixAddr); ok {
+			c.laddr = ua.Name + ":0"
+			c.addr = ua.Name + ":0"
+		}
+	}
+	// Admission, as networking.c acceptCommonHandler.
+	s.clientsMu.Lock()
+	n := len(s.clients)
+	s.clientsMu.Unlock()
+	if int64(n) >= s.maxClients.Load() {
+		conn.Write([]byte("-" + ErrMaxClients + "\r\n"))
+		conn.Close()
+		s.mu.Lock()
+		s.stats.rejectedConns++
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	protected := s.cfg.ProtectedMode && s.cfg.RequirePass == ""
+	needAuth := s.cfg.RequirePass != ""
+	s.mu.Unlock()
+	if protected && !c.unix && !isLoopback(conn.RemoteAddr()) {
+		conn.Write([]byte("-" + ProtectedModeDenied + "\r\n"))
+		conn.Close()
+		s.mu.Lock()
+		s.stats.rejectedConns++
+		s.mu.Unlock()
+		return
+	}
+	c.authed = !needAuth
+	var rd io.Reader = conn
+	if raw := newRawReader(conn); raw != nil {
+		c.raw, rd = raw, raw
+		if sp := s.spinner; sp != nil {
+			_ = raw.rc.Control(func(fd uintptr) { sp.add(int(fd)) })
+		}
+	}
+	c.rd = resp.NewReader(rd, resp.Limits{MaxBulkLen: s.protoMaxBulk.Load(), MaxArgs: resp.DefaultLimits.MaxArgs})
+	c.rd.SetUnauthenticated(!c.authed)
+	s.clientsMu.Lock()
+	s.clients[c.id] = c
+	s.clientsMu.Unlock()
+	s.mu.Lock()
+	s.stats.totalConns++
+	s.mu.Unlock()
+	if s.closing.Load() {
+		conn.Close()
+	}
+	defer s.unlinkClient(c)
+	s.readLoop(c)
+}
+
+func isLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return true
+}
+
+// readLoop is the per-connection loop of design.md: read what the socket
+// has, run every complete command under one lock, write all replies once.
+func (s *Server) readLoop(c *Client) {
+	for {
+		var err error
+		if c.raw != nil {
+			var closeConn bool
+			closeConn, err = s.rawReadLoop(c)
+			if closeConn {
+				return
+			}
+		} else {
+			s.setReadDeadline(c)
+			if err = s.fill(c); err == nil {
+				if !s.runBatch(c) {
+					return
+				}
+				continue
+			}
+		}
+		if c.killed.Load() || s.closing.Load() {
+			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			if s.idleTimedOut(c) {
+				s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
+				return
+			}
+			continue // the deadline was stale: set the current one
+		}
+		if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
+			s.log.Debug().Err(err).Str("addr", c.addr).Msg("Client read error")
+		}
+		return
+	}
+}
+
+// fill reads once from the socket into the query buffer.
+func (s *Server) fill(c *Client) error {
+	before := c.rd.Buffered()
+	err := c.rd.Fill()
+	if n := c.rd.Buffered() - before; n > 0 {
+		s.stats.netInput.Add(int64(n))
+		s.adm.reads.Add(1)
+	}
+	return err
+}
+
+// rawReadLoop is readLoop's body run inside the socket's RawConn.Read, so
+// that after a batch whose read drained the socket the loop waits for
+// readiness instead of trying a read that would return EAGAIN: conn.Read
+// always tries first, one wasted system call per request when each client
+// waits for its reply (redis-benchmark -P 1).
+//
+// This is safe only within one RawConn.Read call: the netpoller is
+// edge-triggered, and data arriving after a read that returned less than
+// the buffer's room (a stream read returns all that is queued, up to the
+// buffer) raises a readiness event that the next wait sees, even when it
+// came before the wait; a stale readiness only costs one EAGAIN. A new
+// RawConn.Read call clears the pending readiness, so its first callback
+// always reads. It returns closeConn when the connection must be closed
+// without looking at err (a batch ended it), else the error that stopped
+// reading (deadline, EOF, close).
+func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
+	r := c.raw
+	if r.fn == nil {
+		r.fn = func(fd uintptr) bool {
+			r.fd = int(fd)
+			for {
+				s.setReadDeadline(c)
+				if err := s.fill(c); err != nil {
+					if err == errWouldBlock {
+						return false // wait for readiness
+					}
+					r.err = err
+					return true
+				}
+				if !s.runBatch(c) {
+					r.closeConn = true
+					return true
+				}
+				if r.lastN < r.lastRoom {
+					if sp := s.spinner; sp != nil {
+						sp.activity()
+					}
+					return false // drained: wait before reading again
+				}
+			}
+		}
+	}
+	r.err, r.closeConn = nil, false
+	s.setReadDeadline(c) // before RawConn.Read checks it
+	err = r.rc.Read(r.fn)
+	r.fd = -1
+	if err != nil {
+		return false, err
+	}
+	return r.closeConn, r.err
+}
+
+// setReadDeadline arms the idle timeout (the timeout directive) before a
+// read. A deadline is set only when there is none or when the timeout
+// changed: an armed deadline that fires early is re-armed from the last
+// interaction by idleTimedOut, so the common case costs no syscall or timer
+// update per read. While the server shuts down the deadline Run set is left
+// alone.
+func (s *Server) setReadDeadline(c *Client) {
+	if s.closing.Load() {
+		return
+	}
+	if t := s.timeoutSec.Load(); t > 0 && c.kind() == kindNormal && !c.monitor {
+		if c.readDeadline.IsZero() {
+			last := time.UnixMilli(c.lastInteraction.Load())
+			c.readDeadline = last.Add(time.Duration(t) * time.Second)
+			c.conn.SetReadDeadline(c.readDeadline)
+		}
+		return
+	}
+	if !c.readDeadline.IsZero() {
+		c.readDeadline = time.Time{}
+		c.conn.SetReadDeadline(time.Time{})
+	}
+}
+
+// idleTimedOut reports, after a read deadline fired, whether the client
+// has really been idle for the configured timeout (as clientsCronHandleTimeout);
+// if not, the deadline is cleared so that setReadDeadline re-arms it.
+func (s *Server) idleTimedOut(c *Client) bool {
+	t := s.timeoutSec.Load()
+	c.readDeadline = time.Time{}
+	if t <= 0 || c.kind() != kindNormal || c.monitor {
+		return false
+	}
+	idle := time.Now().UnixMilli() - c.lastInteraction.Load()
+	return idle >= t*1000
+}
+
+// runBatch parses and executes every complete command buffered, then
+// writes the replies. It returns false when the connection must close.
+func (s *Server) runBatch(c *Client) bool {
+	keep := true
+	s.mu.Lock()
+	now := time.Now()
+	c.lastInteraction.Store(now.UnixMilli())
+	if s.realClock {
+		c.cmdEnd = now // the first command's time: read under the lock
+		c.batchStart = now
+	}
+	for {
+		if c.killed.Load() {
+			keep = false
+			break
+		}
+		args, err := c.rd.Next()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
+				c.w.Error("ERR " + pe.Error())
+			}
+			keep = false
+			break
+		}
+		if args == nil {
+			break
+		}
+		s.call(c, args)
+		if c.closeAfterReply {
+			keep = false
+			break
+		}
+	}
+	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
+	// A client that gets asynchronous output (pub/sub messages, MONITOR
+	// lines) sends its replies through the same queue, in the order the
+	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
+	// precedes the messages published after it.
+	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
+	s.mu.Unlock()
+	if queued {
+		if !c.flushQueued(now) {
+			keep = false
+		}
+		s.adm.writes.Add(1)
+		s.stats.netOutput.Add(int64(len(c.w.B)))
+		c.w.B = c.w.B[:0]
+	} else if len(c.w.B) > 0 {
+		if !c.writeReplies(c.w.B, now) {
+			keep = false
+		}
+		s.adm.writes.Add(1)
+		s.stats.netOutput.Add(int64(len(c.w.B)))
+		// Keep a grown reply buffer while batches fill a quarter of it
+		// (big values in a row reuse it), drop it after a small batch or
+		// when it is very large.
+		if n := cap(c.w.B); n > 64<<10 && (n > maxKeptReplyBuf || len(c.w.B) < n/4) {
+			c.w.B = nil
+		} else {
+			c.w.B = c.w.B[:0]
+		}
+	}
+	return keep
+}
+
+// write sends b on the socket, serialised with asynchronous pushes.
+// now is a recent time: the write deadline (a minute, so that a peer that
+// stops reading cannot hold wmu forever) is moved only when less than half
+// of it is left, instead of updating the socket's timer on every write.
+func (c *Client) write(b []byte, now time.Time) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeLocked(b, now)
+}
+
+func (c *Client) writeLocked(b []byte, now time.Time) bool {
+	if c.writeDeadline.Sub(now) < writeTimeout/2 {
+		c.writeDeadline = now.Add(writeTimeout)
+		c.conn.SetWriteDeadline(c.writeDeadline)
+	}
+	_, err := c.conn.Write(b)
+	return err == nil
+}
+
+// writeReplies is write for the client's own loop while it runs inside
+// rawReadLoop's callback: the socket is written directly (it is
+// non-blocking, so the write cannot block the thread); only what the
+// kernel does not take at once goes through conn.Write, which waits for
+// the socket to drain.
+func (c *Client) writeReplies(b []byte, now time.Time) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeRepliesLocked(b, now)
+}
+
+func (c *Client) writeRepliesLocked(b []byte, now time.Time) bool {
+	r := c.raw
+	if r == nil || r.fd < 0 {
+		return c.writeLocked(b, now)
+	}
+	for len(b) > 0 {
+		n, errno := rawWrite(r.fd, b)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return c.writeLocked(b, now)
+		case errno != 0:
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// maxKeptReplyBuf is the largest reply buffer kept between batches.
+const maxKeptReplyBuf = 4 << 20
+
+// writeTimeout bounds one blocked socket write.
+const writeTimeout = time.Minute
+
+// push queues out-of-band output (pub/sub, MONITOR). Called with the
+// server lock held by another client's goroutine; never blocks on the
+// network. A client whose queue exceeds limit is closed, as Redis's
+// client-output-buffer-limit.
+func (c *Client) push(b []byte, limit int) {
+	c.amu.Lock()
+	if c.aclosed {
+		c.amu.Unlock()
+		return
+	}
+	if !c.asyncOn {
+		c.asyncOn = true
+		c.asig = make(chan struct{}, 1)
+		go c.pushLoop()
+	}
+	if limit > 0 && len(c.abuf)+len(b) > limit {
+		c.amu.Unlock()
+		c.srv.log.Warn().Int64("id", c.id).Str("addr", c.addr).Msg("Client scheduled to be closed ASAP for overcoming of output buffer limits.")
+		c.kill()
+		return
+	}
+	c.abuf = append(c.abuf, b...)
+	select {
+	case c.asig <- struct{}{}:
+	default:
+	}
+	c.amu.Unlock()
+}
+
+// queueReplies appends the client's replies to its asynchronous queue when
+// it has one or may get one (a subscriber, a monitor), so that they keep
+// their place among the pushes; it reports whether it did. Called by the
+// client's loop with the server lock held, like push.
+func (c *Client) queueReplies(b []byte) bool {
+	if !c.monitor && c.kind() != kindPubSub {
+		c.amu.Lock()
+		on := c.asyncOn
+		c.amu.Unlock()
+		if !on {
+			return false
+		}
+	}
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if c.aclosed {
+		return true // the connection is going away: drop
+	}
+	if !c.asyncOn {
+		c.asyncOn = true
+		c.asig = make(chan struct{}, 1)
+		go c.pushLoop()
+	}
+	c.abuf = append(c.abuf, b...)
+	return true
+}
+
+// flushQueued writes the asynchronous queue from the client's own loop,
+// right after queueReplies, so that replies are not left to pushLoop's
+// next turn. Taking wmu before the queue keeps the queue's order on the
+// wire against pushLoop.
+func (c *Client) flushQueued(now time.Time) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.amu.Lock()
+	out := c.abuf
+	c.abuf = c.aspare[:0]
+	c.amu.Unlock()
+	ok := len(out) == 0 || c.writeRepliesLocked(out, now)
+	c.amu.Lock()
+	c.aspare = out[:0]
+	c.amu.Unlock()
+	return ok
+}
+
+func (c *Client) pushLoop() {
+	for range c.asig {
+		c.wmu.Lock()
+		c.amu.Lock()
+		out := c.abuf
+		c.abuf = c.aspare[:0]
+		c.amu.Unlock()
+		ok := len(out) == 0 || c.writeLocked(out, time.Now())
+		c.amu.Lock()
+		c.aspare = out[:0]
+		c.amu.Unlock()
+		c.wmu.Unlock()
+		if !ok {
+			c.kill()
+			return
+		}
+	}
+}
+
+// kill closes the connection; the client's loop then unlinks it.
+//
+// The close runs on its own goroutine. A client's loop runs its batches
+// inside RawConn.Read (rawReadLoop), holding a reference on the socket, and
+// net.Conn.Close waits until references drop: a killer holding the
+// execution lock (CLIENT KILL, PUBLISH over the output buffer limit) would
+// wait for a batch that waits for that lock, and a client killing itself
+// would wait for itself. The close still wakes the loop at once when it is
+// waiting for input or for a write to drain; a loop inside a batch stops
+// at the next command (runBatch checks killed). The socket is shut down
+// first, which needs no exclusive access, so that the peer sees the
+// connection end now even while the loop is parked (CLIENT PAUSE).
+func (c *Client) kill() {
+	if c.killed.CompareAndSwap(false, true) {
+		if c.raw != nil {
+			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+		}
+		go c.conn.Close()
+	}
+}
+
+func (s *Server) unlinkClient(c *Client) {
+	c.kill()
+	s.clientsMu.Lock()
+	delete(s.clients, c.id)
+	s.clientsMu.Unlock()
+	s.mu.Lock()
+	delete(s.monitors, c)
+	s.pubsub.unsubscribeAll(c)
+	s.unwatchAll(c, true)
+	s.mu.Unlock()
+	c.amu.Lock()
+	if c.asyncOn {
+		close(c.asig)
+	}
+	c.aclosed = true
+	c.amu.Unlock()
+}
+
+// isEPIPE reports broken-pipe style errors (quiet in logs).
+func isEPIPE(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+}
+
+// errWouldBlock is rawReader's EAGAIN: wait for readiness, then read.
+var errWouldBlock = errors.New("read would block")
+
+// rawReader reads the socket's file descriptor directly; its Read is only
+// called from rawReadLoop's callback, which sets fd.
+type rawReader struct {
+	rc        syscall.RawConn
+	fn        func(fd uintptr) bool // built once: no closure per read
+	fd        int
+	lastN     int // bytes the last read returned
+	lastRoom  int // room it was given
+	err       error
+	closeConn bool
+}
+
+func newRawReader(conn net.Conn) *rawReader {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return &rawReader{rc: rc, fd: -1}
+}
+
+func (r *rawReader) Read(p []byte) (int, error) {
+	r.lastN, r.lastRoom = 0, len(p)
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		// A raw system call: the socket is non-blocking, so the scheduler
+		// need not know (no entersyscall, no sysmon hand-off of the P).
+		r0, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		n := int(r0)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return 0, errWouldBlock
+		case errno != 0:
+			return 0, os.NewSyscallError("read", errno)
+		case n == 0:
+			return 0, io.EOF
+		}
+		r.lastN = n
+		return n, nil
+	}
+}
+
+// rawWrite is write(2) on a non-blocking socket, as a raw system call.
+func rawWrite(fd int, b []byte) (int, syscall.Errno) {
+	r0, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(r0), errno
+}

@@ -1,0 +1,188 @@
+package server
+
+import (
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// CONFIG, as config.c (Redis 7.0). The directive table, parsing, atomic
+// multi-pair SET and REWRITE live in package configs; this file replies and
+// makes the running server follow what changed.
+
+func init() {
+	ls := FlagNoScript | FlagLoading | FlagStale
+	adm := FlagAdmin | ls
+	acl := []string{"admin", "slow", "dangerous"}
+	register(&Command{Name: "config", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
+		{Name: "get", Arity: -3, Flags: adm, ACL: acl, Handler: cmdConfigGet},
+		{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"}, Handler: helpHandler("CONFIG", configHelp)},
+		{Name: "resetstat", Arity: 2, Flags: adm, ACL: acl, Handler: cmdConfigResetStat},
+		{Name: "rewrite", Arity: 2, Flags: adm, ACL: acl, Handler: cmdConfigRewrite},
+		{Name: "set", Arity: -4, Flags: adm, ACL: acl, Handler: cmdConfigSet},
+	}})
+}
+
+var configHelp = []string{
+	"GET <pattern>",
+	"    Return parameters matching the glob-like <pattern> and their values.",
+	"SET <directive> <value>",
+	"    Set the configuration <directive> to <value>.",
+	"RESETSTAT",
+	"    Reset statistics reported by the INFO command.",
+	"REWRITE",
+	"    Rewrite the configuration file.",
+}
+
+// configError is the reply for a configs error: its text is the whole
+// Redis reply, code included ("ERR ...", "LOADING ...").
+func configError(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, ' '); i > 0 && msg[:i] == strings.ToUpper(msg[:i]) {
+		return msg
+	}
+	return "ERR " + msg
+}
+
+func cmdConfigGet(c *Client, args [][]byte) {
+	patterns := make([]string, len(args)-2)
+	for i, a := range args[2:] {
+		patterns[i] = string(a)
+	}
+	kv := c.srv.cfg.Get(patterns...)
+	c.w.MapLen(len(kv) / 2)
+	for _, s := range kv {
+		c.w.BulkString(s)
+	}
+}
+
+// cmdConfigSet sets every pair or none (configs.Config.Set is atomic);
+// the server follows the changes through onConfigSet, then refreshes the
+// settings the connection loops read without the lock.
+func cmdConfigSet(c *Client, args [][]byte) {
+	if (len(args)-2)%2 != 0 {
+		c.w.Error(ErrSyntax)
+		return
+	}
+	pairs := make([][2]string, 0, (len(args)-2)/2)
+	for i := 2; i < len(args); i += 2 {
+		pairs = append(pairs, [2]string{string(args[i]), string(args[i+1])})
+	}
+	s := c.srv
+	local := c.unix || c.conn == nil || isLoopback(c.conn.RemoteAddr())
+	if err := s.cfg.SetWith(configs.SetOptions{LocalClient: local}, pairs...); err != nil {
+		c.w.Error(configError(err))
+		return
+	}
+	s.applyAtomics()
+	c.w.OK()
+}
+
+// hookConfig installs onConfigSet as the configuration's apply hook,
+// keeping any hook already installed.
+func (s *Server) hookConfig() {
+	prev := s.cfg.OnSet
+	s.cfg.OnSet = func(name string) error {
+		if prev != nil {
+			if err := prev(name); err != nil {
+				return err
+			}
+		}
+		return s.onConfigSet(name)
+	}
+}
+
+// onConfigSet is called (under mu, by configs.Config.Set) for each
+// directive CONFIG SET changed: the server side of config.c's apply
+// functions. maxclients and timeout are atomics refreshed after the Set;
+// hz, slowlog-* and latency-* are read where they are used.
+func (s *Server) onConfigSet(name string) error {
+	switch name {
+	case "proto-max-bulk-len":
+		lim := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen, MaxArgs: resp.DefaultLimits.MaxArgs, MaxInline: resp.DefaultLimits.MaxInline}
+		// Parsers read their limits in Next, which runs under mu.
+		for _, cl := range s.clientsByID() {
+			if cl.rd != nil {
+				cl.rd.SetLimits(lim)
+			}
+		}
+	case "loglevel":
+		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
+	case "timeout":
+		// Connection loops arm the idle deadline before each read; re-arm
+		// the ones already waiting, as clientsCronHandleTimeout would
+		// close them on the next cron.
+		t := time.Duration(s.cfg.Timeout) * time.Second
+		for _, cl := range s.clientsByID() {
+			var deadline time.Time
+			if t > 0 && cl.kind() == kindNormal && !cl.monitor {
+				last := cl.lastInteraction.Load()
+				if last == 0 {
+					last = cl.created.UnixMilli()
+				}
+				deadline = time.UnixMilli(last).Add(t)
+			}
+			cl.conn.SetReadDeadline(deadline)
+		}
+	}
+	return nil
+}
+
+// redisLogLevel maps the loglevel directive onto zerolog, as the
+// command's logger does: verbose shares debug.
+func redisLogLevel(level string) zerolog.Level {
+	switch strings.ToLower(level) {
+	case "debug", "verbose":
+		return zerolog.DebugLevel
+	case "warning":
+		return zerolog.WarnLevel
+	case "nothing":
+		return zerolog.Disabled
+	}
+	return zerolog.InfoLevel
+}
+
+// levelGate is a zerolog hook that drops events below a level that
+// CONFIG SET loglevel can change while other goroutines log.
+type levelGate struct{ lvl *atomic.Int32 }
+
+func (g levelGate) Run(e *zerolog.Event, l zerolog.Level, msg string) {
+	if l < zerolog.Level(g.lvl.Load()) {
+		e.Discard()
+	}
+}
+
+// gateLogger returns log with its level under the gate's control: the
+// logger itself passes everything and the hook filters.
+func (a *adminState) gateLogger(log zerolog.Logger) zerolog.Logger {
+	a.logLevel.Store(int32(log.GetLevel()))
+	return log.Level(zerolog.TraceLevel).Hook(levelGate{&a.logLevel})
+}
+
+// cmdConfigResetStat is CONFIG RESETSTAT: INFO stats, commandstats,
+// errorstats, latencystats and the memory peak.
+func cmdConfigResetStat(c *Client, args [][]byte) {
+	c.srv.resetStats()
+	c.srv.adm.resetStats()
+	c.w.OK()
+}
+
+func cmdConfigRewrite(c *Client, args [][]byte) {
+	s := c.srv
+	if s.cfg.File == "" {
+		c.w.Error(ErrNoConfigFile)
+		return
+	}
+	if err := s.cfg.Rewrite(); err != nil {
+		s.log.Warn().Err(err).Msg("CONFIG REWRITE failed")
+		c.w.Error(configError(err))
+		return
+	}
+	s.log.Info().Msg("CONFIG REWRITE executed with success.")
+	c.w.OK()
+}

@@ -1,0 +1,412 @@
+package server
+
+import (
+	"crypto/subtle"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// helpHandler replies like Redis's addReplyHelp.
+func helpHandler(cmd string, lines []string) Handler {
+	return func(c *Client, args [][]byte) {
+		c.w.ArrayLen(len(lines) + 3)
+		c.w.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+		for _, l := range lines {
+			c.w.Simple(l)
+		}
+		c.w.Simple("HELP")
+		c.w.Simple("    Prints this help.")
+	}
+}
+
+// parseInt parses an integer argument with Redis's string2ll rules.
+func parseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
+
+// eqFold compares an argument to a lower-case keyword.
+func eqFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		ch := b[i]
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdPing(c *Client, args [][]byte) {
+	if len(args) > 2 {
+		c.w.Error(errWrongArgs("ping"))
+		return
+	}
+	if c.w.Proto == 2 && c.kind() == kindPubSub {
+		c.w.ArrayLen(2)
+		c.w.BulkString("pong")
+		if len(args) == 2 {
+			c.w.Bulk(args[1])
+		} else {
+			c.w.BulkString("")
+		}
+		return
+	}
+	if len(args) == 2 {
+		c.w.Bulk(args[1])
+		return
+	}
+	c.w.Simple("PONG")
+}
+
+func cmdEcho(c *Client, args [][]byte) { c.w.Bulk(args[1]) }
+
+func cmdQuit(c *Client, args [][]byte) {
+	c.w.OK()
+	c.closeAfterReply = true
+}
+
+// checkPassword compares in constant time, as Redis's time_independent_strcmp.
+func (s *Server) checkPassword(user, pass string) bool {
+	if user != "default" {
+		return false
+	}
+	if s.cfg.RequirePass == "" {
+		return true // default user is nopass: any password works
+	}
+	return subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.RequirePass)) == 1
+}
+
+func cmdAuth(c *Client, args [][]byte) {
+	if len(args) > 3 {
+		c.w.Error(ErrSyntax)
+		return
+	}
+	user, pass := "default", string(args[1])
+	if len(args) == 3 {
+		user, pass = string(args[1]), string(args[2])
+	}
+	redactArgs(args, 1, len(args)-1)
+	if len(args) == 2 && c.srv.cfg.RequirePass == "" {
+		c.w.Error(ErrAuthNotSet)
+		return
+	}
+	if !c.srv.checkPassword(user, pass) {
+		c.srv.log.Debug().Str("addr", c.addr).Msg("AUTH failed")
+		c.w.Error(ErrWrongPass)
+		return
+	}
+	c.setAuthed(true)
+	c.user = user
+	c.w.OK()
+}
+
+// setAuthed records whether the client is authenticated; until it is, its
+// requests are parsed with Redis's pre-AUTH limits.
+func (c *Client) setAuthed(on bool) {
+	c.authed = on
+	if c.rd != nil {
+		c.rd.SetUnauthenticated(!on)
+	}
+}
+
+// redactedArg replaces credentials in what SLOWLOG and MONITOR show of a
+// command (shared.redacted).
+var redactedArg = []byte("(redacted)")
+
+// redactArgs is redactClientCommandArgument for args[from..to]: the
+// handler has read them; the slowlog and MONITOR, fed after it with the
+// same args, show "(redacted)".
+func redactArgs(args [][]byte, from, to int) {
+	for i := from; i <= to; i++ {
+		args[i] = redactedArg
+	}
+}
+
+// cmdHello is networking.c helloCommand.
+func cmdHello(c *Client, args [][]byte) {
+	ver := int64(0)
+	i := 1
+	if len(args) >= 2 {
+		v, ok := parseInt(args[1])
+		if !ok {
+			c.w.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		ver = v
+		i = 2
+		if ver < 2 || ver > 3 {
+			c.w.Error(ErrNoProto)
+			return
+		}
+	}
+	var setname []byte
+	haveName := false
+	for ; i < len(args); i++ {
+		more := len(args) - i - 1
+		switch {
+		case eqFold(args[i], "auth") && more >= 2:
+			user, pass := string(args[i+1]), string(args[i+2])
+			redactArgs(args, i+1, i+2)
+			if !c.srv.checkPassword(user, pass) {
+				c.w.Error(ErrWrongPass)
+				return
+			}
+			c.setAuthed(true)
+			c.user = user
+			i += 2
+		case eqFold(args[i], "setname") && more >= 1:
+			setname = args[i+1]
+			haveName = true
+			i++
+		default:
+			c.w.Error("ERR Syntax error in HELLO option '" + string(args[i]) + "'")
+			return
+		}
+	}
+	if !c.authed {
+		c.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if haveName {
+		if !validClientName(setname) {
+			c.w.Error(ErrClientNameSpace)
+			return
+		}
+		c.name = string(setname)
+	}
+	if ver != 0 {
+		c.w.Proto = int(ver)
+	}
+	c.w.MapLen(7)
+	c.w.BulkString("server")
+	c.w.BulkString("redis")
+	c.w.BulkString("version")
+	c.w.BulkString(RedisVersion)
+	c.w.BulkString("proto")
+	c.w.Int(int64(c.w.Proto))
+	c.w.BulkString("id")
+	c.w.Int(c.id)
+	c.w.BulkString("mode")
+	c.w.BulkString("standalone")
+	c.w.BulkString("role")
+	c.w.BulkString("master")
+	c.w.BulkString("modules")
+	c.w.ArrayLen(0)
+}
+
+// validClientName is clientSetName's check: no spaces or control chars.
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// cmdSelect is selectCommand: getIntFromObjectOrReply, then selectDb.
+func cmdSelect(c *Client, args [][]byte) {
+	if _, n, ok := c.parseDBIndex(args[1]); ok {
+		c.db = n
+		c.w.OK()
+	}
+}
+
+func cmdSwapDB(c *Client, args [][]byte) {
+	// getIntFromObjectOrReply: the indexes must fit a C int.
+	a, ok1 := parseInt(args[1])
+	b, ok2 := parseInt(args[2])
+	ok1 = ok1 && a >= math.MinInt32 && a <= math.MaxInt32
+	ok2 = ok2 && b >= math.MinInt32 && b <= math.MaxInt32
+	if !ok1 {
+		c.w.Error("ERR invalid first DB index")
+		return
+	}
+	if !ok2 {
+		c.w.Error("ERR invalid second DB index")
+		return
+	}
+	n := int64(len(c.srv.ks.DBs))
+	if a < 0 || a >= n || b < 0 || b >= n {
+		c.w.Error(ErrDBIndex)
+		return
+	}
+	// Watchers of either database see the swap as a change
+	// (dbSwapDatabases; swapping a database with itself changes nothing).
+	if a != b {
+		c.srv.touchAllWatchedInDB(int(a), int(b))
+		c.srv.touchAllWatchedInDB(int(b), int(a))
+	}
+	c.srv.ks.Swap(int(a), int(b))
+	c.srv.ks.Dirty++
+	c.w.OK()
+}
+
+func cmdDBSize(c *Client, args [][]byte) { c.w.Int(int64(c.db0().Len())) }
+
+// flushMode parses FLUSHDB/FLUSHALL's optional ASYNC|SYNC.
+func flushMode(c *Client, args [][]byte) bool {
+	if len(args) > 2 {
+		c.w.Error(ErrSyntax)
+		return false
+	}
+	if len(args) == 2 && !eqFold(args[1], "async") && !eqFold(args[1], "sync") {
+		c.w.Error(ErrSyntax)
+		return false
+	}
+	return true
+}
+
+func cmdFlushDB(c *Client, args [][]byte) {
+	if !flushMode(c, args) {
+		return
+	}
+	db := c.db0()
+	c.srv.touchAllWatchedInDB(c.db, -1)
+	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
+	db.Flush()
+	c.w.OK()
+}
+
+func cmdFlushAll(c *Client, args [][]byte) {
+	if !flushMode(c, args) {
+		return
+	}
+	for i, db := range c.srv.ks.DBs {
+		c.srv.touchAllWatchedInDB(i, -1)
+		c.srv.ks.Dirty += int64(db.Len())
+		db.Flush()
+	}
+	c.w.OK()
+}
+
+func cmdTime(c *Client, args [][]byte) {
+	now := c.srv.now
+	c.w.ArrayLen(2)
+	c.w.BulkInt(now.Unix())
+	c.w.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func cmdReset(c *Client, args [][]byte) {
+	s := c.srv
+	c.multi = nil
+	s.unwatchAll(c, true)
+	s.pubsub.unsubscribeAll(c)
+	if c.monitor {
+		delete(s.monitors, c)
+		c.monitor = false
+	}
+	c.db = 0
+	c.w.Proto = 2
+	c.name = ""
+	c.replyMode = replyOn
+	c.noEvict = false
+	c.setAuthed(s.cfg.RequirePass == "")
+	c.user = "default"
+	c.w.Simple("RESET")
+}
+
+// --- MULTI/EXEC ------------------------------------------------------------
+
+type queued struct {
+	cmd  *Command
+	args [][]byte
+}
+
+type multiState struct {
+	cmds      []queued
+	dirty     bool // a command failed to queue: EXEC aborts
+	executing bool // EXEC is running the queue (CLIENT INFO shows it, as Redis)
+}
+
+func cmdMulti(c *Client, args [][]byte) {
+	if c.multi != nil {
+		c.w.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.multi = &multiState{}
+	c.w.OK()
+}
+
+func (s *Server) queueMulti(c *Client, cmd *Command, args [][]byte) {
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	c.multi.cmds = append(c.multi.cmds, queued{cmd, cp})
+	c.w.Simple("QUEUED")
+}
+
+func cmdExec(c *Client, args [][]byte) {
+	m := c.multi
+	if m == nil {
+		c.w.Error("ERR EXEC without MULTI")
+		return
+	}
+	s := c.srv
+	if m.dirty {
+		c.multi = nil
+		s.unwatchAll(c, true)
+		c.w.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	if s.execWatchFailed(c) { // a watched key changed: nothing runs
+		c.multi = nil
+		s.unwatchAll(c, true)
+		c.w.NullArray()
+		return
+	}
+	s.unwatchAll(c, true)
+	// The client stays in MULTI state while the queue runs, as Redis's
+	// CLIENT_MULTI flag does (CLIENT INFO inside EXEC shows flags=x,
+	// multi=<queued> and cmd=exec).
+	m.executing = true
+	c.w.ArrayLen(len(m.cmds))
+	for _, q := range m.cmds {
+		c.srv.exec(c, q.cmd, q.args)
+	}
+	c.multi = nil
+}
+
+func cmdDiscard(c *Client, args [][]byte) {
+	if c.multi == nil {
+		c.w.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.multi = nil
+	c.srv.unwatchAll(c, true)
+	c.w.OK()
+}
+
+func init() {
+	ls := FlagLoading | FlagStale
+	register(
+		&Command{Name: "ping", Arity: -1, Flags: FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdPing},
+		&Command{Name: "echo", Arity: 2, Flags: FlagFast | ls, ACL: []string{"fast", "connection"}, Handler: cmdEcho},
+		&Command{Name: "quit", Arity: -1, Flags: FlagNoAuth | FlagNoScript | ls | FlagFast | FlagAllowBusy, ACL: []string{"fast", "connection"}, Handler: cmdQuit},
+		&Command{Name: "auth", Arity: -2, Flags: FlagNoScript | ls | FlagFast | FlagNoAuth | FlagAllowBusy, ACL: []string{"fast", "connection"}, Handler: cmdAuth},
+		&Command{Name: "hello", Arity: -1, Flags: FlagNoScript | ls | FlagFast | FlagNoAuth | FlagAllowBusy, ACL: []string{"fast", "connection"}, Handler: cmdHello},
+		&Command{Name: "select", Arity: 2, Flags: ls | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdSelect},
+		&Command{Name: "swapdb", Arity: 3, Flags: FlagWrite | FlagFast, ACL: []string{"keyspace", "write", "fast", "dangerous"}, Handler: cmdSwapDB},
+		&Command{Name: "dbsize", Arity: 1, Flags: FlagReadonly | FlagFast, ACL: []string{"keyspace", "read", "fast"}, Handler: cmdDBSize},
+		&Command{Name: "flushdb", Arity: -1, Flags: FlagWrite, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Handler: cmdFlushDB},
+		&Command{Name: "flushall", Arity: -1, Flags: FlagWrite, ACL: []string{"keyspace", "write", "slow", "dangerous"}, Handler: cmdFlushAll},
+		&Command{Name: "time", Arity: 1, Flags: ls | FlagFast, ACL: []string{"fast"}, Handler: cmdTime},
+		&Command{Name: "reset", Arity: 1, Flags: FlagNoScript | ls | FlagFast | FlagNoAuth | FlagAllowBusy, ACL: []string{"fast", "connection"}, Handler: cmdReset},
+		&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | ls | FlagFast | FlagAllowBusy, ACL: []string{"fast", "transaction"}, Handler: cmdMulti},
+		&Command{Name: "exec", Arity: 1, Flags: FlagNoScript | ls | FlagSkipSlowlog, ACL: []string{"slow", "transaction"}, Handler: cmdExec},
+		&Command{Name: "discard", Arity: 1, Flags: FlagNoScript | ls | FlagFast | FlagAllowBusy, ACL: []string{"fast", "transaction"}, Handler: cmdDiscard},
+	)
+}
+
+// upper is strings.ToUpper for command names in messages.
+func upper(s string) string { return strings.ToUpper(s) }
+
+// itoa formats an int.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-kv/vigil/server/keyspace"
+	"github.com/vigil-kv/vigil/server/rdb"
+)
+
+// DEBUG, as debug.c debugCommand (Redis 7.0), for the subcommands Vigil
+// implements. Like Redis it is one command (not a container), gated by
+// enable-debug-command (no | yes | local: loopback and unix clients only).
+
+func init() {
+	register(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagProtected,
+		ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdDebug})
+}
+
+var debugHelp = []string{
+	"ERROR <string>",
+	"    Return a Redis protocol error with <string> as message. Useful for clients",
+	"    unit tests to simulate Redis errors.",
+	"LOG <message>",
+	"    Write <message> to the server log.",
+	"OBJECT <key>",
+	"    Show low level info about `key` and associated value.",
+	"SET-ACTIVE-EXPIRE <0|1>",
+	"    Setting it to 0 disables expiring keys in background when they are not",
+	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+	"    default.",
+	"SLEEP <seconds>",
+	"    Stop the server for <seconds>. Decimals allowed.",
+}
+
+// debugAllowed is allowProtectedAction(server.enable_debug_cmd, c).
+func (c *Client) debugAllowed() bool {
+	switch strings.ToLower(c.srv.cfg.EnableDebugCommand) {
+	case "yes":
+		return true
+	case "local":
+		return c.unix || c.conn == nil || isLoopback(c.conn.RemoteAddr())
+	}
+	return false
+}
+
+// cmdDebug runs once call() has let it through: enable-debug-command is
+// checked there (FlagProtected), after arity and before AUTH, as Redis.
+func cmdDebug(c *Client, args [][]byte) {
+	s := c.srv
+	sub := args[1]
+	switch {
+	case eqFold(sub, "help") && len(args) == 2:
+		helpHandler("DEBUG", debugHelp)(c, args)
+	case eqFold(sub, "sleep") && len(args) == 3:
+		// Like Redis, the whole server stops: the execution lock is held.
+		secs, _ := strconv.ParseFloat(strings.TrimSpace(string(args[2])), 64)
+		if secs > 0 {
+			time.Sleep(time.Duration(secs * float64(time.Second)))
+		}
+		c.w.OK()
+	case eqFold(sub, "set-active-expire") && len(args) == 3:
+		n, _ := strconv.Atoi(string(args[2])) // atoi: garbage is 0
+		s.adm.noActiveExpire = n == 0
+		c.w.OK()
+	case eqFold(sub, "object") && len(args) == 3:
+		e := c.db0().LookupNoTouch(args[2], s.nowMs)
+		if e == nil {
+			c.w.Error(ErrNoSuchKey)
+			return
+		}
+		c.w.Simple(s.debugObject(e))
+	case eqFold(sub, "log") && len(args) == 3:
+		s.log.Warn().Msg("DEBUG LOG: " + string(args[2]))
+		c.w.OK()
+	case eqFold(sub, "error") && len(args) == 3:
+		c.w.Error(string(args[2]))
+	default:
+		c.w.Error(errSubcommandSyntax(sub, "DEBUG"))
+	}
+}
+
+// debugObject is DEBUG OBJECT's status line. The address is the entry's;
+// serializedlength is the RDB encoding's length without LZF compression.
+func (s *Server) debugObject(e *keyspace.Entry) string {
+	enc, refcount, serlen := "unknown", int64(1), int64(0)
+	if b, ok := e.Val.([]byte); ok {
+		enc = stringEncoding(b, e.Enc)
+		if s.sharedInteger(e) {
+			refcount = 2147483647
+		}
+		serlen = rdbStringLen(b, s.cfg.RDBCompression)
+	}
+	idle := max(0, s.nowMs/1000-e.LastAccess/1000)
+	lru := (e.LastAccess / 1000) & (1<<24 - 1)
+	return fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
+		e, refcount, enc, serlen, lru, idle)
+}
+
+// rdbStringLen is the length rdbSaveRawString writes for b: integers in 8,
+// 16 or 32 bits take their type byte and value; strings over 20 bytes that
+// LZF shrinks by more than 4 bytes (with rdbcompression) their encoding
+// byte, both lengths and the compressed bytes; other strings their length
+// prefix and bytes.
+func rdbStringLen(b []byte, compress bool) int64 {
+	if len(b) <= 11 {
+		if n, ok := parseLL(b); ok && strconv.FormatInt(n, 10) == string(b) {
+			switch {
+			case n >= -1<<7 && n < 1<<7:
+				return 2
+			case n >= -1<<15 && n < 1<<15:
+				return 3
+			case n >= -1<<31 && n < 1<<31:
+				return 5
+			}
+		}
+	}
+	if compress && len(b) > 20 { // rdbSaveLzfStringObject
+		out := make([]byte, len(b)-4)
+		if n := rdb.LZFCompress(b, out); n > 0 {
+			return 1 + rdbLenLen(int64(n)) + rdbLenLen(int64(len(b))) + int64(n)
+		}
+	}
+	l := int64(len(b))
+	return rdbLenLen(l) + l
+}
+
+// rdbLenLen is the size of rdbSaveLen's encoding of l.
+func rdbLenLen(l int64) int64 {
+	switch {
+	case l < 1<<6:
+		return 1
+	case l < 1<<14:
+		return 2
+	case l <= 1<<32-1:
+		return 5
+	}
+	return 9
+}

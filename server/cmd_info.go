@@ -1,0 +1,580 @@
+package server
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// INFO, as server.c genRedisInfoString (Redis 7.0): the same sections in
+// the same order, the same field names. Fields of subsystems Vigil does not
+// have (fork, AOF, modules, Lua memory, cluster) are reported with the
+// values Redis shows when they are idle or disabled.
+
+func init() {
+	register(&Command{Name: "info", Arity: -1, Flags: FlagLoading | FlagStale, ACL: []string{"slow", "dangerous"}, Handler: cmdInfo})
+}
+
+// infoSection is one INFO section; dflt marks the sections of a bare INFO.
+type infoSection struct {
+	name, title string
+	dflt        bool
+	gen         func(s *Server, w *infoWriter)
+}
+
+// infoSections is genRedisInfoString's order.
+var infoSections = []infoSection{
+	{"server", "Server", true, (*Server).infoServer},
+	{"clients", "Clients", true, (*Server).infoClients},
+	{"memory", "Memory", true, (*Server).infoMemory},
+	{"persistence", "Persistence", true, (*Server).infoPersistence},
+	{"stats", "Stats", true, (*Server).infoStats},
+	{"replication", "Replication", true, (*Server).infoReplication},
+	{"cpu", "CPU", true, (*Server).infoCPU},
+	{"modules", "Modules", true, func(*Server, *infoWriter) {}},
+	{"commandstats", "Commandstats", false, (*Server).infoCommandStats},
+	{"errorstats", "Errorstats", true, (*Server).infoErrorStats},
+	{"latencystats", "Latencystats", false, (*Server).infoLatencyStats},
+	{"cluster", "Cluster", true, func(_ *Server, w *infoWriter) { w.int("cluster_enabled", 0) }},
+	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
+}
+
+// infoWriter appends "key:value\r\n" lines.
+type infoWriter struct{ b []byte }
+
+func (w *infoWriter) str(k, v string) {
+	w.b = append(w.b, k...)
+	w.b = append(w.b, ':')
+	w.b = append(w.b, v...)
+	w.b = append(w.b, '\r', '\n')
+}
+
+func (w *infoWriter) int(k string, v int64) { w.str(k, strconv.FormatInt(v, 10)) }
+
+func (w *infoWriter) f2(k string, v float64) { w.str(k, strconv.FormatFloat(v, 'f', 2, 64)) }
+
+// genInfo renders the selected sections (lower-case names; "all",
+// "everything", "default" as in Redis 7.0; unknown names select nothing).
+// Sections come in Redis's fixed order, each once.
+func (s *Server) genInfo(names []string) string {
+	want := map[string]bool{}
+	all := false
+	if len(names) == 0 {
+		names = []string{"default"}
+	}
+	for _, n := range names {
+		switch n = strings.ToLower(n); n {
+		case "all", "everything":
+			all = true
+		case "default":
+			for _, sec := range infoSections {
+				if sec.dflt {
+					want[sec.name] = true
+				}
+			}
+		default:
+			want[n] = true
+		}
+	}
+	w := &infoWriter{}
+	for _, sec := range infoSections {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if len(w.b) > 0 {
+			w.b = append(w.b, '\r', '\n')
+		}
+		w.b = append(w.b, "# "...)
+		w.b = append(w.b, sec.title...)
+		w.b = append(w.b, '\r', '\n')
+		sec.gen(s, w)
+	}
+	return string(w.b)
+}
+
+func cmdInfo(c *Client, args [][]byte) {
+	names := make([]string, len(args)-1)
+	for i, a := range args[1:] {
+		names[i] = string(a)
+	}
+	c.w.Verbatim("txt", c.srv.genInfo(names))
+}
+
+// --- server ------------------------------------------------------------------
+
+var (
+	hostOnce    sync.Once
+	hostOS      string
+	hostBuildID string
+)
+
+// hostInfo computes the INFO fields that never change: os (uname's
+// sysname, release and machine) and redis_build_id (the VCS revision).
+func hostInfo() (osName, buildID string) {
+	hostOnce.Do(func() {
+		sys, rel := runtime.GOOS, ""
+		if b, err := os.ReadFile("/proc/sys/kernel/ostype"); err == nil {
+			sys = strings.TrimSpace(string(b))
+		}
+		if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+			rel = strings.TrimSpace(string(b))
+		}
+		machine := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686"}[runtime.GOARCH]
+		if machine == "" {
+			machine = runtime.GOARCH
+		}
+		hostOS = strings.Join(strings.Fields(sys+" "+rel+" "+machine), " ")
+		hostBuildID = "0"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			for _, st := range bi.Settings {
+				if st.Key == "vcs.revision" && len(st.Value) >= 16 {
+					hostBuildID = st.Value[:16]
+				}
+			}
+		}
+	})
+	return hostOS, hostBuildID
+}
+
+func multiplexingAPI() string {
+	switch runtime.GOOS {
+	case "linux":
+		return "epoll" // Go's netpoller
+	case "darwin", "freebsd", "netbsd", "openbsd", "dragonfly":
+		return "kqueue"
+	}
+	return "go"
+}
+
+func (s *Server) infoServer(w *infoWriter) {
+	osName, buildID := hostInfo()
+	up := max(0, s.now.Sub(s.startTime).Milliseconds()/1000)
+	exe, _ := os.Executable()
+	cfgFile := s.cfgFile
+	if cfgFile != "" && cfgFile != "-" {
+		if abs, err := filepath.Abs(cfgFile); err == nil {
+			cfgFile = abs
+		}
+	}
+	w.str("redis_version", RedisVersion)
+	w.str("vigil_version", Version)
+	w.str("redis_git_sha1", "00000000")
+	w.str("redis_git_dirty", "0")
+	w.str("redis_build_id", buildID)
+	w.str("redis_mode", "standalone")
+	w.str("os", osName)
+	w.int("arch_bits", strconv.IntSize)
+	w.str("monotonic_clock", "POSIX clock_gettime")
+	w.str("multiplexing_api", multiplexingAPI())
+	w.str("atomicvar_api", "go-sync/atomic")
+	w.str("gcc_version", "0.0.0")
+	w.str("go_version", runtime.Version())
+	w.int("process_id", int64(os.Getpid()))
+	w.str("process_supervised", "no")
+	w.str("run_id", s.runID)
+	w.int("tcp_port", int64(s.tcpPort))
+	w.int("server_time_usec", s.now.UnixMicro())
+	w.int("uptime_in_seconds", up)
+	w.int("uptime_in_days", up/86400)
+	w.int("hz", int64(s.cfg.Hz))
+	w.int("configured_hz", int64(s.cfg.Hz))
+	w.int("lru_clock", (s.nowMs/1000)&(1<<24-1))
+	w.str("executable", exe)
+	w.str("config_file", cfgFile)
+	w.int("io_threads_active", 0)
+}
+
+// --- clients -----------------------------------------------------------------
+
+func (s *Server) infoClients(w *infoWriter) {
+	n := 0
+	s.clientsMu.Lock()
+	for _, cl := range s.clients {
+		if !cl.killed.Load() { // killed ones are only unlinking
+			n++
+		}
+	}
+	s.clientsMu.Unlock()
+	w.int("connected_clients", int64(n))
+	w.int("cluster_connections", 0)
+	w.int("maxclients", s.maxClients.Load())
+	w.int("client_recent_max_input_buffer", 0)
+	w.int("client_recent_max_output_buffer", 0)
+	w.int("blocked_clients", 0)
+	w.int("tracking_clients", 0)
+	w.int("clients_in_timeout_table", 0)
+}
+
+// --- memory ------------------------------------------------------------------
+
+// memInfo is the Go runtime's view of the heap (runtime/metrics, which does
+// not stop the world as runtime.ReadMemStats does).
+type memInfo struct {
+	heapObjects  uint64 // allocated objects: used_memory
+	heapUnused   uint64 // in spans in use, not holding objects
+	heapFree     uint64 // free spans still mapped
+	heapReleased uint64 // returned to the OS
+	total        uint64 // everything the runtime mapped
+}
+
+func readMem() memInfo {
+	smp := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+	}
+	metrics.Read(smp)
+	v := func(i int) uint64 {
+		if smp[i].Value.Kind() == metrics.KindUint64 {
+			return smp[i].Value.Uint64()
+		}
+		return 0
+	}
+	return memInfo{v(0), v(1), v(2), v(3), v(4)}
+}
+
+// rssBytes is the resident set size from /proc/self/statm, or fallback.
+func rssBytes(fallback uint64) uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return fallback
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return fallback
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return fallback
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+// totalSystemMemory is MemTotal from /proc/meminfo (0 when unknown).
+func totalSystemMemory() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, _ := strconv.ParseUint(fields[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// bytesToHuman is Redis's bytesToHuman.
+func bytesToHuman(n uint64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return strconv.FormatUint(n, 10) + "B"
+	case n < 1<<20:
+		return strconv.FormatFloat(f/(1<<10), 'f', 2, 64) + "K"
+	case n < 1<<30:
+		return strconv.FormatFloat(f/(1<<20), 'f', 2, 64) + "M"
+	case n < 1<<40:
+		return strconv.FormatFloat(f/(1<<30), 'f', 2, 64) + "G"
+	case n < 1<<50:
+		return strconv.FormatFloat(f/(1<<40), 'f', 2, 64) + "T"
+	case n < 1<<60:
+		return strconv.FormatFloat(f/(1<<50), 'f', 2, 64) + "P"
+	}
+	return strconv.FormatUint(n, 10) + "B"
+}
+
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func (s *Server) infoMemory(w *infoWriter) {
+	m := readMem()
+	used := m.heapObjects
+	if used > s.adm.memPeak {
+		s.adm.memPeak = used
+	}
+	peak := s.adm.memPeak
+	active := m.heapObjects + m.heapUnused
+	resident := m.total - m.heapReleased
+	rss := rssBytes(resident)
+	startup := min(s.adm.memStartup, used)
+	dataset := used - startup
+	sysMem := totalSystemMemory()
+	maxmem := uint64(max(s.cfg.Maxmemory, 0))
+	w.int("used_memory", int64(used))
+	w.str("used_memory_human", bytesToHuman(used))
+	w.int("used_memory_rss", int64(rss))
+	w.str("used_memory_rss_human", bytesToHuman(rss))
+	w.int("used_memory_peak", int64(peak))
+	w.str("used_memory_peak_human", bytesToHuman(peak))
+	w.str("used_memory_peak_perc", strconv.FormatFloat(ratio(used, peak)*100, 'f', 2, 64)+"%")
+	w.int("used_memory_overhead", int64(startup))
+	w.int("used_memory_startup", int64(startup))
+	w.int("used_memory_dataset", int64(dataset))
+	dsPerc := 0.0
+	if used > startup {
+		dsPerc = 100
+	}
+	w.str("used_memory_dataset_perc", strconv.FormatFloat(dsPerc, 'f', 2, 64)+"%")
+	w.int("allocator_allocated", int64(used))
+	w.int("allocator_active", int64(active))
+	w.int("allocator_resident", int64(resident))
+	w.int("total_system_memory", int64(sysMem))
+	w.str("total_system_memory_human", bytesToHuman(sysMem))
+	w.int("used_memory_lua", 0)
+	w.int("used_memory_vm_eval", 0)
+	w.str("used_memory_lua_human", "0B")
+	w.int("used_memory_scripts_eval", 0)
+	w.int("number_of_cached_scripts", 0)
+	w.int("number_of_functions", 0)
+	w.int("number_of_libraries", 0)
+	w.int("used_memory_vm_functions", 0)
+	w.int("used_memory_vm_total", 0)
+	w.str("used_memory_vm_total_human", "0B")
+	w.int("used_memory_functions", 0)
+	w.int("used_memory_scripts", 0)
+	w.str("used_memory_scripts_human", "0B")
+	w.int("maxmemory", int64(maxmem))
+	w.str("maxmemory_human", bytesToHuman(maxmem))
+	w.str("maxmemory_policy", s.cfg.MaxmemoryPolicy)
+	w.f2("allocator_frag_ratio", ratio(active, used))
+	w.int("allocator_frag_bytes", int64(active)-int64(used))
+	w.f2("allocator_rss_ratio", ratio(resident, active))
+	w.int("allocator_rss_bytes", int64(resident)-int64(active))
+	w.f2("rss_overhead_ratio", ratio(rss, resident))
+	w.int("rss_overhead_bytes", int64(rss)-int64(resident))
+	w.f2("mem_fragmentation_ratio", ratio(rss, used))
+	w.int("mem_fragmentation_bytes", int64(rss)-int64(used))
+	w.int("mem_not_counted_for_evict", 0)
+	w.int("mem_replication_backlog", 0)
+	w.int("mem_total_replication_buffers", 0)
+	w.int("mem_clients_slaves", 0)
+	w.int("mem_clients_normal", 0)
+	w.int("mem_cluster_links", 0)
+	w.int("mem_aof_buffer", 0)
+	w.str("mem_allocator", "go")
+	w.int("active_defrag_running", 0)
+	w.int("lazyfree_pending_objects", 0)
+	w.int("lazyfreed_objects", 0)
+}
+
+// --- persistence -------------------------------------------------------------
+
+// infoPersistence reports an instance that has never saved and has AOF
+// off: Vigil has no persistence yet.
+func (s *Server) infoPersistence(w *infoWriter) {
+	w.int("loading", 0)
+	w.int("async_loading", 0)
+	w.int("current_cow_peak", 0)
+	w.int("current_cow_size", 0)
+	w.int("current_cow_size_age", 0)
+	w.str("current_fork_perc", "0.00")
+	w.int("current_save_keys_processed", 0)
+	w.int("current_save_keys_total", 0)
+	w.int("rdb_changes_since_last_save", s.ks.Dirty)
+	w.int("rdb_bgsave_in_progress", 0)
+	w.int("rdb_last_save_time", s.startTime.Unix()) // lastsave: the start time until a first save
+	w.str("rdb_last_bgsave_status", "ok")
+	w.int("rdb_last_bgsave_time_sec", -1)
+	w.int("rdb_current_bgsave_time_sec", -1)
+	w.int("rdb_saves", 0)
+	w.int("rdb_last_cow_size", 0)
+	w.int("rdb_last_load_keys_expired", 0)
+	w.int("rdb_last_load_keys_loaded", 0)
+	w.int("aof_enabled", 0)
+	w.int("aof_rewrite_in_progress", 0)
+	w.int("aof_rewrite_scheduled", 0)
+	w.int("aof_last_rewrite_time_sec", -1)
+	w.int("aof_current_rewrite_time_sec", -1)
+	w.str("aof_last_bgrewrite_status", "ok")
+	w.int("aof_rewrites", 0)
+	w.int("aof_rewrites_consecutive_failures", 0)
+	w.str("aof_last_write_status", "ok")
+	w.int("aof_last_cow_size", 0)
+	w.int("module_fork_in_progress", 0)
+	w.int("module_fork_last_cow_size", 0)
+}
+
+// --- stats -------------------------------------------------------------------
+
+func (s *Server) infoStats(w *infoWriter) {
+	st := &s.stats
+	ks := &s.ks.Stats
+	a := &s.adm
+	w.int("total_connections_received", st.totalConns)
+	w.int("total_commands_processed", st.commands)
+	w.int("instantaneous_ops_per_sec", a.metrics[metricCommands].value())
+	w.int("total_net_input_bytes", st.netInput.Load())
+	w.int("total_net_output_bytes", st.netOutput.Load())
+	w.int("total_net_repl_input_bytes", 0)
+	w.int("total_net_repl_output_bytes", 0)
+	w.f2("instantaneous_input_kbps", float64(a.metrics[metricNetInput].value())/1024)
+	w.f2("instantaneous_output_kbps", float64(a.metrics[metricNetOutput].value())/1024)
+	w.str("instantaneous_input_repl_kbps", "0.00")
+	w.str("instantaneous_output_repl_kbps", "0.00")
+	w.int("rejected_connections", st.rejectedConns)
+	w.int("sync_full", 0)
+	w.int("sync_partial_ok", 0)
+	w.int("sync_partial_err", 0)
+	w.int("expired_keys", ks.ExpiredKeys)
+	w.f2("expired_stale_perc", ks.ExpiredStalePerc*100)
+	w.int("expired_time_cap_reached_count", ks.ExpiredTimeCapReachedCount)
+	w.int("expire_cycle_cpu_milliseconds", ks.ExpireCycleMicros/1000)
+	w.int("evicted_keys", st.evictedKeys)
+	w.int("evicted_clients", 0)
+	w.int("total_eviction_exceeded_time", 0)
+	w.int("current_eviction_exceeded_time", 0)
+	w.int("keyspace_hits", st.keyspaceHits)
+	w.int("keyspace_misses", st.keyspaceMisses)
+	w.int("pubsub_channels", int64(len(s.pubsub.channels)))
+	w.int("pubsub_patterns", int64(len(s.pubsub.patterns)))
+	w.int("pubsubshard_channels", 0)
+	w.int("latest_fork_usec", 0)
+	w.int("total_forks", 0)
+	w.int("migrate_cached_sockets", 0)
+	w.int("slave_expires_tracked_keys", 0)
+	w.int("active_defrag_hits", 0)
+	w.int("active_defrag_misses", 0)
+	w.int("active_defrag_key_hits", 0)
+	w.int("active_defrag_key_misses", 0)
+	w.int("total_active_defrag_time", 0)
+	w.int("current_active_defrag_time", 0)
+	w.int("tracking_total_keys", 0)
+	w.int("tracking_total_items", 0)
+	w.int("tracking_total_prefixes", 0)
+	w.int("unexpected_error_replies", 0)
+	w.int("total_error_replies", st.errorReplies)
+	w.int("dump_payload_sanitizations", 0)
+	w.int("total_reads_processed", a.reads.Load())
+	w.int("total_writes_processed", a.writes.Load())
+	w.int("io_threaded_reads_processed", 0)
+	w.int("io_threaded_writes_processed", 0)
+	w.int("reply_buffer_shrinks", 0)
+	w.int("reply_buffer_expands", 0)
+}
+
+// --- replication ---------------------------------------------------------------
+
+// infoReplication describes a master without replicas or backlog, until
+// replication lands.
+func (s *Server) infoReplication(w *infoWriter) {
+	w.str("role", "master")
+	w.int("connected_slaves", 0)
+	w.str("master_failover_state", "no-failover")
+	w.str("master_replid", s.adm.replID)
+	w.str("master_replid2", strings.Repeat("0", 40))
+	w.int("master_repl_offset", 0)
+	w.int("second_repl_offset", -1)
+	w.int("repl_backlog_active", 0)
+	w.int("repl_backlog_size", 1048576)
+	w.int("repl_backlog_first_byte_offset", 0)
+	w.int("repl_backlog_histlen", 0)
+}
+
+// --- cpu -----------------------------------------------------------------------
+
+func tvString(tv syscall.Timeval) string {
+	us := strconv.FormatInt(int64(tv.Usec), 10)
+	return strconv.FormatInt(int64(tv.Sec), 10) + "." + strings.Repeat("0", max(0, 6-len(us))) + us
+}
+
+// infoCPU reports getrusage. Go has no main thread: the *_main_thread
+// fields repeat the process totals.
+func (s *Server) infoCPU(w *infoWriter) {
+	var self, children syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	w.str("used_cpu_sys", tvString(self.Stime))
+	w.str("used_cpu_user", tvString(self.Utime))
+	w.str("used_cpu_sys_children", tvString(children.Stime))
+	w.str("used_cpu_user_children", tvString(children.Utime))
+	w.str("used_cpu_sys_main_thread", tvString(self.Stime))
+	w.str("used_cpu_user_main_thread", tvString(self.Utime))
+}
+
+// --- commandstats, errorstats, latencystats ---------------------------------
+
+func (s *Server) infoCommandStats(w *infoWriter) {
+	for _, cmd := range allCommands {
+		if cmd.idx >= len(s.stats.cmds) {
+			continue
+		}
+		st := s.stats.cmds[cmd.idx]
+		if st.calls == 0 && st.failed == 0 && st.rejected == 0 {
+			continue
+		}
+		perCall := 0.0
+		if st.calls > 0 {
+			perCall = float64(st.usec) / float64(st.calls)
+		}
+		w.str("cmdstat_"+cmd.fullName, "calls="+strconv.FormatInt(st.calls, 10)+
+			",usec="+strconv.FormatInt(st.usec, 10)+
+			",usec_per_call="+strconv.FormatFloat(perCall, 'f', 2, 64)+
+			",rejected_calls="+strconv.FormatInt(st.rejected, 10)+
+			",failed_calls="+strconv.FormatInt(st.failed, 10))
+	}
+}
+
+func (s *Server) infoErrorStats(w *infoWriter) {
+	codes := make([]string, 0, len(s.stats.errorCodes))
+	for code := range s.stats.errorCodes {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		w.str("errorstat_"+code, "count="+strconv.FormatInt(s.stats.errorCodes[code], 10))
+	}
+}
+
+// infoLatencyStats reports the latency-tracking-info-percentiles at the
+// resolution of the power-of-two histograms.
+func (s *Server) infoLatencyStats(w *infoWriter) {
+	for _, cmd := range allCommands {
+		h := s.histogramOf(cmd)
+		if h == nil {
+			continue
+		}
+		var v []byte
+		for i, p := range s.cfg.LatencyTrackingInfoPercentiles {
+			if i > 0 {
+				v = append(v, ',')
+			}
+			v = append(v, 'p')
+			v = strconv.AppendFloat(v, p, 'f', -1, 64)
+			v = append(v, '=')
+			v = strconv.AppendFloat(v, h.percentile(p), 'f', 3, 64)
+		}
+		w.str("latency_percentiles_usec_"+cmd.fullName, string(v))
+	}
+}
+
+// --- keyspace ------------------------------------------------------------------
+
+func (s *Server) infoKeyspace(w *infoWriter) {
+	for i, db := range s.ks.DBs {
+		keys, expires := db.Len(), db.ExpiresLen()
+		if keys == 0 && expires == 0 {
+			continue
+		}
+		w.str("db"+strconv.Itoa(i), "keys="+strconv.Itoa(keys)+",expires="+strconv.Itoa(expires)+
+			",avg_ttl="+strconv.FormatInt(db.AvgTTL(), 10))
+	}
+}

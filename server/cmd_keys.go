@@ -1,0 +1,754 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/server/keyspace"
+)
+
+// Generic keyspace commands, as Redis 7.0's db.c, expire.c and object.c.
+
+func init() {
+	w, r, f := FlagWrite, FlagReadonly, FlagFast
+	acl := func(a ...string) []string { return a }
+	register(
+		&Command{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, ACL: acl("keyspace", "write", "slow"), Handler: cmdDel},
+		&Command{Name: "unlink", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: -1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdDel},
+		&Command{Name: "exists", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdExists},
+		&Command{Name: "type", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdType},
+		&Command{Name: "keys", Arity: 2, Flags: r, ACL: acl("keyspace", "read", "slow", "dangerous"), Handler: cmdKeys},
+		&Command{Name: "scan", Arity: -2, Flags: r, ACL: acl("keyspace", "read", "slow"), Handler: cmdScan},
+		&Command{Name: "randomkey", Arity: 1, Flags: r, ACL: acl("keyspace", "read", "slow"), Handler: cmdRandomKey},
+		&Command{Name: "rename", Arity: 3, Flags: w, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("keyspace", "write", "slow"), Handler: cmdRename},
+		&Command{Name: "renamenx", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdRenameNX},
+		&Command{Name: "move", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdMove},
+		&Command{Name: "copy", Arity: -3, Flags: w | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("keyspace", "write", "slow"), Handler: cmdCopy},
+		&Command{Name: "expire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdExpire},
+		&Command{Name: "pexpire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdPExpire},
+		&Command{Name: "expireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdExpireAt},
+		&Command{Name: "pexpireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdPExpireAt},
+		&Command{Name: "ttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdTTL},
+		&Command{Name: "pttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdPTTL},
+		&Command{Name: "expiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdExpireTime},
+		&Command{Name: "pexpiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdPExpireTime},
+		&Command{Name: "persist", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("keyspace", "write", "fast"), Handler: cmdPersist},
+		&Command{Name: "touch", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, ACL: acl("keyspace", "read", "fast"), Handler: cmdTouch},
+		&Command{Name: "object", Arity: -2, ACL: acl("slow"), Subs: []*Command{
+			{Name: "encoding", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("keyspace", "read", "slow"), Handler: cmdObjectEncoding},
+			{Name: "freq", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("keyspace", "read", "slow"), Handler: cmdObjectFreq},
+			{Name: "idletime", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("keyspace", "read", "slow"), Handler: cmdObjectIdleTime},
+			{Name: "refcount", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("keyspace", "read", "slow"), Handler: cmdObjectRefCount},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: acl("keyspace", "slow"), Handler: helpHandler("OBJECT", objectHelp)},
+		}},
+	)
+}
+
+// --- lookups (db.c lookupKey*) ---------------------------------------------------
+
+// lookupKeyRead is lookupKeyRead: expires the key if due, updates the access
+// time and counts a keyspace hit or miss.
+func (c *Client) lookupKeyRead(key []byte) *keyspace.Entry {
+	e := c.db0().Lookup(key, c.srv.nowMs)
+	c.countLookup(e)
+	if e == nil {
+		c.notify(configs.NotifyKeyMiss, "keymiss", key)
+	}
+	return e
+}
+
+// lookupKeyReadNoTouch is lookupKeyReadWithFlags(LOOKUP_NOTOUCH): counted,
+// but the access time is left alone (EXISTS, TYPE, TTL, OBJECT).
+func (c *Client) lookupKeyReadNoTouch(key []byte) *keyspace.Entry {
+	e := c.db0().LookupNoTouch(key, c.srv.nowMs)
+	c.countLookup(e)
+	if e == nil {
+		c.notify(configs.NotifyKeyMiss, "keymiss", key)
+	}
+	return e
+}
+
+// lookupKeyWrite is lookupKeyWrite: like a read but not counted in the
+// keyspace hit/miss statistics.
+func (c *Client) lookupKeyWrite(key []byte) *keyspace.Entry {
+	return c.db0().Lookup(key, c.srv.nowMs)
+}
+
+func (c *Client) countLookup(e *keyspace.Entry) {
+	if e == nil {
+		c.srv.stats.keyspaceMisses++
+	} else {
+		c.srv.stats.keyspaceHits++
+	}
+}
+
+// typeName is getObjectTypeName.
+func typeName(e *keyspace.Entry) string {
+	if e == nil {
+		return "none"
+	}
+	switch e.Val.(type) {
+	case []byte:
+		return "string"
+	}
+	return "unknown"
+}
+
+// --- DEL, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY ---------------------------------
+
+// cmdDel is delGenericCommand (DEL and UNLINK: freeing is Go's job, so both
+// are synchronous). An expired key is expired first (expireIfNeeded) and not
+// counted; on a replica, where expiry only hides keys, it is deleted and
+// counted, so the master's DEL of an expired key removes it.
+func cmdDel(c *Client, args [][]byte) {
+	db := c.db0()
+	n := int64(0)
+	for _, k := range args[1:] {
+		db.LookupNoTouch(k, c.srv.nowMs)
+		if db.Delete(k) {
+			n++
+			c.notify(configs.NotifyGeneric, "del", k)
+			c.touch(k)
+		}
+	}
+	c.srv.ks.Dirty += n
+	c.w.Int(n)
+}
+
+// cmdExists counts every argument that exists, duplicates included.
+func cmdExists(c *Client, args [][]byte) {
+	n := int64(0)
+	for _, k := range args[1:] {
+		if c.lookupKeyReadNoTouch(k) != nil {
+			n++
+		}
+	}
+	c.w.Int(n)
+}
+
+func cmdType(c *Client, args [][]byte) { c.w.Simple(typeName(c.lookupKeyReadNoTouch(args[1]))) }
+
+func cmdKeys(c *Client, args [][]byte) {
+	var keys []string
+	c.db0().Keys(args[1], c.srv.nowMs, func(k string) { keys = append(keys, k) })
+	c.w.ArrayLen(len(keys))
+	for _, k := range keys {
+		c.w.BulkString(k)
+	}
+}
+
+// parseScanCursor is parseScanCursorOrReply: strtoul in base 10, so a
+// leading '+' or '-' is accepted ("-1" is 2^64-1) and an empty cursor is 0,
+// but leading space, trailing garbage and overflow are not. The argument
+// ends at a NUL byte, as a C string does.
+func parseScanCursor(b []byte) (uint64, bool) {
+	for i, ch := range b {
+		if ch == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	s := b
+	neg := false
+	if s[0] == '+' || s[0] == '-' {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, ch := range s {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// cmdScan is scanCommand over the selected database.
+func cmdScan(c *Client, args [][]byte) {
+	cursor, ok := parseScanCursor(args[1])
+	if !ok {
+		c.w.Error(ErrInvalidCursor)
+		return
+	}
+	count := int64(10)
+	var pattern, typ []byte
+	usePattern := false
+	for i := 2; i < len(args); {
+		more := len(args) - i
+		switch {
+		case eqFold(args[i], "count") && more >= 2:
+			n, ok := parseLL(args[i+1])
+			if !ok {
+				c.w.Error(ErrNotInteger)
+				return
+			}
+			if n < 1 {
+				c.w.Error(ErrSyntax)
+				return
+			}
+			count = n
+			i += 2
+		case eqFold(args[i], "match") && more >= 2:
+			pattern = args[i+1]
+			usePattern = !(len(pattern) == 1 && pattern[0] == '*')
+			i += 2
+		case eqFold(args[i], "type") && more >= 2:
+			typ = args[i+1]
+			i += 2
+		default:
+			c.w.Error(ErrSyntax)
+			return
+		}
+	}
+	if count > math.MaxInt32 {
+		count = math.MaxInt32
+	}
+	var keys []string
+	next := c.db0().Scan(cursor, int(count), c.srv.nowMs, func(k string, e *keyspace.Entry) {
+		if usePattern && !keyspace.GlobMatchString(pattern, k, false) {
+			return
+		}
+		if typ != nil {
+			// Redis looks each candidate up (LOOKUP_NOTOUCH) to learn its
+			// type, which counts as a keyspace hit.
+			c.srv.stats.keyspaceHits++
+			if !eqFoldString(typ, typeName(e)) {
+				return
+			}
+		}
+		keys = append(keys, k)
+	})
+	c.w.ArrayLen(2)
+	var tmp [20]byte
+	c.w.Bulk(strconv.AppendUint(tmp[:0], next, 10))
+	c.w.ArrayLen(len(keys))
+	for _, k := range keys {
+		c.w.BulkString(k)
+	}
+}
+
+// eqFoldString compares case-insensitively (strcasecmp).
+func eqFoldString(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if y >= 'A' && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdRandomKey(c *Client, args [][]byte) {
+	k, ok := c.db0().RandomKey(c.srv.nowMs, c.srv.rng)
+	if !ok {
+		c.w.Null()
+		return
+	}
+	c.w.BulkString(k)
+}
+
+// --- RENAME, MOVE, COPY ----------------------------------------------------------
+
+func cmdRename(c *Client, args [][]byte)   { c.renameGeneric(args, false) }
+func cmdRenameNX(c *Client, args [][]byte) { c.renameGeneric(args, true) }
+
+// renameGeneric is renameGenericCommand: the value, its TTL and its access
+// metadata move to the new name, replacing what was there (unless NX).
+func (c *Client) renameGeneric(args [][]byte, nx bool) {
+	src, dst := args[1], args[2]
+	if c.lookupKeyWrite(src) == nil {
+		c.w.Error(ErrNoSuchKey)
+		return
+	}
+	if string(src) == string(dst) {
+		if nx {
+			c.w.Int(0)
+		} else {
+			c.w.OK()
+		}
+		return
+	}
+	if c.lookupKeyWrite(dst) != nil && nx {
+		c.w.Int(0)
+		return
+	}
+	c.db0().Rename(src, dst, c.srv.nowMs)
+	c.srv.ks.Dirty++
+	c.touch(src)
+	c.touch(dst)
+	// dbAdd of the new name, then the pair (renameGenericCommand).
+	c.notify(configs.NotifyNew, "new", dst)
+	c.notify(configs.NotifyGeneric, "rename_from", src)
+	c.notify(configs.NotifyGeneric, "rename_to", dst)
+	if nx {
+		c.w.Int(1)
+	} else {
+		c.w.OK()
+	}
+}
+
+// parseDBIndex is getIntFromObjectOrReply plus selectDb's range check.
+func (c *Client) parseDBIndex(b []byte) (*keyspace.DB, int, bool) {
+	n, ok := parseLL(b)
+	if !ok {
+		c.w.Error(ErrNotInteger)
+		return nil, 0, false
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		c.w.Error(ErrIntRange)
+		return nil, 0, false
+	}
+	if n < 0 || n >= int64(len(c.srv.ks.DBs)) {
+		c.w.Error(ErrDBIndex)
+		return nil, 0, false
+	}
+	return c.srv.ks.DBs[n], int(n), true
+}
+
+// moveEntry installs e's value under key in dst, keeping its TTL and
+// access metadata (Redis moves the object itself).
+func moveEntry(dst *keyspace.DB, key []byte, e *keyspace.Entry, val any, now int64) {
+	ne := dst.Set(key, val, now)
+	ne.LastAccess, ne.Freq, ne.Enc = e.LastAccess, e.Freq, e.Enc
+	if e.ExpireAt != 0 {
+		dst.SetExpire(key, e.ExpireAt)
+	}
+}
+
+func cmdMove(c *Client, args [][]byte) {
+	key := args[1]
+	dst, id, ok := c.parseDBIndex(args[2])
+	if !ok {
+		return
+	}
+	if id == c.db {
+		c.w.Error(ErrSameObject)
+		return
+	}
+	e := c.lookupKeyWrite(key)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
+	if dst.Lookup(key, c.srv.nowMs) != nil {
+		c.w.Int(0)
+		return
+	}
+	moveEntry(dst, key, e, e.Val, c.srv.nowMs)
+	c.db0().Delete(key)
+	c.srv.ks.Dirty++
+	c.touch(key)
+	c.srv.touchWatched(id, key)
+	c.srv.notify(configs.NotifyNew, "new", key, id)
+	c.notify(configs.NotifyGeneric, "move_from", key)
+	c.srv.notify(configs.NotifyGeneric, "move_to", key, id)
+	c.w.Int(1)
+}
+
+// dupValue deep-copies a value for COPY.
+func dupValue(v any) (any, bool) {
+	switch v := v.(type) {
+	case []byte:
+		return copyBytes(v), true
+	}
+	return nil, false
+}
+
+func cmdCopy(c *Client, args [][]byte) {
+	src, dstKey := args[1], args[2]
+	dst, dstID := c.db0(), c.db
+	replace := false
+	for j := 3; j < len(args); j++ {
+		switch {
+		case eqFold(args[j], "replace"):
+			replace = true
+		case eqFold(args[j], "db") && j+1 < len(args):
+			db, id, ok := c.parseDBIndex(args[j+1])
+			if !ok {
+				return
+			}
+			dst, dstID = db, id
+			j++
+		default:
+			c.w.Error(ErrSyntax)
+			return
+		}
+	}
+	if dstID == c.db && string(src) == string(dstKey) {
+		c.w.Error(ErrSameObject)
+		return
+	}
+	e := c.lookupKeyRead(src)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
+	exists := dst.Lookup(dstKey, c.srv.nowMs) != nil
+	if exists && !replace {
+		c.w.Int(0)
+		return
+	}
+	val, ok := dupValue(e.Val)
+	if !ok {
+		c.w.Error("ERR unknown type object")
+		return
+	}
+	expireAt := e.ExpireAt
+	if exists {
+		dst.Delete(dstKey)
+	}
+	dst.Set(dstKey, val, c.srv.nowMs).Enc = copiedEncoding(e)
+	if expireAt != 0 {
+		dst.SetExpire(dstKey, expireAt)
+	}
+	c.srv.ks.Dirty++
+	c.srv.touchWatched(dstID, dstKey)
+	c.srv.notify(configs.NotifyNew, "new", dstKey, dstID)
+	c.srv.notify(configs.NotifyGeneric, "copy_to", dstKey, dstID)
+	c.w.Int(1)
+}
+
+// --- EXPIRE family, TTL family, PERSIST, TOUCH -----------------------------
+
+// EXPIRE option flags (expire.c EXPIRE_*).
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+// parseExpireOpts is parseExtendedExpireArgumentsOrReply.
+func (c *Client) parseExpireOpts(args [][]byte) (int, bool) {
+	flags := 0
+	for _, opt := range args[3:] {
+		switch {
+		case eqFold(opt, "nx"):
+			flags |= expireNX
+		case eqFold(opt, "xx"):
+			flags |= expireXX
+		case eqFold(opt, "gt"):
+			flags |= expireGT
+		case eqFold(opt, "lt"):
+			flags |= expireLT
+		default:
+			c.w.Error(errUnsupportedOption(opt))
+			return 0, false
+		}
+	}
+	if flags&expireNX != 0 && flags&(expireXX|expireGT|expireLT) != 0 {
+		c.w.Error(ErrExpireNXIncompatible)
+		return 0, false
+	}
+	if flags&expireGT != 0 && flags&expireLT != 0 {
+		c.w.Error(ErrExpireGTLT)
+		return 0, false
+	}
+	return flags, true
+}
+
+// expireGeneric is expireGenericCommand. basetime is 0 for the *AT forms;
+// a time at or before now deletes the key.
+func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd string) {
+	flags, ok := c.parseExpireOpts(args)
+	if !ok {
+		return
+	}
+	when, ok := parseLL(args[2])
+	if !ok {
+		c.w.Error(ErrNotInteger)
+		return
+	}
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			c.w.Error(errInvalidExpire(cmd))
+			return
+		}
+		when *= 1000
+	}
+	if when > math.MaxInt64-basetime {
+		c.w.Error(errInvalidExpire(cmd))
+		return
+	}
+	when += basetime
+	key := args[1]
+	e := c.lookupKeyWrite(key)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
+	if flags != 0 {
+		cur := e.ExpireAt // 0: no TTL (Redis's -1)
+		switch {
+		case flags&expireNX != 0 && cur != 0,
+			flags&expireXX != 0 && cur == 0,
+			flags&expireGT != 0 && (cur == 0 || when <= cur),
+			flags&expireLT != 0 && cur != 0 && when >= cur:
+			c.w.Int(0)
+			return
+		}
+	}
+	db := c.db0()
+	if c.alreadyExpired(when) {
+		db.Delete(key)
+		c.notify(configs.NotifyGeneric, "del", key)
+	} else {
+		db.SetExpire(key, when)
+		c.notify(configs.NotifyGeneric, "expire", key)
+	}
+	c.srv.ks.Dirty++
+	c.touch(key)
+	c.w.Int(1)
+}
+
+// alreadyExpired is checkAlreadyExpired: a TTL at or before now deletes
+// the key, except on a replica, which keeps it for the master's DEL.
+func (c *Client) alreadyExpired(when int64) bool {
+	return when <= c.srv.nowMs && !c.srv.ks.Replica
+}
+
+func cmdExpire(c *Client, args [][]byte)   { c.expireGeneric(args, c.srv.nowMs, true, "expire") }
+func cmdPExpire(c *Client, args [][]byte)  { c.expireGeneric(args, c.srv.nowMs, false, "pexpire") }
+func cmdExpireAt(c *Client, args [][]byte) { c.expireGeneric(args, 0, true, "expireat") }
+func cmdPExpireAt(c *Client, args [][]byte) {
+	c.expireGeneric(args, 0, false, "pexpireat")
+}
+
+// ttlGeneric is ttlGenericCommand: -2 for a missing key, -1 without TTL;
+// seconds are rounded to nearest.
+func (c *Client) ttlGeneric(key []byte, ms, abs bool) {
+	e := c.lookupKeyReadNoTouch(key)
+	if e == nil {
+		c.w.Int(-2)
+		return
+	}
+	if e.ExpireAt == 0 {
+		c.w.Int(-1)
+		return
+	}
+	ttl := e.ExpireAt
+	if !abs {
+		ttl -= c.srv.nowMs
+	}
+	if ttl < 0 {
+		ttl = 0
+	}
+	if ms {
+		c.w.Int(ttl)
+		return
+	}
+	// (ttl+500)/1000 without overflowing near MaxInt64.
+	c.w.Int(ttl/1000 + (ttl%1000+500)/1000)
+}
+
+func cmdTTL(c *Client, args [][]byte)         { c.ttlGeneric(args[1], false, false) }
+func cmdPTTL(c *Client, args [][]byte)        { c.ttlGeneric(args[1], true, false) }
+func cmdExpireTime(c *Client, args [][]byte)  { c.ttlGeneric(args[1], false, true) }
+func cmdPExpireTime(c *Client, args [][]byte) { c.ttlGeneric(args[1], true, true) }
+
+func cmdPersist(c *Client, args [][]byte) {
+	if c.lookupKeyWrite(args[1]) != nil && c.db0().Persist(args[1]) {
+		c.srv.ks.Dirty++
+		c.touch(args[1])
+		c.notify(configs.NotifyGeneric, "persist", args[1])
+		c.w.Int(1)
+		return
+	}
+	c.w.Int(0)
+}
+
+func cmdTouch(c *Client, args [][]byte) {
+	n := int64(0)
+	for _, k := range args[1:] {
+		if c.lookupKeyRead(k) != nil {
+			n++
+		}
+	}
+	c.w.Int(n)
+}
+
+// --- OBJECT ----------------------------------------------------------------------
+
+// objectLookup is objectCommandLookupOrReply: no touch, no keymiss event
+// (LOOKUP_NONOTIFY), null when missing.
+func (c *Client) objectLookup(key []byte) *keyspace.Entry {
+	e := c.db0().LookupNoTouch(key, c.srv.nowMs)
+	c.countLookup(e)
+	if e == nil {
+		c.w.Null()
+	}
+	return e
+}
+
+// policyIsLFU is maxmemory_policy & MAXMEMORY_FLAG_LFU.
+func (s *Server) policyIsLFU() bool { return strings.HasSuffix(s.cfg.MaxmemoryPolicy, "-lfu") }
+
+// applyKeyspaceConfig passes the LFU settings to the keyspace, whose
+// lookups maintain the counters of OBJECT FREQ under an LFU policy.
+// Called at start and after CONFIG SET (from applyAtomics).
+func (s *Server) applyKeyspaceConfig() {
+	l := &s.ks.LFU
+	l.Enabled = s.policyIsLFU()
+	l.LogFactor = s.cfg.LFULogFactor
+	l.DecayTime = s.cfg.LFUDecayTime
+	if l.Rand == nil {
+		l.Rand = s.rng
+	}
+}
+
+// sharingIntegers reports whether Redis would use its shared integer
+// objects: not when maxmemory is set with an LRU or LFU policy
+// (MAXMEMORY_FLAG_NO_SHARED_INTEGERS).
+func (s *Server) sharingIntegers() bool {
+	p := s.cfg.MaxmemoryPolicy
+	return s.cfg.Maxmemory == 0 || !(strings.HasSuffix(p, "-lru") || strings.HasSuffix(p, "-lfu"))
+}
+
+// sharedIntegers is OBJ_SHARED_INTEGERS.
+const sharedIntegers = 10000
+
+// isEncodableInt reports whether a string value would be stored with the
+// "int" encoding: string2l succeeds (so it prints back identically).
+func isEncodableInt(b []byte) (int64, bool) {
+	if len(b) > 20 {
+		return 0, false
+	}
+	return parseLL(b)
+}
+
+// stringEncoding is the encoding Redis gives a string value written as
+// enc records (see keyspace.Encoding).
+func stringEncoding(b []byte, enc keyspace.Encoding) string {
+	switch enc {
+	case keyspace.EncRaw:
+		return "raw"
+	case keyspace.EncIntUnshared:
+		return "int"
+	case keyspace.EncAuto:
+		if _, ok := isEncodableInt(b); ok {
+			return "int"
+		}
+	}
+	if len(b) <= 44 { // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+		return "embstr"
+	}
+	return "raw"
+}
+
+// copiedEncoding is the encoding of COPY's duplicate of e
+// (dupStringObject): the same, but an integer gets an object of its own.
+func copiedEncoding(e *keyspace.Entry) keyspace.Encoding {
+	if b, ok := e.Val.([]byte); ok && stringEncoding(b, e.Enc) == "int" {
+		return keyspace.EncIntUnshared
+	}
+	return e.Enc
+}
+
+// sharedInteger reports whether e's value is one of Redis's shared integer
+// objects (refcount OBJ_SHARED_REFCOUNT).
+func (s *Server) sharedInteger(e *keyspace.Entry) bool {
+	b, ok := e.Val.([]byte)
+	if !ok || e.Enc != keyspace.EncAuto || !s.sharingIntegers() {
+		return false
+	}
+	n, ok := isEncodableInt(b)
+	return ok && n >= 0 && n < sharedIntegers
+}
+
+func cmdObjectEncoding(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	switch v := e.Val.(type) {
+	case []byte:
+		c.w.BulkString(stringEncoding(v, e.Enc))
+	default:
+		c.w.BulkString("unknown")
+	}
+}
+
+// cmdObjectRefCount reports 1, except for the integers 0..9999 that Redis
+// shares (refcount OBJ_SHARED_REFCOUNT) when maxmemory does not forbid it.
+func cmdObjectRefCount(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	if c.srv.sharedInteger(e) {
+		c.w.Int(math.MaxInt32)
+		return
+	}
+	c.w.Int(1)
+}
+
+func cmdObjectIdleTime(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	if c.srv.policyIsLFU() {
+		c.w.Error(ErrLFUSelected)
+		return
+	}
+	// Redis's LRU clock ticks in whole seconds.
+	idle := c.srv.nowMs/1000 - e.LastAccess/1000
+	if idle < 0 {
+		idle = 0
+	}
+	c.w.Int(idle)
+}
+
+func cmdObjectFreq(c *Client, args [][]byte) {
+	e := c.objectLookup(args[2])
+	if e == nil {
+		return
+	}
+	if !c.srv.policyIsLFU() {
+		c.w.Error(ErrLFUNotSelected)
+		return
+	}
+	// LFUDecrAndReturn: the counter as decayed by now, without storing it.
+	c.w.Int(int64(e.LFUDecay(c.srv.nowMs, c.srv.ks.LFU.DecayTime)))
+}
+
+// objectHelp is object.c's help text (addReplyHelp adds the frame).
+var objectHelp = []string{
+	"ENCODING <key>",
+	"    Return the kind of internal representation used in order to store the value",
+	"    associated with a <key>.",
+	"FREQ <key>",
+	"    Return the access frequency index of the <key>. The returned integer is",
+	"    proportional to the logarithm of the recent access frequency of the key.",
+	"IDLETIME <key>",
+	"    Return the idle time of the <key>, that is the approximated number of",
+	"    seconds elapsed since the last access to the key.",
+	"REFCOUNT <key>",
+	"    Return the number of references of the value associated with the specified",
+	"    <key>.",
+}

@@ -1,0 +1,115 @@
+package keyspace
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+func benchDB(n int) (*DB, [][]byte) {
+	db := NewDB()
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+		db.Set(keys[i], []byte("value"), 0)
+	}
+	return db, keys
+}
+
+// TestHotPathAllocs: lookups of existing keys with []byte keys, overwrites
+// of existing keys, TTL changes and glob matching do not allocate.
+func TestHotPathAllocs(t *testing.T) {
+	db, keys := benchDB(1000)
+	db.SetExpire(keys[1], 1e12)
+	val := any([]byte("other"))
+	missing := []byte("no-such-key")
+	pattern := []byte("key:*[0-9]")
+	checks := []struct {
+		name string
+		fn   func()
+	}{
+		{"Lookup", func() { _ = db.Lookup(keys[7], 1) }},
+		{"Lookup with TTL", func() { _ = db.Lookup(keys[1], 1) }},
+		{"Lookup missing", func() { _ = db.Lookup(missing, 1) }},
+		{"LookupNoTouch", func() { _ = db.LookupNoTouch(keys[7], 1) }},
+		{"Peek", func() { _ = db.Peek(keys[7]) }},
+		{"Set existing", func() { _ = db.Set(keys[7], val, 1) }},
+		{"SetKeepTTL existing", func() { _ = db.SetKeepTTL(keys[1], val, 1) }},
+		{"SetExpire existing TTL", func() { _ = db.SetExpire(keys[1], 2e12) }},
+		{"Dict.Find", func() { _ = db.dict.Find(keys[9]) }},
+		{"GlobMatch", func() { _ = GlobMatch(pattern, keys[9], false) }},
+		{"GlobMatchString", func() { _ = GlobMatchString(pattern, "key:123", true) }},
+	}
+	for _, c := range checks {
+		if n := testing.AllocsPerRun(1000, c.fn); n != 0 {
+			t.Errorf("%s: %v allocs per run", c.name, n)
+		}
+	}
+	// Also during a rehash (each lookup does a rehash step).
+	db.dict.Expand(1 << 14)
+	if n := testing.AllocsPerRun(100, func() { _ = db.Lookup(keys[3], 1) }); n != 0 || !db.dict.IsRehashing() {
+		t.Errorf("Lookup during rehash: %v allocs", n)
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	db, keys := benchDB(100000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if db.Lookup(keys[i%len(keys)], 1) == nil {
+			b.Fatal("missing")
+		}
+	}
+}
+
+func BenchmarkLookupMiss(b *testing.B) {
+	db, _ := benchDB(100000)
+	k := []byte("no-such-key")
+	b.ReportAllocs()
+	for b.Loop() {
+		db.Lookup(k, 1)
+	}
+}
+
+func BenchmarkSetExisting(b *testing.B) {
+	db, keys := benchDB(100000)
+	v := any([]byte("value"))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		db.Set(keys[i%len(keys)], v, 1)
+	}
+}
+
+func BenchmarkSetNew(b *testing.B) {
+	keys := make([][]byte, 1<<20)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+	}
+	v := any([]byte("value"))
+	db := NewDB()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%len(keys) == 0 {
+			db.Flush()
+		}
+		db.Set(keys[i%len(keys)], v, 1)
+	}
+}
+
+func BenchmarkActiveExpireCycle(b *testing.B) {
+	ks := New(16)
+	db := ks.DBs[0]
+	for i := range 100000 {
+		k := []byte("key:" + strconv.Itoa(i))
+		db.Set(k, []byte("v"), 0)
+		db.SetExpire(k, 1e12)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		ks.ActiveExpireCycle(1000, rng, 25000, never)
+	}
+}

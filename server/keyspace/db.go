@@ -1,0 +1,435 @@
+package keyspace
+
+import "math/rand/v2"
+
+// Entry is the value stored under a key with its metadata: Redis's robj
+// header plus the db->expires entry.
+//
+// An *Entry returned by the DB stays valid (and keeps describing the same
+// key) until the key is deleted, expired, overwritten by Rename or flushed;
+// Set on an existing key updates the same Entry in place.
+type Entry struct {
+	// Val is the value. String values are []byte owned by the keyspace:
+	// callers pass a slice they will not touch again.
+	Val any
+	// ExpireAt is the absolute expiry in unix milliseconds, 0 for none.
+	// Read it freely, but change it only through DB.SetExpire and
+	// DB.Persist, which keep the expires index in sync.
+	ExpireAt int64
+	// LastAccess is the unix millisecond time of the last access (the LRU
+	// clock of OBJECT IDLETIME). Under LFU it is also the last decrement
+	// time of Freq (Redis's LDT).
+	LastAccess int64
+	// Freq is the logarithmic LFU counter of OBJECT FREQ (evict.c).
+	Freq uint8
+	// Enc is how Redis would hold a string value (OBJECT ENCODING and
+	// REFCOUNT), which depends on the command that wrote it. Set and
+	// SetKeepTTL reset it to EncAuto; writers of other kinds set it after.
+	Enc Encoding
+}
+
+// Encoding records how Redis 7.0 would have created a string object.
+type Encoding uint8
+
+const (
+	// EncAuto is tryObjectEncoding of the bytes (SET, MSET, INCR...): int,
+	// shared when 0..9999, else embstr up to 44 bytes, else raw.
+	EncAuto Encoding = iota
+	// EncRaw is a string modified in place (APPEND, SETRANGE:
+	// dbUnshareStringValue).
+	EncRaw
+	// EncEmbstr is createStringObject without tryObjectEncoding
+	// (INCRBYFLOAT): embstr up to 44 bytes, else raw, never int.
+	EncEmbstr
+	// EncIntUnshared is an int-encoded object of its own, refcount 1
+	// (COPY of an integer: dupStringObject).
+	EncIntUnshared
+)
+
+// expired is keyIsExpired: a key expires once now is past its expire time.
+func (e *Entry) expired(now int64) bool { return e.ExpireAt != 0 && now > e.ExpireAt }
+
+// keyNode is a main-dict element and its Entry in one allocation.
+type keyNode struct {
+	dictEntry
+	ent Entry
+}
+
+// DB is one numbered database (Redis's redisDb): the keys, the index of the
+// keys that have a TTL (db->expires, the same *Entry) and the state of
+// active expiry and the avg_ttl estimate.
+//
+// Callers hold the server's execution lock; a DB has no locks of its own.
+type DB struct {
+	dict    Dict // every key
+	expires Dict // keys with ExpireAt != 0, pointing at the dict's Entry
+
+	id            int
+	ks            *Keyspace
+	avgTTL        int64  // db->avg_ttl, the running estimate of activeExpireCycle
+	expiresCursor uint64 // db->expires_cursor
+}
+
+// NewDB returns an empty database of its own one-database Keyspace (reach
+// it with Keyspace, for its Stats and OnExpire hook).
+func NewDB() *DB {
+	ks := &Keyspace{}
+	db := &DB{ks: ks}
+	ks.DBs = []*DB{db}
+	return db
+}
+
+// ID is the database's index in its Keyspace.
+func (db *DB) ID() int { return db.id }
+
+// Keyspace returns the keyspace the database belongs to.
+func (db *DB) Keyspace() *Keyspace { return db.ks }
+
+// expire deletes the expired entry de (hash h) and reports it, as
+// deleteExpiredKeyAndPropagate: the key is removed, expired_keys counted and
+// OnExpire called.
+func (db *DB) expire(h uint64, de *dictEntry) {
+	key := de.key
+	db.remove(h, de)
+	db.ks.Stats.ExpiredKeys++
+	if db.ks.OnExpire != nil {
+		db.ks.OnExpire(db.id, key)
+	}
+}
+
+// remove unlinks the main-dict entry de (hash h) and its expires entry.
+func (db *DB) remove(h uint64, de *dictEntry) {
+	e := de.val
+	if e.ExpireAt != 0 {
+		if x := db.expires.findS(h, de.key); x != nil {
+			db.expires.remove(h, x)
+		}
+	}
+	db.dict.remove(h, de)
+}
+
+// find looks key up, applying lazy expiry like expireIfNeeded: an expired
+// key is deleted (or, in Replica mode, only hidden) and nil returned.
+func (db *DB) find(h uint64, key []byte, now int64) *dictEntry {
+	de := db.dict.findB(h, key)
+	if de == nil {
+		return nil
+	}
+	if de.val.expired(now) {
+		if !db.ks.Replica {
+			db.expire(h, de)
+		}
+		return nil
+	}
+	return de
+}
+
+// touch is lookupKey's access-time update (updateLFU under LFU).
+func (db *DB) touch(e *Entry, now int64) {
+	if l := &db.ks.LFU; l.Enabled {
+		e.Freq = LFULogIncr(e.LFUDecay(now, l.DecayTime), l.LogFactor, db.ks.lfuRand())
+	}
+	e.LastAccess = now
+}
+
+// Lookup is db.c's lookupKey: the key's entry, or nil if it is missing or
+// expired at now. An expired key is deleted and reported (lazy expiry: it
+// counts in Stats.ExpiredKeys and calls OnExpire); in Replica mode it is
+// only hidden. A found key's access time (and LFU counter) is updated.
+// It does not allocate.
+func (db *DB) Lookup(key []byte, now int64) *Entry {
+	de := db.find(hashBytes(key), key, now)
+	if de == nil {
+		return nil
+	}
+	db.touch(de.val, now)
+	return de.val
+}
+
+// LookupNoTouch is Lookup with LOOKUP_NOTOUCH: expiry applies, but the
+// access time and LFU counter are left alone.
+func (db *DB) LookupNoTouch(key []byte, now int64) *Entry {
+	if de := db.find(hashBytes(key), key, now); de != nil {
+		return de.val
+	}
+	return nil
+}
+
+// Peek returns key's entry whether or not it is logically expired, without
+// deleting or touching anything: for the master's stream on a replica
+// (which sees keys the replica's clock considers expired, as Redis 7.0),
+// DEBUG-style inspection and snapshots.
+func (db *DB) Peek(key []byte) *Entry {
+	if de := db.dict.findB(hashBytes(key), key); de != nil {
+		return de.val
+	}
+	return nil
+}
+
+// Set is setKey without KEEPTTL: it stores val under key, inserting the key
+// or replacing its value, and clears any TTL. It returns the entry. A new
+// key gets LastAccess = now and Freq = LFUInitVal; an existing one keeps
+// its Entry, with LastAccess = now unless LFU is enabled (then, as
+// dbSetValue, the old LFU data is kept). It does not look at expiry: like
+// Redis, callers do lookupKeyWrite (Lookup) first.
+func (db *DB) Set(key []byte, val any, now int64) *Entry {
+	return db.set(key, val, now, false)
+}
+
+// SetKeepTTL is Set with KEEPTTL: an existing key keeps its TTL, unless it
+// is already expired at now (then the TTL is cleared, as for a new key).
+// In Replica mode the TTL is kept even then, since the master decides when
+// the key expires.
+func (db *DB) SetKeepTTL(key []byte, val any, now int64) *Entry {
+	return db.set(key, val, now, true)
+}
+
+func (db *DB) set(key []byte, val any, now int64, keepTTL bool) *Entry {
+	h := hashBytes(key)
+	if de := db.dict.findB(h, key); de != nil {
+		e := de.val
+		e.Val = val
+		e.Enc = EncAuto
+		if e.ExpireAt != 0 && (!keepTTL || (e.expired(now) && !db.ks.Replica)) {
+			db.persist(h, de)
+		}
+		if !db.ks.LFU.Enabled {
+			e.LastAccess = now
+		}
+		return e
+	}
+	n := &keyNode{}
+	n.key = string(key)
+	n.val = &n.ent
+	n.ent = Entry{Val: val, LastAccess: now, Freq: LFUInitVal}
+	db.dict.insert(h, &n.dictEntry)
+	return &n.ent
+}
+
+// Delete removes key whether or not it is logically expired (dbDelete) and
+// reports whether it existed. It is not counted as an expiry.
+func (db *DB) Delete(key []byte) bool {
+	h := hashBytes(key)
+	de := db.dict.findB(h, key)
+	if de == nil {
+		return false
+	}
+	db.remove(h, de)
+	return true
+}
+
+// SetExpire is setExpire: key expires at at (unix ms). It returns false if
+// key does not exist (expiry is not checked: callers look the key up
+// first). at <= 0 is stored as 1, a time that is always past, since 0 means
+// "no TTL".
+func (db *DB) SetExpire(key []byte, at int64) bool {
+	h := hashBytes(key)
+	de := db.dict.findB(h, key)
+	if de == nil {
+		return false
+	}
+	if at < 1 {
+		at = 1
+	}
+	e := de.val
+	if e.ExpireAt == 0 {
+		db.expires.insert(h, &dictEntry{key: de.key, val: e})
+	}
+	e.ExpireAt = at
+	return true
+}
+
+// Persist is removeExpire: it removes key's TTL and reports whether it had
+// one (false also if key is missing).
+func (db *DB) Persist(key []byte) bool {
+	h := hashBytes(key)
+	de := db.dict.findB(h, key)
+	if de == nil || de.val.ExpireAt == 0 {
+		return false
+	}
+	db.persist(h, de)
+	return true
+}
+
+func (db *DB) persist(h uint64, de *dictEntry) {
+	if x := db.expires.findS(h, de.key); x != nil {
+		db.expires.remove(h, x)
+	}
+	de.val.ExpireAt = 0
+}
+
+// Len is the number of keys, logically expired ones included (DBSIZE).
+func (db *DB) Len() int { return db.dict.Len() }
+
+// ExpiresLen is the number of keys with a TTL (INFO keyspace expires=).
+func (db *DB) ExpiresLen() int { return db.expires.Len() }
+
+// AvgTTL is INFO keyspace's avg_ttl in milliseconds: Redis's running
+// estimate over the TTLs sampled by ActiveExpireCycle, 0 until a cycle has
+// sampled this database (or when it has no TTLs).
+func (db *DB) AvgTTL() int64 { return db.avgTTL }
+
+// Flush empties the database (emptyDb), resetting avg_ttl and the active
+// expiry cursor. Nothing is reported to OnExpire.
+func (db *DB) Flush() {
+	db.dict.Clear()
+	db.expires.Clear()
+	db.avgTTL = 0
+	db.expiresCursor = 0
+}
+
+// Rehash does up to budgetMicros of incremental rehashing on the keys and
+// expires tables, as serverCron's incrementallyRehash with
+// dictRehashMilliseconds (elapsed reports microseconds since the caller's
+// start). It reports whether any work was done.
+func (db *DB) Rehash(budgetMicros int64, elapsed func() int64) bool {
+	if db.dict.IsRehashing() {
+		db.dict.RehashFor(budgetMicros, elapsed)
+		return true
+	}
+	if db.expires.IsRehashing() {
+		db.expires.RehashFor(budgetMicros, elapsed)
+		return true
+	}
+	return false
+}
+
+// ResizeIfNeeded is tryResizeHashTables for this database: it starts a
+// shrink of the keys or expires table if it is less than 10% full.
+func (db *DB) ResizeIfNeeded() {
+	if db.dict.NeedsShrink() {
+		db.dict.Shrink()
+	}
+	if db.expires.NeedsShrink() {
+		db.expires.Shrink()
+	}
+}
+
+// Scan is one SCAN call (scanGenericCommand over dictScan): starting at
+// cursor it visits buckets until it has collected at least count keys (or
+// 10*count buckets, or the scan ends), then calls fn for each collected key
+// that is not expired at now, deleting the expired ones as lazy expiry. It
+// returns the next cursor, 0 when done. count <= 0 means 10.
+//
+// Every key present for the whole of a full scan is returned at least once;
+// keys may be returned more than once (Dict.Scan). fn runs after the
+// buckets were collected, so it may modify the database freely. Unlike
+// Redis, expired keys are deleted before MATCH/TYPE filtering, which
+// happens in fn.
+func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key string, e *Entry)) uint64 {
+	if count <= 0 {
+		count = 10
+	}
+	var small [32]*dictEntry
+	buf := small[:0]
+	collect := func(de *dictEntry) { buf = append(buf, de) }
+	for maxIter := count * 10; ; maxIter-- {
+		cursor = db.dict.scan(cursor, collect)
+		if cursor == 0 || maxIter == 0 || len(buf) >= count {
+			break
+		}
+	}
+	for _, de := range buf {
+		e := de.val
+		if e == nil {
+			continue // deleted by fn or an earlier expiry
+		}
+		if e.expired(now) {
+			if !db.ks.Replica {
+				db.expire(hashString(de.key), de)
+			}
+			continue
+		}
+		fn(de.key, e)
+	}
+	return cursor
+}
+
+// RandomKey is dbRandomKey: a random live key (dictGetFairRandomKey), false
+// if the database is empty. Expired keys drawn are deleted and reported and
+// another is drawn. In Replica mode they are not deleted, so when every key
+// has a TTL it gives up after 100 draws and returns a possibly expired key,
+// as Redis does.
+func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
+	allVolatile := db.dict.Len() == db.expires.Len()
+	for tries := 100; ; {
+		de := db.dict.fairRandomEntry(rng)
+		if de == nil {
+			return "", false
+		}
+		if de.val.ExpireAt == 0 {
+			return de.key, true
+		}
+		if db.ks.Replica && allVolatile {
+			tries--
+			if tries == 0 {
+				return de.key, true
+			}
+		}
+		if !de.val.expired(now) {
+			return de.key, true
+		}
+		if !db.ks.Replica {
+			db.expire(hashString(de.key), de)
+		}
+	}
+}
+
+// Keys is keysCommand: it calls fn for every key matching the glob pattern
+// (GlobMatch, case-sensitive) and not expired at now. Expired keys are
+// skipped, not deleted. fn may delete keys but must not insert.
+func (db *DB) Keys(pattern []byte, now int64, fn func(key string)) {
+	all := len(pattern) == 1 && pattern[0] == '*'
+	db.dict.rangeEntries(func(de *dictEntry) bool {
+		if (all || GlobMatchString(pattern, de.key, false)) && !de.val.expired(now) {
+			fn(de.key)
+		}
+		return true
+	})
+}
+
+// Rename is the core of renameGenericCommand: src's entry (value, TTL,
+// LastAccess, Freq: the object itself) moves to dst, replacing dst if it
+// exists. It returns false if src is missing or expired at now (an expired
+// src is deleted and reported, as Lookup). src == dst succeeds and changes
+// nothing.
+func (db *DB) Rename(src, dst []byte, now int64) bool {
+	hs := hashBytes(src)
+	de := db.find(hs, src, now)
+	if de == nil {
+		return false
+	}
+	if string(src) == string(dst) {
+		return true
+	}
+	hd := hashBytes(dst)
+	if old := db.dict.findB(hd, dst); old != nil {
+		db.remove(hd, old)
+	}
+	e := de.val
+	var x *dictEntry
+	if e.ExpireAt != 0 {
+		x = db.expires.findS(hs, de.key)
+		db.expires.remove(hs, x)
+	}
+	db.dict.remove(hs, de)
+	// Reuse the node (and so the Entry): pointers to it stay valid.
+	de.key, de.val = string(dst), e
+	db.dict.insert(hd, de)
+	if x != nil {
+		x.key, x.val = de.key, e
+		db.expires.insert(hd, x)
+	}
+	return true
+}
+
+// ForEach calls fn for every key, logically expired ones included, until fn
+// returns false (a safe iterator: fn may delete keys). For snapshots.
+func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
+	db.dict.Range(fn)
+}
+
+// ForEachVolatile calls fn for every key with a TTL until fn returns false.
+func (db *DB) ForEachVolatile(fn func(key string, e *Entry) bool) {
+	db.expires.Range(fn)
+}

@@ -1,0 +1,131 @@
+package keyspace
+
+import "math/rand/v2"
+
+// Stats are the expiry counters of INFO stats. The server may reset them
+// by assigning Stats{} (CONFIG RESETSTAT).
+type Stats struct {
+	// ExpiredKeys is expired_keys: keys removed by lazy or active expiry.
+	ExpiredKeys int64
+	// ExpiredStalePerc is stat_expired_stale_perc, a fraction in [0,1]
+	// (INFO prints expired_stale_perc as 100 times it, "%.2f"): the running
+	// estimate of the share of sampled TTL keys found already expired.
+	ExpiredStalePerc float64
+	// ExpiredTimeCapReachedCount is expired_time_cap_reached_count.
+	ExpiredTimeCapReachedCount int64
+	// ExpireCycleMicros is stat_expire_cycle_time_used (INFO prints
+	// expire_cycle_cpu_milliseconds as this / 1000).
+	ExpireCycleMicros int64
+}
+
+// LFU configures access-frequency tracking, the *-lfu maxmemory policies of
+// evict.c. When Enabled, every touching lookup decays and then
+// logarithmically increments Entry.Freq.
+type LFU struct {
+	Enabled   bool
+	LogFactor int        // lfu-log-factor (Redis default 10)
+	DecayTime int        // lfu-decay-time in minutes (Redis default 1; 0 = never decay)
+	Rand      *rand.Rand // randomness of LFULogIncr; nil means a fixed-seed generator
+}
+
+// Keyspace is the set of numbered databases of a server (server.db) plus
+// the state expiry shares across them.
+type Keyspace struct {
+	// DBs are the databases, indexed by number. Do not reorder: use Swap.
+	DBs []*DB
+	// Stats are the expiry counters.
+	Stats Stats
+	// OnExpire, if set, is called after every key removed by lazy or active
+	// expiry, with the database number and key: the hook for propagating
+	// DEL to replicas and the AOF and for "expired" keyspace events.
+	OnExpire func(db int, key string)
+	// Replica makes expiry behave as on a Redis 7.0 replica (or while
+	// writes are paused): expired keys read as missing but are not
+	// deleted (the master's DEL removes them), and ActiveExpireCycle does
+	// nothing.
+	Replica bool
+	// ActiveExpireEffort is active-expire-effort, 1..10; 0 means 1 (the
+	// Redis default). See ActiveExpireCycle.
+	ActiveExpireEffort int
+	// LFU configures LFU counters.
+	LFU LFU
+	// Dirty is server.dirty: changes since the last save
+	// (rdb_changes_since_last_save). Write commands add what Redis 7.0
+	// adds (one per key set, deleted or given a TTL; FLUSHALL the keys it
+	// removed); lazy and active expiry add nothing. CONFIG RESETSTAT
+	// keeps it.
+	Dirty int64
+
+	// activeExpireCycle's statics.
+	currentDB     int
+	timelimitExit bool
+	rehashDB      int // databasesCron's rehash_db
+
+	lfuDefaultRand *rand.Rand
+}
+
+// New returns a keyspace of n empty databases (n < 1 means 1).
+func New(databases int) *Keyspace {
+	ks := &Keyspace{DBs: make([]*DB, max(databases, 1))}
+	for i := range ks.DBs {
+		ks.DBs[i] = &DB{id: i, ks: ks}
+	}
+	return ks
+}
+
+// Swap is SWAPDB: databases a and b exchange their contents (keys, TTLs,
+// avg_ttl and expiry cursor). Each *DB keeps its number, so a client that
+// selected database a now sees b's former keys. It panics on an index out
+// of range; callers validate them.
+func (ks *Keyspace) Swap(a, b int) {
+	x, y := ks.DBs[a], ks.DBs[b]
+	x.dict, y.dict = y.dict, x.dict
+	x.expires, y.expires = y.expires, x.expires
+	x.avgTTL, y.avgTTL = y.avgTTL, x.avgTTL
+	x.expiresCursor, y.expiresCursor = y.expiresCursor, x.expiresCursor
+}
+
+// FlushAll empties every database.
+func (ks *Keyspace) FlushAll() {
+	for _, db := range ks.DBs {
+		db.Flush()
+	}
+}
+
+// Len is the number of keys in all databases.
+func (ks *Keyspace) Len() int {
+	n := 0
+	for _, db := range ks.DBs {
+		n += db.Len()
+	}
+	return n
+}
+
+func (ks *Keyspace) lfuRand() *rand.Rand {
+	if ks.LFU.Rand != nil {
+		return ks.LFU.Rand
+	}
+	if ks.lfuDefaultRand == nil {
+		ks.lfuDefaultRand = rand.New(rand.NewPCG(1, 2))
+	}
+	return ks.lfuDefaultRand
+}
+
+// ResizeAndRehash is the hash-table part of serverCron's databasesCron:
+// it starts a shrink of every database's tables that are less than 10%
+// full (tryResizeHashTables), then spends up to budgetMicros (Redis: 1000)
+// rehashing the first database, in turn, that has a rehash in progress
+// (incrementallyRehash with activerehashing). Lookups and writes rehash
+// incrementally anyway; this keeps idle databases from holding two tables.
+func (ks *Keyspace) ResizeAndRehash(budgetMicros int64, elapsed func() int64) {
+	for _, db := range ks.DBs {
+		db.ResizeIfNeeded()
+	}
+	for range ks.DBs {
+		db := ks.DBs[ks.rehashDB%len(ks.DBs)]
+		if db.Rehash(budgetMicros, elapsed) {
+			return
+		}
+		ks.rehashDB = (ks.rehashDB + 1) % len(ks.DBs)
+	}
+}

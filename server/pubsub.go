@@ -1,0 +1,358 @@
+package server
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/server/keyspace"
+)
+
+// pubsub holds channel, pattern and shard channel subscriptions; guarded
+// by Server.mu. Shard channels (SSUBSCRIBE/SPUBLISH, Redis 7.0) are a
+// namespace of their own: without cluster mode they behave like plain
+// channels, with their own counts and no pattern matching.
+type pubsub struct {
+	channels map[string]map[*Client]struct{}
+	patterns map[string]map[*Client]struct{}
+	shard    map[string]map[*Client]struct{}
+}
+
+func (p *pubsub) init() {
+	p.channels = map[string]map[*Client]struct{}{}
+	p.patterns = map[string]map[*Client]struct{}{}
+	p.shard = map[string]map[*Client]struct{}{}
+}
+
+// pubsubLimit is client-output-buffer-limit pubsub's hard limit (32mb).
+const pubsubLimit = 32 << 20
+
+func (p *pubsub) unsubscribeAll(c *Client) {
+	for ch := range c.subs {
+		delete(p.channels[ch], c)
+		if len(p.channels[ch]) == 0 {
+			delete(p.channels, ch)
+		}
+	}
+	for pat := range c.psubs {
+		delete(p.patterns[pat], c)
+		if len(p.patterns[pat]) == 0 {
+			delete(p.patterns, pat)
+		}
+	}
+	for ch := range c.ssubs {
+		delete(p.shard[ch], c)
+		if len(p.shard[ch]) == 0 {
+			delete(p.shard, ch)
+		}
+	}
+	c.subs, c.psubs, c.ssubs = nil, nil, nil
+}
+
+func (c *Client) subCount() int64 { return int64(len(c.subs) + len(c.psubs)) }
+
+// replySub writes [kind, name, count] (push in RESP3) into the reply. The
+// count is the channels and patterns subscribed, or for the shard kinds
+// the shard channels (clientShardSubscriptionsCount).
+func (c *Client) replySub(kind string, name []byte, null bool) {
+	c.w.PushLen(3)
+	c.w.BulkString(kind)
+	if null {
+		c.w.Null()
+	} else {
+		c.w.Bulk(name)
+	}
+	if kind == "ssubscribe" || kind == "sunsubscribe" {
+		c.w.Int(int64(len(c.ssubs)))
+		return
+	}
+	c.w.Int(c.subCount())
+}
+
+func cmdSubscribe(c *Client, args [][]byte) {
+	p := &c.srv.pubsub
+	for _, a := range args[1:] {
+		ch := string(a)
+		if c.subs == nil {
+			c.subs = map[string]struct{}{}
+		}
+		if _, ok := c.subs[ch]; !ok {
+			c.subs[ch] = struct{}{}
+			if p.channels[ch] == nil {
+				p.channels[ch] = map[*Client]struct{}{}
+			}
+			p.channels[ch][c] = struct{}{}
+		}
+		c.replySub("subscribe", a, false)
+	}
+}
+
+func cmdPSubscribe(c *Client, args [][]byte) {
+	p := &c.srv.pubsub
+	for _, a := range args[1:] {
+		pat := string(a)
+		if c.psubs == nil {
+			c.psubs = map[string]struct{}{}
+		}
+		if _, ok := c.psubs[pat]; !ok {
+			c.psubs[pat] = struct{}{}
+			if p.patterns[pat] == nil {
+				p.patterns[pat] = map[*Client]struct{}{}
+			}
+			p.patterns[pat][c] = struct{}{}
+		}
+		c.replySub("psubscribe", a, false)
+	}
+}
+
+func sortedKeys(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func cmdUnsubscribe(c *Client, args [][]byte) {
+	p := &c.srv.pubsub
+	names := args[1:]
+	if len(names) == 0 {
+		if len(c.subs) == 0 {
+			c.replySub("unsubscribe", nil, true)
+			return
+		}
+		for _, ch := range sortedKeys(c.subs) {
+			names = append(names, []byte(ch))
+		}
+	}
+	for _, a := range names {
+		ch := string(a)
+		if _, ok := c.subs[ch]; ok {
+			delete(c.subs, ch)
+			delete(p.channels[ch], c)
+			if len(p.channels[ch]) == 0 {
+				delete(p.channels, ch)
+			}
+		}
+		c.replySub("unsubscribe", a, false)
+	}
+}
+
+func cmdPUnsubscribe(c *Client, args [][]byte) {
+	p := &c.srv.pubsub
+	names := args[1:]
+	if len(names) == 0 {
+		if len(c.psubs) == 0 {
+			c.replySub("punsubscribe", nil, true)
+			return
+		}
+		for _, pat := range sortedKeys(c.psubs) {
+			names = append(names, []byte(pat))
+		}
+	}
+	for _, a := range names {
+		pat := string(a)
+		if _, ok := c.psubs[pat]; ok {
+			delete(c.psubs, pat)
+			delete(p.patterns[pat], c)
+			if len(p.patterns[pat]) == 0 {
+				delete(p.patterns, pat)
+			}
+		}
+		c.replySub("punsubscribe", a, false)
+	}
+}
+
+// publish delivers msg and returns the number of receivers
+// (pubsubPublishMessage).
+func (s *Server) publish(channel, msg []byte) int64 {
+	var n int64
+	s.stats.pubsubMessages++
+	for sub := range s.pubsub.channels[string(channel)] {
+		sub.push(encodePush(sub.w.Proto, []byte("message"), channel, msg), pubsubLimit)
+		n++
+	}
+	for pat, subs := range s.pubsub.patterns {
+		if !keyspace.GlobMatch([]byte(pat), channel, false) {
+			continue
+		}
+		for sub := range subs {
+			sub.push(encodePush(sub.w.Proto, []byte("pmessage"), []byte(pat), channel, msg), pubsubLimit)
+			n++
+		}
+	}
+	return n
+}
+
+// notify is notify.c's notifyKeyspaceEvent: when notify-keyspace-events
+// enables class, publish "__keyspace@<db>__:<key> <event>" (K) and
+// "__keyevent@<db>__:<event> <key>" (E). Off, it costs one flag test.
+func (s *Server) notify(class int, event string, key []byte, db int) {
+	if s.cfg.NotifyKeyspaceEvents&class == 0 {
+		return
+	}
+	s.notifyPublish(event, key, db)
+}
+
+func (s *Server) notifyPublish(event string, key []byte, db int) {
+	flags := s.cfg.NotifyKeyspaceEvents
+	prefix := "__keyspace@" + strconv.Itoa(db) + "__:"
+	if flags&configs.NotifyKeyspace != 0 {
+		s.publish(append([]byte(prefix), key...), []byte(event))
+	}
+	if flags&configs.NotifyKeyevent != 0 {
+		s.publish([]byte("__keyevent"+prefix[len("__keyspace"):]+event), key)
+	}
+}
+
+// notifyExpired is what deleteExpiredKeyAndPropagate signals for a key
+// removed by lazy or active expiry (the keyspace's OnExpire hook): the
+// "expired" event and, for WATCH, a modification.
+func (s *Server) notifyExpired(db int, key string) {
+	if len(s.watch.byClient) != 0 {
+		s.touchWatched(db, []byte(key))
+	}
+	if s.cfg.NotifyKeyspaceEvents&configs.NotifyExpired == 0 {
+		return
+	}
+	s.notifyPublish("expired", []byte(key), db)
+}
+
+// notify is notifyKeyspaceEvent in the client's selected database.
+func (c *Client) notify(class int, event string, key []byte) {
+	c.srv.notify(class, event, key, c.db)
+}
+
+func cmdPublish(c *Client, args [][]byte) {
+	c.w.Int(c.srv.publish(args[1], args[2]))
+}
+
+// cmdSSubscribe is ssubscribeCommand. It is refused where the client may
+// not block (inside EXEC), unlike SUBSCRIBE.
+func cmdSSubscribe(c *Client, args [][]byte) {
+	if c.multi != nil && c.multi.executing {
+		c.w.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+		return
+	}
+	p := &c.srv.pubsub
+	for _, a := range args[1:] {
+		ch := string(a)
+		if c.ssubs == nil {
+			c.ssubs = map[string]struct{}{}
+		}
+		if _, ok := c.ssubs[ch]; !ok {
+			c.ssubs[ch] = struct{}{}
+			if p.shard[ch] == nil {
+				p.shard[ch] = map[*Client]struct{}{}
+			}
+			p.shard[ch][c] = struct{}{}
+		}
+		c.replySub("ssubscribe", a, false)
+	}
+}
+
+func cmdSUnsubscribe(c *Client, args [][]byte) {
+	p := &c.srv.pubsub
+	names := args[1:]
+	if len(names) == 0 {
+		if len(c.ssubs) == 0 {
+			c.replySub("sunsubscribe", nil, true)
+			return
+		}
+		for _, ch := range sortedKeys(c.ssubs) {
+			names = append(names, []byte(ch))
+		}
+	}
+	for _, a := range names {
+		ch := string(a)
+		if _, ok := c.ssubs[ch]; ok {
+			delete(c.ssubs, ch)
+			delete(p.shard[ch], c)
+			if len(p.shard[ch]) == 0 {
+				delete(p.shard, ch)
+			}
+		}
+		c.replySub("sunsubscribe", a, false)
+	}
+}
+
+// cmdSPublish is spublishCommand: shard subscribers only, as "smessage".
+func cmdSPublish(c *Client, args [][]byte) {
+	s := c.srv
+	var n int64
+	s.stats.pubsubMessages++
+	for sub := range s.pubsub.shard[string(args[1])] {
+		sub.push(encodePush(sub.w.Proto, []byte("smessage"), args[1], args[2]), pubsubLimit)
+		n++
+	}
+	c.w.Int(n)
+}
+
+// channelsReply is pubsub channels/shardchannels: the channels of m
+// matching the optional pattern (at most one: Redis's argc check).
+func channelsReply(c *Client, args [][]byte, m map[string]map[*Client]struct{}) {
+	if len(args) > 3 {
+		c.w.Error(errSubcommandSyntax(args[1], "PUBSUB"))
+		return
+	}
+	var out []string
+	for ch := range m {
+		if len(args) < 3 || keyspace.GlobMatch(args[2], []byte(ch), false) {
+			out = append(out, ch)
+		}
+	}
+	sort.Strings(out)
+	c.w.ArrayLen(len(out))
+	for _, ch := range out {
+		c.w.BulkString(ch)
+	}
+}
+
+func cmdPubsubChannels(c *Client, args [][]byte) { channelsReply(c, args, c.srv.pubsub.channels) }
+
+func cmdPubsubShardChannels(c *Client, args [][]byte) { channelsReply(c, args, c.srv.pubsub.shard) }
+
+func numsubReply(c *Client, args [][]byte, m map[string]map[*Client]struct{}) {
+	c.w.MapLen(len(args) - 2)
+	for _, a := range args[2:] {
+		c.w.Bulk(a)
+		c.w.Int(int64(len(m[string(a)])))
+	}
+}
+
+func cmdPubsubNumsub(c *Client, args [][]byte) { numsubReply(c, args, c.srv.pubsub.channels) }
+
+func cmdPubsubShardNumsub(c *Client, args [][]byte) { numsubReply(c, args, c.srv.pubsub.shard) }
+
+func cmdPubsubNumpat(c *Client, args [][]byte) {
+	c.w.Int(int64(len(c.srv.pubsub.patterns)))
+}
+
+func init() {
+	ps := FlagPubSub | FlagNoScript | FlagLoading | FlagStale
+	register(
+		&Command{Name: "subscribe", Arity: -2, Flags: ps, ACL: []string{"pubsub", "slow"}, Handler: cmdSubscribe},
+		&Command{Name: "psubscribe", Arity: -2, Flags: ps, ACL: []string{"pubsub", "slow"}, Handler: cmdPSubscribe},
+		&Command{Name: "unsubscribe", Arity: -1, Flags: ps, ACL: []string{"pubsub", "slow"}, Handler: cmdUnsubscribe},
+		&Command{Name: "punsubscribe", Arity: -1, Flags: ps, ACL: []string{"pubsub", "slow"}, Handler: cmdPUnsubscribe},
+		&Command{Name: "publish", Arity: 3, Flags: FlagPubSub | FlagLoading | FlagStale | FlagFast | FlagMayReplicate, ACL: []string{"pubsub", "fast"}, Handler: cmdPublish},
+		&Command{Name: "ssubscribe", Arity: -2, Flags: ps, FirstKey: 1, LastKey: -1, Step: 1, ACL: []string{"pubsub", "slow"}, Handler: cmdSSubscribe},
+		&Command{Name: "sunsubscribe", Arity: -1, Flags: ps, FirstKey: 1, LastKey: -1, Step: 1, ACL: []string{"pubsub", "slow"}, Handler: cmdSUnsubscribe},
+		&Command{Name: "spublish", Arity: 3, Flags: FlagPubSub | FlagLoading | FlagStale | FlagFast | FlagMayReplicate, FirstKey: 1, LastKey: 1, Step: 1, ACL: []string{"pubsub", "fast"}, Handler: cmdSPublish},
+		&Command{Name: "pubsub", Arity: -2, Subs: []*Command{
+			{Name: "channels", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACL: []string{"pubsub", "slow"}, Handler: cmdPubsubChannels},
+			{Name: "numsub", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACL: []string{"pubsub", "slow"}, Handler: cmdPubsubNumsub},
+			{Name: "numpat", Arity: 2, Flags: FlagPubSub | FlagLoading | FlagStale, ACL: []string{"pubsub", "slow"}, Handler: cmdPubsubNumpat},
+			{Name: "shardchannels", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACL: []string{"pubsub", "slow"}, Handler: cmdPubsubShardChannels},
+			{Name: "shardnumsub", Arity: -2, Flags: FlagPubSub | FlagLoading | FlagStale, ACL: []string{"pubsub", "slow"}, Handler: cmdPubsubShardNumsub},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, Handler: helpHandler("PUBSUB", []string{
+				"CHANNELS [<pattern>]", "    Return the currently active channels matching a <pattern> (default: '*').",
+				"NUMPAT", "    Return number of subscriptions to patterns.",
+				"NUMSUB [<channel> ...]", "    Return the number of subscribers for the specified channels, excluding",
+				"    pattern subscriptions(default: no channels).",
+				"SHARDCHANNELS [<pattern>]", "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+				"SHARDNUMSUB [<shardchannel> ...]", "    Return the number of subscribers for the specified shard level channel(s)"})},
+		}},
+	)
+}

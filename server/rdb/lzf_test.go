@@ -1,0 +1,115 @@
+package rdb
+
+import (
+	"bytes"
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// rdbLen is the size of rdbSaveLen's encoding of l.
+func rdbLen(l int) int {
+	switch {
+	case l < 1<<6:
+		return 1
+	case l < 1<<14:
+		return 2
+	}
+	return 5
+}
+
+// savedLen is what rdbSaveRawString writes for a string over 20 bytes
+// that is not an integer (DEBUG OBJECT's serializedlength).
+func savedLen(b []byte) int {
+	out := make([]byte, len(b)-4)
+	if n := LZFCompress(b, out); n > 0 {
+		return 1 + rdbLen(n) + rdbLen(len(b)) + n
+	}
+	return rdbLen(len(b)) + len(b)
+}
+
+// TestLZFMatchesRedis: serializedlength of DEBUG OBJECT on redis-server
+// 7.0.15 for these values (rdbcompression yes).
+func TestLZFMatchesRedis(t *testing.T) {
+	var digits strings.Builder
+	for i := 0; i < 200; i++ {
+		digits.WriteString(strconv.Itoa(i))
+	}
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want int
+	}{
+		{"a*21", bytes.Repeat([]byte("a"), 21), 9},
+		{"a*30", bytes.Repeat([]byte("a"), 30), 12},
+		{"a*100", bytes.Repeat([]byte("a"), 100), 13},
+		{"a*300", bytes.Repeat([]byte("a"), 300), 16},
+		{"a*70000", bytes.Repeat([]byte("a"), 70000), 812},
+		{"ab*50", bytes.Repeat([]byte("ab"), 50), 14},
+		{"abc*100", bytes.Repeat([]byte("abc"), 100), 18},
+		{"0-9*10", bytes.Repeat([]byte("0123456789"), 10), 22},
+		{"digits", []byte(digits.String()), 469},
+		{"text", []byte("the quick brown fox jumps over the lazy dog; the quick brown fox jumps over the lazy dog again and again"), 71},
+		{"incompressible", all, 258},
+		{"bytes*3", bytes.Repeat(all, 3), 280},
+		{"match to the end", []byte("xyzxyzxyzxyzxyzxyQQQQ"), 15},
+		{"long match near the end", []byte("abcdefghabcdefghabcdefghababcdefghabcdefghab"), 22},
+	}
+	for _, tc := range tests {
+		if got := savedLen(tc.in); got != tc.want {
+			t.Errorf("%s: serialized length %d, Redis %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLZFRoundTrip: whatever LZFCompress produces, LZFDecompress restores.
+func TestLZFRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 3000; i++ {
+		n := 1 + r.Intn(2000)
+		alpha := 1 + r.Intn(6)
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte('a' + r.Intn(alpha))
+		}
+		out := make([]byte, n+n/16+64)
+		k := LZFCompress(b, out)
+		if k == 0 {
+			t.Fatalf("case %d: no room in a buffer larger than the input", i)
+		}
+		got, err := LZFDecompress(out[:k], n)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("case %d (%d bytes): round trip failed: %v", i, n, err)
+		}
+	}
+}
+
+// TestLZFDecompressCorrupt: malformed streams are errors, never panics.
+func TestLZFDecompressCorrupt(t *testing.T) {
+	for _, in := range [][]byte{{5, 'a'}, {0xe0}, {0x20, 0}, {0x20, 5}, {0, 'a', 0x20, 0}} {
+		if _, err := LZFDecompress(in, 10); err == nil {
+			t.Errorf("%v: no error", in)
+		}
+	}
+}
+
+// FuzzLZFDecompress: LZF data comes from RDB files and masters; no input
+// may panic, and whatever decodes has the announced length.
+func FuzzLZFDecompress(f *testing.F) {
+	out := make([]byte, 64)
+	n := LZFCompress(bytes.Repeat([]byte("abc"), 30), out)
+	f.Add(out[:n], 90)
+	f.Add([]byte{0, 'a'}, 1)
+	f.Add([]byte{0xe0, 0xff, 0}, 300)
+	f.Fuzz(func(t *testing.T, in []byte, n int) {
+		got, err := LZFDecompress(in, n)
+		if err == nil && len(got) != n {
+			t.Fatalf("decoded %d bytes, announced %d", len(got), n)
+		}
+	})
+}

@@ -1,0 +1,5 @@
+package server
+
+import "regexp"
+
+func matchRegexp(expr, s string) bool { return regexp.MustCompile(expr).MatchString(s) }

@@ -1,0 +1,419 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/server/keyspace"
+)
+
+// RedisVersion is the version reported to clients (INFO redis_version,
+// HELLO version) for compatibility with tools that gate on it.
+const RedisVersion = "7.0.15"
+
+// Version is Vigil's own version (INFO vigil_version, --version).
+var Version = "0.1.0"
+
+// Server is one vigil-server process.
+type Server struct {
+	// mu is the execution lock: Redis's single thread. Taken once per batch.
+	mu       sync.Mutex
+	cfg      *configs.Config      // guarded by mu
+	ks       *keyspace.Keyspace   // guarded by mu
+	rng      *mrand.Rand          // guarded by mu
+	cmds     map[string]*Command  // guarded by mu (rename-command at start only)
+	now      time.Time            // guarded by mu: time of the command being run
+	nowMs    int64                // guarded by mu
+	stats    stats                // guarded by mu, except the atomics inside
+	monitors map[*Client]struct{} // guarded by mu
+	watch    watchState           // guarded by mu
+	slowlog  slowlog              // guarded by mu
+	pubsub   pubsub               // guarded by mu
+	pause    pauseState           // guarded by mu
+	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
+
+	log       zerolog.Logger
+	clock     clock.Clock
+	realClock bool // clock is clock.Real: command times may reuse time.Now readings
+	runID     string
+	startTime time.Time
+	execPath  string // executable path (INFO executable)
+	cfgFile   string
+
+	// settings read outside the lock, updated on CONFIG SET
+	timeoutSec   atomic.Int64
+	maxClients   atomic.Int64
+	protoMaxBulk atomic.Int64
+
+	clientsMu sync.Mutex
+	clients   map[int64]*Client // guarded by clientsMu
+	nextID    atomic.Int64
+
+	listenersMu sync.Mutex
+	listeners   []net.Listener
+	tcpPort     int
+
+	shutdownOnce sync.Once
+	shutdownCh   chan shutdownReq
+	doneCh       chan struct{}
+	connWG       sync.WaitGroup
+	closing      atomic.Bool
+	// spinner keeps the thread polling between batches (spin.go); nil
+	// when off. Set by Run before the first connection.
+	spinner *idleSpinner
+}
+
+type shutdownReq struct {
+	save, nosave, now, force bool
+	from                     *Client
+}
+
+// Option customises a Server (tests inject a fake clock).
+type Option func(*Server)
+
+// WithClock makes the server read time from clk (commands, expiry).
+func WithClock(clk clock.Clock) Option { return func(s *Server) { s.clock = clk } }
+
+// New builds a server from a validated configuration. Nothing listens
+// until Run.
+func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	id := make([]byte, 20)
+	_, _ = rand.Read(id)
+	s := &Server{
+		cfg:        cfg,
+		ks:         keyspace.New(cfg.Databases),
+		rng:        mrand.New(mrand.NewPCG(uint64(time.Now().UnixNano()), uint64(seed[0])|uint64(seed[1])<<8)),
+		monitors:   map[*Client]struct{}{},
+		log:        log,
+		runID:      hex.EncodeToString(id),
+		startTime:  time.Now(),
+		clients:    map[int64]*Client{},
+		shutdownCh: make(chan shutdownReq, 1),
+		doneCh:     make(chan struct{}),
+		cfgFile:    cfg.File,
+		clock:      clock.Real{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	_, s.realClock = s.clock.(clock.Real)
+	s.execPath, _ = os.Executable()
+	s.applyAtomics()
+	s.initAdmin()
+	s.slowlog.init()
+	s.pubsub.init()
+	s.ks.OnExpire = func(db int, key string) { s.stats.expiredKeys++; s.notifyExpired(db, key) }
+	cmds, err := buildCommandTable(cfg.RenameCommands)
+	if err != nil {
+		return nil, err
+	}
+	s.cmds = cmds
+	return s, nil
+}
+
+// applyAtomics copies the settings the connection loops read without the
+// lock. Called at start and after CONFIG SET.
+func (s *Server) applyAtomics() {
+	s.timeoutSec.Store(int64(s.cfg.Timeout))
+	s.maxClients.Store(int64(s.cfg.MaxClients))
+	s.protoMaxBulk.Store(s.cfg.ProtoMaxBulkLen)
+	s.applyKeyspaceConfig()
+}
+
+// RunID is the server's 40-hex-character run id.
+func (s *Server) RunID() string { return s.runID }
+
+// Addrs returns the addresses the server listens on.
+func (s *Server) Addrs() []net.Addr {
+	s.listenersMu.Lock()
+	defer s.listenersMu.Unlock()
+	out := make([]net.Addr, 0, len(s.listeners))
+	for _, l := range s.listeners {
+		out = append(out, l.Addr())
+	}
+	return out
+}
+
+// Listen opens the configured TCP and unix listeners, as Redis's
+// listenToPort: "*" binds all IPv4 addresses, "::*" all IPv6; a leading
+// "-" makes an address optional (skipped when unavailable).
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	binds := append([]string(nil), s.cfg.Bind...)
+	port := s.cfg.Port
+	unix := s.cfg.UnixSocket
+	perm := s.cfg.UnixSocketPerm
+	s.mu.Unlock()
+	var ls []net.Listener
+	fail := func(err error) error {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
+	if port != 0 {
+		if len(binds) == 0 {
+			binds = []string{"*", "-::*"}
+		}
+		for _, b := range binds {
+			optional := strings.HasPrefix(b, "-")
+			b = strings.TrimPrefix(b, "-")
+			network, host := "tcp", b
+			switch b {
+			case "*":
+				network, host = "tcp4", "0.0.0.0"
+			case "::*":
+				network, host = "tcp6", "::"
+			default:
+				if strings.Contains(b, ":") {
+					network = "tcp6"
+				} else {
+					network = "tcp4"
+				}
+			}
+			l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				if optional {
+					continue
+				}
+				return fail(fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", b, port, err))
+			}
+			if port == -1 || port == 0 {
+				port = l.Addr().(*net.TCPAddr).Port
+			}
+			ls = append(ls, l)
+		}
+		if len(ls) == 0 {
+			return fail(fmt.Errorf("Failed listening on port %d (tcp), aborting.", port))
+		}
+		s.tcpPort = port
+	}
+	if unix != "" {
+		_ = os.Remove(unix)
+		l, err := net.Listen("unix", unix)
+		if err != nil {
+			return fail(fmt.Errorf("Failed opening Unix socket: %w", err))
+		}
+		if perm != 0 {
+			_ = os.Chmod(unix, os.FileMode(perm))
+		}
+		ls = append(ls, l)
+	}
+	s.listenersMu.Lock()
+	s.listeners = ls
+	s.listenersMu.Unlock()
+	return nil
+}
+
+// Port is the TCP port actually bound (after Listen).
+func (s *Server) Port() int { return s.tcpPort }
+
+// Run serves until ctx is cancelled or SHUTDOWN runs, then stops accepting,
+// lets in-flight replies finish, closes every client and returns. Listen
+// must have been called.
+func (s *Server) Run(ctx context.Context) error {
+	if path := os.Getenv(CPUProfileEnv); path != "" {
+		if stop, err := startCPUProfile(path); err != nil {
+			s.log.Warn().Err(err).Msg("Can't start the CPU profile")
+		} else {
+			defer stop()
+			s.log.Warn().Str("file", path).Msg("Writing a CPU profile until shutdown")
+		}
+	}
+	s.listenersMu.Lock()
+	ls := append([]net.Listener(nil), s.listeners...)
+	s.listenersMu.Unlock()
+	if s.spinner = newIdleSpinner(); s.spinner != nil {
+		defer s.spinner.close()
+	}
+	for _, l := range ls {
+		go s.acceptLoop(l)
+	}
+	cronStop := make(chan struct{})
+	go s.cron(cronStop)
+	var req shutdownReq
+	select {
+	case <-ctx.Done():
+	case req = <-s.shutdownCh:
+	}
+	s.log.Warn().Msg("User requested shutdown...")
+	close(cronStop)
+	s.closing.Store(true)
+	for _, l := range ls {
+		l.Close()
+	}
+	if s.cfg.UnixSocket != "" {
+		_ = os.Remove(s.cfg.UnixSocket)
+	}
+	if req.save && !req.nosave {
+		s.log.Warn().Msg("SHUTDOWN SAVE requested but persistence is not implemented yet: nothing saved")
+	}
+	// Interrupt blocked reads; loops finish their batch, write, and exit.
+	s.clientsMu.Lock()
+	for _, c := range s.clients {
+		if c != req.from {
+			c.conn.SetReadDeadline(time.Now())
+		}
+	}
+	s.clientsMu.Unlock()
+	if req.from != nil {
+		go req.from.conn.Close() // asynchronously: see Client.kill
+	}
+	waitDone := make(chan struct{})
+	go func() { s.connWG.Wait(); close(waitDone) }()
+	select {
+	case <-waitDone:
+	case <-time.After(5 * time.Second):
+		s.clientsMu.Lock()
+		for _, c := range s.clients {
+			go c.conn.Close() // asynchronously: see Client.kill
+		}
+		s.clientsMu.Unlock()
+	}
+	close(s.doneCh)
+	s.log.Warn().Msg("Redis is now ready to exit, bye bye...")
+	return nil
+}
+
+// requestShutdown asks Run to stop. Safe to call more than once.
+func (s *Server) requestShutdown(r shutdownReq) {
+	s.shutdownOnce.Do(func() { s.shutdownCh <- r })
+}
+
+func (s *Server) acceptLoop(l net.Listener) {
+	var delay time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			// EMFILE and friends: back off like net/http.
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else if delay *= 2; delay > time.Second {
+				delay = time.Second
+			}
+			s.log.Warn().Err(err).Msg("Accepting client connection")
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.connWG.Add(1)
+		go s.serveConn(conn)
+	}
+}
+
+// cron is serverCron: active expiry hz times a second.
+func (s *Server) cron(stop <-chan struct{}) {
+	s.mu.Lock()
+	hz := s.cfg.Hz
+	s.mu.Unlock()
+	if hz <= 0 {
+		hz = 10
+	}
+	t := time.NewTicker(time.Second / time.Duration(hz))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		s.setNow()
+		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: 25% of a cron period.
+		budget := int64(1000000/s.cfg.Hz) * 25 / 100
+		start := time.Now()
+		if !s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
+			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, func() int64 { return time.Since(start).Microseconds() })
+		}
+		s.adminCron()
+		s.stats.cronLoops++
+		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
+			hz = s.cfg.Hz
+			t.Reset(time.Second / time.Duration(hz))
+		}
+		s.mu.Unlock()
+	}
+}
+
+// setNow caches the time for the command about to run (Redis's
+// server.mstime), so one command sees one instant.
+func (s *Server) setNow() {
+	s.now = s.clock.Now()
+	s.nowMs = s.now.UnixMilli()
+}
+
+// ConfigureRuntime sets GOMAXPROCS, the number of threads running Go code,
+// to the io-threads directive (default 1, Redis's single thread), unless
+// the GOMAXPROCS environment variable is set, and returns it. Commands run
+// one at a time under the execution lock anyway; with one P the connection
+// goroutines take turns on one thread and no spinning threads or sysmon
+// hand-offs compete for the CPU with the clients or other processes. On a
+// machine shared with its clients this gave 10-40% more throughput than
+// GOMAXPROCS=2 (README.md, Benchmarks). Raise io-threads (or set
+// GOMAXPROCS) to parallelise socket I/O and parsing on a dedicated host.
+// Called once by cmd/vigil-server; tests and embedders leave the runtime
+// alone.
+func ConfigureRuntime(cfg *configs.Config) int {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return runtime.GOMAXPROCS(0)
+	}
+	n := 1
+	if v, ok := cfg.Value("io-threads"); ok {
+		if k, err := strconv.Atoi(v); err == nil && k > 0 {
+			n = k
+		}
+	}
+	n = min(n, runtime.NumCPU())
+	runtime.GOMAXPROCS(n)
+	return n
+}
+
+// CPUProfileEnv names the environment variable that makes Run write a Go
+// CPU profile (go tool pprof) to the file it names, from start to shutdown:
+// an opt-in for profiling under a real load (README.md, Benchmarks). No
+// port is opened.
+const CPUProfileEnv = "VIGIL_CPUPROFILE"
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}

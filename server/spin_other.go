@@ -1,0 +1,11 @@
+//go:build !linux
+
+package server
+
+// idleSpinner is Linux-only (spin.go); elsewhere the server never spins.
+type idleSpinner struct{}
+
+func newIdleSpinner() *idleSpinner { return nil }
+func (sp *idleSpinner) add(fd int) {}
+func (sp *idleSpinner) activity()  {}
+func (sp *idleSpinner) close()     {}
