@@ -1,7 +1,58 @@
-// Package sentinel is the pure failover core of vigil-sentinel:
-// Core.Step(now, Event) []Action. It implements SDOWN/ODOWN, epochs, leader
-// votes, replica ranking and the failover state machine named after sentinel.c.
-// It performs no I/O, reads no clock and takes randomness from a seeded source.
+// Package sentinel is the pure failover core of vigil-sentinel, a Redis 7.0
+// Sentinel: Core.Step(now, Event) []Action. It implements instance discovery
+// (INFO, hellos), SDOWN/ODOWN, epochs and leader votes, replica ranking, the
+// failover state machine, TILT, and the state sentinel.conf persists, all
+// named after and following sentinel.c (Redis 7.0.15).
+//
+// It performs no I/O, reads no clock and takes randomness only from the
+// *rand.Rand given to New: time is the unix-millisecond `now` passed to Step,
+// so a seed plus an event sequence always yields the same actions.
+//
+// # Using it (the shell, sentinel/daemon)
+//
+//   - New(Options, rng), then Step(now, ConfigLoaded{cfg}) once.
+//   - Deliver Ticked every TickDelay() ms (10–19 Hz, re-randomised as Redis).
+//   - Execute the returned actions in order: Connect/Disconnect (connections
+//     keyed by Ref.Link; sentinels known under several masters share one),
+//     SendPing, SendInfo, PublishHello, AskMasterDown, SendReplicaOf (the
+//     MULTI/SLAVEOF/CONFIG REWRITE/CLIENT KILL×2/EXEC transaction, names
+//     through MapCommand), SendScriptKill, RewriteConfig (from Config()),
+//     Notify (log + publish on channel Type), RunScript, Crash, and the
+//     Reply / MasterDownReply answering a client request.
+//   - Report facts: LinkConnected/LinkDisconnected, PreludeReplied (the
+//     AUTH/CLIENT SETNAME sent first on a connection; a connection being
+//     opened already takes commands, as a hiredis context does),
+//     PingReplied, InfoReceived, HelloReceived, PublishReplied,
+//     IsMasterDownReplied, CommandReplied, and
+//     the SENTINEL commands that change state (MonitorRequested, SetRequested,
+//     ResetRequested, FailoverRequested, IsMasterDownAsked, ...). See Event
+//     for the reply/stale-connection contract.
+//   - Read-only SENTINEL commands use the query methods: Masters, Master,
+//     Replicas, Sentinels, MasterAddr, CKQuorum, InfoSection, InfoCache,
+//     ConfigGet, Debug, MyID, MasterNames.
+//
+// # Vigil's deviations from Redis (Tunables; RedisTunables() turns them off)
+//
+//   - AskOnSDown: ask the other sentinels in the very tick a master turns
+//     SDOWN, regardless of the ask period.
+//   - PromotionInfoPeriod (100 ms): INFO polling of the promoted replica in
+//     SEND_SLAVEOF_NOONE/WAIT_PROMOTION, instead of 1 s.
+//   - ReconfInfoPeriod (250 ms): INFO polling of replicas being reconfigured.
+//   - EagerFailover: the SLAVEOF NO ONE goes out in the step that selected
+//     the replica; INFO is asked of a replica as soon as its SLAVEOF is
+//     acknowledged; on promotion the hellos with the new configuration and
+//     the other replicas' SLAVEOF go out at once. Redis waits a tick (50-100
+//     ms) for each. ODOWN, votes and selection stay on the tick.
+//
+// None changes what counts as ODOWN, a vote or a promotion.
+//
+// # Simplifications
+//
+//   - Host names: addresses are compared as strings/IPs; resolution (with
+//     resolve-hostnames) is the shell's business.
+//   - The SLAVEOF transaction counts as one pending command, not six.
+//   - Script queueing, retries and timeouts, executability checks of script
+//     paths, and SCRIPT-MAX-RUNTIME/RETRY-DELAY belong to the shell.
 //
 // It imports the standard library only.
 package sentinel

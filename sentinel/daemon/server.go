@@ -1,0 +1,341 @@
+package daemon
+
+import (
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// client is one connection to the sentinel's own port.
+type client struct {
+	d       *Daemon
+	conn    net.Conn
+	id      int64
+	addr    string
+	laddr   string
+	created time.Time
+
+	// Owned by the client's goroutine.
+	w         resp.Writer
+	authed    bool
+	user      string
+	u         *aclUser // the authenticated user; nil = default
+	lastCmd   string
+	close     bool
+	replyMode int
+	idleAt    time.Time
+
+	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
+	name string
+
+	// Output queue, written by writeLoop.
+	qmu     sync.Mutex
+	q       [][]byte
+	qbytes  int
+	qclosed bool
+	qsig    chan struct{}
+	wdone   chan struct{}
+
+	// subs and psubs are guarded by hub.mu.
+	subs  map[string]bool
+	psubs map[string]bool
+}
+
+// Listen opens the TCP listeners for the bind addresses and port of the
+// configuration (port 0: no listener), as redis-sentinel does. Addresses
+// prefixed with "-" are optional.
+func (d *Daemon) Listen() error {
+	srv := d.st.Server
+	var opened []net.Listener
+	if srv.UnixSocket != "" {
+		_ = os.Remove(srv.UnixSocket)
+		ln, err := net.Listen("unix", srv.UnixSocket)
+		if err != nil {
+			return err
+		}
+		if srv.UnixSocketPerm != 0 {
+			_ = os.Chmod(srv.UnixSocket, os.FileMode(srv.UnixSocketPerm))
+		}
+		opened = append(opened, ln)
+	}
+	if srv.Port == 0 {
+		d.lnMu.Lock()
+		d.listeners = append(d.listeners, opened...)
+		d.lnMu.Unlock()
+		return nil
+	}
+	binds := srv.Bind
+	if len(binds) == 0 {
+		binds = []string{"*", "-::*"}
+	}
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		b = strings.TrimPrefix(b, "-")
+		network := "tcp"
+		host := b
+		switch b {
+		case "*":
+			network, host = "tcp4", "0.0.0.0"
+		case "::*":
+			network, host = "tcp6", "::"
+		}
+		ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(srv.Port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			for _, l := range opened {
+				l.Close()
+			}
+			return err
+		}
+		opened = append(opened, ln)
+	}
+	d.lnMu.Lock()
+	d.listeners = append(d.listeners, opened...)
+	d.lnMu.Unlock()
+	return nil
+}
+
+// Addr returns the address of the first listener (tests).
+func (d *Daemon) Addr() net.Addr {
+	d.lnMu.Lock()
+	defer d.lnMu.Unlock()
+	if len(d.listeners) == 0 {
+		return nil
+	}
+	return d.listeners[0].Addr()
+}
+
+// Serve adds a listener opened by the caller (tests).
+func (d *Daemon) Serve(ln net.Listener) {
+	d.lnMu.Lock()
+	d.listeners = append(d.listeners, ln)
+	d.lnMu.Unlock()
+}
+
+func (d *Daemon) acceptLoop(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			select {
+			case <-d.done:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go d.serveConn(conn)
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return true
+}
+
+func (d *Daemon) serveConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		if ka := d.st.Server.TCPKeepAlive; ka > 0 {
+			_ = tc.SetKeepAlive(true)
+			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+		}
+	}
+	srv := d.st.Server
+	if srv.ProtectedMode && d.acl.defaultNoPassFlag() && !isLoopback(conn.RemoteAddr()) {
+		conn.Write([]byte("-" + errProtectedMode + "\r\n"))
+		conn.Close()
+		d.rejected.Add(1)
+		return
+	}
+	d.clientsMu.Lock()
+	if srv.MaxClients > 0 && len(d.clients) >= srv.MaxClients {
+		d.clientsMu.Unlock()
+		conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		conn.Close()
+		d.rejected.Add(1)
+		return
+	}
+	c := &client{
+		d:       d,
+		conn:    conn,
+		id:      d.nextID.Add(1),
+		addr:    conn.RemoteAddr().String(),
+		laddr:   conn.LocalAddr().String(),
+		created: time.Now(),
+		w:       resp.Writer{Proto: 2},
+		authed:  d.acl.defaultNoPass(),
+		user:    "default",
+		idleAt:  time.Now(),
+		qsig:    make(chan struct{}, 1),
+		wdone:   make(chan struct{}),
+	}
+	go c.writeLoop()
+	d.clients[c.id] = c
+	d.clientsMu.Unlock()
+	d.totalConns.Add(1) // stat_numconnections: accepted, not rejected
+	defer func() {
+		d.hub.unsubscribeAll(c)
+		d.clientsMu.Lock()
+		delete(d.clients, c.id)
+		d.clientsMu.Unlock()
+		c.closeQueue()
+		conn.Close()
+	}()
+	rd := resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
+	for {
+		// The timeout directive (clientsCronHandleTimeout): idle clients
+		// are closed, pub/sub subscribers never.
+		if t := srv.Timeout; t > 0 && !c.subscribed() {
+			_ = conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		} else {
+			_ = conn.SetReadDeadline(time.Time{})
+		}
+		if err := rd.Fill(); err != nil {
+			return
+		}
+		for {
+			args, err := rd.Next()
+			if err != nil {
+				c.w.Error("ERR " + err.Error())
+				d.stats.errors.Add(1)
+				c.flush()
+				return
+			}
+			if args == nil {
+				break
+			}
+			sargs := make([]string, len(args))
+			for i, a := range args {
+				sargs[i] = string(a)
+			}
+			c.dispatch(sargs)
+			c.idleAt = time.Now()
+			if c.close {
+				c.flush()
+				return
+			}
+		}
+		if !c.flush() {
+			return
+		}
+	}
+}
+
+// flush writes the pending replies.
+func (c *client) flush() bool {
+	if len(c.w.B) == 0 {
+		return true
+	}
+	ok := c.enqueue(append([]byte(nil), c.w.B...))
+	c.w.Reset()
+	return ok
+}
+
+// maxPendingOutput bounds what a client that does not read may have queued
+// (pub/sub events included) before it is disconnected, like Redis's
+// client-output-buffer-limit.
+const maxPendingOutput = 32 << 20
+
+// enqueue hands bytes to the client's writer goroutine; it never blocks, so
+// the event loop can publish to slow subscribers. A client over the limit
+// is disconnected.
+func (c *client) enqueue(b []byte) bool {
+	c.qmu.Lock()
+	if c.qclosed {
+		c.qmu.Unlock()
+		return false
+	}
+	if c.qbytes+len(b) > maxPendingOutput {
+		c.qclosed = true
+		c.qmu.Unlock()
+		c.conn.Close()
+		return false
+	}
+	c.q = append(c.q, b)
+	c.qbytes += len(b)
+	c.qmu.Unlock()
+	select {
+	case c.qsig <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// writeLoop writes queued output in order until the queue is closed and
+// drained (closeQueue) or a write fails.
+func (c *client) writeLoop() {
+	defer close(c.wdone)
+	for {
+		c.qmu.Lock()
+		q := c.q
+		c.q = nil
+		c.qbytes = 0
+		closed := c.qclosed
+		c.qmu.Unlock()
+		for _, b := range q {
+			c.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			n, err := c.conn.Write(b)
+			c.d.stats.netOut.Add(int64(n))
+			c.d.stats.writes.Add(1)
+			if err != nil {
+				c.qmu.Lock()
+				c.qclosed = true
+				c.qmu.Unlock()
+				c.conn.Close()
+				return
+			}
+		}
+		if closed && len(q) == 0 {
+			return
+		}
+		if len(q) == 0 {
+			<-c.qsig
+		}
+	}
+}
+
+// closeQueue stops accepting output and waits for the writer to drain.
+func (c *client) closeQueue() {
+	c.qmu.Lock()
+	c.qclosed = true
+	c.qmu.Unlock()
+	select {
+	case c.qsig <- struct{}{}:
+	default:
+	}
+	<-c.wdone
+}
+
+// writePush queues an out-of-band message (pub/sub).
+func (c *client) writePush(b []byte) { c.enqueue(b) }
+
+func (c *client) getName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
+}
+
+// subscribed reports whether the client is in RESP2 pub/sub context.
+func (c *client) subscribed() bool {
+	c.d.hub.mu.Lock()
+	defer c.d.hub.mu.Unlock()
+	return len(c.subs)+len(c.psubs) > 0
+}
