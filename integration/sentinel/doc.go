@@ -1,0 +1,31 @@
+// Package sentinel holds the Ginkgo suites that run sentinels as processes
+// against replicated data servers and check them with go-redis: discovery,
+// failover on SIGKILL and SIGSTOP, manual SENTINEL FAILOVER, mixed quorums of
+// vigil-sentinel and redis-sentinel, configuration rewrite and a failover-time
+// benchmark.
+//
+// Both binaries are parameters:
+//
+//	VIGIL_SENTINEL_BIN     the sentinel under test; default: gexec.Build of
+//	                       ./cmd/vigil-sentinel (specs skip while it does not
+//	                       build). VIGIL_SENTINEL_BIN=/usr/bin/redis-sentinel
+//	                       checks the specs themselves.
+//	VIGIL_DATA_SERVER_BIN  the data server (master and replicas); default
+//	                       /usr/bin/redis-server, since vigil-server does not
+//	                       replicate yet. Specs skip when it is absent.
+//	REDIS_SENTINEL_BIN     the reference sentinel for the mixed-quorum specs
+//	                       and the benchmark; default redis-sentinel on PATH.
+//	VIGIL_BENCH=1          enables the failover-time benchmark (label "bench",
+//	                       `just bench-failover`); VIGIL_BENCH_RUNS sets the
+//	                       number of runs per sentinel kind (default 5).
+//
+// Every spec starts fresh processes on free loopback ports, registers every
+// stop with DeferCleanup and waits with Eventually and explicit timeouts;
+// sentinels run with down-after-milliseconds 1000 and failover-timeout 5000.
+// Labels: "interop" (needs Debian's redis-server/redis-sentinel), "failover"
+// (kills or stops an instance), "slow" (more than a few seconds), "bench".
+//
+// The package imports ginkgo, gomega, go-redis, the standard library and
+// github.com/vigil-kv/vigil/integration (its process helpers); it drives the
+// sentinels only through their binaries and sockets.
+package sentinel
