@@ -1,0 +1,60 @@
+# Vigil task runner: `just --list` shows the recipes.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Run every test (the README's command; CI runs it through .ci/run).
+test:
+    go test ./...
+
+# Run every test under the race detector.
+race:
+    go test -race -timeout 20m ./...
+
+# Run the Ginkgo multi-process suites only; narrow them with labels, e.g.
+# `just integration 'interop && !slow'`.
+integration labels="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    labels={{quote(labels)}}
+    if [ -n "$labels" ]; then
+        go test -timeout 20m ./integration/... -ginkgo.v -ginkgo.label-filter="$labels"
+    else
+        go test -timeout 20m ./integration/... -ginkgo.v
+    fi
+
+# Fuzz every Fuzz* target in the module (FuzzReader in ./internal/resp and any
+# other), each for `time`, one after the other.
+fuzz time="30s":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    found=0
+    while IFS= read -r file; do
+        dir="./$(dirname "$file")"
+        for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]*)\(' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]*)\(/\1/'); do
+            found=1
+            echo "=== $target in $dir for {{time}}"
+            go test -run '^$' -fuzz "^${target}\$" -fuzztime '{{time}}' "$dir"
+        done
+    done < <(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' . | sed 's|^\./||' | sort)
+    if [ "$found" = 0 ]; then echo "no Fuzz targets found"; exit 1; fi
+
+# gofmt must have nothing to say, and go vet must pass.
+lint:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    unformatted="$(gofmt -l .)"
+    if [ -n "$unformatted" ]; then echo "gofmt -l:"; echo "$unformatted"; exit 1; fi
+    go vet ./...
+
+# Benchmarks against vigil-server (and Debian's redis-server where installed).
+bench *args:
+    scripts/bench.sh {{args}}
+
+# Start a vigil-server on the default port (pass flags: `just up --port 7000`).
+up *args:
+    go run ./cmd/vigil-server {{args}}
+
+# Failover time of vigil-sentinel against redis-sentinel: `runs` SIGKILLs of
+# the master each (down-after-milliseconds 1000), medians and their ratio.
+# VIGIL_SENTINEL_BIN=... picks another sentinel build.
+bench-failover runs="5":
+    VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// syncBuf is a bytes.Buffer safe for the logger and the test to share.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := runWithSignals([]string{"--version"}, &out, &errb, nil); code != 0 || !strings.HasPrefix(out.String(), "Redis server v=7.0.15") {
+		t.Fatalf("--version: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := runWithSignals([]string{"--help"}, &out, &errb, nil); code != 1 || !strings.Contains(errb.String(), "Usage: vigil-sentinel") {
+		t.Fatalf("--help: %d %q", code, errb.String())
+	}
+}
+
+func TestStartupErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := runWithSignals(nil, &out, &errb, nil); code != 1 || !strings.Contains(out.String(), "Sentinel needs config file on disk to save state. Exiting...") {
+		t.Fatalf("no file: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := runWithSignals([]string{"/nonexistent/s.conf"}, &out, &errb, nil); code != 1 ||
+		!strings.Contains(out.String(), "Fatal error, can't open config file '/nonexistent/s.conf': No such file or directory") {
+		t.Fatalf("missing file: %d %q", code, out.String())
+	}
+	conf := filepath.Join(t.TempDir(), "s.conf")
+	os.WriteFile(conf, []byte("port 0\nsentinel bogus\n"), 0o644)
+	if code := runWithSignals([]string{conf}, &out, &errb, nil); code != 1 ||
+		!strings.Contains(errb.String(), "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line 2\n>>> 'sentinel bogus'\nUnrecognized sentinel configuration statement.") {
+		t.Fatalf("bad config: %d %q", code, errb.String())
+	}
+}
+
+func TestServeAndSignal(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "s.conf")
+	pid := filepath.Join(dir, "s.pid")
+	os.WriteFile(conf, []byte("bind 127.0.0.1\nsentinel monitor mym 127.0.0.1 1 2\n"), 0o644)
+	sigs := make(chan os.Signal, 1)
+	var out syncBuf
+	var errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runWithSignals([]string{conf, "--port", strconv.Itoa(port), "--pidfile", pid}, &out, &errb, sigs)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sentinel not listening; output:\n%s%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{"Running mode=sentinel, port=" + strconv.Itoa(port) + ".", "Sentinel ID is ",
+		"+monitor master mym 127.0.0.1 1 quorum 2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, out.String())
+		}
+	}
+	if b, err := os.ReadFile(pid); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("pidfile: %q %v", b, err)
+	}
+	sigs <- syscall.SIGTERM
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit after SIGTERM")
+	}
+	if _, err := os.Stat(pid); !os.IsNotExist(err) {
+		t.Errorf("pidfile left behind: %v", err)
+	}
+	b, _ := os.ReadFile(conf)
+	if !strings.Contains(string(b), "sentinel myid ") || !strings.Contains(string(b), "port "+strconv.Itoa(port)) {
+		t.Errorf("config not rewritten:\n%s", b)
+	}
+	if !strings.Contains(out.String(), "Sentinel is now ready to exit, bye bye...") {
+		t.Errorf("no goodbye:\n%s", out.String())
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/logging"
+	"github.com/vigil-kv/vigil/server"
+)
+
+// fatalHeader opens Redis's block for configuration errors.
+const fatalHeader = "*** FATAL CONFIG FILE ERROR"
+
+// loadConfig reads the configuration as the command line asks.
+func loadConfig(inv invocation, stdin io.Reader) (*configs.Config, error) {
+	opts := configs.LoadOptions{ConfigFile: inv.configFile, Stdin: stdin, Args: inv.overrides}
+	if inv.stdin {
+		if inv.configFile == "" {
+			opts.ConfigFile = "-"
+		} else {
+			opts.ReadStdin = true
+		}
+	}
+	return configs.Load(opts)
+}
+
+// printConfigError writes err as Redis's fatal config error block.
+func printConfigError(w io.Writer, err error) {
+	msg := strings.TrimRight(err.Error(), "\n")
+	if !strings.Contains(msg, fatalHeader) && !strings.HasPrefix(msg, "Fatal error") {
+		msg = fmt.Sprintf("\n%s (Redis %s) ***\n%s", fatalHeader, redisVersion(), msg)
+	}
+	fmt.Fprintln(w, msg)
+}
+
+// serve loads the configuration, starts the server and runs it until a
+// signal or SHUTDOWN. It returns the exit code.
+func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
+	cfg, err := loadConfig(inv, stdin)
+	if err != nil {
+		printConfigError(stderr, err)
+		return 1
+	}
+	out, err := logging.Open(cfg.LogFile, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "Can't open the log file: %s\n", errText(err))
+		return 1
+	}
+	defer out.Close()
+	log := logging.New(out, cfg.LogLevel, "server")
+	pid := os.Getpid()
+
+	if inv.stdin {
+		log.Warn().Msg("Reading config from stdin")
+	}
+	log.Warn().Msg("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo")
+	log.Warn().Msgf("Redis version=%s, bits=64, commit=00000000, modified=0, pid=%d, just started", redisVersion(), pid)
+	if inv.noArgs {
+		log.Warn().Msg("Warning: no config file specified, using the default config. In order to specify a config file use vigil-server /path/to/redis.conf")
+	} else {
+		log.Warn().Msg("Configuration loaded")
+	}
+	if cfg.Daemonize {
+		log.Warn().Msg("daemonize yes is ignored: Vigil does not daemonize and keeps running in the foreground (use a supervisor)")
+	}
+
+	server.ConfigureRuntime(cfg) // GOMAXPROCS = io-threads unless set in the environment
+	srv, err := server.New(cfg, log)
+	if err != nil {
+		log.Error().Err(err).Msg("Can't start the server")
+		return 1
+	}
+	if err := srv.Listen(); err != nil {
+		msg := err.Error()
+		if strings.HasPrefix(msg, "Failed") {
+			log.Error().Msg(msg)
+		} else {
+			log.Warn().Msg("Warning: " + msg)
+			if cfg.Port != 0 {
+				log.Error().Msgf("Failed listening on port %d (tcp), aborting.", cfg.Port)
+			}
+		}
+		return 1
+	}
+	port := srv.Port()
+
+	if cfg.PidFile != "" {
+		if err := writePidFile(cfg.PidFile, pid); err != nil {
+			log.Warn().Msgf("Failed to write PID file: %s", errText(err))
+		} else {
+			defer func() {
+				log.Info().Msg("Removing the pid file.")
+				_ = os.Remove(cfg.PidFile)
+			}()
+		}
+	}
+
+	// Redis shows the logo when asked to, or on a terminal with no logfile.
+	if cfg.AlwaysShowLogo || (out.Console && cfg.LogFile == "") {
+		showLogo(log, out, port, pid)
+	} else {
+		log.Info().Msgf("Running mode=standalone, port=%d.", port)
+	}
+	log.Warn().Msg("Server initialized")
+	if port != 0 {
+		log.Info().Msg("Ready to accept connections tcp")
+	}
+	if cfg.UnixSocket != "" {
+		log.Info().Msg("Ready to accept connections unix")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				log.Error().Err(err).Msg("Server stopped with an error")
+				return 1
+			}
+			return 0
+		case sig := <-sigs:
+			if ctx.Err() != nil {
+				// As Redis: a second signal while shutting down exits now.
+				log.Warn().Msg("You insist... exiting now.")
+				if cfg.PidFile != "" {
+					_ = os.Remove(cfg.PidFile)
+				}
+				return 1
+			}
+			log.Warn().Msgf("Received %s scheduling shutdown...", signalName(sig))
+			cancel()
+		}
+	}
+}
+
+// signalName names a signal as Redis's log does (SIGTERM, SIGINT).
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	}
+	return sig.String()
+}
+
+// errText is the message of an OS error without the operation and path
+// ("No such file or directory"), as strerror in Redis's messages.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# bench.sh: redis-benchmark against vigil-server and Debian's redis-server in
+# the same run, on the same machine, with the same flags.
+#
+#   scripts/bench.sh                      # defaults below
+#   N1=50000 N16=100000 scripts/bench.sh  # fewer requests
+#   ROUNDS=3 scripts/bench.sh             # median of 3 alternating rounds
+#
+# Environment:
+#   N1       requests per test at -P 1   (default 100000)
+#   N16      requests per test at -P 16  (default 200000)
+#   CLIENTS  parallel connections, -c    (default 50)
+#   TESTS    redis-benchmark -t list     (default set,get,incr,mset)
+#   ROUNDS   rounds per pipeline depth; the order of the two servers
+#            alternates every run and the median is reported (default 1)
+#   VIGIL_SERVER_BIN  use this vigil-server binary instead of building one
+#   GOMAXPROCS        passed on to vigil-server (its default: io-threads, 1)
+#   VIGIL_CPUPROFILE  vigil-server writes a Go CPU profile there until it
+#                     stops (go tool pprof BINARY FILE)
+#   REDIS_SERVER_BIN  the reference server (default: redis-server on PATH)
+#
+# For each pipeline depth P it prints, per test, the requests per second of
+# redis-server and vigil-server and their ratio vigil/redis, then the
+# geometric mean of the ratios. Both servers run with --save '' --appendonly
+# no on free loopback ports and are stopped on exit.
+set -euo pipefail
+
+N1="${N1:-100000}"
+N16="${N16:-200000}"
+CLIENTS="${CLIENTS:-50}"
+TESTS="${TESTS:-set,get,incr,mset}"
+ROUNDS="${ROUNDS:-1}"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+die() { echo "bench.sh: $*" >&2; exit 1; }
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || die "$1 not found: $2"
+}
+need redis-benchmark "install it with: apt-get install -y redis-tools"
+need redis-cli "install it with: apt-get install -y redis-tools"
+REDIS_SERVER_BIN="${REDIS_SERVER_BIN:-$(command -v redis-server || true)}"
+[ -n "$REDIS_SERVER_BIN" ] && [ -x "$REDIS_SERVER_BIN" ] ||
+  die "redis-server not found: install it with: apt-get install -y redis-server"
+need awk "install gawk or mawk"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench.XXXXXX")"
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -n "${VIGIL_SERVER_BIN:-}" ]; then
+  vigil="$VIGIL_SERVER_BIN"
+  [ -x "$vigil" ] || die "VIGIL_SERVER_BIN=$vigil is not executable"
+else
+  need go "install Go from https://go.dev/dl/"
+  echo "building vigil-server..." >&2
+  (cd "$root" && go build -o "$work/vigil-server" ./cmd/vigil-server) || die "go build ./cmd/vigil-server failed"
+  vigil="$work/vigil-server"
+fi
+
+# free_port prints a loopback TCP port nobody listens on, below Linux's
+# ephemeral range (32768-60999), where outgoing connections take ports.
+free_port() {
+  local port i
+  for i in $(seq 1 200); do
+    port=$(( (RANDOM << 15 | RANDOM) % 12000 + 20000 ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+  die "no free port found"
+}
+
+# start NAME BIN: starts a server and waits until it answers PING; sets
+# the global variable port_NAME. A server that exits at startup (another
+# process took the port meanwhile) is tried again on another port.
+start() {
+  local name="$1" bin="$2" port pid i try
+  mkdir -p "$work/$name"
+  for try in 1 2 3; do
+    port="$(free_port)"
+    "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+      --dir "$work/$name" --logfile '' >"$work/$name.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for i in $(seq 1 200); do
+      if [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ]; then
+        printf -v "port_$name" '%s' "$port"
+        echo "$name: $bin on port $port (pid $pid)" >&2
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      cat "$work/$name.log" >&2
+      die "$name did not answer PING on port $port"
+    fi
+    echo "$name exited at startup on port $port (try $try):" >&2
+    cat "$work/$name.log" >&2
+  done
+  die "$name exited at startup"
+}
+
+start redis "$REDIS_SERVER_BIN"
+start vigil "$vigil"
+echo "redis-server: $("$REDIS_SERVER_BIN" --version)" >&2
+echo "vigil-server: $("$vigil" --version | tr '\n' ' ')" >&2
+echo "host: $(nproc) CPUs, $(uname -sr)" >&2
+# vigil-server runs with GOMAXPROCS = io-threads (default 1) unless
+# GOMAXPROCS is set in the environment, which it inherits from here.
+echo "GOMAXPROCS: ${GOMAXPROCS:-unset (vigil-server: io-threads, default 1)}" >&2
+
+# bench NAME P N ROUND: one redis-benchmark run; appends "P<TAB>test<TAB>name<TAB>rps"
+# lines to $work/results.
+bench() {
+  local name="$1" p="$2" n="$3" round="$4" var="port_$1" out
+  redis-cli -p "${!var}" FLUSHALL >/dev/null
+  out="$work/$name.P$p.r$round.csv"
+  echo "  P=$p round $round: $name (-n $n)" >&2
+  redis-benchmark -p "${!var}" -q -c "$CLIENTS" -n "$n" -t "$TESTS" -P "$p" --csv >"$out" 2>"$work/bench.err" ||
+    { cat "$work/bench.err" >&2; die "redis-benchmark against $name failed"; }
+  # "test","rps",... ; skip the header.
+  awk -F'","' -v p="$p" -v name="$name" 'NR > 1 {
+    gsub(/^"/, "", $1); print p "\t" $1 "\t" name "\t" $2
+  }' "$out" >>"$work/results"
+}
+
+: >"$work/results"
+run=0
+for p in 1 16; do
+  if [ "$p" = 1 ]; then n="$N1"; else n="$N16"; fi
+  for round in $(seq 1 "$ROUNDS"); do
+    # Alternate which server goes first on every run.
+    if [ $((run % 2)) = 0 ]; then order="redis vigil"; else order="vigil redis"; fi
+    run=$((run + 1))
+    for name in $order; do
+      bench "$name" "$p" "$n" "$round"
+    done
+  done
+done
+
+echo
+echo "redis-benchmark -q -c $CLIENTS -t $TESTS --csv, -n $N1 at -P 1 and $N16 at -P 16, median of $ROUNDS round(s)"
+# Median per (P, test, server), then the table.
+sort -t$'\t' -k1,1n -k2,2 -k3,3 -k4,4g "$work/results" | awk -F'\t' '
+  function flush() {
+    if (cnt == 0) return
+    m = (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+    print key "\t" m
+    cnt = 0
+  }
+  { k = $1 "\t" $2 "\t" $3; if (k != key) { flush(); key = k } v[++cnt] = $4 }
+  END { flush() }
+' | awk -F'\t' '
+  {
+    if (!($1 in seenp)) { seenp[$1] = 1; ps[++np] = $1 }
+    t = $1 SUBSEP $2
+    if (!(t in seent)) { seent[t] = 1; tests[$1, ++nt[$1]] = $2 }
+    rps[$1, $2, $3] = $4
+  }
+  END {
+    for (i = 1; i <= np; i++) {
+      p = ps[i]
+      printf "\n-P %s\n", p
+      printf "%-16s %14s %14s %10s\n", "test", "redis rps", "vigil rps", "vigil/redis"
+      sum = 0; k = 0
+      for (j = 1; j <= nt[p]; j++) {
+        t = tests[p, j]; r = rps[p, t, "redis"]; v = rps[p, t, "vigil"]
+        if (r > 0 && v > 0) { ratio = v / r; sum += log(ratio); k++; rs = sprintf("%.2f", ratio) } else { rs = "n/a" }
+        printf "%-16s %14.0f %14.0f %10s\n", t, r, v, rs
+      }
+      if (k > 0) printf "%-16s %14s %14s %10.2f\n", "geomean", "", "", exp(sum / k)
+    }
+  }
+'
