@@ -90,10 +90,14 @@ func TestServeAndSignal(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The start-up lines may follow the listener by a moment: poll for them.
 	for _, want := range []string{"Running mode=sentinel, port=" + strconv.Itoa(port) + ".", "Sentinel ID is ",
 		"+monitor master mym 127.0.0.1 1 quorum 2"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, out.String())
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("log lacks %q:\n%s", want, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if b, err := os.ReadFile(pid); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
