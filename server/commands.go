@@ -241,6 +241,12 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.fullName))
 		return
 	}
+	// A monitor is flagged CLIENT_SLAVE in Redis, and processCommand
+	// refuses a replica's commands that read, write or may replicate.
+	if c.monitor && cmd.has(FlagReadonly|FlagWrite|FlagMayReplicate) {
+		s.reject(c, cmd, ErrReplicaKeyspace)
+		return
+	}
 	if c.multi != nil && !runsInMulti(cmd) {
 		if cmd.has(FlagNoMulti) {
 			s.reject(c, cmd, "ERR Command not allowed inside a transaction")

@@ -19,6 +19,7 @@ const (
 	ErrClusterDisabled     = "ERR This instance has cluster support disabled"
 	ErrNoShutdown          = "ERR No shutdown in progress."
 	ErrShutdownFailed      = "ERR Errors trying to SHUTDOWN. Check logs."
+	ErrReplicaKeyspace     = "ERR Replica can't interact with the keyspace"
 	ErrMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 
 	// ErrTrackingUnsupported is Vigil's own: client-side caching
