@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/vigil-kv/vigil/server/redistext"
+
 	"crypto/rand"
 	"encoding/hex"
 	"math"
@@ -705,26 +707,8 @@ func cmdMonitor(c *Client, args [][]byte) {
 
 // --- COMMAND -------------------------------------------------------------------
 
-var commandHelp = []string{
-	"(no subcommand)",
-	"    Return details about all Redis commands.",
-	"COUNT",
-	"    Return the total number of commands in this Redis server.",
-	"LIST",
-	"    Return a list of all commands in this Redis server.",
-	"INFO [<command-name> ...]",
-	"    Return details about multiple Redis commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
-	"DOCS [<command-name> ...]",
-	"    Return documentation details about multiple Redis commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
-	"GETKEYS <full-command>",
-	"    Return the keys from a full Redis command.",
-	"GETKEYSANDFLAGS <full-command>",
-	"    Return the keys and the access flags from a full Redis command.",
-}
+// commandHelp is Redis 7.0's COMMAND HELP text.
+var commandHelp = redistext.CommandHelp
 
 // aclCategoryOrder is the order of Redis 7.0's ACL category bits, the
 // order COMMAND INFO lists them in.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/vigil-kv/vigil/server/redistext"
+
 	"crypto/subtle"
 	"math"
 	"strconv"
@@ -12,13 +14,7 @@ import (
 // helpHandler replies like Redis's addReplyHelp.
 func helpHandler(cmd string, lines []string) Handler {
 	return func(c *Client, args [][]byte) {
-		c.w.ArrayLen(len(lines) + 3)
-		c.w.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-		for _, l := range lines {
-			c.w.Simple(l)
-		}
-		c.w.Simple("HELP")
-		c.w.Simple("    Prints this help.")
+		redistext.Help(&c.w, cmd, lines)
 	}
 }
 
@@ -170,7 +166,7 @@ func cmdHello(c *Client, args [][]byte) {
 		}
 	}
 	if !c.authed {
-		c.w.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		c.w.Error(redistext.ErrHelloNoAuth)
 		return
 	}
 	if haveName {
@@ -201,14 +197,7 @@ func cmdHello(c *Client, args [][]byte) {
 }
 
 // validClientName is clientSetName's check: no spaces or control chars.
-func validClientName(b []byte) bool {
-	for _, ch := range b {
-		if ch < '!' || ch > '~' {
-			return false
-		}
-	}
-	return true
-}
+var validClientName = redistext.ValidClientName[[]byte]
 
 // cmdSelect is selectCommand: getIntFromObjectOrReply, then selectDb.
 func cmdSelect(c *Client, args [][]byte) {

@@ -130,7 +130,7 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 	cfg := st.Server
 	out, err := logging.Open(cfg.LogFile, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "Can't open the log file: %s\n", errText(err))
+		fmt.Fprintf(stderr, "Can't open the log file: %s\n", logging.ErrText(err))
 		return 1
 	}
 	defer out.Close()
@@ -143,7 +143,7 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 	}
 	if cfg.Dir != "" {
 		if err := os.Chdir(cfg.Dir); err != nil {
-			log.Warn().Msgf("Can't chdir to '%s': %s", cfg.Dir, errText(err))
+			log.Warn().Msgf("Can't chdir to '%s': %s", cfg.Dir, logging.ErrText(err))
 			return 1
 		}
 	}
@@ -154,13 +154,13 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	if err := d.Listen(); err != nil {
-		log.Warn().Msgf("Warning: Could not create server TCP listening socket *:%d: %s", cfg.Port, errText(err))
+		log.Warn().Msgf("Warning: Could not create server TCP listening socket *:%d: %s", cfg.Port, logging.ErrText(err))
 		log.Error().Msgf("Failed listening on port %d (tcp), aborting.", cfg.Port)
 		return 1
 	}
 	if cfg.PidFile != "" {
 		if err := writePidFile(cfg.PidFile, pid); err != nil {
-			log.Warn().Msgf("Failed to write PID file: %s", errText(err))
+			log.Warn().Msgf("Failed to write PID file: %s", logging.ErrText(err))
 		} else {
 			defer func() { _ = os.Remove(cfg.PidFile) }()
 		}
@@ -194,33 +194,11 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 				log.Warn().Msg("You insist... exiting now.")
 				return 1
 			}
-			log.Warn().Msgf("Received %s scheduling shutdown...", signalName(sig))
+			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
 			log.Warn().Msg("User requested shutdown...")
 			cancel()
 		}
 	}
-}
-
-func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	}
-	return sig.String()
-}
-
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	var se *os.SyscallError
-	if errors.As(err, &se) {
-		return se.Err.Error()
-	}
-	return err.Error()
 }
 
 // writePidFile writes the pid and a newline, as Redis's createPidFile.

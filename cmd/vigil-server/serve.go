@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
@@ -49,7 +47,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 	}
 	out, err := logging.Open(cfg.LogFile, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "Can't open the log file: %s\n", errText(err))
+		fmt.Fprintf(stderr, "Can't open the log file: %s\n", logging.ErrText(err))
 		return 1
 	}
 	defer out.Close()
@@ -92,7 +90,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 
 	if cfg.PidFile != "" {
 		if err := writePidFile(cfg.PidFile, pid); err != nil {
-			log.Warn().Msgf("Failed to write PID file: %s", errText(err))
+			log.Warn().Msgf("Failed to write PID file: %s", logging.ErrText(err))
 		} else {
 			defer func() {
 				log.Info().Msg("Removing the pid file.")
@@ -137,29 +135,8 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				}
 				return 1
 			}
-			log.Warn().Msgf("Received %s scheduling shutdown...", signalName(sig))
+			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
 			cancel()
 		}
 	}
-}
-
-// signalName names a signal as Redis's log does (SIGTERM, SIGINT).
-func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	}
-	return sig.String()
-}
-
-// errText is the message of an OS error without the operation and path
-// ("No such file or directory"), as strerror in Redis's messages.
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

@@ -174,6 +174,11 @@ func either(ms ...matcher) matcher {
 	}
 }
 
+// but matches what m matches and not does not.
+func but(m, not matcher) matcher {
+	return func(g *graph, path string) bool { return m(g, path) && !not(g, path) }
+}
+
 // rule forbids packages matched by from to depend on packages matched by
 // forbid.
 type rule struct {
@@ -198,6 +203,11 @@ var rules = []rule{
 		name:   "leaf packages import the standard library only",
 		from:   exact("internal/resp", "internal/clock", "configs", "server/keyspace"),
 		forbid: nonStandard,
+	},
+	{
+		name:   "the shared reply texts import internal/resp and the standard library only",
+		from:   exact("server/redistext"),
+		forbid: but(nonStandard, tree("internal/resp")),
 	},
 	{
 		name:   "client imports no server-side package",
@@ -322,6 +332,7 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/configs", false, "fmt")
 	add(m+"/server", false, m+"/configs")
 	add(m+"/server/keyspace", false, "fmt")
+	add(m+"/server/redistext", false, m+"/internal/resp", m+"/configs")
 	add(m+"/server/rdb", false, m+"/server", m+"/sentinel")
 	add(m+"/replication", false, m+"/server")
 	add(m+"/sentinel/daemon", false, m+"/server")
@@ -358,6 +369,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		},
 		"leaf packages import the standard library only": {
 			"internal/resp imports github.com/other/lib (internal/resp -> github.com/other/lib)",
+		},
+		"the shared reply texts import internal/resp and the standard library only": {
+			"server/redistext imports configs (server/redistext -> configs)",
+			"server/redistext imports github.com/other/lib (server/redistext -> internal/resp -> github.com/other/lib)",
 		},
 		"client imports no server-side package": {
 			"client imports configs (client -> configs)",

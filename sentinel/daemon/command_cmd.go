@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"github.com/vigil-kv/vigil/server/redistext"
+
 	"bufio"
 	"bytes"
 	_ "embed"
@@ -206,23 +208,4 @@ func cmdCommand(c *client, args []string) {
 	}
 }
 
-var commandHelp = []string{
-	"(no subcommand)",
-	"    Return details about all Redis commands.",
-	"COUNT",
-	"    Return the total number of commands in this Redis server.",
-	"LIST",
-	"    Return a list of all commands in this Redis server.",
-	"INFO [<command-name> ...]",
-	"    Return details about multiple Redis commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
-	"DOCS [<command-name> ...]",
-	"    Return documentation details about multiple Redis commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
-	"GETKEYS <full-command>",
-	"    Return the keys from a full Redis command.",
-	"GETKEYSANDFLAGS <full-command>",
-	"    Return the keys and the access flags from a full Redis command.",
-}
+var commandHelp = redistext.CommandHelp

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"github.com/vigil-kv/vigil/server/redistext"
+
 	"strconv"
 	"strings"
 
@@ -10,45 +12,30 @@ import (
 
 // Redis 7.0 error texts used by the sentinel's commands.
 const (
-	errNoAuth         = "NOAUTH Authentication required."
-	errWrongPass      = "WRONGPASS invalid username-password pair or user is disabled."
-	errAuthNotSet     = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
-	errSyntax         = "ERR syntax error"
-	errNotInteger     = "ERR value is not an integer or out of range"
+	errNoAuth         = redistext.ErrNoAuth
+	errWrongPass      = redistext.ErrWrongPass
+	errAuthNotSet     = redistext.ErrAuthNotSet
+	errSyntax         = redistext.ErrSyntax
+	errNotInteger     = redistext.ErrNotInteger
 	errNoSuchMaster   = "ERR No such master with that name"
-	errNoSuchClient   = "ERR No such client"
-	errClientName     = "ERR Client names cannot contain spaces, newlines or special characters."
-	errNoProto        = "NOPROTO unsupported protocol version"
+	errNoSuchClient   = redistext.ErrNoSuchClient
+	errClientName     = redistext.ErrClientName
+	errNoProto        = redistext.ErrNoProto
 	errOnlyHello      = "ERR Only HELLO messages are accepted by Sentinel instances."
 	errConfigUsage    = "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported."
 	errUnknownSimFail = "ERR Unknown failure simulation specified"
-	errHelloNoAuth    = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
-	errProtectedMode  = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+	errHelloNoAuth    = redistext.ErrHelloNoAuth
+	errProtectedMode  = redistext.ErrProtectedMode
 )
 
-func errWrongArgs(fullname string) string {
-	return "ERR wrong number of arguments for '" + fullname + "' command"
-}
-
-func trunc(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
-func errUnknownSubcommand(sub, cmd string) string {
-	return "ERR unknown subcommand '" + trunc(sub, 128) + "'. Try " + cmd + " HELP."
-}
-
-func errUnknownCommand(args []string) string {
-	var b strings.Builder
-	for i := 1; i < len(args) && b.Len() < 128; i++ {
-		a := trunc(args[i], 128-b.Len())
-		b.WriteString("'" + a + "' ")
-	}
-	return "ERR unknown command '" + trunc(args[0], 128) + "', with args beginning with: " + b.String()
-}
+// The shared formats (redistext).
+var (
+	errWrongArgs         = redistext.WrongArgs
+	errUnknownSubcommand = redistext.UnknownSubcommand
+	errUnknownCommand    = redistext.UnknownCommand[string]
+	trunc                = redistext.Trunc
+	validClientName      = redistext.ValidClientName[string]
+)
 
 // command is one entry of the sentinel's command table (sentinelcmds).
 type command struct {
@@ -238,13 +225,7 @@ func fullName(name string, sub *subcommand) string {
 
 // help is addReplyHelp.
 func (c *client) help(cmd string, lines []string) {
-	c.w.ArrayLen(len(lines) + 3)
-	c.w.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		c.w.Simple(l)
-	}
-	c.w.Simple("HELP")
-	c.w.Simple("    Prints this help.")
+	redistext.Help(&c.w, cmd, lines)
 }
 
 func cmdPing(c *client, args []string) {
@@ -354,15 +335,6 @@ func cmdHello(c *client, args []string) {
 	c.w.BulkString("sentinel")
 	c.w.BulkString("modules")
 	c.w.ArrayLen(0)
-}
-
-func validClientName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '!' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
 }
 
 func cmdClientOnOff(c *client, args []string) {

@@ -38,6 +38,7 @@
 // redis-sentinel); the loopback tests run Debian's redis-server and skip
 // without it.
 //
-// It may import sentinel, internal/resp, internal/clock, configs and the
+// It may import sentinel, internal/resp, internal/clock, configs,
+// server/redistext (the reply texts it shares with vigil-server) and the
 // chosen libraries.
 package daemon

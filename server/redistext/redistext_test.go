@@ -1,0 +1,44 @@
+package redistext
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+func TestUnknownCommand(t *testing.T) {
+	got := UnknownCommand([]string{"foo", "a", "b"})
+	if want := "ERR unknown command 'foo', with args beginning with: 'a' 'b' "; got != want {
+		t.Fatalf("%q", got)
+	}
+	if got2 := UnknownCommand([][]byte{[]byte("foo"), []byte("a"), []byte("b")}); got2 != got {
+		t.Fatalf("bytes %q", got2)
+	}
+	long := strings.Repeat("x", 300)
+	got = UnknownCommand([]string{long, long, "y"})
+	if want := "ERR unknown command '" + long[:128] + "', with args beginning with: '" + long[:128] + "' "; got != want {
+		t.Fatalf("long: %q", got)
+	}
+}
+
+func TestValidClientName(t *testing.T) {
+	for name, ok := range map[string]bool{"": true, "worker-1": true, "a b": false, "a\n": false, "é": false, "~!": true} {
+		if ValidClientName(name) != ok || ValidClientName([]byte(name)) != ok {
+			t.Errorf("%q: want %v", name, ok)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var w resp.Writer
+	w.Proto = 2
+	Help(&w, "CLIENT", []string{"ID", "    Return the ID."})
+	want := "*5\r\n+CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+ID\r\n+    Return the ID.\r\n+HELP\r\n+    Prints this help.\r\n"
+	if string(w.B) != want {
+		t.Fatalf("%q", w.B)
+	}
+	if UnknownSubcommand("x", "CLIENT") != "ERR unknown subcommand 'x'. Try CLIENT HELP." {
+		t.Fatal(UnknownSubcommand("x", "CLIENT"))
+	}
+}
