@@ -820,8 +820,8 @@ func writeCommandInfo(w *resp.Writer, cmd *Command) {
 		w.Simple("@" + c)
 	}
 	if rc := redisCommands()[cmd.fullName]; rc != nil {
-		writeValue(w, rc.info.Elems[infoTips])
-		writeValue(w, rc.info.Elems[infoKeySpecs])
+		w.Value(rc.info.Elems[infoTips])
+		w.Value(rc.info.Elems[infoKeySpecs])
 	} else {
 		w.SetLen(0)
 		writeDerivedKeySpec(w, cmd)
@@ -1059,7 +1059,9 @@ func writeCommandDocs(w *resp.Writer, cmd *Command) {
 	if rc != nil {
 		n += len(rc.docs.Elems) / 2
 		w.MapLen(n)
-		writeValues(w, rc.docs.Elems)
+		for _, e := range rc.docs.Elems {
+			w.Value(e)
+		}
 	} else {
 		w.MapLen(n + 1)
 		w.BulkString("group")

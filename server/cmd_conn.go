@@ -39,25 +39,7 @@ func eqFold(b []byte, lower string) bool {
 }
 
 func cmdPing(c *Client, args [][]byte) {
-	if len(args) > 2 {
-		c.w.Error(errWrongArgs("ping"))
-		return
-	}
-	if c.w.Proto == 2 && c.kind() == kindPubSub {
-		c.w.ArrayLen(2)
-		c.w.BulkString("pong")
-		if len(args) == 2 {
-			c.w.Bulk(args[1])
-		} else {
-			c.w.BulkString("")
-		}
-		return
-	}
-	if len(args) == 2 {
-		c.w.Bulk(args[1])
-		return
-	}
-	c.w.Simple("PONG")
+	redistext.Ping(&c.w, c.w.Proto == 2 && c.kind() == kindPubSub, args)
 }
 
 func cmdEcho(c *Client, args [][]byte) { c.w.Bulk(args[1]) }

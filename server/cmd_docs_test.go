@@ -116,7 +116,7 @@ func canonInfo(v *resp.Value, keep func(string) bool) (dropped []string) {
 // as arrays, so they encode as RESP2 again).
 func encode(v resp.Value) string {
 	w := &resp.Writer{Proto: 3}
-	writeValue(w, v)
+	w.Value(v)
 	return string(w.B)
 }
 
@@ -200,7 +200,9 @@ func TestCommandDocsData(t *testing.T) {
 				n++
 			}
 			w.MapLen(n)
-			writeValues(w, rc.docs.Elems)
+			for _, e := range rc.docs.Elems {
+				w.Value(e)
+			}
 			if len(cmd.Subs) > 0 {
 				w.BulkString("subcommands")
 				w.MapLen(len(cmd.Subs))
@@ -208,7 +210,9 @@ func TestCommandDocsData(t *testing.T) {
 					w.BulkString(sub.fullName)
 					sd := data[sub.fullName].docs
 					w.MapLen(len(sd.Elems) / 2)
-					writeValues(w, sd.Elems)
+					for _, e := range sd.Elems {
+						w.Value(e)
+					}
 				}
 			}
 			if got := ts.doProto(c, proto, "COMMAND", "DOCS", cmd.fullName); got != string(w.B) {
@@ -249,7 +253,7 @@ func TestCommandTableMatchesRedis(t *testing.T) {
 			}
 			w := &resp.Writer{Proto: proto}
 			w.ArrayLen(1)
-			writeValue(w, want)
+			w.Value(want)
 			if got := ts.doProto(c, proto, "COMMAND", "INFO", cmd.fullName); got != string(w.B) {
 				t.Errorf("COMMAND INFO %s (RESP%d):\n got %s\nwant %s", cmd.fullName, proto, renderValue(parseReply(t, got)), renderValue(parseReply(t, string(w.B))))
 			}

@@ -78,36 +78,6 @@ func parseCommandData(raw []byte) (map[string]*redisCommand, error) {
 	return m, nil
 }
 
-// writeValue writes a recorded RESP3 reply in w's protocol: maps and sets
-// become flat arrays in RESP2, as Redis's addReplyMapLen/addReplySetLen do.
-func writeValue(w *resp.Writer, v resp.Value) {
-	switch v.Kind {
-	case resp.KindBulk:
-		w.BulkString(v.Str)
-	case resp.KindSimple:
-		w.Simple(v.Str)
-	case resp.KindInt:
-		w.Int(v.Int)
-	case resp.KindArray:
-		w.ArrayLen(len(v.Elems))
-		writeValues(w, v.Elems)
-	case resp.KindSet:
-		w.SetLen(len(v.Elems))
-		writeValues(w, v.Elems)
-	case resp.KindMap:
-		w.MapLen(len(v.Elems) / 2)
-		writeValues(w, v.Elems)
-	default:
-		w.Null() // gencommanddata records no other type
-	}
-}
-
-func writeValues(w *resp.Writer, vs []resp.Value) {
-	for _, e := range vs {
-		writeValue(w, e)
-	}
-}
-
 // keySpec is one parsed key spec of a recorded COMMAND INFO entry
 // (server.h's keySpec).
 type keySpec struct {

@@ -193,6 +193,50 @@ func (w *Writer) BigNumber(s string) {
 	w.line('(', s)
 }
 
+// Value appends a decoded reply (ReadValue's) in w's protocol: in RESP2 the
+// RESP3 types fall back as the typed writers do (maps and sets to flat
+// arrays, doubles and big numbers to bulk strings). A verbatim string is
+// written with the "txt" format (ReadValue drops the format).
+func (w *Writer) Value(v Value) {
+	switch v.Kind {
+	case KindSimple:
+		w.Simple(v.Str)
+	case KindError, KindBlobErr:
+		w.Error(v.Str)
+	case KindInt:
+		w.Int(v.Int)
+	case KindBulk:
+		w.BulkString(v.Str)
+	case KindNull:
+		w.Null()
+	case KindBool:
+		w.Bool(v.Int != 0)
+	case KindDouble:
+		if w.Proto >= 3 {
+			w.line(',', v.Str)
+		} else {
+			w.BulkString(v.Str)
+		}
+	case KindBigNum:
+		w.BigNumber(v.Str)
+	case KindVerbatim:
+		w.Verbatim("txt", v.Str)
+	case KindArray:
+		w.ArrayLen(len(v.Elems))
+	case KindSet:
+		w.SetLen(len(v.Elems))
+	case KindMap:
+		w.MapLen(len(v.Elems) / 2)
+	case KindPush:
+		w.PushLen(len(v.Elems))
+	default:
+		w.BulkString(v.Str)
+	}
+	for _, e := range v.Elems {
+		w.Value(e)
+	}
+}
+
 // Raw appends already-encoded protocol bytes.
 func (w *Writer) Raw(b []byte) { w.B = append(w.B, b...) }
 

@@ -48,43 +48,6 @@ func init() {
 	}
 }
 
-// writeValue re-encodes a decoded reply for the writer's protocol.
-func writeValue(w *resp.Writer, v resp.Value) {
-	switch v.Kind {
-	case resp.KindSimple:
-		w.Simple(v.Str)
-	case resp.KindError:
-		w.Error(v.Str)
-	case resp.KindInt:
-		w.Int(v.Int)
-	case resp.KindBulk:
-		w.BulkString(v.Str)
-	case resp.KindVerbatim:
-		w.Verbatim("txt", v.Str)
-	case resp.KindNull:
-		w.Null()
-	case resp.KindBool:
-		w.Bool(v.Int != 0)
-	case resp.KindArray, resp.KindPush:
-		w.ArrayLen(len(v.Elems))
-		for _, e := range v.Elems {
-			writeValue(w, e)
-		}
-	case resp.KindSet:
-		w.SetLen(len(v.Elems))
-		for _, e := range v.Elems {
-			writeValue(w, e)
-		}
-	case resp.KindMap:
-		w.MapLen(len(v.Elems) / 2)
-		for _, e := range v.Elems {
-			writeValue(w, e)
-		}
-	default:
-		w.BulkString(v.Str)
-	}
-}
-
 // commandListNames is COMMAND LIST: each command followed by its
 // subcommands.
 func commandListNames() []struct{ name, acl string } {
@@ -111,7 +74,7 @@ func cmdCommand(c *client, args []string) {
 	if len(args) == 1 {
 		c.w.ArrayLen(len(commandInfos))
 		for _, e := range commandInfos {
-			writeValue(&c.w, e)
+			c.w.Value(e)
 		}
 		return
 	}
@@ -168,14 +131,14 @@ func cmdCommand(c *client, args []string) {
 		if len(args) == 2 {
 			c.w.ArrayLen(len(commandInfos))
 			for _, e := range commandInfos {
-				writeValue(&c.w, e)
+				c.w.Value(e)
 			}
 			return
 		}
 		c.w.ArrayLen(len(args) - 2)
 		for _, n := range args[2:] {
 			if e, ok := commandInfo[strings.ToLower(n)]; ok {
-				writeValue(&c.w, e)
+				c.w.Value(e)
 			} else {
 				c.w.Null()
 			}
@@ -193,7 +156,7 @@ func cmdCommand(c *client, args []string) {
 		c.w.MapLen(len(names))
 		for _, n := range names {
 			c.w.BulkString(n)
-			writeValue(&c.w, commandDocs[n])
+			c.w.Value(commandDocs[n])
 		}
 	case "getkeys", "getkeysandflags":
 		// lookupCommand(argv+2, argc-2): a container's subcommand must

@@ -229,25 +229,7 @@ func (c *client) help(cmd string, lines []string) {
 }
 
 func cmdPing(c *client, args []string) {
-	if len(args) > 2 {
-		c.w.Error(errWrongArgs("ping"))
-		return
-	}
-	if c.w.Proto == 2 && c.subscribed() {
-		c.w.ArrayLen(2)
-		c.w.BulkString("pong")
-		if len(args) == 2 {
-			c.w.BulkString(args[1])
-		} else {
-			c.w.BulkString("")
-		}
-		return
-	}
-	if len(args) == 2 {
-		c.w.BulkString(args[1])
-		return
-	}
-	c.w.Simple("PONG")
+	redistext.Ping(&c.w, c.w.Proto == 2 && c.subscribed(), args)
 }
 
 func cmdAuth(c *client, args []string) {

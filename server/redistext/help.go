@@ -84,3 +84,24 @@ var CommandHelp = []string{
 	"GETKEYSANDFLAGS <full-command>",
 	"    Return the keys and the access flags from a full Redis command.",
 }
+
+// Ping is pingCommand: PONG, or the argument as a bulk string; a RESP2
+// client in pub/sub context gets ["pong", argument or ""] instead.
+func Ping[T ~string | ~[]byte](w *resp.Writer, pubsubRESP2 bool, args []T) {
+	switch {
+	case len(args) > 2:
+		w.Error(WrongArgs("ping"))
+	case pubsubRESP2:
+		w.ArrayLen(2)
+		w.BulkString("pong")
+		if len(args) == 2 {
+			w.Bulk([]byte(args[1]))
+		} else {
+			w.BulkString("")
+		}
+	case len(args) == 2:
+		w.Bulk([]byte(args[1]))
+	default:
+		w.Simple("PONG")
+	}
+}

@@ -42,3 +42,31 @@ func TestHelp(t *testing.T) {
 		t.Fatal(UnknownSubcommand("x", "CLIENT"))
 	}
 }
+
+func TestPing(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		pubsub bool
+		want   string
+	}{
+		{[]string{"ping"}, false, "+PONG\r\n"},
+		{[]string{"ping", "hi"}, false, "$2\r\nhi\r\n"},
+		{[]string{"ping"}, true, "*2\r\n$4\r\npong\r\n$0\r\n\r\n"},
+		{[]string{"ping", "hi"}, true, "*2\r\n$4\r\npong\r\n$2\r\nhi\r\n"},
+		{[]string{"ping", "a", "b"}, false, "-ERR wrong number of arguments for 'ping' command\r\n"},
+	} {
+		var w resp.Writer
+		w.Proto = 2
+		Ping(&w, c.pubsub, c.args)
+		var wb resp.Writer
+		wb.Proto = 2
+		bargs := make([][]byte, len(c.args))
+		for i, a := range c.args {
+			bargs[i] = []byte(a)
+		}
+		Ping(&wb, c.pubsub, bargs)
+		if string(w.B) != c.want || string(wb.B) != c.want {
+			t.Errorf("%v %v: %q / %q", c.args, c.pubsub, w.B, wb.B)
+		}
+	}
+}
