@@ -161,21 +161,7 @@ func cmdHello(c *Client, args [][]byte) {
 	if ver != 0 {
 		c.w.Proto = int(ver)
 	}
-	c.w.MapLen(7)
-	c.w.BulkString("server")
-	c.w.BulkString("redis")
-	c.w.BulkString("version")
-	c.w.BulkString(RedisVersion)
-	c.w.BulkString("proto")
-	c.w.Int(int64(c.w.Proto))
-	c.w.BulkString("id")
-	c.w.Int(c.id)
-	c.w.BulkString("mode")
-	c.w.BulkString("standalone")
-	c.w.BulkString("role")
-	c.w.BulkString("master")
-	c.w.BulkString("modules")
-	c.w.ArrayLen(0)
+	redistext.Hello(&c.w, RedisVersion, c.id, "standalone", "master")
 }
 
 // validClientName is clientSetName's check: no spaces or control chars.

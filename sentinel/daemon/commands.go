@@ -304,19 +304,7 @@ func cmdHello(c *client, args []string) {
 		c.w.Proto = int(ver)
 		c.mu.Unlock()
 	}
-	c.w.MapLen(6)
-	c.w.BulkString("server")
-	c.w.BulkString("redis")
-	c.w.BulkString("version")
-	c.w.BulkString(RedisVersion)
-	c.w.BulkString("proto")
-	c.w.Int(int64(c.w.Proto))
-	c.w.BulkString("id")
-	c.w.Int(c.id)
-	c.w.BulkString("mode")
-	c.w.BulkString("sentinel")
-	c.w.BulkString("modules")
-	c.w.ArrayLen(0)
+	redistext.Hello(&c.w, RedisVersion, c.id, "sentinel", "")
 }
 
 func cmdClientOnOff(c *client, args []string) {

@@ -105,3 +105,30 @@ func Ping[T ~string | ~[]byte](w *resp.Writer, pubsubRESP2 bool, args []T) {
 		w.Simple("PONG")
 	}
 }
+
+// Hello writes helloCommand's reply map for the connection id: server,
+// version, proto (w's, already switched), id, mode, role (left out when
+// empty, as Sentinel leaves it out) and modules.
+func Hello(w *resp.Writer, version string, id int64, mode, role string) {
+	n := 7
+	if role == "" {
+		n = 6
+	}
+	w.MapLen(n)
+	w.BulkString("server")
+	w.BulkString("redis")
+	w.BulkString("version")
+	w.BulkString(version)
+	w.BulkString("proto")
+	w.Int(int64(w.Proto))
+	w.BulkString("id")
+	w.Int(id)
+	w.BulkString("mode")
+	w.BulkString(mode)
+	if role != "" {
+		w.BulkString("role")
+		w.BulkString(role)
+	}
+	w.BulkString("modules")
+	w.ArrayLen(0)
+}

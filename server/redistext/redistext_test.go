@@ -70,3 +70,18 @@ func TestPing(t *testing.T) {
 		}
 	}
 }
+
+func TestHello(t *testing.T) {
+	w := resp.Writer{Proto: 3}
+	Hello(&w, "7.0.15", 9, "standalone", "master")
+	want := "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:9\r\n" +
+		"$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"
+	if string(w.B) != want {
+		t.Fatalf("%q", w.B)
+	}
+	w = resp.Writer{Proto: 2}
+	Hello(&w, "7.0.15", 9, "sentinel", "")
+	if !strings.HasPrefix(string(w.B), "*12\r\n") || strings.Contains(string(w.B), "role") {
+		t.Fatalf("%q", w.B)
+	}
+}
