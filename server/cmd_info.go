@@ -1,16 +1,16 @@
 package server
 
 import (
+	"github.com/vigil-kv/vigil/server/redistext"
+
 	"bufio"
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 )
 
@@ -111,48 +111,9 @@ func cmdInfo(c *Client, args [][]byte) {
 // --- server ------------------------------------------------------------------
 
 var (
-	hostOnce    sync.Once
-	hostOS      string
-	hostBuildID string
+	hostInfo        = redistext.HostInfo
+	multiplexingAPI = redistext.MultiplexingAPI
 )
-
-// hostInfo computes the INFO fields that never change: os (uname's
-// sysname, release and machine) and redis_build_id (the VCS revision).
-func hostInfo() (osName, buildID string) {
-	hostOnce.Do(func() {
-		sys, rel := runtime.GOOS, ""
-		if b, err := os.ReadFile("/proc/sys/kernel/ostype"); err == nil {
-			sys = strings.TrimSpace(string(b))
-		}
-		if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-			rel = strings.TrimSpace(string(b))
-		}
-		machine := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686"}[runtime.GOARCH]
-		if machine == "" {
-			machine = runtime.GOARCH
-		}
-		hostOS = strings.Join(strings.Fields(sys+" "+rel+" "+machine), " ")
-		hostBuildID = "0"
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, st := range bi.Settings {
-				if st.Key == "vcs.revision" && len(st.Value) >= 16 {
-					hostBuildID = st.Value[:16]
-				}
-			}
-		}
-	})
-	return hostOS, hostBuildID
-}
-
-func multiplexingAPI() string {
-	switch runtime.GOOS {
-	case "linux":
-		return "epoll" // Go's netpoller
-	case "darwin", "freebsd", "netbsd", "openbsd", "dragonfly":
-		return "kqueue"
-	}
-	return "go"
-}
 
 func (s *Server) infoServer(w *infoWriter) {
 	osName, buildID := hostInfo()

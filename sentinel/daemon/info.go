@@ -1,12 +1,13 @@
 package daemon
 
 import (
+	"github.com/vigil-kv/vigil/server/redistext"
+
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,24 +41,6 @@ var processRunID = func() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }()
-
-func uname() string {
-	var u syscall.Utsname
-	if syscall.Uname(&u) != nil {
-		return runtime.GOOS
-	}
-	s := func(a [65]int8) string {
-		var b []byte
-		for _, c := range a {
-			if c == 0 {
-				break
-			}
-			b = append(b, byte(c))
-		}
-		return string(b)
-	}
-	return s(u.Sysname) + " " + s(u.Release) + " " + s(u.Machine)
-}
 
 // infoSections are the sections of INFO in sentinel mode, in the order
 // genRedisInfoString writes them (sentinelInfoCommand lists server,
@@ -193,16 +176,17 @@ func cmdInfo(c *client, args []string) {
 	if want["server"] {
 		exe, _ := os.Executable()
 		port := d.st.Server.Port
+		osName, buildID := redistext.HostInfo()
 		// server.unixtime - server.stat_starttime: whole unix seconds.
 		uptime := now.Unix() - d.started.Unix()
 		parts = append(parts, fmt.Sprintf("# Server\r\n"+
-			"redis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\n"+
+			"redis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:%s\r\n"+
 			"redis_mode:sentinel\r\nos:%s\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\n"+
-			"multiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\n"+
+			"multiplexing_api:%s\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\n"+
 			"process_id:%d\r\nprocess_supervised:no\r\nrun_id:%s\r\ntcp_port:%d\r\n"+
 			"server_time_usec:%d\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\nhz:%d\r\nconfigured_hz:%d\r\n"+
 			"lru_clock:%d\r\nexecutable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\n",
-			RedisVersion, uname(), os.Getpid(), processRunID, port,
+			RedisVersion, buildID, osName, redistext.MultiplexingAPI(), os.Getpid(), processRunID, port,
 			now.UnixMicro(), uptime, uptime/86400, d.hz(), d.st.Server.Hz,
 			now.Unix()&((1<<24)-1), exe, d.st.File))
 	}

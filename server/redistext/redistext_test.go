@@ -1,6 +1,7 @@
 package redistext
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -83,5 +84,15 @@ func TestHello(t *testing.T) {
 	Hello(&w, "7.0.15", 9, "sentinel", "")
 	if !strings.HasPrefix(string(w.B), "*12\r\n") || strings.Contains(string(w.B), "role") {
 		t.Fatalf("%q", w.B)
+	}
+}
+
+func TestHostInfo(t *testing.T) {
+	osName, buildID := HostInfo()
+	if len(strings.Fields(osName)) < 2 || buildID == "" {
+		t.Fatalf("os %q build id %q", osName, buildID)
+	}
+	if runtime.GOOS == "linux" && (!strings.HasPrefix(osName, "Linux ") || MultiplexingAPI() != "epoll") {
+		t.Fatalf("os %q, api %s", osName, MultiplexingAPI())
 	}
 }
