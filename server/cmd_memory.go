@@ -1,0 +1,483 @@
+package server
+
+import (
+	"math/bits"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-kv/vigil/server/keyspace"
+)
+
+// MEMORY, as Redis 7.0.15's object.c memoryCommand.
+//
+// MEMORY USAGE computes what Redis 7.0 (built with jemalloc, as Debian's
+// redis-server) would answer for the key: objectComputeSize of the value,
+// plus the key's sds allocation, plus sizeof(dictEntry). The allocations are
+// derived from the value's length and Entry.Enc (how Redis would have
+// created the object); see stringObjectSize for where that is exact and
+// where it is an estimate. MEMORY STATS and DOCTOR report the figures of
+// INFO memory (Go's heap stands in for jemalloc's), MALLOC-STATS answers as
+// a Redis built without jemalloc does.
+
+func init() {
+	slow := []string{"slow"}
+	// Subcommands in the order redis-server 7.0.15 lists them in COMMAND
+	// INFO memory (its subcommand dict's order).
+	register(&Command{Name: "memory", Arity: -2, ACL: slow, Subs: []*Command{
+		{Name: "malloc-stats", Arity: 2, ACL: slow, Handler: cmdMemoryMallocStats},
+		{Name: "doctor", Arity: 2, ACL: slow, Handler: cmdMemoryDoctor},
+		{Name: "purge", Arity: 2, ACL: slow, Handler: cmdMemoryPurge},
+		{Name: "stats", Arity: 2, ACL: slow, Handler: cmdMemoryStats},
+		{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: slow, Handler: helpHandler("MEMORY", memoryHelp)},
+		{Name: "usage", Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, ACL: []string{"read", "slow"}, Handler: cmdMemoryUsage},
+	}})
+}
+
+// memoryHelp is memoryCommand's help text (addReplyHelp adds the frame).
+var memoryHelp = []string{
+	"DOCTOR",
+	"    Return memory problems reports.",
+	"MALLOC-STATS",
+	"    Return internal statistics report from the memory allocator.",
+	"PURGE",
+	"    Attempt to purge dirty pages for reclamation by the allocator.",
+	"STATS",
+	"    Return information about the memory usage of the server.",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+}
+
+// --- MEMORY USAGE: Redis's allocation sizes ---------------------------------------
+
+// Sizes of Redis 7.0's structures on x86_64 and the limits that decide how
+// a string is allocated.
+const (
+	robjSize          = 16       // sizeof(robj)
+	dictEntrySize     = 24       // sizeof(dictEntry)
+	dictEntryPtrSize  = 8        // sizeof(dictEntry*), one hash-table slot
+	sdshdr8Size       = 3        // sizeof(struct sdshdr8)
+	protoMbulkBigArg  = 32 << 10 // PROTO_MBULK_BIG_ARG
+	sdsMaxPrealloc    = 1 << 20  // SDS_MAX_PREALLOC
+	dictInitialSlots  = 4        // DICT_HT_INITIAL_SIZE
+	memDoctorMinBytes = 5 << 20  // below this MEMORY DOCTOR declines to diagnose
+)
+
+// jemallocSize is je_nallocx(n, 0) of jemalloc 5.3 on x86_64 (16-byte
+// quantum): the size of the block malloc(n) returns, which is what
+// zmalloc_size reports. Classes are 8 and 16, then multiples of 16 up to
+// 128, then four per doubling (160, 192, 224, 256, 320, ..., 5120, ...).
+func jemallocSize(n uint64) uint64 {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return (n + 15) &^ 15
+	}
+	// For n in (2^k, 2^(k+1)] the spacing is 2^(k-2).
+	step := uint64(1) << (bits.Len64(n-1) - 3)
+	return (n + step - 1) &^ (step - 1)
+}
+
+// sdsHdrSize is the header size of sdsReqType(n): sdshdr5 below 32 bytes,
+// then sdshdr8, 16, 32 and 64 (1, 3, 5, 9 and 17 bytes).
+func sdsHdrSize(n uint64) uint64 {
+	switch {
+	case n < 1<<5:
+		return 1
+	case n < 1<<8:
+		return 3
+	case n < 1<<16:
+		return 5
+	case n < 1<<32:
+		return 9
+	}
+	return 17
+}
+
+// sdsTypeMaxSize is sdsTypeMaxSize of the type whose header is hdr: the
+// largest alloc the header can record.
+func sdsTypeMaxSize(hdr uint64) uint64 {
+	switch hdr {
+	case 1:
+		return 1<<5 - 1
+	case 3:
+		return 1<<8 - 1
+	case 5:
+		return 1<<16 - 1
+	case 9:
+		return 1<<32 - 1
+	}
+	return 1<<64 - 1
+}
+
+// sdsNewSize is sdsZmallocSize of sdsnewlen(n): an exact-fit sds (an
+// empty one gets an sdshdr8, as sdsnewlen does).
+func sdsNewSize(n uint64) uint64 {
+	hdr := sdsHdrSize(n)
+	if n == 0 {
+		hdr = sdshdr8Size
+	}
+	return jemallocSize(hdr + n + 1)
+}
+
+// sdsArgSize is sdsZmallocSize of a string argument of n bytes as a value
+// after tryObjectEncoding (n > 44, so it stays raw). Below
+// PROTO_MBULK_BIG_ARG the argument is a createStringObject copy, exact fit.
+// A bigger one is the query buffer itself (processMultibulkBuffer's
+// big-arg path): n bytes plus the CRLF, sized with
+// sdsMakeRoomForNonGreedy, which trimStringObjectIfNeeded shrinks back
+// (sdsRemoveFreeSpace, reallocating with the old header) when more than a
+// tenth of it is free. Only the alloc field's cap keeps it from shrinking,
+// so a value of 65529..65533 bytes keeps its 80 KB block.
+func sdsArgSize(n uint64) uint64 {
+	if n < protoMbulkBigArg {
+		return sdsNewSize(n)
+	}
+	hdr := sdsHdrSize(n + 2)
+	size := jemallocSize(hdr + n + 3)
+	alloc := min(size-hdr-1, sdsTypeMaxSize(hdr))
+	if alloc-n > n/10 {
+		return jemallocSize(hdr + n + 1)
+	}
+	return size
+}
+
+// sdsGrownSize is sdsZmallocSize of an sds that reached n bytes by one
+// greedy sdsMakeRoomFor (APPEND or SETRANGE past the end of a value that
+// dbUnshareStringValue had just copied): room for twice the new length
+// below SDS_MAX_PREALLOC, 1 MB more above it, never an sdshdr5.
+func sdsGrownSize(n uint64) uint64 {
+	alloc := n + sdsMaxPrealloc
+	if n < sdsMaxPrealloc {
+		alloc = 2 * n
+	}
+	hdr := max(sdsHdrSize(alloc), sdshdr8Size)
+	return jemallocSize(hdr + alloc + 1)
+}
+
+// stringObjectSize is objectComputeSize of a string value written as enc
+// records: sizeof(robj) for an int, the robj+sds block of an embstr,
+// sizeof(robj) plus the sds block of a raw string.
+//
+// The raw sds block is exact for strings created from a command argument
+// (EncAuto: SET, MSET, APPEND of a missing key, ...) and from a number
+// (EncEmbstr: INCRBYFLOAT). A string modified in place (EncRaw) depends on
+// its history, which the keyspace does not record: it is computed as one
+// greedy growth to its current length (exact for one APPEND or growing
+// SETRANGE on a string that was not raw yet). A SETRANGE that creates the
+// key or stays within the length allocates exactly, and successive
+// APPENDs grow by steps, so Redis can report less than this.
+func stringObjectSize(b []byte, enc keyspace.Encoding) uint64 {
+	n := uint64(len(b))
+	switch stringEncoding(b, enc) {
+	case "int":
+		return robjSize
+	case "embstr":
+		return jemallocSize(robjSize + sdshdr8Size + n + 1)
+	}
+	switch enc {
+	case keyspace.EncRaw:
+		return robjSize + sdsGrownSize(n)
+	case keyspace.EncAuto:
+		return robjSize + sdsArgSize(n)
+	}
+	return robjSize + sdsNewSize(n) // createRawStringObject
+}
+
+// keyMemoryUsage is MEMORY USAGE's figure for key holding e: the value
+// (objectComputeSize), the key's sds (dbAdd stores an exact-fit sdsdup)
+// and the dictEntry.
+func keyMemoryUsage(key []byte, e *keyspace.Entry) uint64 {
+	val := uint64(robjSize) // other types would need objectComputeSize's sampling
+	if b, ok := e.Val.([]byte); ok {
+		val = stringObjectSize(b, e.Enc)
+	}
+	return val + sdsNewSize(uint64(len(key))) + dictEntrySize
+}
+
+// cmdMemoryUsage: the SAMPLES option is validated as Redis does; strings
+// have no nested values to sample. Like Redis's dictFind, the lookup does
+// not expire the key, touch it or count a hit or miss.
+func cmdMemoryUsage(c *Client, args [][]byte) {
+	for j := 3; j < len(args); j++ {
+		if !eqFold(args[j], "samples") || j+1 >= len(args) {
+			c.w.Error(ErrSyntax)
+			return
+		}
+		samples, ok := parseLL(args[j+1])
+		if !ok {
+			c.w.Error(ErrNotInteger)
+			return
+		}
+		if samples < 0 {
+			c.w.Error(ErrSyntax)
+			return
+		}
+		j++
+	}
+	e := c.db0().Peek(args[2])
+	if e == nil {
+		c.w.Null()
+		return
+	}
+	c.w.Int(int64(keyMemoryUsage(args[2], e)))
+}
+
+// --- MEMORY STATS and DOCTOR: getMemoryOverheadData ------------------------------
+
+// memOverhead is redisMemOverhead. The byte figures are INFO memory's (see
+// memoryOverhead); the ratios are computed from them in C float, as Redis
+// does.
+type memOverhead struct {
+	peakAllocated, totalAllocated, startupAllocated   int64
+	replBacklog, clientsSlaves, clientsNormal         int64
+	clusterLinks, aofBuffer, luaCaches, functionCache int64
+	dbs                                               []dbOverhead
+	overheadTotal, totalKeys, bytesPerKey, dataset    int64
+	datasetPerc, peakPerc                             float32
+
+	allocatorAllocated, allocatorActive, allocatorResident int64
+	allocatorFrag, allocatorRSS, rssExtra, totalFrag       float32
+	allocatorFragBytes, allocatorRSSBytes                  int64
+	rssExtraBytes, totalFragBytes                          int64
+
+	allocator string // ZMALLOC_LIB: INFO's mem_allocator
+}
+
+// dbOverhead is one non-empty database's hash-table overhead.
+type dbOverhead struct {
+	id                              int
+	htMain, htExpires, htSlotToKeys int64
+}
+
+// infoFields runs one INFO section generator and returns its fields, so
+// that MEMORY STATS and DOCTOR report the very figures INFO computes.
+func (s *Server) infoFields(gen func(*Server, *infoWriter)) map[string]string {
+	w := &infoWriter{}
+	gen(s, w)
+	f := map[string]string{}
+	for _, line := range strings.Split(string(w.b), "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			f[k] = v
+		}
+	}
+	return f
+}
+
+// dictSlots estimates dictSlots of a dict of n entries that only grew:
+// _dictExpandIfNeeded doubles the table when it is full, from 4 slots.
+// Vigil's keyspace does not expose its tables' sizes, so a table that is
+// rehashing or has shrunk less since deletions differs.
+func dictSlots(n int) int64 {
+	if n == 0 {
+		return 0
+	}
+	slots := int64(dictInitialSlots)
+	for slots < int64(n) {
+		slots *= 2
+	}
+	return slots
+}
+
+// hashTableOverhead is getMemoryOverheadData's per-database figures:
+// main is the entries, slots and robj headers of the keys, expires the
+// entries and slots of the TTL table. The slot-to-keys map exists only in
+// cluster mode.
+func hashTableOverhead(id, keys, expires int) dbOverhead {
+	return dbOverhead{
+		id:        id,
+		htMain:    int64(keys)*dictEntrySize + dictSlots(keys)*dictEntryPtrSize + int64(keys)*robjSize,
+		htExpires: int64(expires)*dictEntrySize + dictSlots(expires)*dictEntryPtrSize,
+	}
+}
+
+// memoryOverhead is getMemoryOverheadData over INFO memory's figures: the
+// totals, the client and buffer memory, the overhead and the dataset are
+// INFO's used_memory*, mem_* and allocator_* fields; the per-database
+// hash-table overheads are computed from the key counts.
+func (s *Server) memoryOverhead() memOverhead {
+	f := s.infoFields((*Server).infoMemory)
+	num := func(k string) int64 {
+		n, _ := strconv.ParseInt(f[k], 10, 64)
+		return n
+	}
+	mh := memOverhead{
+		peakAllocated:      num("used_memory_peak"),
+		totalAllocated:     num("used_memory"),
+		startupAllocated:   num("used_memory_startup"),
+		replBacklog:        num("mem_replication_backlog"),
+		clientsSlaves:      num("mem_clients_slaves"),
+		clientsNormal:      num("mem_clients_normal"),
+		clusterLinks:       num("mem_cluster_links"),
+		aofBuffer:          num("mem_aof_buffer"),
+		luaCaches:          num("used_memory_scripts_eval"),
+		functionCache:      num("used_memory_functions"),
+		overheadTotal:      num("used_memory_overhead"),
+		dataset:            num("used_memory_dataset"),
+		allocatorAllocated: num("allocator_allocated"),
+		allocatorActive:    num("allocator_active"),
+		allocatorResident:  num("allocator_resident"),
+		allocatorFragBytes: num("allocator_frag_bytes"),
+		allocatorRSSBytes:  num("allocator_rss_bytes"),
+		rssExtraBytes:      num("rss_overhead_bytes"),
+		totalFragBytes:     num("mem_fragmentation_bytes"),
+		allocator:          f["mem_allocator"],
+	}
+	for i, db := range s.ks.DBs {
+		if n := db.Len(); n > 0 {
+			mh.totalKeys += int64(n)
+			mh.dbs = append(mh.dbs, hashTableOverhead(i, n, db.ExpiresLen()))
+		}
+	}
+	mh.derive(num("used_memory_rss"))
+	return mh
+}
+
+// derive computes getMemoryOverheadData's ratios and per-key figures from
+// the byte counts (rss is the process RSS).
+func (mh *memOverhead) derive(rss int64) {
+	mh.totalFrag = ratio32(rss, mh.totalAllocated)
+	mh.allocatorFrag = ratio32(mh.allocatorActive, mh.allocatorAllocated)
+	mh.allocatorRSS = ratio32(mh.allocatorResident, mh.allocatorActive)
+	mh.rssExtra = ratio32(rss, mh.allocatorResident)
+	mh.peakPerc = ratio32(mh.totalAllocated*100, mh.peakAllocated)
+	net := int64(1)
+	if mh.totalAllocated > mh.startupAllocated {
+		net = mh.totalAllocated - mh.startupAllocated
+	}
+	mh.datasetPerc = float32(mh.dataset) * 100 / float32(net)
+	if mh.totalKeys > 0 {
+		mh.bytesPerKey = net / mh.totalKeys
+	}
+}
+
+// ratio32 is C's (float)a/b (a/0 is +Inf, as in C).
+func ratio32(a, b int64) float32 { return float32(a) / float32(b) }
+
+func cmdMemoryStats(c *Client, args [][]byte) {
+	mh := c.srv.memoryOverhead()
+	w := &c.w
+	w.MapLen(27 + len(mh.dbs))
+	kv := func(k string, v int64) { w.BulkString(k); w.Int(v) }
+	kd := func(k string, v float32) { w.BulkString(k); w.Double(float64(v)) }
+	kv("peak.allocated", mh.peakAllocated)
+	kv("total.allocated", mh.totalAllocated)
+	kv("startup.allocated", mh.startupAllocated)
+	kv("replication.backlog", mh.replBacklog)
+	kv("clients.slaves", mh.clientsSlaves)
+	kv("clients.normal", mh.clientsNormal)
+	kv("cluster.links", mh.clusterLinks)
+	kv("aof.buffer", mh.aofBuffer)
+	kv("lua.caches", mh.luaCaches)
+	kv("functions.caches", mh.functionCache)
+	for _, db := range mh.dbs {
+		w.BulkString("db." + strconv.Itoa(db.id))
+		w.MapLen(3)
+		kv("overhead.hashtable.main", db.htMain)
+		kv("overhead.hashtable.expires", db.htExpires)
+		kv("overhead.hashtable.slot-to-keys", db.htSlotToKeys)
+	}
+	kv("overhead.total", mh.overheadTotal)
+	kv("keys.count", mh.totalKeys)
+	kv("keys.bytes-per-key", mh.bytesPerKey)
+	kv("dataset.bytes", mh.dataset)
+	kd("dataset.percentage", mh.datasetPerc)
+	kd("peak.percentage", mh.peakPerc)
+	kv("allocator.allocated", mh.allocatorAllocated)
+	kv("allocator.active", mh.allocatorActive)
+	kv("allocator.resident", mh.allocatorResident)
+	kd("allocator-fragmentation.ratio", mh.allocatorFrag)
+	kv("allocator-fragmentation.bytes", mh.allocatorFragBytes)
+	kd("allocator-rss.ratio", mh.allocatorRSS)
+	kv("allocator-rss.bytes", mh.allocatorRSSBytes)
+	kd("rss-overhead.ratio", mh.rssExtra)
+	kv("rss-overhead.bytes", mh.rssExtraBytes)
+	kd("fragmentation", mh.totalFrag)
+	kv("fragmentation.bytes", mh.totalFragBytes)
+}
+
+// doctorInput is what getMemoryDoctorReport looks at besides the overhead
+// data.
+type doctorInput struct {
+	clients, replicas int // listLength(server.clients), of which replicas
+	scripts           int // dictSize(evalScriptsDict())
+}
+
+// memoryDoctorReport is getMemoryDoctorReport.
+func memoryDoctorReport(mh memOverhead, in doctorInput) string {
+	var empty, bigPeak, highFrag, highAllocFrag, highAllocRSS, highProcRSS, bigReplicaBuf, bigClientBuf, manyScripts bool
+	reports := 0
+	flag := func(b *bool, cond bool) {
+		if cond {
+			*b = true
+			reports++
+		}
+	}
+	if mh.totalAllocated < memDoctorMinBytes {
+		flag(&empty, true)
+	} else {
+		flag(&bigPeak, ratio32(mh.peakAllocated, mh.totalAllocated) > 1.5)
+		flag(&highFrag, mh.totalFrag > 1.4 && mh.totalFragBytes > 10<<20)
+		flag(&highAllocFrag, mh.allocatorFrag > 1.1 && mh.allocatorFragBytes > 10<<20)
+		flag(&highAllocRSS, mh.allocatorRSS > 1.1 && mh.allocatorRSSBytes > 10<<20)
+		flag(&highProcRSS, mh.rssExtra > 1.1 && mh.rssExtraBytes > 10<<20)
+		if normal := in.clients - in.replicas; normal > 0 {
+			flag(&bigClientBuf, mh.clientsNormal/int64(normal) > 200<<10)
+		}
+		flag(&bigReplicaBuf, in.replicas > 0 && mh.clientsSlaves > 10<<20)
+		flag(&manyScripts, in.scripts > 1000)
+	}
+	switch {
+	case reports == 0:
+		return "Hi Sam, I can't find any memory issue in your instance. " +
+			"I can only account for what occurs on this base.\n"
+	case empty:
+		return "Hi Sam, this instance is empty or is using very little memory, " +
+			"my issues detector can't be used in these conditions. " +
+			"Please, leave for your mission on Earth and fill it with some data. " +
+			"The new Sam and I will be back to our programming as soon as I " +
+			"finished rebooting.\n"
+	}
+	var b strings.Builder
+	b.WriteString("Sam, I detected a few issues in this Redis instance memory implants:\n\n")
+	for _, r := range []struct {
+		on   bool
+		text string
+	}{
+		{bigPeak, " * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n"},
+		{highFrag, " * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"" + mh.allocator + "\".\n\n"},
+		{highAllocFrag, " * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n"},
+		{highAllocRSS, " * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n"},
+		{highProcRSS, " * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the allocator holds). This problem may be due to Lua scripts or Modules.\n\n"},
+		{bigReplicaBuf, " * Big replica buffers: The replica output buffers in this instance are greater than 10MB for each replica (on average). This likely means that there is some replica instance that is struggling receiving data, either because it is too slow or because of networking issues. As a result, data piles on the master output buffers. Please try to identify what replica is not receiving data correctly and why. You can use the INFO output in order to check the replicas delays and the CLIENT LIST command to check the output buffers of each replica.\n\n"},
+		{bigClientBuf, " * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n"},
+		{manyScripts, " * Many scripts: There seem to be many cached scripts in this instance (more than 1000). This may be because scripts are generated and `EVAL`ed, instead of being parameterized (with KEYS and ARGV), `SCRIPT LOAD`ed and `EVALSHA`ed. Unless `SCRIPT FLUSH` is called periodically, the scripts' caches may end up consuming most of your memory.\n\n"},
+	} {
+		if r.on {
+			b.WriteString(r.text)
+		}
+	}
+	b.WriteString("I'm here to keep you safe, Sam. I want to help you.\n")
+	return b.String()
+}
+
+// cmdMemoryDoctor: Vigil has no replicas and no script cache yet.
+func cmdMemoryDoctor(c *Client, args [][]byte) {
+	s := c.srv
+	clients, _ := strconv.Atoi(s.infoFields((*Server).infoClients)["connected_clients"])
+	c.w.Verbatim("txt", memoryDoctorReport(s.memoryOverhead(), doctorInput{clients: clients}))
+}
+
+// cmdMemoryMallocStats answers as a Redis built without jemalloc.
+func cmdMemoryMallocStats(c *Client, args [][]byte) {
+	c.w.BulkString("Stats not supported for the current allocator")
+}
+
+// cmdMemoryPurge returns freed heap to the OS, the nearest Go has to
+// jemalloc_purge.
+func cmdMemoryPurge(c *Client, args [][]byte) {
+	debug.FreeOSMemory()
+	c.w.OK()
+}
