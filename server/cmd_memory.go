@@ -22,15 +22,13 @@ import (
 
 func init() {
 	slow := []string{"slow"}
-	// Subcommands in the order redis-server 7.0.15 lists them in COMMAND
-	// INFO memory (its subcommand dict's order).
 	register(&Command{Name: "memory", Arity: -2, ACL: slow, Subs: []*Command{
-		{Name: "malloc-stats", Arity: 2, ACL: slow, Handler: cmdMemoryMallocStats},
 		{Name: "doctor", Arity: 2, ACL: slow, Handler: cmdMemoryDoctor},
+		{Name: "malloc-stats", Arity: 2, ACL: slow, Handler: cmdMemoryMallocStats},
 		{Name: "purge", Arity: 2, ACL: slow, Handler: cmdMemoryPurge},
 		{Name: "stats", Arity: 2, ACL: slow, Handler: cmdMemoryStats},
-		{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: slow, Handler: helpHandler("MEMORY", memoryHelp)},
 		{Name: "usage", Arity: -3, Flags: FlagReadonly, FirstKey: 2, LastKey: 2, Step: 1, ACL: []string{"read", "slow"}, Handler: cmdMemoryUsage},
+		{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: slow, Handler: helpHandler("MEMORY", memoryHelp)},
 	}})
 }
 
@@ -268,8 +266,9 @@ func (s *Server) infoFields(gen func(*Server, *infoWriter)) map[string]string {
 
 // dictSlots estimates dictSlots of a dict of n entries that only grew:
 // _dictExpandIfNeeded doubles the table when it is full, from 4 slots.
-// Vigil's keyspace does not expose its tables' sizes, so a table that is
-// rehashing or has shrunk less since deletions differs.
+// Vigil's keyspace does not expose its tables' sizes, so the figure differs
+// from the real table's while it is rehashing (both tables count) and after
+// deletions (a table only shrinks in the cron).
 func dictSlots(n int) int64 {
 	if n == 0 {
 		return 0
@@ -295,7 +294,8 @@ func hashTableOverhead(id, keys, expires int) dbOverhead {
 
 // memoryOverhead is getMemoryOverheadData over INFO memory's figures: the
 // totals, the client and buffer memory, the overhead and the dataset are
-// INFO's used_memory*, mem_* and allocator_* fields; the per-database
+// INFO's used_memory*, mem_* and allocator_* fields (so, as INFO does, it
+// raises the recorded peak to the current figure); the per-database
 // hash-table overheads are computed from the key counts.
 func (s *Server) memoryOverhead() memOverhead {
 	f := s.infoFields((*Server).infoMemory)
@@ -342,7 +342,7 @@ func (mh *memOverhead) derive(rss int64) {
 	mh.allocatorFrag = ratio32(mh.allocatorActive, mh.allocatorAllocated)
 	mh.allocatorRSS = ratio32(mh.allocatorResident, mh.allocatorActive)
 	mh.rssExtra = ratio32(rss, mh.allocatorResident)
-	mh.peakPerc = ratio32(mh.totalAllocated*100, mh.peakAllocated)
+	mh.peakPerc = float32(mh.totalAllocated) * 100 / float32(mh.peakAllocated)
 	net := int64(1)
 	if mh.totalAllocated > mh.startupAllocated {
 		net = mh.totalAllocated - mh.startupAllocated
