@@ -533,6 +533,27 @@ type bitfieldOp struct {
 	signed bool
 }
 
+// bitfieldKeyFlags is bitfieldGetKeys: the flags of BITFIELD's key (its key
+// spec has variable_flags), RO access when the arguments only GET (a
+// syntax error counts as a write). For COMMAND GETKEYSANDFLAGS; it needs a
+// case in commandKeyRefs (commanddata.go), like setKeyFlags.
+func bitfieldKeyFlags(argv [][]byte) []string {
+	for i := 2; i < len(argv); i++ {
+		rem := len(argv) - i - 1
+		switch a := cstr(argv[i]); {
+		case eqFold(a, "get") && rem >= 2:
+			i += 2
+		case (eqFold(a, "set") || eqFold(a, "incrby")) && rem >= 3:
+			return []string{"RW", "access", "update"}
+		case eqFold(a, "overflow") && rem >= 1:
+			i++
+		default:
+			return []string{"RW", "access", "update"}
+		}
+	}
+	return []string{"RO", "access"}
+}
+
 func cmdBitField(c *Client, args [][]byte) { c.bitfield(args, false) }
 
 func cmdBitFieldRO(c *Client, args [][]byte) { c.bitfield(args, true) }
@@ -753,7 +774,10 @@ func unsignedBitfieldOverflow(value uint64, incr int64, nbits, ow int) (int, uin
 	return 0, 0
 }
 
-// signedBitfieldOverflow is checkSignedBitfieldOverflow.
+// signedBitfieldOverflow is checkSignedBitfieldOverflow, including its
+// computation of max-value in 64 bits before value's range is checked: for
+// SET (incr 0) of a value at or below max-2^63 that difference wraps
+// negative and the value counts as an overflow, so SAT stores max.
 func signedBitfieldOverflow(value, incr int64, nbits, ow int) (int, int64) {
 	var maxv int64 = math.MaxInt64
 	if nbits < 64 {

@@ -76,6 +76,26 @@ func TestBitmapWrongType(t *testing.T) {
 	}
 }
 
+// TestBitfieldKeyFlags: bitfieldGetKeys's flags, as redis-server 7.0.15's
+// COMMAND GETKEYSANDFLAGS prints them.
+func TestBitfieldKeyFlags(t *testing.T) {
+	rw, ro := "RW access update", "RO access"
+	for args, want := range map[string]string{
+		"BITFIELD k": ro, "BITFIELD k GET u8 0": ro, "BITFIELD k get u8 0 OVERFLOW sat GET i8 1": ro,
+		"BITFIELD k SET u8 0 1": rw, "BITFIELD k GET u8 0 INCRBY u8 0 1": rw, "BITFIELD k GET u8": rw,
+		"BITFIELD k OVERFLOW": rw, "BITFIELD k FOO": rw, "BITFIELD k SET u8 0": rw,
+	} {
+		f := strings.Fields(args)
+		argv := make([][]byte, len(f))
+		for i := range f {
+			argv[i] = []byte(f[i])
+		}
+		if got := strings.Join(bitfieldKeyFlags(argv), " "); got != want {
+			t.Errorf("%s: %s, want %s", args, got, want)
+		}
+	}
+}
+
 // refBitRange is the reference normalization of BITCOUNT's and BITPOS's
 // range, written from the documentation: negative indexes count from the
 // end, then both ends are clamped to the string.
@@ -554,7 +574,7 @@ func TestBitmapDifferentialRandom(t *testing.T) {
 		switch rng.IntN(30) {
 		case 0:
 			// (Not 4294967295: a write there allocates 512MB.)
-			return []string{"-1", "x", "4294967296", "#-1", "#536870912"}[rng.IntN(5)]
+			return []string{"-1", "x", "4294967296", "#-1", "#4294967296"}[rng.IntN(5)]
 		case 1, 2:
 			return "#" + strconv.Itoa(rng.IntN(30))
 		}
