@@ -270,6 +270,9 @@ func commandKeyRefs(cmd *Command, argv [][]byte) (keys []keyRef, hasKeys bool) {
 	if cmd.fullName == "set" && len(argv) >= 3 {
 		return []keyRef{{pos: 1, flags: setKeyFlags(argv)}}, true
 	}
+	if cmd.fullName == "bitfield" && len(argv) >= 2 { // bitfieldGetKeys
+		return []keyRef{{pos: 1, flags: bitfieldKeyFlags(argv)}}, true
+	}
 	if rc := redisCommands()[cmd.fullName]; rc != nil {
 		specs := rc.keySpecs()
 		variable := false
