@@ -277,7 +277,20 @@ func (s *Server) infoMemory(w *infoWriter) {
 	resident := m.total - m.heapReleased
 	rss := rssBytes(resident)
 	startup := min(s.adm.memStartup, used)
-	dataset := used - startup
+	// getMemoryOverheadData: the overhead is the startup memory plus each
+	// database's hash tables (clients, buffers and caches are 0 here); the
+	// dataset is the rest.
+	overhead := startup
+	for i, db := range s.ks.DBs {
+		if db.Len() > 0 {
+			o := hashTableOverhead(i, db.Len(), db.Slots(), db.ExpiresLen(), db.ExpiresSlots())
+			overhead += uint64(o.htMain + o.htExpires)
+		}
+	}
+	dataset := uint64(0)
+	if used > overhead {
+		dataset = used - overhead
+	}
 	sysMem := totalSystemMemory()
 	maxmem := uint64(max(s.cfg.Maxmemory, 0))
 	w.int("used_memory", int64(used))
@@ -287,14 +300,14 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("used_memory_peak", int64(peak))
 	w.str("used_memory_peak_human", bytesToHuman(peak))
 	w.str("used_memory_peak_perc", strconv.FormatFloat(ratio(used, peak)*100, 'f', 2, 64)+"%")
-	w.int("used_memory_overhead", int64(startup))
+	w.int("used_memory_overhead", int64(overhead))
 	w.int("used_memory_startup", int64(startup))
 	w.int("used_memory_dataset", int64(dataset))
-	dsPerc := 0.0
+	net := uint64(1)
 	if used > startup {
-		dsPerc = 100
+		net = used - startup
 	}
-	w.str("used_memory_dataset_perc", strconv.FormatFloat(dsPerc, 'f', 2, 64)+"%")
+	w.str("used_memory_dataset_perc", strconv.FormatFloat(float64(float32(dataset)*100/float32(net)), 'f', 2, 64)+"%")
 	w.int("allocator_allocated", int64(used))
 	w.int("allocator_active", int64(active))
 	w.int("allocator_resident", int64(resident))

@@ -58,7 +58,6 @@ const (
 	sdshdr8Size       = 3        // sizeof(struct sdshdr8)
 	protoMbulkBigArg  = 32 << 10 // PROTO_MBULK_BIG_ARG
 	sdsMaxPrealloc    = 1 << 20  // SDS_MAX_PREALLOC
-	dictInitialSlots  = 4        // DICT_HT_INITIAL_SIZE
 	memDoctorMinBytes = 5 << 20  // below this MEMORY DOCTOR declines to diagnose
 )
 
@@ -264,31 +263,15 @@ func (s *Server) infoFields(gen func(*Server, *infoWriter)) map[string]string {
 	return f
 }
 
-// dictSlots estimates dictSlots of a dict of n entries that only grew:
-// _dictExpandIfNeeded doubles the table when it is full, from 4 slots.
-// Vigil's keyspace does not expose its tables' sizes, so the figure differs
-// from the real table's while it is rehashing (both tables count) and after
-// deletions (a table only shrinks in the cron).
-func dictSlots(n int) int64 {
-	if n == 0 {
-		return 0
-	}
-	slots := int64(dictInitialSlots)
-	for slots < int64(n) {
-		slots *= 2
-	}
-	return slots
-}
-
 // hashTableOverhead is getMemoryOverheadData's per-database figures:
 // main is the entries, slots and robj headers of the keys, expires the
 // entries and slots of the TTL table. The slot-to-keys map exists only in
 // cluster mode.
-func hashTableOverhead(id, keys, expires int) dbOverhead {
+func hashTableOverhead(id, keys, keySlots, expires, expireSlots int) dbOverhead {
 	return dbOverhead{
 		id:        id,
-		htMain:    int64(keys)*dictEntrySize + dictSlots(keys)*dictEntryPtrSize + int64(keys)*robjSize,
-		htExpires: int64(expires)*dictEntrySize + dictSlots(expires)*dictEntryPtrSize,
+		htMain:    int64(keys)*dictEntrySize + int64(keySlots)*dictEntryPtrSize + int64(keys)*robjSize,
+		htExpires: int64(expires)*dictEntrySize + int64(expireSlots)*dictEntryPtrSize,
 	}
 }
 
@@ -328,7 +311,7 @@ func (s *Server) memoryOverhead() memOverhead {
 	for i, db := range s.ks.DBs {
 		if n := db.Len(); n > 0 {
 			mh.totalKeys += int64(n)
-			mh.dbs = append(mh.dbs, hashTableOverhead(i, n, db.ExpiresLen()))
+			mh.dbs = append(mh.dbs, hashTableOverhead(i, n, db.Slots(), db.ExpiresLen(), db.ExpiresSlots()))
 		}
 	}
 	mh.derive(num("used_memory_rss"))

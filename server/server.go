@@ -354,6 +354,14 @@ func (s *Server) cron(stop <-chan struct{}) {
 		if !s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
 			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, func() int64 { return time.Since(start).Microseconds() })
 		}
+		// databasesCron: shrink sparse tables and, with activerehashing,
+		// spend up to 1 ms moving buckets of a table being rehashed.
+		rehashBudget := int64(0)
+		if s.cfg.ActiveRehashing {
+			rehashBudget = 1000
+		}
+		rstart := time.Now()
+		s.ks.ResizeAndRehash(rehashBudget, func() int64 { return time.Since(rstart).Microseconds() })
 		s.adminCron()
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {

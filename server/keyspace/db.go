@@ -264,6 +264,13 @@ func (db *DB) Len() int { return db.dict.Len() }
 // ExpiresLen is the number of keys with a TTL (INFO keyspace expires=).
 func (db *DB) ExpiresLen() int { return db.expires.Len() }
 
+// Slots is dictSlots of the key table: the buckets of both hash tables
+// while rehashing (MEMORY STATS overhead.hashtable.main).
+func (db *DB) Slots() int { return db.dict.Buckets() }
+
+// ExpiresSlots is dictSlots of the TTL table.
+func (db *DB) ExpiresSlots() int { return db.expires.Buckets() }
+
 // AvgTTL is INFO keyspace's avg_ttl in milliseconds: Redis's running
 // estimate over the TTLs sampled by ActiveExpireCycle, 0 until a cycle has
 // sampled this database (or when it has no TTLs).

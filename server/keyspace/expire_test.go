@@ -200,3 +200,40 @@ func TestActiveExpireEffortAndBudget(t *testing.T) {
 		t.Fatalf("sampled %d at effort 10", r.Sampled)
 	}
 }
+
+// TestResizeAndRehash: after mass deletion (which starts the shrink, see
+// Dict.Shrink) the cron finishes the rehash, leaving what Redis's
+// tryResizeHashTables + incrementallyRehash leave (dictSlots: the next power
+// of two >= used, at least 4); with activerehashing off (budget 0) the old
+// tables stay until commands rehash them.
+func TestResizeAndRehash(t *testing.T) {
+	for _, active := range []bool{true, false} {
+		ks := New(2)
+		db := ks.DBs[0]
+		fill(db, "k", 1000, 0, 0)
+		for i := 0; i < 300; i++ {
+			db.SetExpire(b("k"+strconv.Itoa(i)), 1<<40)
+		}
+		for i := 0; i < 900; i++ {
+			db.Delete(b("k" + strconv.Itoa(i)))
+		}
+		slots, expSlots := db.Slots(), db.ExpiresSlots()
+		if db.Len() != 100 || db.ExpiresLen() != 0 || slots <= 128 || expSlots <= 4 {
+			t.Fatalf("before: %d keys in %d slots, %d expires in %d slots", db.Len(), db.Slots(), db.ExpiresLen(), db.ExpiresSlots())
+		}
+		budget := int64(0)
+		if active {
+			budget = 1000
+		}
+		for i := 0; i < 10; i++ {
+			ks.ResizeAndRehash(budget, func() int64 { return 0 })
+		}
+		if active && (db.Slots() != 128 || db.ExpiresSlots() != 4) {
+			t.Fatalf("active: %d key slots (want 128), %d expire slots (want 4)", db.Slots(), db.ExpiresSlots())
+		}
+		if !active && (db.Slots() != slots || db.ExpiresSlots() != expSlots) {
+			t.Fatalf("passive: %d/%d slots, want %d/%d as before", db.Slots(), db.ExpiresSlots(), slots, expSlots)
+		}
+		checkDB(t, db)
+	}
+}

@@ -117,9 +117,14 @@ func (ks *Keyspace) lfuRand() *rand.Rand {
 // rehashing the first database, in turn, that has a rehash in progress
 // (incrementallyRehash with activerehashing). Lookups and writes rehash
 // incrementally anyway; this keeps idle databases from holding two tables.
+//
+// With budgetMicros <= 0 (activerehashing no) it only starts the shrinks.
 func (ks *Keyspace) ResizeAndRehash(budgetMicros int64, elapsed func() int64) {
 	for _, db := range ks.DBs {
 		db.ResizeIfNeeded()
+	}
+	if budgetMicros <= 0 {
+		return
 	}
 	for range ks.DBs {
 		db := ks.DBs[ks.rehashDB%len(ks.DBs)]
