@@ -324,6 +324,7 @@ func cmdExec(c *Client, args [][]byte) {
 	// CLIENT_MULTI flag does (CLIENT INFO inside EXEC shows flags=x,
 	// multi=<queued> and cmd=exec).
 	m.executing = true
+	s.ks.ExecSeq++
 	c.w.ArrayLen(len(m.cmds))
 	for _, q := range m.cmds {
 		c.srv.exec(c, q.cmd, q.args)

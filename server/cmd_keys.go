@@ -334,7 +334,7 @@ func (c *Client) parseDBIndex(b []byte) (*keyspace.DB, int, bool) {
 // access metadata (Redis moves the object itself).
 func moveEntry(dst *keyspace.DB, key []byte, e *keyspace.Entry, val any, now int64) {
 	ne := dst.Set(key, val, now)
-	ne.LastAccess, ne.Freq, ne.Enc = e.LastAccess, e.Freq, e.Enc
+	ne.LastAccess, ne.Freq, ne.Enc, ne.ArgvExec = e.LastAccess, e.Freq, e.Enc, e.ArgvExec
 	if e.ExpireAt != 0 {
 		dst.SetExpire(key, e.ExpireAt)
 	}
@@ -694,7 +694,9 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 }
 
 // cmdObjectRefCount reports 1, except for the integers 0..9999 that Redis
-// shares (refcount OBJ_SHARED_REFCOUNT) when maxmemory does not forbid it.
+// shares (refcount OBJ_SHARED_REFCOUNT) when maxmemory does not forbid it,
+// and 2 for a value stored from an argument earlier in the EXEC running
+// now (argvShared).
 func cmdObjectRefCount(c *Client, args [][]byte) {
 	e := c.objectLookup(args[2])
 	if e == nil {
@@ -702,6 +704,10 @@ func cmdObjectRefCount(c *Client, args [][]byte) {
 	}
 	if c.srv.sharedInteger(e) {
 		c.w.Int(math.MaxInt32)
+		return
+	}
+	if c.argvShared(e) {
+		c.w.Int(2)
 		return
 	}
 	c.w.Int(1)

@@ -79,7 +79,28 @@ func (c *Client) checkStringLength(size int64) bool {
 // setString stores val (an argument: it is copied) at key, as setKey after
 // lookupKeyWrite. With keepTTL the key's expire is kept, else removed.
 func (c *Client) setString(key, val []byte, keepTTL bool) {
-	c.storeString(c.lookupKeyWrite(key), key, val, keepTTL)
+	e := c.storeString(c.lookupKeyWrite(key), key, val, keepTTL)
+	if c.multi != nil {
+		c.argvStored(e)
+	}
+}
+
+// argvStored records that e holds the current command's argument object
+// itself, as setKey(c->argv[i]) does, when the command runs inside EXEC:
+// Redis's OBJECT REFCOUNT then counts the transaction's queued argv too
+// until the EXEC ends (multi.c frees the queue afterwards).
+func (c *Client) argvStored(e *keyspace.Entry) {
+	if c.multi != nil && c.multi.executing {
+		e.ArgvExec = c.srv.ks.ExecSeq
+	}
+}
+
+// argvShared reports whether e's value is, in Redis, still shared with the
+// argv of the EXEC running now (see argvStored): not once a command
+// modified it in place (dbUnshareStringValue made a copy: EncRaw).
+func (c *Client) argvShared(e *keyspace.Entry) bool {
+	return e.ArgvExec != 0 && e.ArgvExec == c.srv.ks.ExecSeq && e.Enc != keyspace.EncRaw &&
+		c.multi != nil && c.multi.executing
 }
 
 // storeString is setString for a caller that already looked the key up
@@ -88,7 +109,7 @@ func (c *Client) setString(key, val []byte, keepTTL bool) {
 // allocation (the hot path of SET, MSET and INCR). Nothing else may hold a
 // stored value's bytes for this to be safe: replies copy them; a future
 // copy-on-write snapshot must take its own copy before this path runs.
-func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) {
+func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *keyspace.Entry {
 	db := c.db0()
 	now := c.srv.nowMs
 	c.srv.ks.Dirty++
@@ -100,17 +121,17 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) {
 		if old, ok := e.Val.([]byte); ok && len(old) == len(val) {
 			copy(old, val)
 			e.Enc = keyspace.EncAuto
+			e.ArgvExec = 0
 			if !keepTTL && e.ExpireAt != 0 {
 				db.Persist(key)
 			}
-			return
+			return e
 		}
 	}
 	if keepTTL {
-		db.SetKeepTTL(key, copyBytes(val), now)
-	} else {
-		db.Set(key, copyBytes(val), now)
+		return db.SetKeepTTL(key, copyBytes(val), now)
 	}
+	return db.Set(key, copyBytes(val), now)
 }
 
 // errInvalidExpire is addReplyErrorExpireTime for a command.
@@ -252,7 +273,7 @@ func (c *Client) setGeneric(args [][]byte, flags, expIdx int, cmd string, intRep
 		}
 		return
 	}
-	c.storeString(e, key, val, flags&setKeepTTL != 0)
+	c.argvStored(c.storeString(e, key, val, flags&setKeepTTL != 0))
 	c.notify(configs.NotifyString, "set", key)
 	if expIdx != 0 {
 		c.db0().SetExpire(key, when)
@@ -406,7 +427,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	key, arg := args[1], args[2]
 	e := c.lookupKeyWrite(key)
 	if e == nil {
-		c.db0().Set(key, copyBytes(arg), c.srv.nowMs)
+		c.argvStored(c.db0().Set(key, copyBytes(arg), c.srv.nowMs))
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyNew, "new", key)
@@ -630,13 +651,16 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 		return
 	}
 	out := []byte(formatLongDouble(sum))
-	// createStringObjectFromLongDouble: embstr or raw, never int.
+	// createStringObjectFromLongDouble: embstr or raw, never int. The new
+	// object also replaces the argument in argv (propagated as SET).
 	if e != nil {
-		c.db0().SetKeepTTL(key, out, c.srv.nowMs).Enc = keyspace.EncEmbstr
+		e = c.db0().SetKeepTTL(key, out, c.srv.nowMs)
 	} else {
-		c.db0().Set(key, out, c.srv.nowMs).Enc = keyspace.EncEmbstr
+		e = c.db0().Set(key, out, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	}
+	e.Enc = keyspace.EncEmbstr
+	c.argvStored(e)
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.notify(configs.NotifyString, "incrbyfloat", key)

@@ -370,11 +370,6 @@ func (g *rdGen) command(s *rdSide) []string {
 	case 41:
 		return []string{"PERSIST", k()}
 	case 42:
-		if s.inMulti {
-			// (Inside MULTI, Redis's refcount of a value just written
-			// counts the transaction's queued argv.)
-			return []string{"OBJECT", g.pick("ENCODING", "encoding", "FREQ", "NOSUCH"), k()}
-		}
 		return []string{"OBJECT", g.pick("ENCODING", "REFCOUNT", "encoding", "FREQ", "NOSUCH"), k()}
 	case 43:
 		return []string{"DBSIZE"}

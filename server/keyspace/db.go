@@ -26,6 +26,11 @@ type Entry struct {
 	// REFCOUNT), which depends on the command that wrote it. Set and
 	// SetKeepTTL reset it to EncAuto; writers of other kinds set it after.
 	Enc Encoding
+	// ArgvExec is the Keyspace.ExecSeq of the EXEC whose queued command
+	// stored this value (0: none). Such a value is, in Redis, the very
+	// object of the transaction's argv, which EXEC keeps until it ends:
+	// OBJECT REFCOUNT is 2 meanwhile. Set and SetKeepTTL reset it.
+	ArgvExec uint64
 }
 
 // Encoding records how Redis 7.0 would have created a string object.
@@ -190,6 +195,7 @@ func (db *DB) set(key []byte, val any, now int64, keepTTL bool) *Entry {
 		e := de.val
 		e.Val = val
 		e.Enc = EncAuto
+		e.ArgvExec = 0
 		if e.ExpireAt != 0 && (!keepTTL || (e.expired(now) && !db.ks.Replica)) {
 			db.persist(h, de)
 		}

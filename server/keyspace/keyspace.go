@@ -55,6 +55,9 @@ type Keyspace struct {
 	// removed); lazy and active expiry add nothing. CONFIG RESETSTAT
 	// keeps it.
 	Dirty int64
+	// ExecSeq numbers the EXECs that ran their queue (see
+	// Entry.ArgvExec); the server increments it when one starts.
+	ExecSeq uint64
 
 	// activeExpireCycle's statics.
 	currentDB     int
