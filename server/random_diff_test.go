@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -35,7 +36,7 @@ func TestRandomDifferential(t *testing.T) {
 		t.Skip("starts redis-server")
 	}
 	// VIGIL_RANDOM_SEEDS=n and VIGIL_RANDOM_COMMANDS=n run more.
-	seeds, n := 12, 3000
+	seeds, n := 10, 3000
 	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_SEEDS")); err == nil {
 		seeds = v
 	}
@@ -43,10 +44,13 @@ func TestRandomDifferential(t *testing.T) {
 		n = v
 	}
 	dial := startRedis(t)
-	for _, proto := range []int{2, 3} {
+	for _, mode := range []string{"resp2", "resp3", "lru"} {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
-			t.Run("resp"+strconv.Itoa(proto)+"/seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
-				randomDiffRun(t, dial, proto, seed, n)
+			if mode == "lru" && seed > uint64(seeds+2)/3 {
+				break
+			}
+			t.Run(mode+"/seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
+				randomDiffRun(t, dial, mode, seed, n)
 			})
 		}
 	}
@@ -97,6 +101,9 @@ func (g *rdGen) value() string {
 		return strings.Repeat("xy", 100+r.IntN(1000))
 	case 7, 8:
 		return strconv.Itoa(r.IntN(20001) - 5000)
+	case 9:
+		f := r.NormFloat64() * math.Pow(10, float64(r.IntN(41)-20))
+		return strconv.FormatFloat(f, "fegf"[r.IntN(4)], r.IntN(22)-1, 64)
 	}
 	n := 1 + r.IntN(8)
 	b := make([]byte, n)
@@ -255,7 +262,7 @@ func (g *rdGen) expireFlags() []string {
 func (g *rdGen) command(s *rdSide) []string {
 	r := g.rng
 	k := g.key
-	switch r.IntN(60) {
+	switch r.IntN(61) {
 	case 0, 1, 2:
 		return append([]string{"SET", k(), g.value()}, g.setOpts()...)
 	case 3, 4:
@@ -408,6 +415,36 @@ func (g *rdGen) command(s *rdSide) []string {
 		return []string{"UNWATCH"}
 	case 58:
 		return []string{g.pick("SETEX", "PSETEX"), k(), g.pick("0", "-1", "x", "9223372036854775807"), g.value()}
+	case 59:
+		switch r.IntN(6) {
+		case 0:
+			if s.inMulti {
+				return []string{"ECHO", g.value()}
+			}
+			args := []string{"SCAN", g.pick("0", "0", "0", "x", "18446744073709551616", "+0")}
+			for n := r.IntN(3); n > 0; n-- {
+				switch r.IntN(4) {
+				case 0:
+					args = append(args, "MATCH", g.pick("*", "a*", "[b-d]", "?", "x"))
+				case 1:
+					args = append(args, "COUNT", g.pick("10", "100", "0", "-1", "x"))
+				case 2:
+					args = append(args, "TYPE", g.pick("string", "list", "STRING", "foo"))
+				default:
+					args = append(args, g.pick("FOO", "MATCH", "COUNT"))
+				}
+			}
+			return args
+		case 1:
+			return []string{"OBJECT", g.pick("HELP", "help")}
+		case 2:
+			return []string{"ECHO", g.value()}
+		case 3:
+			return []string{"PING", g.value()}
+		case 4:
+			return []string{"RESET"}
+		}
+		return []string{"PING"}
 	}
 	return []string{"GET", k()}
 }
@@ -448,6 +485,22 @@ func rdReplyEqual(args []string, want, got string) bool {
 			tol = 30000
 		}
 		return ok1 && ok2 && w > 0 && g > 0 && g <= w && w-g <= tol
+	case "SCAN":
+		// [cursor, keys]: the keys in any order (Redis's depends on its
+		// random hash seed).
+		sorted := func(raw string) string {
+			v, err := resp.ReadValue(bufio.NewReader(strings.NewReader(raw)), resp.DefaultReplyLimits)
+			if err != nil || len(v.Elems) != 2 {
+				return raw
+			}
+			var s []string
+			for _, e := range v.Elems[1].Elems {
+				s = append(s, e.Str)
+			}
+			slices.Sort(s)
+			return v.Elems[0].Str + "\x00" + strings.Join(s, "\x00")
+		}
+		return sorted(want) == sorted(got)
 	case "KEYS":
 		sorted := func(raw string) string {
 			v, err := resp.ReadValue(bufio.NewReader(strings.NewReader(raw)), resp.DefaultReplyLimits)
@@ -468,7 +521,15 @@ func rdReplyEqual(args []string, want, got string) bool {
 
 // randomDiffRun runs n random commands of one seed on a fresh pair of
 // servers' state.
-func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), proto int, seed uint64, n int) {
+//
+// Mode "resp2" and "resp3" select the protocol, "lru" runs RESP2 with
+// maxmemory and an LRU policy (no shared integers: OBJECT ENCODING and
+// REFCOUNT change).
+func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), mode string, seed uint64, n int) {
+	proto := 2
+	if mode == "resp3" {
+		proto = 3
+	}
 	ts := newTestServer(t)
 	now := time.Now()
 	ts.clk.Advance(now.Sub(ts.clk.Now()))
@@ -483,6 +544,19 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), proto
 		sides[i] = &rdSide{rc: rc, rbr: rbr, vc: vc}
 	}
 	rawDo(t, sides[0].rc, sides[0].rbr, "FLUSHALL")
+	if mode == "lru" {
+		for _, cfg := range [][]string{{"maxmemory", "1gb"}, {"maxmemory-policy", "allkeys-lru"}} {
+			args := append([]string{"CONFIG", "SET"}, cfg...)
+			if want, got := rawDo(t, sides[0].rc, sides[0].rbr, args...), ts.do(sides[0].vc, args...); want != got {
+				t.Fatalf("%v: redis %q, vigil %q", args, want, got)
+			}
+		}
+		t.Cleanup(func() {
+			rc, rbr := dial(2)
+			rawDo(t, rc, rbr, "CONFIG", "SET", "maxmemory", "0")
+			rawDo(t, rc, rbr, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+		})
+	}
 	var history []string
 	both := func(s *rdSide, args ...string) (want, got string) {
 		want = rawDo(t, s.rc, s.rbr, args...)
@@ -558,7 +632,7 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), proto
 		switch {
 		case name == "MULTI" && want == "+OK\r\n":
 			s.inMulti = true
-		case (name == "EXEC" || name == "DISCARD") && s.inMulti && len(args) == 1:
+		case (name == "EXEC" || name == "DISCARD" || name == "RESET") && s.inMulti && len(args) == 1:
 			s.inMulti = false
 		}
 	}
