@@ -368,19 +368,21 @@ func (s *Server) runBatch(c *Client) bool {
 	// precedes the messages published after it.
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
 	s.mu.Unlock()
+	// Counted before the write, as writeToClient does, so a client that has
+	// read this reply sees it in INFO from any connection.
 	if queued {
+		s.adm.writes.Add(1)
+		s.stats.netOutput.Add(int64(len(c.w.B)))
 		if !c.flushQueued(now) {
 			keep = false
 		}
-		s.adm.writes.Add(1)
-		s.stats.netOutput.Add(int64(len(c.w.B)))
 		c.w.B = c.w.B[:0]
 	} else if len(c.w.B) > 0 {
+		s.adm.writes.Add(1)
+		s.stats.netOutput.Add(int64(len(c.w.B)))
 		if !c.writeReplies(c.w.B, now) {
 			keep = false
 		}
-		s.adm.writes.Add(1)
-		s.stats.netOutput.Add(int64(len(c.w.B)))
 		// Keep a grown reply buffer while batches fill a quarter of it
 		// (big values in a row reuse it), drop it after a small batch or
 		// when it is very large.

@@ -291,11 +291,14 @@ func (c *client) writeLoop() {
 		closed := c.qclosed
 		c.qmu.Unlock()
 		for _, b := range q {
+			// Counted before the write, as writeToClient does: a client that
+			// has read this reply and asks INFO must see it counted.
+			c.d.stats.writes.Add(1)
+			c.d.stats.netOut.Add(int64(len(b)))
 			c.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
 			n, err := c.conn.Write(b)
-			c.d.stats.netOut.Add(int64(n))
-			c.d.stats.writes.Add(1)
 			if err != nil {
+				c.d.stats.netOut.Add(int64(n - len(b)))
 				c.qmu.Lock()
 				c.qclosed = true
 				c.qmu.Unlock()
