@@ -370,16 +370,16 @@ func (s *Server) runBatch(c *Client) bool {
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
-	if queued {
+	if len(c.w.B) > 0 {
 		s.adm.writes.Add(1)
 		s.stats.netOutput.Add(int64(len(c.w.B)))
+	}
+	if queued {
 		if !c.flushQueued(now) {
 			keep = false
 		}
 		c.w.B = c.w.B[:0]
 	} else if len(c.w.B) > 0 {
-		s.adm.writes.Add(1)
-		s.stats.netOutput.Add(int64(len(c.w.B)))
 		if !c.writeReplies(c.w.B, now) {
 			keep = false
 		}
