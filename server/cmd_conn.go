@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/vigil-kv/vigil/server/redistext"
+	"github.com/vigil-kv/vigil/internal/redistext"
 
 	"crypto/subtle"
 	"math"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -94,12 +95,16 @@ var commandTable []*Command
 func register(cmds ...*Command) { commandTable = append(commandTable, cmds...) }
 
 // allCommands flattens the table (parents then subcommands), indexing each.
+// Written once by initTable; read-only afterwards.
 var allCommands []*Command
 
-func initTable() {
-	if allCommands != nil {
-		return
-	}
+var tableOnce sync.Once
+
+// initTable builds allCommands once per process: every cmd_*.go init has
+// registered by then, and servers started concurrently (tests) share it.
+func initTable() { tableOnce.Do(buildTable) }
+
+func buildTable() {
 	sort.Slice(commandTable, func(i, j int) bool { return commandTable[i].Name < commandTable[j].Name })
 	for _, c := range commandTable {
 		c.fullName = c.Name

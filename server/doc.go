@@ -8,5 +8,5 @@
 // never the other way round.
 //
 // It may import internal/resp, internal/clock, configs, server/keyspace,
-// server/redistext, server/rdb, server/aof, replication and the chosen libraries (zerolog).
+// internal/redistext, server/rdb, server/aof, replication and the chosen libraries (zerolog).
 package server

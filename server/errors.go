@@ -1,6 +1,6 @@
 package server
 
-import "github.com/vigil-kv/vigil/server/redistext"
+import "github.com/vigil-kv/vigil/internal/redistext"
 
 // Redis 7.0 error replies, in one place (design.md: one source of truth).
 // Each is the text after the leading '-'.

@@ -206,7 +206,7 @@ var rules = []rule{
 	},
 	{
 		name:   "the shared reply texts import internal/resp and the standard library only",
-		from:   exact("server/redistext"),
+		from:   exact("internal/redistext"),
 		forbid: but(nonStandard, tree("internal/resp")),
 	},
 	{
@@ -332,7 +332,7 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/configs", false, "fmt")
 	add(m+"/server", false, m+"/configs")
 	add(m+"/server/keyspace", false, "fmt")
-	add(m+"/server/redistext", false, m+"/internal/resp", m+"/configs")
+	add(m+"/internal/redistext", false, m+"/internal/resp", m+"/configs")
 	add(m+"/server/rdb", false, m+"/server", m+"/sentinel")
 	add(m+"/replication", false, m+"/server")
 	add(m+"/sentinel/daemon", false, m+"/server")
@@ -371,8 +371,8 @@ func TestRulesCatchViolations(t *testing.T) {
 			"internal/resp imports github.com/other/lib (internal/resp -> github.com/other/lib)",
 		},
 		"the shared reply texts import internal/resp and the standard library only": {
-			"server/redistext imports configs (server/redistext -> configs)",
-			"server/redistext imports github.com/other/lib (server/redistext -> internal/resp -> github.com/other/lib)",
+			"internal/redistext imports configs (internal/redistext -> configs)",
+			"internal/redistext imports github.com/other/lib (internal/redistext -> internal/resp -> github.com/other/lib)",
 		},
 		"client imports no server-side package": {
 			"client imports configs (client -> configs)",

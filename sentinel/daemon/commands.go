@@ -1,7 +1,7 @@
 package daemon
 
 import (
-	"github.com/vigil-kv/vigil/server/redistext"
+	"github.com/vigil-kv/vigil/internal/redistext"
 
 	"strconv"
 	"strings"

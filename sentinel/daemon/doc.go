@@ -39,6 +39,6 @@
 // without it.
 //
 // It may import sentinel, internal/resp, internal/clock, configs,
-// server/redistext (the reply texts it shares with vigil-server) and the
+// internal/redistext (the reply texts it shares with vigil-server) and the
 // chosen libraries.
 package daemon

@@ -1,6 +1,6 @@
 package daemon
 
-import "github.com/vigil-kv/vigil/server/redistext"
+import "github.com/vigil-kv/vigil/internal/redistext"
 
 // Help texts, as redis-sentinel 7.0.15 prints them (without the first line
 // and the HELP entry, which addReplyHelp adds).
