@@ -150,6 +150,12 @@ type Config struct {
 	StreamNodeMaxBytes     int64
 	StreamNodeMaxEntries   int64
 	ActiveRehashing        bool
+	// LazyfreeLazyExpire and LazyfreeLazyEviction make expired and evicted
+	// keys propagate as UNLINK instead of DEL (propagateDeletion).
+	LazyfreeLazyExpire   bool
+	LazyfreeLazyEviction bool
+	// LazyfreeLazyUserDel makes GETDEL propagate as UNLINK.
+	LazyfreeLazyUserDel bool
 
 	// Misc.
 	ClusterEnabled    bool

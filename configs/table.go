@@ -23,8 +23,7 @@ import (
 //
 //	io-threads-do-reads io-threads set-proc-title proc-title-template
 //	rdb-save-incremental-fsync aof-rewrite-incremental-fsync aof-disable-auto-gc
-//	lazyfree-lazy-eviction lazyfree-lazy-expire lazyfree-lazy-server-del
-//	lazyfree-lazy-user-del lazyfree-lazy-user-flush replica-ignore-disk-write-errors
+//	lazyfree-lazy-server-del lazyfree-lazy-user-flush replica-ignore-disk-write-errors
 //	jemalloc-bg-thread activedefrag active-defrag-* crash-log-enabled
 //	crash-memcheck-enabled use-exit-on-panic disable-thp syslog-enabled
 //	syslog-ident syslog-facility aclfile acllog-max-len acl-pubsub-default
@@ -52,10 +51,10 @@ var table = []*Directive{
 	boolD("stop-writes-on-bgsave-error", "", 0, true, func(c *Config) *bool { return &c.StopWritesOnBgsaveError }, nil),
 	boolD("set-proc-title", "", Immutable, true, nil, nil),
 	boolD("dynamic-hz", "", 0, true, func(c *Config) *bool { return &c.DynamicHz }, nil),
-	boolD("lazyfree-lazy-eviction", "", 0, false, nil, nil),
-	boolD("lazyfree-lazy-expire", "", 0, false, nil, nil),
+	boolD("lazyfree-lazy-eviction", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyEviction }, nil),
+	boolD("lazyfree-lazy-expire", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyExpire }, nil),
 	boolD("lazyfree-lazy-server-del", "", 0, false, nil, nil),
-	boolD("lazyfree-lazy-user-del", "", 0, false, nil, nil),
+	boolD("lazyfree-lazy-user-del", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyUserDel }, nil),
 	boolD("lazyfree-lazy-user-flush", "", 0, false, nil, nil),
 	boolD("repl-disable-tcp-nodelay", "", 0, false, func(c *Config) *bool { return &c.ReplDisableTCPNoDelay }, nil),
 	boolD("repl-diskless-sync", "", 0, true, func(c *Config) *bool { return &c.ReplDisklessSync }, nil),

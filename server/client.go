@@ -94,6 +94,7 @@ type Client struct {
 	ssubs    map[string]struct{} // shard channels (SSUBSCRIBE)
 	argvMem  int
 	totalNet atomic.Int64
+	prop     propState // what the running command propagates (propagate.go); guarded by mu
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.

@@ -554,7 +554,7 @@ func TestBitmapDifferentialRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial := startRedis(t)
+	dial, aof := startRedisAOF(t)
 	rc, rbr := dial(2)
 	ts := newTestServer(t)
 	c := ts.client()
@@ -676,7 +676,7 @@ func TestBitmapDifferentialRandom(t *testing.T) {
 		}
 		return args
 	}
-	rawDo(t, rc, rbr, "FLUSHALL")
+	mark := aof.begin(t, ts, rc, rbr, c)
 	rawDo(t, rc, rbr, "SET", "n", "12345")
 	ts.do(c, "SET", "n", "12345")
 	compared := 0
@@ -695,6 +695,9 @@ func TestBitmapDifferentialRandom(t *testing.T) {
 		}
 		compared++
 	}
+	// Both propagated the same write stream (SETBIT, BITOP, BITFIELD as
+	// sent, and only when they changed something).
+	aof.check(t, ts, mark, nil)
 	for _, k := range keys {
 		for _, cmd := range [][]string{{"GET", k}, {"OBJECT", "ENCODING", k}} {
 			want, _ := render(rawDo(t, rc, rbr, cmd...))

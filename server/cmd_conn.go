@@ -228,6 +228,8 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	c.srv.touchAllWatchedInDB(c.db, -1)
 	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
 	db.Flush()
+	// Propagated even when the database was empty (forceCommandPropagation).
+	c.forcePropagation(TargetAll)
 	c.w.OK()
 }
 
@@ -240,6 +242,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		c.srv.ks.Dirty += int64(db.Len())
 		db.Flush()
 	}
+	c.forcePropagation(TargetAll) // even when every database was empty
 	c.w.OK()
 }
 

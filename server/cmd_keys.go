@@ -517,9 +517,21 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 	if c.alreadyExpired(when) {
 		db.Delete(key)
 		c.notify(configs.NotifyGeneric, "del", key)
+		if c.srv.propagating() { // an explicit DEL, or UNLINK (lazyfree-lazy-expire)
+			c.rewriteArgv(c.srv.delWord(c.srv.cfg.LazyfreeLazyExpire), key)
+		}
 	} else {
 		db.SetExpire(key, when)
 		c.notify(configs.NotifyGeneric, "expire", key)
+		if c.srv.propagating() && cmd != "pexpireat" {
+			// As PEXPIREAT key <abs-ms> [flags]: the name and, unless it
+			// already is absolute milliseconds, the time are replaced.
+			argv := append([][]byte{wordPExpAt}, args[1:]...)
+			if basetime != 0 || seconds {
+				argv[2] = msArg(when)
+			}
+			c.rewriteArgv(argv...)
+		}
 	}
 	c.srv.ks.Dirty++
 	c.touch(key)
@@ -707,6 +719,13 @@ func cmdObjectRefCount(c *Client, args [][]byte) {
 		return
 	}
 	if c.argvShared(e) {
+		// The queued argv holds it too, and, while anything consumes the
+		// write path, so does the pending propagation of the command that
+		// stored it (alsoPropagate's incrRefCount), until the EXEC ends.
+		if c.srv.propagating() {
+			c.w.Int(3)
+			return
+		}
 		c.w.Int(2)
 		return
 	}

@@ -279,6 +279,23 @@ func (c *Client) setGeneric(args [][]byte, flags, expIdx int, cmd string, intRep
 		c.db0().SetExpire(key, when)
 		c.notify(configs.NotifyGeneric, "expire", key)
 	}
+	if c.srv.propagating() {
+		switch {
+		case expIdx != 0:
+			// Propagated as SET key value PXAT <abs-ms> (setGenericCommand;
+			// 7.0.15 rewrites PXAT too, dropping NX/XX/GET).
+			c.rewriteArgv(wordSet, key, val, wordPXAT, msArg(when))
+		case flags&setGet != 0 && expIdx == 0:
+			// Without the GET arguments, which may be repeated.
+			argv := make([][]byte, 0, len(args))
+			for j, a := range args {
+				if j < 3 || !eqFold(a, "get") {
+					argv = append(argv, a)
+				}
+			}
+			c.rewriteArgv(argv...)
+		}
+	}
 	if flags&setGet == 0 {
 		if intReplies {
 			c.w.Int(1)
@@ -315,6 +332,9 @@ func cmdGetSet(c *Client, args [][]byte) {
 	}
 	c.setString(args[1], args[2], false)
 	c.notify(configs.NotifyString, "set", args[1])
+	if c.srv.propagating() {
+		c.rewriteArgv(wordSet, args[1], args[2]) // getsetCommand: as SET
+	}
 }
 
 func cmdGetDel(c *Client, args [][]byte) {
@@ -325,6 +345,9 @@ func cmdGetDel(c *Client, args [][]byte) {
 		c.srv.ks.Dirty++
 		c.touch(args[1])
 		c.notify(configs.NotifyGeneric, "del", args[1])
+		if c.srv.propagating() { // as DEL, or UNLINK with lazyfree-lazy-user-del
+			c.rewriteArgv(c.srv.delWord(c.srv.cfg.LazyfreeLazyUserDel), args[1])
+		}
 	}
 }
 
@@ -361,16 +384,25 @@ func cmdGetEx(c *Client, args [][]byte) {
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyGeneric, "del", key)
+		if c.srv.propagating() {
+			c.rewriteArgv(c.srv.delWord(c.srv.cfg.LazyfreeLazyExpire), key)
+		}
 	case expIdx != 0:
 		db.SetExpire(key, when)
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyGeneric, "expire", key)
+		if c.srv.propagating() {
+			c.rewriteArgv(wordPExpAt, key, msArg(when))
+		}
 	case flags&setPersist != 0:
 		if db.Persist(key) {
 			c.srv.ks.Dirty++
 			c.touch(key)
 			c.notify(configs.NotifyGeneric, "persist", key)
+			if c.srv.propagating() {
+				c.rewriteArgv(wordPersist, key)
+			}
 		}
 	}
 }
@@ -664,6 +696,11 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.notify(configs.NotifyString, "incrbyfloat", key)
+	if c.srv.propagating() {
+		// As SET key <new value> KEEPTTL; a copy, since a later command of
+		// the same unit may overwrite the stored bytes in place.
+		c.rewriteArgv(wordSet, key, copyBytes(out), wordKeepTTL)
+	}
 	c.w.Bulk(out)
 }
 

@@ -334,7 +334,11 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	} else {
 		start = time.Now()
 	}
+	dirty := s.ks.Dirty
+	s.execDepth++
 	cmd.Handler(c, args)
+	s.execDepth--
+	s.afterHandler(c, cmd, args, s.ks.Dirty-dirty)
 	var end time.Time
 	if s.realClock && !c.batchStart.IsZero() {
 		// The monotonic clock alone is half the price of time.Now; the

@@ -7,6 +7,48 @@
 // Server.clientsMu guards the client registry and may be taken while holding mu,
 // never the other way round.
 //
+// # The write path (propagate.go)
+//
+// Every command runs through exec, Redis's call(). exec reads the dirty
+// counter (Keyspace.Dirty, Redis's server.dirty) before and after the
+// handler: a command that changed it is added, under the execution lock, to
+// the pending operations of the current execution unit, in the form the
+// handler chose:
+//   - its argv as the client sent it (case kept: `set a 1` stays lowercase);
+//   - or the argv set with Client.rewriteArgv (SET EX/PX/EXAT/PXAT and
+//     SETEX/PSETEX -> SET key value PXAT <abs-ms>; SET ... GET without an
+//     expire drops GET; EXPIRE/PEXPIRE/EXPIREAT -> PEXPIREAT key <abs-ms>
+//     [flags]; an expire in the past -> DEL, or UNLINK under
+//     lazyfree-lazy-expire; INCRBYFLOAT -> SET key value KEEPTTL; GETSET ->
+//     SET; GETDEL -> DEL/UNLINK; GETEX -> PEXPIREAT/PERSIST/DEL). Handlers
+//     build a rewritten argv only when Server.propagating(), so the path costs
+//     nothing when no AOF or replica consumes it. A rewritten argv must not
+//     alias bytes a later command of the same unit may overwrite in place
+//     (keyspace values): copy them;
+//   - Client.forcePropagation adds a command that changed nothing (FLUSHALL,
+//     FLUSHDB: both targets; PUBLISH, SPUBLISH: replicas only), and
+//     Client.preventPropagation keeps a command out while what it added with
+//     Server.alsoPropagate stays (SPOP -> SREM, BLPOP -> LPOP: later issues).
+//
+// Keys found expired during the unit join it as DEL/UNLINK before the
+// command that found them (the keyspace's OnExpire hook calls
+// propagateDeletion). The execution unit ends when the outermost command
+// returns (execDepth drops to 0: EXEC with its queue is one unit); its
+// operations then go to every attached Propagator at once, wrapped in
+// MULTI ... EXEC when there are several (MULTI in the first operation's db,
+// EXEC in the last's), as propagatePendingCommands does; a single write inside
+// MULTI is not wrapped. Deletions outside any command (the active expire
+// cycle, eviction once it exists) are units of their own. Each Propagator
+// emits SELECT itself when the database changes (internal/resp's
+// CommandStream), because the AOF and each replica stream forget their
+// selected database at different moments.
+//
+// The oracle is redis-server 7.0.15's appendonly file with appendfsync
+// always: TestRandomDifferential, TestBitmapDifferentialRandom and
+// TestPropagateGoldenRedis compare Vigil's recorded stream (Recorder) with it
+// byte for byte, absolute times within a minute. A command added later must
+// be covered there too.
+//
 // It may import internal/resp, internal/clock, configs, server/keyspace,
 // internal/redistext, server/rdb, server/aof, replication and the chosen libraries (zerolog).
 package server

@@ -226,6 +226,7 @@ func (c *Client) notify(class int, event string, key []byte) {
 
 func cmdPublish(c *Client, args [][]byte) {
 	c.w.Int(c.srv.publish(args[1], args[2]))
+	c.forcePropagation(TargetRepl) // to replicas, never to the AOF
 }
 
 // cmdSSubscribe is ssubscribeCommand. It is refused where the client may
@@ -286,6 +287,7 @@ func cmdSPublish(c *Client, args [][]byte) {
 		sub.push(encodePush(sub.w.Proto, []byte("smessage"), args[1], args[2]), pubsubLimit)
 		n++
 	}
+	c.forcePropagation(TargetRepl) // spublishCommand outside a cluster
 	c.w.Int(n)
 }
 

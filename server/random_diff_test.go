@@ -43,14 +43,16 @@ func TestRandomDifferential(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_COMMANDS")); err == nil {
 		n = v
 	}
-	dial := startRedis(t)
+	// The oracle also writes its AOF: every run's propagated stream is
+	// compared with it (aof_oracle_test.go).
+	dial, aof := startRedisAOF(t)
 	for _, mode := range []string{"resp2", "resp3", "lru"} {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			if mode == "lru" && seed > uint64(seeds+2)/3 {
 				break
 			}
 			t.Run(mode+"/seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
-				randomDiffRun(t, dial, mode, seed, n)
+				randomDiffRun(t, dial, aof, mode, seed, n)
 			})
 		}
 	}
@@ -525,7 +527,7 @@ func rdReplyEqual(args []string, want, got string) bool {
 // Mode "resp2" and "resp3" select the protocol, "lru" runs RESP2 with
 // maxmemory and an LRU policy (no shared integers: OBJECT ENCODING and
 // REFCOUNT change).
-func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), mode string, seed uint64, n int) {
+func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *aofOracle, mode string, seed uint64, n int) {
 	proto := 2
 	if mode == "resp3" {
 		proto = 3
@@ -543,7 +545,7 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), mode 
 		}
 		sides[i] = &rdSide{rc: rc, rbr: rbr, vc: vc}
 	}
-	rawDo(t, sides[0].rc, sides[0].rbr, "FLUSHALL")
+	aofStart := aof.begin(t, ts, sides[0].rc, sides[0].rbr, sides[0].vc)
 	if mode == "lru" {
 		for _, cfg := range [][]string{{"maxmemory", "1gb"}, {"maxmemory-policy", "allkeys-lru"}} {
 			args := append([]string{"CONFIG", "SET"}, cfg...)
@@ -636,7 +638,8 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), mode 
 			s.inMulti = false
 		}
 	}
-	// The final state, every database.
+	// What both propagated, then the final state, every database.
+	aof.check(t, ts, aofStart, history)
 	for db := 0; db < 3; db++ {
 		s := sides[0]
 		if s.inMulti {

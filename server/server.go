@@ -48,6 +48,11 @@ type Server struct {
 	pubsub   pubsub               // guarded by mu
 	pause    pauseState           // guarded by mu
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
+	props    []Propagator         // guarded by mu: consumers of the write path (propagate.go)
+	pending  []Op                 // guarded by mu: the current execution unit's operations
+	// execDepth counts the commands running (EXEC nests its queue): the
+	// execution unit ends when it returns to 0. Guarded by mu.
+	execDepth int
 
 	log       zerolog.Logger
 	clock     clock.Clock
@@ -124,7 +129,11 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.initAdmin()
 	s.slowlog.init()
 	s.pubsub.init()
-	s.ks.OnExpire = func(db int, key string) { s.stats.expiredKeys++; s.notifyExpired(db, key) }
+	s.ks.OnExpire = func(db int, key string) {
+		s.stats.expiredKeys++
+		s.notifyExpired(db, key)
+		s.propagateDeletion(db, []byte(key), s.cfg.LazyfreeLazyExpire)
+	}
 	cmds, err := buildCommandTable(cfg.RenameCommands)
 	if err != nil {
 		return nil, err
