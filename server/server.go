@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
@@ -48,6 +49,7 @@ type Server struct {
 	pubsub   pubsub               // guarded by mu
 	pause    pauseState           // guarded by mu
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
+	acl      *acl.Store           // guarded by mu: users and ACL log (acl.go)
 
 	log       zerolog.Logger
 	clock     clock.Clock
@@ -130,6 +132,9 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		return nil, err
 	}
 	s.cmds = cmds
+	if err := s.initACL(cfg); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
