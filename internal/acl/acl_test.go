@@ -377,7 +377,7 @@ func TestFile(t *testing.T) {
 	os.WriteFile(path, []byte("user x on +nosuch\nfoo\nuser y on\nuser y off\n"), 0o644)
 	_, msg = st.LoadFile(path)
 	want := path + ":1: Error in applying operation '+nosuch': Unknown command or category name in ACL. " +
-		path + ":2 should start with user keyword. WARNING: Duplicate user 'y' found on line 4. " +
+		path + ":2 should start with user keyword followed by the username. WARNING: Duplicate user 'y' found on line 4. " +
 		"WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
 	if msg != want {
 		t.Errorf("got  %s\nwant %s", msg, want)

@@ -274,7 +274,7 @@ func (s *Store) LoadFile(path string) (gone []*User, errMsg string) {
 		}
 		argv := strings.Split(line, " ") // sdssplitlen on " ": empty fields stay
 		if argv[0] != "user" || len(argv) < 2 {
-			fmt.Fprintf(&errs, "%s:%d should start with user keyword. ", path, linenum)
+			fmt.Fprintf(&errs, "%s:%d should start with user keyword followed by the username. ", path, linenum)
 			continue
 		}
 		if hasSpaces(argv[1]) || argv[1] == "" {
