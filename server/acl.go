@@ -176,7 +176,11 @@ func (s *Server) aclAuthenticate(c *Client, name, pass string, args [][]byte) bo
 	u := s.acl.Authenticate(name, pass)
 	if u == nil {
 		info := string(s.appendClientInfo(nil, c, c, args, strings.ToLower(string(args[0]))))
-		s.acl.AddLog(s.now, acl.DeniedAuth, "toplevel", string(args[0]), name, info)
+		ctx := "toplevel"
+		if c.multi != nil {
+			ctx = "multi" // AUTH queued in MULTI, run by EXEC
+		}
+		s.acl.AddLog(s.now, acl.DeniedAuth, ctx, string(args[0]), name, info)
 		return false
 	}
 	c.aclUser = u
