@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -55,6 +56,7 @@ type Client struct {
 	libVer    string
 	authed    bool
 	user      string
+	aclUser   *acl.User // the authenticated ACL user; nil: the default user (acl.go)
 	created   time.Time
 	lastCmd   string
 	replyMode int
@@ -148,8 +150,8 @@ func (s *Server) serveConn(conn net.Conn) {
 		return
 	}
 	s.mu.Lock()
-	protected := s.cfg.ProtectedMode && s.cfg.RequirePass == ""
-	needAuth := s.cfg.RequirePass != ""
+	protected := s.cfg.ProtectedMode && s.aclDefaultNoPass()
+	needAuth := !s.aclDefaultOpen()
 	s.mu.Unlock()
 	if protected && !c.unix && !isLoopback(conn.RemoteAddr()) {
 		conn.Write([]byte("-" + ProtectedModeDenied + "\r\n"))

@@ -57,10 +57,6 @@ func parseClientType(b []byte) (int, bool) {
 	return 0, false
 }
 
-// userExists reports whether an ACL user exists. Until ACLs land only the
-// default user does.
-func (s *Server) userExists(name string) bool { return name == "default" }
-
 // clientsByID returns the registered clients ordered by id (Redis's
 // server.clients list is in connection order, which ids follow), without
 // the killed ones still unlinking (Redis frees them at once).

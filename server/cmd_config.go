@@ -111,6 +111,8 @@ func (s *Server) onConfigSet(name string) error {
 				cl.rd.SetLimits(lim)
 			}
 		}
+	case "requirepass", "acl-pubsub-default", "acllog-max-len":
+		s.aclOnConfigSet(name)
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "timeout":

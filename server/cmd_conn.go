@@ -3,7 +3,6 @@ package server
 import (
 	"github.com/vigil-kv/vigil/internal/redistext"
 
-	"crypto/subtle"
 	"math"
 	"strconv"
 	"strings"
@@ -49,17 +48,6 @@ func cmdQuit(c *Client, args [][]byte) {
 	c.closeAfterReply = true
 }
 
-// checkPassword compares in constant time, as Redis's time_independent_strcmp.
-func (s *Server) checkPassword(user, pass string) bool {
-	if user != "default" {
-		return false
-	}
-	if s.cfg.RequirePass == "" {
-		return true // default user is nopass: any password works
-	}
-	return subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.RequirePass)) == 1
-}
-
 func cmdAuth(c *Client, args [][]byte) {
 	if len(args) > 3 {
 		c.w.Error(ErrSyntax)
@@ -69,18 +57,18 @@ func cmdAuth(c *Client, args [][]byte) {
 	if len(args) == 3 {
 		user, pass = string(args[1]), string(args[2])
 	}
-	redactArgs(args, 1, len(args)-1)
-	if len(args) == 2 && c.srv.cfg.RequirePass == "" {
+	if len(args) == 2 && c.srv.aclDefaultNoPass() {
+		redactArgs(args, 1, len(args)-1)
 		c.w.Error(ErrAuthNotSet)
 		return
 	}
-	if !c.srv.checkPassword(user, pass) {
+	ok := c.srv.aclAuthenticate(c, user, pass, args)
+	redactArgs(args, 1, len(args)-1)
+	if !ok {
 		c.srv.log.Debug().Str("addr", c.addr).Msg("AUTH failed")
 		c.w.Error(ErrWrongPass)
 		return
 	}
-	c.setAuthed(true)
-	c.user = user
 	c.w.OK()
 }
 
@@ -130,13 +118,12 @@ func cmdHello(c *Client, args [][]byte) {
 		switch {
 		case eqFold(args[i], "auth") && more >= 2:
 			user, pass := string(args[i+1]), string(args[i+2])
+			ok := c.srv.aclAuthenticate(c, user, pass, args)
 			redactArgs(args, i+1, i+2)
-			if !c.srv.checkPassword(user, pass) {
+			if !ok {
 				c.w.Error(ErrWrongPass)
 				return
 			}
-			c.setAuthed(true)
-			c.user = user
 			i += 2
 		case eqFold(args[i], "setname") && more >= 1:
 			setname = args[i+1]
@@ -267,8 +254,9 @@ func cmdReset(c *Client, args [][]byte) {
 	c.name = ""
 	c.replyMode = replyOn
 	c.noEvict = false
-	c.setAuthed(s.cfg.RequirePass == "")
+	c.setAuthed(s.aclDefaultOpen()) // clientSetDefaultAuth
 	c.user = "default"
+	c.aclUser = nil
 	c.w.Simple("RESET")
 }
 
@@ -330,6 +318,9 @@ func cmdExec(c *Client, args [][]byte) {
 	s.ks.ExecSeq++
 	c.w.ArrayLen(len(m.cmds))
 	for _, q := range m.cmds {
+		if !s.aclExecAllowed(c, q.cmd, q.args) {
+			continue
+		}
 		c.srv.exec(c, q.cmd, q.args)
 	}
 	c.multi = nil

@@ -238,8 +238,11 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, ErrDebugDisabled)
 		return
 	}
-	if !c.authed && !cmd.has(FlagNoAuth) {
+	if !c.authed && !cmd.has(FlagNoAuth) && !s.aclDefaultOpen() {
 		s.reject(c, cmd, ErrNoAuth)
+		return
+	}
+	if !s.aclAllowed(c, cmd, args) {
 		return
 	}
 	if c.w.Proto == 2 && c.kind() == kindPubSub && !allowedInSubscribedContext(cmd) {

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
@@ -53,6 +54,7 @@ type Server struct {
 	// execDepth counts the commands running (EXEC nests its queue): the
 	// execution unit ends when it returns to 0. Guarded by mu.
 	execDepth int
+	acl       *acl.Store // guarded by mu: users and ACL log (acl.go)
 
 	log       zerolog.Logger
 	clock     clock.Clock
@@ -139,6 +141,9 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		return nil, err
 	}
 	s.cmds = cmds
+	if err := s.initACL(cfg); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -210,6 +211,11 @@ var rules = []rule{
 		forbid: but(nonStandard, tree("internal/resp")),
 	},
 	{
+		name:   "the ACL imports internal/resp and the standard library only",
+		from:   exact("internal/acl"),
+		forbid: but(nonStandard, tree("internal/resp")),
+	},
+	{
 		name:   "client imports no server-side package",
 		from:   tree("client"),
 		forbid: tree("server", "sentinel", "replication", "configs", "internal"),
@@ -304,6 +310,21 @@ func TestDependencyRule(t *testing.T) {
 	}
 }
 
+// TestOneACL: both binaries check permissions with the one ACL of
+// internal/acl (shared/design.md), not an ACL of their own.
+func TestOneACL(t *testing.T) {
+	g := load(t)
+	for _, from := range []string{"server", "sentinel/daemon"} {
+		p := g.pkgs[g.module+"/"+from]
+		if p == nil {
+			t.Fatalf("package %s not found", from)
+		}
+		if !slices.Contains(p.Imports, g.module+"/internal/acl") {
+			t.Errorf("%s does not import internal/acl: both binaries share one ACL", from)
+		}
+	}
+}
+
 func TestEveryPackageHasDocGo(t *testing.T) {
 	g := load(t)
 	for _, path := range g.ours {
@@ -333,6 +354,7 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/server", false, m+"/configs")
 	add(m+"/server/keyspace", false, "fmt")
 	add(m+"/internal/redistext", false, m+"/internal/resp", m+"/configs")
+	add(m+"/internal/acl", false, m+"/internal/resp", m+"/configs")
 	add(m+"/server/rdb", false, m+"/server", m+"/sentinel")
 	add(m+"/replication", false, m+"/server")
 	add(m+"/sentinel/daemon", false, m+"/server")
@@ -373,6 +395,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		"the shared reply texts import internal/resp and the standard library only": {
 			"internal/redistext imports configs (internal/redistext -> configs)",
 			"internal/redistext imports github.com/other/lib (internal/redistext -> internal/resp -> github.com/other/lib)",
+		},
+		"the ACL imports internal/resp and the standard library only": {
+			"internal/acl imports configs (internal/acl -> configs)",
+			"internal/acl imports github.com/other/lib (internal/acl -> internal/resp -> github.com/other/lib)",
 		},
 		"client imports no server-side package": {
 			"client imports configs (client -> configs)",

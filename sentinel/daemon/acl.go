@@ -1,241 +1,114 @@
 package daemon
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/vigil-kv/vigil/configs"
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/acl"
 )
 
 // ACL in sentinel mode: the ACL subcommands over the users of
 // acl_user.go (aclState), as redis-sentinel 7.0.15 answers them.
 
-const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
-
-var aclCategories = []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
-	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
-	"connection", "transaction", "scripting"}
+// ACL in sentinel mode: the ACL subcommands over the users of
+// internal/acl (aclState), as redis-sentinel 7.0.15 answers them.
 
 func aclSubcommands() []subcommand {
 	ls := []string{"noscript", "loading", "stale"}
 	adm := append([]string{"admin"}, ls...)
 	admACL := []string{"@admin", "@slow", "@dangerous"}
 	slow := []string{"@slow"}
+	locked := func(f func(c *client, st *acl.Store, args []string)) func(c *client, args []string) {
+		return func(c *client, args []string) {
+			c.d.acl.mu.Lock()
+			defer c.d.acl.mu.Unlock()
+			f(c, c.d.acl.st, args)
+		}
+	}
 	return []subcommand{
-		{"cat", -2, ls, slow, aclCat},
+		{"cat", -2, ls, slow, func(c *client, a []string) { acl.WriteCat(&c.w, aclTable(), a) }},
 		{"deluser", -3, adm, admACL, aclDeluser},
 		{"dryrun", -4, adm, admACL, aclDryrun},
-		{"genpass", -2, ls, slow, aclGenpass},
-		{"getuser", 3, adm, admACL, aclGetuser},
-		{"help", 2, []string{"loading", "stale"}, slow, func(c *client, _ []string) { c.help("ACL", aclHelp) }},
-		{"list", 2, adm, admACL, func(c *client, _ []string) {
-			lines := c.d.acl.lines()
-			c.w.ArrayLen(len(lines))
-			for _, l := range lines {
-				c.w.BulkString(l)
-			}
-		}},
-		{"load", 2, adm, admACL, func(c *client, _ []string) { c.w.Error(errNoACLFile) }},
-		{"log", -2, adm, admACL, aclLog},
-		{"save", 2, adm, admACL, func(c *client, _ []string) { c.w.Error(errNoACLFile) }},
+		{"genpass", -2, ls, slow, func(c *client, a []string) { acl.WriteGenPass(&c.w, a) }},
+		{"getuser", 3, adm, admACL, locked(func(c *client, st *acl.Store, a []string) { acl.WriteGetUser(&c.w, st.User(a[2])) })},
+		{"help", 2, []string{"loading", "stale"}, slow, func(c *client, _ []string) { c.help("ACL", acl.HelpLines) }},
+		{"list", 2, adm, admACL, locked(func(c *client, st *acl.Store, _ []string) { acl.WriteList(&c.w, st) })},
+		{"load", 2, adm, admACL, func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) }},
+		{"log", -2, adm, admACL, aclLogCmd},
+		{"save", 2, adm, admACL, func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) }},
 		{"setuser", -3, adm, admACL, aclSetuser},
-		{"users", 2, adm, admACL, func(c *client, _ []string) {
-			a := c.d.acl
-			a.mu.Lock()
-			names := a.users.names()
-			a.mu.Unlock()
-			c.w.ArrayLen(len(names))
-			for _, n := range names {
-				c.w.BulkString(n)
-			}
-		}},
+		{"users", 2, adm, admACL, locked(func(c *client, st *acl.Store, _ []string) { acl.WriteUsers(&c.w, st) })},
 		{"whoami", 2, ls, slow, func(c *client, _ []string) { c.w.BulkString(c.user) }},
 	}
 }
 
-// errACLSubSyntax is addReplySubcommandSyntaxError, which aclCommand
-// replies when a subcommand has too many arguments.
-func errACLSubSyntax(sub string) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + trunc(sub, 128) + "'. Try ACL HELP."
-}
-
-func aclCat(c *client, a []string) {
-	if len(a) == 2 {
-		c.w.ArrayLen(len(aclCategories))
-		for _, cat := range aclCategories {
-			c.w.BulkString(cat)
-		}
-		return
-	}
-	if len(a) > 3 {
-		c.w.Error(errACLSubSyntax(a[1]))
-		return
-	}
-	cat := strings.ToLower(a[2])
-	known := false
-	for _, x := range aclCategories {
-		known = known || x == cat
-	}
-	if !known {
-		c.w.Error("ERR Unknown category '" + a[2] + "'")
-		return
-	}
-	var out []string
-	for _, n := range commandListNames() {
-		if strings.Contains(n.acl, ","+cat+",") {
-			out = append(out, n.name)
-		}
-	}
-	c.w.ArrayLen(len(out))
-	for _, n := range out {
-		c.w.BulkString(n)
-	}
-}
-
-func aclGenpass(c *client, a []string) {
-	bits := int64(256)
-	if len(a) == 3 {
-		n, ok := resp.ParseInt([]byte(a[2]))
-		if !ok || n <= 0 || n > 4096 {
-			c.w.Error("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096")
-			return
-		}
-		bits = n
-	} else if len(a) > 3 {
-		c.w.Error(errACLSubSyntax(a[1]))
-		return
-	}
-	chars := (bits + 3) / 4
-	b := make([]byte, (chars+1)/2)
-	_, _ = rand.Read(b)
-	c.w.BulkString(hex.EncodeToString(b)[:chars])
-}
-
-// aclState is the ACL of one daemon: the users (Users), the default user
-// (DefaultUser) and the ACL log. Clients read and change it from their own
+// aclState is the ACL of one daemon (an acl.Store: the users, the default
+// user and the ACL log). Clients read and change it from their own
 // goroutines, under mu.
 type aclState struct {
-	mu          sync.Mutex
-	users       users
-	def         *aclUser
-	allChannels bool // acl-pubsub-default allchannels
-	log         []*aclLogEntry
-	logMax      int
+	mu sync.Mutex
+	st *acl.Store
 }
 
-type aclLogEntry struct {
-	count    int
-	reason   string
-	context  string
-	object   string
-	username string
-	ctime    time.Time
-	cinfo    string
+var (
+	aclTableOnce sync.Once
+	aclTbl       *acl.Table
+)
+
+// aclTable is the ACL's view of the sentinel's command table (COMMAND
+// LIST's names and categories, recorded from redis-sentinel 7.0.15).
+func aclTable() *acl.Table {
+	aclTableOnce.Do(func() {
+		var specs []acl.CommandSpec
+		for _, n := range commandListNames() {
+			specs = append(specs, acl.CommandSpec{Name: n.name, Categories: strings.Split(strings.Trim(n.acl, ","), ",")})
+		}
+		aclTbl = acl.NewTable(specs)
+	})
+	return aclTbl
 }
 
-// newACL is ACLInit plus the users of the configuration: requirepass
-// sets the default user's password (ACLUpdateDefaultUserPassword), then
-// the "user" lines are applied in order (ACLLoadConfiguredUsers), a
-// "user default" line resetting the default user first.
-func newACL(srv *configs.Config) (*aclState, error) {
-	a := &aclState{users: users{}, logMax: 128}
+// aclLookup is ACLLookupCommand over the sentinel's table.
+func aclLookup(name string) (int, bool) { return aclTable().Lookup(name) }
+
+// newStore is ACLInit with the configuration's acl-pubsub-default and
+// acllog-max-len.
+func newStore(srv *configs.Config) *acl.Store {
+	st := acl.NewStore(aclTable())
 	if v, ok := srv.Value("acl-pubsub-default"); ok && v == "allchannels" {
-		a.allChannels = true
+		st.AllChannels = true
 	}
 	if v, ok := srv.Value("acllog-max-len"); ok {
 		if n, err := strconv.Atoi(v); err == nil {
-			a.logMax = n
+			st.LogMax = n
 		}
 	}
-	def := newUser("default", a.allChannels)
-	for _, op := range []string{"+@all", "~*", "&*", "on", "nopass"} {
-		_ = def.set(op, a.allChannels)
-	}
-	if srv.RequirePass != "" {
-		_ = def.set("resetpass", a.allChannels)
-		_ = def.set(">"+srv.RequirePass, a.allChannels)
-	}
-	a.def = def
-	a.users["default"] = def
-	// ACLAppendUserForLoading validates each line (config.c reports
-	// argv[index] with index into the merged rules, as Redis does), then
-	// ACLLoadConfiguredUsers applies them; unknown commands only fail
-	// there.
-	seen := map[string]bool{}
-	for _, line := range srv.Users {
-		if len(line) == 0 {
-			continue
-		}
-		if reason := validateUserLine(append([]string{"user"}, line...), seen, a.allChannels); reason != "" {
-			return nil, errors.New(reason)
-		}
-	}
-	for _, line := range srv.Users {
-		if len(line) == 0 {
-			continue
-		}
-		name := line[0]
-		if hasSpaces(name) {
-			return nil, errors.New("Spaces not allowed in ACL usernames")
-		}
-		ops, _, _ := mergeSelectorArgs(line[1:])
-		u := a.users[name]
-		if u == nil {
-			u = newUser(name, a.allChannels)
-		} else {
-			_ = u.set("reset", a.allChannels)
-		}
-		for _, op := range ops {
-			if err := u.set(op, a.allChannels); err != nil {
-				return nil, fmt.Errorf("Error loading ACL rule '%s' for the user named '%s': %s", op, name, err)
-			}
-		}
-		a.users[name] = u
-	}
-	return a, nil
+	return st
 }
 
-// validateUserLine is ACLAppendUserForLoading as config.c reports it: the
-// reason of a bad "user" line (full is the whole line, "user" first), ""
-// if it is valid. seen holds the names of the lines before. The argument
-// it names is full[index] with index into the merged rules, as Redis's.
-func validateUserLine(full []string, seen map[string]bool, allChannels bool) string {
-	name := full[1]
-	if seen[name] {
-		return fmt.Sprintf("Error in user declaration '%s': %s", name, errACLDuplicate)
+// newACL is ACLInit plus the users of the configuration (requirepass and
+// the "user" lines, acl.Store.LoadConfig).
+func newACL(srv *configs.Config) (*aclState, error) {
+	st := newStore(srv)
+	if err := st.LoadConfig(srv.RequirePass, srv.Users); err != nil {
+		return nil, err
 	}
-	seen[name] = true
-	ops, bad, ok := mergeSelectorArgs(full[2:])
-	if !ok {
-		// Redis reports whatever errno was left: ENOENT in practice.
-		return fmt.Sprintf("Error in user declaration '%s': %s", full[bad], errACLUnknown)
-	}
-	fake := newUser(name, allChannels)
-	for j, op := range ops {
-		if err := fake.set(op, allChannels); err != nil && err != errACLUnknown {
-			return fmt.Sprintf("Error in user declaration '%s': %s", full[j], err)
-		}
-	}
-	return ""
+	return &aclState{st: st}, nil
+}
+
+// validateUserLine is ACLAppendUserForLoading as config.c reports it (see
+// acl.Store.ValidateUserLine).
+func validateUserLine(full []string, seen map[string]bool, cfg *configs.Config) string {
+	return newStore(cfg).ValidateUserLine(full, seen)
 }
 
 // lines is ACL LIST: "user <name> <rules>" for every user, by name.
 func (a *aclState) lines() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []string
-	for _, n := range a.users.names() {
-		out = append(out, "user "+n+" "+a.users[n].describe())
-	}
-	return out
+	return a.st.Lines()
 }
 
 // defaultNoPassFlag tells whether the default user has the nopass flag
@@ -243,7 +116,7 @@ func (a *aclState) lines() []string {
 func (a *aclState) defaultNoPassFlag() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.def.flags&flagNoPass != 0
+	return a.st.Default().NoPass()
 }
 
 // defaultNoPass tells whether connections start authenticated (the default
@@ -251,7 +124,8 @@ func (a *aclState) defaultNoPassFlag() bool {
 func (a *aclState) defaultNoPass() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.def.flags&flagNoPass != 0 && a.def.flags&flagDisabled == 0
+	d := a.st.Default()
+	return d.NoPass() && d.Enabled()
 }
 
 // authenticate is ACLAuthenticateUser; a failure is logged.
@@ -259,19 +133,27 @@ func (a *aclState) defaultNoPass() bool {
 func (c *client) authenticate(name, pass, object string) bool {
 	a := c.d.acl
 	a.mu.Lock()
-	u := a.users[name]
-	ok := u != nil && u.checkPassword(pass)
-	if ok {
+	u := a.st.Authenticate(name, pass)
+	if u != nil {
 		c.u = u // read by other clients' ACL SETUSER/DELUSER under mu
 	}
 	a.mu.Unlock()
-	if !ok {
-		c.aclLog(aclDeniedAuth, name, object, strings.ToLower(object))
+	if u == nil {
+		c.aclLog(acl.DeniedAuth, name, object, strings.ToLower(object))
 		return false
 	}
 	c.authed = true
 	c.user = name
 	return true
+}
+
+// toBytes converts a sentinel command's arguments for acl.User.Check.
+func toBytes(args []string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
 }
 
 // aclCheck is the ACL part of processCommand: NOPERM (and a log entry)
@@ -286,20 +168,22 @@ func (c *client) aclCheck(cmd *command, sub *subcommand, args []string) bool {
 	a.mu.Lock()
 	u := c.u
 	if u == nil {
-		u = a.def
+		u = a.st.Default()
 	}
-	res, idx := u.check(id, cmd.noAuth, args)
+	res, idx := acl.OK, 0
+	if !u.Unrestricted() {
+		res, idx = u.Check(id, cmd.noAuth, toBytes(args), nil)
+	}
 	a.mu.Unlock()
 	switch res {
-	case aclOK:
+	case acl.OK:
 		return true
-	case aclDeniedCmd:
+	case acl.DeniedCmd:
 		c.aclLog(res, c.user, name, name)
-		c.w.Error("NOPERM this user has no permissions to run the '" + name + "' command")
 	default:
 		c.aclLog(res, c.user, args[idx], name)
-		c.w.Error("NOPERM this user has no permissions to access one of the channels used as arguments")
 	}
+	c.w.Error(acl.NoPermMessage(res, name))
 	return false
 }
 
@@ -328,171 +212,66 @@ func aclName(cmd *command, sub *subcommand, args []string) string {
 	return fullName(cmd.name, sub)
 }
 
-// aclLog is addACLLogEntry: a similar entry (same reason, context, object
-// and user) less than 60 seconds old is updated and moved to the head.
-// cmdName is the command the client info shows.
-func (c *client) aclLog(reason int, username, object, cmdName string) {
-	r := map[int]string{aclDeniedCmd: "command", aclDeniedKey: "key", aclDeniedAuth: "auth", aclDeniedChannel: "channel"}[reason]
-	now := timeNow()
-	e := &aclLogEntry{count: 1, reason: r, context: "toplevel", object: object, username: username, ctime: now,
-		cinfo: c.d.clientInfo(c, c, cmdName)}
+// aclLog is addACLLogEntry (acl.Store.AddLog); cmdName is the command
+// the client info shows.
+func (c *client) aclLog(reason acl.Result, username, object, cmdName string) {
+	cinfo := c.d.clientInfo(c, c, cmdName)
 	a := c.d.acl
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for i, o := range a.log {
-		if o.reason == e.reason && o.context == e.context && o.object == e.object && o.username == e.username &&
-			now.Sub(o.ctime) <= 60*time.Second {
-			o.count++
-			o.ctime, o.cinfo = now, e.cinfo
-			copy(a.log[1:i+1], a.log[:i])
-			a.log[0] = o
-			return
-		}
-	}
-	a.log = append([]*aclLogEntry{e}, a.log...)
-	if len(a.log) > a.logMax {
-		a.log = a.log[:a.logMax]
-	}
+	a.st.AddLog(timeNow(), reason, "toplevel", object, username, cinfo)
 }
 
-func aclLog(c *client, args []string) {
+func aclLogCmd(c *client, args []string) {
 	a := c.d.acl
-	count := int64(10)
-	if len(args) == 3 {
-		if strings.EqualFold(args[2], "reset") {
-			a.mu.Lock()
-			a.log = nil
-			a.mu.Unlock()
-			c.w.OK()
-			return
-		}
-		n, ok := resp.ParseInt([]byte(args[2]))
-		if !ok {
-			c.w.Error(errNotInteger)
-			return
-		}
-		if n < 0 {
-			n = 0
-		}
-		count = n
-	} else if len(args) > 3 {
-		c.w.Error(errACLSubSyntax(args[1]))
-		return
-	}
-	now := timeNow()
 	a.mu.Lock()
-	entries := a.log
-	if int64(len(entries)) > count {
-		entries = entries[:count]
-	}
-	entries = append([]*aclLogEntry(nil), entries...)
-	a.mu.Unlock()
-	c.w.ArrayLen(len(entries))
-	for _, e := range entries {
-		c.w.MapLen(7)
-		c.w.BulkString("count")
-		c.w.Int(int64(e.count))
-		c.w.BulkString("reason")
-		c.w.BulkString(e.reason)
-		c.w.BulkString("context")
-		c.w.BulkString(e.context)
-		c.w.BulkString("object")
-		c.w.BulkString(e.object)
-		c.w.BulkString("username")
-		c.w.BulkString(e.username)
-		c.w.BulkString("age-seconds")
-		c.w.Double(float64(now.Sub(e.ctime).Milliseconds()) / 1000)
-		c.w.BulkString("client-info")
-		c.w.BulkString(e.cinfo)
-	}
+	defer a.mu.Unlock()
+	acl.WriteLog(&c.w, a.st, args, timeNow())
 }
 
 func aclSetuser(c *client, args []string) {
-	ops, bad, ok := mergeSelectorArgs(args[3:])
-	if !ok {
-		c.w.Error("ERR Unmatched parenthesis in acl selector starting at '" + args[3+bad] + "'.")
-		return
-	}
-	name := args[2]
-	if hasSpaces(name) {
-		c.w.Error("ERR Usernames can't contain spaces or null characters")
-		return
-	}
 	a := c.d.acl
 	clients := c.d.clientsSorted() // lock order: clientsMu, then acl.mu
 	a.mu.Lock()
-	u := a.users[name]
-	var temp *aclUser
-	if u != nil {
-		temp = u.clone()
-	} else {
-		temp = newUser(name, a.allChannels)
+	u, kill, msg := a.st.SetUser(args[2], args[3:])
+	if msg != "" {
+		a.mu.Unlock()
+		c.w.Error(msg)
+		return
 	}
-	for _, op := range ops {
-		if err := temp.set(op, a.allChannels); err != nil {
-			a.mu.Unlock()
-			c.w.Error("ERR Error in ACL SETUSER modifier '" + op + "': " + err.Error())
-			return
-		}
-	}
-	var kill []*client
-	if u != nil {
-		kill = c.d.pubsubToKill(clients, u, temp)
-		*u = *temp
-	} else {
-		a.users[name] = temp
+	var gone []*client
+	if kill != nil {
+		gone = c.d.pubsubToKill(clients, u, kill)
 	}
 	a.mu.Unlock()
-	for _, cl := range kill {
+	for _, cl := range gone {
 		cl.conn.Close()
 	}
 	c.w.OK()
 }
 
-// pubsubToKill is ACLKillPubsubClientsIfNeeded: the subscribed clients of
-// user old whose channels the new rules no longer allow. Called under
-// acl.mu.
-func (d *Daemon) pubsubToKill(clients []*client, old, upd *aclUser) []*client {
-	var upcoming []string
-	for _, s := range upd.selectors {
-		if s.allChannels {
-			return nil
-		}
-		upcoming = append(upcoming, s.channels...)
-	}
-	match := true
-	for _, s := range old.selectors {
-		if s.allChannels {
-			match = false // all channels revoked (redis-sentinel 7.0.15 checks them)
-		}
-		for _, ch := range s.channels {
-			if !slices.Contains(upcoming, ch) {
-				match = false
-			}
-		}
-	}
-	if match {
-		return nil
-	}
+// pubsubToKill is the second half of ACLKillPubsubClientsIfNeeded: the
+// subscribed clients of user u that kill selects. Called under acl.mu.
+func (d *Daemon) pubsubToKill(clients []*client, u *acl.User, kill acl.KillFunc) []*client {
 	var out []*client
 	for _, cl := range clients {
 		cu := cl.u
 		if cu == nil {
-			cu = d.acl.def // never authenticated: the default user
+			cu = d.acl.st.Default() // never authenticated: the default user
 		}
-		if cu != old {
+		if cu != u {
 			continue
 		}
 		d.hub.mu.Lock()
-		kill := false
+		var chans, pats []string
 		for p := range cl.psubs {
-			kill = kill || !matchChannel(upcoming, p, true)
+			pats = append(pats, p)
 		}
 		for ch := range cl.subs {
-			kill = kill || !matchChannel(upcoming, ch, false)
+			chans = append(chans, ch)
 		}
 		d.hub.mu.Unlock()
-		if kill {
+		if (len(chans) > 0 || len(pats) > 0) && kill(chans, pats) {
 			out = append(out, cl)
 		}
 	}
@@ -500,21 +279,14 @@ func (d *Daemon) pubsubToKill(clients []*client, old, upd *aclUser) []*client {
 }
 
 func aclDeluser(c *client, args []string) {
-	for _, u := range args[2:] {
-		if u == "default" {
-			c.w.Error("ERR The 'default' user cannot be removed")
-			return
-		}
-	}
 	a := c.d.acl
-	var gone []*aclUser
 	clients := c.d.clientsSorted()
 	a.mu.Lock()
-	for _, n := range args[2:] {
-		if u := a.users[n]; u != nil {
-			delete(a.users, n)
-			gone = append(gone, u)
-		}
+	gone, msg := a.st.DelUser(args[2:])
+	if msg != "" {
+		a.mu.Unlock()
+		c.w.Error(msg)
+		return
 	}
 	// ACLFreeUserAndKillClients: the user's clients are closed, the
 	// current one after its reply.
@@ -537,7 +309,7 @@ func aclDeluser(c *client, args []string) {
 func aclDryrun(c *client, args []string) {
 	a := c.d.acl
 	a.mu.Lock()
-	u := a.users[args[2]]
+	u := a.st.User(args[2])
 	a.mu.Unlock()
 	if u == nil {
 		c.w.Error("ERR User '" + args[2] + "' not found")
@@ -580,62 +352,11 @@ func aclDryrun(c *client, args []string) {
 		return
 	}
 	a.mu.Lock()
-	res, idx := u.check(id, cmd.noAuth, cargs)
+	res, idx := u.Check(id, cmd.noAuth, toBytes(cargs), nil)
 	a.mu.Unlock()
-	switch res {
-	case aclOK:
+	if res == acl.OK {
 		c.w.OK()
-	case aclDeniedCmd:
-		c.w.BulkString("This user has no permissions to run the '" + name + "' command")
-	default:
-		c.w.BulkString("This user has no permissions to access the '" + cargs[idx] + "' channel")
-	}
-}
-
-func aclGetuser(c *client, args []string) {
-	a := c.d.acl
-	a.mu.Lock()
-	u := a.users[args[2]]
-	if u == nil {
-		a.mu.Unlock()
-		c.w.Null()
 		return
 	}
-	u = u.clone()
-	a.mu.Unlock()
-	var flags []string
-	for _, f := range userFlagNames {
-		if u.flags&f.flag != 0 {
-			flags = append(flags, f.name)
-		}
-	}
-	c.w.MapLen(6)
-	c.w.BulkString("flags")
-	c.w.SetLen(len(flags))
-	for _, f := range flags {
-		c.w.BulkString(f)
-	}
-	c.w.BulkString("passwords")
-	c.w.ArrayLen(len(u.passwords))
-	for _, p := range u.passwords {
-		c.w.BulkString(p)
-	}
-	root := u.selectors[0]
-	c.w.BulkString("commands")
-	c.w.BulkString(root.commandRules())
-	c.w.BulkString("keys")
-	c.w.BulkString(root.keysString())
-	c.w.BulkString("channels")
-	c.w.BulkString(root.channelsString())
-	c.w.BulkString("selectors")
-	c.w.ArrayLen(len(u.selectors) - 1)
-	for _, s := range u.selectors[1:] {
-		c.w.MapLen(3)
-		c.w.BulkString("commands")
-		c.w.BulkString(s.commandRules())
-		c.w.BulkString("keys")
-		c.w.BulkString(s.keysString())
-		c.w.BulkString("channels")
-		c.w.BulkString(s.channelsString())
-	}
+	c.w.BulkString(acl.DryRunMessage(res, name, cargs[idx]))
 }

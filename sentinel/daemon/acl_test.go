@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -39,14 +40,15 @@ func TestACLReplies(t *testing.T) {
 	replayReplies(t, port, lines, nil)
 }
 
-func newTestUser(t *testing.T, rules ...string) *aclUser {
+func newTestUser(t *testing.T, rules ...string) *acl.User {
 	t.Helper()
-	u := newUser("u", false)
+	st := acl.NewStore(aclTable())
 	for _, r := range rules {
-		if err := u.set(r, false); err != nil {
-			t.Fatalf("set %q: %v", r, err)
+		if _, _, msg := st.SetUser("u", []string{r}); msg != "" {
+			t.Fatalf("set %q: %v", r, msg)
 		}
 	}
+	u, _, _ := st.SetUser("u", nil)
 	return u
 }
 
@@ -75,42 +77,49 @@ func TestACLDescribe(t *testing.T) {
 	}
 	for _, c := range cases {
 		u := newTestUser(t, c.rules...)
-		if got := u.describe(); got != c.want {
+		if got := u.Describe(); got != c.want {
 			t.Errorf("%q:\n got %s\nwant %s", c.rules, got, c.want)
 		}
 	}
 }
 
 func TestACLSetErrors(t *testing.T) {
+	const (
+		unknown  = "Unknown command or category name in ACL"
+		syntax   = "Syntax error"
+		badHash  = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"
+		noPass   = "The password you are trying to remove from the user does not exist"
+		firstArg = "Allowing first-arg of a subcommand is not supported"
+	)
 	cases := []struct {
 		op   string
-		want error
+		want string
 	}{
-		{"+nosuch", errACLUnknown},
-		{"+@nosuch", errACLUnknown},
-		{"-acl|nosuch", errACLUnknown},
-		{"foo", errACLSyntax},
-		{"+client|", errACLSyntax},
-		{"+client|id|x", errACLSubFirstArg},
-		{"!abc", errACLBadHash},
-		{"<nope", errACLNoPass},
-		{"%X~a", errACLSyntax},
-		{"%", errACLSyntax},
-		{"%~x", errACLSyntax},
+		{"+nosuch", unknown},
+		{"+@nosuch", unknown},
+		{"-acl|nosuch", unknown},
+		{"foo", syntax},
+		{"+client|", syntax},
+		{"+client|id|x", firstArg},
+		{"!abc", badHash},
+		{"<nope", noPass},
+		{"%X~a", syntax},
+		{"%", syntax},
+		{"%~x", syntax},
 	}
 	for _, c := range cases {
-		u := newUser("u", false)
-		if err := u.set(c.op, false); err != c.want {
-			t.Errorf("%q: got %v, want %v", c.op, err, c.want)
+		st := acl.NewStore(aclTable())
+		want := "ERR Error in ACL SETUSER modifier '" + c.op + "': " + c.want
+		if _, _, msg := st.SetUser("u", []string{c.op}); msg != want {
+			t.Errorf("%q: got %v, want %v", c.op, msg, want)
 		}
 	}
-	u := newTestUser(t, "~*")
-	if err := u.set("~x", false); err != errACLKeysAll {
-		t.Errorf("~x after ~*: %v", err)
+	st := acl.NewStore(aclTable())
+	if _, _, msg := st.SetUser("u", []string{"~*", "~x"}); !strings.Contains(msg, "'allkeys' flag") {
+		t.Errorf("~x after ~*: %v", msg)
 	}
-	u = newTestUser(t, "&*")
-	if err := u.set("&x", false); err != errACLChanAll {
-		t.Errorf("&x after &*: %v", err)
+	if _, _, msg := st.SetUser("u", []string{"&*", "&x"}); !strings.Contains(msg, "'allchannels' flag") {
+		t.Errorf("&x after &*: %v", msg)
 	}
 }
 
@@ -127,30 +136,30 @@ func TestACLCheck(t *testing.T) {
 	u := newTestUser(t, "-@all", "+ping", "+sentinel|masters", "+shutdown|nosave", "&chan*")
 	v := newTestUser(t, "+@all", "&chan*", "(+info &other)")
 	cases := []struct {
-		u        *aclUser
+		u        *acl.User
 		cmd      string
 		args     []string
-		res      int
+		res      acl.Result
 		deniedAt int
 	}{
-		{u, "ping", []string{"ping"}, aclOK, 0},
-		{u, "info", []string{"info"}, aclDeniedCmd, 0},
-		{u, "sentinel|masters", []string{"sentinel", "masters"}, aclOK, 0},
-		{u, "sentinel|master", []string{"sentinel", "master", "x"}, aclDeniedCmd, 0},
-		{u, "auth", []string{"auth", "x"}, aclOK, 0},
-		{u, "shutdown", []string{"shutdown", "NOSAVE"}, aclOK, 0},
-		{u, "shutdown", []string{"shutdown"}, aclDeniedCmd, 0},
-		{u, "shutdown", []string{"shutdown", "save"}, aclDeniedCmd, 0},
-		{v, "subscribe", []string{"subscribe", "chan1", "other"}, aclDeniedChannel, 2},
-		{v, "psubscribe", []string{"psubscribe", "chan*"}, aclOK, 0},
-		{v, "psubscribe", []string{"psubscribe", "chan1*"}, aclDeniedChannel, 1},
-		{v, "publish", []string{"publish", "chanx", "m"}, aclOK, 0},
-		{v, "publish", []string{"publish", "other", "m"}, aclDeniedChannel, 1},
+		{u, "ping", []string{"ping"}, acl.OK, 0},
+		{u, "info", []string{"info"}, acl.DeniedCmd, 0},
+		{u, "sentinel|masters", []string{"sentinel", "masters"}, acl.OK, 0},
+		{u, "sentinel|master", []string{"sentinel", "master", "x"}, acl.DeniedCmd, 0},
+		{u, "auth", []string{"auth", "x"}, acl.OK, 0},
+		{u, "shutdown", []string{"shutdown", "NOSAVE"}, acl.OK, 0},
+		{u, "shutdown", []string{"shutdown"}, acl.DeniedCmd, 0},
+		{u, "shutdown", []string{"shutdown", "save"}, acl.DeniedCmd, 0},
+		{v, "subscribe", []string{"subscribe", "chan1", "other"}, acl.DeniedChannel, 2},
+		{v, "psubscribe", []string{"psubscribe", "chan*"}, acl.OK, 0},
+		{v, "psubscribe", []string{"psubscribe", "chan1*"}, acl.DeniedChannel, 1},
+		{v, "publish", []string{"publish", "chanx", "m"}, acl.OK, 0},
+		{v, "publish", []string{"publish", "other", "m"}, acl.DeniedChannel, 1},
 	}
 	for _, c := range cases {
 		cmd := strings.Split(c.cmd, "|")[0]
 		noAuth := commandIndex[cmd].noAuth
-		res, at := c.u.check(id(c.cmd), noAuth, c.args)
+		res, at := c.u.Check(id(c.cmd), noAuth, toBytes(c.args), nil)
 		if res != c.res || at != c.deniedAt {
 			t.Errorf("%v: got %d at %d, want %d at %d", c.args, res, at, c.res, c.deniedAt)
 		}

@@ -513,7 +513,7 @@ func cmdClientKill(c *client, args []string) {
 				laddr = v
 			case "user":
 				c.d.acl.mu.Lock()
-				known := c.d.acl.users[v] != nil
+				known := c.d.acl.st.User(v) != nil
 				c.d.acl.mu.Unlock()
 				if !known {
 					c.w.Error("ERR No such user '" + v + "'")

@@ -124,10 +124,6 @@ func LoadConfig(path string, args []string) (*Settings, error) {
 // while loading it (ACLAppendUserForLoading), reporting the first bad one
 // with its line number.
 func checkUserLines(text string, cfg *configs.Config) error {
-	allChannels := false
-	if v, ok := cfg.Value("acl-pubsub-default"); ok && v == "allchannels" {
-		allChannels = true
-	}
 	seen := map[string]bool{}
 	for i, raw := range strings.Split(text, "\n") {
 		line := strings.Trim(raw, " \t\r\n")
@@ -135,7 +131,7 @@ func checkUserLines(text string, cfg *configs.Config) error {
 		if err != nil || len(a) < 2 || !strings.EqualFold(a[0], "user") {
 			continue
 		}
-		if reason := validateUserLine(a, seen, allChannels); reason != "" {
+		if reason := validateUserLine(a, seen, cfg); reason != "" {
 			return &configs.ConfigError{Line: i + 1, Text: line, Reason: reason}
 		}
 	}

@@ -23,7 +23,8 @@
 //     PUBLISH of hellos...) over RESP2/RESP3, and the event channels
 //     clients subscribe to (+switch-master...). COMMAND's replies are
 //     redis-sentinel 7.0.15's, recorded in command_*.resp.
-//   - acl_user.go, acl.go: the ACL of acl.c: users from the "user" lines
+//   - acl.go: the ACL of acl.c, internal/acl's (shared with vigil-server),
+//     and its glue: users from the "user" lines
 //     (requirepass is the default user's password), AUTH/HELLO AUTH of
 //     named users, the permission check of every command (NOPERM, channel
 //     patterns of SUBSCRIBE/PSUBSCRIBE/PUBLISH), ACL SETUSER/GETUSER/

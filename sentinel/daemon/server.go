@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -25,7 +26,7 @@ type client struct {
 	w         resp.Writer
 	authed    bool
 	user      string
-	u         *aclUser // the authenticated user; nil = default
+	u         *acl.User // the authenticated user; nil = default
 	lastCmd   string
 	close     bool
 	replyMode int

@@ -1,85 +1,21 @@
-package daemon
+package acl
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"sort"
 	"strings"
-	"sync"
-
-	"github.com/vigil-kv/vigil/sentinel"
 )
 
-// The ACL of sentinel mode, as acl.c of Redis 7.0.15: users with flags,
-// SHA-256 password hashes and selectors (a root one plus any "(...)"
-// selectors); a selector is a command bitmap over the sentinel's command
-// table (commands and subcommands, the ids of acl.c), first-arg rules, key
+// Users with flags, SHA-256 password hashes and selectors (a root one plus
+// any "(...)" selectors), as acl.c of Redis 7.0.15; a selector is a command
+// bitmap over a Table (commands and subcommands), first-arg rules, key
 // patterns and channel patterns. Rules are described back (ACL LIST,
-// GETUSER, the config rewrite) with acl.c's best-fit category algorithm.
-// The single-command rules follow the command table's order; Redis's follow
-// its command dict's iteration order, which depends on a hash seed drawn at
-// start-up, so it varies from one run of redis-sentinel to the next.
-
-// aclCmd is one entry of the ACL's view of the command table.
-type aclCmd struct {
-	name   string // fullname: "ping", "client|id"
-	cats   uint32 // bit i = aclCategories[i]
-	parent int    // index of the container command, -1 for top-level
-	subs   []int
-}
-
-var (
-	aclCmdsOnce sync.Once
-	aclCmds     []aclCmd
-	aclCmdIndex map[string]int
-)
-
-func aclTable() []aclCmd {
-	aclCmdsOnce.Do(func() {
-		aclCmdIndex = map[string]int{}
-		for _, n := range commandListNames() {
-			var cats uint32
-			for i, cat := range aclCategories {
-				if strings.Contains(n.acl, ","+cat+",") {
-					cats |= 1 << i
-				}
-			}
-			e := aclCmd{name: n.name, cats: cats, parent: -1}
-			if p, _, ok := strings.Cut(n.name, "|"); ok {
-				e.parent = aclCmdIndex[p]
-				aclCmds[e.parent].subs = append(aclCmds[e.parent].subs, len(aclCmds))
-			}
-			aclCmdIndex[n.name] = len(aclCmds)
-			aclCmds = append(aclCmds, e)
-		}
-	})
-	return aclCmds
-}
-
-// aclLookup is ACLLookupCommand: "name" or "container|sub", any case.
-func aclLookup(name string) (int, bool) {
-	aclTable()
-	i, ok := aclCmdIndex[strings.ToLower(name)]
-	return i, ok
-}
-
-func categoryFlag(name string) uint32 {
-	for i, c := range aclCategories {
-		if strings.EqualFold(c, name) {
-			return 1 << i
-		}
-	}
-	return 0
-}
-
-// Key pattern permissions (ACL_READ_PERMISSION, ACL_WRITE_PERMISSION).
-const (
-	keyRead  = 1
-	keyWrite = 2
-	keyAll   = keyRead | keyWrite
-)
+// GETUSER, the config rewrite, ACL SAVE) with acl.c's best-fit category
+// algorithm. The single-command rules follow the table's order; Redis's
+// follow its command dict's iteration order, which depends on a hash seed
+// drawn at start-up, so it varies from one run of redis-server to the next.
 
 type keyPattern struct {
 	pat   string
@@ -90,14 +26,15 @@ func (k keyPattern) String() string {
 	switch k.flags {
 	case keyAll:
 		return "~" + k.pat
-	case keyRead:
+	case KeyRead:
 		return "%R~" + k.pat
 	default:
 		return "%W~" + k.pat
 	}
 }
 
-type aclSelector struct {
+type selector struct {
+	t           *Table
 	root        bool
 	allowed     []bool
 	future      bool // the reserved bit only +@all sets
@@ -109,11 +46,11 @@ type aclSelector struct {
 	channels    []string
 }
 
-func newSelector(root, allChannels bool) *aclSelector {
-	return &aclSelector{root: root, allowed: make([]bool, len(aclTable())), allChannels: allChannels}
+func newSelector(t *Table, root, allChannels bool) *selector {
+	return &selector{t: t, root: root, allowed: make([]bool, len(t.cmds)), allChannels: allChannels}
 }
 
-func (s *aclSelector) clone() *aclSelector {
+func (s *selector) clone() *selector {
 	n := *s
 	n.allowed = append([]bool(nil), s.allowed...)
 	n.keys = append([]keyPattern(nil), s.keys...)
@@ -139,7 +76,7 @@ var (
 	errACLSubFirstArg = errors.New("Allowing first-arg of a subcommand is not supported")
 )
 
-func (s *aclSelector) setBit(id int, v bool) {
+func (s *selector) setBit(id int, v bool) {
 	s.allowed[id] = v
 	if !v {
 		s.allCommands = false
@@ -147,17 +84,17 @@ func (s *aclSelector) setBit(id int, v bool) {
 }
 
 // changePerm is ACLChangeSelectorPerm.
-func (s *aclSelector) changePerm(id int, allow bool) {
+func (s *selector) changePerm(id int, allow bool) {
 	s.setBit(id, allow)
 	delete(s.firstArgs, id)
-	for _, sub := range aclCmds[id].subs {
+	for _, sub := range s.t.cmds[id].subs {
 		s.setBit(sub, allow)
 	}
 }
 
 // setCategory is ACLSetSelectorCommandBitsForCategory.
-func (s *aclSelector) setCategory(flag uint32, allow bool) {
-	for i, c := range aclCmds {
+func (s *selector) setCategory(flag uint32, allow bool) {
+	for i, c := range s.t.cmds {
 		if c.parent >= 0 {
 			continue
 		}
@@ -165,7 +102,7 @@ func (s *aclSelector) setCategory(flag uint32, allow bool) {
 			s.changePerm(i, allow)
 		}
 		for _, sub := range c.subs {
-			if aclCmds[sub].cats&flag != 0 {
+			if s.t.cmds[sub].cats&flag != 0 {
 				s.changePerm(sub, allow)
 			}
 		}
@@ -186,8 +123,7 @@ func isSpace(b byte) bool {
 }
 
 // set is ACLSetSelector.
-func (s *aclSelector) set(op string) error {
-	aclTable()
+func (s *selector) set(op string) error {
 	lower := strings.ToLower(op)
 	switch {
 	case lower == "allkeys" || op == "~*":
@@ -216,10 +152,10 @@ func (s *aclSelector) set(op string) error {
 		if op[0] == '%' {
 			for ; off < len(op); off++ {
 				c := op[off]
-				if (c == 'R' || c == 'r') && flags&keyRead == 0 {
-					flags |= keyRead
-				} else if (c == 'W' || c == 'w') && flags&keyWrite == 0 {
-					flags |= keyWrite
+				if (c == 'R' || c == 'r') && flags&KeyRead == 0 {
+					flags |= KeyRead
+				} else if (c == 'W' || c == 'w') && flags&KeyWrite == 0 {
+					flags |= KeyWrite
 				} else if c == '~' {
 					off++
 					break
@@ -270,7 +206,7 @@ func (s *aclSelector) set(op string) error {
 	case op[0] == '+' && !strings.HasPrefix(op, "+@"):
 		i := strings.LastIndexByte(op, '|')
 		if i < 0 {
-			id, ok := aclLookup(op[1:])
+			id, ok := s.t.Lookup(op[1:])
 			if !ok {
 				return errACLUnknown
 			}
@@ -278,18 +214,18 @@ func (s *aclSelector) set(op string) error {
 			return nil
 		}
 		name, sub := op[1:i], op[i+1:]
-		id, ok := aclLookup(name)
+		id, ok := s.t.Lookup(name)
 		if !ok {
 			return errACLUnknown
 		}
-		if aclCmds[id].parent >= 0 {
+		if s.t.cmds[id].parent >= 0 {
 			return errACLSubFirstArg
 		}
 		if sub == "" {
 			return errACLSyntax
 		}
-		if len(aclCmds[id].subs) > 0 {
-			sid, ok := aclLookup(op[1:])
+		if len(s.t.cmds[id].subs) > 0 {
+			sid, ok := s.t.Lookup(op[1:])
 			if !ok {
 				return errACLUnknown
 			}
@@ -306,7 +242,7 @@ func (s *aclSelector) set(op string) error {
 		}
 		s.firstArgs[id] = append(s.firstArgs[id], sub)
 	case op[0] == '-' && !strings.HasPrefix(op, "-@"):
-		id, ok := aclLookup(op[1:])
+		id, ok := s.t.Lookup(op[1:])
 		if !ok {
 			return errACLUnknown
 		}
@@ -324,8 +260,8 @@ func (s *aclSelector) set(op string) error {
 }
 
 // countCategory is ACLCountCategoryBitsForSelector.
-func (s *aclSelector) countCategory(flag uint32) (on, off int) {
-	for i, c := range aclCmds {
+func (s *selector) countCategory(flag uint32) (on, off int) {
+	for i, c := range s.t.cmds {
 		if c.cats&flag != 0 {
 			if s.allowed[i] {
 				on++
@@ -338,9 +274,9 @@ func (s *aclSelector) countCategory(flag uint32) (on, off int) {
 }
 
 // commandRules is ACLDescribeSelectorCommandRules.
-func (s *aclSelector) commandRules() string {
+func (s *selector) commandRules() string {
 	var rules []string
-	fake := newSelector(false, false)
+	fake := newSelector(s.t, false, false)
 	additive := !s.future
 	if additive {
 		rules = append(rules, "-@all")
@@ -349,12 +285,12 @@ func (s *aclSelector) commandRules() string {
 		rules = append(rules, "+@all")
 		_ = fake.set("+@all")
 	}
-	temp := newSelector(false, false)
+	temp := newSelector(s.t, false, false)
 	copy(temp.allowed, s.allowed)
-	applied := make([]bool, len(aclCategories))
+	applied := make([]bool, len(Categories))
 	for {
 		best, mindiff, maxsame := -1, int(^uint(0)>>1), 0
-		for j := range aclCategories {
+		for j := range Categories {
 			if applied[j] {
 				continue
 			}
@@ -373,9 +309,9 @@ func (s *aclSelector) commandRules() string {
 		temp.setCategory(1<<best, !additive)
 		fake.setCategory(1<<best, additive)
 		if additive {
-			rules = append(rules, "+@"+aclCategories[best])
+			rules = append(rules, "+@"+Categories[best])
 		} else {
-			rules = append(rules, "-@"+aclCategories[best])
+			rules = append(rules, "-@"+Categories[best])
 		}
 		applied[best] = true
 	}
@@ -385,22 +321,22 @@ func (s *aclSelector) commandRules() string {
 			user := s.allowed[id]
 			if user != fake.allowed[id] {
 				if user {
-					rules = append(rules, "+"+aclCmds[id].name)
+					rules = append(rules, "+"+s.t.cmds[id].name)
 				} else {
-					rules = append(rules, "-"+aclCmds[id].name)
+					rules = append(rules, "-"+s.t.cmds[id].name)
 				}
 				fake.changePerm(id, user)
 			}
-			single(aclCmds[id].subs)
+			single(s.t.cmds[id].subs)
 			if !user {
 				for _, a := range s.firstArgs[id] {
-					rules = append(rules, "+"+aclCmds[id].name+"|"+a)
+					rules = append(rules, "+"+s.t.cmds[id].name+"|"+a)
 				}
 			}
 		}
 	}
 	var top []int
-	for i, c := range aclCmds {
+	for i, c := range s.t.cmds {
 		if c.parent < 0 {
 			top = append(top, i)
 		}
@@ -409,7 +345,7 @@ func (s *aclSelector) commandRules() string {
 	return strings.Join(rules, " ")
 }
 
-func (s *aclSelector) keysString() string {
+func (s *selector) keysString() string {
 	if s.allKeys {
 		return "~*"
 	}
@@ -420,7 +356,7 @@ func (s *aclSelector) keysString() string {
 	return strings.Join(parts, " ")
 }
 
-func (s *aclSelector) channelsString() string {
+func (s *selector) channelsString() string {
 	if s.allChannels {
 		return "&*"
 	}
@@ -432,7 +368,7 @@ func (s *aclSelector) channelsString() string {
 }
 
 // describe is ACLDescribeSelector.
-func (s *aclSelector) describe() string {
+func (s *selector) describe() string {
 	var b strings.Builder
 	if k := s.keysString(); k != "" {
 		b.WriteString(k + " ")
@@ -464,19 +400,23 @@ var userFlagNames = []struct {
 }{{flagEnabled, "on"}, {flagDisabled, "off"}, {flagNoPass, "nopass"},
 	{flagSkipSanitize, "skip-sanitize-payload"}, {flagSanitize, "sanitize-payload"}}
 
-type aclUser struct {
+// User is one ACL user (acl.c's user). Binaries keep a *User per
+// authenticated connection: ACL SETUSER changes the user in place, so the
+// pointer stays valid until ACL DELUSER (or ACL LOAD) removes it.
+type User struct {
+	t         *Table
 	name      string
 	flags     int
 	passwords []string // hex SHA-256, in insertion order
-	selectors []*aclSelector
+	selectors []*selector
 }
 
-func newUser(name string, allChannels bool) *aclUser {
-	return &aclUser{name: name, flags: flagDisabled, selectors: []*aclSelector{newSelector(true, allChannels)}}
+func newUser(t *Table, name string, allChannels bool) *User {
+	return &User{t: t, name: name, flags: flagDisabled, selectors: []*selector{newSelector(t, true, allChannels)}}
 }
 
-func (u *aclUser) clone() *aclUser {
-	n := &aclUser{name: u.name, flags: u.flags, passwords: append([]string(nil), u.passwords...)}
+func (u *User) clone() *User {
+	n := &User{t: u.t, name: u.name, flags: u.flags, passwords: append([]string(nil), u.passwords...)}
 	for _, s := range u.selectors {
 		n.selectors = append(n.selectors, s.clone())
 	}
@@ -501,7 +441,7 @@ func validHash(h string) bool {
 }
 
 // set is ACLSetUser; allChannels is acl-pubsub-default.
-func (u *aclUser) set(op string, allChannels bool) error {
+func (u *User) set(op string, allChannels bool) error {
 	if op == "" {
 		return nil
 	}
@@ -557,7 +497,7 @@ func (u *aclUser) set(op string, allChannels bool) error {
 		}
 		return errACLNoPass
 	case op[0] == '(' && op[len(op)-1] == ')':
-		s := newSelector(false, allChannels)
+		s := newSelector(u.t, false, allChannels)
 		for _, a := range splitArgs(op[1 : len(op)-1]) {
 			if err := s.set(a); err != nil {
 				return err
@@ -616,8 +556,8 @@ func mergeSelectorArgs(args []string) (out []string, bad int, ok bool) {
 	return out, 0, true
 }
 
-// describe is ACLDescribeUser (without the "user <name> " prefix).
-func (u *aclUser) describe() string {
+// Describe is ACLDescribeUser (without the "user <name> " prefix).
+func (u *User) Describe() string {
 	var b strings.Builder
 	for _, f := range userFlagNames {
 		if u.flags&f.flag != 0 {
@@ -637,7 +577,7 @@ func (u *aclUser) describe() string {
 	return b.String()
 }
 
-func (u *aclUser) checkPassword(pass string) bool {
+func (u *User) CheckPassword(pass string) bool {
 	if u.flags&flagDisabled != 0 {
 		return false
 	}
@@ -654,105 +594,11 @@ func (u *aclUser) checkPassword(pass string) bool {
 	return ok
 }
 
-// ACL check results, as ACL_DENIED_*; higher wins among selectors.
-const (
-	aclOK = iota
-	aclDeniedCmd
-	aclDeniedKey
-	aclDeniedAuth
-	aclDeniedChannel
-)
+// Name is the user's name.
+func (u *User) Name() string { return u.name }
 
-// channelsOf is getChannelsFromCommand for the sentinel's commands: the
-// positions of the channel arguments checked by the ACL, and whether they
-// are patterns.
-func channelsOf(id int, args []string) (pos []int, pattern bool) {
-	switch aclCmds[id].name {
-	case "subscribe":
-		for i := 1; i < len(args); i++ {
-			pos = append(pos, i)
-		}
-	case "psubscribe":
-		for i := 1; i < len(args); i++ {
-			pos = append(pos, i)
-		}
-		pattern = true
-	case "publish":
-		pos = []int{1}
-	}
-	return pos, pattern
-}
+// Enabled reports the "on" flag.
+func (u *User) Enabled() bool { return u.flags&flagDisabled == 0 }
 
-func matchChannel(list []string, ch string, pattern bool) bool {
-	for _, p := range list {
-		if pattern {
-			if p == ch {
-				return true
-			}
-		} else if sentinel.StringMatch(p, ch, false) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkCmd is ACLSelectorCheckCmd; idx is the position of the denied
-// channel.
-func (s *aclSelector) checkCmd(id int, noAuth bool, args []string) (res, idx int) {
-	if !s.allCommands && !noAuth && !s.allowed[id] {
-		fa := s.firstArgs[id]
-		if len(args) < 2 || len(fa) == 0 {
-			return aclDeniedCmd, 0
-		}
-		at := 1
-		if aclCmds[id].parent >= 0 {
-			at = 2
-		}
-		found := false
-		for _, a := range fa {
-			if at < len(args) && strings.EqualFold(args[at], a) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return aclDeniedCmd, 0
-		}
-	}
-	if !s.allChannels {
-		pos, pattern := channelsOf(id, args)
-		for _, p := range pos {
-			if !matchChannel(s.channels, args[p], pattern) {
-				return aclDeniedChannel, p
-			}
-		}
-	}
-	return aclOK, 0
-}
-
-// check is ACLCheckAllUserCommandPerm.
-func (u *aclUser) check(id int, noAuth bool, args []string) (res, idx int) {
-	res = aclDeniedCmd
-	for _, s := range u.selectors {
-		r, i := s.checkCmd(id, noAuth, args)
-		if r == aclOK {
-			return aclOK, 0
-		}
-		if r > res || (r == res && i > idx) {
-			res, idx = r, i
-		}
-	}
-	return res, idx
-}
-
-// users is the set of users (the Users rax), sorted by name when listed.
-type users map[string]*aclUser
-
-func (us users) names() []string {
-	out := make([]string, 0, len(us))
-	for n := range us {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+// NoPass reports the nopass flag.
+func (u *User) NoPass() bool { return u.flags&flagNoPass != 0 }
