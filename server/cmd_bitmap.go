@@ -97,31 +97,33 @@ func bitfieldType(arg []byte) (signed bool, nbits int, ok bool) {
 // bitStringForWrite is lookupStringForBitCommand: the string at key, created
 // (dbAdd: the "new" event) or zero-padded so that bit maxbit exists, and
 // raw-encoded. grown reports a new or longer string (Redis's dirty flag).
-// ok is false after replying WRONGTYPE.
+// ok is false after replying WRONGTYPE. The caller may change the bytes in
+// place: they come from DB.Mutable (dbUnshareStringValue), a copy if a
+// running snapshot holds the value.
 func (c *Client) bitStringForWrite(key []byte, maxbit uint64) (b []byte, grown, ok bool) {
 	need := int(maxbit>>3) + 1
 	e := c.lookupKeyWrite(key)
 	if e == nil {
 		b = make([]byte, need)
-		c.db0().Set(key, b, c.srv.nowMs).Enc = keyspace.EncRaw
+		c.db0().Set(key, keyspace.NewString(b, keyspace.StringRaw), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 		return b, true, true
 	}
-	b, ok = stringValue(e)
-	if !ok {
+	if _, ok = stringValue(e); !ok {
 		c.w.Error(ErrWrongType)
 		return nil, false, false
 	}
+	s := c.db0().Mutable(key, e).(*keyspace.String)
+	b = s.Bytes()
 	if len(b) < need {
 		// The spare capacity belongs to this value alone (replies and COPY
 		// copy it), so growing in place is safe, as sdsgrowzero.
 		old := len(b)
 		b = slices.Grow(b, need-old)[:need]
 		clear(b[old:])
-		e.Val = b
 		grown = true
 	}
-	e.Enc = keyspace.EncRaw
+	s.Set(b, keyspace.StringRaw)
 	return b, grown, true
 }
 
@@ -465,7 +467,7 @@ func cmdBitOp(c *Client, args [][]byte) {
 	bitop(op, res, srcs)
 	// setKey: lookupKeyWrite, dbAdd or dbOverwrite, removeExpire.
 	existed := c.lookupKeyWrite(dest) != nil
-	c.db0().Set(dest, res, c.srv.nowMs).Enc = keyspace.EncRaw
+	c.db0().Set(dest, keyspace.NewString(res, keyspace.StringRaw), c.srv.nowMs)
 	if !existed {
 		c.notify(configs.NotifyNew, "new", dest)
 	}

@@ -83,20 +83,27 @@ func cmdDebug(c *Client, args [][]byte) {
 }
 
 // debugObject is DEBUG OBJECT's status line. The address is the entry's;
-// serializedlength is the RDB encoding's length without LZF compression.
+// serializedlength is rdbSavedObjectLen (see serializedLength).
 func (s *Server) debugObject(e *keyspace.Entry) string {
-	enc, refcount, serlen := "unknown", int64(1), int64(0)
-	if b, ok := e.Val.([]byte); ok {
-		enc = stringEncoding(b, e.Enc)
-		if s.sharedInteger(e) {
-			refcount = 2147483647
-		}
-		serlen = rdbStringLen(b, s.cfg.RDBCompression)
+	enc, refcount := e.Value().Encoding().String(), int64(1)
+	if s.sharedInteger(e) {
+		refcount = 2147483647
 	}
+	serlen := serializedLength(e.Value(), s.cfg.RDBCompression)
 	idle := max(0, s.nowMs/1000-e.LastAccess/1000)
 	lru := (e.LastAccess / 1000) & (1<<24 - 1)
 	return fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
 		e, refcount, enc, serlen, lru, idle)
+}
+
+// serializedLength is rdbSavedObjectLen: the length of v's RDB encoding.
+// It is the RDB encoder's to compute; until server/rdb has one it knows
+// strings only, and other types report 0.
+func serializedLength(v keyspace.Value, compress bool) int64 {
+	if s, ok := v.(*keyspace.String); ok {
+		return rdbStringLen(s.Bytes(), compress)
+	}
+	return 0
 }
 
 // rdbStringLen is the length rdbSaveRawString writes for b: integers in 8,

@@ -89,11 +89,7 @@ func typeName(e *keyspace.Entry) string {
 	if e == nil {
 		return "none"
 	}
-	switch e.Val.(type) {
-	case []byte:
-		return "string"
-	}
-	return "unknown"
+	return e.Value().Type().String()
 }
 
 // --- DEL, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY ---------------------------------
@@ -330,16 +326,6 @@ func (c *Client) parseDBIndex(b []byte) (*keyspace.DB, int, bool) {
 	return c.srv.ks.DBs[n], int(n), true
 }
 
-// moveEntry installs e's value under key in dst, keeping its TTL and
-// access metadata (Redis moves the object itself).
-func moveEntry(dst *keyspace.DB, key []byte, e *keyspace.Entry, val any, now int64) {
-	ne := dst.Set(key, val, now)
-	ne.LastAccess, ne.Freq, ne.Enc, ne.ArgvExec = e.LastAccess, e.Freq, e.Enc, e.ArgvExec
-	if e.ExpireAt != 0 {
-		dst.SetExpire(key, e.ExpireAt)
-	}
-}
-
 func cmdMove(c *Client, args [][]byte) {
 	key := args[1]
 	dst, id, ok := c.parseDBIndex(args[2])
@@ -359,8 +345,8 @@ func cmdMove(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	moveEntry(dst, key, e, e.Val, c.srv.nowMs)
-	c.db0().Delete(key)
+	// The object itself moves, with its TTL and access metadata.
+	c.db0().Move(key, dst, c.srv.nowMs)
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.srv.touchWatched(id, key)
@@ -368,15 +354,6 @@ func cmdMove(c *Client, args [][]byte) {
 	c.notify(configs.NotifyGeneric, "move_from", key)
 	c.srv.notify(configs.NotifyGeneric, "move_to", key, id)
 	c.w.Int(1)
-}
-
-// dupValue deep-copies a value for COPY.
-func dupValue(v any) (any, bool) {
-	switch v := v.(type) {
-	case []byte:
-		return copyBytes(v), true
-	}
-	return nil, false
 }
 
 func cmdCopy(c *Client, args [][]byte) {
@@ -413,16 +390,12 @@ func cmdCopy(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	val, ok := dupValue(e.Val)
-	if !ok {
-		c.w.Error("ERR unknown type object")
-		return
-	}
+	val := e.Value().Dup() // dupStringObject, dupListObject, ...
 	expireAt := e.ExpireAt
 	if exists {
 		dst.Delete(dstKey)
 	}
-	dst.Set(dstKey, val, c.srv.nowMs).Enc = copiedEncoding(e)
+	dst.Set(dstKey, val, c.srv.nowMs)
 	if expireAt != 0 {
 		dst.SetExpire(dstKey, expireAt)
 	}
@@ -644,51 +617,16 @@ func (s *Server) sharingIntegers() bool {
 // sharedIntegers is OBJ_SHARED_INTEGERS.
 const sharedIntegers = 10000
 
-// isEncodableInt reports whether a string value would be stored with the
-// "int" encoding: string2l succeeds (so it prints back identically).
-func isEncodableInt(b []byte) (int64, bool) {
-	if len(b) > 20 {
-		return 0, false
-	}
-	return parseLL(b)
-}
-
-// stringEncoding is the encoding Redis gives a string value written as
-// enc records (see keyspace.Encoding).
-func stringEncoding(b []byte, enc keyspace.Encoding) string {
-	switch enc {
-	case keyspace.EncRaw:
-		return "raw"
-	case keyspace.EncIntUnshared:
-		return "int"
-	case keyspace.EncAuto:
-		if _, ok := isEncodableInt(b); ok {
-			return "int"
-		}
-	}
-	if len(b) <= 44 { // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
-		return "embstr"
-	}
-	return "raw"
-}
-
-// copiedEncoding is the encoding of COPY's duplicate of e
-// (dupStringObject): the same, but an integer gets an object of its own.
-func copiedEncoding(e *keyspace.Entry) keyspace.Encoding {
-	if b, ok := e.Val.([]byte); ok && stringEncoding(b, e.Enc) == "int" {
-		return keyspace.EncIntUnshared
-	}
-	return e.Enc
-}
-
 // sharedInteger reports whether e's value is one of Redis's shared integer
-// objects (refcount OBJ_SHARED_REFCOUNT).
+// objects (refcount OBJ_SHARED_REFCOUNT): a string created by
+// tryObjectEncoding holding 0..9999, when maxmemory does not forbid
+// sharing.
 func (s *Server) sharedInteger(e *keyspace.Entry) bool {
-	b, ok := e.Val.([]byte)
-	if !ok || e.Enc != keyspace.EncAuto || !s.sharingIntegers() {
+	v, ok := e.Value().(*keyspace.String)
+	if !ok || v.Kind() != keyspace.StringAuto || !s.sharingIntegers() {
 		return false
 	}
-	n, ok := isEncodableInt(b)
+	n, ok := v.Int()
 	return ok && n >= 0 && n < sharedIntegers
 }
 
@@ -697,12 +635,7 @@ func cmdObjectEncoding(c *Client, args [][]byte) {
 	if e == nil {
 		return
 	}
-	switch v := e.Val.(type) {
-	case []byte:
-		c.w.BulkString(stringEncoding(v, e.Enc))
-	default:
-		c.w.BulkString("unknown")
-	}
+	c.w.BulkString(e.Value().Encoding().String())
 }
 
 // cmdObjectRefCount reports 1, except for the integers 0..9999 that Redis

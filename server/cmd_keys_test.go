@@ -292,8 +292,29 @@ func TestTypeOfOtherValues(t *testing.T) {
 	ts.s.mu.Lock()
 	ts.s.ks.DBs[0].Set([]byte("x"), notAString{}, ts.clk.Now().UnixMilli())
 	ts.s.mu.Unlock()
-	if got := ts.doR(t, c, "COPY", "x", "y"); got != "-ERR unknown type object" {
-		t.Errorf("COPY of an unknown type: %s", got)
+	// Served by the value model: nothing in these commands knows lists.
+	for _, tc := range []struct{ cmd, want string }{
+		{"TYPE x", "+list"},
+		{"OBJECT ENCODING x", `"quicklist"`},
+		{"MEMORY USAGE x", "(integer) 1032"}, // Size + the key's sds (8) + the dictEntry (24)
+		{"COPY x y", "(integer) 1"},
+		{"TYPE y", "+list"},
+		{"SCAN 0 TYPE list", ""},
+		{"DEL y", "(integer) 1"},
+	} {
+		got := ts.doR(t, c, strings.Fields(tc.cmd)...)
+		if tc.want != "" && got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.cmd, got, tc.want)
+		}
+		if tc.want == "" && !strings.Contains(got, `"x"`) {
+			t.Errorf("%s: %s, want x listed", tc.cmd, got)
+		}
+	}
+	ts.s.mu.Lock()
+	got := ts.s.debugObject(ts.s.ks.DBs[0].Peek([]byte("x")))
+	ts.s.mu.Unlock()
+	if !strings.Contains(got, " encoding:quicklist ") {
+		t.Errorf("DEBUG OBJECT: %s", got)
 	}
 	if got := ts.doR(t, c, "RENAME", "x", "y"); got != "+OK" {
 		t.Errorf("RENAME: %s", got)

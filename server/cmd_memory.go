@@ -1,7 +1,7 @@
 package server
 
 import (
-	"math/bits"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -14,9 +14,9 @@ import (
 // MEMORY USAGE computes what Redis 7.0 (built with jemalloc, as Debian's
 // redis-server) would answer for the key: objectComputeSize of the value,
 // plus the key's sds allocation, plus sizeof(dictEntry). The allocations are
-// derived from the value's length and Entry.Enc (how Redis would have
-// created the object); see stringObjectSize for where that is exact and
-// where it is an estimate. MEMORY STATS and DOCTOR report the figures of
+// computed by the value model (keyspace.Value.Size, objectComputeSize);
+// see keyspace.String.Size for where that is exact and where it is an
+// estimate. MEMORY STATS and DOCTOR report the figures of
 // INFO memory (Go's heap stands in for jemalloc's), MALLOC-STATS answers as
 // a Redis built without jemalloc does.
 
@@ -47,163 +47,37 @@ var memoryHelp = []string{
 	"    sampled up to <count> times (default: 5, 0 means sample all).",
 }
 
-// --- MEMORY USAGE: Redis's allocation sizes ---------------------------------------
+// --- MEMORY USAGE ----------------------------------------------------------------
 
-// Sizes of Redis 7.0's structures on x86_64 and the limits that decide how
-// a string is allocated.
+// memDoctorMinBytes: below this MEMORY DOCTOR declines to diagnose.
+const memDoctorMinBytes = 5 << 20
+
+// Sizes of Redis 7.0's structures on x86_64 (MEMORY STATS overheads).
 const (
-	robjSize          = 16       // sizeof(robj)
-	dictEntrySize     = 24       // sizeof(dictEntry)
-	dictEntryPtrSize  = 8        // sizeof(dictEntry*), one hash-table slot
-	sdshdr8Size       = 3        // sizeof(struct sdshdr8)
-	protoMbulkBigArg  = 32 << 10 // PROTO_MBULK_BIG_ARG
-	sdsMaxPrealloc    = 1 << 20  // SDS_MAX_PREALLOC
-	memDoctorMinBytes = 5 << 20  // below this MEMORY DOCTOR declines to diagnose
+	robjSize         = keyspace.RobjSize
+	dictEntrySize    = keyspace.DictEntrySize
+	dictEntryPtrSize = keyspace.DictEntryPtrSize
 )
 
-// jemallocSize is je_nallocx(n, 0) of jemalloc 5.3 on x86_64 (16-byte
-// quantum): the size of the block malloc(n) returns, which is what
-// zmalloc_size reports. Classes are 8 and 16, then multiples of 16 up to
-// 128, then four per doubling (160, 192, 224, 256, 320, ..., 5120, ...).
-func jemallocSize(n uint64) uint64 {
-	switch {
-	case n <= 8:
-		return 8
-	case n <= 128:
-		return (n + 15) &^ 15
-	}
-	// For n in (2^k, 2^(k+1)] the spacing is 2^(k-2).
-	step := uint64(1) << (bits.Len64(n-1) - 3)
-	return (n + step - 1) &^ (step - 1)
-}
-
-// sdsHdrSize is the header size of sdsReqType(n): sdshdr5 below 32 bytes,
-// then sdshdr8, 16, 32 and 64 (1, 3, 5, 9 and 17 bytes).
-func sdsHdrSize(n uint64) uint64 {
-	switch {
-	case n < 1<<5:
-		return 1
-	case n < 1<<8:
-		return 3
-	case n < 1<<16:
-		return 5
-	case n < 1<<32:
-		return 9
-	}
-	return 17
-}
-
-// sdsTypeMaxSize is sdsTypeMaxSize of the type whose header is hdr: the
-// largest alloc the header can record.
-func sdsTypeMaxSize(hdr uint64) uint64 {
-	switch hdr {
-	case 1:
-		return 1<<5 - 1
-	case 3:
-		return 1<<8 - 1
-	case 5:
-		return 1<<16 - 1
-	case 9:
-		return 1<<32 - 1
-	}
-	return 1<<64 - 1
-}
-
-// sdsNewSize is sdsZmallocSize of sdsnewlen(n): an exact-fit sds (an
-// empty one gets an sdshdr8, as sdsnewlen does).
-func sdsNewSize(n uint64) uint64 {
-	hdr := sdsHdrSize(n)
-	if n == 0 {
-		hdr = sdshdr8Size
-	}
-	return jemallocSize(hdr + n + 1)
-}
-
-// sdsArgSize is sdsZmallocSize of a string argument of n bytes as a value
-// after tryObjectEncoding (n > 44, so it stays raw). Below
-// PROTO_MBULK_BIG_ARG the argument is a createStringObject copy, exact fit.
-// A bigger one is the query buffer itself (processMultibulkBuffer's
-// big-arg path): n bytes plus the CRLF, sized with
-// sdsMakeRoomForNonGreedy, which trimStringObjectIfNeeded shrinks back
-// (sdsRemoveFreeSpace, reallocating with the old header) when more than a
-// tenth of it is free. Only the alloc field's cap keeps it from shrinking,
-// so a value of 65529..65533 bytes keeps its 80 KB block.
-func sdsArgSize(n uint64) uint64 {
-	if n < protoMbulkBigArg {
-		return sdsNewSize(n)
-	}
-	hdr := sdsHdrSize(n + 2)
-	size := jemallocSize(hdr + n + 3)
-	alloc := min(size-hdr-1, sdsTypeMaxSize(hdr))
-	if alloc-n > n/10 {
-		return jemallocSize(hdr + n + 1)
-	}
-	return size
-}
-
-// sdsGrownSize is sdsZmallocSize of an sds that reached n bytes by one
-// greedy sdsMakeRoomFor (APPEND or SETRANGE past the end of a value that
-// dbUnshareStringValue had just copied): room for twice the new length
-// below SDS_MAX_PREALLOC, 1 MB more above it, never an sdshdr5.
-func sdsGrownSize(n uint64) uint64 {
-	alloc := n + sdsMaxPrealloc
-	if n < sdsMaxPrealloc {
-		alloc = 2 * n
-	}
-	hdr := max(sdsHdrSize(alloc), sdshdr8Size)
-	return jemallocSize(hdr + alloc + 1)
-}
-
-// stringObjectSize is objectComputeSize of a string value written as enc
-// records: sizeof(robj) for an int, the robj+sds block of an embstr,
-// sizeof(robj) plus the sds block of a raw string.
-//
-// The raw sds block is exact for strings created from a command argument
-// (EncAuto: SET, MSET, APPEND of a missing key, ...) and from a number
-// (EncEmbstr: INCRBYFLOAT). A string modified in place (EncRaw) depends on
-// its history, which the keyspace does not record: it is computed as one
-// greedy growth to its current length (exact for one APPEND or growing
-// SETRANGE on a string that was not raw yet). A SETRANGE that creates the
-// key or stays within the length allocates exactly, and successive
-// APPENDs grow by steps, so Redis can report less than this.
-func stringObjectSize(b []byte, enc keyspace.Encoding) uint64 {
-	n := uint64(len(b))
-	switch stringEncoding(b, enc) {
-	case "int":
-		return robjSize
-	case "embstr":
-		return jemallocSize(robjSize + sdshdr8Size + n + 1)
-	}
-	switch enc {
-	case keyspace.EncRaw:
-		return robjSize + sdsGrownSize(n)
-	case keyspace.EncAuto:
-		return robjSize + sdsArgSize(n)
-	}
-	return robjSize + sdsNewSize(n) // createRawStringObject
-}
-
 // keyMemoryUsage is MEMORY USAGE's figure for key holding e: the value
-// (objectComputeSize), the key's sds (dbAdd stores an exact-fit sdsdup)
-// and the dictEntry.
-func keyMemoryUsage(key []byte, e *keyspace.Entry) uint64 {
-	val := uint64(robjSize) // other types would need objectComputeSize's sampling
-	if b, ok := e.Val.([]byte); ok {
-		val = stringObjectSize(b, e.Enc)
-	}
-	return val + sdsNewSize(uint64(len(key))) + dictEntrySize
+// (objectComputeSize, sampling samples elements of an aggregate), the key's
+// sds (dbAdd stores an exact-fit sdsdup) and the dictEntry.
+func keyMemoryUsage(key []byte, e *keyspace.Entry, samples int) uint64 {
+	return e.Value().Size(samples) + keyspace.SdsNewSize(uint64(len(key))) + dictEntrySize
 }
 
-// cmdMemoryUsage: the SAMPLES option is validated as Redis does; strings
-// have no nested values to sample. Like Redis's dictFind, the lookup does
-// not expire the key, touch it or count a hit or miss.
+// cmdMemoryUsage: the SAMPLES option is validated as Redis does and passed
+// to Value.Size (OBJ_COMPUTE_SIZE_DEF_SAMPLES is 5). Like Redis's dictFind,
+// the lookup does not expire the key, touch it or count a hit or miss.
 func cmdMemoryUsage(c *Client, args [][]byte) {
+	samples := int64(5)
 	for j := 3; j < len(args); j++ {
 		if !eqFold(args[j], "samples") || j+1 >= len(args) {
 			c.w.Error(ErrSyntax)
 			return
 		}
-		samples, ok := parseLL(args[j+1])
+		var ok bool
+		samples, ok = parseLL(args[j+1])
 		if !ok {
 			c.w.Error(ErrNotInteger)
 			return
@@ -219,7 +93,7 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 		c.w.Null()
 		return
 	}
-	c.w.Int(int64(keyMemoryUsage(args[2], e)))
+	c.w.Int(int64(keyMemoryUsage(args[2], e, int(min(samples, math.MaxInt32)))))
 }
 
 // --- MEMORY STATS and DOCTOR: getMemoryOverheadData ------------------------------

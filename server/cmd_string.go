@@ -9,8 +9,10 @@ import (
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
-// String commands, as Redis 7.0's t_string.c. Values are []byte owned by the
-// keyspace; arguments alias the read buffer and are copied before storing.
+// String commands, as Redis 7.0's t_string.c. Values are *keyspace.String
+// owned by the keyspace; arguments alias the read buffer and are copied
+// before storing. A write that changes a stored string in place gets it from
+// DB.Mutable, which copies it first when a running snapshot holds it.
 
 func init() {
 	w, r := FlagWrite, FlagReadonly
@@ -56,12 +58,10 @@ func parseLL(b []byte) (int64, bool) {
 // stringValue returns e's value when it is a string; ok is false (and the
 // caller replies WRONGTYPE) for any other type.
 func stringValue(e *keyspace.Entry) (b []byte, ok bool) {
-	switch v := e.Val.(type) {
-	case []byte:
-		return v, true
-	default:
-		return nil, false
+	if s, ok := e.Value().(*keyspace.String); ok {
+		return s.Bytes(), true
 	}
+	return nil, false
 }
 
 // copyBytes copies an argument for storing in the keyspace.
@@ -97,18 +97,20 @@ func (c *Client) argvStored(e *keyspace.Entry) {
 
 // argvShared reports whether e's value is, in Redis, still shared with the
 // argv of the EXEC running now (see argvStored): not once a command
-// modified it in place (dbUnshareStringValue made a copy: EncRaw).
+// modified it in place (dbUnshareStringValue made a copy: StringRaw).
 func (c *Client) argvShared(e *keyspace.Entry) bool {
-	return e.ArgvExec != 0 && e.ArgvExec == c.srv.ks.ExecSeq && e.Enc != keyspace.EncRaw &&
-		c.multi != nil && c.multi.executing
+	if s, ok := e.Value().(*keyspace.String); ok && s.Kind() == keyspace.StringRaw {
+		return false
+	}
+	return e.ArgvExec != 0 && e.ArgvExec == c.srv.ks.ExecSeq && c.multi != nil && c.multi.executing
 }
 
 // storeString is setString for a caller that already looked the key up
-// (e is lookupKeyWrite's result). When the key holds a string of the same
-// length its buffer is overwritten in place, so overwriting a value costs no
-// allocation (the hot path of SET, MSET and INCR). Nothing else may hold a
-// stored value's bytes for this to be safe: replies copy them; a future
-// copy-on-write snapshot must take its own copy before this path runs.
+// (e is lookupKeyWrite's result). When the key holds a string that no
+// running snapshot needs (DB.InPlace), its value object is reused and, at
+// the same length, its buffer overwritten, so overwriting a value costs no
+// allocation (the hot path of SET, MSET and INCR). Replies copy stored
+// bytes, so nothing else holds them.
 func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *keyspace.Entry {
 	db := c.db0()
 	now := c.srv.nowMs
@@ -117,10 +119,14 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 	if e == nil {
 		c.notify(configs.NotifyNew, "new", key) // dbAdd
 	}
-	if e != nil {
-		if old, ok := e.Val.([]byte); ok && len(old) == len(val) {
-			copy(old, val)
-			e.Enc = keyspace.EncAuto
+	if e != nil && db.InPlace(e) {
+		if s, ok := db.Mutable(key, e).(*keyspace.String); ok {
+			if old := s.Bytes(); len(old) == len(val) {
+				copy(old, val)
+				s.SetKind(keyspace.StringAuto)
+			} else {
+				s.Set(copyBytes(val), keyspace.StringAuto)
+			}
 			e.ArgvExec = 0
 			if !keepTTL && e.ExpireAt != 0 {
 				db.Persist(key)
@@ -128,10 +134,11 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 			return e
 		}
 	}
+	v := keyspace.NewString(copyBytes(val), keyspace.StringAuto)
 	if keepTTL {
-		return db.SetKeepTTL(key, copyBytes(val), now)
+		return db.SetKeepTTL(key, v, now)
 	}
-	return db.Set(key, copyBytes(val), now)
+	return db.Set(key, v, now)
 }
 
 // errInvalidExpire is addReplyErrorExpireTime for a command.
@@ -459,7 +466,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	key, arg := args[1], args[2]
 	e := c.lookupKeyWrite(key)
 	if e == nil {
-		c.argvStored(c.db0().Set(key, copyBytes(arg), c.srv.nowMs))
+		c.argvStored(c.db0().Set(key, keyspace.NewString(copyBytes(arg), keyspace.StringAuto), c.srv.nowMs))
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyNew, "new", key)
@@ -475,10 +482,12 @@ func cmdAppend(c *Client, args [][]byte) {
 	if !c.checkStringLength(int64(len(old)) + int64(len(arg))) {
 		return
 	}
-	// Appending past len(old) never changes bytes another holder of old
-	// can see, so the spare capacity is reused (sdscatlen's greedy growth).
-	nv := append(old, arg...)
-	c.db0().SetKeepTTL(key, nv, c.srv.nowMs).Enc = keyspace.EncRaw
+	// In place, reusing the spare capacity (sdscatlen's greedy growth),
+	// unless a running snapshot holds the value (Mutable copies it).
+	s := c.db0().Mutable(key, e).(*keyspace.String)
+	nv := append(s.Bytes(), arg...)
+	s.Set(nv, keyspace.StringRaw)
+	e.ArgvExec = 0
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.notify(configs.NotifyString, "append", key)
@@ -585,10 +594,10 @@ func cmdSetRange(c *Client, args [][]byte) {
 	copy(nv, old)
 	copy(nv[offset:], val)
 	if e == nil {
-		c.db0().Set(key, nv, c.srv.nowMs).Enc = keyspace.EncRaw
+		c.db0().Set(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
-		c.db0().SetKeepTTL(key, nv, c.srv.nowMs).Enc = keyspace.EncRaw
+		c.db0().SetKeepTTL(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
 	}
 	c.srv.ks.Dirty++
 	c.touch(key)
@@ -685,13 +694,13 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	out := []byte(formatLongDouble(sum))
 	// createStringObjectFromLongDouble: embstr or raw, never int. The new
 	// object also replaces the argument in argv (propagated as SET).
+	v := keyspace.NewString(out, keyspace.StringEmbstr)
 	if e != nil {
-		e = c.db0().SetKeepTTL(key, out, c.srv.nowMs)
+		e = c.db0().SetKeepTTL(key, v, c.srv.nowMs)
 	} else {
-		e = c.db0().Set(key, out, c.srv.nowMs)
+		e = c.db0().Set(key, v, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	}
-	e.Enc = keyspace.EncEmbstr
 	c.argvStored(e)
 	c.srv.ks.Dirty++
 	c.touch(key)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/vigil-kv/vigil/server/keyspace"
 	"strings"
 	"testing"
 )
@@ -15,9 +16,16 @@ func (ts *testServer) doR(t *testing.T, c *Client, args ...string) string {
 	return got
 }
 
-// notAString stands for a value of another type (list, hash, ...) until
-// those families exist: every string command must reply WRONGTYPE to it.
+// notAString stands for a value of another type (a list, here) until those
+// families exist: every string command must reply WRONGTYPE to it, and the
+// type-independent commands (TYPE, OBJECT, MEMORY USAGE, COPY) must serve
+// it through keyspace.Value alone.
 type notAString struct{}
+
+func (notAString) Type() keyspace.Type         { return keyspace.TypeList }
+func (notAString) Encoding() keyspace.Encoding { return keyspace.EncodingQuicklist }
+func (notAString) Size(int) uint64             { return 1000 }
+func (notAString) Dup() keyspace.Value         { return notAString{} }
 
 func TestIncrByFloatFormat(t *testing.T) {
 	// Replies of redis-server 7.0.15 (x87 long double, "%.17Lf" trimmed).

@@ -11,7 +11,7 @@ func benchDB(n int) (*DB, [][]byte) {
 	keys := make([][]byte, n)
 	for i := range keys {
 		keys[i] = []byte("key:" + strconv.Itoa(i))
-		db.Set(keys[i], []byte("value"), 0)
+		db.Set(keys[i], NewString([]byte("value"), StringAuto), 0)
 	}
 	return db, keys
 }
@@ -21,7 +21,7 @@ func benchDB(n int) (*DB, [][]byte) {
 func TestHotPathAllocs(t *testing.T) {
 	db, keys := benchDB(1000)
 	db.SetExpire(keys[1], 1e12)
-	val := any([]byte("other"))
+	val := Value(NewString([]byte("other"), StringAuto))
 	missing := []byte("no-such-key")
 	pattern := []byte("key:*[0-9]")
 	checks := []struct {
@@ -74,7 +74,7 @@ func BenchmarkLookupMiss(b *testing.B) {
 
 func BenchmarkSetExisting(b *testing.B) {
 	db, keys := benchDB(100000)
-	v := any([]byte("value"))
+	v := Value(NewString([]byte("value"), StringAuto))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -87,7 +87,7 @@ func BenchmarkSetNew(b *testing.B) {
 	for i := range keys {
 		keys[i] = []byte("key:" + strconv.Itoa(i))
 	}
-	v := any([]byte("value"))
+	v := Value(NewString([]byte("value"), StringAuto))
 	db := NewDB()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -104,7 +104,7 @@ func BenchmarkActiveExpireCycle(b *testing.B) {
 	db := ks.DBs[0]
 	for i := range 100000 {
 		k := []byte("key:" + strconv.Itoa(i))
-		db.Set(k, []byte("v"), 0)
+		db.Set(k, NewString([]byte("v"), StringAuto), 0)
 		db.SetExpire(k, 1e12)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))

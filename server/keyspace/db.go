@@ -7,11 +7,12 @@ import "math/rand/v2"
 //
 // An *Entry returned by the DB stays valid (and keeps describing the same
 // key) until the key is deleted, expired, overwritten by Rename or flushed;
-// Set on an existing key updates the same Entry in place.
+// Set on an existing key updates the same Entry in place, and Rename and
+// Move carry it to the new name.
 type Entry struct {
-	// Val is the value. String values are []byte owned by the keyspace:
-	// callers pass a slice they will not touch again.
-	Val any
+	// val is the value; change it only through DB.Set, DB.SetKeepTTL and
+	// DB.Mutable, which keep a running snapshot's view intact.
+	val Value
 	// ExpireAt is the absolute expiry in unix milliseconds, 0 for none.
 	// Read it freely, but change it only through DB.SetExpire and
 	// DB.Persist, which keep the expires index in sync.
@@ -20,36 +21,27 @@ type Entry struct {
 	// clock of OBJECT IDLETIME). Under LFU it is also the last decrement
 	// time of Freq (Redis's LDT).
 	LastAccess int64
-	// Freq is the logarithmic LFU counter of OBJECT FREQ (evict.c).
-	Freq uint8
-	// Enc is how Redis would hold a string value (OBJECT ENCODING and
-	// REFCOUNT), which depends on the command that wrote it. Set and
-	// SetKeepTTL reset it to EncAuto; writers of other kinds set it after.
-	Enc Encoding
 	// ArgvExec is the Keyspace.ExecSeq of the EXEC whose queued command
 	// stored this value (0: none). Such a value is, in Redis, the very
 	// object of the transaction's argv, which EXEC keeps until it ends:
 	// OBJECT REFCOUNT is 2 meanwhile. Set and SetKeepTTL reset it.
 	ArgvExec uint64
+	// snapEpoch is the epoch of the last snapshot that accounted for this
+	// entry: emitted it, saved its state before a write, or saw it
+	// created. The running snapshot still owes the entry while it differs
+	// from the snapshot's epoch.
+	snapEpoch uint64
+	// Freq is the logarithmic LFU counter of OBJECT FREQ (evict.c).
+	Freq uint8
+	// snapShared reports that val is also held by snapshot snapEpoch (it
+	// was emitted or saved), so it must be copied before an in-place
+	// change while that snapshot runs.
+	snapShared bool
 }
 
-// Encoding records how Redis 7.0 would have created a string object.
-type Encoding uint8
-
-const (
-	// EncAuto is tryObjectEncoding of the bytes (SET, MSET, INCR...): int,
-	// shared when 0..9999, else embstr up to 44 bytes, else raw.
-	EncAuto Encoding = iota
-	// EncRaw is a string modified in place (APPEND, SETRANGE:
-	// dbUnshareStringValue).
-	EncRaw
-	// EncEmbstr is createStringObject without tryObjectEncoding
-	// (INCRBYFLOAT): embstr up to 44 bytes, else raw, never int.
-	EncEmbstr
-	// EncIntUnshared is an int-encoded object of its own, refcount 1
-	// (COPY of an integer: dupStringObject).
-	EncIntUnshared
-)
+// Value returns the entry's value. It is read-only: to change it in place
+// use DB.Mutable.
+func (e *Entry) Value() Value { return e.val }
 
 // expired is keyIsExpired: a key expires once now is past its expire time.
 func (e *Entry) expired(now int64) bool { return e.ExpireAt != 0 && now > e.ExpireAt }
@@ -71,14 +63,15 @@ type DB struct {
 
 	id            int
 	ks            *Keyspace
-	avgTTL        int64  // db->avg_ttl, the running estimate of activeExpireCycle
-	expiresCursor uint64 // db->expires_cursor
+	scan          *dbScan // the running snapshot's walk of these contents (moves with them on Swap)
+	avgTTL        int64   // db->avg_ttl, the running estimate of activeExpireCycle
+	expiresCursor uint64  // db->expires_cursor
 }
 
 // NewDB returns an empty database of its own one-database Keyspace (reach
 // it with Keyspace, for its Stats and OnExpire hook).
 func NewDB() *DB {
-	ks := &Keyspace{}
+	ks := &Keyspace{Encodings: DefaultEncodingConfig()}
 	db := &DB{ks: ks}
 	ks.DBs = []*DB{db}
 	return db
@@ -105,6 +98,7 @@ func (db *DB) expire(h uint64, de *dictEntry) {
 // remove unlinks the main-dict entry de (hash h) and its expires entry.
 func (db *DB) remove(h uint64, de *dictEntry) {
 	e := de.val
+	db.preWrite(de.key, e)
 	if e.ExpireAt != 0 {
 		if x := db.expires.findS(h, de.key); x != nil {
 			db.expires.remove(h, x)
@@ -176,8 +170,9 @@ func (db *DB) Peek(key []byte) *Entry {
 // key gets LastAccess = now and Freq = LFUInitVal; an existing one keeps
 // its Entry, with LastAccess = now unless LFU is enabled (then, as
 // dbSetValue, the old LFU data is kept). It does not look at expiry: like
-// Redis, callers do lookupKeyWrite (Lookup) first.
-func (db *DB) Set(key []byte, val any, now int64) *Entry {
+// Redis, callers do lookupKeyWrite (Lookup) first. val is handed over: the
+// caller must not modify it afterwards except through DB.Mutable.
+func (db *DB) Set(key []byte, val Value, now int64) *Entry {
 	return db.set(key, val, now, false)
 }
 
@@ -185,16 +180,17 @@ func (db *DB) Set(key []byte, val any, now int64) *Entry {
 // is already expired at now (then the TTL is cleared, as for a new key).
 // In Replica mode the TTL is kept even then, since the master decides when
 // the key expires.
-func (db *DB) SetKeepTTL(key []byte, val any, now int64) *Entry {
+func (db *DB) SetKeepTTL(key []byte, val Value, now int64) *Entry {
 	return db.set(key, val, now, true)
 }
 
-func (db *DB) set(key []byte, val any, now int64, keepTTL bool) *Entry {
+func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 	h := hashBytes(key)
 	if de := db.dict.findB(h, key); de != nil {
 		e := de.val
-		e.Val = val
-		e.Enc = EncAuto
+		db.preWrite(de.key, e)
+		e.val = val
+		e.snapShared = false
 		e.ArgvExec = 0
 		if e.ExpireAt != 0 && (!keepTTL || (e.expired(now) && !db.ks.Replica)) {
 			db.persist(h, de)
@@ -207,9 +203,52 @@ func (db *DB) set(key []byte, val any, now int64, keepTTL bool) *Entry {
 	n := &keyNode{}
 	n.key = string(key)
 	n.val = &n.ent
-	n.ent = Entry{Val: val, LastAccess: now, Freq: LFUInitVal}
+	n.ent = Entry{val: val, LastAccess: now, Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
 	db.dict.insert(h, &n.dictEntry)
 	return &n.ent
+}
+
+// Mutable prepares e, the entry of key, for a change of its value in place
+// (APPEND, SETBIT, BITFIELD, an INCR or SET that reuses the buffer; later
+// LPUSH, HSET, ...) and returns the value to change. Outside a snapshot it
+// is e's value itself. While a snapshot runs that has not emitted e yet or
+// holds its value, the value is first duplicated (Value.Dup: a string's
+// kind may change, so writers set it after changing the bytes): the
+// snapshot keeps the original, the entry gets the copy. It does not
+// allocate unless it copies.
+func (db *DB) Mutable(key []byte, e *Entry) Value {
+	s := db.ks.snap
+	if s == nil {
+		return e.val
+	}
+	if e.snapEpoch != s.epoch {
+		db.save(s, string(key), e)
+	}
+	if e.snapShared {
+		e.val = e.val.Dup()
+		e.snapShared = false
+		s.stats.Copied++
+	}
+	return e.val
+}
+
+// InPlace reports whether Mutable would return e's value without copying
+// it: no running snapshot needs it. Writers that replace the whole value
+// anyway use it to choose between reusing the value and DB.Set.
+func (db *DB) InPlace(e *Entry) bool {
+	s := db.ks.snap
+	return s == nil || (e.snapEpoch == s.epoch && !e.snapShared)
+}
+
+// preWrite is called before a write changes or removes e, the entry of
+// key: if the running snapshot still owes e, e's current state is saved
+// for it (the value shared, not copied: a write that replaces the value
+// leaves the old one alone, and one that changes it in place goes through
+// Mutable, which copies).
+func (db *DB) preWrite(key string, e *Entry) {
+	if s := db.ks.snap; s != nil && e.snapEpoch != s.epoch {
+		db.save(s, key, e)
+	}
 }
 
 // Delete removes key whether or not it is logically expired (dbDelete) and
@@ -238,6 +277,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 		at = 1
 	}
 	e := de.val
+	db.preWrite(de.key, e)
 	if e.ExpireAt == 0 {
 		db.expires.insert(h, &dictEntry{key: de.key, val: e})
 	}
@@ -258,6 +298,7 @@ func (db *DB) Persist(key []byte) bool {
 }
 
 func (db *DB) persist(h uint64, de *dictEntry) {
+	db.preWrite(de.key, de.val)
 	if x := db.expires.findS(h, de.key); x != nil {
 		db.expires.remove(h, x)
 	}
@@ -284,7 +325,12 @@ func (db *DB) AvgTTL() int64 { return db.avgTTL }
 
 // Flush empties the database (emptyDb), resetting avg_ttl and the active
 // expiry cursor. Nothing is reported to OnExpire.
+//
+// A running snapshot that has not finished walking the database keeps the
+// old table to finish the walk on (nothing else reaches it any more), so
+// flushing costs it nothing.
 func (db *DB) Flush() {
+	db.detachScan()
 	db.dict.Clear()
 	db.expires.Clear()
 	db.avgTTL = 0
@@ -420,6 +466,7 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 		db.remove(hd, old)
 	}
 	e := de.val
+	db.preWrite(de.key, e) // src as it was; dst is a key the snapshot never saw
 	var x *dictEntry
 	if e.ExpireAt != 0 {
 		x = db.expires.findS(hs, de.key)
@@ -432,6 +479,41 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	if x != nil {
 		x.key, x.val = de.key, e
 		db.expires.insert(hd, x)
+	}
+	return true
+}
+
+// Move is the core of moveCommand: key's entry (value, TTL, LastAccess,
+// Freq, ArgvExec: the object itself) moves to the same key in dst,
+// replacing whatever dst holds there (callers check first that it is
+// missing, as MOVE does). It returns false if key is missing or expired at
+// now here (an expired key is deleted and reported, as Lookup). Moving to
+// the same database changes nothing.
+func (db *DB) Move(key []byte, dst *DB, now int64) bool {
+	h := hashBytes(key)
+	de := db.find(h, key, now)
+	if de == nil {
+		return false
+	}
+	if dst == db {
+		return true
+	}
+	if old := dst.dict.findB(h, key); old != nil {
+		dst.remove(h, old)
+	}
+	e := de.val
+	db.preWrite(de.key, e)
+	var x *dictEntry
+	if e.ExpireAt != 0 {
+		x = db.expires.findS(h, de.key)
+		db.expires.remove(h, x)
+	}
+	db.dict.remove(h, de)
+	de.val = e
+	dst.dict.insert(h, de)
+	if x != nil {
+		x.val = e
+		dst.expires.insert(h, x)
 	}
 	return true
 }

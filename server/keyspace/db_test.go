@@ -18,11 +18,14 @@ func watch(ks *Keyspace) *expiries {
 
 func b(s string) []byte { return []byte(s) }
 
+// sv is a string value of s.
+func sv(s string) Value { return NewString([]byte(s), StringAuto) }
+
 func str(e *Entry) string {
 	if e == nil {
 		return "<nil>"
 	}
-	return string(e.Val.([]byte))
+	return string(e.Value().(*String).Bytes())
 }
 
 // checkDB verifies that the expires index matches the entries' ExpireAt.
@@ -52,7 +55,7 @@ func TestDBSetLookupDelete(t *testing.T) {
 	if db.Lookup(b("k"), 1000) != nil || db.Len() != 0 {
 		t.Fatal("empty db finds a key")
 	}
-	e := db.Set(b("k"), b("v1"), 1000)
+	e := db.Set(b("k"), sv("v1"), 1000)
 	if e.LastAccess != 1000 || e.ExpireAt != 0 || e.Freq != LFUInitVal || str(e) != "v1" {
 		t.Fatalf("new entry %+v", *e)
 	}
@@ -63,7 +66,7 @@ func TestDBSetLookupDelete(t *testing.T) {
 		t.Fatalf("LookupNoTouch touched: %+v", got)
 	}
 	// Overwrite keeps the Entry.
-	if e2 := db.Set(b("k"), b("v2"), 3000); e2 != e || str(e) != "v2" || e.LastAccess != 3000 {
+	if e2 := db.Set(b("k"), sv("v2"), 3000); e2 != e || str(e) != "v2" || e.LastAccess != 3000 {
 		t.Fatalf("overwrite: %+v", *e2)
 	}
 	if db.Len() != 1 {
@@ -93,7 +96,7 @@ func TestDBExpiry(t *testing.T) {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
 				db := NewDB()
 				x := watch(db.Keyspace())
-				db.Set(b("k"), b("v"), 1)
+				db.Set(b("k"), sv("v"), 1)
 				if tc.expireAt != 0 && !db.SetExpire(b("k"), tc.expireAt) {
 					t.Fatal("SetExpire")
 				}
@@ -140,7 +143,7 @@ func TestDBTTLAndPersist(t *testing.T) {
 	if db.SetExpire(b("missing"), 100) || db.Persist(b("missing")) {
 		t.Fatal("TTL ops on a missing key succeeded")
 	}
-	e := db.Set(b("k"), b("v"), 0)
+	e := db.Set(b("k"), sv("v"), 0)
 	if db.Persist(b("k")) {
 		t.Fatal("Persist of a key without TTL returned true")
 	}
@@ -155,21 +158,21 @@ func TestDBTTLAndPersist(t *testing.T) {
 	}
 	// Set clears the TTL, SetKeepTTL keeps it.
 	db.SetExpire(b("k"), 500)
-	db.SetKeepTTL(b("k"), b("v2"), 10)
+	db.SetKeepTTL(b("k"), sv("v2"), 10)
 	if e.ExpireAt != 500 || db.ExpiresLen() != 1 || str(e) != "v2" {
 		t.Fatalf("SetKeepTTL lost the TTL: %+v", *e)
 	}
-	db.Set(b("k"), b("v3"), 10)
+	db.Set(b("k"), sv("v3"), 10)
 	if e.ExpireAt != 0 || db.ExpiresLen() != 0 {
 		t.Fatalf("Set kept the TTL: %+v", *e)
 	}
 	// SetKeepTTL on a new key, and on an expired one: no TTL.
-	n := db.SetKeepTTL(b("new"), b("x"), 10)
+	n := db.SetKeepTTL(b("new"), sv("x"), 10)
 	if n.ExpireAt != 0 {
 		t.Fatal("new key got a TTL")
 	}
 	db.SetExpire(b("new"), 20)
-	db.SetKeepTTL(b("new"), b("y"), 21)
+	db.SetKeepTTL(b("new"), sv("y"), 21)
 	if n.ExpireAt != 0 || db.ExpiresLen() != 0 {
 		t.Fatalf("expired key kept its TTL: %+v", *n)
 	}
@@ -184,10 +187,10 @@ func TestDBTTLAndPersist(t *testing.T) {
 
 func TestDBRename(t *testing.T) {
 	db := NewDB()
-	e := db.Set(b("src"), b("v"), 1000)
+	e := db.Set(b("src"), sv("v"), 1000)
 	e.Freq = 42
 	db.SetExpire(b("src"), 9000)
-	db.Set(b("dst"), b("old"), 1000)
+	db.Set(b("dst"), sv("old"), 1000)
 	db.SetExpire(b("dst"), 8000)
 	if !db.Rename(b("src"), b("dst"), 2000) {
 		t.Fatal("Rename failed")
@@ -222,7 +225,7 @@ func TestDBReplicaMode(t *testing.T) {
 	x := watch(ks)
 	ks.Replica = true
 	db := ks.DBs[0]
-	db.Set(b("k"), b("v"), 0)
+	db.Set(b("k"), sv("v"), 0)
 	db.SetExpire(b("k"), 100)
 	if db.Lookup(b("k"), 200) != nil || db.LookupNoTouch(b("k"), 200) != nil {
 		t.Fatal("expired key visible on a replica")
@@ -234,7 +237,7 @@ func TestDBReplicaMode(t *testing.T) {
 		t.Fatal("Peek does not see the expired key")
 	}
 	// The master's SET KEEPTTL keeps the TTL even though it is past here.
-	db.SetKeepTTL(b("k"), b("v2"), 200)
+	db.SetKeepTTL(b("k"), sv("v2"), 200)
 	if db.Peek(b("k")).ExpireAt != 100 {
 		t.Fatal("KEEPTTL dropped the TTL on a replica")
 	}
@@ -256,7 +259,7 @@ func TestDBScan(t *testing.T) {
 	db := NewDB()
 	for i := range 1000 {
 		k := b("key:" + strconv.Itoa(i))
-		db.Set(k, k, 0)
+		db.Set(k, NewString(k, StringAuto), 0)
 		if i%10 == 0 {
 			db.SetExpire(k, 50) // expired at now = 100
 		}
@@ -313,7 +316,7 @@ func TestDBScan(t *testing.T) {
 func TestDBScanGuaranteeWhileWriting(t *testing.T) {
 	db := NewDB()
 	for i := range 500 {
-		db.Set(b("keep"+strconv.Itoa(i)), b("v"), 0)
+		db.Set(b("keep"+strconv.Itoa(i)), sv("v"), 0)
 	}
 	seen := map[string]bool{}
 	var c uint64
@@ -325,7 +328,7 @@ func TestDBScanGuaranteeWhileWriting(t *testing.T) {
 		}
 		for range 40 {
 			if next < 20000 {
-				db.Set(b("more"+strconv.Itoa(next)), b("v"), 0)
+				db.Set(b("more"+strconv.Itoa(next)), sv("v"), 0)
 				next++
 			}
 		}
@@ -340,7 +343,7 @@ func TestDBScanGuaranteeWhileWriting(t *testing.T) {
 func TestDBKeys(t *testing.T) {
 	db := NewDB()
 	for _, k := range []string{"hello", "hallo", "hxllo", "world", "", "h"} {
-		db.Set(b(k), b("v"), 0)
+		db.Set(b(k), sv("v"), 0)
 	}
 	db.SetExpire(b("hxllo"), 10)
 	collect := func(p string) []string {
@@ -367,7 +370,7 @@ func TestDBRandomKey(t *testing.T) {
 		t.Fatal("RandomKey of an empty db")
 	}
 	for i := range 100 {
-		db.Set(b(strconv.Itoa(i)), b("v"), 0)
+		db.Set(b(strconv.Itoa(i)), sv("v"), 0)
 		if i < 90 {
 			db.SetExpire(b(strconv.Itoa(i)), 10)
 		}
@@ -396,9 +399,9 @@ func TestDBRandomKey(t *testing.T) {
 func TestKeyspaceSwapAndFlush(t *testing.T) {
 	ks := New(3)
 	d0, d2 := ks.DBs[0], ks.DBs[2]
-	d0.Set(b("a"), b("0"), 0)
+	d0.Set(b("a"), sv("0"), 0)
 	d0.SetExpire(b("a"), 1000)
-	d2.Set(b("b"), b("2"), 0)
+	d2.Set(b("b"), sv("2"), 0)
 	ks.Swap(0, 2)
 	if ks.DBs[0] != d0 || d0.ID() != 0 || d2.ID() != 2 {
 		t.Fatal("Swap moved the DB objects")
@@ -426,7 +429,7 @@ func TestKeyspaceSwapAndFlush(t *testing.T) {
 func TestDBForEach(t *testing.T) {
 	db := NewDB()
 	for i := range 300 {
-		db.Set(b(strconv.Itoa(i)), b("v"), 0)
+		db.Set(b(strconv.Itoa(i)), sv("v"), 0)
 		if i%3 == 0 {
 			db.SetExpire(b(strconv.Itoa(i)), 5)
 		}
@@ -448,7 +451,7 @@ func TestLFU(t *testing.T) {
 	ks := New(1)
 	ks.LFU = LFU{Enabled: true, LogFactor: 10, DecayTime: 1, Rand: rand.New(rand.NewPCG(1, 1))}
 	db := ks.DBs[0]
-	e := db.Set(b("k"), b("v"), 0)
+	e := db.Set(b("k"), sv("v"), 0)
 	if e.Freq != LFUInitVal {
 		t.Fatalf("initial Freq %d", e.Freq)
 	}
@@ -466,7 +469,7 @@ func TestLFU(t *testing.T) {
 		t.Fatalf("Freq after 1000 accesses: %d", hot)
 	}
 	// Overwriting keeps LFU data under LFU (dbSetValue).
-	db.Set(b("k"), b("w"), 50000)
+	db.Set(b("k"), sv("w"), 50000)
 	if e.Freq != hot || e.LastAccess != 3000-1 {
 		t.Fatalf("overwrite under LFU: %+v", *e)
 	}

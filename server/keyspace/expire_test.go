@@ -11,7 +11,7 @@ import (
 func fill(db *DB, prefix string, n, expired int, liveAt int64) {
 	for i := range n {
 		k := b(prefix + strconv.Itoa(i))
-		db.Set(k, b("v"), 0)
+		db.Set(k, sv("v"), 0)
 		if i < expired {
 			db.SetExpire(k, 100)
 		} else if liveAt != 0 {
@@ -120,7 +120,7 @@ func TestActiveExpireStopsEarlyWhenFewExpired(t *testing.T) {
 	db := ks.DBs[0]
 	for i := range 2000 {
 		k := b("k" + strconv.Itoa(i))
-		db.Set(k, b("v"), 0)
+		db.Set(k, sv("v"), 0)
 		if i%20 == 0 {
 			db.SetExpire(k, 100)
 		} else {
@@ -164,7 +164,7 @@ func TestActiveExpireCursorCoversTable(t *testing.T) {
 	db := ks.DBs[0]
 	for i := range 4000 {
 		k := b("k" + strconv.Itoa(i))
-		db.Set(k, b("v"), 0)
+		db.Set(k, sv("v"), 0)
 		at := int64(1e12)
 		if i%97 == 0 {
 			at = 100

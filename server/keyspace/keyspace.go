@@ -58,6 +58,15 @@ type Keyspace struct {
 	// ExecSeq numbers the EXECs that ran their queue (see
 	// Entry.ArgvExec); the server increments it when one starts.
 	ExecSeq uint64
+	// Encodings are the thresholds of the compact encodings of
+	// aggregates (hash-max-listpack-entries, ...), read when a value is
+	// built or grows. New sets Redis 7.0's defaults.
+	Encodings EncodingConfig
+
+	// snap is the running snapshot, nil if none; snapEpoch counts the
+	// snapshots begun (Entry.snapEpoch).
+	snap      *Snapshot
+	snapEpoch uint64
 
 	// activeExpireCycle's statics.
 	currentDB     int
@@ -69,7 +78,7 @@ type Keyspace struct {
 
 // New returns a keyspace of n empty databases (n < 1 means 1).
 func New(databases int) *Keyspace {
-	ks := &Keyspace{DBs: make([]*DB, max(databases, 1))}
+	ks := &Keyspace{DBs: make([]*DB, max(databases, 1)), Encodings: DefaultEncodingConfig()}
 	for i := range ks.DBs {
 		ks.DBs[i] = &DB{id: i, ks: ks}
 	}
@@ -86,6 +95,15 @@ func (ks *Keyspace) Swap(a, b int) {
 	x.expires, y.expires = y.expires, x.expires
 	x.avgTTL, y.avgTTL = y.avgTTL, x.avgTTL
 	x.expiresCursor, y.expiresCursor = y.expiresCursor, x.expiresCursor
+	// A running snapshot's walk follows the contents, which keep the
+	// database number they had when it began.
+	x.scan, y.scan = y.scan, x.scan
+	if x.scan != nil {
+		x.scan.db = x
+	}
+	if y.scan != nil {
+		y.scan.db = y
+	}
 }
 
 // FlushAll empties every database.

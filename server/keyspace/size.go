@@ -1,0 +1,115 @@
+package keyspace
+
+import "math/bits"
+
+// Allocation sizes of Redis 7.0 on x86_64 built with jemalloc (as Debian's
+// redis-server), for Value.Size (object.c's objectComputeSize) and MEMORY
+// USAGE.
+
+// Sizes of Redis 7.0's structures and the limits that decide how an sds
+// string is allocated.
+const (
+	// RobjSize is sizeof(robj).
+	RobjSize = 16
+	// DictEntrySize is sizeof(dictEntry).
+	DictEntrySize = 24
+	// DictEntryPtrSize is sizeof(dictEntry*), one hash-table slot.
+	DictEntryPtrSize = 8
+
+	sdshdr8Size      = 3        // sizeof(struct sdshdr8)
+	protoMbulkBigArg = 32 << 10 // PROTO_MBULK_BIG_ARG
+	sdsMaxPrealloc   = 1 << 20  // SDS_MAX_PREALLOC
+)
+
+// JemallocSize is je_nallocx(n, 0) of jemalloc 5.3 on x86_64 (16-byte
+// quantum): the size of the block malloc(n) returns, which is what
+// zmalloc_size reports. Classes are 8 and 16, then multiples of 16 up to
+// 128, then four per doubling (160, 192, 224, 256, 320, ..., 5120, ...).
+func JemallocSize(n uint64) uint64 {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return (n + 15) &^ 15
+	}
+	// For n in (2^k, 2^(k+1)] the spacing is 2^(k-2).
+	step := uint64(1) << (bits.Len64(n-1) - 3)
+	return (n + step - 1) &^ (step - 1)
+}
+
+// sdsHdrSize is the header size of sdsReqType(n): sdshdr5 below 32 bytes,
+// then sdshdr8, 16, 32 and 64 (1, 3, 5, 9 and 17 bytes).
+func sdsHdrSize(n uint64) uint64 {
+	switch {
+	case n < 1<<5:
+		return 1
+	case n < 1<<8:
+		return 3
+	case n < 1<<16:
+		return 5
+	case n < 1<<32:
+		return 9
+	}
+	return 17
+}
+
+// sdsTypeMaxSize is sdsTypeMaxSize of the type whose header is hdr: the
+// largest alloc the header can record.
+func sdsTypeMaxSize(hdr uint64) uint64 {
+	switch hdr {
+	case 1:
+		return 1<<5 - 1
+	case 3:
+		return 1<<8 - 1
+	case 5:
+		return 1<<16 - 1
+	case 9:
+		return 1<<32 - 1
+	}
+	return 1<<64 - 1
+}
+
+// SdsNewSize is sdsZmallocSize of sdsnewlen(n): an exact-fit sds (an
+// empty one gets an sdshdr8, as sdsnewlen does). A key's allocation.
+func SdsNewSize(n uint64) uint64 {
+	hdr := sdsHdrSize(n)
+	if n == 0 {
+		hdr = sdshdr8Size
+	}
+	return JemallocSize(hdr + n + 1)
+}
+
+// sdsArgSize is sdsZmallocSize of a string argument of n bytes as a value
+// after tryObjectEncoding (n > 44, so it stays raw). Below
+// PROTO_MBULK_BIG_ARG the argument is a createStringObject copy, exact fit.
+// A bigger one is the query buffer itself (processMultibulkBuffer's
+// big-arg path): n bytes plus the CRLF, sized with
+// sdsMakeRoomForNonGreedy, which trimStringObjectIfNeeded shrinks back
+// (sdsRemoveFreeSpace, reallocating with the old header) when more than a
+// tenth of it is free. Only the alloc field's cap keeps it from shrinking,
+// so a value of 65529..65533 bytes keeps its 80 KB block.
+func sdsArgSize(n uint64) uint64 {
+	if n < protoMbulkBigArg {
+		return SdsNewSize(n)
+	}
+	hdr := sdsHdrSize(n + 2)
+	size := JemallocSize(hdr + n + 3)
+	alloc := min(size-hdr-1, sdsTypeMaxSize(hdr))
+	if alloc-n > n/10 {
+		return JemallocSize(hdr + n + 1)
+	}
+	return size
+}
+
+// sdsGrownSize is sdsZmallocSize of an sds that reached n bytes by one
+// greedy sdsMakeRoomFor (APPEND or SETRANGE past the end of a value that
+// dbUnshareStringValue had just copied): room for twice the new length
+// below SDS_MAX_PREALLOC, 1 MB more above it, never an sdshdr5.
+func sdsGrownSize(n uint64) uint64 {
+	alloc := n + sdsMaxPrealloc
+	if n < sdsMaxPrealloc {
+		alloc = 2 * n
+	}
+	hdr := max(sdsHdrSize(alloc), sdshdr8Size)
+	return JemallocSize(hdr + alloc + 1)
+}

@@ -1,0 +1,212 @@
+package keyspace
+
+import "errors"
+
+// ErrSnapshotRunning is returned by BeginSnapshot while another snapshot
+// runs (Redis likewise runs one child at a time: hasActiveChildProcess).
+var ErrSnapshotRunning = errors.New("keyspace: a snapshot is already running")
+
+// Item is one key of a snapshot: what BGSAVE, a full resync or an AOF
+// rewrite serialises.
+type Item struct {
+	// DB is the database number the key had when the snapshot began.
+	DB int
+	// Key is the key.
+	Key string
+	// Value is the value as it was when the snapshot began. It is not
+	// modified while the snapshot runs (until Close), so it may be read
+	// without the execution lock.
+	Value Value
+	// ExpireAt is the key's TTL (unix ms, 0 for none) when the snapshot
+	// began.
+	ExpireAt int64
+	// LastAccess and Freq are the access metadata (RDB's IDLE and FREQ
+	// opcodes) as of when the item was emitted or saved: reads touch them
+	// without a write, so they are not held at the snapshot's start.
+	LastAccess int64
+	Freq       uint8
+}
+
+// SnapshotStats counts a snapshot's work, for tests and INFO-style
+// reporting.
+type SnapshotStats struct {
+	// Emitted is the number of items Step handed out.
+	Emitted int
+	// Saved is the number of entries whose state a write saved for the
+	// snapshot before the walk reached them (the value shared, not
+	// copied).
+	Saved int
+	// Copied is the number of values duplicated so that a write could
+	// change them in place while the snapshot held them.
+	Copied int
+}
+
+// dbScan is a snapshot's walk of one database's contents: the Dict of the
+// database that holds them now (they move on SWAPDB) or the table FLUSHDB
+// left behind.
+type dbScan struct {
+	origin int    // the database number when the snapshot began
+	cursor uint64 // dictScan cursor
+	done   bool
+	db     *DB   // the database holding the contents, nil once orphaned
+	orphan *Dict // the contents a flush left to the snapshot
+}
+
+func (sc *dbScan) dict() *Dict {
+	if sc.orphan != nil {
+		return sc.orphan
+	}
+	return &sc.db.dict
+}
+
+// Snapshot is a point-in-time view of all databases, read in steps while
+// writes continue: the package documentation's "Snapshots" describes the
+// rules. Step and Close are called with the execution lock held; the Items
+// they return may be read without it until Close.
+type Snapshot struct {
+	ks     *Keyspace
+	epoch  uint64
+	scans  []*dbScan // by origin database number
+	saved  [][]Item  // by origin: states saved by writes, not yet emitted
+	cur    int       // the origin being emitted
+	stats  SnapshotStats
+	closed bool
+}
+
+// BeginSnapshot starts a snapshot of every database as it is now. Call it
+// with the execution lock held; it costs O(databases), not O(keys). Only
+// one snapshot runs at a time: it returns ErrSnapshotRunning until the
+// running one is closed.
+func (ks *Keyspace) BeginSnapshot() (*Snapshot, error) {
+	if ks.snap != nil {
+		return nil, ErrSnapshotRunning
+	}
+	ks.snapEpoch++
+	s := &Snapshot{
+		ks:    ks,
+		epoch: ks.snapEpoch,
+		scans: make([]*dbScan, len(ks.DBs)),
+		saved: make([][]Item, len(ks.DBs)),
+	}
+	for i, db := range ks.DBs {
+		sc := &dbScan{origin: i, db: db}
+		s.scans[i] = sc
+		db.scan = sc
+	}
+	ks.snap = s
+	return s, nil
+}
+
+// Snapshotting reports whether a snapshot is running.
+func (ks *Keyspace) Snapshotting() bool { return ks.snap != nil }
+
+// save records e, the entry of key in db, for the running snapshot s as it
+// is now, and marks it accounted for. Its value is now shared.
+func (db *DB) save(s *Snapshot, key string, e *Entry) {
+	origin := db.id
+	if db.scan != nil {
+		origin = db.scan.origin
+	}
+	s.saved[origin] = append(s.saved[origin], itemOf(origin, key, e))
+	s.stats.Saved++
+	e.snapEpoch = s.epoch
+	e.snapShared = true
+}
+
+func itemOf(origin int, key string, e *Entry) Item {
+	return Item{DB: origin, Key: key, Value: e.val, ExpireAt: e.ExpireAt, LastAccess: e.LastAccess, Freq: e.Freq}
+}
+
+// detachScan is Flush's part: a walk that has not finished keeps the old
+// table, the database gets a finished walk (everything added from now on
+// is new to the snapshot).
+func (db *DB) detachScan() {
+	sc := db.scan
+	if sc == nil || db.ks.snap == nil {
+		return
+	}
+	if !sc.done {
+		old := db.dict // the tables; Clear replaces, never touches them
+		old.pauseRehash = 0
+		sc.orphan = &old
+		sc.db = nil
+	}
+	db.scan = &dbScan{origin: sc.origin, done: true, db: db}
+}
+
+// Step appends to dst up to about n more items (whole hash buckets are
+// emitted together, so a few more) and reports whether the snapshot is
+// complete. Call it with the execution lock held. Items come grouped by
+// database, in increasing database number; each key the databases held at
+// BeginSnapshot comes exactly once, with its value and TTL of that moment.
+// n <= 0 means 1.
+func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
+	if s.closed {
+		return dst, true
+	}
+	n = max(n, 1)
+	start := len(dst)
+	for len(dst)-start < n && s.cur < len(s.scans) {
+		if q := s.saved[s.cur]; len(q) > 0 {
+			k := min(len(q), n-(len(dst)-start))
+			dst = append(dst, q[:k]...)
+			clear(q[:k]) // drop the references for the collector
+			s.saved[s.cur] = q[k:]
+			continue
+		}
+		sc := s.scans[s.cur]
+		if sc.done {
+			s.cur++
+			continue
+		}
+		d := sc.dict()
+		if d.Len() > 0 {
+			sc.cursor = d.scan(sc.cursor, func(de *dictEntry) {
+				if e := de.val; e != nil && e.snapEpoch != s.epoch {
+					dst = append(dst, itemOf(sc.origin, de.key, e))
+					e.snapEpoch = s.epoch
+					e.snapShared = true
+				}
+			})
+		} else {
+			sc.cursor = 0
+		}
+		if sc.cursor == 0 {
+			sc.done = true
+			sc.orphan = nil
+		}
+	}
+	if s.cur >= len(s.scans) {
+		// Saves arrive only for entries a walk has not reached, so
+		// none can follow a finished walk; should one, it is not lost.
+		for i, q := range s.saved {
+			dst = append(dst, q...)
+			s.saved[i] = nil
+		}
+	}
+	s.stats.Emitted += len(dst) - start
+	return dst, s.cur >= len(s.scans)
+}
+
+// Stats reports the snapshot's work so far.
+func (s *Snapshot) Stats() SnapshotStats { return s.stats }
+
+// Close ends the snapshot (complete or abandoned), with the execution lock
+// held. From then on writes change values in place again, so the caller
+// must be done reading the Items. Closing twice does nothing.
+func (s *Snapshot) Close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.saved = nil
+	for _, sc := range s.scans {
+		sc.orphan = nil
+	}
+	for _, db := range s.ks.DBs {
+		db.scan = nil
+	}
+	if s.ks.snap == s {
+		s.ks.snap = nil
+	}
+}

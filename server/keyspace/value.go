@@ -1,0 +1,297 @@
+package keyspace
+
+// Type is a value's Redis type, numbered as server.h's OBJ_STRING ..
+// OBJ_STREAM (the numbers RDB and the module API use).
+type Type uint8
+
+// The Redis 7.0 object types. OBJ_MODULE (5) is not supported.
+const (
+	TypeString Type = 0 // OBJ_STRING
+	TypeList   Type = 1 // OBJ_LIST
+	TypeSet    Type = 2 // OBJ_SET
+	TypeZSet   Type = 3 // OBJ_ZSET
+	TypeHash   Type = 4 // OBJ_HASH
+	TypeStream Type = 6 // OBJ_STREAM
+)
+
+// String is the type's name as TYPE and SCAN TYPE print it
+// (getObjectTypeName).
+func (t Type) String() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeList:
+		return "list"
+	case TypeSet:
+		return "set"
+	case TypeZSet:
+		return "zset"
+	case TypeHash:
+		return "hash"
+	case TypeStream:
+		return "stream"
+	}
+	return "unknown"
+}
+
+// Encoding is a value's internal representation, numbered as server.h's
+// OBJ_ENCODING_* (the retired zipmap, linkedlist and ziplist keep their
+// numbers but are never produced by Redis 7.0, nor here).
+type Encoding uint8
+
+// The Redis 7.0 encodings.
+const (
+	EncodingRaw       Encoding = 0  // OBJ_ENCODING_RAW
+	EncodingInt       Encoding = 1  // OBJ_ENCODING_INT
+	EncodingHashtable Encoding = 2  // OBJ_ENCODING_HT
+	EncodingIntset    Encoding = 6  // OBJ_ENCODING_INTSET
+	EncodingSkiplist  Encoding = 7  // OBJ_ENCODING_SKIPLIST
+	EncodingEmbstr    Encoding = 8  // OBJ_ENCODING_EMBSTR
+	EncodingQuicklist Encoding = 9  // OBJ_ENCODING_QUICKLIST
+	EncodingStream    Encoding = 10 // OBJ_ENCODING_STREAM
+	EncodingListpack  Encoding = 11 // OBJ_ENCODING_LISTPACK
+)
+
+// String is the encoding's name as OBJECT ENCODING and DEBUG OBJECT print
+// it (strEncoding).
+func (e Encoding) String() string {
+	switch e {
+	case EncodingRaw:
+		return "raw"
+	case EncodingInt:
+		return "int"
+	case EncodingHashtable:
+		return "hashtable"
+	case EncodingIntset:
+		return "intset"
+	case EncodingSkiplist:
+		return "skiplist"
+	case EncodingEmbstr:
+		return "embstr"
+	case EncodingQuicklist:
+		return "quicklist"
+	case EncodingStream:
+		return "stream"
+	case EncodingListpack:
+		return "listpack"
+	}
+	return "unknown"
+}
+
+// Value is a stored value: Redis's robj minus the LRU and refcount, which
+// live in Entry and the server. Every type implements it, and the
+// type-independent commands (TYPE, SCAN TYPE, OBJECT ENCODING, MEMORY
+// USAGE, DEBUG OBJECT, COPY) and snapshots use nothing else, so adding a
+// type is implementing Value (plus its own commands and its RDB encoding).
+//
+// A Value reachable through an Entry is read-only for everyone but the
+// writer that got it from DB.Mutable: a running Snapshot may share it (see
+// the package documentation, "Snapshots").
+type Value interface {
+	// Type is the Redis type (OBJ_*).
+	Type() Type
+	// Encoding is the representation Redis 7.0 would use for this value,
+	// given its content and the thresholds of EncodingConfig it was
+	// built under.
+	Encoding() Encoding
+	// Size is objectComputeSize: the bytes Redis 7.0 (jemalloc, x86_64)
+	// would allocate for the value, the robj included. samples bounds how
+	// many elements of an aggregate are measured to estimate the rest
+	// (MEMORY USAGE SAMPLES: 0 means all); scalars ignore it.
+	Size(samples int) uint64
+	// Dup returns an independent deep copy, as Redis's dup*Object for COPY
+	// (a string's copy gets an object of its own: an integer is no
+	// longer shared). Snapshots use it to copy a value before a write
+	// mutates it in place.
+	Dup() Value
+}
+
+// EncodingConfig holds the thresholds at which Redis 7.0 converts an
+// aggregate from its compact encoding to the general one, named after
+// their config directives. Strings use no configurable threshold
+// (OBJ_ENCODING_EMBSTR_SIZE_LIMIT is fixed at 44 bytes).
+type EncodingConfig struct {
+	HashMaxListpackEntries int // hash-max-listpack-entries
+	HashMaxListpackValue   int // hash-max-listpack-value
+	SetMaxIntsetEntries    int // set-max-intset-entries
+	ZSetMaxListpackEntries int // zset-max-listpack-entries
+	ZSetMaxListpackValue   int // zset-max-listpack-value
+	ListMaxListpackSize    int // list-max-listpack-size (negative: a size class in KB)
+	ListCompressDepth      int // list-compress-depth
+	StreamNodeMaxBytes     int // stream-node-max-bytes
+	StreamNodeMaxEntries   int // stream-node-max-entries
+}
+
+// DefaultEncodingConfig is Redis 7.0's defaults of the directives.
+func DefaultEncodingConfig() EncodingConfig {
+	return EncodingConfig{
+		HashMaxListpackEntries: 128,
+		HashMaxListpackValue:   64,
+		SetMaxIntsetEntries:    512,
+		ZSetMaxListpackEntries: 128,
+		ZSetMaxListpackValue:   64,
+		ListMaxListpackSize:    -2,
+		ListCompressDepth:      0,
+		StreamNodeMaxBytes:     4096,
+		StreamNodeMaxEntries:   100,
+	}
+}
+
+// --- strings --------------------------------------------------------------
+
+// StringKind records how Redis 7.0 created a string object, which with the
+// bytes decides its encoding (OBJECT ENCODING, REFCOUNT and MEMORY USAGE
+// depend on the command that wrote the value, not only on its content).
+type StringKind uint8
+
+const (
+	// StringAuto is tryObjectEncoding of the bytes (SET, MSET, INCR...):
+	// int (shared when 0..9999), else embstr up to 44 bytes, else raw.
+	StringAuto StringKind = iota
+	// StringRaw is a string modified in place (APPEND, SETRANGE, SETBIT:
+	// dbUnshareStringValue / getDecodedObject), always raw.
+	StringRaw
+	// StringEmbstr is createStringObject without tryObjectEncoding
+	// (INCRBYFLOAT): embstr up to 44 bytes, else raw, never int.
+	StringEmbstr
+	// StringIntUnshared is an int-encoded object of its own, refcount 1
+	// (COPY of an integer: dupStringObject).
+	StringIntUnshared
+)
+
+// EmbstrSizeLimit is OBJ_ENCODING_EMBSTR_SIZE_LIMIT.
+const EmbstrSizeLimit = 44
+
+// String is a string value (OBJ_STRING; bitmaps are strings too).
+//
+// Its bytes belong to the keyspace: a writer changes them only on a String
+// returned by DB.Mutable, and the only spare capacity it may write past
+// len is its own (Dup and NewString never share an array).
+type String struct {
+	b    []byte
+	kind StringKind
+}
+
+// NewString returns a string value holding b, which the caller hands over
+// (it must not touch b again), created as kind.
+func NewString(b []byte, kind StringKind) *String { return &String{b: b, kind: kind} }
+
+// Bytes returns the string's bytes. Do not modify them unless s came from
+// DB.Mutable.
+func (s *String) Bytes() []byte { return s.b }
+
+// Kind is how the string was created.
+func (s *String) Kind() StringKind { return s.kind }
+
+// Set replaces the bytes (handed over, as NewString) and the kind. Only on
+// a String returned by DB.Mutable.
+func (s *String) Set(b []byte, kind StringKind) { s.b, s.kind = b, kind }
+
+// SetKind changes the kind, after an in-place change of the bytes. Only on
+// a String returned by DB.Mutable.
+func (s *String) SetKind(kind StringKind) { s.kind = kind }
+
+// Type is TypeString.
+func (s *String) Type() Type { return TypeString }
+
+// Int reports the value as an integer when Redis would encode it as one
+// (string2ll succeeds, so it prints back identically), whatever its kind.
+func (s *String) Int() (int64, bool) { return string2ll(s.b) }
+
+// Encoding is int, embstr or raw, as Redis would have chosen when the
+// string was created (see StringKind).
+func (s *String) Encoding() Encoding {
+	switch s.kind {
+	case StringRaw:
+		return EncodingRaw
+	case StringIntUnshared:
+		return EncodingInt
+	case StringAuto:
+		if _, ok := string2ll(s.b); ok {
+			return EncodingInt
+		}
+	}
+	if len(s.b) <= EmbstrSizeLimit {
+		return EncodingEmbstr
+	}
+	return EncodingRaw
+}
+
+// Size is objectComputeSize of the string: sizeof(robj) for an int, the
+// robj+sds block of an embstr, sizeof(robj) plus the sds block of a raw
+// string.
+//
+// The raw sds block is exact for strings created from a command argument
+// (StringAuto: SET, MSET, APPEND of a missing key, ...) and from a number
+// (StringEmbstr: INCRBYFLOAT). A string modified in place (StringRaw)
+// depends on its history, which is not recorded: it is computed as one
+// greedy growth to its current length (exact for one APPEND or growing
+// SETRANGE on a string that was not raw yet). A SETRANGE that creates the
+// key or stays within the length allocates exactly, and successive APPENDs
+// grow by steps, so Redis can report less than this.
+func (s *String) Size(int) uint64 {
+	n := uint64(len(s.b))
+	switch s.Encoding() {
+	case EncodingInt:
+		return RobjSize
+	case EncodingEmbstr:
+		return JemallocSize(RobjSize + sdshdr8Size + n + 1)
+	}
+	switch s.kind {
+	case StringRaw:
+		return RobjSize + sdsGrownSize(n)
+	case StringAuto:
+		return RobjSize + sdsArgSize(n)
+	}
+	return RobjSize + SdsNewSize(n) // createRawStringObject
+}
+
+// Dup is dupStringObject: a copy of the bytes of the same encoding, except
+// that an integer becomes an object of its own (StringIntUnshared).
+func (s *String) Dup() Value {
+	kind := s.kind
+	if s.Encoding() == EncodingInt {
+		kind = StringIntUnshared
+	}
+	return &String{b: append(make([]byte, 0, len(s.b)), s.b...), kind: kind}
+}
+
+// string2ll is util.c's string2ll: an optional '-', then digits without
+// leading zeros ("0" alone; "-0" is refused), in int64 range.
+func string2ll(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	i := 0
+	neg := b[0] == '-'
+	if neg {
+		i = 1
+		if len(b) == 1 || b[1] == '0' {
+			return 0, false
+		}
+	} else if b[0] == '0' {
+		return 0, len(b) == 1
+	}
+	var n uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
+	}
+	if n > 1<<63-1 {
+		return 0, false
+	}
+	return int64(n), true
+}
