@@ -120,6 +120,9 @@ func clientFlags(b []byte, cl *Client) []byte {
 	if cl.multi != nil {
 		b = append(b, 'x')
 	}
+	if cl.blockedFlag() {
+		b = append(b, 'b')
+	}
 	if cl.closeAfterReply {
 		b = append(b, 'c')
 	}
@@ -244,6 +247,8 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	switch {
 	case isSelf && cmdName != "":
 		b = append(b, cmdName...)
+	case cl.postponed != nil: // Redis set lastcmd before postponing it
+		b = append(b, cl.postponed.fullName...)
 	case cl.lastCmd != "":
 		b = append(b, cl.lastCmd...)
 	default:
@@ -422,6 +427,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 			s.pubsub.unsubscribeAll(cl)
 			s.unwatchAll(cl, true)
 			delete(s.monitors, cl)
+			s.unblockGone(cl) // a blocked client is woken to close
 		}
 		killed++
 	}
@@ -510,19 +516,33 @@ func cmdClientNoEvict(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdClientUnblock validates like Redis and replies 0: no command blocks a
-// client yet (blocking commands will register themselves here).
+// cmdClientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked
+// by a blocking command (blocking.go) gets its timed-out reply, or the
+// UNBLOCKED error, and goes on; 1 if it was blocked, else 0.
 func cmdClientUnblock(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		c.w.Error(errSubcommandSyntax(args[1], "CLIENT"))
 		return
 	}
-	if len(args) == 4 && !eqFold(args[3], "timeout") && !eqFold(args[3], "error") {
-		c.w.Error(ErrUnblockReason)
+	withError := false
+	if len(args) == 4 {
+		switch {
+		case eqFold(args[3], "timeout"):
+		case eqFold(args[3], "error"):
+			withError = true
+		default:
+			c.w.Error(ErrUnblockReason)
+			return
+		}
+	}
+	id, ok := parseInt(args[2])
+	if !ok {
+		c.w.Error(ErrNotInteger)
 		return
 	}
-	if _, ok := parseInt(args[2]); !ok {
-		c.w.Error(ErrNotInteger)
+	s := c.srv
+	if target := s.clientByID(id); target != nil && s.unblockByCommand(target, withError) {
+		c.w.Int(1)
 		return
 	}
 	c.w.Int(0)

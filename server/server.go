@@ -47,6 +47,7 @@ type Server struct {
 	slowlog  slowlog              // guarded by mu
 	pubsub   pubsub               // guarded by mu
 	pause    pauseState           // guarded by mu
+	blocking blockingState        // guarded by mu (blocking.go)
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
 
 	log       zerolog.Logger
@@ -261,6 +262,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Warn().Msg("User requested shutdown...")
 	close(cronStop)
 	s.closing.Store(true)
+	s.unblockAllForShutdown() // parked blocked clients: their loops end
 	for _, l := range ls {
 		l.Close()
 	}
