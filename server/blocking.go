@@ -517,6 +517,11 @@ func (s *Server) parkBlocked(c *Client) bool {
 			ok = c.writeReplies(pending, now)
 		}
 	}
+	// A client that blocked after Run's shutdown sweep (its batch was
+	// in flight) is not woken by it: it closes now.
+	if ok && s.closing.Load() {
+		ok = false
+	}
 	if ok {
 		<-bs.done
 	}
