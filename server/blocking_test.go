@@ -355,7 +355,7 @@ func TestClientUnblock(t *testing.T) {
 		t.Fatalf("after the deadline: %q", got)
 	}
 	info := ts.do(admin, "INFO", "all")
-	for _, want := range []string{`cmdstat_getdel:calls=2,[^\r]*,failed_calls=2\r\n`, `errorstat_UNBLOCKED:count=1\r\n`, `blocked_clients:0\r\n`} {
+	for _, want := range []string{`cmdstat_getdel:calls=2,[^\r]*,failed_calls=2\r\n`, `errorstat_UNBLOCKED:count=1\r\n`, `cmdstat_client\|unblock:calls=4,[^\r]*,failed_calls=1\r\n`, `blocked_clients:0\r\n`} {
 		if !regexp.MustCompile(want).MatchString(info) {
 			t.Errorf("INFO lacks %q", want)
 		}

@@ -19,6 +19,7 @@ func init() {
 	adm := FlagAdmin | ls
 	conn := []string{"slow", "connection"}
 	admConn := []string{"admin", "slow", "dangerous", "connection"}
+	clientUnblockCmd = &Command{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock}
 	register(&Command{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
 		{Name: "caching", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientCaching},
 		{Name: "getname", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientGetName},
@@ -34,10 +35,13 @@ func init() {
 		{Name: "setname", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientSetName},
 		{Name: "tracking", Arity: -3, Flags: ls, ACL: conn, Handler: cmdClientTracking},
 		{Name: "trackinginfo", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientTrackingInfo},
-		{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock},
+		clientUnblockCmd,
 		{Name: "unpause", Arity: 2, Flags: adm, ACL: admConn, Handler: cmdClientUnpause},
 	}})
 }
+
+// clientUnblockCmd is CLIENT UNBLOCK's table entry (its commandstats).
+var clientUnblockCmd *Command
 
 // clientHelp is Redis 7.0's CLIENT HELP text.
 var clientHelp = redistext.ClientHelp
@@ -542,6 +546,11 @@ func cmdClientUnblock(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	if target := s.clientByID(id); target != nil && s.unblockByCommand(target, withError) {
+		if withError {
+			// 7.0.15's call() charges any error reply made during a
+			// command to it: the one sent to the target too.
+			s.cmdStats(clientUnblockCmd).failed++
+		}
 		c.w.Int(1)
 		return
 	}
