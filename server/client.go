@@ -64,6 +64,14 @@ type Client struct {
 	monitor   bool
 	multi     *multiState
 
+	// Blocking (blocking.go), guarded by mu: the blocked command (nil when
+	// not blocked), the command postponed by CLIENT PAUSE, and woff, the
+	// replication offset after the client's last propagated write (set
+	// by the write path; WAIT waits for replicas to reach it).
+	blocked   *blockState
+	postponed *Command
+	woff      int64
+
 	lastInteraction atomic.Int64 // unix ms
 
 	// cmdEnd is when the client's last command ended, within the current
@@ -359,6 +367,16 @@ func (s *Server) runBatch(c *Client) bool {
 			break
 		}
 		s.call(c, args)
+		// A command that blocked the client (blocking.go) parks it here,
+		// outside the lock, until it is served, times out or is
+		// unblocked; the rest of the batch waits in the query buffer.
+		if c.blocked != nil {
+			if !s.parkBlocked(c) {
+				keep = false
+				break
+			}
+			now = time.Now()
+		}
 		if c.closeAfterReply {
 			keep = false
 			break

@@ -152,6 +152,7 @@ func (s *Server) adminCron() {
 	if m := readMem().heapObjects; m > a.memPeak {
 		a.memPeak = m
 	}
+	s.blockedCron()
 }
 
 // afterCommand records a command's duration: its latency histogram
@@ -1115,23 +1116,30 @@ func cmdRole(c *Client, args [][]byte) {
 
 func cmdClusterDisabled(c *Client, args [][]byte) { c.w.Error(ErrClusterDisabled) }
 
-// cmdWait validates like waitCommand and replies 0 acknowledging replicas
-// at once: there are none until replication lands.
+// cmdWait is waitCommand: WAIT numreplicas timeout (milliseconds, 0:
+// forever) replies how many replicas acknowledged the client's last write
+// (c.woff), at once when enough have (always with numreplicas <= 0) or when
+// blocking is denied (MULTI), else when enough acknowledge
+// (ReplicasAcked), at the timeout or on CLIENT UNBLOCK. Without replicas
+// it blocks for the whole timeout and replies 0, as 7.0.15 on a master
+// with none.
 func cmdWait(c *Client, args [][]byte) {
-	if _, ok := parseInt(args[1]); !ok {
+	numreplicas, ok := parseInt(args[1])
+	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
 	}
-	t, ok := parseInt(args[2])
+	s := c.srv
+	deadline, ok := s.blockDeadline(c, args[2], false)
 	if !ok {
-		c.w.Error(ErrTimeout)
 		return
 	}
-	if t < 0 {
-		c.w.Error(ErrTimeoutNegative)
+	acked := s.countAcks(c.woff)
+	if acked >= numreplicas || c.denyBlocking() {
+		c.w.Int(acked)
 		return
 	}
-	c.w.Int(0)
+	c.blockForAcks(s.lookup(args[0]), c.woff, numreplicas, deadline)
 }
 
 // cmdShutdown is shutdownCommand. On success there is no reply: Run stops

@@ -19,6 +19,7 @@ func init() {
 	adm := FlagAdmin | ls
 	conn := []string{"slow", "connection"}
 	admConn := []string{"admin", "slow", "dangerous", "connection"}
+	clientUnblockCmd = &Command{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock}
 	register(&Command{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
 		{Name: "caching", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientCaching},
 		{Name: "getname", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientGetName},
@@ -34,10 +35,13 @@ func init() {
 		{Name: "setname", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientSetName},
 		{Name: "tracking", Arity: -3, Flags: ls, ACL: conn, Handler: cmdClientTracking},
 		{Name: "trackinginfo", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientTrackingInfo},
-		{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock},
+		clientUnblockCmd,
 		{Name: "unpause", Arity: 2, Flags: adm, ACL: admConn, Handler: cmdClientUnpause},
 	}})
 }
+
+// clientUnblockCmd is CLIENT UNBLOCK's table entry (its commandstats).
+var clientUnblockCmd *Command
 
 // clientHelp is Redis 7.0's CLIENT HELP text.
 var clientHelp = redistext.ClientHelp
@@ -115,6 +119,9 @@ func clientFlags(b []byte, cl *Client) []byte {
 	}
 	if cl.multi != nil {
 		b = append(b, 'x')
+	}
+	if cl.blockedFlag() {
+		b = append(b, 'b')
 	}
 	if cl.closeAfterReply {
 		b = append(b, 'c')
@@ -240,6 +247,8 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	switch {
 	case isSelf && cmdName != "":
 		b = append(b, cmdName...)
+	case cl.postponed != nil: // Redis set lastcmd before postponing it
+		b = append(b, cl.postponed.fullName...)
 	case cl.lastCmd != "":
 		b = append(b, cl.lastCmd...)
 	default:
@@ -418,6 +427,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 			s.pubsub.unsubscribeAll(cl)
 			s.unwatchAll(cl, true)
 			delete(s.monitors, cl)
+			s.unblockGone(cl) // a blocked client is woken to close
 		}
 		killed++
 	}
@@ -506,19 +516,38 @@ func cmdClientNoEvict(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdClientUnblock validates like Redis and replies 0: no command blocks a
-// client yet (blocking commands will register themselves here).
+// cmdClientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked
+// by a blocking command (blocking.go) gets its timed-out reply, or the
+// UNBLOCKED error, and goes on; 1 if it was blocked, else 0.
 func cmdClientUnblock(c *Client, args [][]byte) {
 	if len(args) > 4 {
 		c.w.Error(errSubcommandSyntax(args[1], "CLIENT"))
 		return
 	}
-	if len(args) == 4 && !eqFold(args[3], "timeout") && !eqFold(args[3], "error") {
-		c.w.Error(ErrUnblockReason)
+	withError := false
+	if len(args) == 4 {
+		switch {
+		case eqFold(args[3], "timeout"):
+		case eqFold(args[3], "error"):
+			withError = true
+		default:
+			c.w.Error(ErrUnblockReason)
+			return
+		}
+	}
+	id, ok := parseInt(args[2])
+	if !ok {
+		c.w.Error(ErrNotInteger)
 		return
 	}
-	if _, ok := parseInt(args[2]); !ok {
-		c.w.Error(ErrNotInteger)
+	s := c.srv
+	if target := s.clientByID(id); target != nil && s.unblockByCommand(target, withError) {
+		if withError {
+			// 7.0.15's call() charges any error reply made during a
+			// command to it: the one sent to the target too.
+			s.cmdStats(clientUnblockCmd).failed++
+		}
+		c.w.Int(1)
 		return
 	}
 	c.w.Int(0)

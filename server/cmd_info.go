@@ -169,9 +169,9 @@ func (s *Server) infoClients(w *infoWriter) {
 	w.int("maxclients", s.maxClients.Load())
 	w.int("client_recent_max_input_buffer", 0)
 	w.int("client_recent_max_output_buffer", 0)
-	w.int("blocked_clients", 0)
+	w.int("blocked_clients", s.blockedClients())
 	w.int("tracking_clients", 0)
-	w.int("clients_in_timeout_table", 0)
+	w.int("clients_in_timeout_table", int64(s.blocking.timed))
 }
 
 // --- memory ------------------------------------------------------------------

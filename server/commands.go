@@ -273,6 +273,12 @@ func (s *Server) call(c *Client, args [][]byte) {
 		c.cmdEnd = s.now // exec's start: after any pause
 	}
 	s.exec(c, cmd, args)
+	// Blocking (blocking.go): serve the clients blocked on the keys this
+	// command made ready, after it (after EXEC as a whole, never between
+	// its commands), as processCommand -> handleClientsBlockedOnKeys.
+	if len(s.blocking.ready) > 0 {
+		s.handleClientsBlockedOnKeys()
+	}
 }
 
 // setCmdNow sets the time of the command about to run for c (Redis 7.0's

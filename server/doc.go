@@ -14,6 +14,24 @@
 // Server.clientsMu guards the client registry and may be taken while holding mu,
 // never the other way round.
 //
+// Blocked clients (blocking.go, Redis's blocked.c) are parked outside mu: a
+// blocking command registers its client in Server.blocking under mu and
+// returns without a reply; the client's goroutine (runBatch -> parkBlocked)
+// writes the replies so far, releases mu and waits on the block's done
+// channel holding no lock (the rest of its batch stays in its query
+// buffer). While it is parked its reply writer c.w belongs to whoever holds
+// mu. It is woken, always by a goroutine holding mu that first writes its
+// reply into c.w and then closes done (unblock): the writer whose command
+// made a key it waits on ready (call -> handleClientsBlockedOnKeys, after
+// the command, after EXEC as a whole), its timer on the server's clock
+// (blockTimedOut takes mu), CLIENT UNBLOCK, replication acknowledging an
+// offset (ReplicasAcked takes mu), or, without a reply, CLIENT KILL, the
+// cron's sweep of killed clients and closed peers, and shutdown. The woken
+// goroutine takes mu again before it touches c.w, then runs the rest of its
+// batch. Commands postponed by CLIENT PAUSE park the same way, in
+// pauseState.wait. Nothing parks while holding mu, clientsMu, a client's
+// wmu or amu.
+//
 // # The write path (propagate.go)
 //
 // Every command runs through exec, Redis's call(). exec reads the dirty

@@ -21,6 +21,10 @@ const (
 	ErrShutdownFailed      = "ERR Errors trying to SHUTDOWN. Check logs."
 	ErrReplicaKeyspace     = "ERR Replica can't interact with the keyspace"
 	ErrMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	ErrTimeoutFloat        = "ERR timeout is not a float or out of range"
+	// ErrUnblocked is the reply of a client unblocked by CLIENT UNBLOCK
+	// ERROR (no ERR prefix).
+	ErrUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 
 	// ErrTrackingUnsupported is Vigil's own: client-side caching
 	// (CLIENT TRACKING ON) is not implemented.

@@ -48,6 +48,7 @@ type Server struct {
 	slowlog  slowlog              // guarded by mu
 	pubsub   pubsub               // guarded by mu
 	pause    pauseState           // guarded by mu
+	blocking blockingState        // guarded by mu (blocking.go)
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
 	props    []Propagator         // guarded by mu: consumers of the write path (propagate.go)
 	pending  []Op                 // guarded by mu: the current execution unit's operations
@@ -275,6 +276,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Warn().Msg("User requested shutdown...")
 	close(cronStop)
 	s.closing.Store(true)
+	s.unblockAllForShutdown() // parked blocked clients: their loops end
 	for _, l := range ls {
 		l.Close()
 	}

@@ -106,8 +106,24 @@ type pauseState struct {
 	waiters int // commands parked in wait
 }
 
-// blocks reports whether cmd from c must wait for the pause to end.
+// blocks reports whether cmd from c must wait for the pause to end. It
+// marks c postponed by cmd while it does (c.postponed: CLIENT LIST shows
+// flags=b cmd=<cmd>, as Redis's blockPostponeClient) and clears the mark
+// when it does not.
 func (p *pauseState) blocks(c *Client, cmd *Command, now time.Time) bool {
+	if p.ch == nil && c.postponed == nil {
+		return false
+	}
+	b := p.mustWait(cmd, now)
+	if b {
+		c.postponed = cmd
+	} else {
+		c.postponed = nil
+	}
+	return b
+}
+
+func (p *pauseState) mustWait(cmd *Command, now time.Time) bool {
 	if p.ch == nil {
 		return false
 	}

@@ -122,6 +122,9 @@ func (s *Server) unwatchAll(c *Client, clearDirty bool) {
 // watching (db, key) gets CLIENT_DIRTY_CAS and stops watching. Without
 // watchers it costs a length test.
 func (s *Server) touchWatched(db int, key []byte) {
+	if len(s.blocking.keys) != 0 { // clients blocked on keys (blocking.go)
+		s.signalKeyAsReady(db, key)
+	}
 	if len(s.watch.byClient) == 0 {
 		return
 	}
@@ -152,6 +155,9 @@ func (c *Client) touch(key []byte) { c.srv.touchWatched(c.db, key) }
 // touchAllWatchedInDB is touchAllWatchedKeysInDb, called before db's keys
 // are flushed (replacedWith nil) or swapped with replacedWith's.
 func (s *Server) touchAllWatchedInDB(db int, replacedWith int) {
+	if replacedWith >= 0 && len(s.blocking.keys) != 0 {
+		s.signalDBAsReady(db) // SWAPDB: scanDatabaseForReadyKeys
+	}
 	if len(s.watch.byClient) == 0 || len(s.watch.byKey[db]) == 0 {
 		return
 	}
