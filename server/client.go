@@ -243,15 +243,23 @@ func (s *Server) fill(c *Client) error {
 // always tries first, one wasted system call per request when each client
 // waits for its reply (redis-benchmark -P 1).
 //
-// This is safe only within one RawConn.Read call: the netpoller is
-// edge-triggered, and data arriving after a read that returned less than
-// the buffer's room (a stream read returns all that is queued, up to the
-// buffer) raises a readiness event that the next wait sees, even when it
-// came before the wait; a stale readiness only costs one EAGAIN. A new
-// RawConn.Read call clears the pending readiness, so its first callback
-// always reads. It returns closeConn when the connection must be closed
-// without looking at err (a batch ended it), else the error that stopped
-// reading (deadline, EOF, close).
+// Waiting is safe only when the socket is known to be drained, data and
+// end of stream alike. The netpoller is edge-triggered: anything that
+// arrives after a read raises a readiness event that the next wait sees
+// (even when it came before the wait; a stale readiness only costs one
+// EAGAIN), but what was already queued when the read ran raised its event
+// before, and that event was consumed by the wait that led to the read (or
+// cleared when RawConn.Read began). A short read does not prove the socket
+// drained: a read returns the queued data without the FIN behind it (the
+// next read returns 0), so a client that sends its last request and
+// half-closes (nc -q, proxies, health checkers) would never be seen to
+// leave when the FIN came with the data. So a read tells whether more
+// waits (rawReader.more): on TCP the kernel says so itself (TCP_INQ, see
+// enableInq: the count of bytes still queued, non-zero after a FIN), at no
+// extra system call; elsewhere (unix sockets, kernels before 4.18) the
+// loop reads again until EAGAIN. It returns closeConn when the connection
+// must be closed without looking at err (a batch ended it), else the
+// error that stopped reading (deadline, EOF, close).
 func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 	r := c.raw
 	if r.fn == nil {
@@ -270,7 +278,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 					r.closeConn = true
 					return true
 				}
-				if r.lastN < r.lastRoom {
+				if !r.more {
 					if sp := s.spinner; sp != nil {
 						sp.activity()
 					}
@@ -597,8 +605,8 @@ type rawReader struct {
 	rc        syscall.RawConn
 	fn        func(fd uintptr) bool // built once: no closure per read
 	fd        int
-	lastN     int // bytes the last read returned
-	lastRoom  int // room it was given
+	more      bool      // the last read may have left data or EOF queued: read again before waiting
+	inq       *inqState // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
 	err       error
 	closeConn bool
 }
@@ -612,30 +620,41 @@ func newRawReader(conn net.Conn) *rawReader {
 	if err != nil {
 		return nil
 	}
-	return &rawReader{rc: rc, fd: -1}
+	r := &rawReader{rc: rc, fd: -1}
+	if _, tcp := conn.(*net.TCPConn); tcp {
+		enableInq(r)
+	}
+	return r
 }
 
 func (r *rawReader) Read(p []byte) (int, error) {
-	r.lastN, r.lastRoom = 0, len(p)
+	r.more = true
 	if len(p) == 0 {
 		return 0, nil
 	}
 	for {
-		// A raw system call: the socket is non-blocking, so the scheduler
-		// need not know (no entersyscall, no sysmon hand-off of the P).
-		r0, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		n := int(r0)
+		var n int
+		var errno syscall.Errno
+		if r.inq != nil {
+			n, r.more, errno = r.readInq(p)
+		} else {
+			// A raw system call: the socket is non-blocking, so the
+			// scheduler need not know (no entersyscall, no sysmon
+			// hand-off of the P).
+			r0, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			n, errno = int(r0), e
+		}
 		switch {
 		case errno == syscall.EINTR:
 			continue
 		case errno == syscall.EAGAIN:
+			r.more = false
 			return 0, errWouldBlock
 		case errno != 0:
 			return 0, os.NewSyscallError("read", errno)
 		case n == 0:
 			return 0, io.EOF
 		}
-		r.lastN = n
 		return n, nil
 	}
 }
