@@ -94,6 +94,11 @@ type Client struct {
 	ssubs    map[string]struct{} // shard channels (SSUBSCRIBE)
 	argvMem  int
 	totalNet atomic.Int64
+
+	// pushSpans are the pub/sub pushes in the reply buffer that CLIENT
+	// REPLY OFF/SKIP must not drop (replySubAlways, dropReply); empty
+	// between batches.
+	pushSpans [][2]int
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.
@@ -363,13 +368,16 @@ func (s *Server) runBatch(c *Client) bool {
 		if args == nil {
 			break
 		}
-		s.call(c, args)
+		s.process(c, args)
 		if c.closeAfterReply {
 			keep = false
 			break
 		}
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
+	if len(c.pushSpans) != 0 {
+		c.pushSpans = c.pushSpans[:0] // the buffer is about to be written
+	}
 	// A client that gets asynchronous output (pub/sub messages, MONITOR
 	// lines) sends its replies through the same queue, in the order the
 	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
@@ -401,6 +409,37 @@ func (s *Server) runBatch(c *Client) bool {
 		}
 	}
 	return keep
+}
+
+// process runs one top-level command (not one queued in MULTI or called
+// by a script): call, then the reply mode, as Redis's processCommand and
+// resetClient.
+func (s *Server) process(c *Client, args [][]byte) {
+	mark := len(c.w.B)
+	s.call(c, args)
+	if c.replyMode != replyOn {
+		c.applyReplyMode(mark)
+	}
+}
+
+// applyReplyMode is CLIENT REPLY after a top-level command, which wrote
+// its reply from mark on: OFF drops it, SKIP drops it once, and CLIENT
+// REPLY SKIP itself arms SKIP for the next command. As Redis, where
+// prepareClientToWrite refuses every reply while CLIENT_REPLY_OFF or
+// CLIENT_REPLY_SKIP is set and resetClient moves SKIP_NEXT to SKIP after
+// each command: commands refused before they run (unknown, arity, NOAUTH)
+// count, commands inside EXEC do not, and pub/sub pushes are kept
+// (dropReply).
+func (c *Client) applyReplyMode(mark int) {
+	switch c.replyMode {
+	case replyOff:
+		c.dropReply(mark)
+	case replySkip:
+		c.dropReply(mark)
+		c.replyMode = replyOn
+	case replySkipNext:
+		c.replyMode = replySkip
+	}
 }
 
 // write sends b on the socket, serialised with asynchronous pushes.

@@ -362,15 +362,8 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	if len(s.monitors) > 0 && !cmd.has(FlagSkipMonitor|FlagAdmin) {
 		s.feedMonitors(c, args)
 	}
-	switch c.replyMode {
-	case replyOff:
-		c.w.B = c.w.B[:mark]
-	case replySkip:
-		c.w.B = c.w.B[:mark]
-		c.replyMode = replyOn
-	case replySkipNext:
-		c.replyMode = replySkip
-	}
+	// CLIENT REPLY OFF/SKIP apply in runBatch (applyReplyMode), to every
+	// top-level command, rejected ones too.
 }
 
 // countError records an error reply in errorstats (by its code).

@@ -6,12 +6,16 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/resp"
 )
 
 // startLiveTCP is startLive on a loopback TCP port (and a unix socket): the
@@ -294,4 +298,195 @@ func TestRawReaderMore(t *testing.T) {
 	if got := read(1); got.n != 0 || got.err != io.EOF {
 		t.Fatalf("read after FIN: %+v, want EOF", got)
 	}
+}
+
+// fenceChannel is a channel no test subscribes to: UNSUBSCRIBE of it
+// answers with a push that every reply mode delivers and changes nothing,
+// so it marks the end of the replies to what was sent before it.
+const fenceChannel = "~fence"
+
+var fenceReply = regexp.MustCompile(`[*>]3\r\n\$11\r\nunsubscribe\r\n\$6\r\n~fence\r\n:\d+\r\n$`)
+
+// fenced sends the fence on c and returns what c received before the
+// fence's reply (deadline-polled: no sleeping for output to arrive).
+func fenced(t testing.TB, c net.Conn, pending *[]byte) string {
+	t.Helper()
+	if _, err := c.Write(resp.AppendCommandStrings(nil, "UNSUBSCRIBE", fenceChannel)); err != nil {
+		t.Fatal(err)
+	}
+	return readToFence(t, c, pending)
+}
+
+// readToFence reads c until a fence reply ends what it read; bytes after
+// the fence stay in pending for the next call.
+func readToFence(t testing.TB, c net.Conn, pending *[]byte) string {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 64<<10)
+	for {
+		if loc := fenceReply.FindIndex(*pending); loc != nil {
+			// FindIndex with $ matches at the end only; fence replies are
+			// the last thing sent, so nothing follows in practice.
+			out := string((*pending)[:loc[0]])
+			*pending = (*pending)[:0]
+			return out
+		}
+		n, err := c.Read(buf)
+		*pending = append(*pending, buf[:n]...)
+		if err != nil {
+			t.Fatalf("waiting for the fence after %q: %v", *pending, err)
+		}
+	}
+}
+
+// pubsubReplyModes runs SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their
+// unsubscribes, PING and published messages on a client in CLIENT REPLY
+// mode (OFF or SKIP) and returns what the client received after each step.
+func pubsubReplyModes(t testing.TB, dial func() net.Conn, proto int, mode string) []string {
+	sub, pub := dial(), dial()
+	defer sub.Close()
+	defer pub.Close()
+	var sp, pp []byte
+	if proto == 3 {
+		fenced(t, sub, &sp) // HELLO's reply is not compared
+		sub.Write(resp.AppendCommandStrings(nil, "HELLO", "3"))
+		fenced(t, sub, &sp)
+	}
+	var out []string
+	steps := [][]string{{"CLIENT", "REPLY", mode}, {"SUBSCRIBE", "ch", "ch2"}, {"PUB", "ch", "hi"},
+		{"PSUBSCRIBE", "c*"}, {"PUB", "ch", "x"}, {"PING"}, {"UNSUBSCRIBE", "ch"}, {"PUNSUBSCRIBE"},
+		{"UNSUBSCRIBE"}, {"UNSUBSCRIBE"}, {"SSUBSCRIBE", "s"}, {"SPUB", "s", "m"}, {"SUNSUBSCRIBE"}, {"PING"},
+		{"SUBSCRIBE", "z"}, {"CLIENT", "REPLY", "ON"}, {"PING"}}
+	for _, st := range steps {
+		switch st[0] {
+		case "PUB", "SPUB":
+			name := "PUBLISH"
+			if st[0] == "SPUB" {
+				name = "SPUBLISH"
+			}
+			pub.Write(resp.AppendCommandStrings(nil, name, st[1], st[2]))
+			fenced(t, pub, &pp)
+		default:
+			sub.Write(resp.AppendCommandStrings(nil, st...))
+		}
+		out = append(out, strings.Join(st, " ")+" -> "+fenced(t, sub, &sp))
+	}
+	return out
+}
+
+// TestPubSubReplyModes: CLIENT REPLY OFF and SKIP do not silence a
+// subscriber's pushes (subscribe and unsubscribe confirmations, messages)
+// in either protocol, as redis-server 7.0.15 (whose answers these are).
+func TestPubSubReplyModes(t *testing.T) {
+	l := startLive(t)
+	dial := func() net.Conn {
+		c, err := net.Dial("unix", l.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	var oracle func() net.Conn
+	if _, err := os.Stat(redisServerBin); err == nil && !testing.Short() {
+		sock := startRedisOracle(t, nil)
+		oracle = func() net.Conn { return dialOracle(t, sock).c }
+	}
+	for _, tc := range pubsubReplyGolden {
+		t.Run("resp"+strconv.Itoa(tc.proto)+"/"+tc.mode, func(t *testing.T) {
+			check := func(who string, got []string) {
+				for i := range tc.want {
+					if i >= len(got) || got[i] != tc.want[i] {
+						t.Errorf("%s step %d:\n got %q\nwant %q", who, i, got[i], tc.want[i])
+					}
+				}
+			}
+			check("vigil", pubsubReplyModes(t, dial, tc.proto, tc.mode))
+			if oracle != nil { // the expectations are Redis's answers
+				check("redis", pubsubReplyModes(t, oracle, tc.proto, tc.mode))
+			}
+		})
+	}
+}
+
+var pubsubReplyGolden = []struct {
+	proto int
+	mode  string
+	want  []string
+}{
+	{2, "OFF", []string{
+		"CLIENT REPLY OFF -> ",
+		"SUBSCRIBE ch ch2 -> *3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n*3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n",
+		"PUB ch hi -> *3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n",
+		"PSUBSCRIBE c* -> *3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n",
+		"PUB ch x -> *3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$1\r\nx\r\n",
+		"PING -> ",
+		"UNSUBSCRIBE ch -> *3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:2\r\n",
+		"PUNSUBSCRIBE -> *3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n",
+		"UNSUBSCRIBE -> *3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:0\r\n",
+		"UNSUBSCRIBE -> *3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0\r\n",
+		"SSUBSCRIBE s -> *3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1\r\n",
+		"SPUB s m -> *3\r\n$8\r\nsmessage\r\n$1\r\ns\r\n$1\r\nm\r\n",
+		"SUNSUBSCRIBE -> *3\r\n$12\r\nsunsubscribe\r\n$1\r\ns\r\n:0\r\n",
+		"PING -> ",
+		"SUBSCRIBE z -> *3\r\n$9\r\nsubscribe\r\n$1\r\nz\r\n:1\r\n",
+		"CLIENT REPLY ON -> ",
+		"PING -> ",
+	}},
+	{2, "SKIP", []string{
+		"CLIENT REPLY SKIP -> ",
+		"SUBSCRIBE ch ch2 -> *3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n*3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n",
+		"PUB ch hi -> *3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n",
+		"PSUBSCRIBE c* -> *3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n",
+		"PUB ch x -> *3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$1\r\nx\r\n",
+		"PING -> *2\r\n$4\r\npong\r\n$0\r\n\r\n",
+		"UNSUBSCRIBE ch -> *3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:2\r\n",
+		"PUNSUBSCRIBE -> *3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n",
+		"UNSUBSCRIBE -> *3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:0\r\n",
+		"UNSUBSCRIBE -> *3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0\r\n",
+		"SSUBSCRIBE s -> *3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1\r\n",
+		"SPUB s m -> *3\r\n$8\r\nsmessage\r\n$1\r\ns\r\n$1\r\nm\r\n",
+		"SUNSUBSCRIBE -> *3\r\n$12\r\nsunsubscribe\r\n$1\r\ns\r\n:0\r\n",
+		"PING -> +PONG\r\n",
+		"SUBSCRIBE z -> *3\r\n$9\r\nsubscribe\r\n$1\r\nz\r\n:1\r\n",
+		"CLIENT REPLY ON -> -ERR Can't execute 'client|reply': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n",
+		"PING -> *2\r\n$4\r\npong\r\n$0\r\n\r\n",
+	}},
+	{3, "OFF", []string{
+		"CLIENT REPLY OFF -> ",
+		"SUBSCRIBE ch ch2 -> >3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n>3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n",
+		"PUB ch hi -> >3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n",
+		"PSUBSCRIBE c* -> >3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n",
+		"PUB ch x -> >3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n>4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$1\r\nx\r\n",
+		"PING -> ",
+		"UNSUBSCRIBE ch -> >3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:2\r\n",
+		"PUNSUBSCRIBE -> >3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n",
+		"UNSUBSCRIBE -> >3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:0\r\n",
+		"UNSUBSCRIBE -> >3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n",
+		"SSUBSCRIBE s -> >3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1\r\n",
+		"SPUB s m -> >3\r\n$8\r\nsmessage\r\n$1\r\ns\r\n$1\r\nm\r\n",
+		"SUNSUBSCRIBE -> >3\r\n$12\r\nsunsubscribe\r\n$1\r\ns\r\n:0\r\n",
+		"PING -> ",
+		"SUBSCRIBE z -> >3\r\n$9\r\nsubscribe\r\n$1\r\nz\r\n:1\r\n",
+		"CLIENT REPLY ON -> +OK\r\n",
+		"PING -> +PONG\r\n",
+	}},
+	{3, "SKIP", []string{
+		"CLIENT REPLY SKIP -> ",
+		"SUBSCRIBE ch ch2 -> >3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n>3\r\n$9\r\nsubscribe\r\n$3\r\nch2\r\n:2\r\n",
+		"PUB ch hi -> >3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n",
+		"PSUBSCRIBE c* -> >3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:3\r\n",
+		"PUB ch x -> >3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n>4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$2\r\nch\r\n$1\r\nx\r\n",
+		"PING -> +PONG\r\n",
+		"UNSUBSCRIBE ch -> >3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:2\r\n",
+		"PUNSUBSCRIBE -> >3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:1\r\n",
+		"UNSUBSCRIBE -> >3\r\n$11\r\nunsubscribe\r\n$3\r\nch2\r\n:0\r\n",
+		"UNSUBSCRIBE -> >3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n",
+		"SSUBSCRIBE s -> >3\r\n$10\r\nssubscribe\r\n$1\r\ns\r\n:1\r\n",
+		"SPUB s m -> >3\r\n$8\r\nsmessage\r\n$1\r\ns\r\n$1\r\nm\r\n",
+		"SUNSUBSCRIBE -> >3\r\n$12\r\nsunsubscribe\r\n$1\r\ns\r\n:0\r\n",
+		"PING -> +PONG\r\n",
+		"SUBSCRIBE z -> >3\r\n$9\r\nsubscribe\r\n$1\r\nz\r\n:1\r\n",
+		"CLIENT REPLY ON -> +OK\r\n",
+		"PING -> +PONG\r\n",
+	}},
 }

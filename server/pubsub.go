@@ -69,6 +69,39 @@ func (c *Client) replySub(kind string, name []byte, null bool) {
 	c.w.Int(c.subCount())
 }
 
+// replySubAlways is replySub for a pub/sub command's own pushes:
+// redis-server 7.0 sends them (and published messages, which go through
+// Client.push) whatever CLIENT REPLY says, in RESP2 as in RESP3
+// (addReplyPubsubSubscribed and friends set CLIENT_PUSHING, which
+// prepareClientToWrite lets through OFF and SKIP). While replies are
+// suppressed the push's place in the reply buffer is recorded, and
+// dropReply keeps it when the command's reply is discarded.
+func (c *Client) replySubAlways(kind string, name []byte, null bool) {
+	if c.replyMode != replyOff && c.replyMode != replySkip {
+		c.replySub(kind, name, null)
+		return
+	}
+	start := len(c.w.B)
+	c.replySub(kind, name, null)
+	c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
+}
+
+// dropReply discards what a command wrote into the reply from mark on,
+// for CLIENT REPLY OFF and SKIP (applyReplyMode), except the pub/sub
+// pushes recorded by replySubAlways, which move down to mark in their
+// order.
+func (c *Client) dropReply(mark int) {
+	out := mark
+	for _, sp := range c.pushSpans {
+		if sp[0] < mark || sp[1] > len(c.w.B) {
+			continue // not this command's (cannot happen: spans are per batch)
+		}
+		out += copy(c.w.B[out:], c.w.B[sp[0]:sp[1]])
+	}
+	c.w.B = c.w.B[:out]
+	c.pushSpans = c.pushSpans[:0]
+}
+
 func cmdSubscribe(c *Client, args [][]byte) {
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
@@ -83,7 +116,7 @@ func cmdSubscribe(c *Client, args [][]byte) {
 			}
 			p.channels[ch][c] = struct{}{}
 		}
-		c.replySub("subscribe", a, false)
+		c.replySubAlways("subscribe", a, false)
 	}
 }
 
@@ -101,7 +134,7 @@ func cmdPSubscribe(c *Client, args [][]byte) {
 			}
 			p.patterns[pat][c] = struct{}{}
 		}
-		c.replySub("psubscribe", a, false)
+		c.replySubAlways("psubscribe", a, false)
 	}
 }
 
@@ -119,7 +152,7 @@ func cmdUnsubscribe(c *Client, args [][]byte) {
 	names := args[1:]
 	if len(names) == 0 {
 		if len(c.subs) == 0 {
-			c.replySub("unsubscribe", nil, true)
+			c.replySubAlways("unsubscribe", nil, true)
 			return
 		}
 		for _, ch := range sortedKeys(c.subs) {
@@ -135,7 +168,7 @@ func cmdUnsubscribe(c *Client, args [][]byte) {
 				delete(p.channels, ch)
 			}
 		}
-		c.replySub("unsubscribe", a, false)
+		c.replySubAlways("unsubscribe", a, false)
 	}
 }
 
@@ -144,7 +177,7 @@ func cmdPUnsubscribe(c *Client, args [][]byte) {
 	names := args[1:]
 	if len(names) == 0 {
 		if len(c.psubs) == 0 {
-			c.replySub("punsubscribe", nil, true)
+			c.replySubAlways("punsubscribe", nil, true)
 			return
 		}
 		for _, pat := range sortedKeys(c.psubs) {
@@ -160,7 +193,7 @@ func cmdPUnsubscribe(c *Client, args [][]byte) {
 				delete(p.patterns, pat)
 			}
 		}
-		c.replySub("punsubscribe", a, false)
+		c.replySubAlways("punsubscribe", a, false)
 	}
 }
 
@@ -248,7 +281,7 @@ func cmdSSubscribe(c *Client, args [][]byte) {
 			}
 			p.shard[ch][c] = struct{}{}
 		}
-		c.replySub("ssubscribe", a, false)
+		c.replySubAlways("ssubscribe", a, false)
 	}
 }
 
@@ -257,7 +290,7 @@ func cmdSUnsubscribe(c *Client, args [][]byte) {
 	names := args[1:]
 	if len(names) == 0 {
 		if len(c.ssubs) == 0 {
-			c.replySub("sunsubscribe", nil, true)
+			c.replySubAlways("sunsubscribe", nil, true)
 			return
 		}
 		for _, ch := range sortedKeys(c.ssubs) {
@@ -273,7 +306,7 @@ func cmdSUnsubscribe(c *Client, args [][]byte) {
 				delete(p.shard, ch)
 			}
 		}
-		c.replySub("sunsubscribe", a, false)
+		c.replySubAlways("sunsubscribe", a, false)
 	}
 }
 
