@@ -22,12 +22,11 @@ const (
 	kindPubSub
 )
 
-// Reply modes (CLIENT REPLY).
+// Reply flags (CLIENT REPLY), as Redis's client flags: none is ON.
 const (
-	replyOn = iota
-	replyOff
-	replySkip
-	replySkipNext // SKIP was just issued: skip the next command's reply
+	replyOff      = 1 << iota // CLIENT_REPLY_OFF: no replies
+	replySkip                 // CLIENT_REPLY_SKIP: no replies for the command being run
+	replySkipNext             // CLIENT_REPLY_SKIP_NEXT: SKIP was issued, skip the next command
 )
 
 // Client is one connection. Fields without a note are touched only by the
@@ -49,18 +48,21 @@ type Client struct {
 	lastLookup  *Command
 	w           resp.Writer
 
-	db        int
-	name      string
-	libName   string
-	libVer    string
-	authed    bool
-	user      string
-	created   time.Time
-	lastCmd   string
-	replyMode int
-	noEvict   bool
-	monitor   bool
-	multi     *multiState
+	db      int
+	name    string
+	libName string
+	libVer  string
+	authed  bool
+	user    string
+	created time.Time
+	lastCmd string
+	// replyFlags are the CLIENT REPLY flags; replySeg is where the reply
+	// written under the current flags began (applyReplyFlags).
+	replyFlags uint8
+	replySeg   int
+	noEvict    bool
+	monitor    bool
+	multi      *multiState
 
 	lastInteraction atomic.Int64 // unix ms
 
@@ -344,6 +346,7 @@ func (s *Server) idleTimedOut(c *Client) bool {
 func (s *Server) runBatch(c *Client) bool {
 	keep := true
 	s.mu.Lock()
+	s.current = c
 	now := time.Now()
 	c.lastInteraction.Store(now.UnixMilli())
 	if s.realClock {
@@ -383,6 +386,9 @@ func (s *Server) runBatch(c *Client) bool {
 	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
 	// precedes the messages published after it.
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
+	if s.current == c {
+		s.current = nil
+	}
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
@@ -412,34 +418,51 @@ func (s *Server) runBatch(c *Client) bool {
 }
 
 // process runs one top-level command (not one queued in MULTI or called
-// by a script): call, then the reply mode, as Redis's processCommand and
+// by a script): call, then the reply flags, as Redis's processCommand and
 // resetClient.
 func (s *Server) process(c *Client, args [][]byte) {
-	mark := len(c.w.B)
+	c.replySeg = len(c.w.B)
 	s.call(c, args)
-	if c.replyMode != replyOn {
-		c.applyReplyMode(mark)
+	if c.replyFlags != 0 {
+		c.endReplyFlags()
 	}
 }
 
-// applyReplyMode is CLIENT REPLY after a top-level command, which wrote
-// its reply from mark on: OFF drops it, SKIP drops it once, and CLIENT
-// REPLY SKIP itself arms SKIP for the next command. As Redis, where
-// prepareClientToWrite refuses every reply while CLIENT_REPLY_OFF or
-// CLIENT_REPLY_SKIP is set and resetClient moves SKIP_NEXT to SKIP after
-// each command: commands refused before they run (unknown, arity, NOAUTH)
-// count, commands inside EXEC do not, and pub/sub pushes are kept
-// (dropReply).
-func (c *Client) applyReplyMode(mark int) {
-	switch c.replyMode {
-	case replyOff:
-		c.dropReply(mark)
-	case replySkip:
-		c.dropReply(mark)
-		c.replyMode = replyOn
-	case replySkipNext:
-		c.replyMode = replySkip
+// CLIENT REPLY is emulated as Redis does it: prepareClientToWrite refuses
+// every reply written while CLIENT_REPLY_OFF or CLIENT_REPLY_SKIP is set
+// (pub/sub pushes excepted: CLIENT_PUSHING), CLIENT REPLY and RESET change
+// the flags in the middle of a command (of EXEC, say), and resetClient
+// clears SKIP and turns SKIP_NEXT into SKIP after each top-level command.
+// So a command refused before it runs (unknown, arity, NOAUTH) counts as
+// the skipped one, commands inside EXEC do not, and the EXEC header is
+// sent or not by the flags when EXEC began. Vigil writes replies first and
+// drops them after: the reply since replySeg is dropped (dropReply, which
+// keeps pushes) when a segment written under suppression ends, that is
+// when the flags change (setReplyFlags) or the command ends.
+
+// suppressing reports whether replies are being dropped now.
+func (c *Client) suppressing() bool { return c.replyFlags&(replyOff|replySkip) != 0 }
+
+// setReplyFlags is how CLIENT REPLY and RESET change the flags: the reply
+// written before, under the old flags, is settled first.
+func (c *Client) setReplyFlags(f uint8) {
+	if c.suppressing() {
+		c.dropReply(c.replySeg)
 	}
+	c.replyFlags = f
+	c.replySeg = len(c.w.B)
+}
+
+// endReplyFlags settles a top-level command's reply and moves SKIP on.
+func (c *Client) endReplyFlags() {
+	if c.suppressing() {
+		c.dropReply(c.replySeg)
+	}
+	f := c.replyFlags &^ replySkip
+	if f&replySkipNext != 0 {
+		f = f&^replySkipNext | replySkip
+	}
+	c.replyFlags = f
 }
 
 // write sends b on the socket, serialised with asynchronous pushes.
@@ -612,16 +635,20 @@ func (c *Client) kill() {
 	}
 }
 
+// unlinkClient is freeClient: the client's subscriptions, watches and
+// MONITOR go before its connection closes, so that a peer that has seen
+// the connection end (after QUIT, say) finds them gone, as with Redis,
+// and the registry (connected_clients) lets it go last.
 func (s *Server) unlinkClient(c *Client) {
-	c.kill()
-	s.clientsMu.Lock()
-	delete(s.clients, c.id)
-	s.clientsMu.Unlock()
 	s.mu.Lock()
 	delete(s.monitors, c)
 	s.pubsub.unsubscribeAll(c)
 	s.unwatchAll(c, true)
 	s.mu.Unlock()
+	c.kill()
+	s.clientsMu.Lock()
+	delete(s.clients, c.id)
+	s.clientsMu.Unlock()
 	c.amu.Lock()
 	if c.asyncOn {
 		close(c.asig)

@@ -490,3 +490,23 @@ var pubsubReplyGolden = []struct {
 		"PING -> +PONG\r\n",
 	}},
 }
+
+// TestQuitReplyOff: QUIT while CLIENT REPLY OFF or SKIP silences its +OK
+// closes the connection. A documented difference: redis-server 7.0.15
+// never closes it (CLIENT_CLOSE_AFTER_REPLY waits for a reply that is
+// never written, and the connection stops reading until a timeout or
+// CLIENT KILL); Redis 7.2 closes it, as here.
+func TestQuitReplyOff(t *testing.T) {
+	l := startLive(t)
+	for _, mode := range []string{"OFF", "SKIP"} {
+		c := l.dial(t)
+		c.send("CLIENT", "REPLY", mode)
+		c.send("QUIT")
+		c.send("PING")
+		got, err := readAllUntilEOF(c.c, 5*time.Second)
+		if err != nil || len(got) != 0 {
+			t.Errorf("%s: read %q then %v, want nothing then EOF", mode, got, errString(err))
+		}
+	}
+	waitClients(t, l.s, 0)
+}

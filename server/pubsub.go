@@ -77,7 +77,7 @@ func (c *Client) replySub(kind string, name []byte, null bool) {
 // suppressed the push's place in the reply buffer is recorded, and
 // dropReply keeps it when the command's reply is discarded.
 func (c *Client) replySubAlways(kind string, name []byte, null bool) {
-	if c.replyMode != replyOff && c.replyMode != replySkip {
+	if !c.suppressing() {
 		c.replySub(kind, name, null)
 		return
 	}
@@ -86,15 +86,37 @@ func (c *Client) replySubAlways(kind string, name []byte, null bool) {
 	c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
 }
 
-// dropReply discards what a command wrote into the reply from mark on,
-// for CLIENT REPLY OFF and SKIP (applyReplyMode), except the pub/sub
-// pushes recorded by replySubAlways, which move down to mark in their
-// order.
+// deliver queues a pub/sub message for sub. The client whose batch is
+// running (it published to a channel it listens to, or raised a keyspace
+// event it listens to) gets it in its reply buffer, between its own
+// replies, as in Redis's one output buffer; the others through push.
+func (s *Server) deliver(sub *Client, b []byte) {
+	if sub == s.current {
+		sub.pushOwn(b)
+		return
+	}
+	sub.push(b, pubsubLimit)
+}
+
+// pushOwn appends a message to the running client's reply; CLIENT REPLY
+// OFF and SKIP do not drop it (CLIENT_PUSHING).
+func (c *Client) pushOwn(b []byte) {
+	start := len(c.w.B)
+	c.w.B = append(c.w.B, b...)
+	if c.suppressing() {
+		c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
+	}
+}
+
+// dropReply discards the reply written from mark on, for CLIENT REPLY
+// OFF and SKIP (setReplyFlags, endReplyFlags), except the pub/sub pushes
+// recorded by replySubAlways and pushOwn, which move down to mark in their
+// order. Pushes recorded before mark are in a reply already settled.
 func (c *Client) dropReply(mark int) {
 	out := mark
 	for _, sp := range c.pushSpans {
 		if sp[0] < mark || sp[1] > len(c.w.B) {
-			continue // not this command's (cannot happen: spans are per batch)
+			continue
 		}
 		out += copy(c.w.B[out:], c.w.B[sp[0]:sp[1]])
 	}
@@ -203,7 +225,7 @@ func (s *Server) publish(channel, msg []byte) int64 {
 	var n int64
 	s.stats.pubsubMessages++
 	for sub := range s.pubsub.channels[string(channel)] {
-		sub.push(encodePush(sub.w.Proto, []byte("message"), channel, msg), pubsubLimit)
+		s.deliver(sub, encodePush(sub.w.Proto, []byte("message"), channel, msg))
 		n++
 	}
 	for pat, subs := range s.pubsub.patterns {
@@ -211,7 +233,7 @@ func (s *Server) publish(channel, msg []byte) int64 {
 			continue
 		}
 		for sub := range subs {
-			sub.push(encodePush(sub.w.Proto, []byte("pmessage"), []byte(pat), channel, msg), pubsubLimit)
+			s.deliver(sub, encodePush(sub.w.Proto, []byte("pmessage"), []byte(pat), channel, msg))
 			n++
 		}
 	}
@@ -316,7 +338,7 @@ func cmdSPublish(c *Client, args [][]byte) {
 	var n int64
 	s.stats.pubsubMessages++
 	for sub := range s.pubsub.shard[string(args[1])] {
-		sub.push(encodePush(sub.w.Proto, []byte("smessage"), args[1], args[2]), pubsubLimit)
+		s.deliver(sub, encodePush(sub.w.Proto, []byte("smessage"), args[1], args[2]))
 		n++
 	}
 	c.w.Int(n)
@@ -347,7 +369,7 @@ func cmdPubsubChannels(c *Client, args [][]byte) { channelsReply(c, args, c.srv.
 func cmdPubsubShardChannels(c *Client, args [][]byte) { channelsReply(c, args, c.srv.pubsub.shard) }
 
 func numsubReply(c *Client, args [][]byte, m map[string]map[*Client]struct{}) {
-	c.w.MapLen(len(args) - 2)
+	c.w.ArrayLen((len(args) - 2) * 2) // an array in RESP3 too (Redis 7.0)
 	for _, a := range args[2:] {
 		c.w.Bulk(a)
 		c.w.Int(int64(len(m[string(a)])))

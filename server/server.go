@@ -48,6 +48,7 @@ type Server struct {
 	pubsub   pubsub               // guarded by mu
 	pause    pauseState           // guarded by mu
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
+	current  *Client              // guarded by mu: the client whose batch runs (pubsub.go deliver)
 
 	log       zerolog.Logger
 	clock     clock.Clock
