@@ -119,7 +119,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		id:      s.nextID.Add(1),
 		addr:    conn.RemoteAddr().String(),
 		laddr:   conn.LocalAddr().String(),
-		created: time.Now(),
+		created: s.clock.Now(),
 		user:    "default",
 	}
 	c.w.Proto = 2
@@ -347,6 +347,10 @@ func (s *Server) runBatch(c *Client) bool {
 	keep := true
 	s.mu.Lock()
 	s.current = c
+	// The real clock on purpose: lastInteraction arms the socket's idle
+	// deadline and now the write deadline (real time to the kernel); with
+	// the real clock it is also the batch's command time (exec). A fake
+	// clock times commands itself (Server.clock).
 	now := time.Now()
 	c.lastInteraction.Store(now.UnixMilli())
 	if s.realClock {

@@ -332,7 +332,7 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		// call (or the previous command of EXEC) read the clock just now.
 		start = c.cmdEnd
 	} else {
-		start = time.Now()
+		start = s.clock.Now()
 	}
 	cmd.Handler(c, args)
 	var end time.Time
@@ -342,7 +342,7 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		end = c.batchStart.Add(time.Since(c.batchStart))
 		c.cmdEnd = end
 	} else {
-		end = time.Now()
+		end = s.clock.Now()
 	}
 	dur := end.Sub(start)
 	st := s.cmdStats(cmd)
