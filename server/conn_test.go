@@ -510,3 +510,58 @@ func TestQuitReplyOff(t *testing.T) {
 	}
 	waitClients(t, l.s, 0)
 }
+
+// TestReplyFlagsPipelined: CLIENT REPLY's flags act on each reply when it
+// is written, as Redis's client flags: inside EXEC (the header follows
+// the flags when EXEC began; ON inside sends what follows and leaves a
+// pending SKIP), on RESET (which clears OFF but not an active SKIP), and a
+// message a client publishes to itself comes between its replies. The
+// expected bytes are redis-server 7.0.15's.
+func TestReplyFlagsPipelined(t *testing.T) {
+	l := startLive(t)
+	cases := []struct {
+		cmds [][]string
+		want string
+	}{
+		{[][]string{{"MULTI"}, {"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "ON"}, {"PING"}, {"EXEC"}, {"PING", "a"}, {"PING", "b"}},
+			"+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+OK\r\n+PONG\r\n$1\r\nb\r\n"},
+		{[][]string{{"CLIENT", "REPLY", "OFF"}, {"MULTI"}, {"PING", "x"}, {"CLIENT", "REPLY", "ON"}, {"PING", "y"}, {"EXEC"}, {"PING", "b"}},
+			"+OK\r\n$1\r\ny\r\n$1\r\nb\r\n"},
+		{[][]string{{"CLIENT", "REPLY", "SKIP"}, {"RESET"}, {"PING"}}, "+PONG\r\n"},
+		{[][]string{{"CLIENT", "REPLY", "OFF"}, {"RESET"}, {"PING"}}, "+RESET\r\n+PONG\r\n"},
+		{[][]string{{"HELLO", "3"}, {"CLIENT", "REPLY", "OFF"}, {"SUBSCRIBE", "me"}, {"PING"}, {"PUBLISH", "me", "hi"},
+			{"CLIENT", "REPLY", "ON"}, {"PUBLISH", "me", "hi2"}, {"PING"}},
+			">3\r\n$9\r\nsubscribe\r\n$2\r\nme\r\n:1\r\n>3\r\n$7\r\nmessage\r\n$2\r\nme\r\n$2\r\nhi\r\n+OK\r\n" +
+				">3\r\n$7\r\nmessage\r\n$2\r\nme\r\n$3\r\nhi2\r\n:1\r\n+PONG\r\n"},
+	}
+	servers := map[string]func() net.Conn{"vigil": func() net.Conn { return l.dial(t).c }}
+	if _, err := os.Stat(redisServerBin); err == nil && !testing.Short() {
+		sock := startRedisOracle(t, nil)
+		servers["redis"] = func() net.Conn { // the expectations are Redis's answers
+			c := dialOracle(t, sock).c
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+	}
+	for name, dial := range servers {
+		for i, tc := range cases {
+			c := dial()
+			var pending []byte
+			var b []byte
+			for _, args := range tc.cmds {
+				b = resp.AppendCommandStrings(b, args...)
+			}
+			b = resp.AppendCommandStrings(b, "UNSUBSCRIBE", fenceChannel)
+			if _, err := c.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			got := readToFence(t, c, &pending)
+			if tc.cmds[0][0] == "HELLO" {
+				got = got[max(0, strings.Index(got, ">3")):] // HELLO's reply holds the client id
+			}
+			if got != tc.want {
+				t.Errorf("%s, case %d %v:\n got %q\nwant %q", name, i, tc.cmds, got, tc.want)
+			}
+		}
+	}
+}
