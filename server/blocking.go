@@ -450,9 +450,6 @@ func (s *Server) serveBlocked(bs *blockState, key string) bool {
 		st.failed++
 		s.countError(c.w.B[mark:])
 	}
-	if c.replyMode == replyOff {
-		c.w.B = c.w.B[:mark]
-	}
 	s.afterServed(c, bs.cmd)
 	s.unblock(bs, false)
 	return true
@@ -514,6 +511,7 @@ func (s *Server) parkBlocked(c *Client) bool {
 	// replies so far leave it.
 	pending := c.w.B
 	c.w.B = nil
+	c.pushSpans = c.pushSpans[:0] // offsets into pending, settled already
 	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.mu.Unlock()
 	ok := true

@@ -624,7 +624,21 @@ func TestBlockKill(t *testing.T) {
 	c.send("BLOCKGET", "other", "0")
 	waitBlocked(t, l.s, 1)
 	c.c.Close()
-	waitBlocked(t, l.s, 0)
+	// The cron runs on the server's (fake) clock: tick it until it has.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.clk.Advance(100 * time.Millisecond)
+		l.s.mu.Lock()
+		n := l.s.blockedClients()
+		l.s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d blocked clients after the peer closed, want 0", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if !w.stillOpen() {
 		t.Fatal("writer closed")
 	}
@@ -777,5 +791,35 @@ func TestBlockServedPropagation(t *testing.T) {
 	want := `["SELECT" "0"] ["SET" "k" "v"] ["DEL" "k"] ["MULTI"] ["SET" "y" "1"] ["SET" "x" "2"] ["EXEC"] ["DEL" "y"] ["DEL" "x"]`
 	if got != want {
 		t.Fatalf("stream\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestBlockReplyFlags: CLIENT REPLY SKIP and OFF apply to a blocking
+// command's reply when it comes, after the client is unblocked (Redis resets
+// a blocked client only in unblockClient), and the flags move on then.
+func TestBlockReplyFlags(t *testing.T) {
+	l := startBlockLive(t)
+	a, w := l.dial(t), l.dial(t)
+	a.send("CLIENT", "REPLY", "SKIP")
+	a.send("BLOCKGET", "k", "0")
+	waitBlocked(t, l.s, 1)
+	if got := w.do("SET", "k", "v"); got != "+OK" {
+		t.Fatal(got)
+	}
+	waitBlocked(t, l.s, 0)
+	if got := a.do("PING"); got != "+PONG" {
+		t.Fatalf("after a skipped served reply, PING read %s", got)
+	}
+	a.send("CLIENT", "REPLY", "OFF")
+	a.send("BLOCKGET", "k", "0")
+	waitBlocked(t, l.s, 1)
+	w.do("SET", "k", "v2")
+	waitBlocked(t, l.s, 0)
+	a.send("CLIENT", "REPLY", "ON")
+	if got := a.read(); got != "+OK" {
+		t.Fatalf("with REPLY OFF the served reply was sent: read %s", got)
+	}
+	if got := w.do("EXISTS", "k"); got != "(integer) 0" {
+		t.Fatalf("EXISTS k = %s (the blocked client was not served)", got)
 	}
 }

@@ -23,12 +23,11 @@ const (
 	kindPubSub
 )
 
-// Reply modes (CLIENT REPLY).
+// Reply flags (CLIENT REPLY), as Redis's client flags: none is ON.
 const (
-	replyOn = iota
-	replyOff
-	replySkip
-	replySkipNext // SKIP was just issued: skip the next command's reply
+	replyOff      = 1 << iota // CLIENT_REPLY_OFF: no replies
+	replySkip                 // CLIENT_REPLY_SKIP: no replies for the command being run
+	replySkipNext             // CLIENT_REPLY_SKIP_NEXT: SKIP was issued, skip the next command
 )
 
 // Client is one connection. Fields without a note are touched only by the
@@ -50,19 +49,22 @@ type Client struct {
 	lastLookup  *Command
 	w           resp.Writer
 
-	db        int
-	name      string
-	libName   string
-	libVer    string
-	authed    bool
-	user      string
-	aclUser   *acl.User // the authenticated ACL user; nil: the default user (acl.go)
-	created   time.Time
-	lastCmd   string
-	replyMode int
-	noEvict   bool
-	monitor   bool
-	multi     *multiState
+	db      int
+	name    string
+	libName string
+	libVer  string
+	authed  bool
+	user    string
+	aclUser *acl.User // the authenticated ACL user; nil: the default user (acl.go)
+	created time.Time
+	lastCmd string
+	// replyFlags are the CLIENT REPLY flags; replySeg is where the reply
+	// written under the current flags began (applyReplyFlags).
+	replyFlags uint8
+	replySeg   int
+	noEvict    bool
+	monitor    bool
+	multi      *multiState
 
 	// Blocking (blocking.go), guarded by mu: the blocked command (nil when
 	// not blocked), the command postponed by CLIENT PAUSE, and woff, the
@@ -105,6 +107,11 @@ type Client struct {
 	argvMem  int
 	totalNet atomic.Int64
 	prop     propState // what the running command propagates (propagate.go); guarded by mu
+
+	// pushSpans are the pub/sub pushes in the reply buffer that CLIENT
+	// REPLY OFF/SKIP must not drop (replySubAlways, dropReply); empty
+	// between batches.
+	pushSpans [][2]int
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.
@@ -123,7 +130,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		id:      s.nextID.Add(1),
 		addr:    conn.RemoteAddr().String(),
 		laddr:   conn.LocalAddr().String(),
-		created: time.Now(),
+		created: s.clock.Now(),
 		user:    "default",
 	}
 	c.w.Proto = 2
@@ -254,15 +261,23 @@ func (s *Server) fill(c *Client) error {
 // always tries first, one wasted system call per request when each client
 // waits for its reply (redis-benchmark -P 1).
 //
-// This is safe only within one RawConn.Read call: the netpoller is
-// edge-triggered, and data arriving after a read that returned less than
-// the buffer's room (a stream read returns all that is queued, up to the
-// buffer) raises a readiness event that the next wait sees, even when it
-// came before the wait; a stale readiness only costs one EAGAIN. A new
-// RawConn.Read call clears the pending readiness, so its first callback
-// always reads. It returns closeConn when the connection must be closed
-// without looking at err (a batch ended it), else the error that stopped
-// reading (deadline, EOF, close).
+// Waiting is safe only when the socket is known to be drained, data and
+// end of stream alike. The netpoller is edge-triggered: anything that
+// arrives after a read raises a readiness event that the next wait sees
+// (even when it came before the wait; a stale readiness only costs one
+// EAGAIN), but what was already queued when the read ran raised its event
+// before, and that event was consumed by the wait that led to the read (or
+// cleared when RawConn.Read began). A short read does not prove the socket
+// drained: a read returns the queued data without the FIN behind it (the
+// next read returns 0), so a client that sends its last request and
+// half-closes (nc -q, proxies, health checkers) would never be seen to
+// leave when the FIN came with the data. So a read tells whether more
+// waits (rawReader.more): on TCP the kernel says so itself (TCP_INQ, see
+// enableInq: the count of bytes still queued, non-zero after a FIN), at no
+// extra system call; elsewhere (unix sockets, kernels before 4.18) the
+// loop reads again until EAGAIN. It returns closeConn when the connection
+// must be closed without looking at err (a batch ended it), else the
+// error that stopped reading (deadline, EOF, close).
 func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 	r := c.raw
 	if r.fn == nil {
@@ -281,7 +296,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 					r.closeConn = true
 					return true
 				}
-				if r.lastN < r.lastRoom {
+				if !r.more {
 					if sp := s.spinner; sp != nil {
 						sp.activity()
 					}
@@ -342,6 +357,11 @@ func (s *Server) idleTimedOut(c *Client) bool {
 func (s *Server) runBatch(c *Client) bool {
 	keep := true
 	s.mu.Lock()
+	s.current = c
+	// The real clock on purpose: lastInteraction arms the socket's idle
+	// deadline and now the write deadline (real time to the kernel); with
+	// the real clock it is also the batch's command time (exec). A fake
+	// clock times commands itself (Server.clock).
 	now := time.Now()
 	c.lastInteraction.Store(now.UnixMilli())
 	if s.realClock {
@@ -366,7 +386,7 @@ func (s *Server) runBatch(c *Client) bool {
 		if args == nil {
 			break
 		}
-		s.call(c, args)
+		s.process(c, args)
 		// A command that blocked the client (blocking.go) parks it here,
 		// outside the lock, until it is served, times out or is
 		// unblocked; the rest of the batch waits in the query buffer.
@@ -376,6 +396,10 @@ func (s *Server) runBatch(c *Client) bool {
 				break
 			}
 			now = time.Now()
+			if c.replyFlags != 0 { // c.w holds just the reply it was given
+				c.replySeg = 0
+				c.endReplyFlags()
+			}
 		}
 		if c.closeAfterReply {
 			keep = false
@@ -383,11 +407,17 @@ func (s *Server) runBatch(c *Client) bool {
 		}
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
+	if len(c.pushSpans) != 0 {
+		c.pushSpans = c.pushSpans[:0] // the buffer is about to be written
+	}
 	// A client that gets asynchronous output (pub/sub messages, MONITOR
 	// lines) sends its replies through the same queue, in the order the
 	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
 	// precedes the messages published after it.
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
+	if s.current == c {
+		s.current = nil
+	}
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
@@ -414,6 +444,60 @@ func (s *Server) runBatch(c *Client) bool {
 		}
 	}
 	return keep
+}
+
+// process runs one top-level command (not one queued in MULTI or called
+// by a script): call, then the reply flags, as Redis's processCommand and
+// resetClient.
+func (s *Server) process(c *Client, args [][]byte) {
+	c.replySeg = len(c.w.B)
+	s.call(c, args)
+	if c.blocked != nil {
+		// A blocked client is reset when it is unblocked (Redis's
+		// unblockClient): its reply flags are settled on the reply it
+		// gets then (runBatch, after parkBlocked).
+		return
+	}
+	if c.replyFlags != 0 {
+		c.endReplyFlags()
+	}
+}
+
+// CLIENT REPLY is emulated as Redis does it: prepareClientToWrite refuses
+// every reply written while CLIENT_REPLY_OFF or CLIENT_REPLY_SKIP is set
+// (pub/sub pushes excepted: CLIENT_PUSHING), CLIENT REPLY and RESET change
+// the flags in the middle of a command (of EXEC, say), and resetClient
+// clears SKIP and turns SKIP_NEXT into SKIP after each top-level command.
+// So a command refused before it runs (unknown, arity, NOAUTH) counts as
+// the skipped one, commands inside EXEC do not, and the EXEC header is
+// sent or not by the flags when EXEC began. Vigil writes replies first and
+// drops them after: the reply since replySeg is dropped (dropReply, which
+// keeps pushes) when a segment written under suppression ends, that is
+// when the flags change (setReplyFlags) or the command ends.
+
+// suppressing reports whether replies are being dropped now.
+func (c *Client) suppressing() bool { return c.replyFlags&(replyOff|replySkip) != 0 }
+
+// setReplyFlags is how CLIENT REPLY and RESET change the flags: the reply
+// written before, under the old flags, is settled first.
+func (c *Client) setReplyFlags(f uint8) {
+	if c.suppressing() {
+		c.dropReply(c.replySeg)
+	}
+	c.replyFlags = f
+	c.replySeg = len(c.w.B)
+}
+
+// endReplyFlags settles a top-level command's reply and moves SKIP on.
+func (c *Client) endReplyFlags() {
+	if c.suppressing() {
+		c.dropReply(c.replySeg)
+	}
+	f := c.replyFlags &^ replySkip
+	if f&replySkipNext != 0 {
+		f = f&^replySkipNext | replySkip
+	}
+	c.replyFlags = f
 }
 
 // write sends b on the socket, serialised with asynchronous pushes.
@@ -586,16 +670,20 @@ func (c *Client) kill() {
 	}
 }
 
+// unlinkClient is freeClient: the client's subscriptions, watches and
+// MONITOR go before its connection closes, so that a peer that has seen
+// the connection end (after QUIT, say) finds them gone, as with Redis,
+// and the registry (connected_clients) lets it go last.
 func (s *Server) unlinkClient(c *Client) {
-	c.kill()
-	s.clientsMu.Lock()
-	delete(s.clients, c.id)
-	s.clientsMu.Unlock()
 	s.mu.Lock()
 	delete(s.monitors, c)
 	s.pubsub.unsubscribeAll(c)
 	s.unwatchAll(c, true)
 	s.mu.Unlock()
+	c.kill()
+	s.clientsMu.Lock()
+	delete(s.clients, c.id)
+	s.clientsMu.Unlock()
 	c.amu.Lock()
 	if c.asyncOn {
 		close(c.asig)
@@ -618,8 +706,8 @@ type rawReader struct {
 	rc        syscall.RawConn
 	fn        func(fd uintptr) bool // built once: no closure per read
 	fd        int
-	lastN     int // bytes the last read returned
-	lastRoom  int // room it was given
+	more      bool      // the last read may have left data or EOF queued: read again before waiting
+	inq       *inqState // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
 	err       error
 	closeConn bool
 }
@@ -633,30 +721,41 @@ func newRawReader(conn net.Conn) *rawReader {
 	if err != nil {
 		return nil
 	}
-	return &rawReader{rc: rc, fd: -1}
+	r := &rawReader{rc: rc, fd: -1}
+	if _, tcp := conn.(*net.TCPConn); tcp {
+		enableInq(r)
+	}
+	return r
 }
 
 func (r *rawReader) Read(p []byte) (int, error) {
-	r.lastN, r.lastRoom = 0, len(p)
+	r.more = true
 	if len(p) == 0 {
 		return 0, nil
 	}
 	for {
-		// A raw system call: the socket is non-blocking, so the scheduler
-		// need not know (no entersyscall, no sysmon hand-off of the P).
-		r0, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		n := int(r0)
+		var n int
+		var errno syscall.Errno
+		if r.inq != nil {
+			n, r.more, errno = r.readInq(p)
+		} else {
+			// A raw system call: the socket is non-blocking, so the
+			// scheduler need not know (no entersyscall, no sysmon
+			// hand-off of the P).
+			r0, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			n, errno = int(r0), e
+		}
 		switch {
 		case errno == syscall.EINTR:
 			continue
 		case errno == syscall.EAGAIN:
+			r.more = false
 			return 0, errWouldBlock
 		case errno != 0:
 			return 0, os.NewSyscallError("read", errno)
 		case n == 0:
 			return 0, io.EOF
 		}
-		r.lastN = n
 		return n, nil
 	}
 }

@@ -484,19 +484,20 @@ func cmdClientUnpause(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdClientReply is CLIENT REPLY ON|OFF|SKIP. OFF and SKIP themselves get
-// no reply; SKIP while OFF changes nothing (as Redis). commands.go exec
-// applies the mode after each command.
+// cmdClientReply is CLIENT REPLY ON|OFF|SKIP (clientCommand): ON clears
+// OFF and SKIP (not a pending SKIP_NEXT) and answers; OFF and SKIP get no
+// reply; SKIP while OFF changes nothing. process applies the flags
+// (client.go).
 func cmdClientReply(c *Client, args [][]byte) {
 	switch {
 	case eqFold(args[2], "on"):
-		c.replyMode = replyOn
+		c.setReplyFlags(c.replyFlags &^ (replyOff | replySkip))
 		c.w.OK()
 	case eqFold(args[2], "off"):
-		c.replyMode = replyOff
+		c.setReplyFlags(c.replyFlags | replyOff)
 	case eqFold(args[2], "skip"):
-		if c.replyMode != replyOff {
-			c.replyMode = replySkipNext
+		if c.replyFlags&replyOff == 0 {
+			c.setReplyFlags(c.replyFlags | replySkipNext)
 		}
 	default:
 		c.w.Error(ErrSyntax)

@@ -341,7 +341,7 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		// call (or the previous command of EXEC) read the clock just now.
 		start = c.cmdEnd
 	} else {
-		start = time.Now()
+		start = s.clock.Now()
 	}
 	dirty := s.ks.Dirty
 	s.execDepth++
@@ -355,7 +355,7 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		end = c.batchStart.Add(time.Since(c.batchStart))
 		c.cmdEnd = end
 	} else {
-		end = time.Now()
+		end = s.clock.Now()
 	}
 	dur := end.Sub(start)
 	st := s.cmdStats(cmd)
@@ -375,15 +375,8 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	if len(s.monitors) > 0 && !cmd.has(FlagSkipMonitor|FlagAdmin) {
 		s.feedMonitors(c, args)
 	}
-	switch c.replyMode {
-	case replyOff:
-		c.w.B = c.w.B[:mark]
-	case replySkip:
-		c.w.B = c.w.B[:mark]
-		c.replyMode = replyOn
-	case replySkipNext:
-		c.replyMode = replySkip
-	}
+	// CLIENT REPLY OFF/SKIP apply in runBatch (applyReplyMode), to every
+	// top-level command, rejected ones too.
 }
 
 // countError records an error reply in errorstats (by its code).

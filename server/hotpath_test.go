@@ -68,7 +68,7 @@ func runFed(c *Client, in []byte) int {
 		if err != nil || args == nil {
 			break
 		}
-		s.call(c, args)
+		s.process(c, args)
 		n++
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}

@@ -69,6 +69,61 @@ func (c *Client) replySub(kind string, name []byte, null bool) {
 	c.w.Int(c.subCount())
 }
 
+// replySubAlways is replySub for a pub/sub command's own pushes:
+// redis-server 7.0 sends them (and published messages, which go through
+// Client.push) whatever CLIENT REPLY says, in RESP2 as in RESP3
+// (addReplyPubsubSubscribed and friends set CLIENT_PUSHING, which
+// prepareClientToWrite lets through OFF and SKIP). While replies are
+// suppressed the push's place in the reply buffer is recorded, and
+// dropReply keeps it when the command's reply is discarded.
+func (c *Client) replySubAlways(kind string, name []byte, null bool) {
+	if !c.suppressing() {
+		c.replySub(kind, name, null)
+		return
+	}
+	start := len(c.w.B)
+	c.replySub(kind, name, null)
+	c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
+}
+
+// deliver queues a pub/sub message for sub. The client whose batch is
+// running (it published to a channel it listens to, or raised a keyspace
+// event it listens to) gets it in its reply buffer, between its own
+// replies, as in Redis's one output buffer; the others through push.
+func (s *Server) deliver(sub *Client, b []byte) {
+	if sub == s.current {
+		sub.pushOwn(b)
+		return
+	}
+	sub.push(b, pubsubLimit)
+}
+
+// pushOwn appends a message to the running client's reply; CLIENT REPLY
+// OFF and SKIP do not drop it (CLIENT_PUSHING).
+func (c *Client) pushOwn(b []byte) {
+	start := len(c.w.B)
+	c.w.B = append(c.w.B, b...)
+	if c.suppressing() {
+		c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
+	}
+}
+
+// dropReply discards the reply written from mark on, for CLIENT REPLY
+// OFF and SKIP (setReplyFlags, endReplyFlags), except the pub/sub pushes
+// recorded by replySubAlways and pushOwn, which move down to mark in their
+// order. Pushes recorded before mark are in a reply already settled.
+func (c *Client) dropReply(mark int) {
+	out := mark
+	for _, sp := range c.pushSpans {
+		if sp[0] < mark || sp[1] > len(c.w.B) {
+			continue
+		}
+		out += copy(c.w.B[out:], c.w.B[sp[0]:sp[1]])
+	}
+	c.w.B = c.w.B[:out]
+	c.pushSpans = c.pushSpans[:0]
+}
+
 func cmdSubscribe(c *Client, args [][]byte) {
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
@@ -83,7 +138,7 @@ func cmdSubscribe(c *Client, args [][]byte) {
 			}
 			p.channels[ch][c] = struct{}{}
 		}
-		c.replySub("subscribe", a, false)
+		c.replySubAlways("subscribe", a, false)
 	}
 }
 
@@ -101,7 +156,7 @@ func cmdPSubscribe(c *Client, args [][]byte) {
 			}
 			p.patterns[pat][c] = struct{}{}
 		}
-		c.replySub("psubscribe", a, false)
+		c.replySubAlways("psubscribe", a, false)
 	}
 }
 
@@ -119,7 +174,7 @@ func cmdUnsubscribe(c *Client, args [][]byte) {
 	names := args[1:]
 	if len(names) == 0 {
 		if len(c.subs) == 0 {
-			c.replySub("unsubscribe", nil, true)
+			c.replySubAlways("unsubscribe", nil, true)
 			return
 		}
 		for _, ch := range sortedKeys(c.subs) {
@@ -135,7 +190,7 @@ func cmdUnsubscribe(c *Client, args [][]byte) {
 				delete(p.channels, ch)
 			}
 		}
-		c.replySub("unsubscribe", a, false)
+		c.replySubAlways("unsubscribe", a, false)
 	}
 }
 
@@ -144,7 +199,7 @@ func cmdPUnsubscribe(c *Client, args [][]byte) {
 	names := args[1:]
 	if len(names) == 0 {
 		if len(c.psubs) == 0 {
-			c.replySub("punsubscribe", nil, true)
+			c.replySubAlways("punsubscribe", nil, true)
 			return
 		}
 		for _, pat := range sortedKeys(c.psubs) {
@@ -160,7 +215,7 @@ func cmdPUnsubscribe(c *Client, args [][]byte) {
 				delete(p.patterns, pat)
 			}
 		}
-		c.replySub("punsubscribe", a, false)
+		c.replySubAlways("punsubscribe", a, false)
 	}
 }
 
@@ -170,7 +225,7 @@ func (s *Server) publish(channel, msg []byte) int64 {
 	var n int64
 	s.stats.pubsubMessages++
 	for sub := range s.pubsub.channels[string(channel)] {
-		sub.push(encodePush(sub.w.Proto, []byte("message"), channel, msg), pubsubLimit)
+		s.deliver(sub, encodePush(sub.w.Proto, []byte("message"), channel, msg))
 		n++
 	}
 	for pat, subs := range s.pubsub.patterns {
@@ -178,7 +233,7 @@ func (s *Server) publish(channel, msg []byte) int64 {
 			continue
 		}
 		for sub := range subs {
-			sub.push(encodePush(sub.w.Proto, []byte("pmessage"), []byte(pat), channel, msg), pubsubLimit)
+			s.deliver(sub, encodePush(sub.w.Proto, []byte("pmessage"), []byte(pat), channel, msg))
 			n++
 		}
 	}
@@ -249,7 +304,7 @@ func cmdSSubscribe(c *Client, args [][]byte) {
 			}
 			p.shard[ch][c] = struct{}{}
 		}
-		c.replySub("ssubscribe", a, false)
+		c.replySubAlways("ssubscribe", a, false)
 	}
 }
 
@@ -258,7 +313,7 @@ func cmdSUnsubscribe(c *Client, args [][]byte) {
 	names := args[1:]
 	if len(names) == 0 {
 		if len(c.ssubs) == 0 {
-			c.replySub("sunsubscribe", nil, true)
+			c.replySubAlways("sunsubscribe", nil, true)
 			return
 		}
 		for _, ch := range sortedKeys(c.ssubs) {
@@ -274,7 +329,7 @@ func cmdSUnsubscribe(c *Client, args [][]byte) {
 				delete(p.shard, ch)
 			}
 		}
-		c.replySub("sunsubscribe", a, false)
+		c.replySubAlways("sunsubscribe", a, false)
 	}
 }
 
@@ -284,7 +339,7 @@ func cmdSPublish(c *Client, args [][]byte) {
 	var n int64
 	s.stats.pubsubMessages++
 	for sub := range s.pubsub.shard[string(args[1])] {
-		sub.push(encodePush(sub.w.Proto, []byte("smessage"), args[1], args[2]), pubsubLimit)
+		s.deliver(sub, encodePush(sub.w.Proto, []byte("smessage"), args[1], args[2]))
 		n++
 	}
 	c.forcePropagation(TargetRepl) // spublishCommand outside a cluster
@@ -316,7 +371,7 @@ func cmdPubsubChannels(c *Client, args [][]byte) { channelsReply(c, args, c.srv.
 func cmdPubsubShardChannels(c *Client, args [][]byte) { channelsReply(c, args, c.srv.pubsub.shard) }
 
 func numsubReply(c *Client, args [][]byte, m map[string]map[*Client]struct{}) {
-	c.w.MapLen(len(args) - 2)
+	c.w.ArrayLen((len(args) - 2) * 2) // an array in RESP3 too (Redis 7.0)
 	for _, a := range args[2:] {
 		c.w.Bulk(a)
 		c.w.Int(int64(len(m[string(a)])))

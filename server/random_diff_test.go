@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -656,4 +657,371 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 			}
 		}
 	}
+}
+
+// TestRandomConnDifferential (interop) is TestRandomDifferential at the
+// connection level, where one request and one reply at a time does not
+// look: several connections to Vigil and to a live redis-server 7.0.15 get
+// the same random steps, and each connection's byte stream is compared.
+// A step is one command, or a pipelined batch (one write) that may hold
+// MULTI...EXEC, QUIT or RESET in the middle, or a batch followed by a
+// half-close (every reply, then EOF), or a large reply the client closes
+// in the middle of; commands cover CLIENT REPLY ON/OFF/SKIP, pub/sub
+// (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and PUBLISH from another connection),
+// HELLO 2/3 and a few keys shared by every connection.
+//
+// After each step every connection is fenced (fenceChannel: a push that
+// every reply mode delivers and that changes nothing) and what it received
+// before the fence is compared: the step's connection first, so that a
+// command one client has seen answered is visible to every other
+// connection's next command, and pub/sub messages have been delivered.
+// The fence reads poll with a deadline. Client ids in HELLO replies are
+// masked.
+func TestRandomConnDifferential(t *testing.T) {
+	if _, err := os.Stat(redisServerBin); err != nil {
+		t.Skip("redis-server not installed (apt-get install redis-server)")
+	}
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	seeds, steps := 8, 150
+	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_SEEDS")); err == nil {
+		seeds = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_COMMANDS")); err == nil {
+		steps = v / 10
+	}
+	oracle := startRedisOracle(t, nil)
+	l, addr := startLiveTCP(t) // TCP: half-close and resets as clients meet them
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		t.Run("seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			connDiffRun(t, l, addr, oracle, seed, steps)
+		})
+	}
+}
+
+// cdConn is one client connection on both servers.
+type cdConn struct {
+	r, v   net.Conn
+	rp, vp []byte // read past a fence (none in practice)
+}
+
+// cdGen generates the random steps of one seed.
+type cdGen struct {
+	rng  *rand.Rand
+	pfx  string // channel prefix of the seed: a previous seed's subscribers may still be closing
+	keys []string
+}
+
+func (g *cdGen) pick(s ...string) string { return s[g.rng.IntN(len(s))] }
+
+func (g *cdGen) channel() string { return g.pfx + g.pick("ch1", "ch2", "other") }
+
+// command is one random command of any kind but MULTI, QUIT and HELLO.
+func (g *cdGen) command() []string {
+	k := g.pick(g.keys...)
+	switch g.rng.IntN(24) {
+	case 0, 1:
+		return []string{"SET", k, g.pick("1", "v", "hello", "")}
+	case 2, 3:
+		return []string{"GET", k}
+	case 4:
+		return []string{"INCR", k}
+	case 5:
+		return []string{"APPEND", k, "x"}
+	case 6:
+		return []string{"DEL", k, g.pick(g.keys...)}
+	case 7:
+		return append([]string{"MGET"}, g.keys...)
+	case 8:
+		return []string{"PING"}
+	case 9:
+		return []string{"ECHO", g.pick("a", "hi there")}
+	case 10, 11, 12:
+		return []string{"CLIENT", "REPLY", g.pick("ON", "ON", "OFF", "SKIP", "bad")}
+	case 13:
+		args := []string{"SUBSCRIBE", g.channel()}
+		if g.rng.IntN(2) == 0 {
+			args = append(args, g.channel())
+		}
+		return args
+	case 14:
+		if g.rng.IntN(2) == 0 {
+			return []string{"UNSUBSCRIBE"}
+		}
+		return []string{"UNSUBSCRIBE", g.channel()}
+	case 15:
+		return []string{"PSUBSCRIBE", g.pfx + g.pick("ch*", "*")}
+	case 16:
+		if g.rng.IntN(2) == 0 {
+			return []string{"PUNSUBSCRIBE"}
+		}
+		return []string{"PUNSUBSCRIBE", g.pfx + "ch*"}
+	case 17:
+		return []string{g.pick("SSUBSCRIBE", "SUNSUBSCRIBE"), g.pfx + "s"}
+	case 18, 19:
+		return []string{"PUBLISH", g.channel(), g.pick("m1", "m2")}
+	case 20:
+		return []string{"SPUBLISH", g.pfx + "s", "sm"}
+	case 21:
+		return []string{"PUBSUB", g.pick("NUMSUB", "SHARDNUMSUB"), g.pfx + "ch1", g.pfx + "s"}
+	case 22:
+		return []string{"SELECT", g.pick("0", "1")}
+	}
+	return []string{g.pick("NOSUCHCMD", "GET", "RESET")}
+}
+
+// batch is 2-7 commands, sometimes a transaction, with QUIT or RESET
+// sometimes in the middle (when quitOK).
+func (g *cdGen) batch(quitOK bool) [][]string {
+	var b [][]string
+	n := 2 + g.rng.IntN(6)
+	for i := 0; i < n; i++ {
+		b = append(b, g.command())
+	}
+	if g.rng.IntN(3) == 0 { // a transaction, always closed
+		i := g.rng.IntN(len(b))
+		j := i + g.rng.IntN(len(b)-i)
+		b = slices.Insert(b, j+1, []string{g.pick("EXEC", "EXEC", "DISCARD")})
+		b = slices.Insert(b, i, []string{"MULTI"})
+	}
+	if g.rng.IntN(4) == 0 {
+		ins := [][]string{{"RESET"}}
+		if quitOK && g.rng.IntN(2) == 0 {
+			// RESET first: redis-server 7.0.15 never closes a connection
+			// that sends QUIT while CLIENT REPLY OFF or SKIP silences the
+			// +OK (CLIENT_CLOSE_AFTER_REPLY waits for a reply that never
+			// comes, and the connection stops reading); Vigil closes it
+			// (TestQuitReplyOff).
+			ins = [][]string{{"RESET"}, {"QUIT"}}
+		}
+		b = slices.Insert(b, g.rng.IntN(len(b)+1), ins...)
+	}
+	return b
+}
+
+var cdHelloID = regexp.MustCompile(`\$2\r\nid\r\n:\d+\r\n`)
+
+func connDiffRun(t *testing.T, l *liveServer, addr, oracle string, seed uint64, steps int) {
+	g := &cdGen{rng: rand.New(rand.NewPCG(seed, 11)), pfx: "s" + strconv.FormatUint(seed, 10) + ":",
+		keys: []string{"k1", "k2", "n"}}
+	dialBoth := func() *cdConn {
+		r := dialOracle(t, oracle).c
+		v, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &cdConn{r: r, v: v}
+	}
+	const nconn = 3
+	// waitGone polls both servers until only the test's connections (and
+	// on Redis the one asking) are left: a connection the client closed
+	// is gone, with its subscriptions, on its server's own time.
+	admin := dialOracle(t, oracle)
+	defer admin.c.Close()
+	waitGone := func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			info := rawDo(t, admin.c, admin.br, "INFO", "clients")
+			l.s.clientsMu.Lock()
+			n := len(l.s.clients)
+			l.s.clientsMu.Unlock()
+			if strings.Contains(info, "connected_clients:"+strconv.Itoa(nconn+1)+"\r\n") && n == nconn {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("closed connections still there: vigil has %d clients, redis %q", n, info)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var conns [nconn]*cdConn
+	for i := range conns {
+		conns[i] = dialBoth()
+	}
+	defer func() {
+		for _, c := range conns {
+			c.r.Close()
+			c.v.Close()
+		}
+	}()
+	send := func(c *cdConn, cmds [][]string) {
+		var b []byte
+		for _, args := range cmds {
+			b = resp.AppendCommandStrings(b, args...)
+		}
+		if _, err := c.r.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.v.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var history []string
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d: "+format+"\nsteps:\n%s", append([]any{seed}, append(args, strings.Join(history, "\n"))...)...)
+	}
+	compare := func(i int, what, want, got string) {
+		t.Helper()
+		want = cdCanonical(cdHelloID.ReplaceAllString(want, "$$2\r\nid\r\n:ID\r\n"))
+		got = cdCanonical(cdHelloID.ReplaceAllString(got, "$$2\r\nid\r\n:ID\r\n"))
+		if want != got {
+			fail("connection %d, %s:\n redis: %.400q\n vigil: %.400q", i, what, want, got)
+		}
+	}
+	// untilEOF reads both sides of c to EOF and compares.
+	untilEOF := func(i int, c *cdConn) {
+		t.Helper()
+		want, err := readAllUntilEOF(c.r, 5*time.Second)
+		if err != nil {
+			fail("connection %d: redis: %v after %q", i, err, want)
+		}
+		got, err := readAllUntilEOF(c.v, 5*time.Second)
+		if err != nil {
+			fail("connection %d: vigil did not close: %v after %q (redis sent %q, then EOF)", i, err, got, want)
+		}
+		compare(i, "replies before EOF", string(want), string(got))
+		c.r.Close()
+		c.v.Close()
+	}
+	fenceAll := func(first int) {
+		t.Helper()
+		for k := 0; k < nconn; k++ {
+			i := (first + k) % nconn
+			c := conns[i]
+			compare(i, "replies", fenced(t, c.r, &c.rp), fenced(t, c.v, &c.vp))
+		}
+	}
+	// A large value for the close-mid-reply steps (not among g.keys).
+	big := strings.Repeat("b", 4<<20)
+	waitGone() // the previous seed's
+	send(conns[0], [][]string{{"SELECT", "0"}, {"FLUSHALL"}, {"SET", "big", big}})
+	fenceAll(0)
+	for step := 0; step < steps; step++ {
+		i := g.rng.IntN(nconn)
+		c := conns[i]
+		switch kind := g.rng.IntN(20); {
+		case kind < 10: // one command
+			args := g.command()
+			history = append(history, strconv.Itoa(i)+": "+strings.Join(args, " "))
+			send(c, [][]string{args})
+		case kind < 11:
+			args := []string{"HELLO", g.pick("2", "3")}
+			history = append(history, strconv.Itoa(i)+": "+strings.Join(args, " "))
+			send(c, [][]string{args})
+		case kind < 17, kind < 18: // a pipelined batch
+			b := g.batch(true)
+			var names []string
+			quit := false
+			for _, args := range b {
+				names = append(names, strings.Join(args, " "))
+				quit = quit || args[0] == "QUIT"
+			}
+			history = append(history, strconv.Itoa(i)+": batch ["+strings.Join(names, "; ")+"]")
+			send(c, b)
+			if quit {
+				untilEOF(i, c)
+				conns[i] = dialBoth()
+			}
+		case kind < 19: // a batch, then half-close
+			b := g.batch(false)
+			var names []string
+			for _, args := range b {
+				names = append(names, strings.Join(args, " "))
+			}
+			history = append(history, strconv.Itoa(i)+": batch ["+strings.Join(names, "; ")+"] and half-close")
+			send(c, b)
+			for _, side := range []net.Conn{c.r, c.v} {
+				if err := side.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			untilEOF(i, c)
+			conns[i] = dialBoth()
+		default: // close in the middle of a large reply
+			history = append(history, strconv.Itoa(i)+": GET big, close")
+			send(c, [][]string{{"SELECT", "0"}, {"GET", "big"}})
+			c.r.Close()
+			c.v.Close()
+			conns[i] = dialBoth()
+			waitGone()
+		}
+		fenceAll(i)
+		if len(history) > 40 {
+			history = history[1:]
+		}
+	}
+	// Every connection closed by the steps is gone.
+	waitGone()
+}
+
+// cdUnsub and cdPmessage match one unsubscribe confirmation and one
+// pmessage push (the generator's names and payloads hold no CR or LF).
+var (
+	cdUnsub    = regexp.MustCompile(`[*>]3\r\n\$1[12]\r\n([ps]?unsubscribe)\r\n(\$-1\r\n|\$\d+\r\n[^\r]*\r\n)(:\d+\r\n)`)
+	cdPmessage = regexp.MustCompile(`[*>]4\r\n\$8\r\npmessage\r\n\$\d+\r\n[^\r]*\r\n(\$\d+\r\n[^\r]*\r\n\$\d+\r\n[^\r]*\r\n)`)
+)
+
+// cdCanonical puts the parts of a connection's byte stream whose order
+// Redis takes from its hash tables (random per process) in a canonical
+// order: the channels of adjacent unsubscribe confirmations of one kind
+// (UNSUBSCRIBE without arguments; the counts keep their places) and
+// adjacent pmessages of one publication (one per matching pattern). It
+// works on the bytes, not on parsed replies: EXEC's array may hold pushes.
+func cdCanonical(raw string) string {
+	raw = cdRuns(raw, cdUnsub, func(m []string) string { return m[1] }, func(run [][]string) []string {
+		var names []string
+		for _, m := range run {
+			names = append(names, m[2])
+		}
+		slices.Sort(names)
+		out := make([]string, len(run))
+		for i, m := range run {
+			out[i] = m[0][:len(m[0])-len(m[2])-len(m[3])] + names[i] + m[3]
+		}
+		return out
+	})
+	return cdRuns(raw, cdPmessage, func(m []string) string { return m[1] }, func(run [][]string) []string {
+		out := make([]string, len(run))
+		for i, m := range run {
+			out[i] = m[0]
+		}
+		slices.Sort(out)
+		return out
+	})
+}
+
+// cdRuns rewrites each run of adjacent matches of re with the same key.
+func cdRuns(raw string, re *regexp.Regexp, key func([]string) string, canon func([][]string) []string) string {
+	locs := re.FindAllStringSubmatchIndex(raw, -1)
+	var out strings.Builder
+	last := 0
+	for i := 0; i < len(locs); {
+		sub := func(k int) []string {
+			l := locs[k]
+			m := make([]string, len(l)/2)
+			for j := range m {
+				if l[2*j] >= 0 {
+					m[j] = raw[l[2*j]:l[2*j+1]]
+				}
+			}
+			return m
+		}
+		run := [][]string{sub(i)}
+		j := i + 1
+		for j < len(locs) && locs[j][0] == locs[j-1][1] && key(sub(j)) == key(run[0]) {
+			run = append(run, sub(j))
+			j++
+		}
+		out.WriteString(raw[last:locs[i][0]])
+		for _, s := range canon(run) {
+			out.WriteString(s)
+		}
+		last = locs[j-1][1]
+		i = j
+	}
+	out.WriteString(raw[last:])
+	return out.String()
 }

@@ -71,7 +71,7 @@ func (ts *testServer) do(c *Client, args ...string) string {
 	}
 	ts.s.mu.Lock()
 	c.w.B = c.w.B[:0]
-	ts.s.call(c, argv)
+	ts.s.process(c, argv)
 	out := string(c.w.B)
 	ts.s.mu.Unlock()
 	return out

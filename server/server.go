@@ -56,8 +56,17 @@ type Server struct {
 	// execution unit ends when it returns to 0. Guarded by mu.
 	execDepth int
 	acl       *acl.Store // guarded by mu: users and ACL log (acl.go)
+	current   *Client    // guarded by mu: the client whose batch runs (pubsub.go deliver)
 
-	log       zerolog.Logger
+	log zerolog.Logger
+	// clock is the time of commands, expiry, the cron and its budgets,
+	// command durations (slowlog, latency, commandstats), client ages and
+	// the start time: a fake clock makes them deterministic. Socket
+	// deadlines (idle timeout, write timeout) and the last-interaction
+	// times that arm them, the idle spinner's budget, accept back-off and
+	// the shutdown grace period use the real clock: the kernel and the
+	// netpoller count real time. With the real clock, exec reads
+	// time.Since (monotonic only) for command ends (commands.go).
 	clock     clock.Clock
 	realClock bool // clock is clock.Real: command times may reuse time.Now readings
 	runID     string
@@ -116,7 +125,6 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		monitors:   map[*Client]struct{}{},
 		log:        log,
 		runID:      hex.EncodeToString(id),
-		startTime:  time.Now(),
 		clients:    map[int64]*Client{},
 		shutdownCh: make(chan shutdownReq, 1),
 		doneCh:     make(chan struct{}),
@@ -127,6 +135,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		o(s)
 	}
 	_, s.realClock = s.clock.(clock.Real)
+	s.startTime = s.clock.Now()
 	s.execPath, _ = os.Executable()
 	s.applyAtomics()
 	s.initAdmin()
@@ -346,7 +355,8 @@ func (s *Server) acceptLoop(l net.Listener) {
 	}
 }
 
-// cron is serverCron: active expiry hz times a second.
+// cron is serverCron: active expiry hz times a second, on the server's
+// clock (a fake clock's Advance runs it).
 func (s *Server) cron(stop <-chan struct{}) {
 	s.mu.Lock()
 	hz := s.cfg.Hz
@@ -354,21 +364,20 @@ func (s *Server) cron(stop <-chan struct{}) {
 	if hz <= 0 {
 		hz = 10
 	}
-	t := time.NewTicker(time.Second / time.Duration(hz))
-	defer t.Stop()
+	t := s.clock.NewTicker(time.Second / time.Duration(hz))
+	defer func() { t.Stop() }()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		s.mu.Lock()
 		s.setNow()
 		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: 25% of a cron period.
 		budget := int64(1000000/s.cfg.Hz) * 25 / 100
-		start := time.Now()
 		if !s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
-			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, func() int64 { return time.Since(start).Microseconds() })
+			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
 		}
 		// databasesCron: shrink sparse tables and, with activerehashing,
 		// spend up to 1 ms moving buckets of a table being rehashed.
@@ -376,16 +385,23 @@ func (s *Server) cron(stop <-chan struct{}) {
 		if s.cfg.ActiveRehashing {
 			rehashBudget = 1000
 		}
-		rstart := time.Now()
-		s.ks.ResizeAndRehash(rehashBudget, func() int64 { return time.Since(rstart).Microseconds() })
+		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
 		s.adminCron()
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz
-			t.Reset(time.Second / time.Duration(hz))
+			t.Stop()
+			t = s.clock.NewTicker(time.Second / time.Duration(hz))
 		}
 		s.mu.Unlock()
 	}
+}
+
+// elapsedUs returns the microseconds elapsed since start on the server's
+// clock: the time budgets of the cron's cycles (a fake clock that stands
+// still gives them no time limit, only their other bounds).
+func (s *Server) elapsedUs(start time.Time) func() int64 {
+	return func() int64 { return s.clock.Now().Sub(start).Microseconds() }
 }
 
 // setNow caches the time for the command about to run (Redis's

@@ -1,5 +1,7 @@
 package daemon
 
+//go:generate go run gencommand.go
+
 import (
 	"github.com/vigil-kv/vigil/internal/redistext"
 
