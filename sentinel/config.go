@@ -77,7 +77,7 @@ func (c *Core) Config() Config {
 		maddr := c.currentMasterAddr(m)
 		mc := MasterConfig{
 			Name:                 m.name,
-			IP:                   maddr.IP,
+			IP:                   c.announce(maddr),
 			Port:                 maddr.Port,
 			Quorum:               m.quorum,
 			DownAfter:            m.downAfter,
@@ -96,13 +96,13 @@ func (c *Core) Config() Config {
 			if addrEqual(a, maddr) {
 				a = m.addr
 			}
-			mc.KnownReplicas = append(mc.KnownReplicas, a)
+			mc.KnownReplicas = append(mc.KnownReplicas, c.announced(a))
 		}
 		for _, s := range sortedInstances(m.sentinels) {
 			if s.runID == "" {
 				continue
 			}
-			mc.KnownSentinels = append(mc.KnownSentinels, KnownSentinel{s.addr, s.runID})
+			mc.KnownSentinels = append(mc.KnownSentinels, KnownSentinel{c.announced(s.addr), s.runID})
 		}
 		mc.RenameCommands = append(mc.RenameCommands, m.renamed...)
 		cfg.Masters = append(cfg.Masters, mc)

@@ -16,6 +16,10 @@ type Options struct {
 	// then begin with an AUTH when sentinel-pass is not set
 	// (sentinelSendAuthIfNeeded), which counts as a pending command.
 	RequirePass bool
+	// Resolve resolves a host name as createSentinelAddr's anetResolve does
+	// with resolve-hostnames on (the first address getaddrinfo gives). It is
+	// the one lookup the core makes; nil resolves numeric hosts only.
+	Resolve func(host string) (ip string, ok bool)
 }
 
 // Core is the pure failover core of one sentinel: per-master state, the
@@ -28,6 +32,7 @@ type Core struct {
 	tun         Tunables
 	port        int
 	requirePass bool
+	resolve     func(string) (string, bool)
 
 	myID         string
 	currentEpoch uint64
@@ -69,6 +74,7 @@ func New(opts Options, rng *rand.Rand) *Core {
 		tun:                 t,
 		port:                opts.Port,
 		requirePass:         opts.RequirePass,
+		resolve:             opts.Resolve,
 		masters:             map[string]*instance{},
 		instances:           map[uint64]*instance{},
 		links:               map[uint64]*link{},

@@ -29,7 +29,7 @@ func TestPeriodicCommands(t *testing.T) {
 	m := c.masters["mymaster"]
 	acts := c.Step(t0+100, Ticked{})
 	cn, ok := find[Connect](acts)
-	if !ok || !cn.Cmd || !cn.PubSub || cn.Instance.Addr != (Addr{"127.0.0.1", 6379}) || cn.Instance.Kind != KindMaster {
+	if !ok || !cn.Cmd || !cn.PubSub || cn.Instance.Addr != (Addr{IP: "127.0.0.1", Port: 6379, Resolved: "127.0.0.1"}) || cn.Instance.Kind != KindMaster {
 		t.Fatalf("first tick: %#v", acts)
 	}
 	// The PING and the INFO are queued on the connections being opened.

@@ -48,11 +48,24 @@
 //
 // # Simplifications
 //
-//   - Host names: addresses are compared as strings/IPs; resolution (with
-//     resolve-hostnames) is the shell's business.
+//   - Host names: an address resolves once, when the core makes it, through
+//     Options.Resolve (the shell's lookup, as anetResolve blocks Redis's
+//     loop); replicas are named and looked up by the host INFO gives, where
+//     Redis looks them up by the resolved address (and so may list a
+//     replica announced by name twice).
 //   - The SLAVEOF transaction counts as one pending command, not six.
 //   - Script queueing, retries and timeouts, executability checks of script
 //     paths, and SCRIPT-MAX-RUNTIME/RETRY-DELAY belong to the shell.
+//
+// # Remaining differences from redis-sentinel 7.0.15 (found, not fixed)
+//
+//   - Config rewrite quoting: Redis writes auth-pass, auth-user and
+//     rename-command values raw, so a value with a space or a quote makes
+//     the rewritten file unloadable; Vigil quotes them (the file reloads).
+//   - Redis rewrites rename-command lines in its dict's order; Vigil in the
+//     order they were given.
+//   - A relative path written into the file stays relative (as Redis): it
+//     is resolved from dir, which the rewrite writes as an absolute path.
 //
 // It imports the standard library only.
 package sentinel

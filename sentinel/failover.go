@@ -170,7 +170,7 @@ func (c *Core) sendReplicaOf(ri *instance, to *Addr) bool {
 	}
 	a := SendReplicaOf{Instance: c.ref(ri)}
 	if to != nil {
-		a.Host, a.Port = to.IP, to.Port
+		a.Host, a.Port = c.announce(*to), to.Port
 	}
 	ri.link.pending++
 	c.emit(a)
@@ -393,7 +393,7 @@ func (c *Core) switchToPromoted(m *instance) {
 		ref = m
 	}
 	c.event(LevelWarning, "+switch-master", m, "%s %s %d %s %d",
-		m.name, m.addr.IP, m.addr.Port, ref.addr.IP, ref.addr.Port)
+		m.name, c.announce(m.addr), m.addr.Port, c.announce(ref.addr), ref.addr.Port)
 	c.resetMasterAndChangeAddress(m, ref.addr.IP, ref.addr.Port)
 }
 

@@ -66,7 +66,7 @@ func (c *Core) sendHello(ri *instance) {
 	}
 	m := ri.masterOf()
 	maddr := c.currentMasterAddr(m)
-	h := Hello{ip, port, c.myID, c.currentEpoch, m.name, maddr.IP, maddr.Port, m.configEpoch}
+	h := Hello{ip, port, c.myID, c.currentEpoch, m.name, c.announce(maddr), maddr.Port, m.configEpoch}
 	l.pending++
 	c.emit(PublishHello{Instance: c.ref(ri), Payload: h.String()})
 }
@@ -135,7 +135,7 @@ func (c *Core) processHello(payload string) {
 		if h.MasterPort != m.addr.Port || !c.addrEqualsHost(m.addr, h.MasterIP) {
 			c.event(LevelWarning, "+config-update-from", si, "%@")
 			c.event(LevelWarning, "+switch-master", m, "%s %s %d %s %d",
-				m.name, m.addr.IP, m.addr.Port, h.MasterIP, h.MasterPort)
+				m.name, c.announce(m.addr), m.addr.Port, h.MasterIP, h.MasterPort)
 			old := m.addr
 			c.resetMasterAndChangeAddress(m, h.MasterIP, h.MasterPort)
 			c.callClientReconfScript(m, false, "start", old, m.addr)

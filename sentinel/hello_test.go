@@ -85,7 +85,7 @@ func TestProcessHello(t *testing.T) {
 	if got := notifies(acts); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q", got)
 	}
-	if a, _ := c.MasterAddr("mymaster"); a != (Addr{"127.0.0.1", 6380}) || m.configEpoch != 5 {
+	if a, _ := c.MasterAddr("mymaster"); a != (Addr{IP: "127.0.0.1", Port: 6380}) || m.configEpoch != 5 {
 		t.Errorf("addr %v epoch %d", a, m.configEpoch)
 	}
 	// An older (or equal) config epoch changes nothing.

@@ -93,7 +93,7 @@ func parseSlaveLine(l string) (Addr, bool) {
 		if k < 0 {
 			return Addr{}, false
 		}
-		return Addr{ip, cAtoi(rest[:k])}, true
+		return Addr{IP: ip, Port: cAtoi(rest[:k])}, true
 	}
 	i := strings.Index(l, "ip=")
 	p := strings.Index(l, "port=")
@@ -108,7 +108,7 @@ func parseSlaveLine(l string) (Addr, bool) {
 	if e := strings.IndexByte(port, ','); e >= 0 {
 		port = port[:e]
 	}
-	return Addr{ip, cAtoi(port)}, true
+	return Addr{IP: ip, Port: cAtoi(port)}, true
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }

@@ -24,7 +24,7 @@ func TestParseInfo(t *testing.T) {
 		{"empty", "", Info{}},
 		{"master", masterInfo, Info{
 			RunID: "0123456789012345678901234567890123456789", Role: KindMaster,
-			Replicas: []Addr{{"10.0.0.2", 6380}, {"10.0.0.3", 6381}},
+			Replicas: []Addr{{IP: "10.0.0.2", Port: 6380}, {IP: "10.0.0.3", Port: 6381}},
 		}},
 		{"replica", replicaInfo, Info{
 			RunID: "9999999999999999999999999999999999999999", Role: KindReplica,

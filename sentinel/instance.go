@@ -189,22 +189,67 @@ func (c *Core) validAddr(host string, port int) string {
 	return ""
 }
 
-// addrEqual is sentinelAddrIsEqual.
+// addrEqual is sentinelAddrIsEqual: the resolved addresses and the ports
+// (the hosts as given when either was not resolved).
 func addrEqual(a, b Addr) bool {
-	return a.Port == b.Port && strings.EqualFold(a.IP, b.IP)
+	return a.Port == b.Port && strings.EqualFold(a.key(), b.key())
+}
+
+// key is the address an Addr compares by.
+func (a Addr) key() string {
+	if a.Resolved != "" {
+		return a.Resolved
+	}
+	return a.IP
+}
+
+// makeAddr is createSentinelAddr without its checks (validAddr): the host
+// in its canonical form and, resolved, its address.
+func (c *Core) makeAddr(host string, port int) Addr {
+	host = canonicalHost(host)
+	return Addr{IP: host, Port: port, Resolved: c.resolveHost(host)}
+}
+
+// resolveHost is anetResolve: a numeric host is its own address; a host
+// name resolves through Options.Resolve with resolve-hostnames on.
+func (c *Core) resolveHost(host string) string {
+	if a, ok := parseIP(host); ok {
+		return formatIP(a)
+	}
+	if c.resolveHostnames && c.resolve != nil && host != "" {
+		if ip, ok := c.resolve(host); ok {
+			return canonicalHost(ip)
+		}
+	}
+	return ""
+}
+
+// announce is announceSentinelAddr: the host as given with
+// announce-hostnames, else the resolved address (the host as given when it
+// was not resolved).
+func (c *Core) announce(a Addr) string {
+	if c.announceHostnames || a.Resolved == "" {
+		return a.IP
+	}
+	return a.Resolved
+}
+
+// announced is a with announce(a) as its IP.
+func (c *Core) announced(a Addr) Addr {
+	return Addr{IP: c.announce(a), Port: a.Port}
 }
 
 // addrEqualsHost is sentinelAddrEqualsHostname: host is "resolved" (here:
 // parsed) and compared with a's IP.
 func (c *Core) addrEqualsHost(a Addr, host string) bool {
-	hip, ok := parseIP(host)
-	if !ok {
-		return c.resolveHostnames && host != "" && strings.EqualFold(a.IP, host)
+	if ip := c.resolveHost(host); ip != "" {
+		return strings.EqualFold(a.key(), ip)
 	}
-	if aip, ok := parseIP(a.IP); ok {
-		return aip == hip
+	// Not resolved: compare the names, Redis's best effort.
+	if c.resolveHostnames {
+		return host != "" && strings.EqualFold(a.IP, host)
 	}
-	return strings.EqualFold(a.IP, host)
+	return strings.EqualFold(a.Resolved, host)
 }
 
 func (c *Core) newLink(addr Addr, sentinel bool) *link {
@@ -227,7 +272,7 @@ func (c *Core) createInstance(name string, fl flag, host string, port int, quoru
 	if e := c.validAddr(host, port); e != "" {
 		return nil, e
 	}
-	addr := Addr{canonicalHost(host), port}
+	addr := c.makeAddr(host, port)
 	if fl&fSlave != 0 {
 		name = addr.String()
 	}
@@ -342,10 +387,10 @@ func (c *Core) ref(ri *instance) Ref {
 func (c *Core) event(level Level, typ string, ri *instance, format string, args ...any) {
 	var msg string
 	if strings.HasPrefix(format, "%@") {
-		msg = ri.kind().String() + " " + ri.name + " " + ri.addr.IP + " " + strconv.Itoa(ri.addr.Port)
+		msg = ri.kind().String() + " " + ri.name + " " + c.announce(ri.addr) + " " + strconv.Itoa(ri.addr.Port)
 		if ri.flags&fMaster == 0 && ri.master != nil {
 			m := ri.master
-			msg += " @ " + m.name + " " + m.addr.IP + " " + strconv.Itoa(m.addr.Port)
+			msg += " @ " + m.name + " " + c.announce(m.addr) + " " + strconv.Itoa(m.addr.Port)
 		}
 		format = format[2:]
 	}
@@ -397,12 +442,12 @@ func (c *Core) findSentinel(m *instance, host string, port int, runID string, by
 	if byAddr && c.validAddr(host, port) != "" {
 		return nil
 	}
-	host = canonicalHost(host)
+	want := c.makeAddr(host, port)
 	for _, ri := range sortedInstances(m.sentinels) {
 		if runID != "" && ri.runID == "" {
 			continue
 		}
-		if (runID == "" || ri.runID == runID) && (!byAddr || (ri.addr.Port == port && (ri.addr.IP == host || strings.EqualFold(ri.addr.IP, host)))) {
+		if (runID == "" || ri.runID == runID) && (!byAddr || addrEqual(ri.addr, want)) {
 			return ri
 		}
 	}
@@ -508,8 +553,7 @@ func (c *Core) resetMasterAndChangeAddress(m *instance, host string, port int) b
 	if c.validAddr(host, port) != "" {
 		return false
 	}
-	host = canonicalHost(host)
-	newAddr := Addr{host, port}
+	newAddr := c.makeAddr(host, port)
 	var keep []Addr
 	for _, r := range sortedInstances(m.replicas) {
 		if addrEqual(r.addr, newAddr) {
@@ -544,6 +588,6 @@ func (c *Core) callClientReconfScript(m *instance, leader bool, state string, fr
 		role = "leader"
 	}
 	c.emit(RunScript{Path: m.clientReconfigScript, Args: []string{
-		m.name, role, state, from.IP, strconv.Itoa(from.Port), to.IP, strconv.Itoa(to.Port),
+		m.name, role, state, c.announce(from), strconv.Itoa(from.Port), c.announce(to), strconv.Itoa(to.Port),
 	}})
 }

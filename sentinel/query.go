@@ -46,7 +46,7 @@ func (c *Core) instanceFields(now int64, ri *instance) []Field {
 	l := ri.link
 	f := []Field{
 		{"name", ri.name},
-		{"ip", ri.addr.IP},
+		{"ip", c.announce(ri.addr)},
 		{"port", itoa(int64(ri.addr.Port))},
 		{"runid", ri.runID},
 		{"flags", flagString(ri)},
@@ -192,7 +192,7 @@ func (c *Core) MasterAddr(name string) (Addr, bool) {
 	if m == nil {
 		return Addr{}, false
 	}
-	return c.currentMasterAddr(m), true
+	return c.announced(c.currentMasterAddr(m)), true
 }
 
 // MasterNames lists the monitored masters (ROLE), ordered by name.
@@ -279,7 +279,7 @@ func (c *Core) InfoSection(now int64, runningScripts, scriptsQueued int) string 
 			status = "sdown"
 		}
 		fmt.Fprintf(&b, "master%d:name=%s,status=%s,address=%s,slaves=%d,sentinels=%d\r\n",
-			i, m.name, status, m.addr.String(), len(m.replicas), len(m.sentinels)+1)
+			i, m.name, status, c.announced(m.addr).String(), len(m.replicas), len(m.sentinels)+1)
 	}
 	return b.String()
 }

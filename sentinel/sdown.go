@@ -92,7 +92,7 @@ func (c *Core) askMasterState(m *instance, forced bool) {
 		s.link.pending++
 		c.emit(AskMasterDown{
 			Sentinel:   c.ref(s),
-			MasterIP:   m.addr.IP,
+			MasterIP:   c.announce(m.addr),
 			MasterPort: m.addr.Port,
 			Epoch:      c.currentEpoch,
 			RunID:      runID,
@@ -123,9 +123,9 @@ func (c *Core) findMasterByAddr(ip string, port int) *instance {
 	if c.validAddr(ip, port) != "" {
 		return nil
 	}
-	ip = canonicalHost(ip)
+	want := c.makeAddr(ip, port)
 	for _, m := range c.sortedMasters() {
-		if m.addr.Port == port && (m.addr.IP == ip || strings.EqualFold(m.addr.IP, ip)) {
+		if addrEqual(m.addr, want) {
 			return m
 		}
 	}

@@ -30,11 +30,17 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
-// Addr is an ip:port pair (sentinelAddr). IP is kept as given; with
-// resolve-hostnames it may be a host name, which the shell resolves.
+// Addr is sentinelAddr. IP is its "hostname" field: the host as given (a
+// host name with resolve-hostnames, else a numeric address in inet_ntop
+// form). Resolved is its "ip" field: the address the host resolved to when
+// the core made the Addr (Options.Resolve), "" when not resolved. Replies,
+// events, hellos and the rewritten file show IP with announce-hostnames
+// yes and Resolved with announce-hostnames no (announceSentinelAddr);
+// addresses compare by Resolved (sentinelAddrIsEqual).
 type Addr struct {
-	IP   string
-	Port int
+	IP       string
+	Port     int
+	Resolved string
 }
 
 // String formats the address as announceSentinelAddrAndPort does:

@@ -128,6 +128,16 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	cfg := st.Server
+	// redis-sentinel chdir()s while it reads the "dir" line, so every
+	// relative path used afterwards (logfile, pidfile, the scripts, SENTINEL
+	// SET's script checks) is relative to it; the configuration file was
+	// made absolute before (main()'s getAbsolutePath).
+	if cfg.Dir != "" {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			fmt.Fprintf(stderr, "Can't chdir to '%s': %s\n", cfg.Dir, logging.ErrText(err))
+			return 1
+		}
+	}
 	out, err := logging.Open(cfg.LogFile, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "Can't open the log file: %s\n", logging.ErrText(err))
@@ -140,12 +150,6 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 	log.Warn().Msg("Configuration loaded")
 	if cfg.Daemonize {
 		log.Warn().Msg("daemonize yes is ignored: Vigil does not daemonize and keeps running in the foreground (use a supervisor)")
-	}
-	if cfg.Dir != "" {
-		if err := os.Chdir(cfg.Dir); err != nil {
-			log.Warn().Msgf("Can't chdir to '%s': %s", cfg.Dir, logging.ErrText(err))
-			return 1
-		}
 	}
 
 	d, err := daemon.New(daemon.Options{Settings: st, Log: log})

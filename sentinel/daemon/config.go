@@ -113,7 +113,14 @@ func LoadConfig(path string, args []string) (*Settings, error) {
 	if err := checkUserLines(text, cfg); err != nil {
 		return nil, err
 	}
-	sc, err := parseSentinelLines(slines)
+	// sentinel.c handles its queued lines after the whole file was read
+	// (loadSentinelConfigFromQueue, called by main() after
+	// loadServerConfig), so after every "dir" line has chdir()ed: a
+	// relative script path is checked from the final dir, wherever the
+	// "dir" line stands. The caller (cmd/vigil-sentinel) chdirs to
+	// Server.Dir before anything else resolves a relative path (logfile,
+	// pidfile, scripts run later).
+	sc, err := parseSentinelLines(slines, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +223,9 @@ func yesnotoi(s string) int {
 }
 
 // parseSentinelLines is sentinelHandleConfiguration over the three queues.
-func parseSentinelLines(lines []sentinelLine) (sentinel.Config, error) {
+// Relative script paths are checked for executability from dir, the
+// working directory Redis has when it handles these lines.
+func parseSentinelLines(lines []sentinelLine, dir string) (sentinel.Config, error) {
 	cfg := sentinel.NewConfig()
 	var pre, mon, post []sentinelLine
 	for _, l := range lines {
@@ -239,7 +248,7 @@ func parseSentinelLines(lines []sentinelLine) (sentinel.Config, error) {
 	}
 	for _, queue := range [][]sentinelLine{pre, mon, post} {
 		for _, l := range queue {
-			if reason := handleSentinelLine(&cfg, l.args, master, index); reason != "" {
+			if reason := handleSentinelLine(&cfg, l.args, master, index, dir); reason != "" {
 				return cfg, &configs.ConfigError{Line: l.no, Text: l.text, Reason: reason}
 			}
 		}
@@ -264,7 +273,16 @@ func checkAddr(host string, port int64, resolve bool) string {
 	return "Can't resolve instance hostname."
 }
 
-func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string) *sentinel.MasterConfig, index map[string]int) string {
+// inDir resolves a relative path from dir, as access(2) does from the
+// working directory dir.
+func inDir(dir, path string) string {
+	if dir == "" || path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string) *sentinel.MasterConfig, index map[string]int, dir string) string {
 	argc := len(argv)
 	name := strings.ToLower(argv[0])
 	var m *sentinel.MasterConfig
@@ -313,7 +331,7 @@ func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string)
 		if !needMaster() {
 			return noMaster
 		}
-		if syscall.Access(argv[2], 1 /* X_OK */) != nil {
+		if syscall.Access(inDir(dir, argv[2]), 1 /* X_OK */) != nil {
 			return "Notification script seems non existing or non executable."
 		}
 		m.NotificationScript = argv[2]
@@ -321,7 +339,7 @@ func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string)
 		if !needMaster() {
 			return noMaster
 		}
-		if syscall.Access(argv[2], 1) != nil {
+		if syscall.Access(inDir(dir, argv[2]), 1) != nil {
 			return "Client reconfiguration script seems non existing or non executable."
 		}
 		m.ClientReconfigScript = argv[2]

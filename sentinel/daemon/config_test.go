@@ -199,3 +199,47 @@ func TestLoadConfigInclude(t *testing.T) {
 		t.Fatalf("err = %v, want line 3 'sentinel bogus x' Unrecognized sentinel configuration statement.", err)
 	}
 }
+
+// TestLoadConfigScriptsFromDir: the sentinel lines are handled after the
+// whole file was read, so after every "dir" line chdir()ed (redis-sentinel
+// 7.0.15 accepts a relative script found only under dir, even when the
+// script line comes before the dir line); the checks do not depend on the
+// process's working directory.
+func TestLoadConfigScriptsFromDir(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "s0")
+	if err := os.MkdirAll(filepath.Join(root, "helpers"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nexit 0\n"
+	for _, p := range []string{filepath.Join(sub, "n.sh"), filepath.Join(root, "helpers", "notify.sh")} {
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, body := range []string{
+		"sentinel monitor m 127.0.0.1 1 1\nsentinel notification-script m ./n.sh\ndir " + sub + "\n",
+		"dir " + sub + "\nsentinel monitor m 127.0.0.1 1 1\nsentinel notification-script m n.sh\n" +
+			"sentinel client-reconfig-script m ../helpers/notify.sh\n",
+		// a relative dir is relative to the file's directory only by
+		// accident: here it is relative to the previous dir.
+		"dir " + root + "\ndir s0\nsentinel monitor m 127.0.0.1 1 1\nsentinel notification-script m ../helpers/notify.sh\n",
+	} {
+		st, err := LoadConfig(writeConf(t, body), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if st.Server.Dir != sub {
+			t.Errorf("%q: dir %q, want %q", body, st.Server.Dir, sub)
+		}
+	}
+	// Not found from dir: Redis's error, at the script's line.
+	_, err := LoadConfig(writeConf(t, "dir "+root+"\nsentinel monitor m 127.0.0.1 1 1\nsentinel notification-script m n.sh\n"), nil)
+	var ce *configs.ConfigError
+	if !errors.As(err, &ce) || ce.Line != 3 || ce.Reason != "Notification script seems non existing or non executable." {
+		t.Fatalf("err = %v, want line 3 Notification script seems non existing or non executable.", err)
+	}
+}

@@ -135,8 +135,8 @@ func New(opts Options) (*Daemon, error) {
 	d.st.userLines = acl.lines
 	d.cmds = commandsRenamed(d.st.Server.RenameCommands)
 	port := d.st.Server.Port
-	d.core = sentinel.New(sentinel.Options{Port: port, Tunables: opts.Tunables, RequirePass: d.st.Server.RequirePass != ""},
-		rand.New(rand.NewSource(seed)))
+	d.core = sentinel.New(sentinel.Options{Port: port, Tunables: opts.Tunables, RequirePass: d.st.Server.RequirePass != "",
+		Resolve: resolveHost}, rand.New(rand.NewSource(seed)))
 	return d, nil
 }
 
@@ -181,6 +181,19 @@ func (d *Daemon) MyID() string {
 }
 
 func nowMs() int64 { return time.Now().UnixMilli() }
+
+// resolveHost is anetResolve for the core (sentinel.Options.Resolve): the
+// first address the resolver gives, as getaddrinfo's first result; like
+// Redis's it blocks the loop for the lookup.
+func resolveHost(host string) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return "", false
+	}
+	return addrs[0], true
+}
 
 // post queues f to run on the loop goroutine. It never blocks.
 func (d *Daemon) post(f func()) {
@@ -515,7 +528,12 @@ func (d *Daemon) connect(a sentinel.Connect) {
 			prelude = append(prelude, []string{m("AUTH"), pass})
 		}
 	}
-	addr := net.JoinHostPort(a.Instance.Addr.IP, strconv.Itoa(a.Instance.Addr.Port))
+	// sentinelReconnectInstance connects to the resolved address.
+	host := a.Instance.Addr.Resolved
+	if host == "" {
+		host = a.Instance.Addr.IP
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(a.Instance.Addr.Port))
 	if a.Cmd {
 		c := &iconn{}
 		il.cc = c

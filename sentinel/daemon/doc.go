@@ -16,7 +16,8 @@
 //     a connection that was replaced or closed are dropped, as the core's
 //     contract requires.
 //   - link.go: the asynchronous pipelined RESP2 link to an instance (hiredis
-//     async context).
+//     async context); as hiredis, an error reply no command waits for (the
+//     -NOAUTH answering SUBSCRIBE) closes it.
 //   - server.go, commands.go, sentinel_cmds.go, command_cmd.go, acl.go,
 //     info.go, pubsub.go: the client side: the 15 commands of sentinel mode
 //     (SENTINEL, INFO, ROLE, HELLO, AUTH, CLIENT, COMMAND, ACL, SUBSCRIBE,

@@ -14,6 +14,12 @@ import (
 // link closes.
 var ErrLinkClosed = errors.New("link closed")
 
+// SpontaneousError is the cause of a link closed because an error reply
+// arrived that no command waited for.
+type SpontaneousError struct{ Text string }
+
+func (e *SpontaneousError) Error() string { return e.Text }
+
 // Reply is one reply, or the error that prevented it.
 type Reply struct {
 	V   resp.Value
@@ -135,6 +141,14 @@ func (l *link) readLoop() {
 		l.mu.Lock()
 		if len(l.pending) == 0 {
 			l.mu.Unlock()
+			if v.Kind == resp.KindError {
+				// hiredis's redisProcessCallbacks: an error reply no
+				// callback waits for (here the -NOAUTH or -NOPERM answering
+				// SUBSCRIBE on the pub/sub connection) disconnects the
+				// context, and sentinel.c sees the link disconnected.
+				l.Close(&SpontaneousError{Text: v.Str})
+				return
+			}
 			if l.onPush != nil {
 				l.onPush(v)
 			}

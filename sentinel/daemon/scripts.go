@@ -99,6 +99,9 @@ func (q *scriptQueue) tick() {
 func (q *scriptQueue) run(j *scriptJob, now int64) {
 	j.retry++
 	cmd := exec.Command(j.argv[0], j.argv[1:]...)
+	// execve(argv[0]) as sentinelRunPendingScripts: a bare name is a path
+	// relative to the working directory, not looked up in $PATH.
+	cmd.Path, cmd.Err = j.argv[0], nil
 	if err := cmd.Start(); err != nil {
 		// Redis's forked child exits with 2 when exec fails: no retry.
 		q.d.notify(sentinel.LevelWarning, "-script-error", j.argv[0]+" 0 2")
