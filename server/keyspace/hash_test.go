@@ -220,3 +220,49 @@ func TestHashReadWithoutStep(t *testing.T) {
 		t.Fatal("a read with step did no rehashing")
 	}
 }
+
+// TestHashSnapshotCopyOnWrite: an HSET-style change through DB.Mutable
+// while a snapshot holds the hash leaves the snapshot's value intact.
+func TestHashSnapshotCopyOnWrite(t *testing.T) {
+	ks := New(1)
+	db := ks.DBs[0]
+	cfg := ks.Encodings
+	for _, key := range []string{"lp", "ht"} {
+		h := NewHash()
+		h.Set([]byte("a"), "1", cfg)
+		if key == "ht" {
+			h.Set([]byte("long"), string(make([]byte, 100)), cfg)
+		}
+		db.Set([]byte(key), h, 0)
+	}
+	s, err := ks.BeginSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, key := range []string{"lp", "ht"} {
+		e := db.Lookup([]byte(key), 0)
+		h := db.Mutable([]byte(key), e).(*Hash)
+		h.Set([]byte("a"), "2", cfg)
+		h.Delete([]byte("long"))
+	}
+	var items []Item
+	for range 100 {
+		more, done := s.Step(nil, 100)
+		items = append(items, more...)
+		if done {
+			break
+		}
+	}
+	if len(items) != 2 {
+		t.Fatalf("%d items", len(items))
+	}
+	for _, it := range items {
+		if v, _ := it.Value.(*Hash).Get([]byte("a"), false); v != "1" {
+			t.Errorf("snapshot of %s sees a=%q", it.Key, v)
+		}
+		if v, _ := db.Lookup([]byte(it.Key), 0).Value().(*Hash).Get([]byte("a"), false); v != "2" {
+			t.Errorf("live %s has a=%q", it.Key, v)
+		}
+	}
+}
