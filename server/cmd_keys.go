@@ -604,6 +604,11 @@ func (s *Server) applyKeyspaceConfig() {
 	if l.Rand == nil {
 		l.Rand = s.rng
 	}
+	// The compact encodings' thresholds (hash-max-listpack-*), read by
+	// the writers of each type. Clamped to int: beyond any real size.
+	enc := &s.ks.Encodings
+	enc.HashMaxListpackEntries = int(min(s.cfg.HashMaxListpackEntries, math.MaxInt32))
+	enc.HashMaxListpackValue = int(min(s.cfg.HashMaxListpackValue, math.MaxInt32))
 }
 
 // sharingIntegers reports whether Redis would use its shared integer

@@ -90,6 +90,17 @@ var propagateCases = []struct {
 	{name: "PUBLISH goes to replicas only",
 		cmds: [][]string{{"PUBLISH", "ch", "hello"}, {"SET", "a", "1"}},
 		want: [][]string{{"SET", "a", "1"}}},
+	{name: "HINCRBYFLOAT becomes HSET with the new value",
+		cmds: [][]string{{"hincrbyfloat", "h", "f", "10.5"}, {"HINCRBYFLOAT", "h", "f", "1e3"}, {"HINCRBYFLOAT", "h", "f", "x"},
+			{"HINCRBYFLOAT", "h", "f", "inf"}, {"hincrbyfloat", "h", "g", "0x10"}, {"MULTI"}, {"HINCRBYFLOAT", "h", "f", "0.1"}, {"HSET", "h", "f", "1"}, {"EXEC"}},
+		want: [][]string{{"HSET", "h", "f", "10.5"}, {"HSET", "h", "f", "1010.5"}, {"HSET", "h", "g", "16"},
+			{"MULTI"}, {"HSET", "h", "f", "1010.59999999999999998"}, {"HSET", "h", "f", "1"}, {"EXEC"}}},
+	{name: "hash writes propagate as sent, only when they change something",
+		cmds: [][]string{{"hset", "h", "a", "1", "b", "2"}, {"HMSET", "h", "a", "3"}, {"HSETNX", "h", "a", "9"}, {"HSETNX", "h", "c", "9"},
+			{"HINCRBY", "h", "c", "1"}, {"HINCRBY", "h", "c", "x"}, {"HDEL", "h", "nope"}, {"HDEL", "h", "a", "nope"}, {"HDEL", "nokey", "a"},
+			{"HDEL", "h", "b", "c"}, {"HGET", "h", "a"}},
+		want: [][]string{{"hset", "h", "a", "1", "b", "2"}, {"HMSET", "h", "a", "3"}, {"HSETNX", "h", "c", "9"},
+			{"HINCRBY", "h", "c", "1"}, {"HDEL", "h", "a", "nope"}, {"HDEL", "h", "b", "c"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a

@@ -125,7 +125,7 @@ type EncodingConfig struct {
 // DefaultEncodingConfig is Redis 7.0's defaults of the directives.
 func DefaultEncodingConfig() EncodingConfig {
 	return EncodingConfig{
-		HashMaxListpackEntries: 128,
+		HashMaxListpackEntries: 512,
 		HashMaxListpackValue:   64,
 		SetMaxIntsetEntries:    512,
 		ZSetMaxListpackEntries: 128,

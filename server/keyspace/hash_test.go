@@ -1,0 +1,268 @@
+package keyspace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+func hashFields(h *Hash) []string {
+	var out []string
+	h.Range(func(f, v string) bool { out = append(out, f+"="+v); return true })
+	return out
+}
+
+func TestHashListpackOrderAndBytes(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	h := NewHash()
+	if !h.Set([]byte("a"), "1", cfg) || !h.Set([]byte("b"), "hello", cfg) || h.Set([]byte("a"), "22", cfg) {
+		t.Fatal("Set's new-field reports")
+	}
+	if got := fmt.Sprint(hashFields(h)); got != "[a=22 b=hello]" {
+		t.Fatalf("order %s", got)
+	}
+	// header 6 + a(1+1+1) + 22(1+1) + b(1+1+1) + hello(1+5+1) + end 1.
+	if h.lpBytes != 6+3+2+3+7+1 {
+		t.Fatalf("lpBytes %d", h.lpBytes)
+	}
+	// MEMORY USAGE of key "h" with {a:1, b:hello} on redis-server 7.0.15
+	// is 80: robj 16 + jemalloc(22) 32 + key sds 8 + dictEntry 24.
+	h.Set([]byte("a"), "1", cfg)
+	if got := h.Size(0); got != 80-8-24 {
+		t.Fatalf("Size %d", got)
+	}
+	if !h.Delete([]byte("a")) || h.Delete([]byte("a")) {
+		t.Fatal("Delete reports")
+	}
+	if h.lpBytes != 6+3+7+1 || h.Len() != 1 || h.Encoding() != EncodingListpack {
+		t.Fatalf("after delete: bytes %d len %d", h.lpBytes, h.Len())
+	}
+}
+
+func TestListpackEntrySize(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want int
+	}{
+		{"0", 2}, {"127", 2}, {"128", 3}, {"-4096", 3}, {"4095", 3}, {"4096", 4}, {"-32768", 4}, {"32768", 5},
+		{"8388607", 5}, {"8388608", 6}, {"2147483647", 6}, {"2147483648", 10}, {"-9223372036854775808", 10},
+		{"-0", 4}, {"01", 4}, {"", 2}, {string(make([]byte, 63)), 65}, {string(make([]byte, 64)), 67},
+		{string(make([]byte, 125)), 128}, {string(make([]byte, 126)), 130}, {string(make([]byte, 4096)), 4103},
+	} {
+		if got := lpEntrySize(c.s); got != c.want {
+			t.Errorf("lpEntrySize(len %d %.8q) = %d, want %d", len(c.s), c.s, got, c.want)
+		}
+	}
+}
+
+func TestHashConversions(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	cfg.HashMaxListpackEntries, cfg.HashMaxListpackValue = 3, 4
+	h := NewHash()
+	for i := 0; i < 3; i++ {
+		h.Set([]byte{byte('a' + i)}, "v", cfg)
+	}
+	if h.Encoding() != EncodingListpack {
+		t.Fatal("converted too early")
+	}
+	h.Set([]byte("d"), "v", cfg)
+	if h.Encoding() != EncodingHashtable || h.ht.Buckets() != 4 {
+		t.Fatalf("entries: %v, %d buckets", h.Encoding(), h.ht.Buckets())
+	}
+	for _, f := range []string{"a", "b", "c"} {
+		h.Delete([]byte(f))
+	}
+	if h.Encoding() != EncodingHashtable {
+		t.Fatal("a hashtable never goes back to listpack")
+	}
+	h2 := NewHash()
+	h2.Set([]byte("a"), "1234", cfg)
+	if h2.Encoding() != EncodingListpack {
+		t.Fatal("4 bytes fit")
+	}
+	h2.Set([]byte("a"), "12345", cfg)
+	if h2.Encoding() != EncodingHashtable {
+		t.Fatal("a value over the limit converts")
+	}
+	h3 := NewHash()
+	h3.TryConversion([][]byte{[]byte("ab"), []byte("abcde")}, cfg)
+	if h3.Encoding() != EncodingHashtable {
+		t.Fatal("TryConversion")
+	}
+}
+
+// TestHashtableSize: 129 fields "f100".."f228" with values "v100"..
+// converted at hash-max-listpack-entries 128: MEMORY USAGE of key "big" on
+// redis-server 7.0.15 is 7312 (256 buckets).
+func TestHashtableSize(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	cfg.HashMaxListpackEntries = 128
+	h := NewHash()
+	for i := 100; i <= 228; i++ {
+		h.Set([]byte("f"+strconv.Itoa(i)), "v"+strconv.Itoa(i), cfg)
+	}
+	if got := h.Size(0) + 8 + DictEntrySize; got != 7312 {
+		t.Fatalf("Size %d", got)
+	}
+	if got := h.Size(5) + 8 + DictEntrySize; got != 7312 {
+		t.Fatalf("Size(5) %d", got)
+	}
+	d := h.Dup().(*Hash)
+	if d.ht.Buckets() != 256 || d.Len() != 129 {
+		t.Fatalf("Dup: %d buckets, %d fields", d.ht.Buckets(), d.Len())
+	}
+	d.Set([]byte("f100"), "x", cfg)
+	if v, _ := h.Get([]byte("f100"), true); v != "v100" {
+		t.Fatal("Dup shares the table")
+	}
+}
+
+// TestHashtableModel runs random sets and deletes on a hashtable against a
+// map, through growth, shrinking and incremental rehashing.
+func TestHashtableModel(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	cfg.HashMaxListpackEntries = 0
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := NewHash()
+	model := map[string]string{}
+	for i := 0; i < 20000; i++ {
+		f := strconv.Itoa(rng.IntN(600))
+		if i > 10000 {
+			f = strconv.Itoa(rng.IntN(60)) // shrink
+		}
+		switch rng.IntN(3) {
+		case 0:
+			_, had := model[f]
+			if h.Delete([]byte(f)) != had {
+				t.Fatalf("Delete(%s) at %d", f, i)
+			}
+			delete(model, f)
+		default:
+			v := strconv.Itoa(i)
+			_, had := model[f]
+			if h.Set([]byte(f), v, cfg) == had {
+				t.Fatalf("Set(%s) at %d", f, i)
+			}
+			model[f] = v
+		}
+		if h.Len() != len(model) {
+			t.Fatalf("Len %d, model %d at %d", h.Len(), len(model), i)
+		}
+		if h.Len() > 0 {
+			if f, v, ok := h.RandomField(rng, true); !ok || model[f] != v {
+				t.Fatalf("RandomField %q %q", f, v)
+			}
+		}
+	}
+	for f, v := range model {
+		if got, ok := h.Get([]byte(f), true); !ok || got != v {
+			t.Fatalf("Get(%s) = %q, want %q", f, got, v)
+		}
+	}
+	if h.ht.Buckets() > 4*nextPow(len(model)) {
+		t.Fatalf("%d buckets for %d fields: no shrink", h.ht.Buckets(), len(model))
+	}
+}
+
+// TestHashtableScanGuarantee: a full HSCAN returns every field present for
+// the whole scan although fields are added (the table grows and rehashes)
+// between the calls.
+func TestHashtableScanGuarantee(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	cfg.HashMaxListpackEntries = 0
+	h := NewHash()
+	for i := 0; i < 100; i++ {
+		h.Set([]byte("k"+strconv.Itoa(i)), "v", cfg)
+	}
+	seen := map[string]bool{}
+	cursor, n := uint64(0), 0
+	for {
+		cursor = h.Scan(cursor, func(f, _ string) { seen[f] = true })
+		for j := 0; j < 7; j++ {
+			h.Set([]byte("new"+strconv.Itoa(n)), "v", cfg)
+			n++
+		}
+		if cursor == 0 {
+			break
+		}
+	}
+	for i := 0; i < 100; i++ {
+		if !seen["k"+strconv.Itoa(i)] {
+			t.Fatalf("k%d missed", i)
+		}
+	}
+}
+
+// TestHashReadWithoutStep: a read with step=false does no rehashing work,
+// so a value a snapshot shares is not written.
+func TestHashReadWithoutStep(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	cfg.HashMaxListpackEntries = 0
+	h := NewHash()
+	for i := 0; i < 5; i++ {
+		h.Set([]byte(strconv.Itoa(i)), "v", cfg)
+	}
+	if !h.ht.isRehashing() {
+		t.Fatal("want a table being rehashed (4 -> 8)")
+	}
+	idx, used := h.ht.rehashIdx, h.ht.used
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 10; i++ {
+		h.Get([]byte("3"), false)
+		h.RandomField(rng, false)
+	}
+	if h.ht.rehashIdx != idx || h.ht.used != used {
+		t.Fatal("reads without step moved entries")
+	}
+	h.Get([]byte("3"), true)
+	if h.ht.rehashIdx == idx && h.ht.used == used && h.ht.isRehashing() {
+		t.Fatal("a read with step did no rehashing")
+	}
+}
+
+// TestHashSnapshotCopyOnWrite: an HSET-style change through DB.Mutable
+// while a snapshot holds the hash leaves the snapshot's value intact.
+func TestHashSnapshotCopyOnWrite(t *testing.T) {
+	ks := New(1)
+	db := ks.DBs[0]
+	cfg := ks.Encodings
+	for _, key := range []string{"lp", "ht"} {
+		h := NewHash()
+		h.Set([]byte("a"), "1", cfg)
+		if key == "ht" {
+			h.Set([]byte("long"), string(make([]byte, 100)), cfg)
+		}
+		db.Set([]byte(key), h, 0)
+	}
+	s, err := ks.BeginSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, key := range []string{"lp", "ht"} {
+		e := db.Lookup([]byte(key), 0)
+		h := db.Mutable([]byte(key), e).(*Hash)
+		h.Set([]byte("a"), "2", cfg)
+		h.Delete([]byte("long"))
+	}
+	var items []Item
+	for range 100 {
+		more, done := s.Step(nil, 100)
+		items = append(items, more...)
+		if done {
+			break
+		}
+	}
+	if len(items) != 2 {
+		t.Fatalf("%d items", len(items))
+	}
+	for _, it := range items {
+		if v, _ := it.Value.(*Hash).Get([]byte("a"), false); v != "1" {
+			t.Errorf("snapshot of %s sees a=%q", it.Key, v)
+		}
+		if v, _ := db.Lookup([]byte(it.Key), 0).Value().(*Hash).Get([]byte("a"), false); v != "2" {
+			t.Errorf("live %s has a=%q", it.Key, v)
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package keyspace
+
+import (
+	"math/bits"
+	"math/rand/v2"
+)
+
+// fieldDict is the hashtable encoding of a hash (OBJ_ENCODING_HT): a
+// dict.c table from field to value with the layout of Dict (dict.go) —
+// power-of-two chained tables, incremental rehashing of one bucket per
+// operation (_dictRehashStep), dictScan's reverse-binary cursor,
+// dictGetFairRandomKey — so that HSCAN keeps SCAN's guarantee and MEMORY
+// USAGE sees Redis's dictSlots. It is a copy of Dict's algorithms for
+// string values rather than a generalisation of Dict, which the keyspace's
+// hot paths use.
+//
+// Unlike Dict it has no rehash pause: its iterations (Range, scan) never
+// move entries and their callbacks must not modify the table, so a value
+// shared with a snapshot can be iterated while the server reads it. The
+// operations that take step=false do no rehashing work either (a read of a
+// value a running snapshot holds must not write it).
+type fieldDict struct {
+	ht        [2][]*fieldEntry
+	used      [2]int
+	rehashIdx int
+}
+
+// fieldEntry is one field of a fieldDict, a chain link of a bucket.
+type fieldEntry struct {
+	key, val string
+	next     *fieldEntry
+}
+
+func (d *fieldDict) Len() int          { return d.used[0] + d.used[1] }
+func (d *fieldDict) Buckets() int      { return len(d.ht[0]) + len(d.ht[1]) }
+func (d *fieldDict) isRehashing() bool { return d.ht[1] != nil }
+
+// expand is dictExpand (see Dict.Expand).
+func (d *fieldDict) expand(size int) bool {
+	if d.isRehashing() || d.used[0] > size {
+		return false
+	}
+	n := nextPow(size)
+	if n == len(d.ht[0]) {
+		return false
+	}
+	if d.ht[0] == nil {
+		d.ht[0] = make([]*fieldEntry, n)
+		return true
+	}
+	d.ht[1] = make([]*fieldEntry, n)
+	d.rehashIdx = 0
+	return true
+}
+
+// expandIfNeeded is _dictExpandIfNeeded: load factor 1.
+func (d *fieldDict) expandIfNeeded() {
+	if d.isRehashing() {
+		return
+	}
+	if len(d.ht[0]) == 0 {
+		d.expand(dictInitialSize)
+		return
+	}
+	if d.used[0] >= len(d.ht[0]) {
+		d.expand(d.used[0] + 1)
+	}
+}
+
+// needsShrink is htNeedsResize.
+func (d *fieldDict) needsShrink() bool {
+	size := d.Buckets()
+	return size > dictInitialSize && d.Len()*100/size < dictMinFill
+}
+
+// rehash is dictRehash (see Dict.Rehash).
+func (d *fieldDict) rehash(n int) bool {
+	if !d.isRehashing() {
+		return false
+	}
+	emptyVisits := n * 10
+	for ; n > 0 && d.used[0] != 0; n-- {
+		for d.ht[0][d.rehashIdx] == nil {
+			d.rehashIdx++
+			emptyVisits--
+			if emptyVisits == 0 {
+				return true
+			}
+		}
+		mask := uint64(len(d.ht[1]) - 1)
+		for de := d.ht[0][d.rehashIdx]; de != nil; {
+			next := de.next
+			i := hashString(de.key) & mask
+			de.next = d.ht[1][i]
+			d.ht[1][i] = de
+			d.used[0]--
+			d.used[1]++
+			de = next
+		}
+		d.ht[0][d.rehashIdx] = nil
+		d.rehashIdx++
+	}
+	if d.used[0] == 0 {
+		d.ht[0], d.ht[1] = d.ht[1], nil
+		d.used[0], d.used[1] = d.used[1], 0
+		d.rehashIdx = 0
+		return false
+	}
+	return true
+}
+
+// find is dictFind; with step it first does a rehash step, as Redis.
+func (d *fieldDict) find(h uint64, key []byte, step bool) *fieldEntry {
+	if d.Len() == 0 {
+		return nil
+	}
+	if step && d.isRehashing() {
+		d.rehash(1)
+	}
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		if len(tbl) == 0 {
+			break
+		}
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == string(key) {
+				return de
+			}
+		}
+		if !d.isRehashing() {
+			break
+		}
+	}
+	return nil
+}
+
+// set is dictAddRaw plus dictSetVal: it replaces the value of an existing
+// field, else inserts it (in ht[1] while rehashing). It reports whether
+// the field was new.
+func (d *fieldDict) set(key []byte, val string) bool {
+	h := hashBytes(key)
+	if d.isRehashing() {
+		d.rehash(1)
+	}
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		if len(tbl) == 0 {
+			break
+		}
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == string(key) {
+				de.val = val
+				return false
+			}
+		}
+		if !d.isRehashing() {
+			break
+		}
+	}
+	d.add(h, string(key), val)
+	return true
+}
+
+// add links a new entry (key absent) at the head of its bucket.
+func (d *fieldDict) add(h uint64, key, val string) {
+	d.expandIfNeeded()
+	t := 0
+	if d.isRehashing() {
+		t = 1
+	}
+	i := h & uint64(len(d.ht[t])-1)
+	d.ht[t][i] = &fieldEntry{key: key, val: val, next: d.ht[t][i]}
+	d.used[t]++
+}
+
+// remove is dictDelete followed by t_hash.c's hashTypeDelete resize check
+// (htNeedsResize, dictResize). It reports whether key was present.
+func (d *fieldDict) remove(key []byte) bool {
+	if d.Len() == 0 {
+		return false
+	}
+	h := hashBytes(key)
+	if d.isRehashing() {
+		d.rehash(1)
+	}
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		i := h & uint64(len(tbl)-1)
+		var prev *fieldEntry
+		for cur := tbl[i]; cur != nil; prev, cur = cur, cur.next {
+			if cur.key != string(key) {
+				continue
+			}
+			if prev == nil {
+				tbl[i] = cur.next
+			} else {
+				prev.next = cur.next
+			}
+			d.used[t]--
+			if d.needsShrink() && !d.isRehashing() {
+				d.expand(max(d.used[0], dictInitialSize))
+			}
+			return true
+		}
+		if !d.isRehashing() {
+			break
+		}
+	}
+	return false
+}
+
+// rangeEntries visits every entry in dictNext's order (ht[0]'s buckets,
+// then ht[1]'s; each chain from its head) until fn returns false.
+func (d *fieldDict) rangeEntries(fn func(de *fieldEntry) bool) {
+	for t := 0; t < 2; t++ {
+		for _, de := range d.ht[t] {
+			for ; de != nil; de = de.next {
+				if !fn(de) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// scan is dictScan (see Dict.Scan); fn must not modify the table.
+func (d *fieldDict) scan(v uint64, fn func(de *fieldEntry)) uint64 {
+	if d.Len() == 0 {
+		return 0
+	}
+	emit := func(tbl []*fieldEntry, i uint64) {
+		for de := tbl[i]; de != nil; de = de.next {
+			fn(de)
+		}
+	}
+	if !d.isRehashing() {
+		t0 := d.ht[0]
+		m0 := uint64(len(t0) - 1)
+		emit(t0, v&m0)
+		v |= ^m0
+		return bits.Reverse64(bits.Reverse64(v) + 1)
+	}
+	t0, t1 := d.ht[0], d.ht[1]
+	if len(t0) > len(t1) {
+		t0, t1 = t1, t0
+	}
+	m0, m1 := uint64(len(t0)-1), uint64(len(t1)-1)
+	emit(t0, v&m0)
+	for {
+		emit(t1, v&m1)
+		v |= ^m1
+		v = bits.Reverse64(bits.Reverse64(v) + 1)
+		if v&(m0^m1) == 0 {
+			break
+		}
+	}
+	return v
+}
+
+// randomEntry is dictGetRandomKey (see Dict.randomEntry).
+func (d *fieldDict) randomEntry(rng *rand.Rand, step bool) *fieldEntry {
+	if d.Len() == 0 {
+		return nil
+	}
+	if step && d.isRehashing() {
+		d.rehash(1)
+	}
+	var he *fieldEntry
+	if d.isRehashing() {
+		s0 := uint64(len(d.ht[0]))
+		span := uint64(d.Buckets() - d.rehashIdx)
+		for he == nil {
+			h := uint64(d.rehashIdx) + rng.Uint64N(span)
+			if h >= s0 {
+				he = d.ht[1][h-s0]
+			} else {
+				he = d.ht[0][h]
+			}
+		}
+	} else {
+		m := uint64(len(d.ht[0]) - 1)
+		for he == nil {
+			he = d.ht[0][rng.Uint64()&m]
+		}
+	}
+	n := 0
+	for de := he; de != nil; de = de.next {
+		n++
+	}
+	for i := rng.IntN(n); i > 0; i-- {
+		he = he.next
+	}
+	return he
+}
+
+// someEntries is dictGetSomeKeys (see Dict.someEntries).
+func (d *fieldDict) someEntries(rng *rand.Rand, dst []*fieldEntry, step bool) int {
+	count := min(len(dst), d.Len())
+	if count == 0 {
+		return 0
+	}
+	maxSteps := count * 10
+	for j := 0; step && j < count && d.isRehashing(); j++ {
+		d.rehash(1)
+	}
+	tables := 1
+	maxMask := uint64(len(d.ht[0]) - 1)
+	if d.isRehashing() {
+		tables = 2
+		maxMask = max(maxMask, uint64(len(d.ht[1])-1))
+	}
+	i := rng.Uint64() & maxMask
+	emptyLen := 0
+	stored := 0
+	for ; stored < count && maxSteps > 0; maxSteps-- {
+		for t := 0; t < tables; t++ {
+			if tables == 2 && t == 0 && i < uint64(d.rehashIdx) {
+				if i >= uint64(len(d.ht[1])) {
+					i = uint64(d.rehashIdx)
+				} else {
+					continue
+				}
+			}
+			if i >= uint64(len(d.ht[t])) {
+				continue
+			}
+			he := d.ht[t][i]
+			if he == nil {
+				emptyLen++
+				if emptyLen >= 5 && emptyLen > count {
+					i = rng.Uint64() & maxMask
+					emptyLen = 0
+				}
+				continue
+			}
+			emptyLen = 0
+			for ; he != nil; he = he.next {
+				dst[stored] = he
+				stored++
+				if stored == count {
+					return stored
+				}
+			}
+		}
+		i = (i + 1) & maxMask
+	}
+	return stored
+}
+
+// fairRandomEntry is dictGetFairRandomKey.
+func (d *fieldDict) fairRandomEntry(rng *rand.Rand, step bool) *fieldEntry {
+	var buf [fairRandomSample]*fieldEntry
+	n := d.someEntries(rng, buf[:], step)
+	if n == 0 {
+		return d.randomEntry(rng, step)
+	}
+	return buf[rng.IntN(n)]
+}
