@@ -500,9 +500,15 @@ func TestQuitReplyOff(t *testing.T) {
 	l := startLive(t)
 	for _, mode := range []string{"OFF", "SKIP"} {
 		c := l.dial(t)
-		c.send("CLIENT", "REPLY", mode)
-		c.send("QUIT")
-		c.send("PING")
+		// One write: a PING sent after the server has closed on QUIT
+		// could fail with EPIPE.
+		var req []byte
+		req = resp.AppendCommandStrings(req, "CLIENT", "REPLY", mode)
+		req = resp.AppendCommandStrings(req, "QUIT")
+		req = resp.AppendCommandStrings(req, "PING")
+		if _, err := c.c.Write(req); err != nil {
+			t.Fatal(err)
+		}
 		got, err := readAllUntilEOF(c.c, 5*time.Second)
 		if err != nil || len(got) != 0 {
 			t.Errorf("%s: read %q then %v, want nothing then EOF", mode, got, errString(err))
