@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"hash/maphash"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -82,17 +83,12 @@ func maxIntsetEntries(limit int) int { return min(limit, 1<<30) }
 // member is copied.
 func (s *Set) Add(member []byte, maxIntset int) bool {
 	if s.ht != nil {
-		if s.ht.Find(member) != nil {
-			return false
-		}
-		s.ht.Set(string(member), setMember)
-		return true
+		return addKey(s.ht, member)
 	}
 	v, ok := string2ll(member)
 	if !ok {
 		s.convert()
-		s.ht.Set(string(member), setMember)
-		return true
+		return addKey(s.ht, member)
 	}
 	if !s.addInt(v) {
 		return false
@@ -121,7 +117,7 @@ func (s *Set) convert() {
 	d.Expand(len(s.ints))
 	var buf [20]byte
 	for _, v := range s.ints {
-		d.Set(string(strconv.AppendInt(buf[:0], v, 10)), setMember)
+		addKey(d, strconv.AppendInt(buf[:0], v, 10))
 	}
 	s.ht, s.ints = d, nil
 }
@@ -130,7 +126,7 @@ func (s *Set) convert() {
 // there. A hashtable shrinks when it becomes too sparse (htNeedsResize).
 func (s *Set) Remove(member []byte) bool {
 	if s.ht != nil {
-		return s.ht.Delete(member) != nil
+		return s.ht.removeKey(string(member))
 	}
 	v, ok := string2ll(member)
 	if !ok {
@@ -142,7 +138,7 @@ func (s *Set) Remove(member []byte) bool {
 // RemoveString is Remove for a string member.
 func (s *Set) RemoveString(member string) bool {
 	if s.ht != nil {
-		return s.ht.DeleteString(member) != nil
+		return s.ht.removeKey(member)
 	}
 	v, ok := string2ll([]byte(member))
 	if !ok {
@@ -264,7 +260,7 @@ func (s *Set) Dup() Value {
 	d := &Dict{}
 	d.Expand(s.ht.Len())
 	s.ht.Range(func(k string, _ *Entry) bool {
-		d.Set(k, setMember)
+		addKey(d, k)
 		return true
 	})
 	return &Set{ht: d}
@@ -301,7 +297,9 @@ func (s *Set) Size(samples int) uint64 {
 		return true
 	})
 	if n > 0 {
-		size += uint64(float64(elesize) / float64(n) * float64(s.ht.Len()))
+		// asize += (double)elesize/samples*dictSize(d): the sum is a
+		// double, truncated once.
+		return uint64(float64(size) + float64(elesize)/float64(n)*float64(s.ht.Len()))
 	}
 	return size
 }
@@ -341,12 +339,64 @@ func (s *Set) AddMember(m Member, maxIntset int) bool {
 		return true
 	}
 	if !m.IsInt && s.ht != nil {
-		if s.ht.FindString(m.S) != nil {
-			return false
-		}
-		s.ht.Set(m.S, setMember)
-		return true
+		return addKey(s.ht, m.S)
 	}
 	var buf [20]byte
 	return s.Add(m.AppendTo(buf[:0]), maxIntset)
+}
+
+// addKey is dictAdd on a set's dict, with dictAddRaw's single rehash step
+// and its expansion check before the search (_dictKeyIndex), so the
+// tables (MEMORY USAGE, SSCAN cursors) evolve as Redis's: false if key is
+// present.
+// The key is copied only when it is added.
+func addKey[S string | []byte](d *Dict, key S) bool {
+	if d.IsRehashing() {
+		d.rehashStep()
+	}
+	d.expandIfNeeded()
+	h := maphash.String(seed, string(key)) // no copy: the compiler elides it for a []byte
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == string(key) {
+				return false
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	t := 0
+	if d.IsRehashing() {
+		t = 1
+	}
+	i := h & uint64(len(d.ht[t])-1)
+	d.ht[t][i] = &dictEntry{key: string(key), val: setMember, next: d.ht[t][i]}
+	d.used[t]++
+	return true
+}
+
+// removeKey is dictDelete on a set's dict (one rehash step, as
+// dictGenericDelete) followed by setTypeRemove's htNeedsResize check.
+func (d *Dict) removeKey(key string) bool {
+	if d.Len() == 0 {
+		return false
+	}
+	h := hashString(key)
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == key {
+				return d.remove(h, de) // steps once, unlinks, shrinks
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	if d.IsRehashing() {
+		d.rehashStep()
+	}
+	return false
 }
