@@ -593,7 +593,8 @@ func (c *Client) objectLookup(key []byte) *keyspace.Entry {
 // policyIsLFU is maxmemory_policy & MAXMEMORY_FLAG_LFU.
 func (s *Server) policyIsLFU() bool { return strings.HasSuffix(s.cfg.MaxmemoryPolicy, "-lfu") }
 
-// applyKeyspaceConfig passes the LFU settings to the keyspace, whose
+// applyKeyspaceConfig passes the LFU settings (and the encoding thresholds
+// the data types implement) to the keyspace, whose
 // lookups maintain the counters of OBJECT FREQ under an LFU policy.
 // Called at start and after CONFIG SET (from applyAtomics).
 func (s *Server) applyKeyspaceConfig() {
@@ -609,6 +610,7 @@ func (s *Server) applyKeyspaceConfig() {
 	enc := &s.ks.Encodings
 	enc.HashMaxListpackEntries = int(min(s.cfg.HashMaxListpackEntries, math.MaxInt32))
 	enc.HashMaxListpackValue = int(min(s.cfg.HashMaxListpackValue, math.MaxInt32))
+	s.ks.Encodings.SetMaxIntsetEntries = int(s.cfg.SetMaxIntsetEntries)
 }
 
 // sharingIntegers reports whether Redis would use its shared integer

@@ -101,6 +101,18 @@ var propagateCases = []struct {
 			{"HDEL", "h", "b", "c"}, {"HGET", "h", "a"}},
 		want: [][]string{{"hset", "h", "a", "1", "b", "2"}, {"HMSET", "h", "a", "3"}, {"HSETNX", "h", "c", "9"},
 			{"HINCRBY", "h", "c", "1"}, {"HDEL", "h", "a", "nope"}, {"HDEL", "h", "b", "c"}}},
+	{name: "SPOP becomes SREM, with a count covering the set DEL",
+		cmds: [][]string{{"SADD", "s", "a"}, {"SPOP", "s"}, {"SADD", "n", "5"}, {"spop", "n"}, {"SPOP", "n"},
+			{"SADD", "s", "1", "2", "3"}, {"SPOP", "s", "3"}, {"SADD", "t", "a", "b"}, {"SPOP", "t", "10"}, {"SPOP", "t", "2"},
+			{"SADD", "u", "1"}, {"SPOP", "u", "0"}},
+		want: [][]string{{"SADD", "s", "a"}, {"SREM", "s", "a"}, {"SADD", "n", "5"}, {"SREM", "n", "5"},
+			{"SADD", "s", "1", "2", "3"}, {"DEL", "s"}, {"SADD", "t", "a", "b"}, {"DEL", "t"}, {"SADD", "u", "1"}}},
+	{name: "SPOP in MULTI and the set STORE commands",
+		cmds: [][]string{{"MULTI"}, {"SADD", "s", "x"}, {"SPOP", "s"}, {"SPOP", "s", "1"}, {"EXEC"},
+			{"SADD", "a", "1", "2"}, {"SINTERSTORE", "d", "a", "a"}, {"SINTERSTORE", "d", "a", "nokey"}, {"SINTERSTORE", "d", "a", "nokey"},
+			{"SMOVE", "a", "b", "1"}, {"SMOVE", "a", "b", "9"}},
+		want: [][]string{{"MULTI"}, {"SADD", "s", "x"}, {"SREM", "s", "x"}, {"EXEC"},
+			{"SADD", "a", "1", "2"}, {"SINTERSTORE", "d", "a", "a"}, {"SINTERSTORE", "d", "a", "nokey"}, {"SMOVE", "a", "b", "1"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a

@@ -25,6 +25,10 @@
 //     USAGE, DEBUG OBJECT, COPY, MOVE, RENAME) use only Value, so a new
 //     type implements Value and its own commands; EncodingConfig holds the
 //     thresholds (hash-max-listpack-entries, ...) of the compact encodings.
+//   - Set (set.go) is t_set.c's set: an intset (sorted int64s, widening
+//     as intset.c) converted for good to a Dict of members on a
+//     non-integer or past set-max-intset-entries; its dict adds and
+//     removes take dict.c's single rehash step.
 //   - Snapshot (snapshot.go) is what rdbSaveBackground's fork gives Redis:
 //     a point-in-time view read while writes continue (below).
 //   - GlobMatch (glob.go) is util.c's stringmatchlen.

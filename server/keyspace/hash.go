@@ -216,8 +216,7 @@ func (h *Hash) Size(samples int) uint64 {
 	return uint64(float64(asize) + float64(elesize)/float64(n)*float64(h.ht.Len()))
 }
 
-// dictStructSize is sizeof(dict) in Redis 7.0.
-const dictStructSize = 56
+// (dictStructSize, sizeof(dict), is declared with the set type.)
 
 // Dup is dupHashObject: a listpack is copied as is; a hashtable is rebuilt
 // in a dict presized to its number of fields.

@@ -1,0 +1,402 @@
+package keyspace
+
+import (
+	"hash/maphash"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+)
+
+// Set is a set value (OBJ_SET), as Redis 7.0's t_set.c: an intset (a
+// sorted array of int64 whose element width only grows: intset.c's
+// INTSET_ENC_INT16/32/64) while every member is an integer (string2ll)
+// and there are at most set-max-intset-entries of them, else a hashtable
+// (a Dict of the members, dict.c's layout, so SSCAN keeps SCAN's
+// guarantee and random members are picked as dictGetFairRandomKey).
+// The conversion is one-way, as setTypeConvert.
+//
+// Iteration order is setTypeNext's: ascending for an intset, the Dict's
+// bucket order for a hashtable.
+type Set struct {
+	ints  []int64 // the intset, ascending; unused once ht != nil
+	width uint8   // intset encoding: 2, 4 or 8 bytes per element
+	ht    *Dict   // the hashtable encoding; nil while an intset
+}
+
+// setMember is the value every member of a hashtable set maps to (Redis's
+// set dict has NULL values; a Dict needs a non-nil one).
+var setMember = &Entry{}
+
+// NewSetFor is setTypeCreate: an empty set that can hold first, an intset
+// when first is an integer, else a hashtable. Add first afterwards.
+func NewSetFor(first []byte) *Set {
+	if _, ok := string2ll(first); ok {
+		return NewIntSet()
+	}
+	return &Set{ht: &Dict{}}
+}
+
+// NewIntSet is createIntsetObject: an empty intset (the result set of
+// SINTERSTORE, SUNIONSTORE and SDIFFSTORE starts as one).
+func NewIntSet() *Set { return &Set{width: 2} }
+
+// Type is TypeSet.
+func (s *Set) Type() Type { return TypeSet }
+
+// Encoding is intset or hashtable.
+func (s *Set) Encoding() Encoding {
+	if s.ht != nil {
+		return EncodingHashtable
+	}
+	return EncodingIntset
+}
+
+// IsIntset reports the intset encoding.
+func (s *Set) IsIntset() bool { return s.ht == nil }
+
+// Len is setTypeSize.
+func (s *Set) Len() int {
+	if s.ht != nil {
+		return s.ht.Len()
+	}
+	return len(s.ints)
+}
+
+// intWidth is _intsetValueEncoding.
+func intWidth(v int64) uint8 {
+	switch {
+	case v < math.MinInt32 || v > math.MaxInt32:
+		return 8
+	case v < math.MinInt16 || v > math.MaxInt16:
+		return 4
+	}
+	return 2
+}
+
+// maxIntsetEntries caps set-max-intset-entries at 1G, as setTypeAdd.
+func maxIntsetEntries(limit int) int { return min(limit, 1<<30) }
+
+// Add is setTypeAdd: it adds member and reports whether it was new. An
+// intset becomes a hashtable when member is not an integer or when it
+// would hold more than maxIntset (set-max-intset-entries) members.
+// member is copied.
+func (s *Set) Add(member []byte, maxIntset int) bool {
+	if s.ht != nil {
+		return addKey(s.ht, member)
+	}
+	v, ok := string2ll(member)
+	if !ok {
+		s.convert()
+		return addKey(s.ht, member)
+	}
+	if !s.addInt(v) {
+		return false
+	}
+	if len(s.ints) > maxIntsetEntries(maxIntset) {
+		s.convert()
+	}
+	return true
+}
+
+// addInt is intsetAdd.
+func (s *Set) addInt(v int64) bool {
+	i, found := slices.BinarySearch(s.ints, v)
+	if found {
+		return false
+	}
+	s.width = max(s.width, intWidth(v))
+	s.ints = slices.Insert(s.ints, i, v)
+	return true
+}
+
+// convert is setTypeConvert(OBJ_ENCODING_HT): a Dict presized to the
+// intset's length, filled in ascending order.
+func (s *Set) convert() {
+	d := &Dict{}
+	d.Expand(len(s.ints))
+	var buf [20]byte
+	for _, v := range s.ints {
+		addKey(d, strconv.AppendInt(buf[:0], v, 10))
+	}
+	s.ht, s.ints = d, nil
+}
+
+// Remove is setTypeRemove: it removes member and reports whether it was
+// there. A hashtable shrinks when it becomes too sparse (htNeedsResize).
+func (s *Set) Remove(member []byte) bool {
+	if s.ht != nil {
+		return s.ht.removeKey(string(member))
+	}
+	v, ok := string2ll(member)
+	if !ok {
+		return false
+	}
+	return s.removeInt(v)
+}
+
+// RemoveString is Remove for a string member.
+func (s *Set) RemoveString(member string) bool {
+	if s.ht != nil {
+		return s.ht.removeKey(member)
+	}
+	v, ok := string2ll([]byte(member))
+	if !ok {
+		return false
+	}
+	return s.removeInt(v)
+}
+
+// removeInt is intsetRemove (the width stays).
+func (s *Set) removeInt(v int64) bool {
+	i, found := slices.BinarySearch(s.ints, v)
+	if !found {
+		return false
+	}
+	s.ints = slices.Delete(s.ints, i, i+1)
+	return true
+}
+
+// Contains is setTypeIsMember.
+func (s *Set) Contains(member []byte) bool {
+	if s.ht != nil {
+		return s.ht.Find(member) != nil
+	}
+	v, ok := string2ll(member)
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(s.ints, v)
+	return found
+}
+
+// ContainsInt is setTypeIsMember of an integer member (an intset's
+// element tested against another set).
+func (s *Set) ContainsInt(v int64) bool {
+	if s.ht != nil {
+		var buf [20]byte
+		return s.ht.Find(strconv.AppendInt(buf[:0], v, 10)) != nil
+	}
+	_, found := slices.BinarySearch(s.ints, v)
+	return found
+}
+
+// Member is one member as setTypeNext returns it: an integer of an intset
+// (IsInt) or a string of a hashtable.
+type Member struct {
+	S     string
+	N     int64
+	IsInt bool
+}
+
+// AppendTo appends the member's bytes to b.
+func (m Member) AppendTo(b []byte) []byte {
+	if m.IsInt {
+		return strconv.AppendInt(b, m.N, 10)
+	}
+	return append(b, m.S...)
+}
+
+// String is the member's text.
+func (m Member) String() string {
+	if m.IsInt {
+		return strconv.FormatInt(m.N, 10)
+	}
+	return m.S
+}
+
+// Range calls fn for every member in setTypeNext's order until fn returns
+// false. fn must not change the set.
+func (s *Set) Range(fn func(m Member) bool) {
+	if s.ht != nil {
+		s.ht.Range(func(k string, _ *Entry) bool { return fn(Member{S: k}) })
+		return
+	}
+	for _, v := range s.ints {
+		if !fn(Member{N: v, IsInt: true}) {
+			return
+		}
+	}
+}
+
+// Random is setTypeRandomElement: a uniformly random element of an intset
+// (intsetRandom), dictGetFairRandomKey of a hashtable. The set must not be
+// empty.
+func (s *Set) Random(rng *rand.Rand) Member {
+	if s.ht != nil {
+		k, _, _ := s.ht.FairRandomKey(rng)
+		return Member{S: k}
+	}
+	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
+}
+
+// RemoveMember removes m, a member of s (as returned by Random or Range).
+func (s *Set) RemoveMember(m Member) bool {
+	if m.IsInt && s.ht == nil {
+		return s.removeInt(m.N)
+	}
+	if m.IsInt {
+		var buf [20]byte
+		return s.Remove(strconv.AppendInt(buf[:0], m.N, 10))
+	}
+	return s.RemoveString(m.S)
+}
+
+// Scan is dictScan over a hashtable set (SSCAN); an intset has no cursor:
+// the caller returns all of it at once, as scanGenericCommand.
+func (s *Set) Scan(cursor uint64, fn func(member string)) uint64 {
+	if s.ht == nil {
+		return 0
+	}
+	return s.ht.Scan(cursor, func(k string, _ *Entry) { fn(k) })
+}
+
+// Dup is setTypeDup: an intset is copied as is; a hashtable is rebuilt
+// into a Dict presized to its length, in iteration order.
+func (s *Set) Dup() Value {
+	if s.ht == nil {
+		return &Set{ints: slices.Clone(s.ints), width: s.width}
+	}
+	d := &Dict{}
+	d.Expand(s.ht.Len())
+	s.ht.Range(func(k string, _ *Entry) bool {
+		addKey(d, k)
+		return true
+	})
+	return &Set{ht: d}
+}
+
+// dictStructSize is sizeof(dict) in Redis 7.0; intsetHeaderSize is
+// sizeof(intset).
+const (
+	dictStructSize   = 56
+	intsetHeaderSize = 8
+)
+
+// Size is objectComputeSize of a set: robj + the intset's allocation
+// (header + width*len, as jemalloc rounds it: what redis-server 7.0.15
+// reports) for an intset; robj + dict + the bucket array + (dictEntry + member
+// sds) per member for a hashtable, averaged over the first samples
+// members in iteration order (0: all) and scaled to the set's size.
+func (s *Set) Size(samples int) uint64 {
+	if s.ht == nil {
+		return RobjSize + JemallocSize(intsetHeaderSize+uint64(s.width)*uint64(len(s.ints)))
+	}
+	size := uint64(RobjSize + dictStructSize + DictEntryPtrSize*s.ht.Buckets())
+	if samples <= 0 {
+		samples = math.MaxInt
+	}
+	var elesize uint64
+	n := 0
+	s.ht.Range(func(k string, _ *Entry) bool {
+		if n >= samples {
+			return false
+		}
+		elesize += DictEntrySize + SdsNewSize(uint64(len(k)))
+		n++
+		return true
+	})
+	if n > 0 {
+		// asize += (double)elesize/samples*dictSize(d): the sum is a
+		// double, truncated once.
+		return uint64(float64(size) + float64(elesize)/float64(n)*float64(s.ht.Len()))
+	}
+	return size
+}
+
+// ContainsString is Contains for a string member.
+func (s *Set) ContainsString(member string) bool {
+	if s.ht != nil {
+		return s.ht.FindString(member) != nil
+	}
+	v, ok := string2ll([]byte(member))
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(s.ints, v)
+	return found
+}
+
+// ContainsMember is setTypeIsMember of a member of another set.
+func (s *Set) ContainsMember(m Member) bool {
+	if m.IsInt {
+		return s.ContainsInt(m.N)
+	}
+	return s.ContainsString(m.S)
+}
+
+// AddMember is Add of a member of another set (setTypeAdd of
+// setTypeNextObject's sds): an integer goes into an intset without a
+// round trip through its text.
+func (s *Set) AddMember(m Member, maxIntset int) bool {
+	if m.IsInt && s.ht == nil {
+		if !s.addInt(m.N) {
+			return false
+		}
+		if len(s.ints) > maxIntsetEntries(maxIntset) {
+			s.convert()
+		}
+		return true
+	}
+	if !m.IsInt && s.ht != nil {
+		return addKey(s.ht, m.S)
+	}
+	var buf [20]byte
+	return s.Add(m.AppendTo(buf[:0]), maxIntset)
+}
+
+// addKey is dictAdd on a set's dict, with dictAddRaw's single rehash step
+// and its expansion check before the search (_dictKeyIndex), so the
+// tables (MEMORY USAGE, SSCAN cursors) evolve as Redis's: false if key is
+// present.
+// The key is copied only when it is added.
+func addKey[S string | []byte](d *Dict, key S) bool {
+	if d.IsRehashing() {
+		d.rehashStep()
+	}
+	d.expandIfNeeded()
+	h := maphash.String(seed, string(key)) // no copy: the compiler elides it for a []byte
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == string(key) {
+				return false
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	t := 0
+	if d.IsRehashing() {
+		t = 1
+	}
+	i := h & uint64(len(d.ht[t])-1)
+	d.ht[t][i] = &dictEntry{key: string(key), val: setMember, next: d.ht[t][i]}
+	d.used[t]++
+	return true
+}
+
+// removeKey is dictDelete on a set's dict (one rehash step, as
+// dictGenericDelete) followed by setTypeRemove's htNeedsResize check.
+func (d *Dict) removeKey(key string) bool {
+	if d.Len() == 0 {
+		return false
+	}
+	h := hashString(key)
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == key {
+				return d.remove(h, de) // steps once, unlinks, shrinks
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	if d.IsRehashing() {
+		d.rehashStep()
+	}
+	return false
+}
