@@ -520,13 +520,13 @@ func cmdLRem(c *Client, args [][]byte) {
 		limit = -limit
 	}
 	if toRemove >= 0 {
-		for i := 0; i < n && (toRemove == 0 || int64(len(drop)) < limit); i++ {
+		for i := 0; i < n && (toRemove == 0 || int64(len(drop)) != limit); i++ {
 			if bytes.Equal(l.Index(i), ele) {
 				drop[i] = struct{}{}
 			}
 		}
 	} else {
-		for i := n - 1; i >= 0 && int64(len(drop)) < limit; i-- {
+		for i := n - 1; i >= 0 && int64(len(drop)) != limit; i-- { // -LONG_MIN wraps: no limit, as Redis
 			if bytes.Equal(l.Index(i), ele) {
 				drop[i] = struct{}{}
 			}
