@@ -288,3 +288,33 @@ func TestListBlockedAOFRedis(t *testing.T) {
 	}
 	aof.check(t, ts, mark, nil)
 }
+
+// TestListDirtyRedis (interop): each list command adds to server.dirty
+// (INFO rdb_changes_since_last_save) what redis-server 7.0.15's adds.
+func TestListDirtyRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	dial := startRedis(t)
+	rc, rbr := dial(2)
+	ts := newTestServer(t)
+	c := ts.client()
+	dirty := func(info string) string {
+		i := strings.Index(info, "rdb_changes_since_last_save:")
+		return strings.SplitN(info[i:], "\r\n", 2)[0]
+	}
+	for _, cmd := range [][]string{
+		{"RPUSH", "l", "a", "b", "c", "d", "e", "a", "a"}, {"LPUSH", "l", "z", "y"}, {"LPUSHX", "l", "1", "2", "3"}, {"LPOP", "l"}, {"RPOP", "l", "2"},
+		{"LPOP", "l", "0"}, {"LSET", "l", "0", "x"}, {"LINSERT", "l", "AFTER", "x", "w"}, {"LINSERT", "l", "AFTER", "none", "w"},
+		{"LREM", "l", "0", "a"}, {"LREM", "l", "0", "none"}, {"LTRIM", "l", "1", "-2"}, {"LTRIM", "l", "0", "-1"},
+		{"LMOVE", "l", "m", "LEFT", "LEFT"}, {"RPOPLPUSH", "l", "l"}, {"LMPOP", "2", "x", "l", "LEFT", "COUNT", "2"},
+		{"BLPOP", "l", "0"}, {"BLMPOP", "0", "1", "m", "RIGHT", "COUNT", "9"}, {"RPUSH", "n", "1", "2"}, {"LTRIM", "n", "5", "9"},
+	} {
+		rawDo(t, rc, rbr, cmd...)
+		ts.do(c, cmd...)
+		want := dirty(rawDo(t, rc, rbr, "INFO", "persistence"))
+		if got := dirty(ts.do(c, "INFO", "persistence")); got != want {
+			t.Fatalf("after %v: vigil %s, redis %s", cmd, got, want)
+		}
+	}
+}
