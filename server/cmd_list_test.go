@@ -235,6 +235,9 @@ func TestListBlockedAOFRedis(t *testing.T) {
 		{"BLMPOP", "0", "2", "m1", "m2", "RIGHT", "COUNT", "2"},
 		{"BLPOP", "l", "0"},
 		{"BLMPOP", "0", "1", "m1", "LEFT"},
+		{"BLPOP", "chain", "0"},
+		{"BLMOVE", "src3", "chain", "RIGHT", "LEFT", "0"},
+		{"BRPOPLPUSH", "chain", "chain2", "0"},
 	}
 	type rconnT struct {
 		c  net.Conn
@@ -267,6 +270,11 @@ func TestListBlockedAOFRedis(t *testing.T) {
 		{"RPUSH", "src", "x", "y"},
 		{"LPUSH", "src2", "z"},
 		{"MULTI"}, {"RPUSH", "m2", "1", "2", "3"}, {"RPUSH", "l", "c"}, {"RPUSH", "m1", "p", "q"}, {"EXEC"},
+		// A served BLMOVE's push serves the waiters of its destination
+		// in the same round: BLPOP chain first (it waited longer).
+		{"RPUSH", "src3", "k1", "k2"},
+		{"RPUSH", "src3", "k3"},
+		{"LPUSH", "chain", "last"},
 	}
 	for _, args := range writes {
 		want := rawDo(t, rw, rwbr, args...)
@@ -280,7 +288,7 @@ func TestListBlockedAOFRedis(t *testing.T) {
 			t.Errorf("waiter %d %v: vigil %q, redis %q", i, waiters[i], got, want)
 		}
 	}
-	for _, k := range []string{"l", "src", "dst", "m1", "m2"} {
+	for _, k := range []string{"l", "src", "dst", "m1", "m2", "src3", "chain", "chain2"} {
 		want := rawDo(t, rw, rwbr, "LRANGE", k, "0", "-1")
 		if got := ts.do(vw, "LRANGE", k, "0", "-1"); got != want {
 			t.Errorf("LRANGE %s: vigil %q, redis %q", k, got, want)
