@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/vigil-kv/vigil/configs"
@@ -514,7 +515,7 @@ func cmdLRem(c *Client, args [][]byte) {
 	// Find the indexes to drop first (a read), then change the list only
 	// if there are any.
 	n := l.Len()
-	drop := map[int]struct{}{}
+	var drop []int // ascending
 	limit := toRemove
 	if limit < 0 {
 		limit = -limit
@@ -522,22 +523,28 @@ func cmdLRem(c *Client, args [][]byte) {
 	if toRemove >= 0 {
 		for i := 0; i < n && (toRemove == 0 || int64(len(drop)) != limit); i++ {
 			if bytes.Equal(l.Index(i), ele) {
-				drop[i] = struct{}{}
+				drop = append(drop, i)
 			}
 		}
 	} else {
-		for i := n - 1; i >= 0 && int64(len(drop)) != limit; i-- { // -LONG_MIN wraps: no limit, as Redis
+		// From the tail; -LONG_MIN wraps to itself: no limit, as Redis.
+		for i := n - 1; i >= 0 && int64(len(drop)) != limit; i-- {
 			if bytes.Equal(l.Index(i), ele) {
-				drop[i] = struct{}{}
+				drop = append(drop, i)
 			}
 		}
+		slices.Reverse(drop)
 	}
 	removed := len(drop)
 	if removed > 0 {
 		l = c.mutableList(key, e)
+		next := 0
 		l.Filter(func(i int, _ []byte) bool {
-			_, d := drop[i]
-			return !d
+			if next < len(drop) && drop[next] == i {
+				next++
+				return false
+			}
+			return true
 		})
 		c.touch(key)
 		c.notify(configs.NotifyList, "lrem", key)
