@@ -1,5 +1,7 @@
 package keyspace
 
+import "slices"
+
 // List is a list value (OBJ_LIST). Redis 7.0 always encodes a list as a
 // quicklist (a doubly linked list of listpack nodes; 7.2's small-list
 // listpack encoding does not exist yet), so Encoding is always
@@ -16,7 +18,20 @@ type List struct {
 	buf  [][]byte // ring; len(buf) is 0 or a power of two
 	head int      // index in buf of the first element
 	n    int      // number of elements
-	fill int      // list-max-listpack-size when created (quicklist fill)
+	fill int      // list-max-listpack-size (quicklist fill)
+
+	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
+	// of each, head to tail) for Size: pushes and pops at the ends split
+	// the list into nodes exactly as quicklistPush and quicklistPop do;
+	// changes in the middle adjust the node holding the element without
+	// Redis's splits and merges.
+	nodes []qlNode
+}
+
+// qlNode is one quicklist node: its entries and listpack size in bytes.
+type qlNode struct {
+	count int
+	sz    int
 }
 
 // NewList returns an empty list whose nodes are sized by fill
@@ -48,7 +63,13 @@ func (l *List) slot(i int) int { return (l.head + i) & (len(l.buf) - 1) }
 func (l *List) Index(i int) []byte { return l.buf[l.slot(i)] }
 
 // Set replaces element i (handed over).
-func (l *List) Set(i int, b []byte) { l.buf[l.slot(i)] = b }
+func (l *List) Set(i int, b []byte) {
+	s := l.slot(i)
+	if k, _ := l.nodeOf(i); k >= 0 {
+		l.nodes[k].sz += lpEntrySize(b) - lpEntrySize(l.buf[s])
+	}
+	l.buf[s] = b
+}
 
 // PushFront adds b (handed over) at the head.
 func (l *List) PushFront(b []byte) {
@@ -58,6 +79,12 @@ func (l *List) PushFront(b []byte) {
 	l.head = (l.head - 1) & (len(l.buf) - 1)
 	l.buf[l.head] = b
 	l.n++
+	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, l.fill, len(b)) {
+		l.nodes[0].count++
+		l.nodes[0].sz += lpEntrySize(b)
+		return
+	}
+	l.nodes = slices.Insert(l.nodes, 0, qlNode{1, lpHdrSize + 1 + lpEntrySize(b)})
 }
 
 // PushBack adds b (handed over) at the tail.
@@ -67,6 +94,12 @@ func (l *List) PushBack(b []byte) {
 	}
 	l.buf[l.slot(l.n)] = b
 	l.n++
+	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, l.fill, len(b)) {
+		l.nodes[k].count++
+		l.nodes[k].sz += lpEntrySize(b)
+		return
+	}
+	l.nodes = append(l.nodes, qlNode{1, lpHdrSize + 1 + lpEntrySize(b)})
 }
 
 // PopFront removes and returns the head element (the list is not empty).
@@ -77,6 +110,7 @@ func (l *List) PopFront() []byte {
 	l.head = (l.head + 1) & (len(l.buf) - 1)
 	l.n--
 	l.shrink()
+	l.nodeRemove(0, b)
 	return b
 }
 
@@ -87,7 +121,36 @@ func (l *List) PopBack() []byte {
 	l.buf[s] = nil
 	l.n--
 	l.shrink()
+	l.nodeRemove(len(l.nodes)-1, b)
 	return b
+}
+
+// nodeOf returns the node holding element i and i's offset in it.
+func (l *List) nodeOf(i int) (int, int) {
+	if len(l.nodes) == 0 {
+		return -1, 0
+	}
+	for k, nd := range l.nodes {
+		if i < nd.count {
+			return k, i
+		}
+		i -= nd.count
+	}
+	return len(l.nodes) - 1, l.nodes[len(l.nodes)-1].count
+}
+
+// nodeRemove takes element b out of node k, dropping the node when it
+// empties (__quicklistDelNode).
+func (l *List) nodeRemove(k int, b []byte) {
+	if k < 0 || k >= len(l.nodes) {
+		return
+	}
+	nd := &l.nodes[k]
+	nd.count--
+	nd.sz -= lpEntrySize(b)
+	if nd.count <= 0 {
+		l.nodes = slices.Delete(l.nodes, k, k+1)
+	}
 }
 
 // shrink gives memory back when the ring is mostly empty.
@@ -111,24 +174,44 @@ func (l *List) Insert(i int, b []byte) {
 		l.PushBack(b)
 		return
 	}
-	l.PushBack(nil)
+	if l.n == len(l.buf) {
+		l.grow()
+	}
+	l.n++
 	for j := l.n - 1; j > i; j-- {
 		l.buf[l.slot(j)] = l.buf[l.slot(j-1)]
 	}
 	l.buf[l.slot(i)] = b
+	if k, _ := l.nodeOf(i); k >= 0 {
+		l.nodes[k].count++
+		l.nodes[k].sz += lpEntrySize(b)
+	}
 }
 
 // Filter keeps, in order, the elements for which keep returns true; keep
 // sees every element once, head to tail. O(n).
 func (l *List) Filter(keep func(i int, b []byte) bool) {
 	w := 0
+	k, left := 0, 0 // node of element r, and its elements after r
+	if len(l.nodes) > 0 {
+		left = l.nodes[0].count
+	}
 	for r := 0; r < l.n; r++ {
+		for left == 0 && k+1 < len(l.nodes) {
+			k++
+			left = l.nodes[k].count
+		}
+		left--
 		b := l.buf[l.slot(r)]
 		if keep(r, b) {
 			l.buf[l.slot(w)] = b
 			w++
+		} else if k < len(l.nodes) {
+			l.nodes[k].count--
+			l.nodes[k].sz -= lpEntrySize(b)
 		}
 	}
+	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
 	for j := w; j < l.n; j++ {
 		l.buf[l.slot(j)] = nil
 	}
@@ -156,7 +239,7 @@ func (l *List) Encoding() Encoding { return EncodingQuicklist }
 // Dup is listTypeDup: an independent list (the elements' bytes, never
 // changed in place, are shared).
 func (l *List) Dup() Value {
-	c := &List{fill: l.fill, n: l.n}
+	c := &List{fill: l.fill, n: l.n, nodes: slices.Clone(l.nodes)}
 	if l.n > 0 {
 		size := 4
 		for size < l.n {
@@ -184,68 +267,44 @@ var optimizationLevel = [...]int{4096, 8192, 16384, 32768, 65536}
 // Size is objectComputeSize of a quicklist: sizeof(robj) + sizeof(quicklist)
 // plus, per node, sizeof(quicklistNode) and its listpack's allocation,
 // averaged over the first samples nodes (0: all) and multiplied by the node
-// count. The nodes are those the elements would fill when pushed one by one
-// from head to tail (_quicklistNodeAllowInsert under list-max-listpack-size);
-// a list shaped by LPUSH, LINSERT or deletions in the middle can be split
-// differently in Redis, so its size is close rather than exact.
+// count. The nodes are exactly Redis's for a list changed only at its ends
+// (pushes, pops, LTRIM, LMOVE); LINSERT, LSET and LREM in the middle of a
+// full node make Redis split or merge nodes, which is not modelled, so
+// their sizes are close rather than exact. list-compress-depth is ignored.
 func (l *List) Size(samples int) uint64 {
-	if l.n == 0 {
+	if len(l.nodes) == 0 {
 		return RobjSize + quicklistSize
 	}
-	var nodes, sampled int
+	var sampled int
 	var elesize uint64
-	curSz, curCount := 0, 0
-	flush := func() {
-		if curCount == 0 {
-			return
+	for _, nd := range l.nodes {
+		if samples > 0 && sampled >= samples {
+			break
 		}
-		nodes++
-		if samples <= 0 || sampled < samples {
-			sampled++
-			elesize += quicklistNodeSize + JemallocSize(uint64(curSz))
-		}
+		sampled++
+		elesize += quicklistNodeSize + JemallocSize(uint64(nd.sz))
 	}
-	for i := 0; i < l.n; i++ {
-		b := l.buf[l.slot(i)]
-		if curCount > 0 && allowInsert(curSz, curCount, l.fill, len(b)) {
-			curSz += lpEntrySize(b)
-			curCount++
-			continue
-		}
-		flush()
-		curSz, curCount = lpHdrSize+1+lpEntrySize(b), 1
-	}
-	flush()
-	asize := float64(RobjSize+quicklistSize) + float64(elesize)/float64(sampled)*float64(nodes)
+	asize := float64(RobjSize+quicklistSize) + float64(elesize)/float64(sampled)*float64(len(l.nodes))
 	return uint64(asize)
 }
 
-// allowInsert is _quicklistNodeAllowInsert for a node of sz listpack bytes
-// and count entries, adding an element of n bytes.
+// allowInsert is 7.0.15's _quicklistNodeAllowInsert for a node of sz
+// listpack bytes and count entries, adding an element of n bytes: the
+// estimate sz + n + SIZE_ESTIMATE_OVERHEAD (8) must stay within the
+// fill's byte limit (negative fill: optimization_level, -6 and below as
+// -5), or, for a count limit (fill >= 0; 0 counts as 1), within
+// SIZE_SAFETY_LIMIT with count+1 entries at most fill
+// (_quicklistNodeExceedsLimit, quicklistNodeLimit).
 func allowInsert(sz, count, fill, n int) bool {
-	overhead := 1
-	if n >= 254 {
-		overhead = 5
-	}
-	switch {
-	case n < 64:
-		overhead++
-	case n < 16384:
-		overhead += 2
-	default:
-		overhead += 5
-	}
-	newSz := sz + n + overhead
+	newSz := sz + n + 8
 	if fill < 0 {
-		off := -fill - 1
-		if off < len(optimizationLevel) && newSz <= optimizationLevel[off] {
-			return true
-		}
+		off := min(-fill-1, len(optimizationLevel)-1)
+		return newSz <= optimizationLevel[off]
 	}
 	if newSz > sizeSafetyLimit {
 		return false
 	}
-	return count < fill
+	return count+1 <= max(fill, 1)
 }
 
 // lpEntrySize is the bytes b takes in a listpack: its encoding (an integer

@@ -10,12 +10,23 @@ import (
 // of operations at both ends and in the middle.
 func TestListOpsModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	l := NewList(-2)
+	l := NewList(-1) // 4 KB nodes: many of them
 	var m [][]byte
 	check := func(step int) {
 		t.Helper()
 		if l.Len() != len(m) {
 			t.Fatalf("step %d: len %d, want %d", step, l.Len(), len(m))
+		}
+		// The shadow quicklist nodes account for every element.
+		total := 0
+		for _, nd := range l.nodes {
+			if nd.count <= 0 || nd.sz <= lpHdrSize+1 {
+				t.Fatalf("step %d: node %+v", step, nd)
+			}
+			total += nd.count
+		}
+		if total != len(m) {
+			t.Fatalf("step %d: nodes hold %d elements, want %d", step, total, len(m))
 		}
 		for i := range m {
 			if string(l.Index(i)) != string(m[i]) {
@@ -25,6 +36,9 @@ func TestListOpsModel(t *testing.T) {
 	}
 	for step := 0; step < 20000; step++ {
 		v := []byte(strconv.Itoa(step))
+		if rng.IntN(10) == 0 {
+			v = make([]byte, rng.IntN(3000))
+		}
 		switch op := rng.IntN(9); {
 		case op < 2:
 			l.PushFront(v)
