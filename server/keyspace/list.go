@@ -26,6 +26,34 @@ type List struct {
 	// changes in the middle adjust the node holding the element without
 	// Redis's splits and merges.
 	nodes []qlNode
+	nbuf  []qlNode // nodes' array: nodes is nbuf[nh:nh+len(nodes)]
+	nh    int      // free slots before nodes, for O(1) pushes at the head
+}
+
+// nodePushFront adds a node at the head, amortized O(1): the array keeps
+// room before the first node, re-made (as much room as nodes) when used up.
+func (l *List) nodePushFront(nd qlNode) {
+	if l.nh == 0 {
+		n := len(l.nodes)
+		room := max(4, n)
+		nb := make([]qlNode, room+n, 2*room+n)
+		copy(nb[room:], l.nodes)
+		l.nbuf, l.nh = nb[:cap(nb)], room
+		l.nodes = nb[room : room+n]
+	}
+	l.nh--
+	l.nodes = l.nbuf[l.nh : l.nh+len(l.nodes)+1]
+	l.nodes[0] = nd
+}
+
+// nodePushBack adds a node at the tail (append; a new array has no room
+// before it).
+func (l *List) nodePushBack(nd qlNode) {
+	old := cap(l.nodes)
+	l.nodes = append(l.nodes, nd)
+	if cap(l.nodes) != old {
+		l.nbuf, l.nh = l.nodes[:cap(l.nodes)], 0
+	}
 }
 
 // qlNode is one quicklist node: its entries and listpack size in bytes.
@@ -84,7 +112,7 @@ func (l *List) PushFront(b []byte) {
 		l.nodes[0].sz += lpEntrySize(b)
 		return
 	}
-	l.nodes = slices.Insert(l.nodes, 0, qlNode{1, lpHdrSize + 1 + lpEntrySize(b)})
+	l.nodePushFront(qlNode{1, lpHdrSize + 1 + lpEntrySize(b)})
 }
 
 // PushBack adds b (handed over) at the tail.
@@ -99,7 +127,7 @@ func (l *List) PushBack(b []byte) {
 		l.nodes[k].sz += lpEntrySize(b)
 		return
 	}
-	l.nodes = append(l.nodes, qlNode{1, lpHdrSize + 1 + lpEntrySize(b)})
+	l.nodePushBack(qlNode{1, lpHdrSize + 1 + lpEntrySize(b)})
 }
 
 // PopFront removes and returns the head element (the list is not empty).
@@ -149,7 +177,13 @@ func (l *List) nodeRemove(k int, b []byte) {
 	nd.count--
 	nd.sz -= lpEntrySize(b)
 	if nd.count <= 0 {
-		l.nodes = slices.Delete(l.nodes, k, k+1)
+		if k == 0 { // O(1) at the head too
+			l.nodes[0] = qlNode{}
+			l.nodes = l.nodes[1:]
+			l.nh++
+		} else {
+			l.nodes = slices.Delete(l.nodes, k, k+1)
+		}
 	}
 }
 
@@ -240,6 +274,7 @@ func (l *List) Encoding() Encoding { return EncodingQuicklist }
 // changed in place, are shared).
 func (l *List) Dup() Value {
 	c := &List{fill: l.fill, n: l.n, nodes: slices.Clone(l.nodes)}
+	c.nbuf = c.nodes[:cap(c.nodes)]
 	if l.n > 0 {
 		size := 4
 		for size < l.n {

@@ -25,6 +25,9 @@ func TestListOpsModel(t *testing.T) {
 			}
 			total += nd.count
 		}
+		if len(l.nodes) > 0 && (l.nh+len(l.nodes) > len(l.nbuf) || &l.nbuf[l.nh] != &l.nodes[0]) {
+			t.Fatalf("step %d: nodes are not nbuf[nh:]", step)
+		}
 		if total != len(m) {
 			t.Fatalf("step %d: nodes hold %d elements, want %d", step, total, len(m))
 		}
