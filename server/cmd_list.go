@@ -488,11 +488,8 @@ func cmdLInsert(c *Client, args [][]byte) {
 		c.w.Int(-1)
 		return
 	}
-	if after {
-		pos++
-	}
 	l = c.mutableList(key, e)
-	l.Insert(pos, copyBytes(args[4]))
+	l.Insert(pos, after, copyBytes(args[4]))
 	c.touch(key)
 	c.notify(configs.NotifyList, "linsert", key)
 	c.srv.ks.Dirty++

@@ -298,7 +298,7 @@ func TestListMemoryDifferential(t *testing.T) {
 		do("FLUSHALL")
 		for i := 0; i < 700; i++ {
 			k := []string{"p", "q"}[rng.IntN(2)]
-			switch rng.IntN(8) {
+			switch rng.IntN(9) {
 			case 0, 1, 2:
 				args := []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], k}
 				for n := 1 + rng.IntN(8); n > 0; n-- {
@@ -309,8 +309,19 @@ func TestListMemoryDifferential(t *testing.T) {
 				do([]string{"LPOP", "RPOP"}[rng.IntN(2)], k, strconv.Itoa(rng.IntN(6)))
 			case 5:
 				do("LTRIM", k, strconv.Itoa(rng.IntN(3)), strconv.Itoa(-1-rng.IntN(3)))
-			default:
+			case 6:
 				do("LMOVE", "p", "q", []string{"LEFT", "RIGHT"}[rng.IntN(2)], []string{"LEFT", "RIGHT"}[rng.IntN(2)])
+			default:
+				// LINSERT next to an element that exists, when there is one.
+				ts.s.mu.Lock()
+				var pivot string
+				if e := ts.s.ks.DBs[0].Peek([]byte(k)); e != nil {
+					if l, ok := e.Value().(*keyspace.List); ok {
+						pivot = string(l.Index(rng.IntN(l.Len())))
+					}
+				}
+				ts.s.mu.Unlock()
+				do("LINSERT", k, []string{"BEFORE", "AFTER"}[rng.IntN(2)], pivot, elem())
 			}
 			do("MEMORY", "USAGE", k, "SAMPLES", "0")
 			do("MEMORY", "USAGE", k)

@@ -198,8 +198,13 @@ func (l *List) shrink() {
 	}
 }
 
-// Insert inserts b (handed over) before element i (0 <= i <= Len).
-func (l *List) Insert(i int, b []byte) {
+// Insert inserts b (handed over) before element pivot, or after it when
+// after (LINSERT), with the node changes of _quicklistInsert.
+func (l *List) Insert(pivot int, after bool, b []byte) {
+	i := pivot
+	if after {
+		i++
+	}
 	if i == 0 {
 		l.PushFront(b)
 		return
@@ -208,6 +213,7 @@ func (l *List) Insert(i int, b []byte) {
 		l.PushBack(b)
 		return
 	}
+	l.nodeInsert(pivot, after, b)
 	if l.n == len(l.buf) {
 		l.grow()
 	}
@@ -216,9 +222,124 @@ func (l *List) Insert(i int, b []byte) {
 		l.buf[l.slot(j)] = l.buf[l.slot(j-1)]
 	}
 	l.buf[l.slot(i)] = b
-	if k, _ := l.nodeOf(i); k >= 0 {
+}
+
+// exceeds is _quicklistNodeExceedsLimit for a node of sz bytes and count
+// entries.
+func (l *List) exceeds(sz, count int) bool {
+	if l.fill < 0 {
+		return sz > optimizationLevel[min(-l.fill-1, len(optimizationLevel)-1)]
+	}
+	return sz > sizeSafetyLimit || count > max(l.fill, 1)
+}
+
+// nodeInsertAt inserts a node at index k of nodes.
+func (l *List) nodeInsertAt(k int, nd qlNode) {
+	if k == 0 {
+		l.nodePushFront(nd)
+		return
+	}
+	old := cap(l.nodes)
+	l.nodes = slices.Insert(l.nodes, k, nd)
+	if cap(l.nodes) != old {
+		l.nbuf, l.nh = l.nodes[:cap(l.nodes)], 0
+	}
+}
+
+// nodeInsert is _quicklistInsert's choice of node for an element b
+// inserted before or after element pivot, which is not at either end of
+// the list: the pivot's node when it has room; else the neighbour when the
+// pivot is that node's edge and the neighbour has room; else a new node
+// there; else the node is split at the pivot, b joins the new half, and
+// the nodes around are merged where they fit (_quicklistSplitNode,
+// _quicklistMergeNodes).
+func (l *List) nodeInsert(pivot int, after bool, b []byte) {
+	k, off := l.nodeOf(pivot)
+	if k < 0 {
+		return
+	}
+	nd := l.nodes[k]
+	e := lpEntrySize(b)
+	allow := func(j int) bool {
+		return j >= 0 && j < len(l.nodes) && allowInsert(l.nodes[j].sz, l.nodes[j].count, l.fill, len(b))
+	}
+	full := !allow(k)
+	atTail := after && off == nd.count-1
+	atHead := !after && off == 0
+	switch {
+	case !full:
 		l.nodes[k].count++
-		l.nodes[k].sz += lpEntrySize(b)
+		l.nodes[k].sz += e
+	case atTail && allow(k+1):
+		l.nodes[k+1].count++
+		l.nodes[k+1].sz += e
+	case atHead && allow(k-1):
+		l.nodes[k-1].count++
+		l.nodes[k-1].sz += e
+	case atTail:
+		l.nodeInsertAt(k+1, qlNode{1, lpHdrSize + 1 + e})
+	case atHead:
+		l.nodeInsertAt(k, qlNode{1, lpHdrSize + 1 + e})
+	default:
+		// Split: with after, the node keeps entries 0..off and the new
+		// node (after it) gets the rest with b first; without, the node
+		// keeps off.. and the new node (before it) gets 0..off-1 and b.
+		start := pivot - off
+		cut := off
+		if after {
+			cut = off + 1
+		}
+		left := qlNode{cut, lpHdrSize + 1}
+		for j := 0; j < cut; j++ {
+			left.sz += lpEntrySize(l.buf[l.slot(start+j)])
+		}
+		right := qlNode{nd.count - cut, nd.sz - (left.sz - lpHdrSize - 1)}
+		center := k
+		if after {
+			right.count++
+			right.sz += e
+		} else {
+			left.count++
+			left.sz += e
+			center = k + 1
+		}
+		l.nodes[k] = left
+		l.nodeInsertAt(k+1, right)
+		l.mergeAround(center)
+	}
+}
+
+// canMerge is _quicklistNodeAllowMerge of nodes a and b.
+func (l *List) canMerge(a, b int) bool {
+	if a < 0 || b < 0 || a >= len(l.nodes) || b >= len(l.nodes) {
+		return false
+	}
+	return !l.exceeds(l.nodes[a].sz+l.nodes[b].sz-lpHdrSize-1, l.nodes[a].count+l.nodes[b].count)
+}
+
+// mergeNodes merges node i+1 into node i (lpMerge: one header less).
+func (l *List) mergeNodes(i int) {
+	l.nodes[i].count += l.nodes[i+1].count
+	l.nodes[i].sz += l.nodes[i+1].sz - lpHdrSize - 1
+	l.nodes = slices.Delete(l.nodes, i+1, i+2)
+}
+
+// mergeAround is _quicklistMergeNodes around node c.
+func (l *List) mergeAround(c int) {
+	if l.canMerge(c-1, c-2) {
+		l.mergeNodes(c - 2)
+		c--
+	}
+	if l.canMerge(c+1, c+2) {
+		l.mergeNodes(c + 1)
+	}
+	t := c
+	if l.canMerge(c, c-1) {
+		l.mergeNodes(c - 1)
+		t = c - 1
+	}
+	if l.canMerge(t, t+1) {
+		l.mergeNodes(t)
 	}
 }
 
@@ -331,15 +452,8 @@ func (l *List) Size(samples int) uint64 {
 // SIZE_SAFETY_LIMIT with count+1 entries at most fill
 // (_quicklistNodeExceedsLimit, quicklistNodeLimit).
 func allowInsert(sz, count, fill, n int) bool {
-	newSz := sz + n + 8
-	if fill < 0 {
-		off := min(-fill-1, len(optimizationLevel)-1)
-		return newSz <= optimizationLevel[off]
-	}
-	if newSz > sizeSafetyLimit {
-		return false
-	}
-	return count+1 <= max(fill, 1)
+	l := List{fill: fill}
+	return !l.exceeds(sz+n+8, count+1)
 }
 
 // lpEntrySize is the bytes b takes in a listpack: its encoding (an integer

@@ -28,6 +28,17 @@ func TestListOpsModel(t *testing.T) {
 		if len(l.nodes) > 0 && (l.nh+len(l.nodes) > len(l.nbuf) || &l.nbuf[l.nh] != &l.nodes[0]) {
 			t.Fatalf("step %d: nodes are not nbuf[nh:]", step)
 		}
+		bytes := 0
+		for _, nd := range l.nodes {
+			bytes += nd.sz - lpHdrSize - 1
+		}
+		want := 0
+		for _, b := range m {
+			want += lpEntrySize(b)
+		}
+		if bytes != want {
+			t.Fatalf("step %d: nodes hold %d entry bytes, want %d", step, bytes, want)
+		}
 		if total != len(m) {
 			t.Fatalf("step %d: nodes hold %d elements, want %d", step, total, len(m))
 		}
@@ -60,8 +71,15 @@ func TestListOpsModel(t *testing.T) {
 			}
 			m = m[:len(m)-1]
 		case op == 6:
-			i := rng.IntN(len(m) + 1)
-			l.Insert(i, v)
+			if len(m) == 0 {
+				break
+			}
+			p, after := rng.IntN(len(m)), rng.IntN(2) == 0
+			l.Insert(p, after, v)
+			i := p
+			if after {
+				i++
+			}
 			m = append(m[:i], append([][]byte{v}, m[i:]...)...)
 		case op == 7 && len(m) > 0:
 			i := rng.IntN(len(m))
