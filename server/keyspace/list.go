@@ -21,10 +21,11 @@ type List struct {
 	fill int      // list-max-listpack-size (quicklist fill)
 
 	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
-	// of each, head to tail) for Size: pushes and pops at the ends split
-	// the list into nodes exactly as quicklistPush and quicklistPop do;
-	// changes in the middle adjust the node holding the element without
-	// Redis's splits and merges.
+	// of each, head to tail) for Size, changed as quicklist.c changes
+	// them: quicklistPush/Pop at the ends, _quicklistInsert's splits and
+	// merges for LINSERT, an in-place lpReplace for LSET (7.0.15 lets the
+	// node grow past its limit), deletions that drop emptied nodes
+	// without merging (LREM, LTRIM, pops with a count).
 	nodes []qlNode
 	nbuf  []qlNode // nodes' array: nodes is nbuf[nh:nh+len(nodes)]
 	nh    int      // free slots before nodes, for O(1) pushes at the head
@@ -423,10 +424,10 @@ var optimizationLevel = [...]int{4096, 8192, 16384, 32768, 65536}
 // Size is objectComputeSize of a quicklist: sizeof(robj) + sizeof(quicklist)
 // plus, per node, sizeof(quicklistNode) and its listpack's allocation,
 // averaged over the first samples nodes (0: all) and multiplied by the node
-// count. The nodes are exactly Redis's for a list changed only at its ends
-// (pushes, pops, LTRIM, LMOVE); LINSERT, LSET and LREM in the middle of a
-// full node make Redis split or merge nodes, which is not modelled, so
-// their sizes are close rather than exact. list-compress-depth is ignored.
+// count, over the shadow nodes (see List.nodes), which follow Redis's for
+// every list command (checked against redis-server 7.0.15 after every
+// command of a random stream). list-compress-depth (LZF-compressed inner
+// nodes) is not modelled: with it set, Redis reports less.
 func (l *List) Size(samples int) uint64 {
 	if len(l.nodes) == 0 {
 		return RobjSize + quicklistSize
