@@ -802,12 +802,33 @@ func keySpecFlags(cmd *Command) []string {
 	return []string{"RW"}
 }
 
+// movableKeys is CMD_MOVABLE_KEYS (populateCommandMovableKeys): a key
+// spec that is not an index begin_search with a range find_keys (LMPOP's
+// keynum, a keyword search).
+func movableKeys(cmd *Command) bool {
+	rc := redisCommands()[cmd.fullName]
+	if rc == nil {
+		return false
+	}
+	for _, ks := range rc.keySpecs() {
+		if ks.keynum || ks.keyword != "" || ks.unknownBegin || ks.unknownFnd {
+			return true
+		}
+	}
+	return false
+}
+
 // writeCommandInfo is addReplyCommandInfo: the 10-element 7.0 entry.
 func writeCommandInfo(w *resp.Writer, cmd *Command) {
 	w.ArrayLen(10)
 	w.BulkString(cmd.fullName)
 	w.Int(int64(cmd.Arity))
 	flags := cmd.Flags.Names()
+	if movableKeys(cmd) && !cmd.has(FlagMovableKeys) {
+		// Derived from the key specs when the table does not say so
+		// (FlagMovableKeys prints it in Redis's flag order already).
+		flags = append(flags, "movablekeys")
+	}
 	w.SetLen(len(flags))
 	for _, f := range flags {
 		w.Simple(f)

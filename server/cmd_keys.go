@@ -602,6 +602,7 @@ func (s *Server) applyKeyspaceConfig() {
 	l.Enabled = s.policyIsLFU()
 	l.LogFactor = s.cfg.LFULogFactor
 	l.DecayTime = s.cfg.LFUDecayTime
+	s.ks.Encodings.ListMaxListpackSize = s.cfg.ListMaxListpackSize
 	if l.Rand == nil {
 		l.Rand = s.rng
 	}

@@ -113,6 +113,19 @@ var propagateCases = []struct {
 			{"SMOVE", "a", "b", "1"}, {"SMOVE", "a", "b", "9"}},
 		want: [][]string{{"MULTI"}, {"SADD", "s", "x"}, {"SREM", "s", "x"}, {"EXEC"},
 			{"SADD", "a", "1", "2"}, {"SINTERSTORE", "d", "a", "a"}, {"SINTERSTORE", "d", "a", "nokey"}, {"SMOVE", "a", "b", "1"}}},
+	{name: "list blocking commands served at once propagate their non-blocking form",
+		cmds: [][]string{{"RPUSH", "l", "a", "b", "c", "d", "e", "f"}, {"BLPOP", "x", "l", "0"}, {"brpop", "l", "1"}, {"BLMOVE", "l", "m", "left", "RIGHT", "0"},
+			{"brpoplpush", "l", "m", "0"}, {"BLMPOP", "0", "2", "x", "l", "LEFT", "COUNT", "5"}},
+		want: [][]string{{"RPUSH", "l", "a", "b", "c", "d", "e", "f"}, {"LPOP", "l"}, {"RPOP", "l"}, {"LMOVE", "l", "m", "left", "RIGHT"},
+			{"RPOPLPUSH", "l", "m"}, {"LPOP", "l", "2"}}},
+	{name: "LMPOP becomes [LR]POP key count; LPOP count as sent",
+		cmds: [][]string{{"RPUSH", "l", "1", "2", "3"}, {"lmpop", "1", "l", "right", "count", "2"}, {"LMPOP", "1", "l", "LEFT"}, {"LMPOP", "1", "l", "LEFT"},
+			{"RPUSH", "l", "1", "2"}, {"lpop", "l", "5"}, {"LPOP", "l", "1"}},
+		want: [][]string{{"RPUSH", "l", "1", "2", "3"}, {"RPOP", "l", "2"}, {"LPOP", "l", "1"}, {"RPUSH", "l", "1", "2"}, {"lpop", "l", "5"}}},
+	{name: "list writes that change nothing propagate nothing",
+		cmds: [][]string{{"LPUSHX", "l", "a"}, {"RPUSH", "l", "a"}, {"LREM", "l", "0", "x"}, {"LINSERT", "l", "BEFORE", "x", "y"}, {"LPOP", "l", "0"},
+			{"LTRIM", "l", "0", "-1"}, {"LMOVE", "x", "l", "LEFT", "LEFT"}, {"LPOP", "nope"}},
+		want: [][]string{{"RPUSH", "l", "a"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a

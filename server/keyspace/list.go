@@ -1,0 +1,502 @@
+package keyspace
+
+import "slices"
+
+// List is a list value (OBJ_LIST). Redis 7.0 always encodes a list as a
+// quicklist (a doubly linked list of listpack nodes; 7.2's small-list
+// listpack encoding does not exist yet), so Encoding is always
+// EncodingQuicklist.
+//
+// The elements are kept in a ring buffer (a deque): push and pop at both
+// ends are amortized O(1) and indexing is O(1); inserting or removing in
+// the middle moves elements, O(n) as Redis's listpack memmoves. Element
+// bytes are never changed in place once stored (LSET replaces the slice),
+// so Dup shares them.
+//
+// A List reachable through an Entry is changed only through DB.Mutable.
+type List struct {
+	buf  [][]byte // ring; len(buf) is 0 or a power of two
+	head int      // index in buf of the first element
+	n    int      // number of elements
+	fill int      // list-max-listpack-size (quicklist fill)
+
+	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
+	// of each, head to tail) for Size, changed as quicklist.c changes
+	// them: quicklistPush/Pop at the ends, _quicklistInsert's splits and
+	// merges for LINSERT, an in-place lpReplace for LSET (7.0.15 lets the
+	// node grow past its limit), deletions that drop emptied nodes
+	// without merging (LREM, LTRIM, pops with a count).
+	nodes []qlNode
+	nbuf  []qlNode // nodes' array: nodes is nbuf[nh:nh+len(nodes)]
+	nh    int      // free slots before nodes, for O(1) pushes at the head
+}
+
+// nodePushFront adds a node at the head, amortized O(1): the array keeps
+// room before the first node, re-made (as much room as nodes) when used up.
+func (l *List) nodePushFront(nd qlNode) {
+	if l.nh == 0 {
+		n := len(l.nodes)
+		room := max(4, n)
+		nb := make([]qlNode, room+n, 2*room+n)
+		copy(nb[room:], l.nodes)
+		l.nbuf, l.nh = nb[:cap(nb)], room
+		l.nodes = nb[room : room+n]
+	}
+	l.nh--
+	l.nodes = l.nbuf[l.nh : l.nh+len(l.nodes)+1]
+	l.nodes[0] = nd
+}
+
+// nodePushBack adds a node at the tail (append; a new array has no room
+// before it).
+func (l *List) nodePushBack(nd qlNode) {
+	old := cap(l.nodes)
+	l.nodes = append(l.nodes, nd)
+	if cap(l.nodes) != old {
+		l.nbuf, l.nh = l.nodes[:cap(l.nodes)], 0
+	}
+}
+
+// qlNode is one quicklist node: its entries and listpack size in bytes.
+type qlNode struct {
+	count int
+	sz    int
+}
+
+// NewList returns an empty list whose nodes are sized by fill
+// (list-max-listpack-size), as quicklistCreate + quicklistSetOptions.
+func NewList(fill int) *List { return &List{fill: fill} }
+
+// Len is the number of elements (LLEN).
+func (l *List) Len() int { return l.n }
+
+// SetFill sets list-max-listpack-size for the size estimate (Redis reads
+// the server's current setting on each insertion).
+func (l *List) SetFill(fill int) { l.fill = fill }
+
+func (l *List) grow() {
+	c := len(l.buf) * 2
+	if c == 0 {
+		c = 4
+	}
+	nb := make([][]byte, c)
+	for i := 0; i < l.n; i++ {
+		nb[i] = l.buf[(l.head+i)&(len(l.buf)-1)]
+	}
+	l.buf, l.head = nb, 0
+}
+
+func (l *List) slot(i int) int { return (l.head + i) & (len(l.buf) - 1) }
+
+// Index returns element i (0 <= i < Len). Do not modify it.
+func (l *List) Index(i int) []byte { return l.buf[l.slot(i)] }
+
+// Set replaces element i (handed over).
+func (l *List) Set(i int, b []byte) {
+	s := l.slot(i)
+	if k, _ := l.nodeOf(i); k >= 0 {
+		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.buf[s])
+	}
+	l.buf[s] = b
+}
+
+// PushFront adds b (handed over) at the head.
+func (l *List) PushFront(b []byte) {
+	if l.n == len(l.buf) {
+		l.grow()
+	}
+	l.head = (l.head - 1) & (len(l.buf) - 1)
+	l.buf[l.head] = b
+	l.n++
+	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, l.fill, len(b)) {
+		l.nodes[0].count++
+		l.nodes[0].sz += lpEntrySizeB(b)
+		return
+	}
+	l.nodePushFront(qlNode{1, lpHdrSize + 1 + lpEntrySizeB(b)})
+}
+
+// PushBack adds b (handed over) at the tail.
+func (l *List) PushBack(b []byte) {
+	if l.n == len(l.buf) {
+		l.grow()
+	}
+	l.buf[l.slot(l.n)] = b
+	l.n++
+	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, l.fill, len(b)) {
+		l.nodes[k].count++
+		l.nodes[k].sz += lpEntrySizeB(b)
+		return
+	}
+	l.nodePushBack(qlNode{1, lpHdrSize + 1 + lpEntrySizeB(b)})
+}
+
+// PopFront removes and returns the head element (the list is not empty).
+func (l *List) PopFront() []byte {
+	s := l.head
+	b := l.buf[s]
+	l.buf[s] = nil
+	l.head = (l.head + 1) & (len(l.buf) - 1)
+	l.n--
+	l.shrink()
+	l.nodeRemove(0, b)
+	return b
+}
+
+// PopBack removes and returns the tail element (the list is not empty).
+func (l *List) PopBack() []byte {
+	s := l.slot(l.n - 1)
+	b := l.buf[s]
+	l.buf[s] = nil
+	l.n--
+	l.shrink()
+	l.nodeRemove(len(l.nodes)-1, b)
+	return b
+}
+
+// nodeOf returns the node holding element i and i's offset in it.
+func (l *List) nodeOf(i int) (int, int) {
+	if len(l.nodes) == 0 {
+		return -1, 0
+	}
+	for k, nd := range l.nodes {
+		if i < nd.count {
+			return k, i
+		}
+		i -= nd.count
+	}
+	return len(l.nodes) - 1, l.nodes[len(l.nodes)-1].count
+}
+
+// nodeRemove takes element b out of node k, dropping the node when it
+// empties (__quicklistDelNode).
+func (l *List) nodeRemove(k int, b []byte) {
+	if k < 0 || k >= len(l.nodes) {
+		return
+	}
+	nd := &l.nodes[k]
+	nd.count--
+	nd.sz -= lpEntrySizeB(b)
+	if nd.count <= 0 {
+		if k == 0 { // O(1) at the head too
+			l.nodes[0] = qlNode{}
+			l.nodes = l.nodes[1:]
+			l.nh++
+		} else {
+			l.nodes = slices.Delete(l.nodes, k, k+1)
+		}
+	}
+}
+
+// shrink gives memory back when the ring is mostly empty.
+func (l *List) shrink() {
+	if len(l.buf) > 64 && l.n < len(l.buf)/4 {
+		nb := make([][]byte, len(l.buf)/2)
+		for i := 0; i < l.n; i++ {
+			nb[i] = l.buf[l.slot(i)]
+		}
+		l.buf, l.head = nb, 0
+	}
+}
+
+// Insert inserts b (handed over) before element pivot, or after it when
+// after (LINSERT), with the node changes of _quicklistInsert.
+func (l *List) Insert(pivot int, after bool, b []byte) {
+	i := pivot
+	if after {
+		i++
+	}
+	if i == 0 {
+		l.PushFront(b)
+		return
+	}
+	if i == l.n {
+		l.PushBack(b)
+		return
+	}
+	l.nodeInsert(pivot, after, b)
+	if l.n == len(l.buf) {
+		l.grow()
+	}
+	l.n++
+	for j := l.n - 1; j > i; j-- {
+		l.buf[l.slot(j)] = l.buf[l.slot(j-1)]
+	}
+	l.buf[l.slot(i)] = b
+}
+
+// exceeds is _quicklistNodeExceedsLimit for a node of sz bytes and count
+// entries.
+func (l *List) exceeds(sz, count int) bool {
+	if l.fill < 0 {
+		return sz > optimizationLevel[min(-l.fill-1, len(optimizationLevel)-1)]
+	}
+	return sz > sizeSafetyLimit || count > max(l.fill, 1)
+}
+
+// nodeInsertAt inserts a node at index k of nodes.
+func (l *List) nodeInsertAt(k int, nd qlNode) {
+	if k == 0 {
+		l.nodePushFront(nd)
+		return
+	}
+	old := cap(l.nodes)
+	l.nodes = slices.Insert(l.nodes, k, nd)
+	if cap(l.nodes) != old {
+		l.nbuf, l.nh = l.nodes[:cap(l.nodes)], 0
+	}
+}
+
+// nodeInsert is _quicklistInsert's choice of node for an element b
+// inserted before or after element pivot, which is not at either end of
+// the list: the pivot's node when it has room; else the neighbour when the
+// pivot is that node's edge and the neighbour has room; else a new node
+// there; else the node is split at the pivot, b joins the new half, and
+// the nodes around are merged where they fit (_quicklistSplitNode,
+// _quicklistMergeNodes).
+func (l *List) nodeInsert(pivot int, after bool, b []byte) {
+	k, off := l.nodeOf(pivot)
+	if k < 0 {
+		return
+	}
+	nd := l.nodes[k]
+	e := lpEntrySizeB(b)
+	allow := func(j int) bool {
+		return j >= 0 && j < len(l.nodes) && allowInsert(l.nodes[j].sz, l.nodes[j].count, l.fill, len(b))
+	}
+	full := !allow(k)
+	atTail := after && off == nd.count-1
+	atHead := !after && off == 0
+	switch {
+	case !full:
+		l.nodes[k].count++
+		l.nodes[k].sz += e
+	case atTail && allow(k+1):
+		l.nodes[k+1].count++
+		l.nodes[k+1].sz += e
+	case atHead && allow(k-1):
+		l.nodes[k-1].count++
+		l.nodes[k-1].sz += e
+	case atTail:
+		l.nodeInsertAt(k+1, qlNode{1, lpHdrSize + 1 + e})
+	case atHead:
+		l.nodeInsertAt(k, qlNode{1, lpHdrSize + 1 + e})
+	default:
+		// Split: with after, the node keeps entries 0..off and the new
+		// node (after it) gets the rest with b first; without, the node
+		// keeps off.. and the new node (before it) gets 0..off-1 and b.
+		start := pivot - off
+		cut := off
+		if after {
+			cut = off + 1
+		}
+		left := qlNode{cut, lpHdrSize + 1}
+		for j := 0; j < cut; j++ {
+			left.sz += lpEntrySizeB(l.buf[l.slot(start+j)])
+		}
+		right := qlNode{nd.count - cut, nd.sz - (left.sz - lpHdrSize - 1)}
+		center := k
+		if after {
+			right.count++
+			right.sz += e
+		} else {
+			left.count++
+			left.sz += e
+			center = k + 1
+		}
+		l.nodes[k] = left
+		l.nodeInsertAt(k+1, right)
+		l.mergeAround(center)
+	}
+}
+
+// canMerge is _quicklistNodeAllowMerge of nodes a and b.
+func (l *List) canMerge(a, b int) bool {
+	if a < 0 || b < 0 || a >= len(l.nodes) || b >= len(l.nodes) {
+		return false
+	}
+	return !l.exceeds(l.nodes[a].sz+l.nodes[b].sz-lpHdrSize-1, l.nodes[a].count+l.nodes[b].count)
+}
+
+// mergeNodes merges node i+1 into node i (lpMerge: one header less).
+func (l *List) mergeNodes(i int) {
+	l.nodes[i].count += l.nodes[i+1].count
+	l.nodes[i].sz += l.nodes[i+1].sz - lpHdrSize - 1
+	l.nodes = slices.Delete(l.nodes, i+1, i+2)
+}
+
+// mergeAround is _quicklistMergeNodes around node c.
+func (l *List) mergeAround(c int) {
+	if l.canMerge(c-1, c-2) {
+		l.mergeNodes(c - 2)
+		c--
+	}
+	if l.canMerge(c+1, c+2) {
+		l.mergeNodes(c + 1)
+	}
+	t := c
+	if l.canMerge(c, c-1) {
+		l.mergeNodes(c - 1)
+		t = c - 1
+	}
+	if l.canMerge(t, t+1) {
+		l.mergeNodes(t)
+	}
+}
+
+// Filter keeps, in order, the elements for which keep returns true; keep
+// sees every element once, head to tail. O(n).
+func (l *List) Filter(keep func(i int, b []byte) bool) {
+	w := 0
+	k, left := 0, 0 // node of element r, and its elements after r
+	if len(l.nodes) > 0 {
+		left = l.nodes[0].count
+	}
+	for r := 0; r < l.n; r++ {
+		for left == 0 && k+1 < len(l.nodes) {
+			k++
+			left = l.nodes[k].count
+		}
+		left--
+		b := l.buf[l.slot(r)]
+		if keep(r, b) {
+			l.buf[l.slot(w)] = b
+			w++
+		} else if k < len(l.nodes) {
+			l.nodes[k].count--
+			l.nodes[k].sz -= lpEntrySizeB(b)
+		}
+	}
+	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
+	for j := w; j < l.n; j++ {
+		l.buf[l.slot(j)] = nil
+	}
+	l.n = w
+	l.shrink()
+}
+
+// Trim keeps elements start..end inclusive (0 <= start <= end < Len) and
+// drops the rest (LTRIM).
+func (l *List) Trim(start, end int) {
+	for l.n > end+1 {
+		l.PopBack()
+	}
+	for k := 0; k < start; k++ {
+		l.PopFront()
+	}
+}
+
+// Type is TypeList.
+func (l *List) Type() Type { return TypeList }
+
+// Encoding is always quicklist in Redis 7.0.
+func (l *List) Encoding() Encoding { return EncodingQuicklist }
+
+// Dup is listTypeDup: an independent list (the elements' bytes, never
+// changed in place, are shared).
+func (l *List) Dup() Value {
+	c := &List{fill: l.fill, n: l.n, nodes: slices.Clone(l.nodes)}
+	c.nbuf = c.nodes[:cap(c.nodes)]
+	if l.n > 0 {
+		size := 4
+		for size < l.n {
+			size *= 2
+		}
+		c.buf = make([][]byte, size)
+		for i := 0; i < l.n; i++ {
+			c.buf[i] = l.buf[l.slot(i)]
+		}
+	}
+	return c
+}
+
+// Sizes of Redis 7.0's quicklist structures on x86_64.
+const (
+	quicklistSize     = 40 // sizeof(quicklist)
+	quicklistNodeSize = 40 // sizeof(quicklistNode)
+	lpHdrSize         = 6  // LP_HDR_SIZE
+	sizeSafetyLimit   = 8192
+)
+
+// quicklist's optimization_level: the byte limit of a node for fill -1..-5.
+var optimizationLevel = [...]int{4096, 8192, 16384, 32768, 65536}
+
+// Size is objectComputeSize of a quicklist: sizeof(robj) + sizeof(quicklist)
+// plus, per node, sizeof(quicklistNode) and its listpack's allocation,
+// averaged over the first samples nodes (0: all) and multiplied by the node
+// count, over the shadow nodes (see List.nodes), which follow Redis's for
+// every list command (checked against redis-server 7.0.15 after every
+// command of a random stream). list-compress-depth (LZF-compressed inner
+// nodes) is not modelled: with it set, Redis reports less.
+func (l *List) Size(samples int) uint64 {
+	if len(l.nodes) == 0 {
+		return RobjSize + quicklistSize
+	}
+	var sampled int
+	var elesize uint64
+	for _, nd := range l.nodes {
+		if samples > 0 && sampled >= samples {
+			break
+		}
+		sampled++
+		elesize += quicklistNodeSize + JemallocSize(uint64(nd.sz))
+	}
+	asize := float64(RobjSize+quicklistSize) + float64(elesize)/float64(sampled)*float64(len(l.nodes))
+	return uint64(asize)
+}
+
+// allowInsert is 7.0.15's _quicklistNodeAllowInsert for a node of sz
+// listpack bytes and count entries, adding an element of n bytes: the
+// estimate sz + n + SIZE_ESTIMATE_OVERHEAD (8) must stay within the
+// fill's byte limit (negative fill: optimization_level, -6 and below as
+// -5), or, for a count limit (fill >= 0; 0 counts as 1), within
+// SIZE_SAFETY_LIMIT with count+1 entries at most fill
+// (_quicklistNodeExceedsLimit, quicklistNodeLimit).
+func allowInsert(sz, count, fill, n int) bool {
+	l := List{fill: fill}
+	return !l.exceeds(sz+n+8, count+1)
+}
+
+// lpEntrySizeB is the bytes b takes in a listpack: its encoding (an integer
+// when lpStringToInt64 accepts it, else a string with a 1, 2 or 5 byte
+// header) plus the backlen.
+func lpEntrySizeB(b []byte) int {
+	var enc int
+	if v, ok := string2ll(b); ok {
+		switch {
+		case v >= 0 && v <= 127:
+			enc = 1
+		case v >= -4096 && v <= 4095:
+			enc = 2
+		case v >= -32768 && v <= 32767:
+			enc = 3
+		case v >= -8388608 && v <= 8388607:
+			enc = 4
+		case v >= -2147483648 && v <= 2147483647:
+			enc = 5
+		default:
+			enc = 9
+		}
+	} else {
+		switch n := len(b); {
+		case n < 64:
+			enc = 1 + n
+		case n < 4096:
+			enc = 2 + n
+		default:
+			enc = 5 + n
+		}
+	}
+	// lpEncodeBacklen's bounds (as lpEntrySize's, for strings).
+	switch {
+	case enc <= 127:
+		return enc + 1
+	case enc < 16383:
+		return enc + 2
+	case enc < 2097151:
+		return enc + 3
+	case enc < 268435455:
+		return enc + 4
+	}
+	return enc + 5
+}
