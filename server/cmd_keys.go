@@ -604,6 +604,8 @@ func (s *Server) applyKeyspaceConfig() {
 	if l.Rand == nil {
 		l.Rand = s.rng
 	}
+	s.ks.Encodings.ZSetMaxListpackEntries = int(s.cfg.ZsetMaxListpackEntries)
+	s.ks.Encodings.ZSetMaxListpackValue = int(s.cfg.ZsetMaxListpackValue)
 }
 
 // sharingIntegers reports whether Redis would use its shared integer

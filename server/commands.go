@@ -32,7 +32,8 @@ const (
 	FlagNoMulti
 	FlagAllowBusy
 	FlagNoAsyncLoading
-	FlagProtected // CMD_PROTECTED (DEBUG): gated by enable-debug-command, not shown by COMMAND
+	FlagProtected   // CMD_PROTECTED (DEBUG): gated by enable-debug-command, not shown by COMMAND
+	FlagMovableKeys // CMD_MOVABLE_KEYS: keys found by key specs other than a range (SINTERCARD's numkeys)
 )
 
 var flagNames = []struct {
@@ -45,7 +46,7 @@ var flagNames = []struct {
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
-	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 // Names lists the flag names in Redis's order, as addReplyFlagsForCommand
