@@ -954,7 +954,7 @@ func zpopGeneric(c *Client, keys [][]byte, max, emitKey bool, count int64, neste
 	}
 	c.touch(key)
 	c.srv.ks.Dirty += rangelen
-	return true, key, count
+	return true, key, rangelen
 }
 
 func zpopMinMax(c *Client, args [][]byte, max bool) {
@@ -1022,13 +1022,13 @@ func cmdZMPop(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	popped, key, _ := zpopGeneric(c, keys, max, true, count, true, true)
+	popped, key, n := zpopGeneric(c, keys, max, true, count, true, true)
 	if popped && c.srv.propagating() {
-		c.rewriteArgv(zpopArgv(key, max, count)...)
+		c.rewriteArgv(zpopArgv(key, max, n)...)
 	}
 }
 
-// zpopArgv is ZMPOP's propagated form: ZPOPMIN|ZPOPMAX key count.
+// zpopArgv is ZMPOP's propagated form: ZPOPMIN|ZPOPMAX key <popped count>.
 func zpopArgv(key []byte, max bool, count int64) [][]byte {
 	name := "ZPOPMIN"
 	if max {

@@ -82,6 +82,11 @@ func (z *ZSet) ConvertToListpackIfNeeded(cfg EncodingConfig) {
 		}
 	}
 	z.listpack = true
+	for n := z.zsl.header.level[0].forward; n != nil; n = n.level[0].forward {
+		if n.score == 0 {
+			n.score = 0 // -0 becomes the integer 0 (zzlInsertAt)
+		}
+	}
 }
 
 // Len is the number of elements (zsetLength).
@@ -99,6 +104,9 @@ func (z *ZSet) Score(member []byte) (float64, bool) {
 // Set adds member with score or moves it to score (the caller has applied
 // ZADD's rules). It reports whether the member is new.
 func (z *ZSet) Set(member string, score float64) bool {
+	if z.listpack && score == 0 {
+		score = 0 // a listpack stores -0 as the integer 0 (zzlInsertAt's double2ll)
+	}
 	if n, ok := z.dict[member]; ok {
 		if n.score != score {
 			z.zsl.delete(n.score, member)
@@ -282,16 +290,50 @@ func (z *ZSet) scoreBounds(r *ScoreRange) (first, last *zslNode) {
 	return first, last
 }
 
-func (z *ZSet) lexBounds(r *LexRange) (first, last *zslNode) {
+// lexFirst is zzlFirstInLexRange / zslFirstInLexRange and lexLast their
+// Last counterparts. Lex ranges assume equal scores; with mixed scores
+// Redis's answers depend on the walk, which is reproduced: a listpack is
+// walked linearly, a skiplist searched (its answer then depends on the
+// random levels, in Redis too).
+func (z *ZSet) lexInRange(r *LexRange) bool {
 	if r.Empty() || z.zsl.length == 0 {
-		return nil, nil
+		return false
 	}
-	first = z.zsl.firstWhere(func(n *zslNode) bool { return r.gteMin(n.member) })
-	if first == nil || !r.lteMax(first.member) {
-		return nil, nil
+	return r.gteMin(z.zsl.tail.member) && r.lteMax(z.zsl.header.level[0].forward.member)
+}
+
+func (z *ZSet) lexFirst(r *LexRange) *zslNode {
+	if !z.lexInRange(r) {
+		return nil
 	}
-	last = z.zsl.lastWhere(func(n *zslNode) bool { return r.lteMax(n.member) })
-	return first, last
+	var n *zslNode
+	if z.listpack {
+		for n = z.zsl.header.level[0].forward; n != nil && !r.gteMin(n.member); n = n.level[0].forward {
+		}
+	} else {
+		n = z.zsl.firstWhere(func(n *zslNode) bool { return r.gteMin(n.member) })
+	}
+	if n == nil || !r.lteMax(n.member) {
+		return nil
+	}
+	return n
+}
+
+func (z *ZSet) lexLast(r *LexRange) *zslNode {
+	if !z.lexInRange(r) {
+		return nil
+	}
+	var n *zslNode
+	if z.listpack {
+		for n = z.zsl.tail; n != nil && !r.lteMax(n.member); n = n.backward {
+		}
+	} else {
+		n = z.zsl.lastWhere(func(n *zslNode) bool { return r.lteMax(n.member) })
+	}
+	if n == nil || !r.gteMin(n.member) {
+		return nil
+	}
+	return n
 }
 
 func (z *ZSet) rangeNodes(first, last *zslNode, rev bool, offset, limit int, fn func(member string, score float64) bool) {
@@ -337,10 +379,32 @@ func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int, fn func(m
 	z.rangeNodes(first, last, rev, offset, limit, fn)
 }
 
-// RangeByLex is RangeByScore over a lexicographic range.
+// RangeByLex is RangeByScore over a lexicographic range: forward from the
+// first element in range while <= max, backward from the last while >= min
+// (genericZrangebylexCommand).
 func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int, fn func(member string, score float64) bool) {
-	first, last := z.lexBounds(&r)
-	z.rangeNodes(first, last, rev, offset, limit, fn)
+	var n *zslNode
+	if rev {
+		n = z.lexLast(&r)
+	} else {
+		n = z.lexFirst(&r)
+	}
+	for n != nil && offset > 0 {
+		offset--
+		n = zstep(n, rev)
+	}
+	for n != nil && limit != 0 {
+		if rev && !r.gteMin(n.member) || !rev && !r.lteMax(n.member) {
+			return
+		}
+		if !fn(n.member, n.score) {
+			return
+		}
+		if limit > 0 {
+			limit--
+		}
+		n = zstep(n, rev)
+	}
 }
 
 // CountByScore is ZCOUNT, with ranks (O(log n)).
@@ -352,13 +416,25 @@ func (z *ZSet) CountByScore(r ScoreRange) int {
 	return z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1
 }
 
-// CountByLex is ZLEXCOUNT.
+// CountByLex is ZLEXCOUNT: a listpack counts from the first element in
+// range while <= max, a skiplist subtracts ranks.
 func (z *ZSet) CountByLex(r LexRange) int {
-	first, last := z.lexBounds(&r)
+	first := z.lexFirst(&r)
 	if first == nil {
 		return 0
 	}
-	return z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1
+	if z.listpack {
+		n := 0
+		for x := first; x != nil && r.lteMax(x.member); x = x.level[0].forward {
+			n++
+		}
+		return n
+	}
+	count := z.zsl.length - (z.zsl.rank(first.score, first.member) - 1)
+	if last := z.lexLast(&r); last != nil {
+		count -= z.zsl.length - z.zsl.rank(last.score, last.member)
+	}
+	return count
 }
 
 // zcollect returns the members from first to last.
@@ -387,7 +463,11 @@ func (z *ZSet) RemoveRangeByScore(r ScoreRange) int {
 
 // RemoveRangeByLex is ZREMRANGEBYLEX.
 func (z *ZSet) RemoveRangeByLex(r LexRange) int {
-	return z.removeAll(zcollect(z.lexBounds(&r)))
+	var members []string
+	for x := z.lexFirst(&r); x != nil && r.lteMax(x.member); x = x.level[0].forward {
+		members = append(members, x.member)
+	}
+	return z.removeAll(members)
 }
 
 // RemoveRangeByRank is ZREMRANGEBYRANK over 0-based start..end (valid).
@@ -465,7 +545,11 @@ func (z *ZSet) Size(samples int) uint64 {
 		n := uint64(7) // header + end
 		z.ForEach(func(m string, s float64) bool {
 			n += lpEntrySize(m)
-			n += lpEntrySize(D2String(s))
+			if s >= -math.MaxInt64/2 && s <= math.MaxInt64/2 && s == math.Trunc(s) {
+				n += lpEntrySize(strconv.FormatInt(int64(s), 10)) // double2ll
+			} else {
+				n += lpEntrySize(D2String(s))
+			}
 			return true
 		})
 		return RobjSize + JemallocSize(n)
