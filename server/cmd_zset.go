@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -74,6 +75,9 @@ func init() {
 		&Command{Name: "zinterstore", Arity: -4, Flags: w | d | m, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "sortedset", "slow"), Handler: func(c *Client, a [][]byte) { zsetOpGeneric(c, a, a[1], 2, zopInter, false) }},
 		&Command{Name: "zdiffstore", Arity: -4, Flags: w | d | m, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "sortedset", "slow"), Handler: func(c *Client, a [][]byte) { zsetOpGeneric(c, a, a[1], 2, zopDiff, false) }},
 		zr("zrandmember", -2, cmdZRandMember),
+		&Command{Name: "bzpopmin", Arity: -3, Flags: w | FlagNoScript | FlagBlocking | f, FirstKey: 1, LastKey: -2, Step: 1, ACL: acl("write", "sortedset", "fast", "blocking"), Handler: func(c *Client, a [][]byte) { bzpopGeneric(c, a, false) }},
+		&Command{Name: "bzpopmax", Arity: -3, Flags: w | FlagNoScript | FlagBlocking | f, FirstKey: 1, LastKey: -2, Step: 1, ACL: acl("write", "sortedset", "fast", "blocking"), Handler: func(c *Client, a [][]byte) { bzpopGeneric(c, a, true) }},
+		&Command{Name: "bzmpop", Arity: -5, Flags: w | FlagBlocking | m, ACL: acl("write", "sortedset", "slow", "blocking"), Handler: cmdBZMPop},
 		zr("zscan", -3, cmdZScan),
 	)
 }
@@ -1037,6 +1041,78 @@ func zpopArgv(key []byte, max bool, count int64) [][]byte {
 	return [][]byte{[]byte(name), copyBytes(key), strconv.AppendInt(nil, count, 10)}
 }
 
+// --- BZPOPMIN, BZPOPMAX, BZMPOP ----------------------------------------------------------
+
+// zpopServe returns the ServeFunc of a blocked BZPOP* (count -1) or BZMPOP
+// (blockingGenericZpopCommand / serveClientBlockedOnSortedSet): it serves
+// when key holds a sorted set, replies as the command and propagates
+// ZPOPMIN|ZPOPMAX key [<popped count>] (count only for BZMPOP).
+func zpopServe(max bool, count int64) ServeFunc {
+	return func(c *Client, key []byte) bool {
+		e := c.db0().Peek(key)
+		if e == nil || e.ExpireAt != 0 && c.srv.nowMs > e.ExpireAt {
+			return false
+		}
+		if z, ok := e.Value().(*keyspace.ZSet); !ok || z.Len() == 0 {
+			return false
+		}
+		popped, k, n := zpopGeneric(c, [][]byte{key}, max, true, count, count != -1, true)
+		if popped && c.srv.propagating() {
+			argv := zpopArgv(k, max, n)
+			if count == -1 {
+				argv = argv[:2]
+			}
+			c.srv.alsoPropagate(c.db, TargetAll, argv...)
+		}
+		c.preventPropagation()
+		return true
+	}
+}
+
+// bzpopGeneric is bzpopminCommand / bzpopmaxCommand.
+func bzpopGeneric(c *Client, args [][]byte, max bool) {
+	s := c.srv
+	deadline, ok := s.blockDeadline(c, args[len(args)-1], true)
+	if !ok {
+		return
+	}
+	keys := args[1 : len(args)-1]
+	bzpopKeys(c, args, keys, deadline, max, -1)
+}
+
+// bzpopKeys serves from the first key holding a sorted set (WRONGTYPE on
+// the first key of another type), else blocks.
+func bzpopKeys(c *Client, args, keys [][]byte, deadline time.Time, max bool, count int64) {
+	serve := zpopServe(max, count)
+	for _, k := range keys {
+		e := c.lookupKeyWrite(k)
+		if e == nil {
+			continue
+		}
+		z, ok := c.zsetOf(e)
+		if !ok {
+			return
+		}
+		if z.Len() > 0 && serve(c, k) {
+			return
+		}
+	}
+	c.blockOnKeys(c.srv.lookup(args[0]), keys, deadline, serve, nil)
+}
+
+// cmdBZMPop is bzmpopCommand: BZMPOP timeout numkeys key... MIN|MAX [COUNT n].
+func cmdBZMPop(c *Client, args [][]byte) {
+	deadline, ok := c.srv.blockDeadline(c, args[1], true)
+	if !ok {
+		return
+	}
+	keys, max, count, ok := c.parseZMPop(args, 2)
+	if !ok {
+		return
+	}
+	bzpopKeys(c, args, keys, deadline, max, count)
+}
+
 // --- ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD ------------------------------
 
 const (
@@ -1137,12 +1213,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 	src := make([]zsrc, setnum)
 	j := numkeysIdx + 1
 	for i := range src {
-		var e *keyspace.Entry
-		if dst != nil {
-			e = c.lookupKeyWrite(args[j])
-		} else {
-			e = c.lookupKeyRead(args[j])
-		}
+		e := c.lookupKeyRead(args[j]) // a read even for the STORE forms (keymiss, stats)
 		src[i].weight = 1
 		if e != nil {
 			switch v := e.Value().(type) {

@@ -227,6 +227,13 @@ func TestZSetDifferentialRandom(t *testing.T) {
 			args = []string{"EXEC"}
 			inMulti = false
 		case inMulti:
+			// Blocking pops never block inside MULTI: served or nil.
+			switch rng.IntN(12) {
+			case 0:
+				args = []string{[]string{"BZPOPMIN", "BZPOPMAX"}[rng.IntN(2)], key(), key(), "0"}
+			case 1:
+				args = []string{"BZMPOP", "0", "2", key(), key(), []string{"MIN", "MAX"}[rng.IntN(2)], "COUNT", strconv.Itoa(1 + rng.IntN(4))}
+			}
 			queued = append(queued, args)
 		}
 		history = append(history, strings.Join(args, " "))
