@@ -18,6 +18,15 @@ type ZSet struct {
 	dict     map[string]*zslNode
 	zsl      zskiplist
 	listpack bool
+	// scanOrder is the members in ZSCAN's (hash) order, built by Scan
+	// and dropped by any membership change, so that an iteration with no
+	// writes in between costs O(log n + count) per call.
+	scanOrder []scanItem
+}
+
+type scanItem struct {
+	h uint64
+	n *zslNode
 }
 
 const (
@@ -111,10 +120,12 @@ func (z *ZSet) Set(member string, score float64) bool {
 		if n.score != score {
 			z.zsl.delete(n.score, member)
 			z.dict[member] = z.zsl.insert(score, member)
+			z.scanOrder = nil
 		}
 		return false
 	}
 	z.dict[member] = z.zsl.insert(score, member)
+	z.scanOrder = nil
 	return true
 }
 
@@ -126,6 +137,7 @@ func (z *ZSet) Remove(member []byte) bool {
 	}
 	z.zsl.delete(n.score, n.member)
 	delete(z.dict, n.member)
+	z.scanOrder = nil
 	return true
 }
 
@@ -505,22 +517,22 @@ func (z *ZSet) Scan(cursor uint64, count int, fn func(member string, score float
 		z.ForEach(func(m string, s float64) bool { fn(m, s); return true })
 		return 0
 	}
-	type hm struct {
-		h uint64
-		n *zslNode
-	}
-	var c []hm
-	for m, n := range z.dict {
-		if h := scanHash(m); h >= cursor {
-			c = append(c, hm{h, n})
+	if z.scanOrder == nil {
+		// Rebuilt after a write: O(n log n), as rarely as the set changes
+		// during an iteration.
+		order := make([]scanItem, 0, len(z.dict))
+		for m, n := range z.dict {
+			order = append(order, scanItem{scanHash(m), n})
 		}
+		sort.Slice(order, func(i, j int) bool { return order[i].h < order[j].h })
+		z.scanOrder = order
 	}
-	sort.Slice(c, func(i, j int) bool { return c[i].h < c[j].h })
+	c := z.scanOrder
+	i := sort.Search(len(c), func(i int) bool { return c[i].h >= cursor })
 	if count < 1 {
 		count = 1
 	}
-	i := 0
-	for i < len(c) && (i < count || c[i].h == c[i-1].h) {
+	for k := 0; i < len(c) && (k < count || c[i].h == c[i-1].h); k++ {
 		fn(c[i].n.member, c[i].n.score)
 		i++
 	}
