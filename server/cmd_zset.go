@@ -1123,12 +1123,18 @@ const (
 
 // setMembersForZ returns the members of a set value (score 1 in the zset
 // operations, as zuiInitIterator over OBJ_SET). Nil until the set type is
-// merged: a set source is then refused with WRONGTYPE.
+// merged (a set source is refused with WRONGTYPE meanwhile); then:
+//
+//	setMembersForZ = func(v keyspace.Value) (out []string) {
+//		v.(*keyspace.Set).Range(func(m keyspace.Member) bool { out = append(out, m.String()); return true })
+//		return out
+//	}
 var setMembersForZ func(v keyspace.Value) []string
 
 type zsrc struct {
 	z       *keyspace.ZSet
 	set     []string // a set's members (setMembersForZ)
+	setIdx  map[string]struct{}
 	isSet   bool
 	weight  float64
 	present bool
@@ -1158,12 +1164,14 @@ func (s *zsrc) forEach(fn func(m string, score float64)) {
 
 func (s *zsrc) score(m string) (float64, bool) {
 	if s.isSet {
-		for _, x := range s.set {
-			if x == m {
-				return 1, true
+		if s.setIdx == nil {
+			s.setIdx = make(map[string]struct{}, len(s.set))
+			for _, x := range s.set {
+				s.setIdx[x] = struct{}{}
 			}
 		}
-		return 0, false
+		_, ok := s.setIdx[m]
+		return 1, ok
 	}
 	if s.z == nil {
 		return 0, false

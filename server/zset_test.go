@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // zsetEventCases are sorted set commands with what redis-server 7.0.15 did
@@ -160,5 +162,42 @@ func TestBZPop(t *testing.T) {
 	want := `["SELECT" "0"] ["SET" "k1" "str"] ["DEL" "k1"] ["ZADD" "k2" "1" "x" "2" "y" "3" "z"] ["ZPOPMIN" "k2"] ["ZPOPMAX" "k2" "2"]`
 	if got != want {
 		t.Errorf("stream\n got %s\nwant %s", got, want)
+	}
+}
+
+// fakeSet stands for a set value until the set type is merged.
+type fakeSet []string
+
+func (fakeSet) Type() keyspace.Type         { return keyspace.TypeSet }
+func (fakeSet) Encoding() keyspace.Encoding { return keyspace.EncodingHashtable }
+func (fakeSet) Size(int) uint64             { return 100 }
+func (s fakeSet) Dup() keyspace.Value       { return s }
+
+// TestZSetOpsWithSetSources: a set is a source of ZUNION/ZINTER/ZDIFF with
+// score 1 (weights apply) once setMembersForZ knows how to read it, and
+// WRONGTYPE before.
+func TestZSetOpsWithSetSources(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	ts.do(c, "ZADD", "z", "2", "a", "5", "b")
+	ts.s.mu.Lock()
+	ts.s.ks.DBs[0].Set([]byte("s"), fakeSet{"a", "c"}, 0)
+	ts.s.mu.Unlock()
+	if got := ts.doR(t, c, "ZUNION", "2", "z", "s"); !strings.HasPrefix(got, "-WRONGTYPE") {
+		t.Fatalf("without the hook: %s", got)
+	}
+	old := setMembersForZ
+	setMembersForZ = func(v keyspace.Value) []string { return v.(fakeSet) }
+	defer func() { setMembersForZ = old }()
+	for _, tc := range []struct{ cmd, want string }{
+		{"ZUNION 2 z s WEIGHTS 1 10 WITHSCORES", `["b", "5", "c", "10", "a", "12"]`},
+		{"ZINTER 2 z s WITHSCORES", `["a", "3"]`},
+		{"ZDIFF 2 z s WITHSCORES", `["b", "5"]`},
+		{"ZDIFF 2 s z", `["c"]`},
+		{"ZINTERCARD 2 s z", `(integer) 1`},
+	} {
+		if got := ts.doR(t, c, strings.Fields(tc.cmd)...); got != tc.want {
+			t.Errorf("%s = %s, want %s", tc.cmd, got, tc.want)
+		}
 	}
 }
