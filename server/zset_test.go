@@ -183,12 +183,13 @@ func TestZSetOpsWithSetSources(t *testing.T) {
 	ts.s.mu.Lock()
 	ts.s.ks.DBs[0].Set([]byte("s"), fakeSet{"a", "c"}, 0)
 	ts.s.mu.Unlock()
+	old := setMembersForZ
+	defer func() { setMembersForZ = old }()
+	setMembersForZ = nil
 	if got := ts.doR(t, c, "ZUNION", "2", "z", "s"); !strings.HasPrefix(got, "-WRONGTYPE") {
 		t.Fatalf("without the hook: %s", got)
 	}
-	old := setMembersForZ
 	setMembersForZ = func(v keyspace.Value) []string { return v.(fakeSet) }
-	defer func() { setMembersForZ = old }()
 	for _, tc := range []struct{ cmd, want string }{
 		{"ZUNION 2 z s WEIGHTS 1 10 WITHSCORES", `["b", "5", "c", "10", "a", "12"]`},
 		{"ZINTER 2 z s WITHSCORES", `["a", "3"]`},

@@ -556,11 +556,11 @@ func (z *ZSet) Size(samples int) uint64 {
 	if z.listpack {
 		n := uint64(7) // header + end
 		z.ForEach(func(m string, s float64) bool {
-			n += lpEntrySize(m)
+			n += zlpEntrySize(m)
 			if s >= -math.MaxInt64/2 && s <= math.MaxInt64/2 && s == math.Trunc(s) {
-				n += lpEntrySize(strconv.FormatInt(int64(s), 10)) // double2ll
+				n += zlpEntrySize(strconv.FormatInt(int64(s), 10)) // double2ll
 			} else {
-				n += lpEntrySize(D2String(s))
+				n += zlpEntrySize(D2String(s))
 			}
 			return true
 		})
@@ -589,9 +589,9 @@ func (z *ZSet) Size(samples int) uint64 {
 	return asize + uint64(float64(elesize)/float64(cnt)*float64(z.zsl.length))
 }
 
-// lpEntrySize is the bytes of one listpack entry holding s (lpInsert:
+// zlpEntrySize is the bytes of one listpack entry holding s (lpInsert:
 // integers in their smallest encoding, else a string, plus the backlen).
-func lpEntrySize(s string) uint64 {
+func zlpEntrySize(s string) uint64 {
 	var l uint64
 	if v, ok := string2ll([]byte(s)); ok {
 		switch {
