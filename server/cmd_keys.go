@@ -612,6 +612,8 @@ func (s *Server) applyKeyspaceConfig() {
 	enc.HashMaxListpackEntries = int(min(s.cfg.HashMaxListpackEntries, math.MaxInt32))
 	enc.HashMaxListpackValue = int(min(s.cfg.HashMaxListpackValue, math.MaxInt32))
 	s.ks.Encodings.SetMaxIntsetEntries = int(s.cfg.SetMaxIntsetEntries)
+	s.ks.Encodings.ZSetMaxListpackEntries = int(s.cfg.ZsetMaxListpackEntries)
+	s.ks.Encodings.ZSetMaxListpackValue = int(s.cfg.ZsetMaxListpackValue)
 }
 
 // sharingIntegers reports whether Redis would use its shared integer

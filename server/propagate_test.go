@@ -126,6 +126,14 @@ var propagateCases = []struct {
 		cmds: [][]string{{"LPUSHX", "l", "a"}, {"RPUSH", "l", "a"}, {"LREM", "l", "0", "x"}, {"LINSERT", "l", "BEFORE", "x", "y"}, {"LPOP", "l", "0"},
 			{"LTRIM", "l", "0", "-1"}, {"LMOVE", "x", "l", "LEFT", "LEFT"}, {"LPOP", "nope"}},
 		want: [][]string{{"RPUSH", "l", "a"}}},
+	{name: "sorted sets: ZMPOP and BZ* become ZPOPMIN/ZPOPMAX, ZINCRBY and ZADD INCR as sent, no-op writes dropped",
+		cmds: [][]string{{"ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"}, {"ZINCRBY", "z", "1.5", "a"}, {"ZINCRBY", "z", "0", "a"},
+			{"ZADD", "z", "INCR", "2", "b"}, {"ZADD", "z", "NX", "9", "a"}, {"ZMPOP", "2", "nokey", "z", "MAX", "COUNT", "2"},
+			{"BZPOPMIN", "nokey", "z", "0"}, {"ZADD", "z", "5", "e", "6", "f"}, {"BZMPOP", "0", "1", "z", "MIN", "COUNT", "10"},
+			{"ZREM", "z", "nope"}, {"ZUNIONSTORE", "u", "1", "nokey"}},
+		want: [][]string{{"ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"}, {"ZINCRBY", "z", "1.5", "a"},
+			{"ZADD", "z", "INCR", "2", "b"}, {"ZPOPMAX", "z", "2"},
+			{"ZPOPMIN", "z"}, {"ZADD", "z", "5", "e", "6", "f"}, {"ZPOPMIN", "z", "3"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a

@@ -1,0 +1,762 @@
+package keyspace
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+)
+
+// ZSet is a sorted set (OBJ_ZSET), as Redis 7.0's t_zset.c: a skiplist
+// ordered by (score, member) with spans, for O(log n) ranks, plus a map
+// from member to score (Redis's zset dict). The skiplist holds every
+// element whatever the encoding; listpack only records that Redis would
+// still use its compact encoding (zset-max-listpack-entries/-value), which
+// decides OBJECT ENCODING, MEMORY USAGE and ZSCAN's single-call reply. The
+// conversion to skiplist is one-way, as zsetConvert.
+type ZSet struct {
+	dict     map[string]*zslNode
+	zsl      zskiplist
+	listpack bool
+	// scanOrder is the members in ZSCAN's (hash) order, built by Scan
+	// and dropped by any membership change, so that an iteration with no
+	// writes in between costs O(log n + count) per call.
+	scanOrder []scanItem
+}
+
+type scanItem struct {
+	h uint64
+	n *zslNode
+}
+
+const (
+	zslMaxLevel = 32   // ZSKIPLIST_MAXLEVEL
+	zslP        = 0.25 // ZSKIPLIST_P
+)
+
+type zslLevel struct {
+	forward *zslNode
+	span    int
+}
+
+type zslNode struct {
+	member   string
+	score    float64
+	backward *zslNode
+	level    []zslLevel
+}
+
+type zskiplist struct {
+	header *zslNode
+	tail   *zslNode
+	length int
+	level  int
+}
+
+// NewZSet returns an empty sorted set, listpack-encoded when listpack is
+// true (createZsetListpackObject) else skiplist (createZsetObject).
+func NewZSet(listpack bool) *ZSet {
+	z := &ZSet{dict: map[string]*zslNode{}, listpack: listpack}
+	z.zsl.header = &zslNode{level: make([]zslLevel, zslMaxLevel)}
+	z.zsl.level = 1
+	return z
+}
+
+// Type is TypeZSet.
+func (z *ZSet) Type() Type { return TypeZSet }
+
+// Encoding is listpack or skiplist.
+func (z *ZSet) Encoding() Encoding {
+	if z.listpack {
+		return EncodingListpack
+	}
+	return EncodingSkiplist
+}
+
+// IsListpack reports the compact encoding.
+func (z *ZSet) IsListpack() bool { return z.listpack }
+
+// ConvertToSkiplist is zsetConvert(zobj, OBJ_ENCODING_SKIPLIST).
+func (z *ZSet) ConvertToSkiplist() { z.listpack = false }
+
+// ConvertToListpackIfNeeded is zsetConvertToListpackIfNeeded, used by the
+// STORE commands on the skiplist they built.
+func (z *ZSet) ConvertToListpackIfNeeded(cfg EncodingConfig) {
+	if z.listpack || z.Len() > cfg.ZSetMaxListpackEntries {
+		return
+	}
+	for m := range z.dict {
+		if len(m) > cfg.ZSetMaxListpackValue {
+			return
+		}
+	}
+	z.listpack = true
+	for n := z.zsl.header.level[0].forward; n != nil; n = n.level[0].forward {
+		if n.score == 0 {
+			n.score = 0 // -0 becomes the integer 0 (zzlInsertAt)
+		}
+	}
+}
+
+// Len is the number of elements (zsetLength).
+func (z *ZSet) Len() int { return z.zsl.length }
+
+// Score returns member's score.
+func (z *ZSet) Score(member []byte) (float64, bool) {
+	n, ok := z.dict[string(member)]
+	if !ok {
+		return 0, false
+	}
+	return n.score, true
+}
+
+// Set adds member with score or moves it to score (the caller has applied
+// ZADD's rules). It reports whether the member is new.
+func (z *ZSet) Set(member string, score float64) bool {
+	if z.listpack && score == 0 {
+		score = 0 // a listpack stores -0 as the integer 0 (zzlInsertAt's double2ll)
+	}
+	if n, ok := z.dict[member]; ok {
+		if n.score != score {
+			z.zsl.delete(n.score, member)
+			z.dict[member] = z.zsl.insert(score, member)
+			z.scanOrder = nil
+		}
+		return false
+	}
+	z.dict[member] = z.zsl.insert(score, member)
+	z.scanOrder = nil
+	return true
+}
+
+// Remove deletes member.
+func (z *ZSet) Remove(member []byte) bool {
+	n, ok := z.dict[string(member)]
+	if !ok {
+		return false
+	}
+	z.zsl.delete(n.score, n.member)
+	delete(z.dict, n.member)
+	z.scanOrder = nil
+	return true
+}
+
+// Rank is member's 0-based rank, from the lowest score (or the highest when
+// rev).
+func (z *ZSet) Rank(member []byte, rev bool) (int, bool) {
+	n, ok := z.dict[string(member)]
+	if !ok {
+		return 0, false
+	}
+	r := z.zsl.rank(n.score, n.member) - 1
+	if rev {
+		r = z.zsl.length - 1 - r
+	}
+	return r, true
+}
+
+// byRank returns the node of 1-based rank r.
+func (l *zskiplist) byRank(r int) *zslNode {
+	x := l.header
+	traversed := 0
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && traversed+x.level[i].span <= r {
+			traversed += x.level[i].span
+			x = x.level[i].forward
+		}
+		if traversed == r {
+			return x
+		}
+	}
+	return nil
+}
+
+// ByRank calls fn for the elements of 0-based ranks start..end (both
+// included, 0 <= start <= end < Len), in order, or reverse order when rev
+// (ranks counted from the highest), until fn returns false.
+func (z *ZSet) ByRank(start, end int, rev bool, fn func(member string, score float64) bool) {
+	var n *zslNode
+	if rev {
+		n = z.zsl.byRank(z.zsl.length - start)
+	} else {
+		n = z.zsl.byRank(start + 1)
+	}
+	for i := start; i <= end && n != nil; i++ {
+		if !fn(n.member, n.score) {
+			return
+		}
+		if rev {
+			n = n.backward
+		} else {
+			n = n.level[0].forward
+		}
+	}
+}
+
+// ScoreRange is zrangespec.
+type ScoreRange struct {
+	Min, Max     float64
+	MinEx, MaxEx bool
+}
+
+func (r *ScoreRange) gteMin(v float64) bool {
+	if r.MinEx {
+		return v > r.Min
+	}
+	return v >= r.Min
+}
+
+func (r *ScoreRange) lteMax(v float64) bool {
+	if r.MaxEx {
+		return v < r.Max
+	}
+	return v <= r.Max
+}
+
+// Empty reports a range that can hold nothing (zslIsInRange's first test).
+func (r *ScoreRange) Empty() bool {
+	return r.Min > r.Max || (r.Min == r.Max && (r.MinEx || r.MaxEx))
+}
+
+// LexRange is zlexrangespec; Min/Max "-" and "+" are MinInf/MaxInf.
+type LexRange struct {
+	Min, Max       string
+	MinEx, MaxEx   bool
+	MinInf, MaxInf bool // "-" as min / "+" as max (also "+" as min, "-" as max, below)
+	MinPlus        bool // min is "+": nothing is >= it
+	MaxMinus       bool // max is "-": nothing is <= it
+}
+
+func (r *LexRange) gteMin(v string) bool {
+	switch {
+	case r.MinInf:
+		return true
+	case r.MinPlus:
+		return false
+	case r.MinEx:
+		return v > r.Min
+	}
+	return v >= r.Min
+}
+
+func (r *LexRange) lteMax(v string) bool {
+	switch {
+	case r.MaxInf:
+		return true
+	case r.MaxMinus:
+		return false
+	case r.MaxEx:
+		return v < r.Max
+	}
+	return v <= r.Max
+}
+
+// Empty is zslIsInLexRange's first test.
+func (r *LexRange) Empty() bool {
+	if r.MinPlus || r.MaxMinus {
+		return true
+	}
+	if r.MinInf || r.MaxInf {
+		return false
+	}
+	return r.Min > r.Max || (r.Min == r.Max && (r.MinEx || r.MaxEx))
+}
+
+// firstWhere returns the first node for which ge is true (ge must be
+// monotonic over the list order), or nil.
+func (l *zskiplist) firstWhere(ge func(n *zslNode) bool) *zslNode {
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && !ge(x.level[i].forward) {
+			x = x.level[i].forward
+		}
+	}
+	return x.level[0].forward
+}
+
+// lastWhere returns the last node for which le is true (le true on a
+// prefix of the list), or nil.
+func (l *zskiplist) lastWhere(le func(n *zslNode) bool) *zslNode {
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && le(x.level[i].forward) {
+			x = x.level[i].forward
+		}
+	}
+	if x == l.header {
+		return nil
+	}
+	return x
+}
+
+// scoreBounds returns the first and last nodes in r, or nils.
+func (z *ZSet) scoreBounds(r *ScoreRange) (first, last *zslNode) {
+	if r.Empty() || z.zsl.length == 0 {
+		return nil, nil
+	}
+	first = z.zsl.firstWhere(func(n *zslNode) bool { return r.gteMin(n.score) })
+	if first == nil || !r.lteMax(first.score) {
+		return nil, nil
+	}
+	last = z.zsl.lastWhere(func(n *zslNode) bool { return r.lteMax(n.score) })
+	return first, last
+}
+
+// lexFirst is zzlFirstInLexRange / zslFirstInLexRange and lexLast their
+// Last counterparts. Lex ranges assume equal scores; with mixed scores
+// Redis's answers depend on the walk, which is reproduced: a listpack is
+// walked linearly, a skiplist searched (its answer then depends on the
+// random levels, in Redis too).
+func (z *ZSet) lexInRange(r *LexRange) bool {
+	if r.Empty() || z.zsl.length == 0 {
+		return false
+	}
+	return r.gteMin(z.zsl.tail.member) && r.lteMax(z.zsl.header.level[0].forward.member)
+}
+
+func (z *ZSet) lexFirst(r *LexRange) *zslNode {
+	if !z.lexInRange(r) {
+		return nil
+	}
+	var n *zslNode
+	if z.listpack {
+		for n = z.zsl.header.level[0].forward; n != nil && !r.gteMin(n.member); n = n.level[0].forward {
+		}
+	} else {
+		n = z.zsl.firstWhere(func(n *zslNode) bool { return r.gteMin(n.member) })
+	}
+	if n == nil || !r.lteMax(n.member) {
+		return nil
+	}
+	return n
+}
+
+func (z *ZSet) lexLast(r *LexRange) *zslNode {
+	if !z.lexInRange(r) {
+		return nil
+	}
+	var n *zslNode
+	if z.listpack {
+		for n = z.zsl.tail; n != nil && !r.lteMax(n.member); n = n.backward {
+		}
+	} else {
+		n = z.zsl.lastWhere(func(n *zslNode) bool { return r.lteMax(n.member) })
+	}
+	if n == nil || !r.gteMin(n.member) {
+		return nil
+	}
+	return n
+}
+
+func (z *ZSet) rangeNodes(first, last *zslNode, rev bool, offset, limit int, fn func(member string, score float64) bool) {
+	if first == nil {
+		return
+	}
+	n, stop := first, last
+	if rev {
+		n, stop = last, first
+	}
+	for n != nil && offset > 0 {
+		if n == stop {
+			return
+		}
+		offset--
+		n = zstep(n, rev)
+	}
+	for n != nil && limit != 0 {
+		if !fn(n.member, n.score) {
+			return
+		}
+		if limit > 0 {
+			limit--
+		}
+		if n == stop {
+			return
+		}
+		n = zstep(n, rev)
+	}
+}
+
+func zstep(n *zslNode, rev bool) *zslNode {
+	if rev {
+		return n.backward
+	}
+	return n.level[0].forward
+}
+
+// RangeByScore calls fn for the elements in r, ascending (descending when
+// rev), skipping offset of them and giving at most limit (negative: all).
+func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int, fn func(member string, score float64) bool) {
+	first, last := z.scoreBounds(&r)
+	z.rangeNodes(first, last, rev, offset, limit, fn)
+}
+
+// RangeByLex is RangeByScore over a lexicographic range: forward from the
+// first element in range while <= max, backward from the last while >= min
+// (genericZrangebylexCommand).
+func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int, fn func(member string, score float64) bool) {
+	var n *zslNode
+	if rev {
+		n = z.lexLast(&r)
+	} else {
+		n = z.lexFirst(&r)
+	}
+	for n != nil && offset > 0 {
+		offset--
+		n = zstep(n, rev)
+	}
+	for n != nil && limit != 0 {
+		if rev && !r.gteMin(n.member) || !rev && !r.lteMax(n.member) {
+			return
+		}
+		if !fn(n.member, n.score) {
+			return
+		}
+		if limit > 0 {
+			limit--
+		}
+		n = zstep(n, rev)
+	}
+}
+
+// CountByScore is ZCOUNT, with ranks (O(log n)).
+func (z *ZSet) CountByScore(r ScoreRange) int {
+	first, last := z.scoreBounds(&r)
+	if first == nil {
+		return 0
+	}
+	return z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1
+}
+
+// CountByLex is ZLEXCOUNT: a listpack counts from the first element in
+// range while <= max, a skiplist subtracts ranks.
+func (z *ZSet) CountByLex(r LexRange) int {
+	first := z.lexFirst(&r)
+	if first == nil {
+		return 0
+	}
+	if z.listpack {
+		n := 0
+		for x := first; x != nil && r.lteMax(x.member); x = x.level[0].forward {
+			n++
+		}
+		return n
+	}
+	count := z.zsl.length - (z.zsl.rank(first.score, first.member) - 1)
+	if last := z.lexLast(&r); last != nil {
+		count -= z.zsl.length - z.zsl.rank(last.score, last.member)
+	}
+	return count
+}
+
+// zcollect returns the members from first to last.
+func zcollect(first, last *zslNode) []string {
+	var out []string
+	for n := first; n != nil; n = n.level[0].forward {
+		out = append(out, n.member)
+		if n == last {
+			break
+		}
+	}
+	return out
+}
+
+func (z *ZSet) removeAll(members []string) int {
+	for _, m := range members {
+		z.Remove([]byte(m))
+	}
+	return len(members)
+}
+
+// RemoveRangeByScore is ZREMRANGEBYSCORE; it returns the number removed.
+func (z *ZSet) RemoveRangeByScore(r ScoreRange) int {
+	return z.removeAll(zcollect(z.scoreBounds(&r)))
+}
+
+// RemoveRangeByLex is ZREMRANGEBYLEX.
+func (z *ZSet) RemoveRangeByLex(r LexRange) int {
+	var members []string
+	for x := z.lexFirst(&r); x != nil && r.lteMax(x.member); x = x.level[0].forward {
+		members = append(members, x.member)
+	}
+	return z.removeAll(members)
+}
+
+// RemoveRangeByRank is ZREMRANGEBYRANK over 0-based start..end (valid).
+func (z *ZSet) RemoveRangeByRank(start, end int) int {
+	first := z.zsl.byRank(start + 1)
+	last := z.zsl.byRank(end + 1)
+	return z.removeAll(zcollect(first, last))
+}
+
+// ForEach calls fn for every element in order until it returns false.
+func (z *ZSet) ForEach(fn func(member string, score float64) bool) {
+	for n := z.zsl.header.level[0].forward; n != nil; n = n.level[0].forward {
+		if !fn(n.member, n.score) {
+			return
+		}
+	}
+}
+
+// Random returns a uniformly chosen element.
+func (z *ZSet) Random(rng *rand.Rand) (string, float64) {
+	n := z.zsl.byRank(rng.IntN(z.zsl.length) + 1)
+	return n.member, n.score
+}
+
+// scanHash orders a skiplist-encoded set for ZSCAN.
+func scanHash(m string) uint64 { return hashString(m) }
+
+// Scan is ZSCAN's iteration. A listpack set returns every element and
+// cursor 0 in one call, as Redis. A skiplist set is walked in the order of
+// its members' hashes, the cursor being the next hash to visit, which
+// gives SCAN's guarantee (an element present for the whole iteration is
+// returned, once) without Redis's table layout: cursors differ from Redis's.
+func (z *ZSet) Scan(cursor uint64, count int, fn func(member string, score float64)) uint64 {
+	if z.listpack {
+		z.ForEach(func(m string, s float64) bool { fn(m, s); return true })
+		return 0
+	}
+	if z.scanOrder == nil {
+		// Rebuilt after a write: O(n log n), as rarely as the set changes
+		// during an iteration.
+		order := make([]scanItem, 0, len(z.dict))
+		for m, n := range z.dict {
+			order = append(order, scanItem{scanHash(m), n})
+		}
+		sort.Slice(order, func(i, j int) bool { return order[i].h < order[j].h })
+		z.scanOrder = order
+	}
+	c := z.scanOrder
+	i := sort.Search(len(c), func(i int) bool { return c[i].h >= cursor })
+	if count < 1 {
+		count = 1
+	}
+	for k := 0; i < len(c) && (k < count || c[i].h == c[i-1].h); k++ {
+		fn(c[i].n.member, c[i].n.score)
+		i++
+	}
+	if i == len(c) {
+		return 0
+	}
+	return c[i].h
+}
+
+// Dup is zsetDup.
+func (z *ZSet) Dup() Value {
+	d := NewZSet(z.listpack)
+	z.ForEach(func(m string, s float64) bool { d.Set(m, s); return true })
+	return d
+}
+
+// Size is objectComputeSize: the listpack's exact bytes, or for a skiplist
+// the structures plus the average element (node sizes depend on random
+// levels in Redis, so they are estimated with the expected level).
+func (z *ZSet) Size(samples int) uint64 {
+	if z.listpack {
+		n := uint64(7) // header + end
+		z.ForEach(func(m string, s float64) bool {
+			n += zlpEntrySize(m)
+			if s >= -math.MaxInt64/2 && s <= math.MaxInt64/2 && s == math.Trunc(s) {
+				n += zlpEntrySize(strconv.FormatInt(int64(s), 10)) // double2ll
+			} else {
+				n += zlpEntrySize(D2String(s))
+			}
+			return true
+		})
+		return RobjSize + JemallocSize(n)
+	}
+	const zsetStruct, zslStruct, dictStruct = 16, 32, 56
+	slots := uint64(0)
+	if l := len(z.dict); l > 0 {
+		slots = 4
+		for slots < uint64(l) {
+			slots <<= 1
+		}
+	}
+	header := JemallocSize(24 + 16*zslMaxLevel)
+	asize := uint64(RobjSize+zsetStruct+zslStruct+dictStruct) + DictEntryPtrSize*slots + header
+	if z.zsl.length == 0 {
+		return asize
+	}
+	var elesize uint64
+	cnt := 0
+	for n := z.zsl.header.level[0].forward; n != nil && (samples == 0 || cnt < samples); n = n.level[0].forward {
+		elesize += SdsNewSize(uint64(len(n.member)))
+		elesize += DictEntrySize + JemallocSize(24+16*uint64(len(n.level)))
+		cnt++
+	}
+	return asize + uint64(float64(elesize)/float64(cnt)*float64(z.zsl.length))
+}
+
+// zlpEntrySize is the bytes of one listpack entry holding s (lpInsert:
+// integers in their smallest encoding, else a string, plus the backlen).
+func zlpEntrySize(s string) uint64 {
+	var l uint64
+	if v, ok := string2ll([]byte(s)); ok {
+		switch {
+		case v >= 0 && v <= 127:
+			l = 1
+		case v >= -4096 && v <= 4095:
+			l = 2
+		case v >= math.MinInt16 && v <= math.MaxInt16:
+			l = 3
+		case v >= -1<<23 && v < 1<<23:
+			l = 4
+		case v >= math.MinInt32 && v <= math.MaxInt32:
+			l = 5
+		default:
+			l = 9
+		}
+	} else {
+		n := uint64(len(s))
+		switch {
+		case n < 64:
+			l = 1 + n
+		case n < 4096:
+			l = 2 + n
+		default:
+			l = 5 + n
+		}
+	}
+	switch {
+	case l <= 127:
+		return l + 1
+	case l < 16383:
+		return l + 2
+	case l < 2097151:
+		return l + 3
+	case l < 268435455:
+		return l + 4
+	}
+	return l + 5
+}
+
+// D2String is util.c's D2String as 7.0 uses it for listpack scores.
+func D2String(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	case v == 0:
+		if math.Signbit(v) {
+			return "-0"
+		}
+		return "0"
+	case v > -4503599627370495 && v < 4503599627370496 && v == math.Trunc(v):
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 17, 64)
+}
+
+// --- skiplist (t_zset.c zsl*) ------------------------------------------------------
+
+func zslRandomLevel() int {
+	level := 1
+	for level < zslMaxLevel && rand.Float64() < zslP {
+		level++
+	}
+	return level
+}
+
+func zless(s1 float64, m1 string, s2 float64, m2 string) bool {
+	return s1 < s2 || (s1 == s2 && m1 < m2)
+}
+
+func (l *zskiplist) insert(score float64, member string) *zslNode {
+	var update [zslMaxLevel]*zslNode
+	var rank [zslMaxLevel]int
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		if i != l.level-1 {
+			rank[i] = rank[i+1]
+		}
+		for x.level[i].forward != nil && zless(x.level[i].forward.score, x.level[i].forward.member, score, member) {
+			rank[i] += x.level[i].span
+			x = x.level[i].forward
+		}
+		update[i] = x
+	}
+	level := zslRandomLevel()
+	if level > l.level {
+		for i := l.level; i < level; i++ {
+			rank[i] = 0
+			update[i] = l.header
+			update[i].level[i].span = l.length
+		}
+		l.level = level
+	}
+	x = &zslNode{member: member, score: score, level: make([]zslLevel, level)}
+	for i := 0; i < level; i++ {
+		x.level[i].forward = update[i].level[i].forward
+		update[i].level[i].forward = x
+		x.level[i].span = update[i].level[i].span - (rank[0] - rank[i])
+		update[i].level[i].span = (rank[0] - rank[i]) + 1
+	}
+	for i := level; i < l.level; i++ {
+		update[i].level[i].span++
+	}
+	if update[0] != l.header {
+		x.backward = update[0]
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x
+	} else {
+		l.tail = x
+	}
+	l.length++
+	return x
+}
+
+func (l *zskiplist) delete(score float64, member string) bool {
+	var update [zslMaxLevel]*zslNode
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && zless(x.level[i].forward.score, x.level[i].forward.member, score, member) {
+			x = x.level[i].forward
+		}
+		update[i] = x
+	}
+	x = x.level[0].forward
+	if x == nil || x.score != score || x.member != member {
+		return false
+	}
+	for i := 0; i < l.level; i++ {
+		if update[i].level[i].forward == x {
+			update[i].level[i].span += x.level[i].span - 1
+			update[i].level[i].forward = x.level[i].forward
+		} else {
+			update[i].level[i].span--
+		}
+	}
+	if x.level[0].forward != nil {
+		x.level[0].forward.backward = x.backward
+	} else {
+		l.tail = x.backward
+	}
+	for l.level > 1 && l.header.level[l.level-1].forward == nil {
+		l.level--
+	}
+	l.length--
+	return true
+}
+
+// rank is zslGetRank: the 1-based rank of (score, member), 0 if absent.
+func (l *zskiplist) rank(score float64, member string) int {
+	r := 0
+	x := l.header
+	for i := l.level - 1; i >= 0; i-- {
+		for x.level[i].forward != nil && (zless(x.level[i].forward.score, x.level[i].forward.member, score, member) ||
+			(x.level[i].forward.score == score && x.level[i].forward.member == member)) {
+			r += x.level[i].span
+			x = x.level[i].forward
+		}
+		if x != l.header && x.member == member && x.score == score {
+			return r
+		}
+	}
+	return 0
+}
