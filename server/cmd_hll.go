@@ -57,6 +57,9 @@ func (c *Client) hllCheck(e *keyspace.Entry) bool {
 func (c *Client) hllUnshare(key []byte, e *keyspace.Entry) (*keyspace.String, []byte) {
 	s := c.db0().Mutable(key, e).(*keyspace.String)
 	b := s.Bytes()
+	if s.Kind() != keyspace.StringRaw {
+		hll.ClearTerm(b) // a new sds
+	}
 	s.Set(b, keyspace.StringRaw)
 	return s, b
 }
@@ -291,7 +294,7 @@ func cmdPFSelfTest(c *Client, _ [][]byte) {
 		}
 		for i, want := range bytecounters {
 			if got := hll.DenseRegister(dense, i); got != want {
-				c.w.Error("TESTFAILED Register " + strconv.Itoa(i) + " should be " + strconv.Itoa(int(want)) + " but is " + strconv.Itoa(int(got)))
+				c.w.Error("ERR TESTFAILED Register " + strconv.Itoa(i) + " should be " + strconv.Itoa(int(want)) + " but is " + strconv.Itoa(int(got)))
 				return
 			}
 		}
@@ -311,12 +314,12 @@ func cmdPFSelfTest(c *Client, _ [][]byte) {
 			continue
 		}
 		if j < sparseMax/2 && hll.Encoding(sparse) != hll.EncSparse {
-			c.w.Error("TESTFAILED sparse encoding not used")
+			c.w.Error("ERR TESTFAILED sparse encoding not used")
 			return
 		}
 		dc, _ := hll.Count(dense)
 		if sc, _ := hll.Count(sparse); dc != sc {
-			c.w.Error("TESTFAILED dense/sparse disagree")
+			c.w.Error("ERR TESTFAILED dense/sparse disagree")
 			return
 		}
 		abserr := checkpoint - int64(dc)
@@ -328,7 +331,7 @@ func cmdPFSelfTest(c *Client, _ [][]byte) {
 			abserr = -abserr
 		}
 		if abserr > maxerr {
-			c.w.Error("TESTFAILED Too big error. card:" + strconv.FormatInt(checkpoint, 10) + " abserr:" + strconv.FormatInt(abserr, 10))
+			c.w.Error("ERR TESTFAILED Too big error. card:" + strconv.FormatInt(checkpoint, 10) + " abserr:" + strconv.FormatInt(abserr, 10))
 			return
 		}
 		checkpoint *= 10

@@ -138,13 +138,37 @@ func Invalidate(b []byte) { b[15] |= 0x80 }
 
 // --- dense --------------------------------------------------------------------
 
-// at is b[i], or 0 past the end (the sds terminator).
+// at is b[i], where b[len(b)] is the byte after the string: Redis's sds
+// NUL terminator, which an XZERO opcode cut by the end of a corrupt value
+// reads. It is kept in b's spare capacity (0 when there is none): an
+// insertion that splits such a cut opcode leaves its last byte there, as
+// hllSparseSet's memcpy does past the new length, and later reads see it.
 func at(b []byte, i int) byte {
 	if i < len(b) {
 		return b[i]
 	}
+	if i == len(b) && cap(b) > i {
+		return b[:i+1][i]
+	}
 	return 0
 }
+
+// setTerm sets the byte after b (see at) to v.
+func setTerm(b []byte, v byte) []byte {
+	if cap(b) > len(b) {
+		b[:len(b)+1][len(b)] = v
+		return b
+	}
+	if v == 0 {
+		return b
+	}
+	return append(b, v)[:len(b)]
+}
+
+// ClearTerm zeroes the byte after b (see at): a string Redis created
+// afresh (SET, dbUnshareStringValue of a shared or embstr value) ends
+// with a NUL.
+func ClearTerm(b []byte) { setTerm(b, 0) }
 
 // denseGet is HLL_DENSE_GET_REGISTER on the registers r.
 func denseGet(r []byte, i int) uint8 {
@@ -367,11 +391,17 @@ func Set(b []byte, index int, count uint8, maxSparse int64) ([]byte, int) {
 			b = append(b, seq[:delta]...)
 		}
 		copy(b[next+delta:], b[next:next+tail])
-		b = b[:newLen]
+		b = setTerm(b[:newLen], 0)
 		copy(b[p:], seq[:n])
 	} else {
+		// The last opcode: when it was an XZERO cut by the end, the
+		// new sequence's last byte lands past the new length.
 		b = append(b[:p], seq[:n]...)
+		cut := newLen < len(b)
 		b = b[:newLen]
+		if !cut {
+			b = setTerm(b, 0)
+		}
 	}
 	return mergeAdjacent(b, prev, p), 1
 }
@@ -403,7 +433,7 @@ func mergeAdjacent(b []byte, prev, _ int) []byte {
 					b[p+1] = valOp(v1, l)
 					copy(b[p:], b[p+1:end])
 					end--
-					b = b[:end]
+					b = setTerm(b[:end], 0)
 					continue
 				}
 			}
