@@ -90,6 +90,10 @@ var propagateCases = []struct {
 	{name: "PUBLISH goes to replicas only",
 		cmds: [][]string{{"PUBLISH", "ch", "hello"}, {"SET", "a", "1"}},
 		want: [][]string{{"SET", "a", "1"}}},
+	{name: "PFCOUNT propagates when it refreshes the cached cardinality",
+		cmds: [][]string{{"PFADD", "h", "a", "b"}, {"PFADD", "h", "a"}, {"PFCOUNT", "h"}, {"PFCOUNT", "h"}, {"PFCOUNT", "h", "nokey"},
+			{"PFMERGE", "d", "h"}, {"PFDEBUG", "TODENSE", "d"}, {"PFDEBUG", "TODENSE", "d"}, {"PFDEBUG", "ENCODING", "h"}, {"PFDEBUG", "GETREG", "h"}},
+		want: [][]string{{"PFADD", "h", "a", "b"}, {"PFCOUNT", "h"}, {"PFMERGE", "d", "h"}, {"PFDEBUG", "TODENSE", "d"}, {"PFDEBUG", "GETREG", "h"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a
