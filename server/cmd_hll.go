@@ -53,14 +53,28 @@ func (c *Client) hllCheck(e *keyspace.Entry) bool {
 }
 
 // hllUnshare is dbUnshareStringValue: the stored string, owned by this
-// writer and raw-encoded, and its bytes.
+// writer and raw-encoded, and its bytes. The first time an HLL command
+// writes a string, its bytes get the sds allocation Redis would have
+// (keyspace.StringSized): a new sds for an embstr, the argument's sds
+// (trimmed by trimStringObjectIfNeeded) for a raw string SET wrote, one
+// greedy growth for a string changed in place.
 func (c *Client) hllUnshare(key []byte, e *keyspace.Entry) (*keyspace.String, []byte) {
 	s := c.db0().Mutable(key, e).(*keyspace.String)
 	b := s.Bytes()
-	if s.Kind() != keyspace.StringRaw {
-		hll.ClearTerm(b) // a new sds
+	if s.Kind() != keyspace.StringSized {
+		n := uint64(len(b))
+		alloc := keyspace.SdsNewAlloc(n)
+		switch {
+		case s.Kind() == keyspace.StringRaw:
+			alloc = keyspace.SdsMakeRoomFor(0, 0, n)
+		case s.Kind() == keyspace.StringAuto && s.Encoding() == keyspace.EncodingRaw && alloc-n > n/10:
+			alloc = n // trimStringObjectIfNeeded of the SET argument
+		}
+		nb := make([]byte, len(b), alloc+1)
+		copy(nb, b)
+		b = nb
 	}
-	s.Set(b, keyspace.StringRaw)
+	s.Set(b, keyspace.StringSized)
 	return s, b
 }
 
@@ -77,7 +91,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	updated := 0
 	if e == nil {
 		b = hll.New()
-		s = keyspace.NewString(b, keyspace.StringRaw)
+		s = keyspace.NewString(b, keyspace.StringSized)
 		c.db0().Set(key, s, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 		updated++
@@ -91,7 +105,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	for _, ele := range args[2:] {
 		var r int
 		b, r = hll.Add(b, ele, max)
-		s.Set(b, keyspace.StringRaw)
+		s.Set(b, keyspace.StringSized)
 		switch r {
 		case 1:
 			updated++
@@ -189,7 +203,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 	var b []byte
 	if e == nil {
 		b = hll.New()
-		s = keyspace.NewString(b, keyspace.StringRaw)
+		s = keyspace.NewString(b, keyspace.StringSized)
 		c.db0().Set(key, s, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
@@ -202,7 +216,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 			return
 		}
 		b = d
-		s.Set(b, keyspace.StringRaw)
+		s.Set(b, keyspace.StringSized)
 	}
 	sparseMax := c.hllSparseMax()
 	for i, v := range max {
@@ -211,7 +225,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 		}
 	}
 	hll.Invalidate(b)
-	s.Set(b, keyspace.StringRaw)
+	s.Set(b, keyspace.StringSized)
 	c.touch(key)
 	c.notify(configs.NotifyString, "pfadd", key)
 	c.srv.ks.Dirty++
@@ -238,7 +252,7 @@ func cmdPFDebug(c *Client, args [][]byte) {
 			return false
 		}
 		b = d
-		s.Set(b, keyspace.StringRaw)
+		s.Set(b, keyspace.StringSized)
 		c.srv.ks.Dirty++
 		return true
 	}

@@ -195,6 +195,7 @@ func TestHLLDifferentialRandom(t *testing.T) {
 			inMulti = false
 			for _, k := range touched {
 				compare(i, []string{"GET", k})
+				compare(i, []string{"MEMORY", "USAGE", k})
 			}
 			compared++
 			continue
@@ -204,12 +205,13 @@ func TestHLLDifferentialRandom(t *testing.T) {
 		compare(i, args)
 		for _, k := range touched {
 			compare(i, []string{"GET", k})
+			compare(i, []string{"MEMORY", "USAGE", k})
 		}
 		compared++
 	}
 	aof.check(t, ts, mark, history)
 	for _, k := range keys {
-		for _, cmd := range [][]string{{"GET", k}, {"OBJECT", "ENCODING", k}, {"STRLEN", k}} {
+		for _, cmd := range [][]string{{"GET", k}, {"OBJECT", "ENCODING", k}, {"STRLEN", k}, {"MEMORY", "USAGE", k}} {
 			compare(-1, cmd)
 		}
 	}

@@ -22,6 +22,8 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // Parameters of hyperloglog.c (HLL_P, HLL_Q, ...).
@@ -69,7 +71,7 @@ func Encoding(b []byte) byte { return b[4] }
 // New is createHLLObject: an empty sparse HLL (XZERO:16384), 18 bytes.
 func New() []byte {
 	n := (Registers + sparseXZeroMaxLen - 1) / sparseXZeroMaxLen
-	b := make([]byte, HdrSize+2*n, HdrSize+2*n+3)
+	b := NewSds(HdrSize + 2*n)
 	copy(b, "HYLL")
 	b[4] = EncSparse
 	p := HdrSize
@@ -80,6 +82,27 @@ func New() []byte {
 		aux -= x
 	}
 	return b
+}
+
+// NewSds is sdsnewlen(NULL, n): n zero bytes, with the capacity recording
+// the sds alloc (cap-1, see keyspace.StringSized) and the terminator.
+func NewSds(n int) []byte {
+	return make([]byte, n, keyspace.SdsNewAlloc(uint64(n))+1)
+}
+
+// makeRoom is sdsMakeRoomFor(s, add): b with at least add spare bytes
+// past its length, reallocated (terminator kept) with Redis's greedy
+// growth when it has fewer.
+func makeRoom(b []byte, add int) []byte {
+	alloc := uint64(max(cap(b)-1, len(b)))
+	na := keyspace.SdsMakeRoomFor(uint64(len(b)), alloc, uint64(add))
+	if na == alloc {
+		return b
+	}
+	nb := make([]byte, len(b), na+1)
+	copy(nb, b)
+	nb[:len(b)+1][len(b)] = at(b, len(b))
+	return nb
 }
 
 // MurmurHash64A is Redis's endian-neutral MurmurHash2 64-bit.
@@ -229,7 +252,7 @@ func ToDense(b []byte) (out []byte, ok bool) {
 	if b[4] == EncDense {
 		return b, true
 	}
-	d := make([]byte, DenseSize)
+	d := NewSds(DenseSize)
 	copy(d, b[:HdrSize])
 	d[4] = EncDense
 	regs := d[HdrSize:]
@@ -279,6 +302,9 @@ func Set(b []byte, index int, count uint8, maxSparse int64) ([]byte, int) {
 	if count > sparseValMaxValue {
 		return promote(b, index, count)
 	}
+	// Room for the worst case (an XZERO split into XZERO-VAL-XZERO),
+	// taken before anything else as Redis does: it shows in MEMORY USAGE.
+	b = makeRoom(b, 3)
 	// Step 1: the opcode covering index.
 	end := len(b)
 	first, span := 0, 0
