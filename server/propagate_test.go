@@ -134,6 +134,10 @@ var propagateCases = []struct {
 		want: [][]string{{"ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"}, {"ZINCRBY", "z", "1.5", "a"},
 			{"ZADD", "z", "INCR", "2", "b"}, {"ZPOPMAX", "z", "2"},
 			{"ZPOPMIN", "z"}, {"ZADD", "z", "5", "e", "6", "f"}, {"ZPOPMIN", "z", "3"}}},
+	{name: "PFCOUNT propagates when it refreshes the cached cardinality",
+		cmds: [][]string{{"PFADD", "h", "a", "b"}, {"PFADD", "h", "a"}, {"PFCOUNT", "h"}, {"PFCOUNT", "h"}, {"PFCOUNT", "h", "nokey"},
+			{"PFMERGE", "d", "h"}, {"PFDEBUG", "TODENSE", "d"}, {"PFDEBUG", "TODENSE", "d"}, {"PFDEBUG", "ENCODING", "h"}, {"PFDEBUG", "GETREG", "h"}},
+		want: [][]string{{"PFADD", "h", "a", "b"}, {"PFCOUNT", "h"}, {"PFMERGE", "d", "h"}, {"PFDEBUG", "TODENSE", "d"}, {"PFDEBUG", "GETREG", "h"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a

@@ -113,3 +113,40 @@ func sdsGrownSize(n uint64) uint64 {
 	hdr := max(sdsHdrSize(alloc), sdshdr8Size)
 	return JemallocSize(hdr + alloc + 1)
 }
+
+// SdsAllocSize is sdsZmallocSize of an sds whose alloc field is alloc:
+// the block holds the header of sdsReqType(alloc) (an sdshdr5, which has
+// no alloc field, below 32 bytes), alloc bytes and the NUL. (An sdshdr8
+// with less than 32 bytes, which only a string shorter than 13 bytes
+// grown by sdsMakeRoomFor has, is not represented.)
+func SdsAllocSize(alloc uint64) uint64 {
+	return JemallocSize(sdsHdrSize(alloc) + alloc + 1)
+}
+
+// SdsNewAlloc is the alloc field sdsnewlen(n) records: all the usable
+// bytes of its block past the header and the NUL (capped by the header
+// type), or n for an sdshdr5, which records none.
+func SdsNewAlloc(n uint64) uint64 {
+	hdr := sdsHdrSize(n)
+	if hdr == 1 {
+		return n
+	}
+	return min(JemallocSize(hdr+n+1)-hdr-1, sdsTypeMaxSize(hdr))
+}
+
+// SdsMakeRoomFor is the alloc field after sdsMakeRoomFor(s, add) of an
+// sds of length n and alloc alloc (greedy: twice the needed length below
+// SDS_MAX_PREALLOC, else that much more).
+func SdsMakeRoomFor(n, alloc, add uint64) uint64 {
+	if alloc-n >= add && alloc >= n {
+		return alloc
+	}
+	need := n + add
+	if need < sdsMaxPrealloc {
+		need *= 2
+	} else {
+		need += sdsMaxPrealloc
+	}
+	hdr := max(sdsHdrSize(need), sdshdr8Size)
+	return min(JemallocSize(hdr+need+1)-hdr-1, sdsTypeMaxSize(hdr))
+}

@@ -157,6 +157,10 @@ const (
 	// StringIntUnshared is an int-encoded object of its own, refcount 1
 	// (COPY of an integer: dupStringObject).
 	StringIntUnshared
+	// StringSized is a raw string whose sds allocation is recorded: its
+	// alloc is cap(b)-1 (the extra byte is the sds terminator's). The
+	// HyperLogLog commands write it, growing it as sdsMakeRoomFor does.
+	StringSized
 )
 
 // EmbstrSizeLimit is OBJ_ENCODING_EMBSTR_SIZE_LIMIT.
@@ -202,7 +206,7 @@ func (s *String) Int() (int64, bool) { return string2ll(s.b) }
 // string was created (see StringKind).
 func (s *String) Encoding() Encoding {
 	switch s.kind {
-	case StringRaw:
+	case StringRaw, StringSized:
 		return EncodingRaw
 	case StringIntUnshared:
 		return EncodingInt
@@ -240,6 +244,8 @@ func (s *String) Size(int) uint64 {
 	switch s.kind {
 	case StringRaw:
 		return RobjSize + sdsGrownSize(n)
+	case StringSized:
+		return RobjSize + SdsAllocSize(uint64(max(cap(s.b)-1, len(s.b))))
 	case StringAuto:
 		return RobjSize + sdsArgSize(n)
 	}
@@ -252,6 +258,9 @@ func (s *String) Dup() Value {
 	kind := s.kind
 	if s.Encoding() == EncodingInt {
 		kind = StringIntUnshared
+	}
+	if kind == StringSized { // keep the recorded allocation and terminator
+		return &String{b: append(make([]byte, 0, cap(s.b)), s.b[:cap(s.b)]...)[:len(s.b)], kind: kind}
 	}
 	return &String{b: append(make([]byte, 0, len(s.b)), s.b...), kind: kind}
 }
