@@ -112,6 +112,10 @@ type Client struct {
 	// REPLY OFF/SKIP must not drop (replySubAlways, dropReply); empty
 	// between batches.
 	pushSpans [][2]int
+
+	// inScript marks the scripting client (scripting.go): Redis's
+	// CLIENT_SCRIPT, which may not block.
+	inScript bool
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.

@@ -75,5 +75,5 @@
 // be covered there too.
 //
 // It may import internal/resp, internal/clock, configs, server/keyspace,
-// internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog).
+// internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog; gopher-lua for scripting.go).
 package server

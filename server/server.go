@@ -39,6 +39,7 @@ type Server struct {
 	cfg      *configs.Config      // guarded by mu
 	ks       *keyspace.Keyspace   // guarded by mu
 	rng      *mrand.Rand          // guarded by mu
+	lua      *scriptEngine        // Lua scripting (scripting.go), created on first use; guarded by mu
 	cmds     map[string]*Command  // guarded by mu (rename-command at start only)
 	now      time.Time            // guarded by mu: time of the command being run
 	nowMs    int64                // guarded by mu
