@@ -52,7 +52,7 @@ func (s *Server) scriptEngine() *scriptEngine {
 // table, the protected globals.
 func (s *Server) newScriptEngine() *scriptEngine {
 	e := &scriptEngine{scripts: map[string]*lua.LFunction{}, bodies: map[string]string{}}
-	e.rand = 0x330E // redisSrand48(0)
+	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
 		name string
@@ -479,12 +479,19 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 	}
 	c.w.Reset()
 	c.w.Proto = e.resp
+	mark := len(s.pending)
 	s.exec(c, cmd, args)
 	if e.repl != TargetAll {
-		// redis.set_repl: the commands' targets follow the script's choice.
-		for i := range s.pending {
-			s.pending[i].Target &= e.repl
+		// redis.set_repl: what the command propagated goes only to the
+		// script's targets (none: dropped).
+		kept := s.pending[:mark]
+		for _, op := range s.pending[mark:] {
+			if op.Target &= e.repl; op.Target != 0 {
+				kept = append(kept, op)
+			}
 		}
+		clear(s.pending[len(kept):])
+		s.pending = kept
 	}
 	v, err := resp.ReadValue(bufio.NewReader(bytes.NewReader(c.w.B)), resp.DefaultReplyLimits)
 	c.w.Reset()
@@ -645,8 +652,9 @@ func luaToResp(c *Client, L *lua.LState, v lua.LValue, proto, depth int) {
 	}
 }
 
-// mathRandom is redis_math_random: Lua's math.random on redisLrand48, so
-// that scripts see the same sequence on every server.
+// mathRandom is redis_math_random: Lua's math.random on redisLrand48
+// (rand.c), whose state starts at 0x1234ABCD330E when the server starts
+// and goes on across scripts, as in 7.0.15.
 func (e *scriptEngine) mathRandom(L *lua.LState) int {
 	e.rand = (0x5DEECE66D*e.rand + 0xB) & (1<<48 - 1)
 	r := float64(int32(e.rand>>17)%0x7fffffff) / float64(0x7fffffff)
@@ -710,9 +718,12 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if c.srv.lua != nil {
-		c.srv.lua.L.Close()
-		c.srv.lua = nil
+	if old := c.srv.lua; old != nil {
+		// A new Lua state (scriptingReset); the PRNG is rand.c's global
+		// state, which survives it.
+		old.L.Close()
+		c.srv.lua = c.srv.newScriptEngine()
+		c.srv.lua.rand = old.rand
 	}
 	c.w.OK()
 }
