@@ -10,6 +10,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -474,8 +475,16 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	c := e.fake
-	if res, _ := s.aclCheck(c, cmd, args); res != 0 {
-		return fail("NOPERM this user has no permissions to run the '" + cmd.fullName + "' command")
+	if res, idx := s.aclCheck(c, cmd, args); res != acl.OK {
+		// scriptVerifyACL: logged with the context "lua".
+		s.aclLogDenied(e.caller, res, "lua", cmd, args, idx, cmd.fullName)
+		switch res {
+		case acl.DeniedKey:
+			return fail("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments")
+		case acl.DeniedChannel:
+			return fail("ERR The user executing the script can't publish to the channel mentioned in the command")
+		}
+		return fail("ERR The user executing the script can't run this command or subcommand")
 	}
 	c.w.Reset()
 	c.w.Proto = e.resp
