@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -92,6 +93,7 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	e.openRedis(s, g)
 	openBit(L, g)
 	openCJSON(L, g)
+	openCMsgpack(L, g)
 
 	// The scripts' environment: reads of missing globals and every write
 	// fail, as lua_enablereadonlytable and the __index guard of 7.0.
@@ -410,10 +412,16 @@ func (e *scriptEngine) openRedis(s *Server, g *lua.LTable) {
 	g.RawSetString("redis", r)
 }
 
-// luaNumber is Lua 5.1's LUA_NUMBER_FMT, "%.14g".
+// luaNumber is Lua 5.1's LUA_NUMBER_FMT, "%.14g" (C's spelling of
+// infinities and NaN).
 func luaNumber(f float64) string {
-	if f == float64(int64(f)) && f < 1e14 && f > -1e14 {
-		return strconv.FormatInt(int64(f), 10)
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
 	}
 	return strconv.FormatFloat(f, 'g', 14, 64)
 }
@@ -673,13 +681,13 @@ func (e *scriptEngine) mathRandom(L *lua.LState) int {
 	case 1:
 		u := int(L.CheckNumber(1))
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(float64(int(r*float64(u)) + 1)))
 	case 2:
 		l, u := int(L.CheckNumber(1)), int(L.CheckNumber(2))
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
 		}
 		L.Push(lua.LNumber(float64(int(r*float64(u-l+1)) + l)))
 	default:

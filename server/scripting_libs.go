@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"math"
-	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -92,7 +91,7 @@ func openCJSON(L *lua.LState, g *lua.LTable) {
 		}
 		buf, msg := cjsonEncode(nil, L.Get(1), 0)
 		if msg != "" {
-			L.RaiseError("Cannot serialise %s", msg)
+			L.RaiseError("Cannot serialise%s", msg)
 		}
 		L.Push(lua.LString(buf))
 		return 1
@@ -139,10 +138,7 @@ func cjsonToLua(L *lua.LState, v any, null *lua.LUserData) lua.LValue {
 
 // cjsonNumber is lua-cjson's "%.14g" number format.
 func cjsonNumber(buf []byte, f float64) []byte {
-	if f == math.Trunc(f) && math.Abs(f) < 1e14 {
-		return strconv.AppendInt(buf, int64(f), 10)
-	}
-	return strconv.AppendFloat(buf, f, 'g', 14, 64)
+	return append(buf, luaNumber(f)...)
 }
 
 func cjsonString(buf []byte, s string) []byte {
@@ -181,7 +177,7 @@ func cjsonString(buf []byte, s string) []byte {
 // serialised.
 func cjsonEncode(buf []byte, v lua.LValue, depth int) ([]byte, string) {
 	if depth > 1000 {
-		return buf, "table (excessive nesting)"
+		return buf, ", excessive nesting (1001)"
 	}
 	switch x := v.(type) {
 	case lua.LString:
@@ -189,7 +185,7 @@ func cjsonEncode(buf []byte, v lua.LValue, depth int) ([]byte, string) {
 	case lua.LNumber:
 		f := float64(x)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return buf, "number"
+			return buf, " number: must not be NaN or Inf"
 		}
 		return cjsonNumber(buf, f), ""
 	case lua.LBool:
@@ -203,7 +199,7 @@ func cjsonEncode(buf []byte, v lua.LValue, depth int) ([]byte, string) {
 		if x.Value == cjsonNullKey {
 			return append(buf, "null"...), ""
 		}
-		return buf, "userdata"
+		return buf, " userdata: type not supported"
 	case *lua.LTable:
 		// An array when every key is a positive integer (lua_array_length).
 		max, items, isArray := 0, 0, true
@@ -220,7 +216,7 @@ func cjsonEncode(buf []byte, v lua.LValue, depth int) ([]byte, string) {
 		})
 		if isArray && items > 0 {
 			if max > items*2 && max > 10 {
-				return buf, "table (excessively sparse array)"
+				return buf, " table: excessively sparse array"
 			}
 			buf = append(buf, '[')
 			for i := 1; i <= max; i++ {
@@ -247,7 +243,7 @@ func cjsonEncode(buf []byte, v lua.LValue, depth int) ([]byte, string) {
 			case lua.LNumber:
 				kvs = append(kvs, kv{string(cjsonNumber(nil, float64(kk))), v})
 			default:
-				bad = "table key must be a number or string"
+				bad = " table: table key must be a number or string"
 			}
 		})
 		if bad != "" {
@@ -267,5 +263,5 @@ func cjsonEncode(buf []byte, v lua.LValue, depth int) ([]byte, string) {
 		}
 		return append(buf, '}'), ""
 	}
-	return buf, v.Type().String()
+	return buf, " " + v.Type().String() + ": type not supported"
 }
