@@ -116,6 +116,10 @@ type Client struct {
 	// inScript marks the scripting client (scripting.go): Redis's
 	// CLIENT_SCRIPT, which may not block.
 	inScript bool
+	// errCounted: the error reply of the running command was already
+	// counted in errorstats (a script's error that a command inside it
+	// replied: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE); exec clears it.
+	errCounted bool
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.

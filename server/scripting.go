@@ -122,6 +122,14 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	return e
 }
 
+// cachedScripts is INFO's number_of_cached_scripts.
+func (s *Server) cachedScripts() int {
+	if s.lua == nil {
+		return 0
+	}
+	return len(s.lua.scripts)
+}
+
 func sha1hex(b []byte) string {
 	h := sha1.Sum(b)
 	return hex.EncodeToString(h[:])
@@ -247,6 +255,7 @@ func (e *scriptEngine) replyError(c *Client, obj lua.LValue) {
 	if t, ok := obj.(*lua.LTable); ok {
 		if ev, ok := t.RawGetString("err").(lua.LString); ok {
 			msg = string(ev)
+			c.errCounted = lua.LVAsBool(t.RawGetString("ignore_error_stats_update"))
 		} else {
 			msg = "ERR " + lua.LVAsString(obj)
 		}
@@ -305,12 +314,19 @@ func (e *scriptEngine) libError(L *lua.LState, msg string) {
 	e.raiseTable(L, "ERR "+msg)
 }
 
-// raiseTable raises a Redis error table {err=msg} from a Go function.
+// raiseTable raises a Redis error table from a Go function.
 func (e *scriptEngine) raiseTable(L *lua.LState, msg string) {
 	e.errLine = callerLine(L)
+	L.Error(errTable(L, msg), 0)
+}
+
+// errTable is the error table of an error already counted in errorstats:
+// {err=msg, ignore_error_stats_update=true}.
+func errTable(L *lua.LState, msg string) *lua.LTable {
 	t := L.NewTable()
 	t.RawSetString("err", lua.LString(msg))
-	L.Error(t, 0)
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	return t
 }
 
 func (e *scriptEngine) openRedis(s *Server, g *lua.LTable) {
@@ -442,24 +458,27 @@ func luaArg(v lua.LValue) ([]byte, bool) {
 // for a command run from a script, then the command through exec, its reply
 // converted to Lua.
 func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
+	// An error the script's checks produce is counted in errorstats at
+	// once; like a command's error reply (counted by exec), the table
+	// carries ignore_error_stats_update so the script's reply is not
+	// counted again (luaPushErrorBuff).
 	fail := func(msg string) int {
+		s.countError([]byte("-" + msg))
 		if raise {
 			e.raiseTable(L, msg)
 		}
-		t := L.NewTable()
-		t.RawSetString("err", lua.LString(msg))
-		L.Push(t)
+		L.Push(errTable(L, msg))
 		return 1
 	}
 	n := L.GetTop()
 	if n == 0 {
-		e.raiseTable(L, "ERR Please specify at least one argument for this redis lib call")
+		return fail("ERR Please specify at least one argument for this redis lib call")
 	}
 	args := make([][]byte, n)
 	for i := 1; i <= n; i++ {
 		a, ok := luaArg(L.Get(i))
 		if !ok {
-			e.raiseTable(L, "ERR Lua redis lib command arguments must be strings or integers")
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
 		}
 		args[i-1] = a
 	}
@@ -534,9 +553,7 @@ func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
 		t.RawSetString("ok", lua.LString(v.Str))
 		return t
 	case resp.KindError, resp.KindBlobErr:
-		t := L.NewTable()
-		t.RawSetString("err", lua.LString(v.Str))
-		return t
+		return errTable(L, v.Str)
 	case resp.KindNull:
 		if proto == 3 {
 			return lua.LNil
@@ -616,6 +633,9 @@ func luaToResp(c *Client, L *lua.LState, v lua.LValue, proto, depth int) {
 			return
 		}
 		if ev, ok := x.RawGetString("err").(lua.LString); ok {
+			if depth == 0 && lua.LVAsBool(x.RawGetString("ignore_error_stats_update")) {
+				c.errCounted = true
+			}
 			w.Error(string(ev))
 			return
 		}

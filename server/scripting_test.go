@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -74,5 +75,48 @@ func TestScriptBadInput(t *testing.T) {
 	}
 	if got := ts.do(c, "EVAL", "syntax error here", "0"); got[:45] != "-ERR Error compiling script (new function): u" {
 		t.Fatalf("compile error: %q", got)
+	}
+}
+
+// TestScriptErrorStats: an error a command inside the script replied is
+// counted once (by the command), not again for EVAL's reply, as 7.0.15's
+// ignore_error_stats_update; EVAL's failed_calls counts every failure.
+func TestScriptErrorStats(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	ts.do(c, "SET", "k2", "v")
+	ts.do(c, "CONFIG", "RESETSTAT")
+	for _, body := range []string{"return redis.call('incr','k2')", "return redis.pcall('incr','k2')", "error('x')",
+		"return {err='FOO bar'}", "return redis.call('nosuch')", "return redis.pcall('nosuch')"} {
+		ts.do(c, "EVAL", body, "0")
+	}
+	info := ts.do(c, "INFO", "errorstats")
+	for _, want := range []string{"errorstat_ERR:count=5\r\n", "errorstat_FOO:count=1\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("INFO errorstats %q lacks %q", info, want)
+		}
+	}
+	info = ts.do(c, "INFO", "commandstats")
+	for _, want := range []string{"cmdstat_eval:calls=6,", "rejected_calls=0,failed_calls=6", "cmdstat_incr:calls=2,"} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("INFO commandstats %q lacks %q", info, want)
+		}
+	}
+}
+
+// TestScriptCacheInfo: INFO memory counts the cached scripts; SCRIPT FLUSH
+// empties the cache.
+func TestScriptCacheInfo(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	ts.do(c, "EVAL", "return 1", "0")
+	ts.do(c, "SCRIPT", "LOAD", "return 2")
+	ts.do(c, "SCRIPT", "LOAD", "return 2")
+	if info := ts.do(c, "INFO", "memory"); !strings.Contains(info, "number_of_cached_scripts:2\r\n") {
+		t.Fatalf("INFO memory: %q", info)
+	}
+	ts.do(c, "SCRIPT", "FLUSH")
+	if info := ts.do(c, "INFO", "memory"); !strings.Contains(info, "number_of_cached_scripts:0\r\n") {
+		t.Fatalf("INFO memory after FLUSH: %q", info)
 	}
 }
