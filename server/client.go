@@ -364,7 +364,9 @@ func (s *Server) idleTimedOut(c *Client) bool {
 // writes the replies. It returns false when the connection must close.
 func (s *Server) runBatch(c *Client) bool {
 	keep := true
-	s.mu.Lock()
+	if !s.lockBatch() {
+		return s.serveBusy(c) // a busy script holds the lock (scripting_busy.go)
+	}
 	s.current = c
 	// The real clock on purpose: lastInteraction arms the socket's idle
 	// deadline and now the write deadline (real time to the kernel); with

@@ -40,7 +40,8 @@ type scriptEngine struct {
 	ro      bool
 	resp    int
 	repl    Target
-	errLine int // the line of the latest error raised by redis.call or error()
+	errLine int         // the line of the latest error raised by redis.call or error()
+	busy    *busyScript // the running script's busy state (scripting_busy.go)
 }
 
 func (s *Server) scriptEngine() *scriptEngine {
@@ -227,12 +228,26 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	e.fake.aclUser, e.fake.user = c.aclUser, c.user
 	L := e.L
 	L.Push(fn)
+	b := s.startBusy(e)
+	e.busy = b
 	err := L.PCall(0, 1, nil)
-	e.caller = nil
+	s.endBusy(e, b)
+	e.caller, e.busy = nil, nil
 	if err != nil {
 		var obj lua.LValue = lua.LString(err.Error())
 		if ae, ok := err.(*lua.ApiError); ok {
 			obj = ae.Object
+		}
+		if b.killed.Load() {
+			// The context's error carries the line it stopped at.
+			if str, ok := obj.(lua.LString); ok {
+				if line := lineOf(string(str)); line > 0 {
+					e.errLine = line
+				}
+			}
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString(errKilledMsg))
+			obj = t
 		}
 		e.replyError(c, obj)
 	} else {
@@ -265,12 +280,8 @@ func (e *scriptEngine) replyError(c *Client, obj lua.LValue) {
 			s = "nil"
 		}
 		msg = "ERR " + s
-		if rest, ok := strings.CutPrefix(s, "user_script:"); ok {
-			if i := strings.IndexByte(rest, ':'); i > 0 {
-				if n, err := strconv.Atoi(rest[:i]); err == nil {
-					line = n
-				}
-			}
+		if n := lineOf(s); n > 0 {
+			line = n
 		}
 	}
 	if line > 0 {
@@ -279,6 +290,18 @@ func (e *scriptEngine) replyError(c *Client, obj lua.LValue) {
 		msg += " script: " + e.sha + ", on @user_script:?."
 	}
 	c.w.Error(msg)
+}
+
+// lineOf is the line of a Lua error message "user_script:<line>: ...".
+func lineOf(s string) int {
+	if rest, ok := strings.CutPrefix(s, "user_script:"); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // callerLine is the line of the script calling the running Go function.
@@ -515,8 +538,11 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 	}
 	c.w.Reset()
 	c.w.Proto = e.resp
-	mark := len(s.pending)
+	mark, dirty := len(s.pending), s.ks.Dirty
 	s.exec(c, cmd, args)
+	if s.ks.Dirty != dirty && e.busy != nil {
+		e.busy.wrote.Store(true) // SCRIPT KILL is refused from now on
+	}
 	if e.repl != TargetAll {
 		// redis.set_repl: what the command propagated goes only to the
 		// script's targets (none: dropped).

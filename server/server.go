@@ -39,7 +39,6 @@ type Server struct {
 	cfg      *configs.Config      // guarded by mu
 	ks       *keyspace.Keyspace   // guarded by mu
 	rng      *mrand.Rand          // guarded by mu
-	lua      *scriptEngine        // Lua scripting (scripting.go), created on first use; guarded by mu
 	cmds     map[string]*Command  // guarded by mu (rename-command at start only)
 	now      time.Time            // guarded by mu: time of the command being run
 	nowMs    int64                // guarded by mu
@@ -96,6 +95,12 @@ type Server struct {
 	// spinner keeps the thread polling between batches (spin.go); nil
 	// when off. Set by Run before the first connection.
 	spinner *idleSpinner
+
+	// Lua scripting (scripting.go): the engine, created on first use
+	// (guarded by mu), and the running script, read without mu by the
+	// clients a busy script keeps waiting (scripting_busy.go).
+	lua  *scriptEngine
+	busy atomic.Pointer[busyScript]
 }
 
 type shutdownReq struct {
