@@ -63,7 +63,7 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	}{
 		{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable},
 		{lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath},
-		{lua.DebugLibName, lua.OpenDebug},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
 	} {
 		L.Push(L.NewFunction(lib.fn))
 		L.Push(lua.LString(lib.name))
@@ -73,7 +73,7 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	g := L.G.Global
 	e.globals = g
 	// Redis removes these (luaRemoveUnsupportedFunctions / not loaded).
-	for _, name := range []string{"loadfile", "dofile", "print", "module", "require", "newproxy", "gcinfo"} {
+	for _, name := range []string{"loadfile", "dofile", "print", "module", "require", "newproxy", "getfenv", "setfenv", "_printregs", "channel", "_GOPHER_LUA_VERSION"} {
 		g.RawSetString(name, lua.LNil)
 	}
 	g.RawSetString("error", L.NewFunction(e.luaError))
@@ -116,6 +116,26 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	mt.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(e.env, mt)
 	g.RawSetString("_G", e.env)
+	// pairs and next over _G (the guarded proxy) walk the real globals.
+	for _, name := range []string{"pairs", "next"} {
+		orig := g.RawGetString(name)
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			args := make([]lua.LValue, top)
+			for i := range args {
+				args[i] = L.Get(i + 1)
+			}
+			if top > 0 && args[0] == e.env {
+				args[0] = g
+			}
+			L.Push(orig)
+			for _, a := range args {
+				L.Push(a)
+			}
+			L.Call(top, lua.MultRet)
+			return L.GetTop() - top
+		}))
+	}
 
 	c := &Client{srv: s, id: -1, addr: "lua", user: "default", authed: true, inScript: true}
 	c.w.Proto = 2
