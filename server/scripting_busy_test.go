@@ -30,7 +30,18 @@ func waitBusy(t *testing.T, s *Server) *busyScript {
 // written, whose caller gets 7.0.15's "Script killed" error.
 func TestBusyScriptKill(t *testing.T) {
 	l := startLive(t)
+	t.Cleanup(func() { // a failed test must not leave the script running
+		if bs := l.s.busy.Load(); bs != nil && bs.cancel != nil {
+			bs.cancel()
+		}
+	})
 	a, b := l.dial(t), l.dial(t)
+	// b's connection is set up (serveConn takes the lock) before the
+	// script starts: a client waiting for the lock then waits for the end.
+	b.send("PING")
+	if got := b.read(); got != "+PONG" {
+		t.Fatal(got)
+	}
 	body := "local i = 0\nwhile true do i = i + 1 end"
 	a.send("EVAL", body, "0")
 	waitBusy(t, l.s)
