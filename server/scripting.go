@@ -250,8 +250,13 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	L.Push(fn)
 	b := s.startBusy(e)
 	e.busy = b
+	pendingMark := len(s.pending)
 	err := L.PCall(0, 1, nil)
 	s.endBusy(e, b)
+	if b.shutdown.Load() {
+		clear(s.pending[pendingMark:])
+		s.pending = s.pending[:pendingMark]
+	}
 	e.caller, e.busy = nil, nil
 	if err != nil {
 		var obj lua.LValue = lua.LString(err.Error())

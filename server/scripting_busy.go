@@ -18,9 +18,11 @@ import (
 // state's context is cancelled; the script's caller gets "Script killed by
 // user with SCRIPT KILL...") and answers -UNKILLABLE otherwise.
 //
+// SHUTDOWN NOSAVE stops the script, drops its effects and shuts down.
+//
 // Differences from Redis: a client already waiting for the lock when the
-// script began waits for its end; SHUTDOWN NOSAVE and the other allow_busy
-// commands (AUTH, HELLO, MULTI...) get -BUSY too.
+// script began waits for its end; the other allow_busy commands (AUTH,
+// HELLO, MULTI...) get -BUSY too.
 
 const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
@@ -30,12 +32,29 @@ const (
 
 // busyScript is the running script as seen by the other clients' goroutines.
 type busyScript struct {
-	start  time.Time // on the server's clock
-	limit  time.Duration
-	cancel context.CancelFunc
-	done   chan struct{}
-	wrote  atomic.Bool
-	killed atomic.Bool
+	start    time.Time // on the server's clock
+	limit    time.Duration
+	cancel   context.CancelFunc
+	done     chan struct{}
+	wrote    atomic.Bool
+	killed   atomic.Bool
+	shutdown atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
+}
+
+// busyShutdownNoSave reports a SHUTDOWN that a busy script allows: NOSAVE,
+// with NOW and FORCE or not.
+func busyShutdownNoSave(args [][]byte) bool {
+	nosave := false
+	for _, a := range args[1:] {
+		switch {
+		case eqFold(a, "nosave"):
+			nosave = true
+		case eqFold(a, "now"), eqFold(a, "force"):
+		default:
+			return false
+		}
+	}
+	return nosave
 }
 
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
@@ -129,6 +148,17 @@ func (s *Server) serveBusy(c *Client) bool {
 				}
 				w.OK()
 			}
+		case cmd.Name == "shutdown" && busyShutdownNoSave(args):
+			// SHUTDOWN NOSAVE: the script is stopped and its effects
+			// dropped (Redis exits without running it to its end).
+			if b != nil {
+				b.shutdown.Store(true)
+				if b.cancel != nil {
+					b.cancel()
+				}
+			}
+			s.requestShutdown(shutdownReq{nosave: true, from: c})
+			keep = false
 		case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
 			w.Error(errWrongArgs(cmd.Name))
 		default:

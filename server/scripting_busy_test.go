@@ -111,3 +111,37 @@ func TestBusyScriptUnkillable(t *testing.T) {
 		t.Fatal("a script that wrote was killed")
 	}
 }
+
+// TestBusyScriptShutdownNoSave: SHUTDOWN NOSAVE stops a busy script that
+// wrote and the server.
+func TestBusyScriptShutdownNoSave(t *testing.T) {
+	l := startLive(t)
+	t.Cleanup(func() {
+		if bs := l.s.busy.Load(); bs != nil && bs.cancel != nil {
+			bs.cancel()
+		}
+	})
+	a, b := l.dial(t), l.dial(t)
+	b.send("PING")
+	if got := b.read(); got != "+PONG" {
+		t.Fatal(got)
+	}
+	a.send("EVAL", "redis.call('set', 'w', '1') while true do end", "0")
+	waitBusy(t, l.s)
+	l.clk.Advance(5 * time.Second)
+	b.send("SHUTDOWN")
+	if got := b.read(); got != "-"+errBusy {
+		t.Fatalf("SHUTDOWN without NOSAVE: %s", got)
+	}
+	b.send("SCRIPT", "KILL")
+	if got := b.read(); got != "-"+errUnkillable {
+		t.Fatalf("SCRIPT KILL after a write: %s", got)
+	}
+	b.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-l.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not shut down")
+	}
+	l.done <- nil // for startLive's cleanup
+}
