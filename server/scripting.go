@@ -95,6 +95,7 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	openBit(L, g)
 	openCJSON(L, g)
 	openCMsgpack(L, g)
+	openStruct(L, g)
 
 	// The scripts' environment: reads of missing globals and every write
 	// fail, as lua_enablereadonlytable and the __index guard of 7.0.

@@ -67,6 +67,8 @@ func TestScriptBadInput(t *testing.T) {
 		"syntax error here", "error()", "error(nil)", "error(12)", "error({})", "return {err=1}",
 		"local t = {}; t[1] = t; return t", "return nil + 1", "return redis.call('blpop', 'l', '0')",
 		"return cjson.decode('{bad')", "return cjson.encode({[true]=1})", "return string.rep('x', 10) .. {}",
+		"return struct.unpack('i', '')", "return struct.pack('i40', 1)", "return struct.unpack('c0', 'x')", "return struct.unpack('i16', string.rep('x', 16))",
+		"return struct.unpack('s', 'abc')", "return struct.unpack('b', 'x', 100)", "return struct.size('s')", "return cmsgpack.unpack(string.char(0xdd, 255, 255, 255, 255))",
 	} {
 		got := ts.do(c, "EVAL", body, "0")
 		if got == "" {
