@@ -189,7 +189,7 @@ func ceilMillis(f *big.Float) int64 {
 // denyBlocking is CLIENT_DENY_BLOCKING: inside MULTI/EXEC (and, when it
 // lands, a script) a blocking command does not block; it replies as if
 // timed out at once.
-func (c *Client) denyBlocking() bool { return c.multi != nil }
+func (c *Client) denyBlocking() bool { return c.multi != nil || c.inScript }
 
 // blockOnKeys blocks c, running cmd, until one of keys (in c's database)
 // is made ready and serve serves it, or until deadline (zero: forever).

@@ -112,6 +112,14 @@ type Client struct {
 	// REPLY OFF/SKIP must not drop (replySubAlways, dropReply); empty
 	// between batches.
 	pushSpans [][2]int
+
+	// inScript marks the scripting client (scripting.go): Redis's
+	// CLIENT_SCRIPT, which may not block.
+	inScript bool
+	// errCounted: the error reply of the running command was already
+	// counted in errorstats (a script's error that a command inside it
+	// replied: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE); exec clears it.
+	errCounted bool
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.
@@ -356,7 +364,9 @@ func (s *Server) idleTimedOut(c *Client) bool {
 // writes the replies. It returns false when the connection must close.
 func (s *Server) runBatch(c *Client) bool {
 	keep := true
-	s.mu.Lock()
+	if !s.lockBatch() {
+		return s.serveBusy(c) // a busy script holds the lock (scripting_busy.go)
+	}
 	s.current = c
 	// The real clock on purpose: lastInteraction arms the socket's idle
 	// deadline and now the write deadline (real time to the kernel); with

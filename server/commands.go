@@ -366,8 +366,11 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		st.failed++
 		s.stats.failedCalls++
-		s.countError(c.w.B[mark:])
+		if !c.errCounted {
+			s.countError(c.w.B[mark:])
+		}
 	}
+	c.errCounted = false
 	s.stats.commands++
 	c.lastCmd = cmd.fullName
 	if !cmd.has(FlagSkipSlowlog) {

@@ -54,6 +54,11 @@
 //     FLUSHDB: both targets; PUBLISH, SPUBLISH: replicas only), and
 //     Client.preventPropagation keeps a command out while what it added with
 //     Server.alsoPropagate stays (SPOP -> SREM, BLPOP -> LPOP: later issues).
+//   - a script (EVAL, EVALSHA and their _RO forms, scripting.go) is never
+//     propagated itself: the commands it runs with redis.call go through
+//     exec and join its unit (7.0's effects replication, so several writes
+//     are wrapped in MULTI ... EXEC); redis.set_repl narrows or drops
+//     their targets.
 //
 // Keys found expired during the unit join it as DEL/UNLINK before the
 // command that found them (the keyspace's OnExpire hook calls
@@ -75,5 +80,5 @@
 // be covered there too.
 //
 // It may import internal/resp, internal/clock, configs, server/keyspace,
-// internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog).
+// internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog; gopher-lua for scripting.go).
 package server

@@ -42,3 +42,6 @@ var (
 	errUnknownCommand    = redistext.UnknownCommand[[]byte]
 	trunc                = redistext.Trunc
 )
+
+// Scripting (scripting.go).
+const ErrNoScript = "NOSCRIPT No matching script. Please use EVAL."

@@ -95,6 +95,12 @@ type Server struct {
 	// spinner keeps the thread polling between batches (spin.go); nil
 	// when off. Set by Run before the first connection.
 	spinner *idleSpinner
+
+	// Lua scripting (scripting.go): the engine, created on first use
+	// (guarded by mu), and the running script, read without mu by the
+	// clients a busy script keeps waiting (scripting_busy.go).
+	lua  *scriptEngine
+	busy atomic.Pointer[busyScript]
 }
 
 type shutdownReq struct {

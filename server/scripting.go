@@ -1,0 +1,862 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// Lua scripting (Redis 7.0's eval.c, script_lua.c and script.c): EVAL,
+// EVALSHA, their _RO forms and SCRIPT, on one gopher-lua state per server
+// (Lua 5.1, as Redis's). A script runs under the execution lock inside
+// EVAL's handler; redis.call runs commands through exec for the
+// scripting client, so they join EVAL's execution unit: the script
+// propagates its effects (its write commands, wrapped in MULTI/EXEC when
+// more than one) and EVAL itself is never propagated, as Redis 7.0's
+// effects replication.
+
+// scriptEngine is the server's Lua state and script cache (lctx).
+type scriptEngine struct {
+	L       *lua.LState
+	env     *lua.LTable // the protected globals the scripts see
+	globals *lua.LTable // the real globals table
+	scripts map[string]*lua.LFunction
+	bodies  map[string]string
+	fake    *Client // the scripting client (server.script_caller's fake)
+	rand    uint64  // redisLrand48's state
+
+	// the running script (scriptRunCtx)
+	caller  *Client
+	sha     string
+	ro      bool
+	resp    int
+	repl    Target
+	errLine int         // the line of the latest error raised by redis.call or error()
+	busy    *busyScript // the running script's busy state (scripting_busy.go)
+}
+
+func (s *Server) scriptEngine() *scriptEngine {
+	if s.lua == nil {
+		s.lua = s.newScriptEngine()
+	}
+	return s.lua
+}
+
+// newScriptEngine is scriptingInit: the libraries Redis loads, the redis
+// table, the protected globals.
+func (s *Server) newScriptEngine() *scriptEngine {
+	e := &scriptEngine{scripts: map[string]*lua.LFunction{}, bodies: map[string]string{}}
+	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	e.L = L
+	g := L.G.Global
+	e.globals = g
+	// Redis removes these (luaRemoveUnsupportedFunctions / not loaded).
+	for _, name := range []string{"loadfile", "dofile", "print", "module", "require", "newproxy", "getfenv", "setfenv", "_printregs", "channel", "_GOPHER_LUA_VERSION"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	g.RawSetString("error", L.NewFunction(e.luaError))
+	tostring := g.RawGetString("tostring")
+	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		if n, ok := L.Get(1).(lua.LNumber); ok && L.GetTop() == 1 {
+			L.Push(lua.LString(luaNumber(float64(n))))
+			return 1
+		}
+		L.Push(tostring)
+		L.Push(L.Get(1))
+		L.Call(1, 1)
+		return 1
+	}))
+	math := g.RawGetString("math").(*lua.LTable)
+	math.RawSetString("random", L.NewFunction(e.mathRandom))
+	math.RawSetString("randomseed", L.NewFunction(e.mathRandomSeed))
+	e.openRedis(s, g)
+	openBit(L, g)
+	openCJSON(L, g)
+	openCMsgpack(L, g)
+	openStruct(L, g)
+
+	// The scripts' environment: reads of missing globals and every write
+	// fail, as lua_enablereadonlytable and the __index guard of 7.0.
+	e.env = L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		k := L.Get(2)
+		v := g.RawGet(k)
+		if v == lua.LNil {
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
+		}
+		L.Push(v)
+		return 1
+	}))
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse)
+	L.SetMetatable(e.env, mt)
+	g.RawSetString("_G", e.env)
+	// pairs and next over _G (the guarded proxy) walk the real globals.
+	for _, name := range []string{"pairs", "next"} {
+		orig := g.RawGetString(name)
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			args := make([]lua.LValue, top)
+			for i := range args {
+				args[i] = L.Get(i + 1)
+			}
+			if top > 0 && args[0] == e.env {
+				args[0] = g
+			}
+			L.Push(orig)
+			for _, a := range args {
+				L.Push(a)
+			}
+			L.Call(top, lua.MultRet)
+			return L.GetTop() - top
+		}))
+	}
+
+	c := &Client{srv: s, id: -1, addr: "lua", user: "default", authed: true, inScript: true}
+	c.w.Proto = 2
+	e.fake = c
+	return e
+}
+
+// cachedScripts is INFO's number_of_cached_scripts.
+func (s *Server) cachedScripts() int {
+	if s.lua == nil {
+		return 0
+	}
+	return len(s.lua.scripts)
+}
+
+func sha1hex(b []byte) string {
+	h := sha1.Sum(b)
+	return hex.EncodeToString(h[:])
+}
+
+// load compiles body into the cache (luaCreateFunction), returning its sha
+// or the compile error text.
+func (e *scriptEngine) load(body []byte) (string, string) {
+	sha := sha1hex(body)
+	if _, ok := e.scripts[sha]; ok {
+		return sha, ""
+	}
+	fn, err := e.L.Load(bytes.NewReader(body), "user_script")
+	if err != nil {
+		msg := err.Error()
+		if ae, ok := err.(*lua.ApiError); ok {
+			msg = ae.Object.String()
+		}
+		return "", "ERR Error compiling script (new function): " + msg
+	}
+	fn.Env = e.env
+	e.scripts[sha] = fn
+	e.bodies[sha] = string(body)
+	return sha, ""
+}
+
+func init() {
+	scr := FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys
+	scriptingACL := []string{"slow", "scripting"}
+	eval := func(bySha, ro bool) Handler {
+		return func(c *Client, a [][]byte) { evalGeneric(c, a, bySha, ro) }
+	}
+	register(
+		&Command{Name: "eval", Arity: -3, Flags: scr, ACL: scriptingACL, Handler: eval(false, false)},
+		&Command{Name: "evalsha", Arity: -3, Flags: scr, ACL: scriptingACL, Handler: eval(true, false)},
+		&Command{Name: "eval_ro", Arity: -3, Flags: scr | FlagReadonly, ACL: scriptingACL, Handler: eval(false, true)},
+		&Command{Name: "evalsha_ro", Arity: -3, Flags: scr | FlagReadonly, ACL: scriptingACL, Handler: eval(true, true)},
+		&Command{Name: "script", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
+			{Name: "debug", Arity: 3, Flags: FlagNoScript, ACL: scriptingACL, Handler: cmdScriptDebug},
+			{Name: "exists", Arity: -3, Flags: FlagNoScript, ACL: scriptingACL, Handler: cmdScriptExists},
+			{Name: "flush", Arity: -2, Flags: FlagNoScript, ACL: scriptingACL, Handler: cmdScriptFlush},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: scriptingACL, Handler: cmdScriptHelp},
+			{Name: "kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, ACL: scriptingACL, Handler: cmdScriptKill},
+			{Name: "load", Arity: 3, Flags: FlagNoScript | FlagStale, ACL: scriptingACL, Handler: cmdScriptLoad},
+		}},
+	)
+}
+
+// evalGeneric is evalGenericCommand.
+func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
+	s := c.srv
+	numkeys, ok := parseInt(args[2])
+	if !ok {
+		c.w.Error(ErrNotInteger)
+		return
+	}
+	if numkeys > int64(len(args)-3) {
+		c.w.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	if numkeys < 0 {
+		c.w.Error("ERR Number of keys can't be negative")
+		return
+	}
+	e := s.scriptEngine()
+	var sha string
+	if bySha {
+		sha = strings.ToLower(string(args[1]))
+		if _, ok := e.scripts[sha]; !ok {
+			c.w.Error(ErrNoScript)
+			return
+		}
+	} else {
+		var msg string
+		sha, msg = e.load(args[1])
+		if msg != "" {
+			c.w.Error(msg)
+			return
+		}
+	}
+	fn := e.scripts[sha]
+	keys := e.L.CreateTable(int(numkeys), 0)
+	for i := 0; i < int(numkeys); i++ {
+		keys.RawSetInt(i+1, lua.LString(args[3+i]))
+	}
+	argv := e.L.CreateTable(len(args)-3-int(numkeys), 0)
+	for i, a := range args[3+numkeys:] {
+		argv.RawSetInt(i+1, lua.LString(a))
+	}
+	e.globals.RawSetString("KEYS", keys)
+	e.globals.RawSetString("ARGV", argv)
+
+	e.caller, e.sha, e.ro, e.resp, e.repl, e.errLine = c, sha, ro, 2, TargetAll, 0
+	e.fake.db = c.db
+	e.fake.aclUser, e.fake.user = c.aclUser, c.user
+	L := e.L
+	L.Push(fn)
+	b := s.startBusy(e)
+	e.busy = b
+	pendingMark := len(s.pending)
+	err := L.PCall(0, 1, nil)
+	s.endBusy(e, b)
+	if b.shutdown.Load() {
+		clear(s.pending[pendingMark:])
+		s.pending = s.pending[:pendingMark]
+	}
+	e.caller, e.busy = nil, nil
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok {
+			obj = ae.Object
+		}
+		if b.killed.Load() {
+			// The context's error carries the line it stopped at.
+			if str, ok := obj.(lua.LString); ok {
+				if line := lineOf(string(str)); line > 0 {
+					e.errLine = line
+				}
+			}
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString(errKilledMsg))
+			obj = t
+		}
+		e.replyError(c, obj)
+	} else {
+		ret := L.Get(-1)
+		L.Pop(1)
+		luaToResp(c, L, ret, e.resp, 0)
+	}
+	L.SetTop(0)
+	// Effects replication: the commands the script ran propagate, EVAL
+	// does not (scriptCall's propagation; EVAL is never in the stream).
+	c.preventPropagation()
+}
+
+// replyError formats a script's failure as luaCallFunction with 7.0's
+// error handler: "<err> script: <sha>, on @user_script:<line>.", where a
+// non-table error becomes "ERR <text>".
+func (e *scriptEngine) replyError(c *Client, obj lua.LValue) {
+	line := e.errLine
+	var msg string
+	if t, ok := obj.(*lua.LTable); ok {
+		if ev, ok := t.RawGetString("err").(lua.LString); ok {
+			msg = string(ev)
+			c.errCounted = lua.LVAsBool(t.RawGetString("ignore_error_stats_update"))
+		} else {
+			msg = "ERR " + lua.LVAsString(obj)
+		}
+	} else {
+		s := obj.String()
+		if obj.Type() == lua.LTNil {
+			s = "nil"
+		}
+		msg = "ERR " + s
+		if n := lineOf(s); n > 0 {
+			line = n
+		}
+	}
+	if line > 0 {
+		msg += " script: " + e.sha + ", on @user_script:" + strconv.Itoa(line) + "."
+	} else {
+		msg += " script: " + e.sha + ", on @user_script:?."
+	}
+	c.w.Error(msg)
+}
+
+// lineOf is the line of a Lua error message "user_script:<line>: ...".
+func lineOf(s string) int {
+	if rest, ok := strings.CutPrefix(s, "user_script:"); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// callerLine is the line of the script calling the running Go function.
+func callerLine(L *lua.LState) int {
+	for lvl := 1; lvl < 8; lvl++ {
+		dbg, ok := L.GetStack(lvl)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.CurrentLine > 0 {
+			return dbg.CurrentLine
+		}
+	}
+	return 0
+}
+
+// luaError replaces Lua's error() to remember the line it was raised at
+// (7.0's error handler records it with debug.getinfo).
+func (e *scriptEngine) luaError(L *lua.LState) int {
+	obj := L.CheckAny(1)
+	level := L.OptInt(2, 1)
+	e.errLine = callerLine(L)
+	if str, ok := obj.(lua.LString); ok && level > 0 {
+		L.Error(lua.LString(string(str)), level)
+	}
+	L.Error(obj, 0)
+	return 0
+}
+
+// libError raises a redis library's argument error (luaPushError +
+// luaError): "ERR <msg>", without a position.
+func (e *scriptEngine) libError(L *lua.LState, msg string) {
+	e.raiseTable(L, "ERR "+msg)
+}
+
+// raiseTable raises a Redis error table from a Go function.
+func (e *scriptEngine) raiseTable(L *lua.LState, msg string) {
+	e.errLine = callerLine(L)
+	L.Error(errTable(L, msg), 0)
+}
+
+// errTable is the error table of an error already counted in errorstats:
+// {err=msg, ignore_error_stats_update=true}.
+func errTable(L *lua.LState, msg string) *lua.LTable {
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString(msg))
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	return t
+}
+
+func (e *scriptEngine) openRedis(s *Server, g *lua.LTable) {
+	L := e.L
+	r := L.NewTable()
+	set := func(name string, fn lua.LGFunction) { r.RawSetString(name, L.NewFunction(fn)) }
+	set("call", func(L *lua.LState) int { return e.redisCall(s, L, true) })
+	set("pcall", func(L *lua.LState) int { return e.redisCall(s, L, false) })
+	set("sha1hex", func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			e.libError(L, "wrong number of arguments")
+		}
+		L.Push(lua.LString(sha1hex([]byte(L.ToString(1)))))
+		return 1
+	})
+	set("error_reply", func(L *lua.LState) int {
+		if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString("ERR wrong number or type of arguments"))
+			L.Push(t)
+			return 1
+		}
+		msg := L.ToString(1)
+		msg = strings.TrimPrefix(msg, "-")
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		L.Push(t)
+		return 1
+	})
+	set("status_reply", func(L *lua.LState) int {
+		if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString("ERR wrong number or type of arguments"))
+			L.Push(t)
+			return 1
+		}
+		t := L.NewTable()
+		t.RawSetString("ok", L.Get(1))
+		L.Push(t)
+		return 1
+	})
+	set("log", func(L *lua.LState) int {
+		if L.GetTop() < 2 {
+			e.libError(L, "redis.log() requires two arguments or more.")
+		}
+		lvl, ok := L.Get(1).(lua.LNumber)
+		if !ok {
+			e.libError(L, "First argument must be a number (log level).")
+		}
+		if lvl < 0 || lvl > 3 {
+			e.libError(L, "Invalid debug level.")
+		}
+		parts := make([]string, 0, L.GetTop()-1)
+		for i := 2; i <= L.GetTop(); i++ {
+			parts = append(parts, L.ToString(i))
+		}
+		text := strings.Join(parts, " ")
+		switch int(lvl) {
+		case 0:
+			s.log.Debug().Msg(text)
+		case 1, 2:
+			s.log.Info().Msg(text)
+		default:
+			s.log.Warn().Msg(text)
+		}
+		return 0
+	})
+	set("setresp", func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			e.libError(L, "redis.setresp() requires one argument.")
+		}
+		n := L.ToInt(1)
+		if n != 2 && n != 3 {
+			e.libError(L, "RESP version must be 2 or 3.")
+		}
+		e.resp = n
+		return 0
+	})
+	set("set_repl", func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			e.libError(L, "redis.set_repl() requires two arguments.")
+		}
+		n := L.ToInt(1)
+		if n&^int(TargetAll) != 0 {
+			e.libError(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+		}
+		e.repl = Target(n)
+		return 0
+	})
+	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
+	set("breakpoint", func(L *lua.LState) int { L.Push(lua.LFalse); return 1 })
+	set("debug", func(L *lua.LState) int { return 0 })
+	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
+		"REPL_NONE": 0, "REPL_AOF": int(TargetAOF), "REPL_SLAVE": int(TargetRepl), "REPL_REPLICA": int(TargetRepl), "REPL_ALL": int(TargetAll)} {
+		r.RawSetString(name, lua.LNumber(v))
+	}
+	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
+	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
+	g.RawSetString("redis", r)
+}
+
+// luaNumber is Lua 5.1's LUA_NUMBER_FMT, "%.14g" (C's spelling of
+// infinities and NaN).
+func luaNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// luaArg converts redis.call's arguments: strings and numbers only.
+func luaArg(v lua.LValue) ([]byte, bool) {
+	switch x := v.(type) {
+	case lua.LString:
+		return []byte(string(x)), true
+	case lua.LNumber:
+		// 7.0 formats a number argument with "%.17g" (luaRedisGenericCommand).
+		return strconv.AppendFloat(nil, float64(x), 'g', 17, 64), true
+	}
+	return nil, false
+}
+
+// redisCall is luaRedisGenericCommand + scriptCall: the checks Redis makes
+// for a command run from a script, then the command through exec, its reply
+// converted to Lua.
+func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
+	// An error the script's checks produce is counted in errorstats at
+	// once; like a command's error reply (counted by exec), the table
+	// carries ignore_error_stats_update so the script's reply is not
+	// counted again (luaPushErrorBuff).
+	fail := func(msg string) int {
+		s.countError([]byte("-" + msg))
+		if raise {
+			e.raiseTable(L, msg)
+		}
+		L.Push(errTable(L, msg))
+		return 1
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	args := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		a, ok := luaArg(L.Get(i))
+		if !ok {
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+		args[i-1] = a
+	}
+	cmd := s.lookup(args[0])
+	if cmd != nil && cmd.subMap != nil && (len(args) >= 2 || cmd.Handler == nil) {
+		if len(args) < 2 {
+			return fail("ERR Wrong number of args calling Redis command from script")
+		}
+		cmd = cmd.subMap[lowerASCII(args[1])]
+	}
+	if cmd == nil {
+		return fail("ERR Unknown Redis command called from script")
+	}
+	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+		return fail("ERR Wrong number of args calling Redis command from script")
+	}
+	if cmd.has(FlagNoScript) {
+		return fail("ERR This Redis command is not allowed from script")
+	}
+	if cmd.has(FlagWrite) && e.ro {
+		return fail("ERR Write commands are not allowed from read-only scripts.")
+	}
+	c := e.fake
+	if res, idx := s.aclCheck(c, cmd, args); res != acl.OK {
+		// scriptVerifyACL: logged with the context "lua".
+		s.aclLogDenied(e.caller, res, "lua", cmd, args, idx, cmd.fullName)
+		switch res {
+		case acl.DeniedKey:
+			return fail("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments")
+		case acl.DeniedChannel:
+			return fail("ERR The user executing the script can't publish to the channel mentioned in the command")
+		}
+		return fail("ERR The user executing the script can't run this command or subcommand")
+	}
+	c.w.Reset()
+	c.w.Proto = e.resp
+	mark, dirty := len(s.pending), s.ks.Dirty
+	s.exec(c, cmd, args)
+	if s.ks.Dirty != dirty && e.busy != nil {
+		e.busy.wrote.Store(true) // SCRIPT KILL is refused from now on
+	}
+	if e.repl != TargetAll {
+		// redis.set_repl: what the command propagated goes only to the
+		// script's targets (none: dropped).
+		kept := s.pending[:mark]
+		for _, op := range s.pending[mark:] {
+			if op.Target &= e.repl; op.Target != 0 {
+				kept = append(kept, op)
+			}
+		}
+		clear(s.pending[len(kept):])
+		s.pending = kept
+	}
+	v, err := resp.ReadValue(bufio.NewReader(bytes.NewReader(c.w.B)), resp.DefaultReplyLimits)
+	c.w.Reset()
+	if err != nil {
+		return fail("ERR reply not readable")
+	}
+	if v.IsError() && raise {
+		e.raiseTable(L, v.Str)
+	}
+	L.Push(respToLua(L, v, e.resp))
+	return 1
+}
+
+// respToLua is redisProtocolToLuaType.
+func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
+	switch v.Kind {
+	case resp.KindInt:
+		return lua.LNumber(v.Int)
+	case resp.KindBulk:
+		return lua.LString(v.Str)
+	case resp.KindSimple:
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(v.Str))
+		return t
+	case resp.KindError, resp.KindBlobErr:
+		return errTable(L, v.Str)
+	case resp.KindNull:
+		if proto == 3 {
+			return lua.LNil
+		}
+		return lua.LFalse
+	case resp.KindArray, resp.KindPush:
+		t := L.CreateTable(len(v.Elems), 0)
+		for i, el := range v.Elems {
+			t.RawSetInt(i+1, respToLua(L, el, proto))
+		}
+		return t
+	case resp.KindMap:
+		m := L.NewTable()
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			m.RawSet(respToLua(L, v.Elems[i], proto), respToLua(L, v.Elems[i+1], proto))
+		}
+		t := L.NewTable()
+		t.RawSetString("map", m)
+		return t
+	case resp.KindSet:
+		m := L.NewTable()
+		for _, el := range v.Elems {
+			m.RawSet(respToLua(L, el, proto), lua.LTrue)
+		}
+		t := L.NewTable()
+		t.RawSetString("set", m)
+		return t
+	case resp.KindDouble:
+		f, _ := strconv.ParseFloat(v.Str, 64)
+		t := L.NewTable()
+		t.RawSetString("double", lua.LNumber(f))
+		return t
+	case resp.KindBool:
+		return lua.LBool(v.Int != 0)
+	case resp.KindBigNum:
+		t := L.NewTable()
+		t.RawSetString("big_number", lua.LString(v.Str))
+		return t
+	case resp.KindVerbatim:
+		vt := L.NewTable()
+		format, text := "txt", v.Str
+		if len(text) >= 4 && text[3] == ':' {
+			format, text = text[:3], text[4:]
+		}
+		vt.RawSetString("string", lua.LString(text))
+		vt.RawSetString("format", lua.LString(format))
+		t := L.NewTable()
+		t.RawSetString("verbatim_string", vt)
+		return t
+	}
+	return lua.LFalse
+}
+
+// luaToResp is luaReplyToRedisReply, in the caller's protocol.
+// A boolean follows the script's protocol (redis.setresp): with 2, true is
+// 1 and false a null; with 3 a RESP3 boolean (1/0 to a RESP2 caller).
+func luaToResp(c *Client, L *lua.LState, v lua.LValue, proto, depth int) {
+	w := &c.w
+	switch x := v.(type) {
+	case lua.LString:
+		w.Bulk([]byte(string(x)))
+	case lua.LBool:
+		if proto == 2 {
+			if x {
+				w.Int(1)
+			} else {
+				w.Null()
+			}
+		} else {
+			w.Bool(bool(x))
+		}
+	case lua.LNumber:
+		w.Int(int64(float64(x)))
+	case *lua.LTable:
+		if depth > 1000 {
+			w.Error("ERR reached lua stack limit")
+			return
+		}
+		if ev, ok := x.RawGetString("err").(lua.LString); ok {
+			if depth == 0 && lua.LVAsBool(x.RawGetString("ignore_error_stats_update")) {
+				c.errCounted = true
+			}
+			w.Error(string(ev))
+			return
+		}
+		if ok, is := x.RawGetString("ok").(lua.LString); is {
+			w.Simple(string(ok))
+			return
+		}
+		if d, is := x.RawGetString("double").(lua.LNumber); is {
+			w.Double(float64(d))
+			return
+		}
+		if b, is := x.RawGetString("big_number").(lua.LString); is {
+			w.BigNumber(string(b))
+			return
+		}
+		if m, is := x.RawGetString("map").(*lua.LTable); is {
+			var ks, vs []lua.LValue
+			m.ForEach(func(k, v lua.LValue) { ks, vs = append(ks, k), append(vs, v) })
+			w.MapLen(len(ks))
+			for i := range ks {
+				luaToResp(c, L, ks[i], proto, depth+1)
+				luaToResp(c, L, vs[i], proto, depth+1)
+			}
+			return
+		}
+		if m, is := x.RawGetString("set").(*lua.LTable); is {
+			var ks []lua.LValue
+			m.ForEach(func(k, _ lua.LValue) { ks = append(ks, k) })
+			w.SetLen(len(ks))
+			for _, k := range ks {
+				luaToResp(c, L, k, proto, depth+1)
+			}
+			return
+		}
+		if vt, is := x.RawGetString("verbatim_string").(*lua.LTable); is {
+			f, _ := vt.RawGetString("format").(lua.LString)
+			t, _ := vt.RawGetString("string").(lua.LString)
+			w.Verbatim(string(f), string(t))
+			return
+		}
+		n := 0
+		for x.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.ArrayLen(n)
+		for i := 1; i <= n; i++ {
+			luaToResp(c, L, x.RawGetInt(i), proto, depth+1)
+		}
+	default:
+		w.Null()
+	}
+}
+
+// mathRandom is redis_math_random: Lua's math.random on redisLrand48
+// (rand.c), whose state starts at 0x1234ABCD330E when the server starts
+// and goes on across scripts, as in 7.0.15.
+func (e *scriptEngine) mathRandom(L *lua.LState) int {
+	e.rand = (0x5DEECE66D*e.rand + 0xB) & (1<<48 - 1)
+	r := float64(int32(e.rand>>17)%0x7fffffff) / float64(0x7fffffff)
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(r))
+	case 1:
+		u := int(L.CheckNumber(1))
+		if u < 1 {
+			L.RaiseError("bad argument #1 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(float64(int(r*float64(u)) + 1)))
+	case 2:
+		l, u := int(L.CheckNumber(1)), int(L.CheckNumber(2))
+		if l > u {
+			L.RaiseError("bad argument #2 to 'random' (interval is empty)")
+		}
+		L.Push(lua.LNumber(float64(int(r*float64(u-l+1)) + l)))
+	default:
+		L.RaiseError("wrong number of arguments")
+	}
+	return 1
+}
+
+func (e *scriptEngine) mathRandomSeed(L *lua.LState) int {
+	e.rand = uint64(int32(L.CheckNumber(1)))<<16 | 0x330E
+	return 0
+}
+
+func cmdScriptLoad(c *Client, args [][]byte) {
+	sha, msg := c.srv.scriptEngine().load(args[2])
+	if msg != "" {
+		c.w.Error(msg)
+		return
+	}
+	c.w.BulkString(sha)
+}
+
+func cmdScriptExists(c *Client, args [][]byte) {
+	e := c.srv.scriptEngine()
+	c.w.ArrayLen(len(args) - 2)
+	for _, a := range args[2:] {
+		if _, ok := e.scripts[strings.ToLower(string(a))]; ok {
+			c.w.Int(1)
+		} else {
+			c.w.Int(0)
+		}
+	}
+}
+
+func cmdScriptFlush(c *Client, args [][]byte) {
+	if len(args) > 3 {
+		c.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	if len(args) == 3 {
+		switch strings.ToLower(string(args[2])) {
+		case "sync", "async":
+		default:
+			c.w.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+			return
+		}
+	}
+	if old := c.srv.lua; old != nil {
+		// A new Lua state (scriptingReset); the PRNG is rand.c's global
+		// state, which survives it.
+		old.L.Close()
+		c.srv.lua = c.srv.newScriptEngine()
+		c.srv.lua.rand = old.rand
+	}
+	c.w.OK()
+}
+
+// cmdScriptDebug accepts NO; Vigil has no Lua debugger (ldb.c), so YES and
+// SYNC are refused.
+func cmdScriptDebug(c *Client, args [][]byte) {
+	switch strings.ToLower(string(args[2])) {
+	case "no":
+		c.w.OK()
+	case "yes", "sync":
+		c.w.Error("ERR SCRIPT DEBUG YES|SYNC: the Lua debugger is not supported")
+	default:
+		c.w.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+	}
+}
+
+func cmdScriptKill(c *Client, args [][]byte) {
+	c.w.Error("NOTBUSY No scripts in execution right now.")
+}
+
+var scriptHelp = []string{
+	"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"DEBUG (YES|SYNC|NO)",
+	"    Set the debug mode for subsequent scripts executed.",
+	"EXISTS <sha1> [<sha1> ...]",
+	"    Return information about the existence of the scripts in the script cache.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Flush the Lua scripts cache. Very dangerous on replicas.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the scripts cache.",
+	"    * SYNC: Synchronously flush the scripts cache.",
+	"KILL",
+	"    Kill the currently executing Lua script.",
+	"LOAD <script>",
+	"    Load a script into the scripts cache without executing it.",
+	"HELP",
+	"    Prints this help.",
+}
+
+func cmdScriptHelp(c *Client, args [][]byte) {
+	c.w.ArrayLen(len(scriptHelp))
+	for _, l := range scriptHelp {
+		c.w.Simple(l)
+	}
+}

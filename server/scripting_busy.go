@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// Busy scripts (script.c scriptInterrupt, server.c processCommand's busy
+// check). A script runs under the execution lock; once it has run for
+// busy-reply-threshold (lua-time-limit), a client whose batch finds the
+// lock taken by it is answered without the lock: -BUSY for every command
+// but SCRIPT KILL, which stops a script that has not written (the Lua
+// state's context is cancelled; the script's caller gets "Script killed by
+// user with SCRIPT KILL...") and answers -UNKILLABLE otherwise.
+//
+// SHUTDOWN NOSAVE stops the script, drops its effects and shuts down.
+//
+// Differences from Redis: a client already waiting for the lock when the
+// script began waits for its end; the other allow_busy commands (AUTH,
+// HELLO, MULTI...) get -BUSY too.
+
+const (
+	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+	errKilledMsg  = "ERR Script killed by user with SCRIPT KILL..."
+)
+
+// busyScript is the running script as seen by the other clients' goroutines.
+type busyScript struct {
+	start    time.Time // on the server's clock
+	limit    time.Duration
+	cancel   context.CancelFunc
+	done     chan struct{}
+	wrote    atomic.Bool
+	killed   atomic.Bool
+	shutdown atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
+}
+
+// busyShutdownNoSave reports a SHUTDOWN that a busy script allows: NOSAVE,
+// with NOW and FORCE or not.
+func busyShutdownNoSave(args [][]byte) bool {
+	nosave := false
+	for _, a := range args[1:] {
+		switch {
+		case eqFold(a, "nosave"):
+			nosave = true
+		case eqFold(a, "now"), eqFold(a, "force"):
+		default:
+			return false
+		}
+	}
+	return nosave
+}
+
+func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
+
+// startBusy arms the busy state for a script about to run (under mu).
+func (s *Server) startBusy(e *scriptEngine) *busyScript {
+	b := &busyScript{start: s.clock.Now(), limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond, done: make(chan struct{})}
+	if b.limit > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		b.cancel = cancel
+		e.L.SetContext(ctx)
+	}
+	s.busy.Store(b)
+	return b
+}
+
+func (s *Server) endBusy(e *scriptEngine, b *busyScript) {
+	s.busy.Store(nil)
+	close(b.done)
+	if b.cancel != nil {
+		b.cancel()
+		e.L.RemoveContext()
+	}
+}
+
+// lockBatch takes the execution lock for a batch, or returns false when a
+// script holding it has run past the busy threshold (serveBusy then
+// answers the batch).
+func (s *Server) lockBatch() bool {
+	if s.mu.TryLock() {
+		return true
+	}
+	for {
+		b := s.busy.Load()
+		if b == nil {
+			s.mu.Lock()
+			return true
+		}
+		if b.over(s.clock.Now()) {
+			return false
+		}
+		t := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-b.done:
+		case <-t.C:
+		}
+		t.Stop()
+		if s.mu.TryLock() {
+			return true
+		}
+	}
+}
+
+// serveBusy answers c's buffered commands while a script is busy, without
+// the lock; it returns false when the connection must close.
+func (s *Server) serveBusy(c *Client) bool {
+	b := s.busy.Load()
+	var w resp.Writer
+	w.Proto = c.w.Proto
+	keep := true
+	for keep {
+		args, err := c.rd.Next()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				w.Error("ERR " + pe.Error())
+			}
+			keep = false
+			break
+		}
+		if args == nil {
+			break
+		}
+		cmd := s.lookup(args[0])
+		switch {
+		case cmd == nil:
+			w.Error(errUnknownCommand(args))
+		case cmd.Name == "quit":
+			w.OK()
+			keep = false
+		case cmd.Name == "script" && len(args) == 2 && strings.EqualFold(string(args[1]), "kill"):
+			switch {
+			case b == nil:
+				w.Error("NOTBUSY No scripts in execution right now.")
+			case b.wrote.Load():
+				w.Error(errUnkillable)
+			default:
+				b.killed.Store(true)
+				if b.cancel != nil {
+					b.cancel()
+				}
+				w.OK()
+			}
+		case cmd.Name == "shutdown" && busyShutdownNoSave(args):
+			// SHUTDOWN NOSAVE: the script is stopped and its effects
+			// dropped (Redis exits without running it to its end).
+			if b != nil {
+				b.shutdown.Store(true)
+				if b.cancel != nil {
+					b.cancel()
+				}
+			}
+			s.requestShutdown(shutdownReq{nosave: true, from: c})
+			keep = false
+		case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
+			w.Error(errWrongArgs(cmd.Name))
+		default:
+			w.Error(errBusy)
+		}
+	}
+	now := time.Now()
+	c.lastInteraction.Store(now.UnixMilli())
+	if len(w.B) > 0 && !c.write(w.B, now) {
+		keep = false
+	}
+	return keep
+}
