@@ -450,11 +450,7 @@ func TestBitfieldModel(t *testing.T) {
 // bitmapEventCases are commands with what redis-server 7.0.15 did for
 // each: the server.dirty increment and the keyevent notifications
 // (notify-keyspace-events EAnm), in order.
-var bitmapEventCases = []struct {
-	cmd    []string
-	dirty  int
-	events []string
-}{
+var bitmapEventCases = []eventCase{
 	{[]string{"SETBIT", "k", "7", "1"}, 1, []string{"new k", "setbit k"}},
 	{[]string{"SETBIT", "k", "7", "1"}, 0, nil}, // unchanged
 	{[]string{"SETBIT", "k", "7", "0"}, 1, []string{"setbit k"}},
@@ -479,72 +475,16 @@ var bitmapEventCases = []struct {
 	{[]string{"BITOP", "NOT", "d", "k"}, 1, []string{"new d", "set d"}},
 }
 
-// bitmapEventRun runs bitmapEventCases on a server where c runs commands,
-// sub is subscribed to the key events and the channel "marker", and pub
-// publishes on "marker" after each command to close its events.
-func bitmapEventRun(t *testing.T, c, sub, pub *rconn) {
-	t.Helper()
-	if got := sub.do("PSUBSCRIBE", "__keyevent@*__:*"); !strings.HasPrefix(got, `["psubscribe"`) {
-		t.Fatalf("PSUBSCRIBE: %s", got)
-	}
-	if got := sub.do("SUBSCRIBE", "marker"); !strings.HasPrefix(got, `["subscribe"`) {
-		t.Fatalf("SUBSCRIBE: %s", got)
-	}
-	dirty := func() int {
-		info := c.do("INFO", "persistence")
-		i := strings.Index(info, "rdb_changes_since_last_save:")
-		if i < 0 {
-			t.Fatalf("INFO persistence: %s", info)
-		}
-		n, _ := strconv.Atoi(strings.SplitN(info[i+len("rdb_changes_since_last_save:"):], `\r`, 2)[0])
-		return n
-	}
-	for _, tc := range bitmapEventCases {
-		before := dirty()
-		c.do(tc.cmd...)
-		if d := dirty() - before; d != tc.dirty {
-			t.Errorf("%v: dirty +%d, want +%d", tc.cmd, d, tc.dirty)
-		}
-		pub.do("PUBLISH", "marker", "x")
-		var events []string
-		for {
-			m := sub.read()
-			if m == `["message", "marker", "x"]` {
-				break
-			}
-			// ["pmessage", "__keyevent@*__:*", "__keyevent@0__:setbit", "k"]
-			parts := strings.Split(strings.TrimSuffix(m, "]"), ", ")
-			if len(parts) != 4 {
-				t.Fatalf("unexpected message %s", m)
-			}
-			ev := strings.TrimPrefix(strings.Trim(parts[2], `"`), "__keyevent@0__:")
-			events = append(events, ev+" "+strings.Trim(parts[3], `"`))
-		}
-		if strings.Join(events, ", ") != strings.Join(tc.events, ", ") {
-			t.Errorf("%v: events %q, want %q", tc.cmd, events, tc.events)
-		}
-	}
-}
-
 // TestBitmapWritesAndEvents checks Vigil against bitmapEventCases.
 func TestBitmapWritesAndEvents(t *testing.T) {
 	l := startLive(t, "--notify-keyspace-events", "EAnm")
-	bitmapEventRun(t, l.dial(t), l.dial(t), l.dial(t))
+	eventRun(t, bitmapEventCases, l.dial(t), l.dial(t), l.dial(t))
 }
 
 // TestBitmapWritesAndEventsRedis (interop) checks bitmapEventCases against
 // a live redis-server.
 func TestBitmapWritesAndEventsRedis(t *testing.T) {
-	dial := startRedis(t)
-	conn := func() *rconn {
-		nc, br := dial(2)
-		return &rconn{t: t, c: nc, br: br}
-	}
-	c := conn()
-	if got := c.do("CONFIG", "SET", "notify-keyspace-events", "EAnm"); got != "+OK" {
-		t.Fatal(got)
-	}
-	bitmapEventRun(t, c, conn(), conn())
+	eventRunRedis(t, bitmapEventCases)
 }
 
 // TestBitmapDifferentialRandom (interop) sends the same random stream of

@@ -10,11 +10,7 @@ import (
 // did for each: the server.dirty increment (PFADD counts the creation and
 // every changed register; PFCOUNT refreshing its cache is a write) and
 // the keyevent notifications (notify-keyspace-events EAnm), in order.
-var hllEventCases = []struct {
-	cmd    []string
-	dirty  int
-	events []string
-}{
+var hllEventCases = []eventCase{
 	{[]string{"PFADD", "k", "a", "b", "c"}, 4, []string{"new k", "pfadd k"}},
 	{[]string{"PFADD", "k", "a"}, 0, nil},
 	{[]string{"PFADD", "k"}, 0, nil},
@@ -35,71 +31,16 @@ var hllEventCases = []struct {
 	{[]string{"PFMERGE", "d", "s"}, 0, nil},
 }
 
-// hllEventRun runs hllEventCases on a server where c runs commands, sub is
-// subscribed to the key events and the channel "marker", and pub
-// publishes on "marker" after each command to close its events.
-func hllEventRun(t *testing.T, c, sub, pub *rconn) {
-	t.Helper()
-	if got := sub.do("PSUBSCRIBE", "__keyevent@*__:*"); !strings.HasPrefix(got, `["psubscribe"`) {
-		t.Fatalf("PSUBSCRIBE: %s", got)
-	}
-	if got := sub.do("SUBSCRIBE", "marker"); !strings.HasPrefix(got, `["subscribe"`) {
-		t.Fatalf("SUBSCRIBE: %s", got)
-	}
-	dirty := func() int {
-		info := c.do("INFO", "persistence")
-		i := strings.Index(info, "rdb_changes_since_last_save:")
-		if i < 0 {
-			t.Fatalf("INFO persistence: %s", info)
-		}
-		n, _ := strconv.Atoi(strings.SplitN(info[i+len("rdb_changes_since_last_save:"):], `\r`, 2)[0])
-		return n
-	}
-	for _, tc := range hllEventCases {
-		before := dirty()
-		c.do(tc.cmd...)
-		if d := dirty() - before; d != tc.dirty {
-			t.Errorf("%v: dirty +%d, want +%d", tc.cmd, d, tc.dirty)
-		}
-		pub.do("PUBLISH", "marker", "x")
-		var events []string
-		for {
-			m := sub.read()
-			if m == `["message", "marker", "x"]` {
-				break
-			}
-			parts := strings.Split(strings.TrimSuffix(m, "]"), ", ")
-			if len(parts) != 4 {
-				t.Fatalf("unexpected message %s", m)
-			}
-			ev := strings.TrimPrefix(strings.Trim(parts[2], `"`), "__keyevent@0__:")
-			events = append(events, ev+" "+strings.Trim(parts[3], `"`))
-		}
-		if strings.Join(events, ", ") != strings.Join(tc.events, ", ") {
-			t.Errorf("%v: events %q, want %q", tc.cmd, events, tc.events)
-		}
-	}
-}
-
 // TestHLLWritesAndEvents checks Vigil against hllEventCases.
 func TestHLLWritesAndEvents(t *testing.T) {
 	l := startLive(t, "--notify-keyspace-events", "EAnm")
-	hllEventRun(t, l.dial(t), l.dial(t), l.dial(t))
+	eventRun(t, hllEventCases, l.dial(t), l.dial(t), l.dial(t))
 }
 
 // TestHLLWritesAndEventsRedis (interop) checks hllEventCases against a
 // live redis-server.
 func TestHLLWritesAndEventsRedis(t *testing.T) {
-	dial := startRedis(t)
-	conn := func() *rconn {
-		nc, br := dial(2)
-		return &rconn{t: t, c: nc, br: br}
-	}
-	c := conn()
-	if got := c.do("CONFIG", "SET", "notify-keyspace-events", "EAnm"); got != "+OK" {
-		t.Fatal(got)
-	}
-	hllEventRun(t, c, conn(), conn())
+	eventRunRedis(t, hllEventCases)
 }
 
 // hllWatchRun: a PFCOUNT that refreshes the cached cardinality is a write

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -10,11 +8,7 @@ import (
 // each: the server.dirty increment and the keyevent notifications
 // (notify-keyspace-events EAnm), in order. Members are chosen so the
 // random commands act deterministically.
-var setEventCases = []struct {
-	cmd    []string
-	dirty  int
-	events []string
-}{
+var setEventCases = []eventCase{
 	{[]string{"SADD", "s", "1", "2", "2"}, 2, []string{"new s", "sadd s"}},
 	{[]string{"SADD", "s", "1"}, 0, nil},
 	{[]string{"SADD", "s", "x", "3"}, 2, []string{"sadd s"}},
@@ -50,69 +44,16 @@ var setEventCases = []struct {
 	{[]string{"SSCAN", "nokey", "0"}, 0, []string{"keymiss nokey"}},
 }
 
-// setEventRun runs setEventCases as bitmapEventRun does.
-func setEventRun(t *testing.T, c, sub, pub *rconn) {
-	t.Helper()
-	if got := sub.do("PSUBSCRIBE", "__keyevent@*__:*"); !strings.HasPrefix(got, `["psubscribe"`) {
-		t.Fatalf("PSUBSCRIBE: %s", got)
-	}
-	if got := sub.do("SUBSCRIBE", "marker"); !strings.HasPrefix(got, `["subscribe"`) {
-		t.Fatalf("SUBSCRIBE: %s", got)
-	}
-	dirty := func() int {
-		info := c.do("INFO", "persistence")
-		i := strings.Index(info, "rdb_changes_since_last_save:")
-		if i < 0 {
-			t.Fatalf("INFO persistence: %s", info)
-		}
-		n, _ := strconv.Atoi(strings.SplitN(info[i+len("rdb_changes_since_last_save:"):], `\r`, 2)[0])
-		return n
-	}
-	for _, tc := range setEventCases {
-		before := dirty()
-		c.do(tc.cmd...)
-		if d := dirty() - before; d != tc.dirty {
-			t.Errorf("%v: dirty +%d, want +%d", tc.cmd, d, tc.dirty)
-		}
-		pub.do("PUBLISH", "marker", "x")
-		var events []string
-		for {
-			m := sub.read()
-			if m == `["message", "marker", "x"]` {
-				break
-			}
-			parts := strings.Split(strings.TrimSuffix(m, "]"), ", ")
-			if len(parts) != 4 {
-				t.Fatalf("unexpected message %s", m)
-			}
-			ev := strings.TrimPrefix(strings.Trim(parts[2], `"`), "__keyevent@0__:")
-			events = append(events, ev+" "+strings.Trim(parts[3], `"`))
-		}
-		if strings.Join(events, ", ") != strings.Join(tc.events, ", ") {
-			t.Errorf("%v: events %q, want %q", tc.cmd, events, tc.events)
-		}
-	}
-}
-
 // TestSetWritesAndEvents checks Vigil against setEventCases.
 func TestSetWritesAndEvents(t *testing.T) {
 	l := startLive(t, "--notify-keyspace-events", "EAnm")
-	setEventRun(t, l.dial(t), l.dial(t), l.dial(t))
+	eventRun(t, setEventCases, l.dial(t), l.dial(t), l.dial(t))
 }
 
 // TestSetWritesAndEventsRedis (interop) checks setEventCases against a
 // live redis-server.
 func TestSetWritesAndEventsRedis(t *testing.T) {
-	dial := startRedis(t)
-	conn := func() *rconn {
-		nc, br := dial(2)
-		return &rconn{t: t, c: nc, br: br}
-	}
-	c := conn()
-	if got := c.do("CONFIG", "SET", "notify-keyspace-events", "EAnm"); got != "+OK" {
-		t.Fatal(got)
-	}
-	setEventRun(t, c, conn(), conn())
+	eventRunRedis(t, setEventCases)
 }
 
 // TestSetWatch: a write that changes a set aborts a WATCHing transaction

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +11,7 @@ import (
 // zsetEventCases are sorted set commands with what redis-server 7.0.15 did
 // for each: the server.dirty increment and the keyevent notifications
 // (notify-keyspace-events EAnm), in order.
-var zsetEventCases = []struct {
-	cmd    []string
-	dirty  int
-	events []string
-}{
+var zsetEventCases = []eventCase{
 	{[]string{"ZADD", "z", "1", "a", "2", "b"}, 2, []string{"new z", "zadd z"}},
 	{[]string{"ZADD", "z", "1", "a"}, 0, nil},
 	{[]string{"ZADD", "z", "XX", "1", "x"}, 0, nil},
@@ -48,68 +43,16 @@ var zsetEventCases = []struct {
 	{[]string{"BZPOPMAX", "z", "0"}, 1, []string{"zpopmax z", "del z"}},
 }
 
-func zsetEventRun(t *testing.T, c, sub, pub *rconn) {
-	t.Helper()
-	if got := sub.do("PSUBSCRIBE", "__keyevent@*__:*"); !strings.HasPrefix(got, `["psubscribe"`) {
-		t.Fatalf("PSUBSCRIBE: %s", got)
-	}
-	if got := sub.do("SUBSCRIBE", "marker"); !strings.HasPrefix(got, `["subscribe"`) {
-		t.Fatalf("SUBSCRIBE: %s", got)
-	}
-	dirty := func() int {
-		info := c.do("INFO", "persistence")
-		i := strings.Index(info, "rdb_changes_since_last_save:")
-		if i < 0 {
-			t.Fatalf("INFO persistence: %s", info)
-		}
-		n, _ := strconv.Atoi(strings.SplitN(info[i+len("rdb_changes_since_last_save:"):], `\r`, 2)[0])
-		return n
-	}
-	for _, tc := range zsetEventCases {
-		before := dirty()
-		c.do(tc.cmd...)
-		if d := dirty() - before; d != tc.dirty {
-			t.Errorf("%v: dirty +%d, want +%d", tc.cmd, d, tc.dirty)
-		}
-		pub.do("PUBLISH", "marker", "x")
-		var events []string
-		for {
-			m := sub.read()
-			if m == `["message", "marker", "x"]` {
-				break
-			}
-			parts := strings.Split(strings.TrimSuffix(m, "]"), ", ")
-			if len(parts) != 4 {
-				t.Fatalf("unexpected message %s", m)
-			}
-			ev := strings.TrimPrefix(strings.Trim(parts[2], `"`), "__keyevent@0__:")
-			events = append(events, ev+" "+strings.Trim(parts[3], `"`))
-		}
-		if strings.Join(events, ", ") != strings.Join(tc.events, ", ") {
-			t.Errorf("%v: events %q, want %q", tc.cmd, events, tc.events)
-		}
-	}
-}
-
 // TestZSetWritesAndEvents checks Vigil against zsetEventCases.
 func TestZSetWritesAndEvents(t *testing.T) {
 	l := startLive(t, "--notify-keyspace-events", "EAnm")
-	zsetEventRun(t, l.dial(t), l.dial(t), l.dial(t))
+	eventRun(t, zsetEventCases, l.dial(t), l.dial(t), l.dial(t))
 }
 
 // TestZSetWritesAndEventsRedis (interop) checks zsetEventCases against a
 // live redis-server.
 func TestZSetWritesAndEventsRedis(t *testing.T) {
-	dial := startRedis(t)
-	conn := func() *rconn {
-		nc, br := dial(2)
-		return &rconn{t: t, c: nc, br: br}
-	}
-	c := conn()
-	if got := c.do("CONFIG", "SET", "notify-keyspace-events", "EAnm"); got != "+OK" {
-		t.Fatal(got)
-	}
-	zsetEventRun(t, c, conn(), conn())
+	eventRunRedis(t, zsetEventCases)
 }
 
 // TestBZPop: BZPOPMIN/BZPOPMAX/BZMPOP block until a write makes one of
