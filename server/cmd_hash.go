@@ -398,32 +398,9 @@ func cmdHScan(c *Client, args [][]byte) {
 	if h == nil {
 		return
 	}
-	count := int64(10)
-	var pattern []byte
-	usePattern := false
-	for i := 3; i < len(args); {
-		more := len(args) - i
-		switch {
-		case eqFold(args[i], "count") && more >= 2:
-			n, ok := parseLL(args[i+1])
-			if !ok {
-				c.w.Error(ErrNotInteger)
-				return
-			}
-			if n < 1 {
-				c.w.Error(ErrSyntax)
-				return
-			}
-			count = n
-			i += 2
-		case eqFold(args[i], "match") && more >= 2:
-			pattern = args[i+1]
-			usePattern = !(len(pattern) == 1 && pattern[0] == '*')
-			i += 2
-		default:
-			c.w.Error(ErrSyntax)
-			return
-		}
+	count, pattern, usePattern, _, ok := c.parseScanOptions(args, 3, false)
+	if !ok {
+		return
 	}
 	var out []string
 	collect := func(f, v string) { out = append(out, f, v) }

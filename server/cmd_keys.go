@@ -182,35 +182,9 @@ func cmdScan(c *Client, args [][]byte) {
 		c.w.Error(ErrInvalidCursor)
 		return
 	}
-	count := int64(10)
-	var pattern, typ []byte
-	usePattern := false
-	for i := 2; i < len(args); {
-		more := len(args) - i
-		switch {
-		case eqFold(args[i], "count") && more >= 2:
-			n, ok := parseLL(args[i+1])
-			if !ok {
-				c.w.Error(ErrNotInteger)
-				return
-			}
-			if n < 1 {
-				c.w.Error(ErrSyntax)
-				return
-			}
-			count = n
-			i += 2
-		case eqFold(args[i], "match") && more >= 2:
-			pattern = args[i+1]
-			usePattern = !(len(pattern) == 1 && pattern[0] == '*')
-			i += 2
-		case eqFold(args[i], "type") && more >= 2:
-			typ = args[i+1]
-			i += 2
-		default:
-			c.w.Error(ErrSyntax)
-			return
-		}
+	count, pattern, usePattern, typ, ok := c.parseScanOptions(args, 2, true)
+	if !ok {
+		return
 	}
 	if count > math.MaxInt32 {
 		count = math.MaxInt32
@@ -237,6 +211,42 @@ func cmdScan(c *Client, args [][]byte) {
 	for _, k := range keys {
 		c.w.BulkString(k)
 	}
+}
+
+// parseScanOptions is the option loop scanGenericCommand shares among SCAN,
+// HSCAN, SSCAN and ZSCAN: COUNT (at least 1), MATCH ("*" matches all, so
+// it is not applied) and, for SCAN only, TYPE, from args[from] on. It
+// replies the error and returns !ok on a bad option.
+func (c *Client) parseScanOptions(args [][]byte, from int, allowType bool) (count int64, pattern []byte, usePattern bool, typ []byte, ok bool) {
+	count = 10
+	for i := from; i < len(args); {
+		more := len(args) - i
+		switch {
+		case eqFold(args[i], "count") && more >= 2:
+			n, ok := parseLL(args[i+1])
+			if !ok {
+				c.w.Error(ErrNotInteger)
+				return 0, nil, false, nil, false
+			}
+			if n < 1 {
+				c.w.Error(ErrSyntax)
+				return 0, nil, false, nil, false
+			}
+			count = n
+			i += 2
+		case eqFold(args[i], "match") && more >= 2:
+			pattern = args[i+1]
+			usePattern = !(len(pattern) == 1 && pattern[0] == '*')
+			i += 2
+		case allowType && eqFold(args[i], "type") && more >= 2:
+			typ = args[i+1]
+			i += 2
+		default:
+			c.w.Error(ErrSyntax)
+			return 0, nil, false, nil, false
+		}
+	}
+	return count, pattern, usePattern, typ, true
 }
 
 // eqFoldString compares case-insensitively (strcasecmp).
