@@ -32,11 +32,16 @@ type Client struct {
 	// discovery). It changes only under switchMu (see trackedConn.Write).
 	master   atomic.Pointer[string]
 	switchMu sync.RWMutex
+	chMu     sync.Mutex
+	change   chan struct{} // closed and replaced on every master change
+
 	// stale asks the next dial to rediscover before using master.
 	stale atomic.Bool
 
-	discoverMu  sync.Mutex // one discovery at a time
+	discoverMu  sync.Mutex // one discovery at a time; guards lastFail*
 	discoverGen atomic.Uint64
+	lastFailAt  time.Time
+	lastFailErr error
 
 	smu       sync.Mutex
 	sentinels []string                         // known sentinels, last good one first
@@ -77,7 +82,13 @@ func New(opt Options) (*Client, error) {
 	for _, a := range opt.SentinelAddrs {
 		c.addSentinel(a)
 	}
-	c.Client = redis.NewClient(c.dataOptions("master:"+opt.MasterName, c.dialMaster, c.checkMasterConn))
+	mopt := c.dataOptions("master:"+opt.MasterName, c.dialMaster, c.checkMasterConn)
+	// go-redis bounds a dial with DialTimeout; dialMaster connects with
+	// opt.DialTimeout per attempt and keeps trying for MasterWait. A long
+	// wait also keeps go-redis's dial circuit breaker shut: its probe (a
+	// dial) then succeeds the moment the new master is known.
+	mopt.DialTimeout = opt.MasterWait
+	c.Client = redis.NewClient(mopt)
 	c.Client.AddHook(hook{c})
 	if opt.ReadFrom != Master {
 		c.readers = redis.NewClient(c.dataOptions("readers:"+opt.MasterName, c.dialReader, nil))
@@ -167,6 +178,12 @@ func (c *Client) setMaster(addr, source string) {
 	c.switchMu.Unlock()
 	c.closeConns(func(t *trackedConn) bool { return t.addr != addr || !t.master })
 	c.rstale.Store(true)
+	c.chMu.Lock()
+	if c.change != nil {
+		close(c.change)
+		c.change = nil
+	}
+	c.chMu.Unlock()
 	if old != "" && c.opt.OnMasterChange != nil {
 		c.opt.OnMasterChange(old, addr, source)
 	}
@@ -176,20 +193,48 @@ func (c *Client) setMaster(addr, source string) {
 // Master connections
 
 func (c *Client) dialMaster(ctx context.Context, _, _ string) (net.Conn, error) {
-	addr := c.masterAddr()
-	if addr == "" || c.stale.Load() {
+	// A failed dial is retried here until the dial deadline, waking at once
+	// when the master changes (+switch-master). Returning errors quickly
+	// would trip go-redis's dial circuit breaker (after PoolSize failed
+	// dials it probes only once a second), delaying the first write to the
+	// new master by up to a second.
+	var lastErr error
+	for {
+		changed := c.changed()
+		addr := c.masterAddr()
 		var err error
-		if addr, err = c.rediscover(ctx, c.discoverGen.Load()); err != nil {
-			return nil, err
+		if addr == "" || c.stale.Load() {
+			addr, err = c.rediscover(ctx, c.discoverGen.Load())
 		}
+		if err == nil {
+			d := net.Dialer{Timeout: c.opt.DialTimeout}
+			var nc net.Conn
+			if nc, err = d.DialContext(ctx, "tcp", addr); err == nil {
+				return c.track(nc, addr, true), nil
+			}
+			c.stale.Store(true)
+		}
+		lastErr = err
+		t := time.NewTimer(c.opt.MinRetryBackoff)
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, lastErr
+		}
+		t.Stop()
 	}
-	d := net.Dialer{Timeout: c.opt.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		c.stale.Store(true)
-		return nil, err
+}
+
+// changed returns a channel closed at the next master change.
+func (c *Client) changed() <-chan struct{} {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	if c.change == nil {
+		c.change = make(chan struct{})
 	}
-	return c.track(nc, addr, true), nil
+	return c.change
 }
 
 // checkMasterConn runs ROLE on every new master connection: a node that was

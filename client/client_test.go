@@ -74,7 +74,8 @@ func TestDiscoveryDoesNotWaitForASilentSentinel(t *testing.T) {
 func TestDiscoveryRejectsAReplicaByRole(t *testing.T) {
 	replica := dataNode(t, "slave")
 	stale := sentinelNode(t, &sentinelState{master: replica})
-	c := newTestClient(t, Options{SentinelAddrs: []string{stale.addr()}, MaxRetries: -1})
+	c := newTestClient(t, Options{SentinelAddrs: []string{stale.addr()}, MaxRetries: -1,
+		DialTimeout: 100 * time.Millisecond, MasterWait: 100 * time.Millisecond})
 	_, err := c.MasterAddr(context.Background())
 	var re *RoleError
 	if !errors.As(err, &re) || re.Got != "slave" || re.Addr != replica.addr() {

@@ -35,10 +35,19 @@ func (c *Client) rediscover(ctx context.Context, gen uint64) (string, error) {
 	if a := c.masterAddr(); c.discoverGen.Load() != gen && a != "" && !c.stale.Load() {
 		return a, nil
 	}
+	// Many connections fail together in a failover; one failed discovery
+	// answers them all for a moment instead of each asking every sentinel.
+	if c.lastFailErr != nil && time.Since(c.lastFailAt) < c.opt.MinRetryBackoff/2 {
+		return "", c.lastFailErr
+	}
 	addr, err := c.discover(ctx)
 	if err != nil {
+		if ctx.Err() == nil {
+			c.lastFailAt, c.lastFailErr = time.Now(), err
+		}
 		return "", err
 	}
+	c.lastFailErr = nil
 	c.setMaster(addr, "discovery")
 	c.stale.Store(false)
 	c.discoverGen.Add(1)

@@ -70,6 +70,12 @@ type Options struct {
 
 	// DialTimeout bounds a TCP connect to a node or a sentinel (default 2 s).
 	DialTimeout time.Duration
+	// MasterWait bounds how long a new master connection waits for a
+	// reachable master whose ROLE is master (default 10 s; the command's
+	// context bounds it too). During a failover, commands wait for the new
+	// master instead of failing at once, and wake as soon as +switch-master
+	// arrives.
+	MasterWait time.Duration
 	// SentinelTimeout bounds one sentinel query (default 1 s). Sentinels
 	// are asked in parallel, so one that never answers costs nothing once
 	// another one has answered.
@@ -106,6 +112,12 @@ func (o *Options) init() error {
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 2 * time.Second
+	}
+	if o.MasterWait <= 0 {
+		o.MasterWait = 10 * time.Second
+	}
+	if o.MasterWait < o.DialTimeout {
+		o.MasterWait = o.DialTimeout
 	}
 	if o.SentinelTimeout <= 0 {
 		o.SentinelTimeout = time.Second
