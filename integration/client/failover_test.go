@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vigil-kv/vigil/client"
+	"github.com/vigil-kv/vigil/client/lock"
 )
 
 // sent is one write on the wire: when it started, where it went.
@@ -231,5 +232,12 @@ var _ = Describe("client.Client during a failover", Label("slow"), func() {
 			fmt.Fprintf(GinkgoWriter, "%s PING %v\n", addr, rtt)
 		}
 		Expect(errors.Is(n.Get(ctx, "missing").Err(), redis.Nil)).To(BeTrue())
+
+		// The lock works through the client: its scripts and the pipelined
+		// WAIT go to the master even though reads go to replicas.
+		l, err := lock.New(c, lock.WithReplicas(2, 5*time.Second)).TryAcquire(ctx, "job")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(direct(d.master.Addr()).Get(ctx, "job").Val()).To(Equal(l.Token))
+		Expect(l.Release(ctx)).To(Succeed())
 	})
 })
