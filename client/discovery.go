@@ -85,11 +85,7 @@ func (c *Client) discover(ctx context.Context) (string, error) {
 			continue
 		}
 		c.promoteSentinel(r.sentinel)
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.refreshSentinels(r.sentinel)
-		}()
+		c.goBackground(func() { c.refreshSentinels(r.sentinel) })
 		return r.addr, nil
 	}
 	return "", &DiscoveryError{MasterName: c.opt.MasterName, Errs: errs}
@@ -152,6 +148,22 @@ func (c *Client) dialSentinel(ctx context.Context, network, addr string) (net.Co
 	}
 	c.sconns = append(c.sconns, nc)
 	return nc, nil
+}
+
+// goBackground runs f in a goroutine Close waits for, unless Close has
+// begun. (wg.Add happens under smu after checking bg, and Close cancels bg
+// before taking smu, so no Add can race with Close's Wait.)
+func (c *Client) goBackground(f func()) {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	if c.bg.Err() != nil {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
 }
 
 // addSentinel adds addr to the known sentinels (if new) and subscribes to

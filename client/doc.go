@@ -38,7 +38,8 @@
 //     (Options.MaxRetries, with backoff); other commands are retried only
 //     with Options.RetryWrites, because a write that failed with a connection
 //     error may have been applied. go-redis's own retries are turned off so
-//     that this decision is the client's.
+//     that this decision is the client's. Pipelines and transactions are not
+//     retried; their errors trigger rediscovery like single commands'.
 //   - Options.ReadFrom routes read-only commands: Master (default), Replica
 //     (a random healthy replica) or Nearest (the node with the lowest measured
 //     PING latency, master included). Replicas come from SENTINEL REPLICAS,
