@@ -334,3 +334,32 @@ func TestNeedsRediscovery(t *testing.T) {
 		}
 	}
 }
+
+// After a switch, a connection to the old master refuses to write: not a
+// byte goes out, and the error is one that triggers rediscovery.
+func TestWriteGuardAfterSwitch(t *testing.T) {
+	c := newTestClient(t, Options{SentinelAddrs: []string{"127.0.0.1:1"}})
+	c.setMaster("10.0.0.1:6379", "test")
+	a, b := net.Pipe()
+	defer b.Close()
+	tc := c.track(a, "10.0.0.1:6379", true)
+	go func() { buf := make([]byte, 64); _, _ = b.Read(buf) }()
+	if _, err := tc.Write([]byte("x")); err != nil {
+		t.Fatalf("write to the current master: %v", err)
+	}
+	c.setMaster("10.0.0.2:6379", "test")
+	if !tc.closed.Load() {
+		t.Fatal("the old master's connection should be closed on the switch")
+	}
+	stale := c.track(&nopConn{}, "10.0.0.1:6379", true) // dialed just before the switch
+	n, err := stale.Write([]byte("SET k v"))
+	if n != 0 || !errors.Is(err, ErrStaleMaster) || !NeedsRediscovery(err) {
+		t.Fatalf("Write = %d, %v; want 0, ErrStaleMaster", n, err)
+	}
+}
+
+// nopConn is a net.Conn that accepts writes.
+type nopConn struct{ net.Conn }
+
+func (*nopConn) Write(b []byte) (int, error) { return len(b), nil }
+func (*nopConn) Close() error                { return nil }
