@@ -186,7 +186,6 @@ func TestRedisKindNamesThePackage(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	for {
