@@ -183,10 +183,15 @@ func (d *Deployment) WaitHealthy(ctx context.Context) error {
 					n.Name, n.ExitErr(), n.LogPath, n.OutPath, tail(n.LogPath, n.OutPath))
 			}
 		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// The collection has its own timeout, not ctx's: one cut short by
+		// the deadline would report timeouts instead of the unmet
+		// conditions. Its result is used only when ctx is still live.
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		st := Collect(cctx, d.CollectOptions())
 		cancel()
-		problems = d.Health(st)
+		if ctx.Err() == nil || problems == nil {
+			problems = d.Health(st)
+		}
 		if len(problems) == 0 {
 			return nil
 		}
