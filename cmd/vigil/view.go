@@ -12,9 +12,18 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/vigil-kv/vigil/internal/deploy"
 )
+
+// quietLogger drops go-redis's own log lines (failed dials of a node that is
+// down): the view shows a down node already.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(quietLogger{}) }
 
 // view prints status snapshots and sentinel events in one of three forms:
 // JSON lines (--json), a screen redrawn in place (a terminal), or plain
