@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Deployment is a local master, its replicas and the sentinels watching it.
@@ -238,4 +241,27 @@ func tail(paths ...string) string {
 		return "\n" + filepath.Base(p) + ":\n  " + strings.Join(lines, "\n  ")
 	}
 	return ""
+}
+
+// CurrentMaster is the server the sentinels name as master now (SENTINEL
+// get-master-addr-by-name, the first sentinel that answers); without
+// sentinels it is the master as started.
+func (d *Deployment) CurrentMaster(ctx context.Context) (*Node, error) {
+	if len(d.Sentinels) == 0 {
+		return d.Servers[0], nil
+	}
+	var errs []error
+	for _, s := range d.Sentinels {
+		cl := redis.NewClient(clientOptions(s.Addr(), time.Second))
+		addr, err := cl.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", d.Spec.MasterName).StringSlice()
+		cl.Close()
+		if err == nil && len(addr) == 2 {
+			if n := d.Node(net.JoinHostPort(addr[0], addr[1])); n != nil {
+				return n, nil
+			}
+			err = fmt.Errorf("names %s:%s, not a server of this deployment", addr[0], addr[1])
+		}
+		errs = append(errs, fmt.Errorf("sentinel %s: %w", s.Addr(), err))
+	}
+	return nil, fmt.Errorf("no sentinel names the master: %w", errors.Join(errs...))
 }
