@@ -31,8 +31,8 @@ func upCommand() *cli.Command {
 			&cli.IntFlag{Name: "replicas", Value: 2, Usage: "number of replicas"},
 			&cli.IntFlag{Name: "sentinels", Value: 3, Usage: "number of sentinels"},
 			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under"},
-			&cli.DurationFlag{Name: "down-after", Usage: "sentinel down-after-milliseconds (default: sentinel.conf's 5s)"},
-			&cli.DurationFlag{Name: "failover-timeout", Usage: "sentinel failover-timeout (default: sentinel.conf's 60s)"},
+			&cli.DurationFlag{Name: "down-after", Usage: "sentinel down-after-milliseconds", DefaultText: "5s, from sentinel.conf"},
+			&cli.DurationFlag{Name: "failover-timeout", Usage: "sentinel failover-timeout", DefaultText: "60s, from sentinel.conf"},
 			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'appendonly yes' (repeatable)"},
 			&cli.StringSliceFlag{Name: "sentinel-directive", Usage: "extra sentinel config line (repeatable)"},
 			&cli.DurationFlag{Name: "wait", Value: time.Minute, Usage: "how long to wait for the deployment to become healthy"},
@@ -72,6 +72,11 @@ func runUp(c *cli.Context) error {
 		case <-sigs:
 			cancel()
 		case <-ctx.Done():
+		}
+		// A second Ctrl-C while stopping kills every node at once.
+		<-sigs
+		for _, n := range d.Nodes() {
+			_ = n.Kill()
 		}
 	}()
 	v := newView(out, c.Bool("json"), "vigil up")
