@@ -99,7 +99,19 @@ func runUp(c *cli.Context) error {
 		return err
 	}
 	wctx, wcancel := context.WithTimeout(ctx, c.Duration("wait"))
-	err = d.WaitHealthy(wctx)
+	var shown string
+	var shownAt time.Time
+	err = d.WaitHealthyFunc(wctx, func(problems []string) {
+		// Text mode: say what is awaited, when it changes or every 5 s.
+		if v.json {
+			return
+		}
+		now := time.Now()
+		if s := strings.Join(problems, "; "); s != shown || now.Sub(shownAt) >= 5*time.Second {
+			shown, shownAt = s, now
+			fmt.Fprintf(out, "waiting: %s\n", s)
+		}
+	})
 	wcancel()
 	if err != nil {
 		_ = stop()

@@ -178,6 +178,12 @@ var ErrPartitionUnsupported = errors.New("deploy: network partitions are not imp
 // WaitHealthy polls Collect until Health reports nothing, the context ends
 // or a node exits. The error names the conditions still unmet.
 func (d *Deployment) WaitHealthy(ctx context.Context) error {
+	return d.WaitHealthyFunc(ctx, nil)
+}
+
+// WaitHealthyFunc is WaitHealthy calling progress (when not nil) with the
+// unmet conditions after each check that found some.
+func (d *Deployment) WaitHealthyFunc(ctx context.Context, progress func(problems []string)) error {
 	var problems []string
 	for {
 		for _, n := range d.Nodes() {
@@ -197,6 +203,9 @@ func (d *Deployment) WaitHealthy(ctx context.Context) error {
 		}
 		if len(problems) == 0 {
 			return nil
+		}
+		if progress != nil && ctx.Err() == nil {
+			progress(problems)
 		}
 		t := time.NewTimer(200 * time.Millisecond)
 		select {
