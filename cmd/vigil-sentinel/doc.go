@@ -6,7 +6,7 @@
 // The configuration file is required and must be writable: the sentinel
 // saves its state there. --directive flags apply on top of it.
 //
-// It owns the process shell only: argument splitting, logging setup, the pid
-// file and signals. It may import sentinel/daemon, configs and the chosen
-// libraries (urfave/cli, zerolog); nothing imports it.
+// The program is internal/sentinelmain, shared with the hidden
+// `vigil sentinel` subcommand; this main only calls sentinelmain.Run.
+// Nothing imports it.
 package main

@@ -6,7 +6,6 @@
 // The configuration is the file (or standard input for "-"), then the
 // --directive flags on top of it, exactly as redis-server reads them.
 //
-// It owns the process shell only: argument splitting, logging setup, the pid
-// file and signals. It may import server, configs and the chosen libraries
-// (urfave/cli, zerolog); nothing imports it.
+// The program is internal/servermain, shared with the hidden `vigil server`
+// subcommand; this main only calls servermain.Run. Nothing imports it.
 package main

@@ -1,4 +1,45 @@
-// Package deploy starts, stops, kills, pauses and partitions local deployments
-// (processes, network namespaces, containers) for `vigil up`, `vigil drill` and
-// the integration suites. It may import configs and internal/clock.
+// Package deploy starts, stops, kills, pauses and inspects local deployments
+// for `vigil up`, `vigil status`, `vigil drill` and the integration suites.
+//
+// A Spec (counts, ports, server kind, directory, extra directives) becomes a
+// Deployment with New, which checks every port is free (a *PortBusyError
+// names the port and the --base-port / --sentinel-base-port flag that moves
+// it) and writes one directory per node under Spec.Dir ("server-6379",
+// "sentinel-26379"), each with its config copy rendered from the templates in
+// configs/examples/ (master.conf, replica.conf, sentinel.conf, embedded as
+// configs.Examples): the template's lines for port, bind, dir, logfile,
+// pidfile, replicaof and the sentinel monitor line are replaced, extra
+// directives replace or are appended. Each node logs to its log file and its
+// stdout/stderr go to output.log.
+//
+// Kinds: KindVigil runs the nodes as `<vigil binary> server <conf>` and
+// `<vigil binary> sentinel <conf>` (os.Executable() by default, so nothing but
+// Go is needed); KindRedis runs redis-server and redis-sentinel from PATH and
+// names the apt package when one is missing.
+//
+// Processes: Node.Start/Stop/Kill/Pause/Resume/Restart, Addr and Pid. Each
+// node leads its own process group (a terminal's Ctrl-C reaches only the
+// parent, which stops the nodes in order; signals reach a forked BGSAVE
+// child too) and, on Linux, has Pdeathsig SIGKILL set from a thread that
+// lives as long as the process, so a killed parent leaves no orphan.
+// Deployment.Stop stops the sentinels first, then the servers: SIGTERM, then
+// SIGKILL after Spec.StopTimeout.
+//
+// Health and status: Collect (or a Collector, which keeps its connections)
+// asks the sentinels SENTINEL master/replicas/sentinels (discovering the
+// other sentinels from one) and every server INFO, and returns a Status with
+// roles, pids, offsets, lag in bytes and each sentinel's view; Status.Health
+// lists the unmet conditions of a healthy deployment (the master sees every
+// replica online, each replica's link is up, each sentinel knows the master,
+// every replica and every other sentinel), which WaitHealthy polls for.
+// WatchEvents follows the sentinels' pub/sub (PSUBSCRIBE *) and drops the
+// same event published by several sentinels. All of it works against any
+// deployment, Vigil or Redis.
+//
+// Partition is the documented hook for network faults; it is not implemented
+// yet (network namespaces with a veth pair per node when root, else a
+// fault-injecting TCP proxy) and returns ErrPartitionUnsupported.
+//
+// It may import configs, internal/clock, go-redis and the standard library;
+// never server, sentinel/daemon or cmd.
 package deploy

@@ -1,4 +1,4 @@
-package main
+package sentinelmain
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func sentinelBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "vigil-sentinel")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/vigil-kv/vigil/cmd/vigil-sentinel").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -1,4 +1,4 @@
-package main
+package servermain
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ import (
 // signals without building anything.
 func TestMain(m *testing.M) {
 	if os.Getenv("VIGIL_SERVER_AS_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -1,0 +1,38 @@
+// Command vigil is the operator tool: it runs local deployments and shows
+// their state.
+//
+//	vigil up [--server vigil|redis] [--dir vigil-data] [--base-port 6379]
+//	         [--sentinel-base-port 26379] [--json] ...
+//	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
+//
+// `vigil up` starts 1 master, 2 replicas and 3 sentinels on loopback from the
+// templates in configs/examples/ (embedded in the binary), one directory per
+// node under --dir with its config copy, log, pid file and output.log, waits
+// until the deployment is healthy (the master sees every replica online, every
+// sentinel knows the master, the replicas and the other sentinels), prints
+// how to connect (redis-cli, go-redis FailoverClient, vigil's client), then a
+// live view refreshed every second: each server's role, pid, offset and lag,
+// each sentinel's view of the master, and the sentinels' events (+sdown,
+// +odown, +switch-master, ...) from their pub/sub, deduplicated. On a terminal
+// the view is redrawn in place; otherwise it is printed when it changes;
+// --json prints JSON lines instead: {"type":"ready"}, {"type":"status"} every
+// second, {"type":"event"}, {"type":"stopped"}. Ctrl-C or SIGTERM stops the
+// sentinels, then the servers (SIGTERM, SIGKILL after 10 s); the nodes run in
+// their own process groups with Pdeathsig on Linux, so a killed `vigil up`
+// leaves no process behind.
+//
+// With --server vigil (the default) the nodes are this binary's hidden
+// subcommands `vigil server <redis-server args>` and
+// `vigil sentinel <redis-sentinel args>` (internal/servermain and
+// internal/sentinelmain, the same programs as cmd/vigil-server and
+// cmd/vigil-sentinel), so nothing but Go is needed. --server redis runs
+// Debian's redis-server and redis-sentinel.
+//
+// `vigil status` shows the same view for any deployment, Vigil or Redis,
+// given one sentinel.
+//
+// main.go holds the app and the list of subcommands; each subcommand lives
+// in its own file. It may import internal/deploy, internal/servermain,
+// internal/sentinelmain, client and the chosen libraries (urfave/cli,
+// go-isatty); nothing imports it.
+package main

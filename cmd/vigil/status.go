@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vigil-kv/vigil/internal/deploy"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show a deployment's status through its sentinels (Vigil or Redis)",
+		Description: "Asks the sentinel for the master, its replicas and the other sentinels (SENTINEL master,\n" +
+			"replicas, sentinels), then every node's INFO, and prints roles, pids, offsets, lag and each\n" +
+			"sentinel's view. --watch refreshes every second and shows the sentinels' events.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "sentinel", Required: true, Usage: "a sentinel's host:port (repeatable); the others are discovered"},
+			&cli.StringFlag{Name: "master", Value: "mymaster", Usage: "the master's name"},
+			&cli.BoolFlag{Name: "json", Usage: "print the status as JSON lines"},
+			&cli.BoolFlag{Name: "watch", Usage: "refresh every second and show events until Ctrl-C"},
+		},
+		Action: runStatus,
+	}
+}
+
+func runStatus(c *cli.Context) error {
+	col := deploy.NewCollector(deploy.CollectOptions{Sentinels: c.StringSlice("sentinel"), MasterName: c.String("master")})
+	defer col.Close()
+	v := newView(c.App.Writer, c.Bool("json"), "vigil status")
+	if c.Bool("watch") {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		st := col.Collect(ctx)
+		var addrs []string
+		for _, s := range st.Sentinels {
+			addrs = append(addrs, s.Addr)
+		}
+		watch(ctx, v, col, addrs)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st := col.Collect(ctx)
+	v.tty = false
+	v.status(st)
+	for _, s := range st.Sentinels {
+		if s.Error == "" {
+			return nil
+		}
+	}
+	return errors.New("no sentinel answered")
+}

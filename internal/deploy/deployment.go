@@ -1,0 +1,276 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Deployment is a local master, its replicas and the sentinels watching it.
+type Deployment struct {
+	Spec      Spec    // with defaults filled in
+	Servers   []*Node // Servers[0] is the master as started
+	Sentinels []*Node
+}
+
+// New checks the spec, the binaries and that every port is free, then
+// writes each node's directory and config file under spec.Dir (configs are
+// regenerated on every New; data files are kept). Nothing is started.
+func New(spec Spec) (*Deployment, error) {
+	s := spec.withDefaults()
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	serverArgv, sentinelArgv, err := s.binaries()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s.Dir = dir
+	d := &Deployment{Spec: s}
+	for i := 0; i <= s.Replicas; i++ {
+		role := RoleReplica
+		if i == 0 {
+			role = RoleMaster
+		}
+		d.Servers = append(d.Servers, s.newNode(role, s.BasePort+i, serverArgv))
+	}
+	for i := 0; i < s.Sentinels; i++ {
+		d.Sentinels = append(d.Sentinels, s.newNode(RoleSentinel, s.SentinelBasePort+i, sentinelArgv))
+	}
+	for _, n := range d.Nodes() {
+		flag := "--base-port"
+		if n.Role == RoleSentinel {
+			flag = "--sentinel-base-port"
+		}
+		if err := checkPort(s.Host, n.Port); err != nil {
+			return nil, &PortBusyError{Port: n.Port, Node: n.Name, Flag: flag, Err: err}
+		}
+	}
+	for _, n := range d.Nodes() {
+		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			return nil, err
+		}
+		text, err := s.nodeConfig(n, d.Servers[0])
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(n.ConfPath, []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (s Spec) newNode(role Role, port int, argv []string) *Node {
+	dir := nodeDir(s.Dir, role, port)
+	base := "server"
+	conf := "redis.conf"
+	if role == RoleSentinel {
+		base, conf = "sentinel", "sentinel.conf"
+	}
+	return &Node{
+		Name:        filepath.Base(dir),
+		Role:        role,
+		Host:        s.Host,
+		Port:        port,
+		Dir:         dir,
+		ConfPath:    filepath.Join(dir, conf),
+		LogPath:     filepath.Join(dir, base+".log"),
+		PidPath:     filepath.Join(dir, base+".pid"),
+		OutPath:     filepath.Join(dir, "output.log"),
+		argv:        argv,
+		stopTimeout: s.StopTimeout,
+	}
+}
+
+// Nodes is the servers then the sentinels.
+func (d *Deployment) Nodes() []*Node {
+	return append(append([]*Node{}, d.Servers...), d.Sentinels...)
+}
+
+// Node finds a node by address (host:port), or nil.
+func (d *Deployment) Node(addr string) *Node {
+	for _, n := range d.Nodes() {
+		if n.Addr() == addr {
+			return n
+		}
+	}
+	return nil
+}
+
+// SentinelAddrs are the sentinels' host:port.
+func (d *Deployment) SentinelAddrs() []string {
+	var out []string
+	for _, n := range d.Sentinels {
+		out = append(out, n.Addr())
+	}
+	return out
+}
+
+// ServerAddrs are the servers' host:port, the master as started first.
+func (d *Deployment) ServerAddrs() []string {
+	var out []string
+	for _, n := range d.Servers {
+		out = append(out, n.Addr())
+	}
+	return out
+}
+
+// Start starts the servers, then the sentinels. On error the nodes already
+// started are stopped.
+func (d *Deployment) Start() error {
+	for _, n := range d.Nodes() {
+		if err := n.Start(); err != nil {
+			d.Stop()
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops the sentinels first (so they do not fail over a master being
+// shut down), then the servers, each with SIGTERM and SIGKILL after the
+// spec's stop timeout. It returns the errors of nodes that had to be killed.
+func (d *Deployment) Stop() error {
+	e1 := stopAll(d.Sentinels)
+	e2 := stopAll(d.Servers)
+	return errors.Join(e1, e2)
+}
+
+func stopAll(nodes []*Node) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(nodes))
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.Stop()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Partition is the hook for network faults (cutting a node from others while
+// clients still reach it). It is not implemented yet: the plan (issue 13's
+// `vigil drill`) is a Linux network namespace with a veth pair per node when
+// running as root, else a fault-injecting TCP proxy between the nodes, which
+// needs the nodes to be started behind it. It returns ErrPartitionUnsupported.
+func (d *Deployment) Partition(isolated []*Node) (heal func() error, err error) {
+	return nil, ErrPartitionUnsupported
+}
+
+// ErrPartitionUnsupported is Partition's error until partitions exist.
+var ErrPartitionUnsupported = errors.New("deploy: network partitions are not implemented yet")
+
+// WaitHealthy polls Collect until Health reports nothing, the context ends
+// or a node exits. The error names the conditions still unmet.
+func (d *Deployment) WaitHealthy(ctx context.Context) error {
+	return d.WaitHealthyFunc(ctx, nil)
+}
+
+// WaitHealthyFunc is WaitHealthy calling progress (when not nil) with the
+// unmet conditions after each check that found some.
+func (d *Deployment) WaitHealthyFunc(ctx context.Context, progress func(problems []string)) error {
+	var problems []string
+	for {
+		for _, n := range d.Nodes() {
+			if isDone(n.Done()) {
+				return fmt.Errorf("%s exited (%v) before the deployment was healthy; see %s and %s%s",
+					n.Name, n.ExitErr(), n.LogPath, n.OutPath, tail(n.LogPath, n.OutPath))
+			}
+		}
+		// The collection has its own timeout, not ctx's: one cut short by
+		// the deadline would report timeouts instead of the unmet
+		// conditions. Its result is used only when ctx is still live.
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st := Collect(cctx, d.CollectOptions())
+		cancel()
+		if ctx.Err() == nil || problems == nil {
+			problems = d.Health(st)
+		}
+		if len(problems) == 0 {
+			return nil
+		}
+		if progress != nil && ctx.Err() == nil {
+			progress(problems)
+		}
+		t := time.NewTimer(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("the deployment is not healthy: %s", strings.Join(problems, "; "))
+		case <-t.C:
+		}
+	}
+}
+
+// CollectOptions asks for the deployment's status through its sentinels and
+// also queries every server, so one that is down shows as down.
+func (d *Deployment) CollectOptions() CollectOptions {
+	o := CollectOptions{Sentinels: d.SentinelAddrs(), MasterName: d.Spec.MasterName, Servers: d.ServerAddrs(),
+		WantReplicas: len(d.Servers) - 1, WantSentinels: len(d.Sentinels)}
+	if len(d.Sentinels) == 0 {
+		o.MasterAddr = d.Servers[0].Addr()
+	}
+	return o
+}
+
+// Health lists the conditions of a healthy deployment that st does not meet
+// (none when healthy): the master sees every replica connected with its link
+// up, and every sentinel knows the master, every replica and every other
+// sentinel.
+func (d *Deployment) Health(st *Status) []string {
+	return st.Health(len(d.Servers)-1, len(d.Sentinels))
+}
+
+// tail is the last lines of the first non-empty file, for error messages.
+func tail(paths ...string) string {
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 10 {
+			lines = lines[len(lines)-10:]
+		}
+		return "\n" + filepath.Base(p) + ":\n  " + strings.Join(lines, "\n  ")
+	}
+	return ""
+}
+
+// CurrentMaster is the server the sentinels name as master now (SENTINEL
+// get-master-addr-by-name, the first sentinel that answers); without
+// sentinels it is the master as started.
+func (d *Deployment) CurrentMaster(ctx context.Context) (*Node, error) {
+	if len(d.Sentinels) == 0 {
+		return d.Servers[0], nil
+	}
+	var errs []error
+	for _, s := range d.Sentinels {
+		cl := redis.NewClient(clientOptions(s.Addr(), time.Second))
+		addr, err := cl.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", d.Spec.MasterName).StringSlice()
+		cl.Close()
+		if err == nil && len(addr) == 2 {
+			if n := d.Node(net.JoinHostPort(addr[0], addr[1])); n != nil {
+				return n, nil
+			}
+			err = fmt.Errorf("names %s:%s, not a server of this deployment", addr[0], addr[1])
+		}
+		errs = append(errs, fmt.Errorf("sentinel %s: %w", s.Addr(), err))
+	}
+	return nil, fmt.Errorf("no sentinel names the master: %w", errors.Join(errs...))
+}

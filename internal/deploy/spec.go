@@ -1,0 +1,346 @@
+package deploy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-kv/vigil/configs"
+)
+
+// Kind says which binaries run the nodes.
+type Kind string
+
+const (
+	// KindVigil runs vigil-server and vigil-sentinel as the hidden
+	// `server` and `sentinel` subcommands of one binary (Spec.VigilExe,
+	// os.Executable() by default): nothing but Go is needed.
+	KindVigil Kind = "vigil"
+	// KindRedis runs Debian's redis-server and redis-sentinel from PATH.
+	KindRedis Kind = "redis"
+)
+
+// Spec describes a local deployment: one master, Replicas replicas and
+// Sentinels sentinels on Host, servers on BasePort, BasePort+1, ... and
+// sentinels on SentinelBasePort, SentinelBasePort+1, ...
+type Spec struct {
+	Kind             Kind
+	Dir              string // data directory; one subdirectory per node
+	Host             string // default 127.0.0.1
+	BasePort         int    // default 6379
+	SentinelBasePort int    // default 26379
+	Replicas         int    // default 2 (a negative value means none)
+	Sentinels        int    // default 3 (a negative value means none)
+	MasterName       string // default mymaster
+	Quorum           int    // default a majority of the sentinels
+	DownAfter        time.Duration
+	FailoverTimeout  time.Duration
+
+	// ServerDirectives and SentinelDirectives are extra config lines
+	// ("maxmemory 100mb") that replace the template's line of the same
+	// directive or are appended.
+	ServerDirectives   []string
+	SentinelDirectives []string
+
+	// Templates holds master.conf, replica.conf and sentinel.conf;
+	// configs.Examples by default.
+	Templates fs.FS
+	// VigilExe is the binary run with `server` / `sentinel` for KindVigil;
+	// os.Executable() by default.
+	VigilExe string
+	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
+	// default 10 s.
+	StopTimeout time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (s Spec) withDefaults() Spec {
+	if s.Kind == "" {
+		s.Kind = KindVigil
+	}
+	if s.Dir == "" {
+		s.Dir = "vigil-data"
+	}
+	if s.Host == "" {
+		s.Host = "127.0.0.1"
+	}
+	if s.BasePort == 0 {
+		s.BasePort = 6379
+	}
+	if s.SentinelBasePort == 0 {
+		s.SentinelBasePort = 26379
+	}
+	switch {
+	case s.Replicas == 0:
+		s.Replicas = 2
+	case s.Replicas < 0:
+		s.Replicas = 0
+	}
+	switch {
+	case s.Sentinels == 0:
+		s.Sentinels = 3
+	case s.Sentinels < 0:
+		s.Sentinels = 0
+	}
+	if s.MasterName == "" {
+		s.MasterName = "mymaster"
+	}
+	if s.Quorum == 0 {
+		s.Quorum = s.Sentinels/2 + 1
+	}
+	if s.Templates == nil {
+		if sub, err := fs.Sub(configs.Examples, "examples"); err == nil {
+			s.Templates = sub
+		}
+	}
+	if s.StopTimeout == 0 {
+		s.StopTimeout = 10 * time.Second
+	}
+	return s
+}
+
+// validate reports the first problem of a defaulted spec.
+func (s Spec) validate() error {
+	switch s.Kind {
+	case KindVigil, KindRedis:
+	default:
+		return fmt.Errorf("unknown server kind %q: want vigil or redis", s.Kind)
+	}
+	if s.BasePort < 1 || s.BasePort+s.Replicas > 65535 {
+		return fmt.Errorf("base port %d: the servers need ports %d-%d", s.BasePort, s.BasePort, s.BasePort+s.Replicas)
+	}
+	if s.Sentinels > 0 && (s.SentinelBasePort < 1 || s.SentinelBasePort+s.Sentinels-1 > 65535) {
+		return fmt.Errorf("sentinel base port %d: the sentinels need ports %d-%d", s.SentinelBasePort, s.SentinelBasePort, s.SentinelBasePort+s.Sentinels-1)
+	}
+	if lo, hi := s.BasePort, s.BasePort+s.Replicas; s.Sentinels > 0 && s.SentinelBasePort <= hi && lo <= s.SentinelBasePort+s.Sentinels-1 {
+		return fmt.Errorf("server ports %d-%d overlap sentinel ports %d-%d", lo, hi, s.SentinelBasePort, s.SentinelBasePort+s.Sentinels-1)
+	}
+	if s.Sentinels > 0 && (s.Quorum < 1 || s.Quorum > s.Sentinels) {
+		return fmt.Errorf("quorum %d: want 1 to %d (the number of sentinels)", s.Quorum, s.Sentinels)
+	}
+	if strings.ContainsAny(s.MasterName, " \t\r\n\"'") || s.MasterName == "" {
+		return fmt.Errorf("master name %q: want one word", s.MasterName)
+	}
+	return nil
+}
+
+// Role is a node's role in the deployment as started (after a failover the
+// servers' actual roles differ: ask Collect).
+type Role string
+
+const (
+	RoleMaster   Role = "master"
+	RoleReplica  Role = "replica"
+	RoleSentinel Role = "sentinel"
+)
+
+// PortBusyError is returned by New when a port the deployment needs is taken.
+type PortBusyError struct {
+	Port int
+	Node string // "server-6379", "sentinel-26379"
+	Flag string // the vigil up flag that moves it: --base-port or --sentinel-base-port
+	Err  error
+}
+
+func (e *PortBusyError) Error() string {
+	return fmt.Sprintf("port %d (%s) is already in use: stop what listens there or choose other ports with %s (%v)",
+		e.Port, e.Node, e.Flag, e.Err)
+}
+
+func (e *PortBusyError) Unwrap() error { return e.Err }
+
+// checkPort reports whether host:port can be listened on now.
+func checkPort(host string, port int) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}
+
+// binaries returns the command prefix for a server and a sentinel.
+func (s Spec) binaries() (server, sentinel []string, err error) {
+	switch s.Kind {
+	case KindRedis:
+		rs, err := exec.LookPath("redis-server")
+		if err != nil {
+			return nil, nil, errors.New("redis-server not found in PATH: install it with `apt-get install -y redis-server redis-tools` (or use --server vigil)")
+		}
+		var sentinel []string
+		if s.Sentinels > 0 {
+			rsent, err := exec.LookPath("redis-sentinel")
+			if err != nil {
+				return nil, nil, errors.New("redis-sentinel not found in PATH: install it with `apt-get install -y redis-sentinel` (or use --server vigil)")
+			}
+			sentinel = []string{rsent}
+		}
+		return []string{rs}, sentinel, nil
+	default:
+		exe := s.VigilExe
+		if exe == "" {
+			exe, err = os.Executable()
+			if err != nil {
+				return nil, nil, fmt.Errorf("finding the vigil binary: %w", err)
+			}
+		}
+		return []string{exe, "server"}, []string{exe, "sentinel"}, nil
+	}
+}
+
+// renderConfig returns the template text with each override replacing the
+// template's line for the same directive (the first one; later duplicates
+// are dropped) or appended when the template has none. Directives are keyed
+// by their name, and `sentinel <sub> <master>` lines by their first three
+// words, so "sentinel monitor mymaster ..." replaces the template's monitor
+// line of that master.
+func renderConfig(template string, overrides []string) string {
+	keyed := map[string]string{}
+	var order []string
+	for _, o := range overrides {
+		k := directiveKey(o)
+		if k == "" {
+			continue
+		}
+		if _, dup := keyed[k]; !dup {
+			order = append(order, k)
+		}
+		keyed[k] = o
+	}
+	used := map[string]bool{}
+	var b strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(template))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		k := directiveKey(line)
+		if o, ok := keyed[k]; ok && k != "" {
+			if !used[k] {
+				b.WriteString(o)
+				b.WriteString("\n")
+				used[k] = true
+			}
+			continue
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	var appended []string
+	for _, k := range order {
+		if !used[k] {
+			appended = append(appended, keyed[k])
+		}
+	}
+	if len(appended) > 0 {
+		b.WriteString("\n# Set by vigil up (internal/deploy).\n")
+		for _, l := range appended {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// directiveKey is the lowercase directive name of a config line ("" for
+// comments and blank lines); sentinel lines about one master are keyed by
+// "sentinel <sub> <master>".
+func directiveKey(line string) string {
+	f := strings.Fields(line)
+	if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+		return ""
+	}
+	name := strings.ToLower(f[0])
+	if name == "slaveof" {
+		name = "replicaof"
+	}
+	if name == "sentinel" && len(f) >= 2 {
+		sub := strings.ToLower(f[1])
+		switch sub {
+		case "monitor", "down-after-milliseconds", "failover-timeout", "parallel-syncs", "auth-pass", "auth-user",
+			"notification-script", "client-reconfig-script", "master-reboot-down-after-period":
+			if len(f) >= 3 {
+				return name + " " + sub + " " + f[2]
+			}
+		}
+		return name + " " + sub
+	}
+	return name
+}
+
+// quote writes s as a config argument, double-quoted when needed.
+func quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\"'\\") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// nodeConfig is the configuration text of n.
+func (s Spec) nodeConfig(n *Node, master *Node) (string, error) {
+	tmpl := map[Role]string{RoleMaster: "master.conf", RoleReplica: "replica.conf", RoleSentinel: "sentinel.conf"}[n.Role]
+	text, err := fs.ReadFile(s.Templates, tmpl)
+	if err != nil {
+		return "", fmt.Errorf("config template: %w", err)
+	}
+	o := []string{
+		"port " + strconv.Itoa(n.Port),
+		"bind " + s.Host,
+		"dir " + quote(n.Dir),
+		"logfile " + quote(n.LogPath),
+		"pidfile " + quote(n.PidPath),
+		"daemonize no",
+	}
+	mport := strconv.Itoa(master.Port)
+	switch n.Role {
+	case RoleReplica:
+		o = append(o, "replicaof "+s.Host+" "+mport)
+		o = append(o, s.ServerDirectives...)
+	case RoleMaster:
+		o = append(o, s.ServerDirectives...)
+	case RoleSentinel:
+		o = append(o, fmt.Sprintf("sentinel monitor %s %s %s %d", s.MasterName, s.Host, mport, s.Quorum))
+		if s.DownAfter > 0 {
+			o = append(o, fmt.Sprintf("sentinel down-after-milliseconds %s %d", s.MasterName, s.DownAfter.Milliseconds()))
+		}
+		if s.FailoverTimeout > 0 {
+			o = append(o, fmt.Sprintf("sentinel failover-timeout %s %d", s.MasterName, s.FailoverTimeout.Milliseconds()))
+		}
+		o = append(o, s.SentinelDirectives...)
+	}
+	text = []byte(renameMaster(string(text), s.MasterName))
+	return renderConfig(string(text), o), nil
+}
+
+// renameMaster rewrites the template's per-master sentinel lines
+// ("sentinel down-after-milliseconds mymaster 5000") for another master
+// name, so the template's values apply to it.
+func renameMaster(text, name string) string {
+	if name == "mymaster" {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 3 && strings.EqualFold(f[0], "sentinel") && f[2] == "mymaster" {
+			f[2] = name
+			lines[i] = strings.Join(f, " ")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// nodeDir returns the node's directory under dir.
+func nodeDir(dir string, role Role, port int) string {
+	kind := "server"
+	if role == RoleSentinel {
+		kind = "sentinel"
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-%d", kind, port))
+}
