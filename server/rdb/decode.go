@@ -70,6 +70,9 @@ type reader struct {
 	crc uint64
 	sum bool
 	tmp [16]byte
+	// rec, when recording, collects every byte read (a stream's payload).
+	rec       []byte
+	recording bool
 }
 
 func newReader(r io.Reader, sum bool) *reader {
@@ -92,6 +95,9 @@ func (r *reader) full(p []byte) error {
 		r.crc = CRC64(r.crc, p[:n])
 	}
 	r.off += int64(n)
+	if r.recording {
+		r.rec = append(r.rec, p[:n]...)
+	}
 	if err != nil {
 		return r.short()
 	}
@@ -108,6 +114,9 @@ func (r *reader) byte() (byte, error) {
 		r.crc = CRC64(r.crc, r.tmp[:1])
 	}
 	r.off++
+	if r.recording {
+		r.rec = append(r.rec, c)
+	}
 	return c, nil
 }
 
