@@ -341,7 +341,13 @@ func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byt
 // rdbSaveObject writes it, the RDB version (2 bytes LE) and the CRC-64 of
 // all that (8 bytes LE).
 func DumpPayload(v keyspace.Value, compress bool) []byte {
-	b, t, err := appendObject([]byte{0}, v, compress, 0)
+	return DumpPayloadDepth(v, compress, 0)
+}
+
+// DumpPayloadDepth is DumpPayload with list-compress-depth: a list's inner
+// nodes are written LZF-compressed as Redis holds (and dumps) them.
+func DumpPayloadDepth(v keyspace.Value, compress bool, listCompressDepth int) []byte {
+	b, t, err := appendObject([]byte{0}, v, compress, listCompressDepth)
 	if err != nil {
 		return nil
 	}

@@ -390,3 +390,66 @@ func TestInteropRedis(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestRedisLoadsOurOptions: a file written with every encoder option
+// (RESIZEDB hints, IDLE, list-compress-depth, no compression otherwise)
+// passes redis-check-rdb and loads in redis-server with the same contents.
+func TestRedisLoadsOurOptions(t *testing.T) {
+	needRedis(t)
+	items := sampleItems()
+	for _, opts := range []EncodeOptions{
+		{Checksum: true, LRU: true, Now: 1 << 40, ListCompressDepth: 1},
+		{Compress: true, LFU: true, ListCompressDepth: 2},
+	} {
+		dir := t.TempDir()
+		var buf bytes.Buffer
+		e, err := NewEncoder(&buf, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.SetDBSizes(0, len(items), 2)
+		for _, it := range items {
+			if err := e.WriteItem(keyspace.Item{Key: it.key, Value: it.v, ExpireAt: it.exp + 1<<42*boolInt(it.exp != 0), LastAccess: 1000, Freq: 9}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "dump.rdb")
+		if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("redis-check-rdb", file).CombinedOutput(); err != nil || !strings.Contains(string(out), "RDB looks OK") {
+			t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+		}
+		policy := "allkeys-lru"
+		if opts.LFU {
+			policy = "allkeys-lfu"
+		}
+		p := startRedis(t, dir, "--maxmemory-policy", policy)
+		c := p.client(0)
+		ctx := context.Background()
+		if n := c.DBSize(ctx).Val(); int(n) != len(items) {
+			t.Fatalf("redis loaded %d keys of %d", n, len(items))
+		}
+		for _, it := range items {
+			if got, want := redisShow(t, c, it.key), show(it.v); got != want {
+				t.Errorf("%q: redis has %.100q, want %.100q", it.key, got, want)
+			}
+			if opts.LFU {
+				if f := c.Do(ctx, "OBJECT", "FREQ", it.key).Val(); fmt.Sprint(f) != "9" {
+					t.Errorf("%q: OBJECT FREQ %v", it.key, f)
+				}
+			}
+		}
+		c.Close()
+	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
