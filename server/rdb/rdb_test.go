@@ -1,10 +1,12 @@
 package rdb
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -472,4 +474,17 @@ func loadedEncoding(v keyspace.Value) keyspace.Encoding {
 		return keyspace.NewString(s.Bytes(), keyspace.StringAuto).Encoding()
 	}
 	return v.Encoding()
+}
+
+func TestLoadLeavesBufioAfterChecksum(t *testing.T) {
+	in := append(parts(t, obsFile), "+CONTINUE\r\n"...)
+	br := bufio.NewReader(bytes.NewReader(in))
+	info, err := Load(br, defOpts(), func(Record) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(br)
+	if string(rest) != "+CONTINUE\r\n" || info.Bytes != int64(len(in)-len(rest)) {
+		t.Fatalf("rest %q, bytes %d", rest, info.Bytes)
+	}
 }
