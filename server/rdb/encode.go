@@ -95,6 +95,9 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 	if e.closed {
 		return fmt.Errorf("rdb: WriteItem after Finish")
 	}
+	if isEmpty(it.Value) {
+		return nil
+	}
 	b := e.buf[:0]
 	if it.DB != e.db {
 		b = append(b, opSelectDB)
@@ -153,6 +156,22 @@ func (e *Encoder) Finish() error {
 		e.err = e.w.Flush()
 	}
 	return e.err
+}
+
+// isEmpty reports an aggregate without elements (Redis deletes the key
+// instead, and its loader skips one).
+func isEmpty(v keyspace.Value) bool {
+	switch x := v.(type) {
+	case *keyspace.List:
+		return x.Len() == 0
+	case *keyspace.Set:
+		return x.Len() == 0
+	case *keyspace.Hash:
+		return x.Len() == 0
+	case *keyspace.ZSet:
+		return x.Len() == 0
+	}
+	return false
 }
 
 // ObjectType is rdbSaveObjectType: the RDB type byte Redis 7.0 writes for

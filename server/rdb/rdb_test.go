@@ -488,3 +488,14 @@ func TestLoadLeavesBufioAfterChecksum(t *testing.T) {
 		t.Fatalf("rest %q, bytes %d", rest, info.Bytes)
 	}
 }
+
+func TestEncoderSkipsEmptyAggregates(t *testing.T) {
+	b := encodeItems(t, []testItem{
+		{"l", keyspace.NewList(-2), 0}, {"s", keyspace.NewIntSet(), 0}, {"h", keyspace.NewHash(), 0},
+		{"z", keyspace.NewZSet(true), 0}, {"k", keyspace.NewString([]byte("v"), keyspace.StringAuto), 0},
+	}, EncodeOptions{Checksum: true})
+	info, recs := loadAll(t, b, defOpts())
+	if len(recs) != 1 || info.Skipped != 0 || string(recs[0].Key) != "k" {
+		t.Fatalf("records %v, info %+v", recs, info)
+	}
+}
