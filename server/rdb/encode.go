@@ -25,7 +25,8 @@ type EncodeOptions struct {
 	// Functions are FUNCTION2 library sources, written after Aux.
 	Functions []string
 	// LRU writes IDLE (seconds since Item.LastAccess, as of Now) before
-	// each key, LFU writes FREQ (Item.Freq): Redis does so under an
+	// each key, LFU writes FREQ (Item.Freq, which the caller should have
+	// decayed as LFUDecrAndReturn): Redis does so under an
 	// allkeys-/volatile-lru or -lfu maxmemory-policy.
 	LRU, LFU bool
 	// Now is the current unix time in ms, for IDLE.

@@ -455,3 +455,70 @@ func boolInt(b bool) int64 {
 	}
 	return 0
 }
+
+// TestReencodeIsByteIdentical: a dump.rdb of values without hashtables
+// (whose order is the dict's, seeded per process), loaded and written
+// back with the same aux fields, functions and RESIZEDB hints, is the same
+// file byte for byte.
+func TestReencodeIsByteIdentical(t *testing.T) {
+	needRedis(t)
+	dir := t.TempDir()
+	p := startRedis(t, dir)
+	fillRedis(t, p)
+	ctx := context.Background()
+	c := p.client(0)
+	defer c.Close()
+	c3 := p.client(3)
+	defer c3.Close()
+	// Drop the hashtable-encoded keys (sets, hashes) and keys Redis
+	// stores as PLAIN nodes (a debug threshold).
+	for _, cl := range []*redis.Client{c, c3} {
+		for _, k := range cl.Keys(ctx, "*").Val() {
+			if enc := cl.ObjectEncoding(ctx, k).Val(); enc == "hashtable" || k == "l:plain" {
+				cl.Del(ctx, k)
+			}
+		}
+	}
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, recs := loadAll(t, orig, defOpts())
+	var buf bytes.Buffer
+	e, err := NewEncoder(&buf, EncodeOptions{Compress: true, Checksum: true, Aux: info.Aux, Functions: info.Functions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[int][2]int{}
+	for _, r := range recs {
+		s := sizes[r.DB]
+		s[0]++
+		if r.ExpireAt != 0 {
+			s[1]++
+		}
+		sizes[r.DB] = s
+	}
+	for db, s := range sizes {
+		e.SetDBSizes(db, s[0], s[1])
+	}
+	for _, r := range recs {
+		if err := e.WriteItem(keyspace.Item{DB: r.DB, Key: string(r.Key), Value: r.Value, ExpireAt: r.ExpireAt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	mine := buf.Bytes()
+	if !bytes.Equal(mine, orig) {
+		i := 0
+		for i < len(mine) && i < len(orig) && mine[i] == orig[i] {
+			i++
+		}
+		t.Fatalf("re-encoded file differs at byte %d of %d/%d:\nours  %x\nredis %x", i, len(mine), len(orig),
+			mine[max(0, i-16):min(len(mine), i+32)], orig[max(0, i-16):min(len(orig), i+32)])
+	}
+}
