@@ -360,6 +360,10 @@ func TestOpcodes(t *testing.T) {
 // streamValue is a minimal type-19 stream: one node, one group with one
 // consumer owning one pending entry, with the given mutations.
 func streamValue(dupGroup, orphanConsumerPEL, shortKey bool) []byte {
+	return streamValueT(TypeStreamListpacks2, dupGroup, orphanConsumerPEL, shortKey)
+}
+
+func streamValueT(t int, dupGroup, orphanConsumerPEL, shortKey bool) []byte {
 	id := make([]byte, 16)
 	id[7] = 1
 	lp := newListpack()
@@ -373,8 +377,10 @@ func streamValue(dupGroup, orphanConsumerPEL, shortKey bool) []byte {
 		b = appendString(b, id, false)
 	}
 	b = appendString(b, lp.finish(), false)
-	b = append(b, 1, 1, 0)       // length 1, last id 1-0
-	b = append(b, 1, 0, 0, 0, 1) // first id, max deleted, entries added
+	b = append(b, 1, 1, 0) // length 1, last id 1-0
+	if t == TypeStreamListpacks2 {
+		b = append(b, 1, 0, 0, 0, 1) // first id, max deleted, entries added
+	}
 	groups := 1
 	if dupGroup {
 		groups = 2
@@ -382,7 +388,10 @@ func streamValue(dupGroup, orphanConsumerPEL, shortKey bool) []byte {
 	b = appendLen(b, uint64(groups))
 	for g := 0; g < groups; g++ {
 		b = appendStr(b, "grp", false)
-		b = append(b, 1, 0, 1) // last id 1-0, entries read 1
+		b = append(b, 1, 0) // last id 1-0
+		if t == TypeStreamListpacks2 {
+			b = append(b, 1) // entries read
+		}
 		b = appendLen(b, 1)
 		b = append(b, id...)
 		b = binary.LittleEndian.AppendUint64(b, 1234)
@@ -412,6 +421,11 @@ func TestStream(t *testing.T) {
 	p := DumpPayload(st, false)
 	if !bytes.Equal(p[1:len(p)-10], v) || p[0] != TypeStreamListpacks2 {
 		t.Errorf("stream payload not byte-identical")
+	}
+	v15 := streamValueT(TypeStreamListpacks, false, false, false)
+	_, recs = loadAll(t, rdbFile(rec(TypeStreamListpacks, "st", v15)), defOpts())
+	if st, ok := recs[0].Value.(*keyspace.Stream); !ok || st.RDBType() != TypeStreamListpacks || !bytes.Equal(st.RDBPayload(), v15) {
+		t.Errorf("type 15 stream: %#v", recs[0].Value)
 	}
 	for name, c := range map[string]struct {
 		v    []byte
