@@ -1,0 +1,127 @@
+package keyspace
+
+// Accessors and constructors for server/rdb: what rdbSaveObject reads of a
+// value's representation and what rdbLoadObject builds directly.
+
+// IntsetWidth is the intset's element width in bytes (2, 4 or 8:
+// INTSET_ENC_INT16/32/64), 0 for a hashtable set.
+func (s *Set) IntsetWidth() int {
+	if s.ht != nil {
+		return 0
+	}
+	return int(s.width)
+}
+
+// Ints returns the intset's members, ascending (nil for a hashtable set).
+// Do not modify them.
+func (s *Set) Ints() []int64 {
+	if s.ht != nil {
+		return nil
+	}
+	return s.ints
+}
+
+// NewIntSetFrom is an intset of width (2, 4 or 8 bytes, at least what the
+// members need) holding ints, which must be strictly ascending (an RDB
+// SET_INTSET blob, whose width may exceed what its members need). ints is
+// handed over.
+func NewIntSetFrom(ints []int64, width int) *Set {
+	w := uint8(2)
+	for _, v := range ints {
+		w = max(w, intWidth(v))
+	}
+	return &Set{ints: ints, width: max(w, uint8(width))}
+}
+
+// NewHashtableSet is createSetObject followed by dictExpand(sizeHint) when
+// sizeHint > 4 (DICT_HT_INITIAL_SIZE), as rdbLoadObject for a large set.
+func NewHashtableSet(sizeHint int) *Set {
+	d := &Dict{}
+	if sizeHint > 4 {
+		d.Expand(sizeHint)
+	}
+	return &Set{ht: d}
+}
+
+// ExpandHashtable is dictExpand(size) on a hashtable set (no-op on an
+// intset).
+func (s *Set) ExpandHashtable(size int) {
+	if s.ht != nil {
+		s.ht.Expand(size)
+	}
+}
+
+// ConvertToHashtable is setTypeConvert(OBJ_ENCODING_HT) (no-op if it
+// already is one).
+func (s *Set) ConvertToHashtable() {
+	if s.ht == nil {
+		s.convert()
+	}
+}
+
+// NewHashtableHash is a hashtable-encoded hash whose dict is expanded to
+// sizeHint (rdbLoadObject for a HASH longer than
+// hash-max-listpack-entries).
+func NewHashtableHash(sizeHint int) *Hash {
+	d := &fieldDict{}
+	d.expand(max(sizeHint, 1))
+	return &Hash{ht: d}
+}
+
+// AppendListpack appends field=value to a listpack hash without the
+// conversion checks of Set (a hashtable hash gets it set). The caller
+// guarantees field is not in h (RDB loading checks duplicates itself),
+// then calls ConvertToHashtable when Redis would.
+func (h *Hash) AppendListpack(field, value string) {
+	if h.ht != nil {
+		h.ht.set([]byte(field), value)
+		return
+	}
+	h.lp = append(h.lp, hashPair{field, value})
+	h.lpBytes += lpEntrySize(field) + lpEntrySize(value)
+}
+
+// ConvertToHashtable is hashTypeConvert(OBJ_ENCODING_HT) (no-op if it
+// already is one).
+func (h *Hash) ConvertToHashtable() {
+	if h.ht == nil {
+		h.convert()
+	}
+}
+
+// NodeCounts calls fn with the element count of each quicklist node, head
+// to tail, as Redis would have laid the list out (see List.nodes).
+func (l *List) NodeCounts(fn func(count int) bool) {
+	for _, nd := range l.nodes {
+		if !fn(nd.count) {
+			return
+		}
+	}
+}
+
+// AppendNode appends elems (handed over) as one quicklist node of sz
+// listpack bytes, as quicklistAppendListpack when loading an RDB
+// LIST_QUICKLIST_2 node: the node boundaries come from the file.
+func (l *List) AppendNode(elems [][]byte, sz int) {
+	if len(elems) == 0 {
+		return
+	}
+	for _, b := range elems {
+		if l.n == len(l.buf) {
+			l.grow()
+		}
+		l.buf[l.slot(l.n)] = b
+		l.n++
+	}
+	l.nodePushBack(qlNode{count: len(elems), sz: sz})
+}
+
+// ListpackSizeOf is the bytes a listpack of elems takes (header, entries,
+// terminator), as lpNew + lpAppend would lay it out.
+func ListpackSizeOf(elems [][]byte) int {
+	n := lpHdrSize + 1
+	for _, b := range elems {
+		n += lpEntrySizeB(b)
+	}
+	return n
+}

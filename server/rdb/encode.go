@@ -1,0 +1,377 @@
+package rdb
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/vigil-kv/vigil/server/keyspace"
+)
+
+// AuxField is one RDB_OPCODE_AUX record.
+type AuxField struct{ Key, Value string }
+
+// EncodeOptions configures an Encoder.
+type EncodeOptions struct {
+	// Compress is rdbcompression: LZF for strings longer than 20 bytes
+	// when it saves at least 4 bytes.
+	Compress bool
+	// Checksum is rdbchecksum: the CRC-64 trailer, else 0.
+	Checksum bool
+	// Aux are written after the header, in order.
+	Aux []AuxField
+	// Functions are FUNCTION2 library sources, written after Aux.
+	Functions []string
+	// LRU writes IDLE (seconds since Item.LastAccess, as of Now) before
+	// each key, LFU writes FREQ (Item.Freq, which the caller should have
+	// decayed as LFUDecrAndReturn): Redis does so under an
+	// allkeys-/volatile-lru or -lfu maxmemory-policy.
+	LRU, LFU bool
+	// Now is the current unix time in ms, for IDLE.
+	Now int64
+	// ListCompressDepth is list-compress-depth: quicklist nodes further
+	// than this from both ends are written LZF-compressed as Redis holds
+	// them in memory (__quicklistCompressNode), whatever Compress says.
+	ListCompressDepth int
+}
+
+// Encoder writes an RDB stream (rdbSaveRio).
+type Encoder struct {
+	w      *bufio.Writer
+	opts   EncodeOptions
+	crc    uint64
+	db     int // last SELECTDB written, -1 none
+	sizes  map[int][2]int
+	buf    []byte
+	err    error
+	closed bool
+}
+
+// NewEncoder writes the header ("REDIS0010"), the aux fields and the
+// function libraries to w.
+func NewEncoder(w io.Writer, opts EncodeOptions) (*Encoder, error) {
+	e := &Encoder{w: bufio.NewWriterSize(w, 64<<10), opts: opts, db: -1}
+	b := fmt.Appendf(nil, "REDIS%04d", Version)
+	for _, a := range opts.Aux {
+		b = append(b, opAux)
+		b = appendStr(b, a.Key, false)
+		b = appendStr(b, a.Value, false)
+	}
+	for _, f := range opts.Functions {
+		b = append(b, opFunction2)
+		b = appendStr(b, f, opts.Compress)
+	}
+	e.write(b)
+	return e, e.err
+}
+
+func (e *Encoder) write(b []byte) {
+	if e.err != nil {
+		return
+	}
+	if e.opts.Checksum {
+		e.crc = CRC64(e.crc, b)
+	}
+	_, e.err = e.w.Write(b)
+}
+
+// SetDBSizes records the RESIZEDB hint written with the next SELECTDB of
+// db: its number of keys and of keys with a TTL.
+func (e *Encoder) SetDBSizes(db int, keys, expires int) {
+	if e.sizes == nil {
+		e.sizes = map[int][2]int{}
+	}
+	e.sizes[db] = [2]int{keys, expires}
+}
+
+// WriteItem writes one key (rdbSaveKeyValuePair), preceded by SELECTDB
+// (and RESIZEDB when known) when its database differs from the previous
+// item's. Empty aggregates are not written (Redis never holds one).
+func (e *Encoder) WriteItem(it keyspace.Item) error {
+	if e.err != nil {
+		return e.err
+	}
+	if e.closed {
+		return fmt.Errorf("rdb: WriteItem after Finish")
+	}
+	if isEmpty(it.Value) {
+		return nil
+	}
+	b := e.buf[:0]
+	if it.DB != e.db {
+		b = append(b, opSelectDB)
+		b = appendLen(b, uint64(it.DB))
+		if sz, ok := e.sizes[it.DB]; ok {
+			b = append(b, opResizeDB)
+			b = appendLen(b, uint64(sz[0]))
+			b = appendLen(b, uint64(sz[1]))
+		}
+		e.db = it.DB
+	}
+	if it.ExpireAt != 0 {
+		b = append(b, opExpireMS)
+		b = binary.LittleEndian.AppendUint64(b, uint64(it.ExpireAt))
+	}
+	if e.opts.LRU {
+		idle := (e.opts.Now - it.LastAccess) / 1000
+		if idle < 0 {
+			idle = 0
+		}
+		b = append(b, opIdle)
+		b = appendLen(b, uint64(idle))
+	}
+	if e.opts.LFU {
+		b = append(b, opFreq, it.Freq)
+	}
+	typePos := len(b)
+	b = append(b, 0)
+	b = appendStr(b, it.Key, e.opts.Compress)
+	var t byte
+	var err error
+	b, t, err = appendObject(b, it.Value, e.opts.Compress, e.opts.ListCompressDepth)
+	if err != nil {
+		return err
+	}
+	b[typePos] = t
+	e.buf = b
+	e.write(b)
+	return e.err
+}
+
+// Finish writes EOF and the checksum (0 without Checksum) and flushes. It
+// does not close the writer.
+func (e *Encoder) Finish() error {
+	if e.closed {
+		return e.err
+	}
+	e.closed = true
+	e.write([]byte{opEOF})
+	var sum [8]byte
+	binary.LittleEndian.PutUint64(sum[:], e.crc)
+	if e.err == nil {
+		_, e.err = e.w.Write(sum[:])
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.err
+}
+
+// isEmpty reports an aggregate without elements (Redis deletes the key
+// instead, and its loader skips one).
+func isEmpty(v keyspace.Value) bool {
+	switch x := v.(type) {
+	case *keyspace.List:
+		return x.Len() == 0
+	case *keyspace.Set:
+		return x.Len() == 0
+	case *keyspace.Hash:
+		return x.Len() == 0
+	case *keyspace.ZSet:
+		return x.Len() == 0
+	}
+	return false
+}
+
+// ObjectType is rdbSaveObjectType: the RDB type byte Redis 7.0 writes for
+// v.
+func ObjectType(v keyspace.Value) (byte, error) {
+	switch x := v.(type) {
+	case *keyspace.String:
+		return TypeString, nil
+	case *keyspace.List:
+		return TypeListQuicklist2, nil
+	case *keyspace.Set:
+		if x.IsIntset() {
+			return TypeSetIntset, nil
+		}
+		return TypeSet, nil
+	case *keyspace.Hash:
+		if x.Encoding() == keyspace.EncodingListpack {
+			return TypeHashListpack, nil
+		}
+		return TypeHash, nil
+	case *keyspace.ZSet:
+		if x.IsListpack() {
+			return TypeZSetListpack, nil
+		}
+		return TypeZSet2, nil
+	}
+	if o, ok := v.(opaque); ok {
+		return o.RDBType(), nil
+	}
+	return 0, fmt.Errorf("rdb: cannot encode a value of type %v", v.Type())
+}
+
+// opaque is a value kept as its RDB bytes (streams).
+type opaque interface {
+	RDBType() byte
+	RDBPayload() []byte
+}
+
+// appendObject is rdbSaveObject: it appends v's encoding and returns its
+// type byte.
+func appendObject(b []byte, v keyspace.Value, compress bool, depth int) ([]byte, byte, error) {
+	t, err := ObjectType(v)
+	if err != nil {
+		return b, 0, err
+	}
+	switch x := v.(type) {
+	case *keyspace.String:
+		b = appendString(b, x.Bytes(), compress)
+	case *keyspace.List:
+		b = appendQuicklist(b, x, compress, depth)
+	case *keyspace.Set:
+		if x.IsIntset() {
+			b = appendString(b, intsetBlob(x), compress)
+		} else {
+			b = appendLen(b, uint64(x.Len()))
+			var tmp []byte
+			x.Range(func(m keyspace.Member) bool {
+				tmp = m.AppendTo(tmp[:0])
+				b = appendString(b, tmp, compress)
+				return true
+			})
+		}
+	case *keyspace.Hash:
+		if t == TypeHashListpack {
+			lp := newListpack()
+			x.Range(func(f, v string) bool {
+				lp.addStr(f)
+				lp.addStr(v)
+				return true
+			})
+			b = appendString(b, lp.finish(), compress)
+		} else {
+			b = appendLen(b, uint64(x.Len()))
+			x.Range(func(f, v string) bool {
+				b = appendStr(b, f, compress)
+				b = appendStr(b, v, compress)
+				return true
+			})
+		}
+	case *keyspace.ZSet:
+		if t == TypeZSetListpack {
+			lp := newListpack()
+			x.ForEach(func(m string, s float64) bool {
+				lp.addStr(m)
+				if v, ok := double2ll(s); ok {
+					lp.addInt(v)
+				} else {
+					lp.addStr(keyspace.D2String(s))
+				}
+				return true
+			})
+			b = appendString(b, lp.finish(), compress)
+		} else {
+			b = appendLen(b, uint64(x.Len()))
+			if x.Len() > 0 {
+				x.ByRank(0, x.Len()-1, true, func(m string, s float64) bool {
+					b = appendStr(b, m, compress)
+					b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s))
+					return true
+				})
+			}
+		}
+	default:
+		b = append(b, v.(opaque).RDBPayload()...)
+	}
+	return b, t, nil
+}
+
+// intsetBlob is the intset as intset.c lays it out.
+func intsetBlob(s *keyspace.Set) []byte {
+	ints := s.Ints()
+	w := s.IntsetWidth()
+	b := make([]byte, 8, 8+w*len(ints))
+	binary.LittleEndian.PutUint32(b, uint32(w))
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(ints)))
+	for _, v := range ints {
+		switch w {
+		case 2:
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		case 4:
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		default:
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	return b
+}
+
+// Quicklist constants (quicklist.c).
+const (
+	packedThreshold    = 1 << 30 // packed_threshold: larger elements get a PLAIN node
+	minCompressBytes   = 48      // MIN_COMPRESS_BYTES
+	minCompressImprove = 8       // MIN_COMPRESS_IMPROVE
+)
+
+// appendQuicklist is rdbSaveObject's RDB_TYPE_LIST_QUICKLIST_2: the node
+// count, then per node its container and its listpack (or the element of
+// a PLAIN node), LZF-compressed as Redis holds it at depth.
+func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byte {
+	var counts []int
+	total := 0
+	l.NodeCounts(func(c int) bool {
+		counts = append(counts, c)
+		total += c
+		return true
+	})
+	if total != l.Len() || (l.Len() > 0 && len(counts) == 0) {
+		// Should not happen; lay the elements out afresh.
+		tmp := keyspace.NewList(-2)
+		for i := 0; i < l.Len(); i++ {
+			tmp.PushBack(l.Index(i))
+		}
+		counts = counts[:0]
+		tmp.NodeCounts(func(c int) bool { counts = append(counts, c); return true })
+	}
+	b = appendLen(b, uint64(len(counts)))
+	i := 0
+	for k, c := range counts {
+		var node []byte
+		container := containerPacked
+		if c == 1 && len(l.Index(i)) >= packedThreshold {
+			container = containerPlain
+			node = l.Index(i)
+		} else {
+			lp := newListpack()
+			for j := i; j < i+c; j++ {
+				lp.add(l.Index(j))
+			}
+			node = lp.finish()
+		}
+		i += c
+		b = appendLen(b, uint64(container))
+		if depth > 0 && k >= depth && k < len(counts)-depth && len(node) >= minCompressBytes {
+			out := make([]byte, len(node))
+			if n := LZFCompress(node, out); n > 0 && n+minCompressImprove < len(node) {
+				b = appendLZF(b, out[:n], len(node))
+				continue
+			}
+		}
+		b = appendString(b, node, compress)
+	}
+	return b
+}
+
+// DumpPayload is createDumpPayload: the type byte, the value as
+// rdbSaveObject writes it, the RDB version (2 bytes LE) and the CRC-64 of
+// all that (8 bytes LE).
+func DumpPayload(v keyspace.Value, compress bool) []byte {
+	return DumpPayloadDepth(v, compress, 0)
+}
+
+// DumpPayloadDepth is DumpPayload with list-compress-depth: a list's inner
+// nodes are written LZF-compressed as Redis holds (and dumps) them.
+func DumpPayloadDepth(v keyspace.Value, compress bool, listCompressDepth int) []byte {
+	b, t, err := appendObject([]byte{0}, v, compress, listCompressDepth)
+	if err != nil {
+		return nil
+	}
+	b[0] = t
+	b = binary.LittleEndian.AppendUint16(b, Version)
+	return binary.LittleEndian.AppendUint64(b, CRC64(0, b))
+}

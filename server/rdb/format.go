@@ -1,0 +1,278 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"hash/crc64"
+	"math"
+)
+
+// Version is RDB_VERSION: the format version written, and the newest read.
+const Version = 10
+
+// Opcodes (rdb.h RDB_OPCODE_*).
+const (
+	opFunction2 = 0xF5
+	opFunction  = 0xF6
+	opModuleAux = 0xF7
+	opIdle      = 0xF8
+	opFreq      = 0xF9
+	opAux       = 0xFA
+	opResizeDB  = 0xFB
+	opExpireMS  = 0xFC
+	opExpire    = 0xFD
+	opSelectDB  = 0xFE
+	opEOF       = 0xFF
+)
+
+// Object types (rdb.h RDB_TYPE_*).
+const (
+	TypeString           = 0
+	TypeList             = 1
+	TypeSet              = 2
+	TypeZSet             = 3
+	TypeHash             = 4
+	TypeZSet2            = 5
+	TypeModule           = 6
+	TypeModule2          = 7
+	TypeHashZipmap       = 9
+	TypeListZiplist      = 10
+	TypeSetIntset        = 11
+	TypeZSetZiplist      = 12
+	TypeHashZiplist      = 13
+	TypeListQuicklist    = 14
+	TypeStreamListpacks  = 15
+	TypeHashListpack     = 16
+	TypeZSetListpack     = 17
+	TypeListQuicklist2   = 18
+	TypeStreamListpacks2 = 19
+)
+
+// isObjectType is rdbIsObjectType.
+func isObjectType(t int) bool {
+	return (t >= 0 && t <= 7) || (t >= 9 && t <= 19)
+}
+
+// Length encodings (rdb.h RDB_6BITLEN ... RDB_ENCVAL).
+const (
+	len6     = 0
+	len14    = 1
+	len32    = 0x80
+	len64    = 0x81
+	encVal   = 3
+	encInt8  = 0
+	encInt16 = 1
+	encInt32 = 2
+	encLZF   = 3
+)
+
+// quicklist node containers.
+const (
+	containerPlain  = 1
+	containerPacked = 2
+)
+
+var jones = crc64.MakeTable(0x95AC9329AC4BC9B5)
+
+// CRC64 is Redis's crc64 (CRC-64/Jones, reflected, init 0, no final xor)
+// of p continuing prev: the RDB trailer and the DUMP payload checksum.
+func CRC64(prev uint64, p []byte) uint64 { return ^crc64.Update(^prev, jones, p) }
+
+// appendLen is rdbSaveLen: the smallest of the 6-, 14-, 32- and 64-bit
+// forms.
+func appendLen(b []byte, n uint64) []byte {
+	switch {
+	case n < 1<<6:
+		return append(b, byte(n))
+	case n < 1<<14:
+		return append(b, byte(n>>8)|0x40, byte(n))
+	case n <= math.MaxUint32:
+		b = append(b, len32)
+		return binary.BigEndian.AppendUint32(b, uint32(n))
+	}
+	b = append(b, len64)
+	return binary.BigEndian.AppendUint64(b, n)
+}
+
+// string2ll is util.c's string2ll (canonical decimal int64).
+func string2ll(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	i := 0
+	neg := b[0] == '-'
+	if neg {
+		i = 1
+		if len(b) == 1 {
+			return 0, false
+		}
+	}
+	if b[i] < '1' || b[i] > '9' {
+		return 0, false
+	}
+	var n uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		if n > 1<<63 {
+			return 0, false
+		}
+		return -int64(n), true
+	}
+	if n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// appendEncodedInt is rdbEncodeInteger: the 8-, 16- or 32-bit special
+// string form, ok false when v needs more.
+func appendEncodedInt(b []byte, v int64) ([]byte, bool) {
+	switch {
+	case v >= math.MinInt8 && v <= math.MaxInt8:
+		return append(b, 0xC0|encInt8, byte(v)), true
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return append(b, 0xC0|encInt16, byte(v), byte(v>>8)), true
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return append(b, 0xC0|encInt32, byte(v), byte(v>>8), byte(v>>16), byte(v>>24)), true
+	}
+	return b, false
+}
+
+// appendString is rdbSaveRawString: an integer form for a canonical
+// integer of at most 11 characters that fits 32 bits, LZF when compress
+// and the string is longer than 20 bytes and shrinks by at least 4, else
+// the length and the bytes.
+func appendString(b, s []byte, compress bool) []byte {
+	if len(s) <= 11 {
+		if v, ok := string2ll(s); ok {
+			if nb, ok := appendEncodedInt(b, v); ok {
+				return nb
+			}
+		}
+	}
+	if compress && len(s) > 20 {
+		out := make([]byte, len(s)-4)
+		if n := LZFCompress(s, out); n > 0 {
+			return appendLZF(b, out[:n], len(s))
+		}
+	}
+	b = appendLen(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendLZF is rdbSaveLzfBlob.
+func appendLZF(b, c []byte, ulen int) []byte {
+	b = append(b, 0xC0|encLZF)
+	b = appendLen(b, uint64(len(c)))
+	b = appendLen(b, uint64(ulen))
+	return append(b, c...)
+}
+
+func appendStr(b []byte, s string, compress bool) []byte {
+	return appendString(b, []byte(s), compress)
+}
+
+// --- listpack (listpack.c) ---------------------------------------------------
+
+const lpHdrNumEleUnknown = 65535
+
+// lpAppendBacklen is lpEncodeBacklen.
+func lpAppendBacklen(b []byte, l int) []byte {
+	switch {
+	case l <= 127:
+		return append(b, byte(l))
+	case l < 16383:
+		return append(b, byte(l>>7), byte(l&127)|128)
+	case l < 2097151:
+		return append(b, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
+	case l < 268435455:
+		return append(b, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
+	}
+	return append(b, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
+}
+
+// lpAppendInt appends an integer entry (lpEncodeIntegerGetType).
+func lpAppendInt(b []byte, v int64) []byte {
+	start := len(b)
+	switch {
+	case v >= 0 && v <= 127:
+		b = append(b, byte(v))
+	case v >= -4096 && v <= 4095:
+		u := uint64(v) & (1<<13 - 1)
+		b = append(b, byte(u>>8)|0xC0, byte(u))
+	case v >= -32768 && v <= 32767:
+		b = append(b, 0xF1, byte(v), byte(v>>8))
+	case v >= -8388608 && v <= 8388607:
+		b = append(b, 0xF2, byte(v), byte(v>>8), byte(v>>16))
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		b = append(b, 0xF3, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+	default:
+		b = append(b, 0xF4)
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	return lpAppendBacklen(b, len(b)-start)
+}
+
+// lpAppendEntry appends s as lpAppend would: an integer entry when
+// lpStringToInt64 accepts it, else a string entry.
+func lpAppendEntry(b, s []byte) []byte {
+	if v, ok := string2ll(s); ok {
+		return lpAppendInt(b, v)
+	}
+	start := len(b)
+	switch n := len(s); {
+	case n < 64:
+		b = append(b, 0x80|byte(n))
+	case n < 4096:
+		b = append(b, 0xE0|byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xF0)
+		b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	}
+	b = append(b, s...)
+	return lpAppendBacklen(b, len(b)-start)
+}
+
+// listpackBuilder builds a listpack blob.
+type listpackBuilder struct {
+	b     []byte
+	count int
+}
+
+func newListpack() *listpackBuilder { return &listpackBuilder{b: make([]byte, 6, 64)} }
+
+func (l *listpackBuilder) add(s []byte)    { l.b = lpAppendEntry(l.b, s); l.count++ }
+func (l *listpackBuilder) addStr(s string) { l.add([]byte(s)) }
+func (l *listpackBuilder) addInt(v int64)  { l.b = lpAppendInt(l.b, v); l.count++ }
+
+func (l *listpackBuilder) finish() []byte {
+	l.b = append(l.b, 0xFF)
+	binary.LittleEndian.PutUint32(l.b, uint32(len(l.b)))
+	n := l.count
+	if n >= lpHdrNumEleUnknown {
+		n = lpHdrNumEleUnknown
+	}
+	binary.LittleEndian.PutUint16(l.b[4:], uint16(n))
+	return l.b
+}
+
+// double2ll is util.c's double2ll as zzlInsertAt uses it.
+func double2ll(d float64) (int64, bool) {
+	if d < -math.MaxInt64/2 || d > math.MaxInt64/2 {
+		return 0, false
+	}
+	v := int64(d)
+	return v, float64(v) == d
+}
