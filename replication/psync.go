@@ -66,20 +66,20 @@ type MasterState struct {
 type Outcome int
 
 const (
-	// Ignore: say nothing and do nothing (a replica sending SYNC again).
-	Ignore Outcome = iota
-	// Reject: write Decision.Reply (an error line) and stop.
-	Reject
-	// Promote: PSYNC ... FAILOVER carrying this node's own replid: the shell
+	// PsyncIgnore: say nothing and do nothing (a replica sending SYNC again).
+	PsyncIgnore Outcome = iota
+	// PsyncReject: write Decision.Reply (an error line) and stop.
+	PsyncReject
+	// PsyncPromote: PSYNC ... FAILOVER carrying this node's own replid: the shell
 	// promotes the node (replicationUnsetMaster) and decides again on the
 	// new state with the request's Failover cleared.
-	Promote
-	// Continue: write Decision.Reply, then the backlog from
+	PsyncPromote
+	// PsyncContinue: write Decision.Reply, then the backlog from
 	// Decision.Offset; the replica is ONLINE at once.
-	Continue
-	// FullResync: the replica waits for a snapshot (wait_bgsave_start); the
+	PsyncContinue
+	// PsyncFull: the replica waits for a snapshot (wait_bgsave_start); the
 	// +FULLRESYNC line (FullResyncLine) is written when the snapshot starts.
-	FullResync
+	PsyncFull
 )
 
 func (o Outcome) String() string {
@@ -89,15 +89,15 @@ func (o Outcome) String() string {
 // Decision is the master's answer to a SYNC/PSYNC.
 type Decision struct {
 	Outcome Outcome
-	// Reply is the exact line to write for Reject and Continue.
+	// Reply is the exact line to write for PsyncReject and PsyncContinue.
 	Reply string
-	// Offset is, for Continue, the first backlog byte to send.
+	// Offset is, for PsyncContinue, the first backlog byte to send.
 	Offset int64
-	// CreateBacklog (FullResync only): this is the first replica and there is
+	// CreateBacklog (PsyncFull only): this is the first replica and there is
 	// no backlog: reset the IDs (changeReplicationId + clearReplicationId2)
 	// and create the backlog before anything else.
 	CreateBacklog bool
-	// PrePsync (FullResync only): the request was SYNC; send no +FULLRESYNC
+	// PrePsync (PsyncFull only): the request was SYNC; send no +FULLRESYNC
 	// line and expect no ACKs.
 	PrePsync bool
 	// Stats to increment: sync_partial_ok, sync_partial_err, sync_full.
@@ -131,31 +131,31 @@ func ContinueIDLine(replID string) string { return "+CONTINUE " + replID + "\r\n
 func Decide(req PsyncRequest, st MasterState) Decision {
 	// syncCommand: "ignore SYNC if already slave or in monitor mode".
 	if req.AlreadyReplica {
-		return Decision{Outcome: Ignore}
+		return Decision{Outcome: PsyncIgnore}
 	}
 	// "Check if this is a failover request to a replica with the same
 	// replid and become a master if so."
 	if !req.Sync && req.Failover {
 		if strings.EqualFold(req.ReplID, st.IDs.ID) {
-			return Decision{Outcome: Promote, Log: "MASTER MODE enabled (failover request)"}
+			return Decision{Outcome: PsyncPromote, Log: "MASTER MODE enabled (failover request)"}
 		}
-		return Decision{Outcome: Reject, Reply: errFailoverReplID}
+		return Decision{Outcome: PsyncReject, Reply: errFailoverReplID}
 	}
 	// "Don't let replicas sync with us while we're failing over".
 	if st.FailingOver {
-		return Decision{Outcome: Reject, Reply: errSyncWhileFailingOver}
+		return Decision{Outcome: PsyncReject, Reply: errSyncWhileFailingOver}
 	}
 	// "Refuse SYNC requests if we are a slave but the link with our master
 	// is not ok..."
 	if st.IsReplica && !st.LinkUp {
-		return Decision{Outcome: Reject, Reply: errSyncWhileNotConnected}
+		return Decision{Outcome: PsyncReject, Reply: errSyncWhileNotConnected}
 	}
 	// "SYNC can't be issued when the server has pending data to send to the
 	// client about already issued commands."
 	if req.PendingOutput {
-		return Decision{Outcome: Reject, Reply: errSyncWithPendingOutput}
+		return Decision{Outcome: PsyncReject, Reply: errSyncWithPendingOutput}
 	}
-	d := Decision{Outcome: FullResync, Full: true}
+	d := Decision{Outcome: PsyncFull, Full: true}
 	if req.Sync {
 		// "If a slave uses SYNC, we are dealing with an old implementation
 		// of the replication protocol (like redis-cli --slave)."
@@ -164,10 +164,10 @@ func Decide(req PsyncRequest, st MasterState) Decision {
 		// getLongLongFromObjectOrReply(c, c->argv[2], &psync_offset, NULL)
 		off, ok := resp.ParseInt([]byte(req.Offset))
 		if !ok {
-			return Decision{Outcome: Reject, Reply: errPsyncOffsetNotAnInteger,
+			return Decision{Outcome: PsyncReject, Reply: errPsyncOffsetNotAnInteger,
 				Log: "Replica asks for synchronization but with a wrong offset"}
 		}
-		if c, why := tryPartial(req, off, st); c.Outcome == Continue {
+		if c, why := tryPartial(req, off, st); c.Outcome == PsyncContinue {
 			return c
 		} else {
 			d.Log = why
@@ -216,7 +216,7 @@ func tryPartial(req PsyncRequest, off int64, st MasterState) (Decision, string) 
 		return Decision{}, why
 	}
 	// if (c->slave_capa & SLAVE_CAPA_PSYNC2) "+CONTINUE %s\r\n" else "+CONTINUE\r\n"
-	d := Decision{Outcome: Continue, Offset: off, PartialOK: true, Reply: ContinueLine,
+	d := Decision{Outcome: PsyncContinue, Offset: off, PartialOK: true, Reply: ContinueLine,
 		Log: "Partial resynchronization request accepted. Sending " +
 			strconv.FormatInt(b.First+b.Histlen-off, 10) + " bytes of backlog starting from offset " +
 			strconv.FormatInt(off, 10) + "."}

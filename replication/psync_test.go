@@ -49,46 +49,46 @@ func TestDecide(t *testing.T) {
 		off   int64
 	}{
 		// strcasecmp(master_replid, server.replid) == 0: any offset in the window.
-		{"replid, first byte of the window", psync(idB, "400"), st, Continue, "+CONTINUE " + idB + "\r\n", 400},
-		{"replid, middle", psync(idB, "700"), st, Continue, "+CONTINUE " + idB + "\r\n", 700},
-		{"replid, last byte", psync(idB, "1000"), st, Continue, "+CONTINUE " + idB + "\r\n", 1000},
-		{"replid, nothing missing (offset+histlen)", psync(idB, "1001"), st, Continue, "+CONTINUE " + idB + "\r\n", 1001},
-		{"replid compared case-insensitively (strcasecmp)", psync(strings.ToUpper(idB), "700"), st, Continue, "+CONTINUE " + idB + "\r\n", 700},
+		{"replid, first byte of the window", psync(idB, "400"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 400},
+		{"replid, middle", psync(idB, "700"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 700},
+		{"replid, last byte", psync(idB, "1000"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 1000},
+		{"replid, nothing missing (offset+histlen)", psync(idB, "1001"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 1001},
+		{"replid compared case-insensitively (strcasecmp)", psync(strings.ToUpper(idB), "700"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 700},
 		// psync_offset < server.repl_backlog->offset
-		{"replid, one before the window", psync(idB, "399"), st, FullResync, "", 0},
+		{"replid, one before the window", psync(idB, "399"), st, PsyncFull, "", 0},
 		// psync_offset > server.repl_backlog->offset + histlen
-		{"replid, one past the end", psync(idB, "1002"), st, FullResync, "", 0},
-		{"replid, far past the end", psync(idB, "99999"), st, FullResync, "", 0},
+		{"replid, one past the end", psync(idB, "1002"), st, PsyncFull, "", 0},
+		{"replid, far past the end", psync(idB, "99999"), st, PsyncFull, "", 0},
 		// replid2: valid while psync_offset <= second_replid_offset.
-		{"replid2 below second offset", psync(idA, "500"), st, Continue, "+CONTINUE " + idB + "\r\n", 500},
-		{"replid2 at second offset", psync(idA, "542"), st, Continue, "+CONTINUE " + idB + "\r\n", 542},
-		{"replid2 one past second offset", psync(idA, "543"), st, FullResync, "", 0},
-		{"replid2 inside ID window but before backlog", psync(idA, "399"), st, FullResync, "", 0},
+		{"replid2 below second offset", psync(idA, "500"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 500},
+		{"replid2 at second offset", psync(idA, "542"), st, PsyncContinue, "+CONTINUE " + idB + "\r\n", 542},
+		{"replid2 one past second offset", psync(idA, "543"), st, PsyncFull, "", 0},
+		{"replid2 inside ID window but before backlog", psync(idA, "399"), st, PsyncFull, "", 0},
 		// "+CONTINUE" without the id for replicas that did not send capa psync2.
-		{"no psync2 capa", old(idB, "700"), st, Continue, "+CONTINUE\r\n", 700},
-		{"no psync2 capa via replid2", old(idA, "542"), st, Continue, "+CONTINUE\r\n", 542},
+		{"no psync2 capa", old(idB, "700"), st, PsyncContinue, "+CONTINUE\r\n", 700},
+		{"no psync2 capa via replid2", old(idA, "542"), st, PsyncContinue, "+CONTINUE\r\n", 542},
 		// Unknown ID and "?".
-		{"unknown replid", psync(idC, "700"), st, FullResync, "", 0},
-		{"forced full sync ? -1", psync("?", "-1"), st, FullResync, "", 0},
-		{"unset replid2 (all zeros) never matches", psync(NoID, "-1"), fresh, FullResync, "", 0},
+		{"unknown replid", psync(idC, "700"), st, PsyncFull, "", 0},
+		{"forced full sync ? -1", psync("?", "-1"), st, PsyncFull, "", 0},
+		{"unset replid2 (all zeros) never matches", psync(NoID, "-1"), fresh, PsyncFull, "", 0},
 		// No backlog.
-		{"no backlog", psync(idB, "1001"), noBacklog, FullResync, "", 0},
+		{"no backlog", psync(idB, "1001"), noBacklog, PsyncFull, "", 0},
 		// Bad offset argument.
-		{"offset not an integer", psync(idB, "12a"), st, Reject, "-ERR value is not an integer or out of range\r\n", 0},
-		{"offset with plus sign", psync(idB, "+5"), st, Reject, "-ERR value is not an integer or out of range\r\n", 0},
+		{"offset not an integer", psync(idB, "12a"), st, PsyncReject, "-ERR value is not an integer or out of range\r\n", 0},
+		{"offset with plus sign", psync(idB, "+5"), st, PsyncReject, "-ERR value is not an integer or out of range\r\n", 0},
 		// The syncCommand checks before masterTryPartialResynchronization.
-		{"already a replica", PsyncRequest{ReplID: idB, Offset: "700", AlreadyReplica: true}, st, Ignore, "", 0},
-		{"failing over", psync(idB, "700"), failing, Reject, "-NOMASTERLINK Can't SYNC while failing over\r\n", 0},
-		{"replica with link down", psync(idB, "700"), replicaDown, Reject, "-NOMASTERLINK Can't SYNC while not connected with my master\r\n", 0},
-		{"replica with link up serves", psync(idB, "700"), replicaUp, Continue, "+CONTINUE " + idB + "\r\n", 700},
-		{"pending output", PsyncRequest{ReplID: idB, Offset: "700", PendingOutput: true}, st, Reject, "-ERR SYNC and PSYNC are invalid with pending output\r\n", 0},
-		{"SYNC is always full", PsyncRequest{Sync: true}, st, FullResync, "", 0},
-		{"PSYNC FAILOVER with my replid promotes", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, replicaUp, Promote, "", 0},
-		{"PSYNC FAILOVER with another replid", PsyncRequest{ReplID: idA, Offset: "700", Failover: true}, replicaUp, Reject, "-ERR PSYNC FAILOVER replid must match my replid.\r\n", 0},
+		{"already a replica", PsyncRequest{ReplID: idB, Offset: "700", AlreadyReplica: true}, st, PsyncIgnore, "", 0},
+		{"failing over", psync(idB, "700"), failing, PsyncReject, "-NOMASTERLINK Can't SYNC while failing over\r\n", 0},
+		{"replica with link down", psync(idB, "700"), replicaDown, PsyncReject, "-NOMASTERLINK Can't SYNC while not connected with my master\r\n", 0},
+		{"replica with link up serves", psync(idB, "700"), replicaUp, PsyncContinue, "+CONTINUE " + idB + "\r\n", 700},
+		{"pending output", PsyncRequest{ReplID: idB, Offset: "700", PendingOutput: true}, st, PsyncReject, "-ERR SYNC and PSYNC are invalid with pending output\r\n", 0},
+		{"SYNC is always full", PsyncRequest{Sync: true}, st, PsyncFull, "", 0},
+		{"PSYNC FAILOVER with my replid promotes", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, replicaUp, PsyncPromote, "", 0},
+		{"PSYNC FAILOVER with another replid", PsyncRequest{ReplID: idA, Offset: "700", Failover: true}, replicaUp, PsyncReject, "-ERR PSYNC FAILOVER replid must match my replid.\r\n", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Decide(c.req, c.st)
-			if d.Outcome != c.want || d.Reply != c.reply || (c.want == Continue && d.Offset != c.off) {
+			if d.Outcome != c.want || d.Reply != c.reply || (c.want == PsyncContinue && d.Offset != c.off) {
 				t.Fatalf("got %v %q off %d; want %v %q off %d (%s)", d.Outcome, d.Reply, d.Offset, c.want, c.reply, c.off, d.Log)
 			}
 		})
@@ -113,7 +113,7 @@ func TestDecideStatsAndBacklogCreation(t *testing.T) {
 	// First replica and no backlog: new history (new replid, backlog).
 	fresh := MasterState{IDs: IDs{ID: idB, ID2: NoID, SecondOffset: -1}}
 	d = Decide(PsyncRequest{ReplID: "?", Offset: "-1"}, fresh)
-	if !d.CreateBacklog || d.Outcome != FullResync {
+	if !d.CreateBacklog || d.Outcome != PsyncFull {
 		t.Fatalf("fresh %+v", d)
 	}
 	// A second replica arriving before the backlog exists (impossible in
@@ -141,17 +141,17 @@ func TestPromotionThenPsync(t *testing.T) {
 	}
 	st := MasterState{IDs: ids, MasterReplOffset: b.End(), Backlog: b.Window()}
 	d := Decide(PsyncRequest{ReplID: idA, Offset: "542", PSYNC2: true}, st)
-	if d.Outcome != Continue || d.Reply != "+CONTINUE "+ids.ID+"\r\n" || d.Offset != 542 {
+	if d.Outcome != PsyncContinue || d.Reply != "+CONTINUE "+ids.ID+"\r\n" || d.Offset != 542 {
 		t.Fatalf("%+v", d)
 	}
 	// After one write on the new master, the old id is still good for 542
 	// (the sibling has history up to 541) but not for 543.
 	b.Append([]byte("x"))
 	st = MasterState{IDs: ids, MasterReplOffset: b.End(), Backlog: b.Window()}
-	if d := Decide(PsyncRequest{ReplID: idA, Offset: "542"}, st); d.Outcome != Continue {
+	if d := Decide(PsyncRequest{ReplID: idA, Offset: "542"}, st); d.Outcome != PsyncContinue {
 		t.Fatalf("542 after a write: %+v", d)
 	}
-	if d := Decide(PsyncRequest{ReplID: idA, Offset: "543"}, st); d.Outcome != FullResync {
+	if d := Decide(PsyncRequest{ReplID: idA, Offset: "543"}, st); d.Outcome != PsyncFull {
 		t.Fatalf("543 after a write: %+v", d)
 	}
 }
