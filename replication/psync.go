@@ -167,11 +167,11 @@ func Decide(req PsyncRequest, st MasterState) Decision {
 			return Decision{Outcome: PsyncReject, Reply: errPsyncOffsetNotAnInteger,
 				Log: "Replica asks for synchronization but with a wrong offset"}
 		}
-		if c, why := tryPartial(req, off, st); c.Outcome == PsyncContinue {
+		c, why := tryPartial(req, off, st)
+		if c.Outcome == PsyncContinue {
 			return c
-		} else {
-			d.Log = why
 		}
+		d.Log = why
 		// "Increment stats for failed PSYNCs, but only if the replid is
 		// not "?", as this is used by slaves to force a full resync on
 		// purpose when they are not able to partially resync."
