@@ -47,7 +47,9 @@ type Info struct {
 	// there is no master client.
 	MasterLastIOSecondsAgo int64
 	// SlaveReadReplOffset / SlaveReplOffset: the master client's (or the
-	// cached master's) read_reploff and reploff; 1 when neither exists.
+	// cached master's) read_reploff and reploff; 1 when neither exists. A
+	// master turned replica has a cached master made of its own history
+	// (replicationCacheMasterUsingMyself): its master_repl_offset.
 	SlaveReadReplOffset, SlaveReplOffset int64
 	// During the transfer (LinkState == StateTransfer): repl_transfer_size
 	// (-1 before the $ line, 0 for an EOF-marked payload), bytes read so
