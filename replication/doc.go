@@ -36,7 +36,8 @@
 //   - ReplicaAck, CountAcks, WaitDone, GoodReplicas, WritesAllowed,
 //     ReplicaTimedOut, NeedsNewline, PingDue, LinkTimeout: the master's and
 //     replica's replicationCron / WAIT / min-replicas decisions.
-//   - ParseReplconf (replconfCommand), DecideReplicaof (replicaofCommand).
+//   - ParseReplconf (replconfCommand), DecideReplicaof (replicaofCommand),
+//     WriteRoleMaster / WriteRoleReplica (roleCommand).
 //   - Info / AppendInfoSection (genRedisInfoString's replication section),
 //     golden-tested against redis-server 7.0.15 captures in testdata/.
 //
