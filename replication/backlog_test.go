@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 )
@@ -199,4 +200,41 @@ func ExampleBacklog() {
 	b.Append([]byte("*1\r\n$4\r\nPING\r\n"))
 	fmt.Println(b.First(), b.End(), b.Histlen())
 	// Output: 1 14 14
+}
+
+// TestBacklogAgainstModel drives a backlog with seeded random appends and
+// resizes and checks it against the whole stream kept in a slice.
+func TestBacklogAgainstModel(t *testing.T) {
+	rnd := rand.New(rand.NewSource(42))
+	var all []byte // all[i] is the byte numbered i+1
+	b := NewBacklog(MinBacklogSize, 0)
+	size := int64(MinBacklogSize)
+	hist := int64(0)
+	for step := 0; step < 3000; step++ {
+		switch r := rnd.Intn(100); {
+		case r < 3:
+			size = MinBacklogSize + rnd.Int63n(3*MinBacklogSize)
+			b.Resize(size)
+			hist = min(hist, size)
+		default:
+			n := rnd.Int63n(int64([]int{10, 300, 5000, 40000}[rnd.Intn(4)])) + 1
+			p := make([]byte, n)
+			rnd.Read(p)
+			all = append(all, p...)
+			b.Append(p)
+			hist = min(hist+n, size)
+		}
+		end := int64(len(all))
+		if b.End() != end || b.Histlen() != hist || b.First() != end-hist+1 || b.Size() != size {
+			t.Fatalf("step %d: end %d hist %d first %d size %d; want %d %d %d %d", step, b.End(), b.Histlen(), b.First(), b.Size(), end, hist, end-hist+1, size)
+		}
+		off := b.First() + rnd.Int63n(hist+1)
+		a, c, ok := b.Pending(Cursor{Offset: off})
+		if !ok || !bytes.Equal(append(append([]byte{}, a...), c...), all[off-1:]) {
+			t.Fatalf("step %d: bytes from %d differ", step, off)
+		}
+		if _, _, ok := b.Pending(Cursor{Offset: b.First() - 1}); ok && b.First() > 1 {
+			t.Fatalf("step %d: offset before the window accepted", step)
+		}
+	}
 }
