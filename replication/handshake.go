@@ -176,7 +176,8 @@ type Send struct{ Data []byte }
 
 // Close: close the link. The state is CONNECT again and the next cron
 // reconnects. CacheMaster is set when the link was CONNECTED: the shell
-// caches the master client for the next PSYNC (replicationCacheMaster).
+// caches the master client for the next PSYNC (replicationCacheMaster) by
+// calling SetCached with the master's replid and its applied offset.
 type Close struct {
 	Reason      string
 	CacheMaster bool
@@ -188,9 +189,11 @@ type Log struct {
 	Msg     string
 }
 
-// FullResync: the master answered +FULLRESYNC: discard the cached master;
-// ReplID and Offset become the node's after the load (ReplID is empty and
-// Offset -1 if the line was malformed, as Redis blanks master_replid).
+// FullResync: the master answered +FULLRESYNC. ReplID and Offset become the
+// node's after the load (ReplID is empty and Offset -1 if the line was
+// malformed, as Redis blanks master_replid). The cached master is kept
+// until the payload is loaded (7.0's replicationAttachToNewMaster), so a
+// failed transfer still retries with PSYNC <cached id>.
 type FullResync struct {
 	ReplID string
 	Offset int64
@@ -288,6 +291,7 @@ func (h *Handshake) Step(ev Event) []Action {
 		}
 		h.State = StateConnected
 		h.headerRead = false
+		h.cached = nil // replicationAttachToNewMaster: replicationDiscardCachedMaster
 		s := Synced{ReplID: h.masterReplID, Offset: h.initialOffset, PrePsync: h.initialOffset == -1, SendAck: h.eofMark != ""}
 		return []Action{notice("MASTER <-> REPLICA sync: Finished with success"), s}
 	case Reply:
@@ -418,7 +422,9 @@ func (h *Handshake) psyncReply(line string) []Action {
 			h.masterReplID, h.initialOffset = id, off
 			acts = append(acts, notice("Full resync from master: "+id+":"+strconv.FormatInt(off, 10)))
 		}
-		h.cached = nil
+		// Redis 7.0 keeps the cached master until the payload is applied
+		// (replicationAttachToNewMaster discards it), so a transfer that
+		// fails still leaves it for the next PSYNC.
 		h.State = StateTransfer
 		h.headerRead = false
 		return append(acts, FullResync{ReplID: h.masterReplID, Offset: h.initialOffset})

@@ -93,14 +93,38 @@ func TestHandshakeMinimalConfigAndDiskPayload(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 	h.Step(Reply{"+FULLRESYNC " + idB + " 1000"})
-	if _, ok := h.Cached(); ok {
-		t.Fatal("a full resync must discard the cached master")
+	if c, ok := h.Cached(); !ok || c.ReplID != idA {
+		t.Fatal("the cached master is kept until the payload is loaded")
 	}
 	if got := describe(h.Step(Reply{"$175"})); !reflect.DeepEqual(got, []string{"replication.ExpectPayload{Size:175 EOFMark:}"}) {
 		t.Fatalf("%q", got)
 	}
 	// Disk payload: no immediate ACK.
 	if got := describe(h.Step(PayloadLoaded{})); !reflect.DeepEqual(got, []string{"replication.Synced{ReplID:" + idB + " Offset:1000 PrePsync:false SendAck:false}"}) {
+		t.Fatalf("%q", got)
+	}
+	if _, ok := h.Cached(); ok {
+		t.Fatal("a loaded full sync must discard the cached master")
+	}
+}
+
+// TestHandshakeFailedTransferKeepsCache: a transfer that dies after
+// +FULLRESYNC leaves the cached master, so the next attempt asks PSYNC with
+// it again (7.0 discards it only in replicationAttachToNewMaster).
+func TestHandshakeFailedTransferKeepsCache(t *testing.T) {
+	h := NewHandshake(HandshakeConfig{ListeningPort: 1}, &CachedMaster{ReplID: idA, Offset: 9})
+	walk(t, h)
+	h.Step(Reply{"+FULLRESYNC " + idB + " 50"})
+	h.Step(Reply{"$EOF:" + testMark})
+	h.Step(LinkFailed{"Timeout receiving bulk data from MASTER"})
+	if h.State != StateConnect {
+		t.Fatal(h.State)
+	}
+	h.Step(Connect{})
+	h.Step(Connected{})
+	h.Step(Reply{"+PONG"})
+	h.Step(Reply{"+OK"})
+	if got := describe(h.Step(Reply{"+OK"})); !reflect.DeepEqual(got, []string{"send *3 $5 PSYNC $40 " + idA + " $2 10 "}) {
 		t.Fatalf("%q", got)
 	}
 }
