@@ -2,6 +2,7 @@ package replication
 
 import (
 	"fmt"
+	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
@@ -307,6 +308,53 @@ func TestStrtoll(t *testing.T) {
 		"-9223372036854775808": -1 << 63, "-99999999999999999999": -1 << 63} {
 		if got := strtoll(s); got != want {
 			t.Errorf("strtoll(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// TestHandshakeRandomPeer feeds seeded random events and hostile lines: the
+// machine never panics, stays in a named state, and every Close leaves it in
+// CONNECT.
+func TestHandshakeRandomPeer(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	lines := []string{"", "+PONG", "+OK", "-ERR x", "-NOAUTH y", "-LOADING z", "-NOMASTERLINK w", "+CONTINUE",
+		"+CONTINUE " + idB, "+CONTINUE " + idB[:5], "+FULLRESYNC", "+FULLRESYNC " + idA + " 7", "+FULLRESYNC  ",
+		"$", "$-5", "$12", "$EOF:" + testMark, "$EOF:", "*3", ":1", "\x00\xff"}
+	for run := 0; run < 200; run++ {
+		var cached *CachedMaster
+		if rnd.Intn(2) == 0 {
+			cached = &CachedMaster{ReplID: idA, Offset: rnd.Int63n(1000)}
+		}
+		h := NewHandshake(HandshakeConfig{MasterAuth: []string{"", "pw"}[rnd.Intn(2)], AnnounceIP: []string{"", "1.2.3.4"}[rnd.Intn(2)]}, cached)
+		for i := 0; i < 60; i++ {
+			var ev Event
+			switch rnd.Intn(10) {
+			case 0:
+				ev = Connect{}
+			case 1:
+				ev = Connected{}
+			case 2:
+				ev = PayloadLoaded{}
+			case 3:
+				ev = LinkFailed{"boom"}
+			case 4:
+				if rnd.Intn(10) == 0 {
+					ev = Stop{}
+				} else {
+					ev = Connect{}
+				}
+			default:
+				ev = Reply{lines[rnd.Intn(len(lines))]}
+			}
+			acts := h.Step(ev)
+			if strings.HasPrefix(h.State.String(), "REPL_STATE_UNKNOWN") {
+				t.Fatalf("unknown state after %+v", ev)
+			}
+			for _, a := range acts {
+				if _, ok := a.(Close); ok && h.State != StateConnect && h.State != StateNone {
+					t.Fatalf("Close left state %v", h.State)
+				}
+			}
 		}
 	}
 }
