@@ -4,8 +4,46 @@
 // It never imports server: it declares the interfaces it needs.
 // It may import internal/resp, internal/clock and configs.
 //
-// Settled by the server's write path (server/doc.go, server/propagate.go):
-// the backlog will be one of the server's Propagators. It receives each
+// # The functional core (this package today)
+//
+// Everything here is pure: no sockets, no goroutines, no time.Now; time and
+// randomness come in as arguments (a *rand.Rand for IDs). Each piece names
+// the Redis 7.0 function it mirrors (replication.c unless said otherwise):
+//
+//   - Backlog (createReplicationBacklog, feedReplicationBuffer,
+//     resizeReplicationBacklog, addReplyReplicationBacklog): one ring shared
+//     by all replicas, addressed by the global offset with Redis's
+//     conventions: End() is master_repl_offset, First() is
+//     repl_backlog_first_byte_offset = End()-Histlen()+1 (End()+1 when
+//     empty), servable PSYNC offsets are First()..End()+1. A Cursor per
+//     replica yields the pending bytes as at most two slices of the ring (no
+//     copy) and reports when its offset fell out of the window. Resize keeps
+//     the newest bytes; BacklogExpired is the repl-backlog-ttl decision.
+//     Redis trims in 16 KiB blocks, so after wrapping its histlen can exceed
+//     repl-backlog-size by up to a block; this ring holds exactly the size.
+//   - IDs (changeReplicationId, clearReplicationId2, shiftReplicationId and
+//     what a replica does after +FULLRESYNC / +CONTINUE <new id>).
+//   - Decide (syncCommand + masterTryPartialResynchronization): +CONTINUE
+//     [<replid>] or a full resync, with the checks in Redis's order and the
+//     stats to count; FullResyncLine is written when the snapshot starts.
+//   - Handshake (syncWithMaster, slaveTryPartialResynchronization, the
+//     header part of readSyncBulkPayload): Step(event) returns actions;
+//     states are named after REPL_STATE_*. ParsePayloadHeader,
+//     NewPayloadReader and EOFMarkReader read the $<len> or $EOF:<mark>
+//     payload (the mark reader holds back only the last 40 bytes).
+//   - StreamOffsets (the master client's read_reploff/reploff), AckCommand,
+//     AckDue, NewlineDue, GetAck: the replica's offset bookkeeping.
+//   - ReplicaAck, CountAcks, WaitDone, GoodReplicas, WritesAllowed,
+//     ReplicaTimedOut, NeedsNewline, PingDue, LinkTimeout: the master's and
+//     replica's replicationCron / WAIT / min-replicas decisions.
+//   - ParseReplconf (replconfCommand), DecideReplicaof (replicaofCommand),
+//     WriteRoleMaster / WriteRoleReplica (roleCommand).
+//   - Info / AppendInfoSection (genRedisInfoString's replication section),
+//     golden-tested against redis-server 7.0.15 captures in testdata/.
+//
+// # Settled by the server's write path (server/doc.go, server/propagate.go)
+//
+// The backlog will be one of the server's Propagators. It receives each
 // execution unit's operations under the execution lock, in execution order
 // (already wrapped in MULTI/EXEC when the unit has several), so the backlog's
 // order is the execution order and equals the AOF's; it takes the operations
@@ -14,5 +52,7 @@
 // (Reset) when a new replica starts from a full resync, as Redis's
 // slaveseldb = -1. Because a unit arrives whole, the master_repl_offset a
 // client waits for with WAIT is the backlog's end after the client's last
-// unit.
+// unit. master_repl_offset only moves while a backlog exists
+// (feedReplicationBuffer returns early otherwise): the shell does not feed
+// the stream when it has no Backlog.
 package replication
