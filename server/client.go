@@ -40,8 +40,10 @@ type Client struct {
 	addr  string
 	laddr string
 	unix  bool
-	rd    *resp.Reader
-	raw   *rawReader // the socket read directly (nil: read through conn)
+	// aofClient marks the AOF loader's fake client: no ACL checks (persist_aof.go).
+	aofClient bool
+	rd        *resp.Reader
+	raw       *rawReader // the socket read directly (nil: read through conn)
 
 	// the last command name looked up and its command (lookupCached)
 	lastName    [16]byte
@@ -428,6 +430,7 @@ func (s *Server) runBatch(c *Client) bool {
 	if s.current == c {
 		s.current = nil
 	}
+	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
