@@ -1,5 +1,3 @@
-// Command vigil is the operator tool. Subcommands live in their own files;
-// for now: check-aof (redis-check-aof).
 package main
 
 import (

@@ -142,6 +142,7 @@ func (m *Manager) OpenOnStart(writeBase func(path string) (int64, error)) error 
 	if m.Manifest == nil {
 		m.Manifest = &Manifest{}
 	}
+	m.removeTemps()
 	am := m.Manifest.Clone()
 	changed := false
 	if am.Base == nil && len(am.Incr) == 0 {
@@ -353,6 +354,20 @@ func (m *Manager) Stop(now time.Time) error {
 		os.Remove(filepath.Join(m.Cfg.Path(), tempPrefix+m.Cfg.Filename+incrSuffix))
 	}
 	return err
+}
+
+// removeTemps deletes what a crash during a rewrite left in the AOF
+// directory: temporary base files and the temporary incr file (the
+// manifest never names them).
+func (m *Manager) removeTemps() {
+	dir := m.Cfg.Path()
+	olds, _ := filepath.Glob(filepath.Join(dir, "temp-rewriteaof-*.aof"))
+	olds = append(olds, filepath.Join(dir, tempPrefix+m.Cfg.Filename+incrSuffix))
+	for _, p := range olds {
+		if err := os.Remove(p); err == nil {
+			m.notice("Removed the temporary AOF file %s left by an interrupted rewrite", filepath.Base(p))
+		}
+	}
 }
 
 func fileExists(p string) bool {
