@@ -42,7 +42,7 @@ type aofState struct {
 	scheduled bool          // aof_rewrite_scheduled
 	lastTime  int64         // aof_rewrite_time_last (seconds, -1 never)
 	lastOK    bool          // aof_lastbgrewrite_status
-	rewrites  int64         // stat_aofrw_consecutive... (aof_rewrites)
+	rewrites  int64         // stat_aof_rewrites (aof_rewrites)
 	failures  int64         // aof_rewrites_consecutive_failures
 	// BaseFormat overrides the base file format; the RDB helper sets it
 	// to the RDB encoder when aof-use-rdb-preamble is yes. Nil: commands.
@@ -277,6 +277,7 @@ func (s *Server) aofRewriteBackground() error {
 		return err
 	}
 	s.aof.rewriting = rw
+	s.aof.rewrites++ // stat_aof_rewrites counts started rewrites
 	cancel := make(chan struct{})
 	s.aof.cancel = cancel
 	s.log.Info().Msg("Background append only file rewriting started")
@@ -326,7 +327,6 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	}
 	s.aof.lastOK = true
 	s.aof.failures = 0
-	s.aof.rewrites++
 	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())
 	s.log.Info().Msg("Background AOF rewrite finished successfully")
 }

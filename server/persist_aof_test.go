@@ -329,6 +329,7 @@ func TestAOFConfigSetAppendonly(t *testing.T) {
 	}
 	r.do("SET", "during", "2")
 	waitInfo(t, r, "aof_rewrites", "1")
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
 	r.do("SET", "after", "3")
 	if got := r.do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
 		t.Fatal(got)
