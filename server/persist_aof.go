@@ -44,15 +44,23 @@ type aofState struct {
 	lastOK    bool          // aof_lastbgrewrite_status
 	rewrites  int64         // stat_aof_rewrites (aof_rewrites)
 	failures  int64         // aof_rewrites_consecutive_failures
-	// BaseFormat overrides the base file format; the RDB helper sets it
-	// to the RDB encoder when aof-use-rdb-preamble is yes. Nil: commands.
-	baseFormat func() aof.BaseFormat
-	rdbLoader  aof.BaseLoader
 }
 
-// loadRDBOnStart is the RDB loading hook for when the AOF is off (or does
-// not exist yet): the RDB helper fills it. Called with mu held.
-var loadRDBOnStart func(s *Server) error
+// Hooks for the RDB side (server/rdb), set by its wiring file in an init
+// function; nil until then.
+var (
+	// loadRDBOnStart loads dir/dbfilename when the AOF is off or has no
+	// files yet (loadDataFromDisk's RDB branch). Called with mu held.
+	loadRDBOnStart func(s *Server) error
+	// aofRDBFormat is the RDB base format (aof-use-rdb-preamble yes:
+	// files named .base.rdb written by the RDB encoder). Nil: bases are
+	// written as commands whatever the directive says.
+	aofRDBFormat func(s *Server) aof.BaseFormat
+	// aofRDBLoader loads a file starting with "REDIS" (an RDB base or an
+	// old preamble) into the keyspace and returns the bytes it used. Nil:
+	// such files are refused with a clear error.
+	aofRDBLoader func(s *Server) aof.BaseLoader
+)
 
 // aofProp feeds the AOF writer from the write path.
 type aofProp struct{ s *Server }
@@ -72,8 +80,8 @@ func (p *aofProp) Propagate(ops []Op) {
 
 func (s *Server) aofConfig() aof.Config {
 	format := aof.CommandFormat
-	if s.aof.baseFormat != nil && s.cfg.AOFUseRDBPreamble {
-		format = s.aof.baseFormat()
+	if aofRDBFormat != nil && s.cfg.AOFUseRDBPreamble {
+		format = aofRDBFormat(s)
 	}
 	return aof.Config{
 		Dir:      s.cfg.Dir,
@@ -114,10 +122,14 @@ func (s *Server) loadDataOnStart() error {
 		return nil
 	}
 	start := time.Now()
+	var rdbLoad aof.BaseLoader
+	if aofRDBLoader != nil {
+		rdbLoad = aofRDBLoader(s)
+	}
 	res, err := m.Load(&aof.Options{
 		LoadTruncated: s.cfg.AOFLoadTruncated,
 		Apply:         s.aofApplier(),
-		RDB:           s.aof.rdbLoader,
+		RDB:           rdbLoad,
 		Warn:          func(m string) { s.log.Warn().Msg(m) },
 		Notice:        func(m string) { s.log.Info().Msg(m) },
 	})

@@ -358,3 +358,18 @@ func maskTimes(argv [][]byte) [][]byte {
 	}
 	return out
 }
+
+func TestAOFAutoRewrite(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := startLiveAOF(t, dir, "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "4096")
+	r := dialUnix(t, l.sock)
+	for i := 0; i < 200; i++ {
+		r.do("SET", "key", strings.Repeat("x", 100))
+	}
+	// The cron sees the AOF past min-size and 100% growth: a rewrite.
+	waitInfo(t, r, "aof_rewrites", "1")
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+	if got := r.do("GET", "key"); !strings.Contains(got, strings.Repeat("x", 100)) {
+		t.Fatal(got)
+	}
+}

@@ -270,3 +270,48 @@ func TestScannerAnnotations(t *testing.T) {
 		t.Fatal(err, argv)
 	}
 }
+
+func TestWriterEverysec(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.aof")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(f, 0, FsyncEverysec, nil)
+	now := time.Now()
+	w.Append(0, [][]byte{[]byte("SET"), []byte("a"), []byte("1")})
+	if err := w.Flush(now, false); err != nil {
+		t.Fatal(err)
+	}
+	want := cmds([]string{"SELECT", "0"}, []string{"SET", "a", "1"})
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, want) || w.Size() != int64(len(want)) {
+		t.Fatalf("file %q size %d", got, w.Size())
+	}
+	// The background fsync catches up with the size.
+	deadline := time.Now().Add(10 * time.Second)
+	for w.fsyncOffset.Load() != w.Size() || w.PendingFsync() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("background fsync never completed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A write while an fsync is pending is postponed, then forced after 2 s.
+	w.pending.Add(1)
+	w.Append(0, [][]byte{[]byte("SET"), []byte("b"), []byte("2")})
+	w.Flush(now, false)
+	if w.Buffered() == 0 {
+		t.Fatal("write not postponed while an fsync is pending")
+	}
+	w.Flush(now.Add(time.Second), false)
+	if w.Buffered() == 0 {
+		t.Fatal("write not postponed within 2 s")
+	}
+	w.Flush(now.Add(3*time.Second), false)
+	if w.Buffered() != 0 || w.Delayed() != 1 {
+		t.Fatalf("buffered %d delayed %d", w.Buffered(), w.Delayed())
+	}
+	w.pending.Add(-1)
+	if err := w.Close(now); err != nil {
+		t.Fatal(err)
+	}
+}
