@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -370,6 +371,58 @@ func TestAOFAutoRewrite(t *testing.T) {
 	waitInfo(t, r, "aof_rewrites", "1")
 	waitInfo(t, r, "aof_rewrite_in_progress", "0")
 	if got := r.do("GET", "key"); !strings.Contains(got, strings.Repeat("x", 100)) {
+		t.Fatal(got)
+	}
+}
+
+func TestAOFStopDuringRewrite(t *testing.T) {
+	dir := t.TempDir()
+	l, stop := startLiveAOF(t, dir)
+	r := dialUnix(t, l.sock)
+	var pipe []byte
+	for i := 0; i < 20000; i++ {
+		pipe = resp.AppendCommandStrings(pipe, "SET", "k"+strconv.Itoa(i), "v")
+	}
+	r.c.Write(pipe)
+	for i := 0; i < 20000; i++ {
+		if _, err := resp.ReadValue(r.br, resp.DefaultReplyLimits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.do("BGREWRITEAOF")
+	if got := r.do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+	if got := r.do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	r.do("SET", "last", "1")
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+	// The abandoned rewrite's snapshot may still be closing: wait for the
+	// re-enable's rewrite to complete (aof_rewrites counts both).
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ents, _ := os.ReadDir(filepath.Join(dir, "appendonlydir"))
+		temps := 0
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "temp-") {
+				temps++
+			}
+		}
+		info := r.do("INFO", "persistence")
+		if temps == 0 && strings.Contains(info, "aof_rewrite_scheduled:0") && strings.Contains(info, "aof_rewrite_in_progress:0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("temporary files left: %v", ents)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	l2, _ := startLiveAOF(t, dir)
+	r2 := dialUnix(t, l2.sock)
+	if got := r2.do("DBSIZE"); got != ":20001\r\n" {
 		t.Fatal(got)
 	}
 }

@@ -64,7 +64,7 @@
 //     from now on goes there. The server begins a keyspace Snapshot in the
 //     same locked section, so snapshot + new incr file = the dataset.
 //  2. WriteBaseFile serialises the snapshot into a temporary file
-//     (temp-rewriteaof-bg-<pid>.aof in the directory), locking only for
+//     (temp-rewriteaof-bg-<pid>-<n>.aof in the directory), locking only for
 //     each Snapshot.Step; the format is the server's BaseFormat: the RDB
 //     encoder with aof-use-rdb-preamble yes, else CommandBase
 //     (rewriteAppendOnlyFileRio: SELECT, SET, RPUSH/SADD/ZADD/HMSET by

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -243,7 +243,9 @@ func (m *Manager) StartRewrite(now time.Time, pid int) (*Rewrite, error) {
 		m.Manifest = &Manifest{}
 	}
 	rw := &Rewrite{
-		TempBase: filepath.Join(dir, "temp-rewriteaof-bg-"+strconv.Itoa(pid)+".aof"),
+		// Unique per rewrite (Redis: the child's pid), so that an
+		// abandoned rewrite's cleanup never removes a later one's file.
+		TempBase: filepath.Join(dir, fmt.Sprintf("temp-rewriteaof-bg-%d-%d.aof", pid, rewriteSeq.Add(1))),
 		Start:    now,
 		format:   m.Cfg.Format,
 	}
@@ -369,6 +371,8 @@ func (m *Manager) removeTemps() {
 		}
 	}
 }
+
+var rewriteSeq atomic.Int64
 
 func fileExists(p string) bool {
 	fi, err := os.Stat(p)
