@@ -152,4 +152,35 @@ var _ = Describe("AOF durability", Label("durability"), func() {
 			Expect(e.Name()).NotTo(HavePrefix("temp-rewriteaof"), "left-over temp file after restart")
 		}
 	})
+
+	It("refuses a corrupt AOF naming redis-check-aof, and drops a cut last command with a warning", func() {
+		dir := TempDir()
+		args := append(aofArgs("always"), "--dir", dir)
+		srv := StartServerWith(ServerOptions{Dir: dir, Args: args})
+		c := srv.Client(2)
+		ctx := context.Background()
+		Expect(c.Set(ctx, "a", "1", 0).Err()).To(Succeed())
+		Expect(c.Set(ctx, "b", "2", 0).Err()).To(Succeed())
+		srv.Kill()
+		incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+		data, err := os.ReadFile(incr)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("a format error in the middle stops start-up")
+		bad := append([]byte{}, data...)
+		bad[len(bad)/2] = '!'
+		bad[0] = 'x'
+		Expect(os.WriteFile(incr, bad, 0o644)).To(Succeed())
+		failed := LaunchServer(ServerOptions{Dir: dir, Args: args})
+		Expect(failed.WaitExit()).To(Equal(1))
+		Expect(failed.Log()).To(And(ContainSubstring("appendonly.aof.1.incr.aof"), ContainSubstring("redis-check-aof")))
+
+		By("a cut last command is dropped (aof-load-truncated yes)")
+		Expect(os.WriteFile(incr, data[:len(data)-4], 0o644)).To(Succeed())
+		srv2 := StartServerWith(ServerOptions{Dir: dir, Args: args})
+		c2 := srv2.Client(2)
+		Expect(c2.Get(ctx, "a").Val()).To(Equal("1"))
+		Expect(c2.Exists(ctx, "b").Val()).To(Equal(int64(0)))
+		Expect(srv2.Log()).To(ContainSubstring("short read while loading the AOF file"))
+	})
 })

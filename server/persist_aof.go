@@ -44,6 +44,7 @@ type aofState struct {
 	lastOK    bool          // aof_lastbgrewrite_status
 	rewrites  int64         // stat_aof_rewrites (aof_rewrites)
 	failures  int64         // aof_rewrites_consecutive_failures
+	loaded    bool          // loadDataOnStart ran
 }
 
 // Hooks for the RDB side (server/rdb), set by its wiring file in an init
@@ -105,10 +106,20 @@ func (s *Server) aofManager() *aof.Manager {
 	return s.aof.mgr
 }
 
+// LoadData loads the AOF (or the RDB) and opens the AOF for appending:
+// the main program calls it before logging "Ready to accept connections",
+// as Redis's main calls loadDataFromDisk; Run calls it if nobody did.
+func (s *Server) LoadData() error { return s.loadDataOnStart() }
+
 // loadDataOnStart is loadDataFromDisk plus aofOpenIfNeededOnServerStart.
+// It runs once.
 func (s *Server) loadDataOnStart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.aof.loaded {
+		return nil
+	}
+	s.aof.loaded = true
 	m := s.aofManager()
 	// aofLoadManifestFromDisk runs whatever appendonly says, so that
 	// CONFIG SET appendonly yes later turns the old files into history.
