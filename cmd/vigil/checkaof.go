@@ -26,7 +26,6 @@ func checkAOFCommand(code *int) *cli.Command {
 		ArgsUsage: "<file.manifest|file.aof>",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "fix", Usage: "truncate the file at the last valid command"},
-			&cli.BoolFlag{Name: "truncate-to-timestamp", Hidden: true},
 		},
 		Action: func(ctx *cli.Context) error {
 			if ctx.NArg() != 1 {
@@ -133,7 +132,6 @@ func checkOneFile(p string, fix, last bool, out io.Writer) bool {
 	sc := aof.NewScanner(f, 0)
 	var multi bool
 	var beforeMulti int64
-	var scanErr error
 	for {
 		off := sc.Offset()
 		argv, err := sc.Next()
@@ -141,7 +139,6 @@ func checkOneFile(p string, fix, last bool, out io.Writer) bool {
 			break
 		}
 		if err != nil {
-			scanErr = err
 			if multi {
 				off = beforeMulti
 			}
@@ -159,7 +156,6 @@ func checkOneFile(p string, fix, last bool, out io.Writer) bool {
 			multi = false
 		}
 	}
-	_ = scanErr
 	if multi {
 		return report(p, name, beforeMulti, size, errors.New("Reached EOF before reading EXEC for MULTI"), fix, last, out)
 	}
