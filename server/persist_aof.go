@@ -72,6 +72,9 @@ func (p *aofProp) Propagate(ops []Op) {
 	if m == nil || m.W == nil {
 		return
 	}
+	if p.s.cfg.AOFTimestampEnabled {
+		m.W.Timestamp(p.s.nowMs / 1000)
+	}
 	for _, op := range ops {
 		if op.Target&TargetAOF != 0 {
 			m.W.Append(op.DB, op.Argv)

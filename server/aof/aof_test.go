@@ -315,3 +315,23 @@ func TestWriterEverysec(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWriterTimestamp(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.aof")
+	f, _ := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	w := NewWriter(f, 0, FsyncNo, nil)
+	w.Timestamp(100)
+	w.Append(0, [][]byte{[]byte("SET"), []byte("a"), []byte("1")})
+	w.Timestamp(100)
+	w.Append(0, [][]byte{[]byte("SET"), []byte("b"), []byte("1")})
+	w.Close(time.Now())
+	got, _ := os.ReadFile(p)
+	want := append([]byte("#TS:100\r\n"), cmds([]string{"SELECT", "0"}, []string{"SET", "a", "1"}, []string{"SET", "b", "1"})...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%q", got)
+	}
+	var a applied
+	if _, _, _, err := LoadFile(p, &Options{Apply: a.apply}, true); err != nil || len(a.got) != 3 {
+		t.Fatal(err, a.got)
+	}
+}

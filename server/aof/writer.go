@@ -3,6 +3,7 @@ package aof
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,7 @@ type Writer struct {
 
 	size           int64 // aof_current_size: base + incremental bytes
 	fileSize       int64 // bytes in f
+	lastTS         int64 // aof_cur_timestamp
 	lastFsync      time.Time
 	postponedStart time.Time // aof_flush_postponed_start
 	delayed        int64     // aof_delayed_fsync
@@ -98,6 +100,18 @@ func (w *Writer) fsyncLoop() {
 // Append adds a command run in db to the buffer (feedAppendOnlyFile),
 // preceded by SELECT when the database changed.
 func (w *Writer) Append(db int, argv [][]byte) { w.buf = w.stream.Append(w.buf, db, argv) }
+
+// Timestamp adds the "#TS:<unix seconds>" annotation when the second
+// changed since the last one (aof-timestamp-enabled:
+// genAofTimestampAnnotationIfNeeded). The loader skips annotations.
+func (w *Writer) Timestamp(sec int64) {
+	if sec > w.lastTS {
+		w.buf = append(w.buf, "#TS:"...)
+		w.buf = strconv.AppendInt(w.buf, sec, 10)
+		w.buf = append(w.buf, '\r', '\n')
+		w.lastTS = sec
+	}
+}
 
 // AppendRaw adds already encoded commands; the caller's stream encoding
 // must have the writer's selected database in mind (ResetStream).
