@@ -460,6 +460,14 @@ func (s *Server) infoPersistenceAOF(w *infoWriter) {
 	w.int("aof_delayed_fsync", m.W.Delayed())
 }
 
+// aofBufferLen is INFO memory's mem_aof_buffer.
+func (s *Server) aofBufferLen() int64 {
+	if s.aof.mgr == nil || s.aof.mgr.W == nil {
+		return 0
+	}
+	return int64(s.aof.mgr.W.Buffered())
+}
+
 // aofInfo returns the values of the always-present aof_* fields.
 func (s *Server) aofInfo() (enabled, inProgress, scheduled, lastTime, curTime int64, lastStatus string, rewrites, failures int64, writeStatus string) {
 	lastStatus, writeStatus = "ok", "ok"

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -39,6 +41,25 @@ var aofWorkload = [][]string{
 	{"DEL", "nothing"},
 	{"SELECT", "0"},
 	{"LPOP", "l"},
+}
+
+// aofBigWorkload adds a value over 1 MB and collections over 10k
+// elements (the rewrite batches them by 64) to aofWorkload.
+func aofBigWorkload() [][]string {
+	w := append([][]string{}, aofWorkload...)
+	w = append(w, []string{"SET", "big", strings.Repeat("0123456789abcdef", 70000)})
+	list := []string{"RPUSH", "biglist"}
+	set := []string{"SADD", "bigset"}
+	hash := []string{"HSET", "bighash"}
+	zset := []string{"ZADD", "bigzset"}
+	for i := 0; i < 10050; i++ {
+		n := strconv.Itoa(i)
+		list = append(list, "e"+n)
+		set = append(set, "m"+n)
+		hash = append(hash, "f"+n, "v"+n)
+		zset = append(zset, n+".25", "z"+n)
+	}
+	return append(w, list, set, hash, zset, []string{"SADD", "intset", "1", "2", "3"}, []string{"PEXPIRE", "bigset", "100000000"})
 }
 
 func startLiveAOF(t *testing.T, dir string, extra ...string) (*liveServer, func()) {
@@ -169,7 +190,7 @@ func parseArray(s string) []string {
 			n = n*10 + int(c-'0')
 		}
 		buf := make([]byte, n+2)
-		if _, err := br.Read(buf); err != nil {
+		if _, err := io.ReadFull(br, buf); err != nil {
 			return out
 		}
 		out = append(out, string(buf[:n]))
@@ -194,7 +215,8 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	dir := t.TempDir()
 	l, stop := startLiveAOF(t, dir)
 	r := dialUnix(t, l.sock)
-	for _, c := range aofWorkload {
+	work := aofBigWorkload()
+	for _, c := range work {
 		r.do(c...)
 	}
 	want := dumpKeys(t, r)
@@ -208,7 +230,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	if _, err := os.Stat(redisServerBin); err == nil {
 		dial, oracle := startRedisAOF(t)
 		rc, rbr := dial(2)
-		for _, c := range aofWorkload {
+		for _, c := range work {
 			rawDo(t, rc, rbr, c...)
 		}
 		theirs := oracle.incr(t)
@@ -248,7 +270,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	l2, _ := startLiveAOF(t, dir)
 	r2 := dialUnix(t, l2.sock)
 	if got := dumpKeys(t, r2); got != want {
-		t.Fatalf("after restart:\n%s\nwant\n%s", got, want)
+		t.Fatalf("after restart: %s", dumpDiff(got, want))
 	}
 	// (d) redis-check-aof accepts our manifest; (c) redis-server loads it.
 	if _, err := exec.LookPath("redis-check-aof"); err == nil {
@@ -274,7 +296,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	rr := dialUnix(t, rsock)
 	if got := dumpKeys(t, rr); got != want {
 		log, _ := os.ReadFile(filepath.Join(rdir, "redis.log"))
-		t.Fatalf("redis-server loaded:\n%s\nwant\n%s\n%s", got, want, log)
+		t.Fatalf("redis-server loaded: %s\n%s", dumpDiff(got, want), log)
 	}
 	// And we load theirs after a rewrite on their side.
 	if got := rr.do("BGREWRITEAOF"); !strings.HasPrefix(got, "+Background") {
@@ -289,7 +311,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	l3, _ := startLiveAOF(t, rdir)
 	r3 := dialUnix(t, l3.sock)
 	if got := dumpKeys(t, r3); got != want {
-		t.Fatalf("loading redis-server's AOF:\n%s\nwant\n%s", got, want)
+		t.Fatalf("loading redis-server's AOF: %s", dumpDiff(got, want))
 	}
 }
 
@@ -425,4 +447,15 @@ func TestAOFStopDuringRewrite(t *testing.T) {
 	if got := r2.do("DBSIZE"); got != ":20001\r\n" {
 		t.Fatal(got)
 	}
+}
+
+// dumpDiff shows the first line where two dumps differ.
+func dumpDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) && i < len(w); i++ {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d:\n got  %.300q\n want %.300q\n before %.500q", i, g[i], w[i], strings.Join(g[max(0, i-8):i], "|"))
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
 }
