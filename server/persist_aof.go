@@ -345,15 +345,20 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	if err == nil {
 		s.log.Info().Msg("Background AOF rewrite terminated with success")
 	}
+	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())
 	if ferr := s.aof.mgr.FinishRewrite(rw, size, err); ferr != nil {
 		s.aof.lastOK = false
 		s.aof.failures++
 		s.log.Warn().Err(ferr).Msg("Background AOF rewrite failed")
+		// Schedule a new rewrite if we are waiting for it to switch the
+		// AOF on (backgroundRewriteDoneHandler's cleanup).
+		if s.aof.mgr.Enabling() {
+			s.aof.scheduled = true
+		}
 		return
 	}
 	s.aof.lastOK = true
 	s.aof.failures = 0
-	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())
 	s.log.Info().Msg("Background AOF rewrite finished successfully")
 }
 

@@ -335,3 +335,49 @@ func TestWriterTimestamp(t *testing.T) {
 		t.Fatal(err, a.got)
 	}
 }
+
+func TestEnableRetryAfterFailedRewrite(t *testing.T) {
+	dir := t.TempDir()
+	m := &Manager{Cfg: Config{Dir: dir, DirName: "appendonlydir", Filename: "appendonly.aof", Fsync: FsyncAlways, Format: CommandFormat}}
+	if err := m.ReadManifest(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rw, err := m.StartRewrite(now, 1)
+	if err != nil || !m.Enabling() {
+		t.Fatal(err)
+	}
+	m.W.Append(0, [][]byte{[]byte("SET"), []byte("lost"), []byte("1")})
+	m.W.Flush(now, false)
+	if err := m.FinishRewrite(rw, 0, errors.New("disk full")); err == nil || !m.Enabling() {
+		t.Fatal("a failed first rewrite must leave the AOF waiting")
+	}
+	// The retry starts the temporary incr file over.
+	rw, err = m.StartRewrite(now, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.W.Append(0, [][]byte{[]byte("SET"), []byte("kept"), []byte("1")})
+	m.W.Flush(now, false)
+	ks := keyspace.New(16)
+	ks.DBs[0].Set([]byte("lost"), keyspace.NewString([]byte("1"), 0), 0)
+	snap, _ := ks.BeginSnapshot()
+	size, err := WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) { return snap.Step(dst, 10) })
+	snap.Close()
+	if err := m.FinishRewrite(rw, size, err); err != nil || m.Enabling() {
+		t.Fatal(err)
+	}
+	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if string(man) != "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" {
+		t.Fatalf("manifest %q", man)
+	}
+	incr, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof"))
+	if want := cmds([]string{"SELECT", "0"}, []string{"SET", "kept", "1"}); !bytes.Equal(incr, want) {
+		t.Fatalf("incr %q", incr)
+	}
+	m.Stop(now)
+	ents, _ := os.ReadDir(filepath.Join(dir, "appendonlydir"))
+	if len(ents) != 3 {
+		t.Fatalf("files: %v", ents)
+	}
+}

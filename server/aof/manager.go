@@ -249,13 +249,25 @@ func (m *Manager) StartRewrite(now time.Time, pid int) (*Rewrite, error) {
 		Start:    now,
 		format:   m.Cfg.Format,
 	}
-	if m.W == nil {
+	if m.W == nil || m.waitRewrite {
+		// AOF_WAIT_REWRITE: the temporary incr file starts over (a retry
+		// after a failed first rewrite truncates it: the new base will
+		// hold everything).
 		rw.tempIncr = filepath.Join(dir, tempPrefix+m.Cfg.Filename+incrSuffix)
 		f, err := os.OpenFile(rw.tempIncr, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("Can't open the append-only file %s: %w", filepath.Base(rw.tempIncr), err)
 		}
-		m.W = NewWriter(f, 0, m.Cfg.Fsync, m.Warn)
+		if m.W == nil {
+			m.W = NewWriter(f, 0, m.Cfg.Fsync, m.Warn)
+		} else {
+			if err := m.W.Flush(now, true); err != nil {
+				f.Close()
+				return nil, err
+			}
+			m.W.Switch(f)
+			m.W.SetSize(0)
+		}
 		m.waitRewrite = true
 	} else {
 		if err := m.W.Flush(now, true); err != nil {
