@@ -290,13 +290,15 @@ func (s *Server) aofRewriteBackground() error {
 	if m.W != nil {
 		m.W.NoFsyncOnRewrite = s.cfg.NoAppendFsyncOnRewrite
 	}
-	rw, err := m.StartRewrite(time.Now(), os.Getpid())
+	rw, err := m.StartRewrite(time.Now(), os.Getpid(), s.cfg.AppendOnly)
 	if err != nil {
 		s.aof.lastOK = false
 		s.log.Warn().Err(err).Msg("Can't rewrite append only file in background")
 		return err
 	}
-	s.aofAttach()
+	if m.W != nil {
+		s.aofAttach()
+	}
 	snap, err := s.ks.BeginSnapshot()
 	if err != nil {
 		_ = m.FinishRewrite(rw, 0, err)

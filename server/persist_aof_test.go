@@ -294,6 +294,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	rr := dialUnix(t, rsock)
+	waitInfo(t, rr, "loading", "0") // redis-server answers -LOADING meanwhile
 	if got := dumpKeys(t, rr); got != want {
 		log, _ := os.ReadFile(filepath.Join(rdir, "redis.log"))
 		t.Fatalf("redis-server loaded: %s\n%s", dumpDiff(got, want), log)
@@ -458,4 +459,31 @@ func dumpDiff(got, want string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
+}
+
+// BGREWRITEAOF with appendonly no writes a base and a manifest naming only
+// it, and leaves the AOF off, as redis-server 7.0.
+func TestAOFRewriteWhileOff(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := startLiveAOF(t, dir, "--appendonly", "no")
+	r := dialUnix(t, l.sock)
+	adir := filepath.Join(dir, "appendonlydir")
+	for i := 1; i <= 2; i++ {
+		r.do("SET", "k"+strconv.Itoa(i), "v")
+		if got := r.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+			t.Fatal(got)
+		}
+		waitInfo(t, r, "aof_rewrite_in_progress", "0")
+		man, _ := os.ReadFile(filepath.Join(adir, "appendonly.aof.manifest"))
+		if want := "file appendonly.aof." + strconv.Itoa(i) + ".base.aof seq " + strconv.Itoa(i) + " type b\n"; string(man) != want {
+			t.Fatalf("manifest %q, want %q", man, want)
+		}
+		ents, _ := os.ReadDir(adir)
+		if len(ents) != 2 {
+			t.Fatalf("files %v", ents)
+		}
+	}
+	if info := r.do("INFO", "persistence"); !strings.Contains(info, "aof_enabled:0") || strings.Contains(info, "aof_current_size") {
+		t.Fatal(info)
+	}
 }

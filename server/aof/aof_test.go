@@ -219,7 +219,7 @@ func TestUpgradeAndRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewrite: a new incr file receives writes at once.
-	rw, err := m.StartRewrite(now, 42)
+	rw, err := m.StartRewrite(now, 42, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestEnableRetryAfterFailedRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	rw, err := m.StartRewrite(now, 1)
+	rw, err := m.StartRewrite(now, 1, true)
 	if err != nil || !m.Enabling() {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestEnableRetryAfterFailedRewrite(t *testing.T) {
 		t.Fatal("a failed first rewrite must leave the AOF waiting")
 	}
 	// The retry starts the temporary incr file over.
-	rw, err = m.StartRewrite(now, 1)
+	rw, err = m.StartRewrite(now, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}

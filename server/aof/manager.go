@@ -217,6 +217,7 @@ type Rewrite struct {
 	TempBase string
 	Start    time.Time
 	tempIncr string // AOF_WAIT_REWRITE's temp-<filename>.incr
+	off      bool   // BGREWRITEAOF with the AOF off: no incremental file
 	format   BaseFormat
 }
 
@@ -233,8 +234,10 @@ func (m *Manager) Enabling() bool { return m.waitRewrite }
 // that lists it. With the AOF off (enable: CONFIG SET appendonly yes) it
 // opens the temporary incr file and a Writer on it instead
 // (AOF_WAIT_REWRITE). The caller begins its snapshot in the same locked
-// section, so the base plus the new file are exactly the dataset.
-func (m *Manager) StartRewrite(now time.Time, pid int) (*Rewrite, error) {
+// section, so the base plus the new file are exactly the dataset. With
+// the AOF off and enable false (BGREWRITEAOF while appendonly is no) no
+// incremental file is opened: the new base replaces every file.
+func (m *Manager) StartRewrite(now time.Time, pid int, enable bool) (*Rewrite, error) {
 	dir := m.Cfg.Path()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("Can't open or create append-only dir %s: %w", m.Cfg.DirName, err)
@@ -249,7 +252,9 @@ func (m *Manager) StartRewrite(now time.Time, pid int) (*Rewrite, error) {
 		Start:    now,
 		format:   m.Cfg.Format,
 	}
-	if m.W == nil || m.waitRewrite {
+	if m.W == nil && !enable {
+		rw.off = true
+	} else if m.W == nil || m.waitRewrite {
 		// AOF_WAIT_REWRITE: the temporary incr file starts over (a retry
 		// after a failed first rewrite truncates it: the new base will
 		// hold everything).
@@ -288,7 +293,9 @@ func (m *Manager) StartRewrite(now time.Time, pid int) (*Rewrite, error) {
 		m.W.Switch(f)
 		m.notice("Creating AOF incr file %s on background rewrite", name)
 	}
-	m.W.Rewriting = true
+	if m.W != nil {
+		m.W.Rewriting = true
+	}
 	return rw, nil
 }
 
@@ -333,7 +340,17 @@ func (m *Manager) FinishRewrite(rw *Rewrite, baseSize int64, err error) error {
 			return fmt.Errorf("Error trying to rename the temporary AOF incr file %s into %s: %w", filepath.Base(rw.tempIncr), incr, err)
 		}
 	}
-	am.MarkRewrittenIncrAsHistory()
+	if rw.off || m.W == nil {
+		// markRewrittenIncrAofAsHistory with aof_fd == -1: no file is
+		// being written, so every incremental file is covered.
+		for _, ai := range am.Incr {
+			ai.Type = TypeHist
+			am.History = append(am.History, ai)
+		}
+		am.Incr = nil
+	} else {
+		am.MarkRewrittenIncrAsHistory()
+	}
 	if err := WriteManifest(dir, m.Cfg.Filename, am); err != nil {
 		// Undo: the old manifest still describes the files on disk.
 		os.Remove(filepath.Join(dir, name))
@@ -341,15 +358,18 @@ func (m *Manager) FinishRewrite(rw *Rewrite, baseSize int64, err error) error {
 	}
 	m.Manifest = am
 	m.notice("Successfully renamed the temporary AOF base file %s into %s", filepath.Base(rw.TempBase), name)
-	if rw.tempIncr != "" {
+	if rw.tempIncr != "" && len(am.Incr) > 0 {
 		m.waitRewrite = false
 		m.notice("Successfully renamed the temporary AOF incr file %s into %s", filepath.Base(rw.tempIncr), am.Incr[len(am.Incr)-1].Name)
 	}
 	if err := m.DeleteHistory(); err != nil {
 		m.warn("%v", err)
 	}
-	size := m.totalSize() + int64(m.W.Buffered())
-	m.W.SetSize(size)
+	size := m.totalSize()
+	if m.W != nil {
+		size += int64(m.W.Buffered())
+		m.W.SetSize(size)
+	}
 	m.BaseSize = size
 	return nil
 }
