@@ -512,8 +512,8 @@ func (s *Server) parkBlocked(c *Client) bool {
 	pending := c.w.B
 	c.w.B = nil
 	c.pushSpans = c.pushSpans[:0] // offsets into pending, settled already
-	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
+	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.mu.Unlock()
 	ok := true
 	if len(pending) > 0 {

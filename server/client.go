@@ -426,11 +426,11 @@ func (s *Server) runBatch(c *Client) bool {
 	// lines) sends its replies through the same queue, in the order the
 	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
 	// precedes the messages published after it.
+	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
 	if s.current == c {
 		s.current = nil
 	}
-	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
