@@ -115,6 +115,9 @@ func aclKeys(cmd *Command, args [][]byte) acl.KeyFunc {
 // aclCheck is ACLCheckAllPerm for c running cmd with args: the result and
 // the position of the denied key or channel.
 func (s *Server) aclCheck(c *Client, cmd *Command, args [][]byte) (acl.Result, int) {
+	if c.aofClient { // the AOF loader's fake client (persist_aof.go)
+		return acl.OK, 0
+	}
 	u := c.aclUserOrDefault()
 	if u.Unrestricted() {
 		return acl.OK, 0

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/server/aof"
 )
 
 // aofOracle is a redis-server 7.0.15 run with `appendonly yes appendfsync
@@ -87,6 +88,24 @@ type aofMark struct {
 	redis int
 	vigil int
 	rec   *Recorder
+	// file is an AOF writer (server/aof) fed by the same write path: the
+	// file it writes must hold exactly the recorded stream.
+	file *aofFileProp
+}
+
+// aofFileProp is an aof.Writer on a temporary incremental file, attached
+// to the write path as the server attaches its own (persist_aof.go).
+type aofFileProp struct {
+	w    *aof.Writer
+	path string
+}
+
+func (p *aofFileProp) Propagate(ops []Op) {
+	for _, op := range ops {
+		if op.Target&TargetAOF != 0 {
+			p.w.Append(op.DB, op.Argv)
+		}
+	}
 }
 
 // begin attaches a Recorder to ts and synchronises both streams' selected
@@ -94,10 +113,18 @@ type aofMark struct {
 func (o *aofOracle) begin(t *testing.T, ts *testServer, rc net.Conn, rbr *bufio.Reader, vc *Client) aofMark {
 	t.Helper()
 	rec := &Recorder{}
+	path := filepath.Join(t.TempDir(), "appendonly.aof.1.incr.aof")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := &aofFileProp{w: aof.NewWriter(f, 0, aof.FsyncNo, nil), path: path}
+	t.Cleanup(func() { fp.w.Close(time.Now()) })
 	ts.s.AddPropagator(rec)
+	ts.s.AddPropagator(fp)
 	rawDo(t, rc, rbr, "FLUSHALL")
 	ts.do(vc, "FLUSHALL")
-	return aofMark{redis: len(o.incr(t)), vigil: len(rec.Bytes()), rec: rec}
+	return aofMark{redis: len(o.incr(t)), vigil: len(rec.Bytes()), rec: rec, file: fp}
 }
 
 // check compares what both servers propagated since m, command by command,
@@ -109,7 +136,14 @@ func (o *aofOracle) check(t *testing.T, ts *testServer, m aofMark, history []str
 	want := parseAOF(t, o.incr(t)[m.redis:])
 	ts.s.mu.Lock()
 	got := parseAOF(t, m.rec.Bytes()[m.vigil:])
+	recorded := append([]byte(nil), m.rec.Bytes()...)
+	if err := m.file.w.Flush(time.Now(), true); err != nil {
+		t.Fatal(err)
+	}
 	ts.s.mu.Unlock()
+	if written, err := os.ReadFile(m.file.path); err != nil || !bytes.Equal(written, recorded) {
+		t.Fatalf("the AOF file written by server/aof differs from the recorded stream (%v): %d vs %d bytes", err, len(written), len(recorded))
+	}
 	if len(want) == 0 {
 		t.Fatal("the oracle's AOF recorded nothing: the comparison would be vacuous")
 	}

@@ -40,8 +40,10 @@ type Client struct {
 	addr  string
 	laddr string
 	unix  bool
-	rd    *resp.Reader
-	raw   *rawReader // the socket read directly (nil: read through conn)
+	// aofClient marks the AOF loader's fake client: no ACL checks (persist_aof.go).
+	aofClient bool
+	rd        *resp.Reader
+	raw       *rawReader // the socket read directly (nil: read through conn)
 
 	// the last command name looked up and its command (lookupCached)
 	lastName    [16]byte
@@ -424,6 +426,7 @@ func (s *Server) runBatch(c *Client) bool {
 	// lines) sends its replies through the same queue, in the order the
 	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
 	// precedes the messages published after it.
+	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
 	if s.current == c {
 		s.current = nil

@@ -113,6 +113,8 @@ func (s *Server) onConfigSet(name string) error {
 		}
 	case "requirepass", "acl-pubsub-default", "acllog-max-len":
 		s.aclOnConfigSet(name)
+	case "appendonly", "appendfsync", "no-appendfsync-on-rewrite": // persistence (persist_aof.go)
+		return s.aofOnConfigSet(name)
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "timeout":

@@ -101,6 +101,8 @@ type Server struct {
 	// clients a busy script keeps waiting (scripting_busy.go).
 	lua  *scriptEngine
 	busy atomic.Pointer[busyScript]
+
+	aof aofState // guarded by mu: the append-only file (persist_aof.go)
 }
 
 type shutdownReq struct {
@@ -275,6 +277,10 @@ func (s *Server) Run(ctx context.Context) error {
 	s.listenersMu.Lock()
 	ls := append([]net.Listener(nil), s.listeners...)
 	s.listenersMu.Unlock()
+	// Persistence: load the AOF (or the RDB) before serving (persist_aof.go).
+	if err := s.loadDataOnStart(); err != nil {
+		return err
+	}
 	if s.spinner = newIdleSpinner(); s.spinner != nil {
 		defer s.spinner.close()
 	}
@@ -323,6 +329,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		s.clientsMu.Unlock()
 	}
+	s.aofShutdown() // persistence: flush and fsync the AOF (persist_aof.go)
 	close(s.doneCh)
 	s.log.Warn().Msg("Redis is now ready to exit, bye bye...")
 	return nil
@@ -393,6 +400,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		}
 		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
 		s.adminCron()
+		s.aofCron() // persistence (persist_aof.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

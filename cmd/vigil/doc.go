@@ -4,6 +4,7 @@
 //	vigil up [--server vigil|redis] [--dir vigil-data] [--base-port 6379]
 //	         [--sentinel-base-port 26379] [--json] ...
 //	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
+//	vigil check-aof [--fix] <manifest|file>
 //
 // `vigil up` starts 1 master, 2 replicas and 3 sentinels on loopback from the
 // templates in configs/examples/ (embedded in the binary), one directory per
@@ -31,8 +32,12 @@
 // `vigil status` shows the same view for any deployment, Vigil or Redis,
 // given one sentinel.
 //
+// `vigil check-aof` is redis-check-aof: it validates an AOF manifest's files
+// or a single AOF file and, with --fix, truncates the last file to its last
+// complete command.
+//
 // main.go holds the app and the list of subcommands; each subcommand lives
 // in its own file. It may import internal/deploy, internal/servermain,
-// internal/sentinelmain, client and the chosen libraries (urfave/cli,
+// internal/sentinelmain, server/aof, client and the chosen libraries (urfave/cli,
 // go-isatty); nothing imports it.
 package main

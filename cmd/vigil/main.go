@@ -2,27 +2,44 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 )
 
-// commands are vigil's subcommands, one file each.
-var commands = []*cli.Command{
-	upCommand(),
-	statusCommand(),
-	serverCommand(),
-	sentinelCommand(),
+// commands are vigil's subcommands, one file each. code is set by the
+// subcommands that exit with a specific status (check-aof).
+func commands(code *int) []*cli.Command {
+	return []*cli.Command{
+		upCommand(),
+		statusCommand(),
+		checkAOFCommand(code),
+		serverCommand(),
+		sentinelCommand(),
+	}
 }
 
 func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// run is the program minus os.Exit.
+func run(args []string, stdout, stderr io.Writer) int {
+	code := 0
 	app := &cli.App{
-		Name:     "vigil",
-		Usage:    "run and inspect Vigil (and Redis) deployments",
-		Commands: commands,
+		Name:           "vigil",
+		Usage:          "run, inspect and check Vigil (and Redis) deployments and files",
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		Commands:       commands(&code),
+		ExitErrHandler: func(*cli.Context, error) {},
 	}
-	if err := app.Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "vigil:", err)
-		os.Exit(1)
+	if err := app.Run(args); err != nil {
+		fmt.Fprintln(stderr, "vigil:", err)
+		if code == 0 {
+			code = 1
+		}
 	}
+	return code
 }

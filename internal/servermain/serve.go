@@ -106,6 +106,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Info().Msgf("Running mode=standalone, port=%d.", port)
 	}
 	log.Warn().Msg("Server initialized")
+	// Persistence: load the AOF/RDB before accepting (loadDataFromDisk).
+	if err := srv.LoadData(); err != nil {
+		log.Error().Msg(err.Error())
+		return 1
+	}
 	if port != 0 {
 		log.Info().Msg("Ready to accept connections tcp")
 	}

@@ -1,0 +1,505 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/vigil-kv/vigil/server/aof"
+	"github.com/vigil-kv/vigil/server/keyspace"
+)
+
+// The append-only file (aof.c): wiring of server/aof into the server.
+//
+//   - At start (loadDataOnStart, from Run before any client is accepted)
+//     the AOF is loaded when appendonly is yes; it has priority over the
+//     RDB, whose loader is the loadRDBOnStart hook. The commands run
+//     through a fake client (Redis's createAOFClient): no replies, MULTI
+//     and EXEC honoured, no ACL check. Then the directory is opened for
+//     appending (a base is written first when there is none).
+//   - aofProp is the write path's Propagator for the AOF: every unit's
+//     TargetAOF operations are encoded into the writer's buffer under the
+//     lock (feedAppendOnlyFile). aofBeforeReply, called by the connection
+//     loop before it releases the lock and writes the replies of a batch,
+//     writes the buffer and, with appendfsync always, fsyncs it: Redis's
+//     beforeSleep flushes the AOF before handleClientsWithPendingWrites.
+//     The cron flushes too (postponed everysec writes, due fsyncs) and
+//     checks the auto-rewrite trigger.
+//   - BGREWRITEAOF, auto rewrites and CONFIG SET appendonly yes run
+//     rewriteAppendOnlyFileBackground without stopping the world: under
+//     the lock the Manager opens the new incremental file and the keyspace
+//     snapshot begins; a goroutine writes the base from Snapshot.Step
+//     batches (locking only for each Step) and finishes under the lock.
+
+// aofState is the server's AOF state (server.aof_*). Guarded by mu.
+type aofState struct {
+	mgr  *aof.Manager
+	prop *aofProp
+	// rewriting is the running rewrite (aof_child_pid != -1).
+	rewriting *aof.Rewrite
+	cancel    chan struct{} // closed to abandon the running rewrite
+	scheduled bool          // aof_rewrite_scheduled
+	lastTime  int64         // aof_rewrite_time_last (seconds, -1 never)
+	lastOK    bool          // aof_lastbgrewrite_status
+	rewrites  int64         // stat_aof_rewrites (aof_rewrites)
+	failures  int64         // aof_rewrites_consecutive_failures
+	loaded    bool          // loadDataOnStart ran
+}
+
+// Hooks for the RDB side (server/rdb), set by its wiring file in an init
+// function; nil until then.
+var (
+	// loadRDBOnStart loads dir/dbfilename when the AOF is off or has no
+	// files yet (loadDataFromDisk's RDB branch). Called with mu held.
+	loadRDBOnStart func(s *Server) error
+	// aofRDBFormat is the RDB base format (aof-use-rdb-preamble yes:
+	// files named .base.rdb written by the RDB encoder). Nil: bases are
+	// written as commands whatever the directive says.
+	aofRDBFormat func(s *Server) aof.BaseFormat
+	// aofRDBLoader loads a file starting with "REDIS" (an RDB base or an
+	// old preamble) into the keyspace and returns the bytes it used. Nil:
+	// such files are refused with a clear error.
+	aofRDBLoader func(s *Server) aof.BaseLoader
+)
+
+// aofProp feeds the AOF writer from the write path.
+type aofProp struct{ s *Server }
+
+// Propagate implements Propagator (feedAppendOnlyFile).
+func (p *aofProp) Propagate(ops []Op) {
+	m := p.s.aof.mgr
+	if m == nil || m.W == nil {
+		return
+	}
+	if p.s.cfg.AOFTimestampEnabled {
+		m.W.Timestamp(p.s.nowMs / 1000)
+	}
+	for _, op := range ops {
+		if op.Target&TargetAOF != 0 {
+			m.W.Append(op.DB, op.Argv)
+		}
+	}
+}
+
+func (s *Server) aofConfig() aof.Config {
+	format := aof.CommandFormat
+	if aofRDBFormat != nil && s.cfg.AOFUseRDBPreamble {
+		format = aofRDBFormat(s)
+	}
+	return aof.Config{
+		Dir:      s.cfg.Dir,
+		DirName:  s.cfg.AppendDirName,
+		Filename: s.cfg.AppendFilename,
+		Fsync:    aof.ParseFsync(s.cfg.AppendFsync),
+		Format:   format,
+	}
+}
+
+func (s *Server) aofManager() *aof.Manager {
+	if s.aof.mgr == nil {
+		s.aof.lastTime = -1
+		s.aof.lastOK = true
+		s.aof.mgr = &aof.Manager{
+			Cfg:    s.aofConfig(),
+			Warn:   func(m string) { s.log.Warn().Msg(m) },
+			Notice: func(m string) { s.log.Info().Msg(m) },
+		}
+	}
+	return s.aof.mgr
+}
+
+// LoadData loads the AOF (or the RDB) and opens the AOF for appending:
+// the main program calls it before logging "Ready to accept connections",
+// as Redis's main calls loadDataFromDisk; Run calls it if nobody did.
+func (s *Server) LoadData() error { return s.loadDataOnStart() }
+
+// loadDataOnStart is loadDataFromDisk plus aofOpenIfNeededOnServerStart.
+// It runs once.
+func (s *Server) loadDataOnStart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.aof.loaded {
+		return nil
+	}
+	s.aof.loaded = true
+	m := s.aofManager()
+	// aofLoadManifestFromDisk runs whatever appendonly says, so that
+	// CONFIG SET appendonly yes later turns the old files into history.
+	if err := m.ReadManifest(); err != nil {
+		return err
+	}
+	if !s.cfg.AppendOnly {
+		if loadRDBOnStart != nil {
+			return loadRDBOnStart(s)
+		}
+		return nil
+	}
+	start := time.Now()
+	var rdbLoad aof.BaseLoader
+	if aofRDBLoader != nil {
+		rdbLoad = aofRDBLoader(s)
+	}
+	res, err := m.Load(&aof.Options{
+		LoadTruncated: s.cfg.AOFLoadTruncated,
+		Apply:         s.aofApplier(),
+		RDB:           rdbLoad,
+		Warn:          func(m string) { s.log.Warn().Msg(m) },
+		Notice:        func(m string) { s.log.Info().Msg(m) },
+	})
+	if err != nil {
+		return fmt.Errorf("AOF loading failed: %w", err)
+	}
+	switch res.Status {
+	case aof.StatusNotExist, aof.StatusEmpty:
+		if loadRDBOnStart != nil {
+			if err := loadRDBOnStart(s); err != nil {
+				return err
+			}
+		}
+	default:
+		s.log.Info().Msgf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
+	}
+	if err := m.OpenOnStart(s.aofWriteBaseSync); err != nil {
+		return err
+	}
+	s.aofAttach()
+	return nil
+}
+
+// aofAttach makes the writer receive the write path (once).
+func (s *Server) aofAttach() {
+	if s.aof.prop != nil {
+		return
+	}
+	s.aof.prop = &aofProp{s: s}
+	s.props = append(s.props, s.aof.prop)
+}
+
+func (s *Server) aofDetach() {
+	if s.aof.prop == nil {
+		return
+	}
+	for i, q := range s.props {
+		if q == Propagator(s.aof.prop) {
+			s.props = append(s.props[:i:i], s.props[i+1:]...)
+			break
+		}
+	}
+	s.aof.prop = nil
+}
+
+// aofApplier returns the fake AOF client's executor.
+func (s *Server) aofApplier() func(argv [][]byte) error {
+	c := &Client{srv: s, id: -1, addr: "aof", user: "default", authed: true, aofClient: true}
+	c.w.Proto = 2
+	return func(argv [][]byte) error {
+		if c.lookupCached(argv[0]) == nil {
+			return fmt.Errorf("Unknown command '%s' reading the append only file", argv[0])
+		}
+		s.call(c, argv)
+		c.w.B = c.w.B[:0]
+		return nil
+	}
+}
+
+// aofWriteBaseSync writes a base file from the whole dataset while the
+// lock is held (start-up: nothing else runs).
+func (s *Server) aofWriteBaseSync(path string) (int64, error) {
+	snap, err := s.ks.BeginSnapshot()
+	if err != nil {
+		return 0, err
+	}
+	defer snap.Close()
+	return aof.WriteBaseFile(path, s.aof.mgr.Cfg.Format, func(dst []keyspace.Item) ([]keyspace.Item, bool) {
+		return snap.Step(dst, 1024)
+	})
+}
+
+// aofBeforeReply writes the AOF buffer before the replies of a batch go
+// out (beforeSleep's flushAppendOnlyFile(0)). Called with mu held.
+func (s *Server) aofBeforeReply() {
+	m := s.aof.mgr
+	if m == nil || m.W == nil || m.W.Buffered() == 0 {
+		return
+	}
+	s.aofFlush(false)
+}
+
+func (s *Server) aofFlush(force bool) {
+	m := s.aof.mgr
+	if err := m.W.Flush(time.Now(), force); err != nil {
+		if m.W.Policy == aof.FsyncAlways {
+			s.log.Warn().Err(err).Msg("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
+			os.Exit(1)
+		}
+		s.log.Warn().Err(err).Msg("Error writing to the AOF file")
+	}
+}
+
+// aofCron is serverCron's AOF part: flush postponed writes and due
+// fsyncs, start a scheduled rewrite, and the auto-rewrite trigger
+// (auto-aof-rewrite-percentage / -min-size).
+func (s *Server) aofCron() {
+	m := s.aof.mgr
+	if m == nil || m.W == nil {
+		if s.aof.scheduled && s.aof.rewriting == nil && m != nil {
+			s.aof.scheduled = false
+			_ = s.aofRewriteBackground()
+		}
+		return
+	}
+	s.aofFlush(false)
+	if s.aof.rewriting != nil {
+		return
+	}
+	if s.aof.scheduled {
+		if s.aofRewriteBackground() == nil {
+			s.aof.scheduled = false
+		}
+		return
+	}
+	if pct := s.cfg.AutoAOFRewritePercentage; pct > 0 && !m.Enabling() {
+		size := m.W.Size()
+		if size > s.cfg.AutoAOFRewriteMinSize {
+			base := m.BaseSize
+			if base == 0 {
+				base = 1
+			}
+			growth := (size*100)/base - 100
+			if growth >= int64(pct) {
+				s.log.Info().Msgf("Starting automatic rewriting of AOF on %d%% growth", growth)
+				_ = s.aofRewriteBackground()
+			}
+		}
+	}
+}
+
+var errRewriteRunning = errors.New("ERR Background append only file rewriting already in progress")
+
+// aofRewriteBackground is rewriteAppendOnlyFileBackground. mu held.
+func (s *Server) aofRewriteBackground() error {
+	if s.aof.rewriting != nil {
+		return errRewriteRunning
+	}
+	if s.ks.Snapshotting() {
+		return keyspace.ErrSnapshotRunning
+	}
+	m := s.aofManager()
+	m.Cfg = s.aofConfig()
+	if m.W != nil {
+		m.W.NoFsyncOnRewrite = s.cfg.NoAppendFsyncOnRewrite
+	}
+	rw, err := m.StartRewrite(time.Now(), os.Getpid(), s.cfg.AppendOnly)
+	if err != nil {
+		s.aof.lastOK = false
+		s.log.Warn().Err(err).Msg("Can't rewrite append only file in background")
+		return err
+	}
+	if m.W != nil {
+		s.aofAttach()
+	}
+	snap, err := s.ks.BeginSnapshot()
+	if err != nil {
+		_ = m.FinishRewrite(rw, 0, err)
+		return err
+	}
+	s.aof.rewriting = rw
+	s.aof.rewrites++ // stat_aof_rewrites counts started rewrites
+	cancel := make(chan struct{})
+	s.aof.cancel = cancel
+	s.log.Info().Msg("Background append only file rewriting started")
+	go s.aofRewriteRun(rw, snap, cancel)
+	return nil
+}
+
+var errRewriteCancelled = errors.New("rewrite cancelled")
+
+func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}) {
+	size, err := aof.WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) {
+		select {
+		case <-cancel:
+			return dst, true
+		default:
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return snap.Step(dst, 1024)
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap.Close()
+	select {
+	case <-cancel:
+		err = errRewriteCancelled
+	default:
+	}
+	if s.aof.rewriting != rw {
+		os.Remove(rw.TempBase)
+		return
+	}
+	s.aof.rewriting = nil
+	s.aof.cancel = nil
+	if err == errRewriteCancelled {
+		os.Remove(rw.TempBase)
+		return
+	}
+	if err == nil {
+		s.log.Info().Msg("Background AOF rewrite terminated with success")
+	}
+	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())
+	if ferr := s.aof.mgr.FinishRewrite(rw, size, err); ferr != nil {
+		s.aof.lastOK = false
+		s.aof.failures++
+		s.log.Warn().Err(ferr).Msg("Background AOF rewrite failed")
+		// Schedule a new rewrite if we are waiting for it to switch the
+		// AOF on (backgroundRewriteDoneHandler's cleanup).
+		if s.aof.mgr.Enabling() {
+			s.aof.scheduled = true
+		}
+		return
+	}
+	s.aof.lastOK = true
+	s.aof.failures = 0
+	s.log.Info().Msg("Background AOF rewrite finished successfully")
+}
+
+// aofStop is stopAppendOnly: flush and fsync, abandon a running rewrite,
+// detach from the write path. mu held.
+func (s *Server) aofStop() error {
+	m := s.aof.mgr
+	if m == nil {
+		return nil
+	}
+	if s.aof.rewriting != nil {
+		close(s.aof.cancel)
+		os.Remove(s.aof.rewriting.TempBase)
+		s.aof.rewriting = nil
+		s.aof.cancel = nil
+		s.log.Info().Msg("Killing running AOF rewrite child")
+	}
+	s.aof.scheduled = false
+	s.aofDetach()
+	return m.Stop(time.Now())
+}
+
+// aofOnConfigSet follows CONFIG SET of the AOF directives.
+func (s *Server) aofOnConfigSet(name string) error {
+	m := s.aofManager()
+	switch name {
+	case "appendonly":
+		if s.cfg.AppendOnly && m.W == nil {
+			// startAppendOnly: the AOF is on once a rewrite wrote it.
+			if err := s.aofRewriteBackground(); err != nil {
+				if errors.Is(err, keyspace.ErrSnapshotRunning) {
+					s.aof.scheduled = true
+					return nil
+				}
+				return errors.New("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.")
+			}
+		} else if !s.cfg.AppendOnly && m.W != nil {
+			return s.aofStop()
+		}
+	case "appendfsync":
+		m.Cfg.Fsync = aof.ParseFsync(s.cfg.AppendFsync)
+		if m.W != nil {
+			m.W.Policy = m.Cfg.Fsync
+		}
+	case "no-appendfsync-on-rewrite":
+		if m.W != nil {
+			m.W.NoFsyncOnRewrite = s.cfg.NoAppendFsyncOnRewrite
+		}
+	}
+	return nil
+}
+
+// aofShutdown flushes and fsyncs the AOF (prepareForShutdown).
+func (s *Server) aofShutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.aof.mgr == nil || s.aof.mgr.W == nil {
+		return
+	}
+	s.log.Info().Msg("Calling fsync() on the AOF file.")
+	_ = s.aofStop()
+}
+
+// cmdBgRewriteAOF is bgrewriteaofCommand.
+func cmdBgRewriteAOF(c *Client, args [][]byte) {
+	s := c.srv
+	if s.aof.rewriting != nil {
+		c.w.Error(errRewriteRunning.Error())
+		return
+	}
+	if s.ks.Snapshotting() {
+		s.aof.scheduled = true
+		s.aofManager()
+		c.w.Simple("Background append only file rewriting scheduled")
+		return
+	}
+	if err := s.aofRewriteBackground(); err != nil {
+		c.w.Error("ERR Can't execute an AOF background rewriting. Please check the server logs for more information.")
+		return
+	}
+	c.w.Simple("Background append only file rewriting started")
+}
+
+func init() {
+	register(&Command{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdBgRewriteAOF})
+}
+
+// infoPersistenceAOF writes the aof_* fields Redis prints only with the
+// AOF on (after module_fork_last_cow_size).
+func (s *Server) infoPersistenceAOF(w *infoWriter) {
+	m := s.aof.mgr
+	if m == nil || m.W == nil {
+		return
+	}
+	w.int("aof_current_size", m.W.Size())
+	w.int("aof_base_size", m.BaseSize)
+	pending := int64(0)
+	if s.aof.scheduled {
+		pending = 1
+	}
+	w.int("aof_pending_rewrite", pending)
+	w.int("aof_buffer_length", int64(m.W.Buffered()))
+	w.int("aof_pending_bio_fsync", m.W.PendingFsync())
+	w.int("aof_delayed_fsync", m.W.Delayed())
+}
+
+// aofBufferLen is INFO memory's mem_aof_buffer.
+func (s *Server) aofBufferLen() int64 {
+	if s.aof.mgr == nil || s.aof.mgr.W == nil {
+		return 0
+	}
+	return int64(s.aof.mgr.W.Buffered())
+}
+
+// aofInfo returns the values of the always-present aof_* fields.
+func (s *Server) aofInfo() (enabled, inProgress, scheduled, lastTime, curTime int64, lastStatus string, rewrites, failures int64, writeStatus string) {
+	lastStatus, writeStatus = "ok", "ok"
+	lastTime, curTime = -1, -1
+	if s.cfg.AppendOnly {
+		enabled = 1
+	}
+	if s.aof.scheduled {
+		scheduled = 1
+	}
+	m := s.aof.mgr
+	if m == nil {
+		return
+	}
+	if s.aof.rewriting != nil {
+		inProgress = 1
+		curTime = int64(time.Since(s.aof.rewriting.Start).Seconds())
+	}
+	lastTime = s.aof.lastTime
+	if !s.aof.lastOK {
+		lastStatus = "err"
+	}
+	rewrites, failures = s.aof.rewrites, s.aof.failures
+	if m.W != nil && m.W.LastWriteErr() != nil {
+		writeStatus = "err"
+	}
+	return
+}
