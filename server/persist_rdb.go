@@ -427,6 +427,21 @@ func (s *Server) diskErrorDenies() string {
 	return ""
 }
 
+// flushAllResetRDB is flushAllDataAndResetRDB's persistence part, after
+// FLUSHALL emptied the databases: a running BGSAVE is killed and, with
+// save points, the empty dataset is saved at once (dirty kept, so that
+// FLUSHALL still propagates).
+func (s *Server) flushAllResetRDB() {
+	if s.rdb.job != nil {
+		s.killBgsave()
+	}
+	if len(s.cfg.Save) > 0 {
+		dirty := s.ks.Dirty
+		_ = s.rdbSave()
+		s.ks.Dirty = dirty
+	}
+}
+
 // --- commands ------------------------------------------------------------------
 
 func cmdSave(c *Client, args [][]byte) {

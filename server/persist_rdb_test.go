@@ -404,7 +404,8 @@ func TestShutdownSave(t *testing.T) {
 
 func TestDebugReload(t *testing.T) {
 	dir := t.TempDir()
-	ts := newTestServer(t, "--dir", dir, "--enable-debug-command", "yes")
+	// No save points: FLUSHALL would save.
+	ts := newTestServer(t, "--dir", dir, "--enable-debug-command", "yes", "--save", "")
 	c := ts.client()
 	populate(ts, c)
 	want := keyspaceDump(ts)
@@ -548,5 +549,43 @@ func TestLoadCorrupt(t *testing.T) {
 	// rdbchecksum no: the trailer is not checked.
 	if err := newTestServer(t, "--dir", dir, "--rdbchecksum", "no").s.LoadDataFromDisk(); err != nil {
 		t.Fatalf("rdbchecksum no: %v", err)
+	}
+}
+
+// TestFlushallKillsBgsave: FLUSHALL kills a running BGSAVE and, with save
+// points, saves the empty dataset at once (flushAllDataAndResetRDB); the
+// killed BGSAVE never replaces that file.
+func TestFlushallKillsBgsave(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, "--dir", dir, "--rdb-key-save-delay", "1000")
+	c := ts.client()
+	for i := range 200 {
+		ts.do(c, "SET", "k"+strconv.Itoa(i), "v")
+	}
+	ts.s.mu.Lock()
+	if err := ts.s.rdbSaveBackground(); err != nil {
+		t.Fatal(err)
+	}
+	job := ts.s.rdb.job
+	ts.s.mu.Unlock()
+	if got := ts.do(c, "FLUSHALL"); got != "+OK\r\n" {
+		t.Fatalf("FLUSHALL: %q", got)
+	}
+	if got := infoField(ts, c, "rdb_bgsave_in_progress"); got != "0" {
+		t.Fatalf("rdb_bgsave_in_progress after FLUSHALL: %s", got)
+	}
+	select {
+	case <-job.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the killed BGSAVE goroutine did not end")
+	}
+	if got := fileDump(t, filepath.Join(dir, "dump.rdb")); len(got) != 0 {
+		t.Fatalf("dump.rdb after FLUSHALL has %d keys", len(got))
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "temp-*")); len(m) != 0 {
+		t.Fatalf("temp files left: %v", m)
+	}
+	if got := infoField(ts, c, "rdb_last_bgsave_status"); got != "ok" {
+		t.Fatalf("rdb_last_bgsave_status after a kill: %s", got)
 	}
 }
