@@ -248,7 +248,13 @@ var errEmpty = errors.New("empty key")
 // Load reads a whole RDB stream (rdbLoadRioWithLoadingCtx), calling fn for
 // every key in file order. Expired keys are returned too (a master drops
 // them, a replica keeps them: the caller decides). Empty collections are
-// skipped, as Redis does. The error is an *Error unless fn failed.
+// skipped, as Redis does. The error is an *Error unless fn or OnAux
+// failed (their error is returned as is). Duplicate keys are not detected
+// here (Redis aborts on one): the caller's keyspace sees them.
+//
+// Load reads ahead through a bufio.Reader: to read an RDB embedded in a
+// longer stream (a replication transfer) and keep what follows it, pass a
+// *bufio.Reader, which is used as is and left just after the checksum.
 func Load(r io.Reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 	rd := newReader(r, true)
 	info, err := load(rd, opts, fn)

@@ -25,7 +25,8 @@ type EncodeOptions struct {
 	// Functions are FUNCTION2 library sources, written after Aux.
 	Functions []string
 	// LRU writes IDLE (seconds since Item.LastAccess, as of Now) before
-	// each key, LFU writes FREQ (Item.Freq): Redis does so under an
+	// each key, LFU writes FREQ (Item.Freq, which the caller should have
+	// decayed as LFUDecrAndReturn): Redis does so under an
 	// allkeys-/volatile-lru or -lfu maxmemory-policy.
 	LRU, LFU bool
 	// Now is the current unix time in ms, for IDLE.
@@ -95,6 +96,9 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 	if e.closed {
 		return fmt.Errorf("rdb: WriteItem after Finish")
 	}
+	if isEmpty(it.Value) {
+		return nil
+	}
 	b := e.buf[:0]
 	if it.DB != e.db {
 		b = append(b, opSelectDB)
@@ -153,6 +157,22 @@ func (e *Encoder) Finish() error {
 		e.err = e.w.Flush()
 	}
 	return e.err
+}
+
+// isEmpty reports an aggregate without elements (Redis deletes the key
+// instead, and its loader skips one).
+func isEmpty(v keyspace.Value) bool {
+	switch x := v.(type) {
+	case *keyspace.List:
+		return x.Len() == 0
+	case *keyspace.Set:
+		return x.Len() == 0
+	case *keyspace.Hash:
+		return x.Len() == 0
+	case *keyspace.ZSet:
+		return x.Len() == 0
+	}
+	return false
 }
 
 // ObjectType is rdbSaveObjectType: the RDB type byte Redis 7.0 writes for
@@ -341,7 +361,13 @@ func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byt
 // rdbSaveObject writes it, the RDB version (2 bytes LE) and the CRC-64 of
 // all that (8 bytes LE).
 func DumpPayload(v keyspace.Value, compress bool) []byte {
-	b, t, err := appendObject([]byte{0}, v, compress, 0)
+	return DumpPayloadDepth(v, compress, 0)
+}
+
+// DumpPayloadDepth is DumpPayload with list-compress-depth: a list's inner
+// nodes are written LZF-compressed as Redis holds (and dumps) them.
+func DumpPayloadDepth(v keyspace.Value, compress bool, listCompressDepth int) []byte {
+	b, t, err := appendObject([]byte{0}, v, compress, listCompressDepth)
 	if err != nil {
 		return nil
 	}

@@ -1,6 +1,19 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
+
+// lzfTable is LZFCompress's hash table, reused across calls: a slot holds
+// the generation of the call that wrote it in its high 32 bits, so a slot
+// of an earlier call reads as empty without clearing 512 KB per call.
+type lzfTable struct {
+	gen   uint32
+	slots [lzfHSize]uint64
+}
+
+var lzfTables = sync.Pool{New: func() any { return new(lzfTable) }}
 
 // LZF compression as Redis 7.0 ships it (liblzf 3.6, lzf_c.c/lzf_d.c with
 // Redis's lzfP.h: HLOG 16, VERY_FAST, 64-bit offsets in the hash table).
@@ -33,7 +46,15 @@ func LZFCompress(in, out []byte) int {
 	// Slots hold position+1 of the last occurrence of a 3-byte hash; 0 is
 	// "empty" (Redis's bias makes an empty slot point at in[0], which its
 	// "ref > in_data" test rejects).
-	htab := make([]int32, lzfHSize)
+	t := lzfTables.Get().(*lzfTable)
+	defer lzfTables.Put(t)
+	t.gen++
+	if t.gen == 0 { // wrapped: really clear
+		clear(t.slots[:])
+		t.gen = 1
+	}
+	gen := uint64(t.gen) << 32
+	htab := &t.slots
 	ip, op := 0, 0
 	lit := 0
 	op++ // start run
@@ -46,8 +67,11 @@ func LZFCompress(in, out []byte) int {
 	for ip < inLen-2 {
 		hval = next(hval, ip)
 		slot := lzfIdx(hval)
-		ref := int(htab[slot]) - 1
-		htab[slot] = int32(ip + 1)
+		ref := -1
+		if e := htab[slot]; e&^(1<<32-1) == gen {
+			ref = int(uint32(e)) - 1
+		}
+		htab[slot] = gen | uint64(ip+1)
 		if ref > 0 && ip-ref-1 < lzfMaxOff &&
 			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
 			off := ip - ref - 1
@@ -112,10 +136,10 @@ func LZFCompress(in, out []byte) int {
 			ip -= 2
 			hval = frst(ip)
 			hval = next(hval, ip)
-			htab[lzfIdx(hval)] = int32(ip + 1)
+			htab[lzfIdx(hval)] = gen | uint64(ip+1)
 			ip++
 			hval = next(hval, ip)
-			htab[lzfIdx(hval)] = int32(ip + 1)
+			htab[lzfIdx(hval)] = gen | uint64(ip+1)
 			ip++
 			continue
 		}

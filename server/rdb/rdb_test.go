@@ -1,11 +1,14 @@
 package rdb
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -472,4 +475,54 @@ func loadedEncoding(v keyspace.Value) keyspace.Encoding {
 		return keyspace.NewString(s.Bytes(), keyspace.StringAuto).Encoding()
 	}
 	return v.Encoding()
+}
+
+func TestLoadLeavesBufioAfterChecksum(t *testing.T) {
+	in := append(parts(t, obsFile), "+CONTINUE\r\n"...)
+	br := bufio.NewReader(bytes.NewReader(in))
+	info, err := Load(br, defOpts(), func(Record) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(br)
+	if string(rest) != "+CONTINUE\r\n" || info.Bytes != int64(len(in)-len(rest)) {
+		t.Fatalf("rest %q, bytes %d", rest, info.Bytes)
+	}
+}
+
+func TestEncoderSkipsEmptyAggregates(t *testing.T) {
+	b := encodeItems(t, []testItem{
+		{"l", keyspace.NewList(-2), 0}, {"s", keyspace.NewIntSet(), 0}, {"h", keyspace.NewHash(), 0},
+		{"z", keyspace.NewZSet(true), 0}, {"k", keyspace.NewString([]byte("v"), keyspace.StringAuto), 0},
+	}, EncodeOptions{Checksum: true})
+	info, recs := loadAll(t, b, defOpts())
+	if len(recs) != 1 || info.Skipped != 0 || string(recs[0].Key) != "k" {
+		t.Fatalf("records %v, info %+v", recs, info)
+	}
+}
+
+// TestHugeClaimsDoNotAllocate: lengths claiming gigabytes in a tiny input
+// fail after allocating no more than the bounded read-ahead.
+func TestHugeClaimsDoNotAllocate(t *testing.T) {
+	for _, in := range []string{
+		"REDIS0010\x00\x01k\x81\x00\x00\x00\x01\x00\x00\x00\x00abc",          // 4 GB string
+		"REDIS0010\x00\x01k\x80\xff\xff\xff\xffabc",                          // 4 GB string, 32-bit length
+		"REDIS0010\x00\x01k\xc3\x02\x80\xff\xff\xff\xff\x00a",                // LZF claiming 4 GB
+		"REDIS0010\x02\x01k\x80\xff\xff\xff\xff\x01a",                        // set of 4G members
+		"REDIS0010\x04\x01k\x80\xff\xff\xff\xff\x01a\x01b",                   // hash of 4G fields
+		"REDIS0010\x12\x01k\x80\xff\xff\xff\xff\x02\x80\xff\xff\xff\xff",     // quicklist node of 4 GB
+		"REDIS0010\x13\x01k\x80\xff\xff\xff\xff\x10\x00\x00\x00\x00\x00\x00", // stream of 4G nodes
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := Load(strings.NewReader(in), defOpts(), func(Record) error { return nil })
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%q: loaded", in)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+			t.Errorf("%q: allocated %d bytes", in, d)
+		}
+	}
 }
