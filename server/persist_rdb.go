@@ -65,6 +65,7 @@ type bgsaveJob struct {
 	kill      atomic.Bool // killRDBChild
 	done      chan struct{}
 	seq       int64
+	tmp       string // its temp file
 }
 
 // AOFLoadHook, when set (by the AOF code), loads the dataset at startup
@@ -186,7 +187,7 @@ func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
 func (s *Server) writeRDBFile(dir, path string, job *bgsaveJob, body func(io.Writer) error) error {
 	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d.rdb", os.Getpid()))
 	if job != nil {
-		tmp = filepath.Join(dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), job.seq))
+		tmp = job.tmp
 	}
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -297,6 +298,7 @@ func (s *Server) rdbSaveBackground() error {
 	}
 	s.rdb.bgsaveSeq++
 	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), seq: s.rdb.bgsaveSeq}
+	job.tmp = filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), job.seq))
 	s.rdb.job = job
 	dir, path := s.cfg.Dir, s.rdbPath()
 	delay := s.rdbKeySaveDelay()
@@ -379,6 +381,7 @@ func (s *Server) killBgsave() {
 		return
 	}
 	job.kill.Store(true)
+	os.Remove(job.tmp) // rdbRemoveTempFile: the process may exit first
 	job.snap.Close()
 	s.rdb.job = nil // killed by SIGUSR1: lastbgsave_status unchanged
 	s.rdb.lastBgsaveSecs = int64(s.clock.Now().Sub(job.start).Seconds())
