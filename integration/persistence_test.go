@@ -134,4 +134,38 @@ var _ = Describe("RDB persistence", Label("persistence"), func() {
 		Expect(srv.WaitExit()).To(Equal(1))
 		Expect(srv.Log()).To(ContainSubstring("Short read or OOM loading DB. Unrecoverable error, aborting now."))
 	})
+
+	It("answers -LOADING while the dataset loads, and a SIGTERM then exits without saving", func() {
+		dir := TempDir()
+		srv := StartServerWith(ServerOptions{Dir: dir})
+		c := srv.Client(2)
+		for i := range 2000 {
+			Expect(c.Set(ctx, "k"+strconv.Itoa(i), "v", 0).Err()).To(Succeed())
+		}
+		Expect(c.Save(ctx).Val()).To(Equal("OK"))
+		srv.Kill()
+		before, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+		Expect(err).NotTo(HaveOccurred())
+
+		slow := []string{"--key-load-delay", "1000", "--loading-process-events-interval-bytes", "1024"}
+		srv = StartServerWith(ServerOptions{Dir: dir, Args: slow})
+		c = srv.Client(2)
+		Expect(c.Get(ctx, "k1").Err()).To(MatchError("LOADING Redis is loading the dataset in memory"))
+		Expect(infoField(c, "loading")).To(Equal("1"))
+		Expect(infoField(c, "loading_total_bytes")).To(Equal(strconv.Itoa(len(before))))
+		Eventually(func() int64 { return c.DBSize(ctx).Val() }).
+			WithTimeout(time.Minute).WithPolling(50 * time.Millisecond).Should(Equal(int64(2000)))
+		Expect(infoField(c, "loading")).To(Equal("0"))
+		Expect(c.Get(ctx, "k1").Val()).To(Equal("v"))
+		srv.Kill()
+
+		// A SIGTERM during the load exits 0 and never saves the partial
+		// dataset, even with save points.
+		srv = StartServerWith(ServerOptions{Dir: dir, Args: append(slow, "--save", "1 1")})
+		Expect(infoField(srv.Client(2), "loading")).To(Equal("1"))
+		Expect(srv.Terminate()).To(Equal(0))
+		after, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after).To(Equal(before))
+	})
 })

@@ -264,6 +264,11 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, ErrReplicaKeyspace)
 		return
 	}
+	// persist: -LOADING while the startup load yields (persist_rdb.go).
+	if s.rdb.loading && !cmd.has(FlagLoading) {
+		s.reject(c, cmd, errLoadingMsg)
+		return
+	}
 	if c.multi != nil && !runsInMulti(cmd) {
 		if cmd.has(FlagNoMulti) {
 			s.reject(c, cmd, "ERR Command not allowed inside a transaction")

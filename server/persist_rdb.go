@@ -54,6 +54,36 @@ type persistState struct {
 	loadedKeys     int64 // rdb_last_load_keys_loaded
 	loadedExpired  int64 // rdb_last_load_keys_expired
 	loading        bool
+	loadFailed     bool  // a startup load failed: never save over the file
+	loadStart      int64 // loading_start_time
+	loadTotal      int64 // loading_total_bytes
+	loadLoaded     int64 // loading_loaded_bytes
+	loadUsedMem    int64 // loading_rdb_used_mem
+}
+
+// ErrLoadAborted is LoadDataFromDisk's error when a shutdown (SHUTDOWN
+// or a signal) interrupted the load: exit 0, as Redis.
+var ErrLoadAborted = errors.New("loading aborted by a shutdown")
+
+// errLoadingMsg is shared.loadingerr.
+const errLoadingMsg = "LOADING Redis is loading the dataset in memory"
+
+// loadYieldKeys is how many keys a startup load reads between two
+// releases of the execution lock, during which clients are answered
+// (-LOADING, or the commands flagged loading such as INFO): Redis's
+// processEventsWhileBlocked every loading-process-events-interval-bytes.
+const loadYieldKeys = 1024
+
+// countingReader counts the bytes read (loading_loaded_bytes).
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 // bgsaveJob is a running BGSAVE (Redis's RDB child).
@@ -70,7 +100,10 @@ type bgsaveJob struct {
 
 // AOFLoadHook, when set (by the AOF code), loads the dataset at startup
 // instead of the RDB when appendonly is yes (loadDataFromDisk). It runs
-// with the execution lock held.
+// with the execution lock held and s.rdb.loading set; to let clients get
+// -LOADING it may release the lock between commands (as loadRDBYield does)
+// and must then return ErrLoadAborted once s.closing is set. An RDB
+// preamble can be read with s.loadRDBYield(r, true).
 var AOFLoadHook func(s *Server) error
 
 // AOFRewriteRunning, when set (by the AOF code), reports an AOF rewrite in
@@ -80,8 +113,12 @@ var AOFLoadHook func(s *Server) error
 var AOFRewriteRunning func(s *Server) bool
 
 // InfoAOFHook, when set (by the AOF code), writes INFO persistence's aof_*
-// lines (aof_enabled ... aof_last_cow_size and, with AOF on, the rest).
-var InfoAOFHook func(s *Server, w *infoWriter)
+// lines. Redis 7.0 writes them in two places: with extra false, the block
+// aof_enabled ... aof_last_cow_size (before module_fork_in_progress); with
+// extra true, after module_fork_last_cow_size, the lines written only with
+// AOF on (aof_current_size ... aof_delayed_fsync) and, during a rewrite
+// or load, their own. Called with the execution lock held.
+var InfoAOFHook func(s *Server, w *infoWriter, extra bool)
 
 // childActive is hasActiveChildProcess: a BGSAVE, an AOF rewrite or any
 // other snapshot running.
@@ -402,7 +439,7 @@ func (s *Server) waitBgsave() {
 // rdbCron is serverCron's persistence part: a scheduled BGSAVE and the
 // save points. Lock held.
 func (s *Server) rdbCron() {
-	if s.childActive() {
+	if s.rdb.loading || s.childActive() {
 		return
 	}
 	now := s.clock.Now().Unix()
@@ -495,6 +532,15 @@ func cmdLastSaveRDB(c *Client, args [][]byte) { c.w.Int(c.srv.lastSaveTime()) }
 
 // --- loading -------------------------------------------------------------------
 
+// MarkLoading puts the server in the loading state (-LOADING for the
+// commands not flagged loading, no cron) until LoadDataFromDisk ends: call
+// it before Run when LoadDataFromDisk runs after Run has started.
+func (s *Server) MarkLoading() {
+	s.mu.Lock()
+	s.rdb.loading = true
+	s.mu.Unlock()
+}
+
 // LoadDataFromDisk is loadDataFromDisk, called once before Run: the AOF
 // when appendonly is yes and the AOF code is linked in (AOFLoadHook), else
 // dbfilename in dir when it exists. The error is fatal: the caller logs it
@@ -502,19 +548,41 @@ func cmdLastSaveRDB(c *Client, args [][]byte) { c.w.Int(c.srv.lastSaveTime()) }
 func (s *Server) LoadDataFromDisk() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rdb.loading = true
 	if s.cfg.AppendOnly && AOFLoadHook != nil {
-		return AOFLoadHook(s)
+		err := AOFLoadHook(s)
+		if err != nil && !errors.Is(err, ErrLoadAborted) {
+			s.rdb.loadFailed = true
+		} else if err == nil {
+			s.rdb.loading = false
+		}
+		return err
 	}
 	start := time.Now()
-	s.rdb.loading = true
-	err := s.loadRDBPath(s.rdbPath(), false)
-	s.rdb.loading = false
+	f, err := os.Open(s.rdbPath())
 	if errors.Is(err, os.ErrNotExist) {
+		s.rdb.loading = false
 		return nil
 	}
 	if err != nil {
+		s.rdb.loadFailed = true
+		return fmt.Errorf("Fatal error loading the DB: %s. Exiting.", errText(err))
+	}
+	defer f.Close()
+	s.rdb.loading = true
+	s.rdb.loadStart = s.clock.Now().Unix()
+	s.rdb.loadLoaded = 0
+	if fi, err := f.Stat(); err == nil {
+		s.rdb.loadTotal = fi.Size()
+	}
+	_, _, err = s.loadRDBYield(bufio.NewReaderSize(countingReader{f, &s.rdb.loadLoaded}, 64<<10), false)
+	if err != nil {
+		if !errors.Is(err, ErrLoadAborted) {
+			s.rdb.loadFailed = true // stays "loading": nothing saves over it
+		}
 		return err
 	}
+	s.rdb.loading = false
 	s.log.Info().Msgf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
 	return nil
 }
@@ -541,7 +609,36 @@ func (s *Server) LoadRDB(r io.Reader, aofPreamble bool) (loaded, expired int64, 
 }
 
 func (s *Server) loadRDB(r io.Reader, aofPreamble, merge bool) (loaded, expired int64, err error) {
+	return s.loadRDBOpts(r, aofPreamble, merge, false)
+}
+
+// loadRDBYield is the startup load: the execution lock is released every
+// loadYieldKeys keys (and after each key with key-load-delay, which
+// sleeps that many microseconds per key, as Redis's debugDelay) so that
+// clients get -LOADING; a shutdown meanwhile aborts it (ErrLoadAborted).
+func (s *Server) loadRDBYield(r io.Reader, aofPreamble bool) (loaded, expired int64, err error) {
+	return s.loadRDBOpts(r, aofPreamble, false, true)
+}
+
+func (s *Server) keyLoadDelay() time.Duration {
+	v, ok := s.cfg.Value("key-load-delay")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Microsecond
+}
+
+func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loaded, expired int64, err error) {
 	now := s.clock.Now().UnixMilli()
+	var delay time.Duration
+	if yield {
+		delay = s.keyLoadDelay()
+	}
+	n := 0
 	opts := rdb.LoadOptions{
 		VerifyChecksum: s.cfg.RDBChecksum,
 		Databases:      len(s.ks.DBs),
@@ -560,6 +657,7 @@ func (s *Server) loadRDB(r io.Reader, aofPreamble, merge bool) (loaded, expired 
 				}
 			case "used-mem":
 				if m, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
+					s.rdb.loadUsedMem = m
 					s.log.Info().Msgf("RDB memory usage when created %.2f Mb", float64(m)/(1024*1024))
 				}
 			}
@@ -567,6 +665,19 @@ func (s *Server) loadRDB(r io.Reader, aofPreamble, merge bool) (loaded, expired 
 		},
 	}
 	_, err = rdb.Load(r, opts, func(rec rdb.Record) error {
+		if yield {
+			if n++; n%loadYieldKeys == 0 || delay > 0 {
+				s.mu.Unlock()
+				if delay > 0 {
+					time.Sleep(delay)
+				}
+				s.mu.Lock()
+				if s.closing.Load() {
+					return ErrLoadAborted
+				}
+				now = s.clock.Now().UnixMilli()
+			}
+		}
 		if rec.ExpireAt != 0 && rec.ExpireAt < now && !aofPreamble {
 			expired++
 			return nil
@@ -589,6 +700,9 @@ func (s *Server) loadRDB(r io.Reader, aofPreamble, merge bool) (loaded, expired 
 	})
 	s.rdb.loadedKeys, s.rdb.loadedExpired = loaded, expired
 	if err != nil {
+		if errors.Is(err, ErrLoadAborted) {
+			return loaded, expired, err
+		}
 		var re *rdb.Error
 		if errors.As(err, &re) {
 			return loaded, expired, errors.New(re.Reason)
@@ -658,12 +772,32 @@ func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	w.int("rdb_last_load_keys_expired", s.rdb.loadedExpired)
 	w.int("rdb_last_load_keys_loaded", s.rdb.loadedKeys)
 	if InfoAOFHook != nil {
-		InfoAOFHook(s, w)
+		InfoAOFHook(s, w, false)
 	} else {
 		infoAOFOff(w)
 	}
 	w.int("module_fork_in_progress", 0)
 	w.int("module_fork_last_cow_size", 0)
+	if InfoAOFHook != nil {
+		InfoAOFHook(s, w, true)
+	}
+	if s.rdb.loading && !s.rdb.loadFailed {
+		w.int("loading_start_time", s.rdb.loadStart)
+		w.int("loading_total_bytes", s.rdb.loadTotal)
+		w.int("loading_rdb_used_mem", s.rdb.loadUsedMem)
+		w.int("loading_loaded_bytes", s.rdb.loadLoaded)
+		perc, remaining := 0.0, int64(1)
+		if s.rdb.loadTotal > 0 {
+			perc = float64(s.rdb.loadLoaded) / float64(s.rdb.loadTotal) * 100
+			remaining = s.rdb.loadTotal - s.rdb.loadLoaded
+		}
+		w.f2("loading_loaded_perc", perc)
+		eta := int64(1) // Redis's fake 1 second without enough information
+		if elapsed := s.clock.Now().Unix() - s.rdb.loadStart; elapsed != 0 {
+			eta = elapsed * remaining / (s.rdb.loadLoaded + 1)
+		}
+		w.int("loading_eta_seconds", eta)
+	}
 }
 
 // infoAOFOff is the aof_* lines of an instance with appendonly no.
@@ -694,6 +828,9 @@ func b2i64(b bool) int64 {
 // with save points configured unless NOSAVE. It returns false when the
 // save failed and FORCE was not given: the server must keep running.
 func (s *Server) prepareShutdownSave(save, nosave, force bool) bool {
+	if s.rdb.loading { // never save a partial (or failed) load
+		save, nosave = false, true
+	}
 	if s.rdb.job != nil {
 		s.log.Warn().Msg("There is a child saving an .rdb. Killing it!")
 		s.killBgsave()

@@ -390,6 +390,10 @@ func (s *Server) cron(stop <-chan struct{}) {
 		case <-t.C():
 		}
 		s.mu.Lock()
+		if s.rdb.loading { // persist: no cron while the dataset loads
+			s.mu.Unlock()
+			continue
+		}
 		s.setNow()
 		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: 25% of a cron period.
 		budget := int64(1000000/s.cfg.Hz) * 25 / 100

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,25 +108,35 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Info().Msgf("Running mode=standalone, port=%d.", port)
 	}
 	log.Warn().Msg("Server initialized")
-	// persist: load the dataset before serving (loadDataFromDisk).
-	if err := srv.LoadDataFromDisk(); err != nil {
-		log.Warn().Msg(err.Error())
-		return 1
-	}
-	if port != 0 {
-		log.Info().Msg("Ready to accept connections tcp")
-	}
-	if cfg.UnixSocket != "" {
-		log.Info().Msg("Ready to accept connections unix")
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	srv.MarkLoading() // persist: -LOADING until the dataset is loaded
 	go func() { done <- srv.Run(ctx) }()
+	// persist: the dataset loads while the server answers -LOADING
+	// (loadDataFromDisk); in a goroutine so that signals are handled.
+	loaded := make(chan error, 1)
+	go func() { loaded <- srv.LoadDataFromDisk() }()
 
 	for {
 		select {
+		case err := <-loaded:
+			loaded = nil
+			if errors.Is(err, server.ErrLoadAborted) {
+				continue // a shutdown: Run ends
+			}
+			if err != nil {
+				log.Warn().Msg(err.Error())
+				cancel()
+				<-done
+				return 1
+			}
+			if port != 0 {
+				log.Info().Msg("Ready to accept connections tcp")
+			}
+			if cfg.UnixSocket != "" {
+				log.Info().Msg("Ready to accept connections unix")
+			}
 		case err := <-done:
 			if err != nil {
 				log.Error().Err(err).Msg("Server stopped with an error")
