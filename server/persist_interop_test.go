@@ -89,6 +89,44 @@ func TestRDBInteropRedis(t *testing.T) {
 		t.Fatalf("redis-check-rdb: %v\n%s", err, out)
 	}
 	rc, rbr := startRedisIn(t, dir)
+	sameDump(t, "redis-server's dataset", redisDataset(t, rc, rbr), want)
+
+	// DUMP from redis-server, RESTORE here, DUMP here, RESTORE there.
+	rawDo(t, rc, rbr, "SELECT", "0")
+	for _, k := range []string{"s", "int", "big", "l", "bl", "iset", "set", "bs", "h", "bh", "z", "bz", "\x00bin\xff\r\n"} {
+		rawDo(t, rc, rbr, "PERSIST", k) // DIGEST-VALUE mixes in the TTL
+		p := bulkOf(t, rawDo(t, rc, rbr, "DUMP", k))
+		ts.do(c, "DEL", k)
+		if r := ts.do(c, "RESTORE", k, "0", p); r != "+OK\r\n" {
+			t.Fatalf("RESTORE %q of Redis's DUMP: %q", k, r)
+		}
+		ours := bulkOf(t, ts.do(c, "DUMP", k))
+		if r := rawDo(t, rc, rbr, "RESTORE", k+"2", "0", ours); r != "+OK\r\n" {
+			t.Fatalf("redis-server RESTORE %q of our DUMP: %q", k, r)
+		}
+		d1 := rawDo(t, rc, rbr, "DEBUG", "DIGEST-VALUE", k)
+		d2 := rawDo(t, rc, rbr, "DEBUG", "DIGEST-VALUE", k+"2")
+		if d1 != d2 {
+			t.Errorf("%q: digest after the round trip %q, want %q", k, d2, d1)
+		}
+	}
+
+	// redis-server's own dump.rdb loads here at startup with its contents.
+	rawDo(t, rc, rbr, "PEXPIREAT", "bl", "4102444802000")
+	if r := rawDo(t, rc, rbr, "SAVE"); r != "+OK\r\n" {
+		t.Fatalf("redis-server SAVE: %q", r)
+	}
+	theirs := redisDataset(t, rc, rbr)
+	ts2 := newTestServer(t, "--dir", dir)
+	if err := ts2.s.LoadDataFromDisk(); err != nil {
+		t.Fatalf("loading redis-server's dump.rdb: %v", err)
+	}
+	sameDump(t, "redis-server's dump.rdb loaded here", keyspaceDump(ts2), theirs)
+}
+
+// redisDataset reads every key of redis-server in keyspaceDump's form.
+func redisDataset(t *testing.T, rc net.Conn, rbr *bufio.Reader) map[string]string {
+	t.Helper()
 	got := map[string]string{}
 	for db := range 16 {
 		rawDo(t, rc, rbr, "SELECT", strconv.Itoa(db))
@@ -118,25 +156,6 @@ func TestRDBInteropRedis(t *testing.T) {
 			got[strconv.Itoa(db)+":"+key] = canon(v) + "|" + strconv.FormatInt(ms, 10)
 		}
 	}
-	sameDump(t, "redis-server's dataset", got, want)
-
-	// DUMP from redis-server, RESTORE here, DUMP here, RESTORE there.
 	rawDo(t, rc, rbr, "SELECT", "0")
-	for _, k := range []string{"s", "int", "big", "l", "bl", "iset", "set", "bs", "h", "bh", "z", "bz", "\x00bin\xff\r\n"} {
-		rawDo(t, rc, rbr, "PERSIST", k) // DIGEST-VALUE mixes in the TTL
-		p := bulkOf(t, rawDo(t, rc, rbr, "DUMP", k))
-		ts.do(c, "DEL", k)
-		if r := ts.do(c, "RESTORE", k, "0", p); r != "+OK\r\n" {
-			t.Fatalf("RESTORE %q of Redis's DUMP: %q", k, r)
-		}
-		ours := bulkOf(t, ts.do(c, "DUMP", k))
-		if r := rawDo(t, rc, rbr, "RESTORE", k+"2", "0", ours); r != "+OK\r\n" {
-			t.Fatalf("redis-server RESTORE %q of our DUMP: %q", k, r)
-		}
-		d1 := rawDo(t, rc, rbr, "DEBUG", "DIGEST-VALUE", k)
-		d2 := rawDo(t, rc, rbr, "DEBUG", "DIGEST-VALUE", k+"2")
-		if d1 != d2 {
-			t.Errorf("%q: digest after the round trip %q, want %q", k, d2, d1)
-		}
-	}
+	return got
 }

@@ -191,11 +191,15 @@ func (s *Server) policyIsLRU() bool {
 // WriteRDB writes the whole keyspace as an RDB stream to w, walking the
 // databases directly: call it with the execution lock held (SAVE, SHUTDOWN,
 // DEBUG RELOAD, an AOF base written synchronously).
+//
+// rdb-key-save-delay applies here too (rdbSaveKeyValuePair's debugDelay):
+// a SAVE with it blocks the server for that long per key, as Redis's.
 func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
 	enc, err := rdb.NewEncoder(w, s.encodeOptions(aofBase))
 	if err != nil {
 		return err
 	}
+	delay := s.rdbKeySaveDelay()
 	for i, db := range s.ks.DBs {
 		if db.Len() == 0 {
 			continue
@@ -203,6 +207,9 @@ func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
 		enc.SetDBSizes(i, db.Len(), db.ExpiresLen())
 		db.ForEach(func(k string, e *keyspace.Entry) bool {
 			err = enc.WriteItem(keyspace.Item{DB: i, Key: k, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess, Freq: e.Freq})
+			if delay > 0 {
+				time.Sleep(delay)
+			}
 			return err == nil
 		})
 		if err != nil {
