@@ -589,3 +589,63 @@ func TestFlushallKillsBgsave(t *testing.T) {
 		t.Fatalf("rdb_last_bgsave_status after a kill: %s", got)
 	}
 }
+
+// restoreEventCases: RESTORE's dirty increments and key events (Redis
+// 7.0.15's, checked by TestRestoreEventsRedis).
+var restoreEventCases = []eventCase{
+	{[]string{"SET", "k", "v"}, 1, []string{"new k", "set k"}},
+	{[]string{"RESTORE", "r1", "0", dumpV}, 1, []string{"new r1", "restore r1"}},
+	{[]string{"RESTORE", "r1", "0", dumpV, "REPLACE"}, 1, []string{"new r1", "restore r1"}},
+	{[]string{"RESTORE", "r1", "100000", dumpV, "REPLACE"}, 1, []string{"new r1", "restore r1"}},
+	{[]string{"RESTORE", "r1", "1", dumpV, "ABSTTL", "REPLACE"}, 1, []string{"del r1"}},
+	{[]string{"RESTORE", "r2", "1", dumpV, "ABSTTL"}, 0, nil},
+	{[]string{"RESTORE", "k", "0", dumpV}, 0, nil},
+	{[]string{"RESTORE", "r3", "0", "bad"}, 0, nil},
+}
+
+func TestRestoreEvents(t *testing.T) {
+	l := startLive(t, "--notify-keyspace-events", "EAnm")
+	eventRun(t, restoreEventCases, l.dial(t), l.dial(t), l.dial(t))
+}
+
+// TestRestoreEventsRedis (interop) checks restoreEventCases against a live
+// redis-server.
+func TestRestoreEventsRedis(t *testing.T) {
+	eventRunRedis(t, restoreEventCases)
+}
+
+// TestBgsaveSchedule: while another snapshot runs (an AOF rewrite),
+// BGSAVE is refused and BGSAVE SCHEDULE deferred to the cron.
+func TestBgsaveSchedule(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	ts.do(c, "SET", "a", "1")
+	ts.s.mu.Lock()
+	snap, err := ts.s.ks.BeginSnapshot() // stands for an AOF rewrite
+	ts.s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ts.do(c, "BGSAVE"); got != "-ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.\r\n" {
+		t.Fatalf("BGSAVE: %q", got)
+	}
+	if got := ts.do(c, "BGSAVE", "SCHEDULE"); got != "+Background saving scheduled\r\n" {
+		t.Fatalf("BGSAVE SCHEDULE: %q", got)
+	}
+	ts.s.mu.Lock()
+	ts.s.rdbCron()
+	if ts.s.rdb.job != nil {
+		t.Error("the scheduled BGSAVE started while the other snapshot runs")
+	}
+	snap.Close()
+	ts.s.rdbCron()
+	started := ts.s.rdb.job != nil
+	ts.s.mu.Unlock()
+	if !started {
+		t.Fatal("the scheduled BGSAVE did not start")
+	}
+	waitBgsave(t, ts)
+	if got := infoField(ts, c, "rdb_saves"); got != "1" {
+		t.Fatalf("rdb_saves: %s", got)
+	}
+}
