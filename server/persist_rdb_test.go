@@ -649,3 +649,37 @@ func TestBgsaveSchedule(t *testing.T) {
 		t.Fatalf("rdb_saves: %s", got)
 	}
 }
+
+// TestLoadingWhileServing: a startup load after Run has started answers
+// -LOADING to commands not flagged loading, and INFO meanwhile.
+func TestLoadingWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTestServer(t, "--dir", dir)
+	c := ts.client()
+	for i := range 3000 {
+		ts.do(c, "SET", "k"+strconv.Itoa(i), "v")
+	}
+	ts.do(c, "SAVE")
+	l := startLive(t, "--dir", dir, "--key-load-delay", "100")
+	l.s.MarkLoading()
+	loaded := make(chan error, 1)
+	go func() { loaded <- l.s.LoadDataFromDisk() }()
+	rc := l.dial(t)
+	if got := rc.do("GET", "k1"); got != "-"+errLoadingMsg {
+		t.Fatalf("GET while loading: %s", got)
+	}
+	if got := rc.do("INFO", "persistence"); !strings.Contains(got, `loading:1\r\n`) || !strings.Contains(got, "loading_total_bytes:") {
+		t.Fatalf("INFO while loading: %s", got)
+	}
+	select {
+	case err := <-loaded:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the load did not end")
+	}
+	if got := rc.do("DBSIZE"); got != "(integer) 3000" {
+		t.Fatalf("DBSIZE after the load: %s", got)
+	}
+}
