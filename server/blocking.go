@@ -512,7 +512,7 @@ func (s *Server) parkBlocked(c *Client) bool {
 	pending := c.w.B
 	c.w.B = nil
 	c.pushSpans = c.pushSpans[:0] // offsets into pending, settled already
-	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
+	s.aofBeforeReply()            // persistence: the AOF is written before the replies (persist_aof.go)
 	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.mu.Unlock()
 	ok := true

@@ -246,6 +246,14 @@ func (s *Server) call(c *Client, args [][]byte) {
 	if !s.aclAllowed(c, cmd, args) {
 		return
 	}
+	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
+	// for writes and PING after a failed BGSAVE.
+	if (cmd.has(FlagWrite) || cmd.fullName == "ping") && s.rdb.bgsaveErr {
+		if msg := s.diskErrorDenies(); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
 	if c.w.Proto == 2 && c.kind() == kindPubSub && !allowedInSubscribedContext(cmd) {
 		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.fullName))
 		return
@@ -254,6 +262,12 @@ func (s *Server) call(c *Client, args [][]byte) {
 	// refuses a replica's commands that read, write or may replicate.
 	if c.monitor && cmd.has(FlagReadonly|FlagWrite|FlagMayReplicate) {
 		s.reject(c, cmd, ErrReplicaKeyspace)
+		return
+	}
+	// persist: -LOADING while the startup load yields (persist_rdb.go);
+	// the AOF's own replay is the load.
+	if s.rdb.loading && !cmd.has(FlagLoading) && !c.aofClient {
+		s.reject(c, cmd, errLoadingMsg)
 		return
 	}
 	if c.multi != nil && !runsInMulti(cmd) {

@@ -123,6 +123,19 @@ func (s *Server) loadDataOnStart() error {
 		return nil
 	}
 	s.aof.loaded = true
+	s.rdb.loading = true
+	if err := s.loadDataLocked(); err != nil {
+		if !errors.Is(err, ErrLoadAborted) {
+			s.rdb.loadFailed = true // stays "loading": nothing saves over it
+		}
+		return err
+	}
+	s.rdb.loading = false
+	return nil
+}
+
+// loadDataLocked is loadDataOnStart's work, with mu held.
+func (s *Server) loadDataLocked() error {
 	m := s.aofManager()
 	// aofLoadManifestFromDisk runs whatever appendonly says, so that
 	// CONFIG SET appendonly yes later turns the old files into history.

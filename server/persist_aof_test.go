@@ -212,8 +212,19 @@ func waitInfo(t *testing.T, r *aconn, field, want string) {
 }
 
 func TestAOFPersistAndRewrite(t *testing.T) {
+	t.Run("commands", func(t *testing.T) { testAOFPersistAndRewrite(t, "no") })
+	// aof-use-rdb-preamble yes: bases are RDB files (persist_glue.go).
+	t.Run("rdb-preamble", func(t *testing.T) { testAOFPersistAndRewrite(t, "yes") })
+}
+
+func testAOFPersistAndRewrite(t *testing.T, preamble string) {
+	ext := "aof"
+	if preamble == "yes" {
+		ext = "rdb"
+	}
+	pre := []string{"--aof-use-rdb-preamble", preamble}
 	dir := t.TempDir()
-	l, stop := startLiveAOF(t, dir)
+	l, stop := startLiveAOF(t, dir, pre...)
 	r := dialUnix(t, l.sock)
 	work := aofBigWorkload()
 	for _, c := range work {
@@ -222,7 +233,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	want := dumpKeys(t, r)
 	adir := filepath.Join(dir, "appendonlydir")
 	man, _ := os.ReadFile(filepath.Join(adir, "appendonly.aof.manifest"))
-	if string(man) != "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" {
+	if string(man) != "file appendonly.aof.1.base."+ext+" seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" {
 		t.Fatalf("manifest %q", man)
 	}
 	ours, _ := os.ReadFile(filepath.Join(adir, "appendonly.aof.1.incr.aof"))
@@ -259,7 +270,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	}
 	stop()
 	man, _ = os.ReadFile(filepath.Join(adir, "appendonly.aof.manifest"))
-	if string(man) != "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n" {
+	if string(man) != "file appendonly.aof.2.base."+ext+" seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n" {
 		t.Fatalf("manifest after rewrite %q", man)
 	}
 	ents, _ := os.ReadDir(adir)
@@ -267,7 +278,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 		t.Fatalf("history not deleted: %v", ents)
 	}
 	// Restart: the AOF loads.
-	l2, _ := startLiveAOF(t, dir)
+	l2, _ := startLiveAOF(t, dir, pre...)
 	r2 := dialUnix(t, l2.sock)
 	if got := dumpKeys(t, r2); got != want {
 		t.Fatalf("after restart: %s", dumpDiff(got, want))
@@ -288,7 +299,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	}
 	rsock := filepath.Join(rdir, "r.sock")
 	cmd := exec.Command(redisServerBin, "--port", "0", "--unixsocket", rsock, "--save", "", "--appendonly", "yes",
-		"--aof-use-rdb-preamble", "no", "--dir", rdir, "--logfile", filepath.Join(rdir, "redis.log"))
+		"--aof-use-rdb-preamble", preamble, "--dir", rdir, "--logfile", filepath.Join(rdir, "redis.log"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +320,7 @@ func TestAOFPersistAndRewrite(t *testing.T) {
 	want = dumpKeys(t, rr)
 	rr.c.Write(resp.AppendCommandStrings(nil, "SHUTDOWN", "NOSAVE"))
 	cmd.Wait()
-	l3, _ := startLiveAOF(t, rdir)
+	l3, _ := startLiveAOF(t, rdir, pre...)
 	r3 := dialUnix(t, l3.sock)
 	if got := dumpKeys(t, r3); got != want {
 		t.Fatalf("loading redis-server's AOF: %s", dumpDiff(got, want))

@@ -103,6 +103,10 @@ type Server struct {
 	busy atomic.Pointer[busyScript]
 
 	aof aofState // guarded by mu: the append-only file (persist_aof.go)
+	// persist: RDB persistence state (persist_rdb.go), guarded by mu, and
+	// the signal that asked for shutdown (0: SIGTERM, 2: SIGINT).
+	rdb         persistState
+	shutdownSig atomic.Int32
 }
 
 type shutdownReq struct {
@@ -278,8 +282,15 @@ func (s *Server) Run(ctx context.Context) error {
 	ls := append([]net.Listener(nil), s.listeners...)
 	s.listenersMu.Unlock()
 	// Persistence: load the AOF (or the RDB) before serving (persist_aof.go).
-	if err := s.loadDataOnStart(); err != nil {
-		return err
+	// Unless the caller marked the server loading and loads it in the
+	// background (MarkLoading, LoadDataFromDisk: -LOADING meanwhile).
+	s.mu.Lock()
+	marked := s.rdb.loading
+	s.mu.Unlock()
+	if !marked {
+		if err := s.loadDataOnStart(); err != nil {
+			return err
+		}
 	}
 	if s.spinner = newIdleSpinner(); s.spinner != nil {
 		defer s.spinner.close()
@@ -290,9 +301,18 @@ func (s *Server) Run(ctx context.Context) error {
 	cronStop := make(chan struct{})
 	go s.cron(cronStop)
 	var req shutdownReq
-	select {
-	case <-ctx.Done():
-	case req = <-s.shutdownCh:
+	// persist: a signal (ctx) saves as shutdown-on-sigterm/sigint say; if
+	// that fails the server keeps running, as Redis.
+	for ctxDone := ctx.Done(); ; {
+		select {
+		case <-ctxDone:
+			if !s.signalShutdownSave() {
+				ctxDone = nil
+				continue
+			}
+		case req = <-s.shutdownCh:
+		}
+		break
 	}
 	s.log.Warn().Msg("User requested shutdown...")
 	close(cronStop)
@@ -303,9 +323,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.cfg.UnixSocket != "" {
 		_ = os.Remove(s.cfg.UnixSocket)
-	}
-	if req.save && !req.nosave {
-		s.log.Warn().Msg("SHUTDOWN SAVE requested but persistence is not implemented yet: nothing saved")
 	}
 	// Interrupt blocked reads; loops finish their batch, write, and exit.
 	s.clientsMu.Lock()
@@ -386,6 +403,10 @@ func (s *Server) cron(stop <-chan struct{}) {
 		case <-t.C():
 		}
 		s.mu.Lock()
+		if s.rdb.loading { // persist: no cron while the dataset loads
+			s.mu.Unlock()
+			continue
+		}
 		s.setNow()
 		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: 25% of a cron period.
 		budget := int64(1000000/s.cfg.Hz) * 25 / 100
@@ -401,6 +422,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
 		s.adminCron()
 		s.aofCron() // persistence (persist_aof.go)
+		s.rdbCron() // persist: save points, scheduled BGSAVE
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -2,10 +2,12 @@ package servermain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
@@ -106,25 +108,35 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Info().Msgf("Running mode=standalone, port=%d.", port)
 	}
 	log.Warn().Msg("Server initialized")
-	// Persistence: load the AOF/RDB before accepting (loadDataFromDisk).
-	if err := srv.LoadData(); err != nil {
-		log.Error().Msg(err.Error())
-		return 1
-	}
-	if port != 0 {
-		log.Info().Msg("Ready to accept connections tcp")
-	}
-	if cfg.UnixSocket != "" {
-		log.Info().Msg("Ready to accept connections unix")
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	srv.MarkLoading() // persist: -LOADING until the dataset is loaded
 	go func() { done <- srv.Run(ctx) }()
+	// persist: the dataset loads while the server answers -LOADING
+	// (loadDataFromDisk); in a goroutine so that signals are handled.
+	loaded := make(chan error, 1)
+	go func() { loaded <- srv.LoadDataFromDisk() }()
 
 	for {
 		select {
+		case err := <-loaded:
+			loaded = nil
+			if errors.Is(err, server.ErrLoadAborted) {
+				continue // a shutdown: Run ends
+			}
+			if err != nil {
+				log.Warn().Msg(err.Error())
+				cancel()
+				<-done
+				return 1
+			}
+			if port != 0 {
+				log.Info().Msg("Ready to accept connections tcp")
+			}
+			if cfg.UnixSocket != "" {
+				log.Info().Msg("Ready to accept connections unix")
+			}
 		case err := <-done:
 			if err != nil {
 				log.Error().Err(err).Msg("Server stopped with an error")
@@ -141,6 +153,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				return 1
 			}
 			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
 			cancel()
 		}
 	}
