@@ -13,6 +13,7 @@ var commands = []*cli.Command{
 	statusCommand(),
 	serverCommand(),
 	sentinelCommand(),
+	drillCommand(),
 }
 
 func main() {
