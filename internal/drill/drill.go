@@ -91,25 +91,25 @@ type TimedEvent struct {
 
 // Report is the result of a drill.
 type Report struct {
-	Fault         string             `json:"fault"`
-	Rounds        int                `json:"rounds"`
-	Seed          int64              `json:"seed"`
-	Clients       int                `json:"clients"`
-	Wait          int                `json:"wait"`
-	Start         time.Time          `json:"start"`
-	Duration      time.Duration      `json:"duration_ns"`
-	Schedule      []Step             `json:"schedule"`
-	Counts        Counts             `json:"counts"`
-	Faults        []FaultRecord      `json:"faults"`
-	Events        []TimedEvent       `json:"events"`
-	MasterChanges []TimedEvent       `json:"master_changes"` // seen by the client
-	Loss          LossReport         `json:"loss"`
-	Unavailable   []Window           `json:"unavailability"`
-	Linearizable  LinResult          `json:"linearizability"`
-	InitialMaster string             `json:"initial_master"`
-	FinalMaster   string             `json:"final_master"`
-	History       []Op               `json:"history"`
-	Notes         []string           `json:"notes,omitempty"`
+	Fault         string        `json:"fault"`
+	Rounds        int           `json:"rounds"`
+	Seed          int64         `json:"seed"`
+	Clients       int           `json:"clients"`
+	Wait          int           `json:"wait"`
+	Start         time.Time     `json:"start"`
+	Duration      time.Duration `json:"duration_ns"`
+	Schedule      []Step        `json:"schedule"`
+	Counts        Counts        `json:"counts"`
+	Faults        []FaultRecord `json:"faults"`
+	Events        []TimedEvent  `json:"events"`
+	MasterChanges []TimedEvent  `json:"master_changes"` // seen by the client
+	Loss          LossReport    `json:"loss"`
+	Unavailable   []Window      `json:"unavailability"`
+	Linearizable  LinResult     `json:"linearizability"`
+	InitialMaster string        `json:"initial_master"`
+	FinalMaster   string        `json:"final_master"`
+	History       []Op          `json:"history"`
+	Notes         []string      `json:"notes,omitempty"`
 }
 
 func (c *Config) defaults() error {
