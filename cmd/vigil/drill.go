@@ -107,7 +107,20 @@ func runDrill(c *cli.Context) error {
 		defer d.Stop()
 		fmt.Fprintf(errw, "started %d %s servers and %d %s sentinels in %s\n", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir)
 		wctx, wcancel := context.WithTimeout(ctx, c.Duration("timeout"))
-		err = d.WaitHealthy(wctx)
+		var since time.Time
+		err = d.WaitHealthyFunc(wctx, func(problems []string) {
+			// vigil-server replicas that never start replicating will not:
+			// say so after a few seconds instead of at --timeout.
+			if server != "vigil" || !strings.Contains(strings.Join(problems, ";"), "did not start replicating") {
+				since = time.Time{}
+				return
+			}
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) > 5*time.Second {
+				wcancel()
+			}
+		})
 		wcancel()
 		if err != nil {
 			if server == "vigil" && strings.Contains(err.Error(), "replica") {
