@@ -208,9 +208,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		ReadTimeout: time.Second, WriteTimeout: time.Second, DialTimeout: time.Second, MasterWait: cfg.OpTimeout}
 	d.w = &workload{opts: copts, clients: cfg.Clients, wait: cfg.Wait, regKeys: cfg.RegisterKeys,
 		opTime: cfg.OpTimeout, pace: cfg.Pace, seed: cfg.Seed, start: d.start, h: &History{},
-		onChange: func(old, new, source string) {
+		onChange: func(client int, old, new, source string) {
 			d.mu.Lock()
-			d.changes = append(d.changes, TimedEvent{At: time.Since(d.start), Type: "client:" + source, Payload: old + " -> " + new})
+			d.changes = append(d.changes, TimedEvent{At: time.Since(d.start), Type: "client:" + source,
+				Payload: fmt.Sprintf("client %d: %s -> %s", client, old, new)})
 			d.mu.Unlock()
 		}}
 

@@ -27,7 +27,7 @@ type workload struct {
 	start    time.Time
 	h        *History
 	writesOK atomic.Int64
-	onChange func(old, new, source string)
+	onChange func(client int, old, new, source string)
 }
 
 func (w *workload) since() time.Duration { return time.Since(w.start) }
@@ -40,8 +40,8 @@ func (w *workload) run(ctx context.Context) error {
 		o.ClientName = fmt.Sprintf("drill-%d", i)
 		o.MaxRetries = -1 // every outcome is recorded as it happened
 		o.RetryWrites = false
-		if i == 0 && w.onChange != nil {
-			o.OnMasterChange = w.onChange
+		if w.onChange != nil {
+			o.OnMasterChange = func(old, new, source string) { w.onChange(i, old, new, source) }
 		}
 		c, err := client.New(o)
 		if err != nil {
