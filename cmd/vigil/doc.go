@@ -4,7 +4,7 @@
 //	vigil up [--server vigil|redis] [--dir vigil-data] [--base-port 6379]
 //	         [--sentinel-base-port 26379] [--json] ...
 //	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
-//	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|all]
+//	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|kill-replica-sync|all]
 //	            [--rounds N] [--seed S] [--clients C] [--wait N] [--report DIR]
 //	            [--expect-no-loss] [--sentinel host:port] [--against vigil|redis]
 //	            [--server redis|vigil] [--base-port 7379] [--sentinel-base-port 27379]

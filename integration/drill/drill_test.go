@@ -35,6 +35,7 @@ type report struct {
 		NewMaster         string `json:"new_master"`
 		FirstWrite        int64  `json:"first_write_ns"`
 		RejoinedAsReplica *bool  `json:"rejoined_as_replica"`
+		KilledDuringSync  *bool  `json:"killed_during_sync"`
 		Error             string `json:"error"`
 	} `json:"faults"`
 	Events []struct {
@@ -133,6 +134,15 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(r.Linearizability.Result).To(Equal("Ok"))
 		Expect(r.Faults[0].SwitchMaster).To(BeNumerically("==", -1))
 		Expect(r.FinalMaster).To(Equal(r.InitialMaster))
+	})
+
+	It("kill-replica-sync: a replica restarted without data is killed during its full sync and comes back", func() {
+		r := runDrill("kill-replica-sync")
+		f := r.Faults[0]
+		Expect(f.Target).NotTo(Equal(r.InitialMaster))
+		Expect(f.KilledDuringSync).NotTo(BeNil())
+		Expect(*f.KilledDuringSync).To(BeTrue())
+		Expect(f.SwitchMaster).To(BeNumerically("==", -1))
 	})
 
 	It("rolling-restart: every node restarts in turn", func() {

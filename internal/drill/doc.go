@@ -35,6 +35,12 @@
 //   - kill-sentinel: SIGKILL one sentinel, restart it after a seeded hold.
 //   - rolling-restart: restart every server and sentinel in a seeded order,
 //     waiting for a healthy deployment after each.
+//   - kill-replica-sync: stop a replica, delete its dump.rdb (so it cannot
+//     PSYNC), start it, SIGKILL it once the master reports the full sync in
+//     progress (state wait_bgsave or send_bulk: Redis 7.0 waits
+//     repl-diskless-sync-delay before streaming), start it again and check
+//     it rejoins (FaultRecord.KilledDuringSync says whether the kill hit the
+//     sync).
 //
 // Without a Deployment (an existing one, `--sentinel`), kill-master is
 // SHUTDOWN NOSAVE NOW FORCE and pause-master DEBUG SLEEP on the master the

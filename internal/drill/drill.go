@@ -78,8 +78,11 @@ type FaultRecord struct {
 	FirstWrite time.Duration `json:"first_write_ns"`
 	// RejoinedAsReplica: pause-master and partition-master check that the
 	// old master came back as a replica of the new one with its link up.
-	RejoinedAsReplica *bool  `json:"rejoined_as_replica,omitempty"`
-	Error             string `json:"error,omitempty"`
+	RejoinedAsReplica *bool `json:"rejoined_as_replica,omitempty"`
+	// KilledDuringSync: kill-replica-sync saw the replica's full sync in
+	// progress (master_sync_in_progress:1) when it killed it.
+	KilledDuringSync *bool  `json:"killed_during_sync,omitempty"`
+	Error            string `json:"error,omitempty"`
 }
 
 // TimedEvent is a sentinel event at an offset from the start.

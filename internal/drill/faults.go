@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -86,6 +90,49 @@ func (d *drill) injectLocal(ctx context.Context, s Step, rec *FaultRecord) error
 			return err
 		}
 		return d.awaitHealthy(ctx)
+	case FaultKillReplicaSync:
+		m, err := dep.CurrentMaster(ctx)
+		if err != nil {
+			return err
+		}
+		var replicas []*deploy.Node
+		for _, n := range dep.Servers {
+			if n != m {
+				replicas = append(replicas, n)
+			}
+		}
+		if len(replicas) == 0 {
+			return errors.New("kill-replica-sync: the deployment has no replica")
+		}
+		n := replicas[s.Target%len(replicas)]
+		rec.Target = n.PeerAddr()
+		rec.Start = d.since()
+		if err := n.Stop(); err != nil {
+			return err
+		}
+		// Without its RDB the replica cannot PSYNC: a full sync it is.
+		if err := os.Remove(filepath.Join(n.Dir, "dump.rdb")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := n.Start(); err != nil {
+			return err
+		}
+		d.set(s.Round, s.Fault, "await full sync")
+		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+		syncing := d.awaitSync(sctx, m, n) == nil
+		scancel()
+		rec.KilledDuringSync = &syncing
+		if err := n.Kill(); err != nil {
+			return err
+		}
+		if err := n.Start(); err != nil {
+			return err
+		}
+		d.set(s.Round, s.Fault, "recover")
+		if err := d.awaitReplica(ctx, n); err != nil {
+			return err
+		}
+		return d.awaitHealthy(ctx)
 	case FaultRollingRestart:
 		nodes := dep.Nodes()
 		var names []string
@@ -164,6 +211,32 @@ func (d *drill) awaitReplica(ctx context.Context, n *deploy.Node) error {
 		}
 		if !sleepCtx(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("%s did not rejoin as a replica", n.Name)
+		}
+	}
+}
+
+// awaitSync polls the master until it reports a full sync to replica n in
+// progress: its INFO line for n has state wait_bgsave (Redis 7.0 waits
+// repl-diskless-sync-delay, 5 s by default, before streaming) or
+// send_bulk. The replica's own master_sync_in_progress is 1 only while the
+// payload streams, too short to catch on a small data set.
+func (d *drill) awaitSync(ctx context.Context, m, n *deploy.Node) error {
+	cl := redis.NewClient(&redis.Options{Addr: m.Addr(), Password: d.cfg.Password, MaxRetries: -1,
+		DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer cl.Close()
+	_, port, _ := net.SplitHostPort(n.PeerAddr())
+	for {
+		info, err := cl.Info(ctx, "replication").Result()
+		if err == nil {
+			for _, line := range strings.Split(info, "\n") {
+				if strings.HasPrefix(line, "slave") && strings.Contains(line, ",port="+port+",") &&
+					(strings.Contains(line, "state=wait_bgsave") || strings.Contains(line, "state=send_bulk")) {
+					return nil
+				}
+			}
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return fmt.Errorf("the master never reported a full sync to %s in progress", n.Name)
 		}
 	}
 }

@@ -63,6 +63,9 @@ func (r *Report) WriteText(w io.Writer) {
 		if f.RejoinedAsReplica != nil {
 			fmt.Fprintf(w, "    old master rejoined as a replica: %v\n", *f.RejoinedAsReplica)
 		}
+		if f.KilledDuringSync != nil {
+			fmt.Fprintf(w, "    replica killed during its full sync: %v\n", *f.KilledDuringSync)
+		}
 		if f.Error != "" {
 			fmt.Fprintf(w, "    ERROR: %s\n", f.Error)
 		}

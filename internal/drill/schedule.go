@@ -13,11 +13,14 @@ const (
 	FaultPartitionMaster = "partition-master"
 	FaultKillSentinel    = "kill-sentinel"
 	FaultRollingRestart  = "rolling-restart"
+	// FaultKillReplicaSync restarts a replica without its data (so it
+	// needs a full sync) and SIGKILLs it while the sync is in progress.
+	FaultKillReplicaSync = "kill-replica-sync"
 	FaultAll             = "all"
 )
 
 // Faults are the fault kinds "all" draws from.
-var Faults = []string{FaultKillMaster, FaultPauseMaster, FaultPartitionMaster, FaultKillSentinel, FaultRollingRestart}
+var Faults = []string{FaultKillMaster, FaultPauseMaster, FaultPartitionMaster, FaultKillSentinel, FaultRollingRestart, FaultKillReplicaSync}
 
 // ValidFault reports whether f names a fault or "all".
 func ValidFault(f string) bool {
@@ -40,7 +43,8 @@ type Step struct {
 	Before time.Duration `json:"before_ns"`
 	// Hold is how long a killed sentinel stays down.
 	Hold time.Duration `json:"hold_ns"`
-	// Target picks the sentinel for kill-sentinel (index).
+	// Target picks the sentinel for kill-sentinel and the replica for
+	// kill-replica-sync (an index, modulo their number).
 	Target int `json:"target"`
 	// Order is the restart order of the nodes for rolling-restart
 	// (indexes into servers then sentinels).
@@ -52,7 +56,7 @@ type Step struct {
 // round's fault at random.
 func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step, error) {
 	if !ValidFault(fault) {
-		return nil, fmt.Errorf("unknown fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart or all", fault)
+		return nil, fmt.Errorf("unknown fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all", fault)
 	}
 	if rounds < 1 {
 		return nil, fmt.Errorf("rounds %d: want at least 1", rounds)
@@ -66,9 +70,7 @@ func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step,
 		}
 		s.Before = 500*time.Millisecond + time.Duration(r.Int63n(int64(time.Second)))
 		s.Hold = 500*time.Millisecond + time.Duration(r.Int63n(int64(time.Second)))
-		if sentinels > 0 {
-			s.Target = r.Intn(sentinels)
-		}
+		s.Target = r.Intn(max(sentinels, servers, 1))
 		if s.Fault == FaultRollingRestart {
 			s.Order = r.Perm(servers + sentinels)
 		}
