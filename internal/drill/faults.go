@@ -65,7 +65,7 @@ func (d *drill) injectLocal(ctx context.Context, s Step, rec *FaultRecord) error
 			return err
 		}
 		d.set(s.Round, s.Fault, "await failover")
-		ferr := d.awaitNewMaster(ctx, m)
+		ferr := d.awaitNewMaster(ctx, m, rec.Start)
 		d.set(s.Round, s.Fault, "recover")
 		if err := undo(); err != nil {
 			return errors.Join(ferr, err)
@@ -167,9 +167,14 @@ func (d *drill) injectRemote(ctx context.Context, s Step, rec *FaultRecord) erro
 	rec.Start = d.since()
 	switch s.Fault {
 	case FaultKillMaster:
-		// The connection drops as the server exits.
+		// The connection drops as the server exits; the fault starts then.
 		cl.Do(ctx, "SHUTDOWN", "NOSAVE", "NOW", "FORCE")
+		rec.Start = d.since()
 	case FaultPauseMaster:
+		// Redis 7.0 refuses DEBUG unless enable-debug-command allows it.
+		if err := cl.Do(ctx, "DEBUG", "SLEEP", "0").Err(); err != nil {
+			return fmt.Errorf("pause-master on an existing deployment uses DEBUG SLEEP on the master, which refused it (enable-debug-command yes or local allows it): %w", err)
+		}
 		secs := (d.cfg.DownAfter*3 + time.Second).Seconds()
 		go cl.Do(context.Background(), "DEBUG", "SLEEP", fmt.Sprintf("%.1f", secs))
 	default:
@@ -178,6 +183,7 @@ func (d *drill) injectRemote(ctx context.Context, s Step, rec *FaultRecord) erro
 	deadline := time.Now().Add(d.cfg.RecoverTimeout)
 	for time.Now().Before(deadline) {
 		if a, err := d.masterAddr(ctx); err == nil && a != addr {
+			d.awaitSwitchEvent(ctx, rec.Start)
 			return nil
 		}
 		if !sleepCtx(ctx, 100*time.Millisecond) {
@@ -188,13 +194,36 @@ func (d *drill) injectRemote(ctx context.Context, s Step, rec *FaultRecord) erro
 }
 
 // awaitNewMaster polls until the sentinels name a master other than old.
-func (d *drill) awaitNewMaster(ctx context.Context, old *deploy.Node) error {
+func (d *drill) awaitNewMaster(ctx context.Context, old *deploy.Node, since time.Duration) error {
 	for {
 		if n, err := d.cfg.Deployment.CurrentMaster(ctx); err == nil && n != old {
+			d.awaitSwitchEvent(ctx, since)
 			return nil
 		}
 		if !sleepCtx(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("no failover away from %s: %w", old.Name, ctx.Err())
+		}
+	}
+}
+
+// awaitSwitchEvent waits (at most 10 s) until a +switch-master published
+// after since has been recorded: a sentinel names the promoted replica as
+// soon as it is promoted, before it publishes +switch-master, and the
+// report wants the event's time.
+func (d *drill) awaitSwitchEvent(ctx context.Context, since time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		d.mu.Lock()
+		seen := false
+		for _, e := range d.events {
+			if e.Type == "+switch-master" && e.At >= since {
+				seen = true
+			}
+		}
+		d.mu.Unlock()
+		if seen || !sleepCtx(ctx, 50*time.Millisecond) {
+			return
 		}
 	}
 }
