@@ -2,9 +2,12 @@ package drill
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -198,5 +201,40 @@ func TestClassify(t *testing.T) {
 	}
 	if s, _ := classify(errors.New("dial tcp 127.0.0.1:2: connect: connection refused")); s != StatusFailed {
 		t.Fatalf("refused: %s", s)
+	}
+}
+
+func TestReportFilesAndText(t *testing.T) {
+	yes := true
+	r := &Report{Fault: "pause-master", Rounds: 1, Seed: 3, Clients: 1, Wait: 1, Duration: time.Second,
+		History:      []Op{{Client: 0, Kind: KindWrite, Key: "k", Value: "v", Invoke: 0, Done: ms, Status: StatusOK, Acked: true}},
+		Faults:       []FaultRecord{{Round: 1, Fault: "pause-master", Target: "127.0.0.1:1", SwitchMaster: 300 * ms, NewMaster: "127.0.0.1:2", FirstWrite: 400 * ms, RejoinedAsReplica: &yes}},
+		Loss:         CheckLoss([]Op{{Kind: KindWrite, Key: "k", Value: "v", Status: StatusOK, Acked: true}}, map[string]string{}, 1),
+		Linearizable: LinResult{Result: "Ok"}}
+	dir := t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	if back.Loss.AckedLost() != 1 || len(back.History) != 1 || *back.Faults[0].RejoinedAsReplica != true {
+		t.Fatalf("round trip: %+v", back)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "timeline.svg")); err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	for _, want := range []string{"+switch-master after 0.300s", "first successful write after 0.400s",
+		"rejoined as a replica: true", "acknowledged writes lost: 1 of 1", "with WAIT 1: 1 of 1", "lost k = \"v\""} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
 	}
 }
