@@ -70,7 +70,8 @@ type FaultRecord struct {
 	Start  time.Duration `json:"start_ns"`
 	End    time.Duration `json:"end_ns"` // healed / restarted and recovered
 	// SwitchMaster is the time from the fault to the first +switch-master
-	// after it (-1 when none was seen); NewMaster is its address.
+	// between the fault and the end of its recovery (-1 when none was
+	// seen); NewMaster is its address.
 	SwitchMaster time.Duration `json:"switch_master_ns"`
 	NewMaster    string        `json:"new_master,omitempty"`
 	// FirstWrite is the time from the fault to the completion of the first
@@ -299,7 +300,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		f.FirstWrite = FirstWriteAfter(ops, f.Start)
 		f.SwitchMaster = -1
 		for _, e := range rep.Events {
-			if e.Type == "+switch-master" && e.At >= f.Start {
+			if e.Type == "+switch-master" && e.At >= f.Start && e.At <= f.End {
 				f.SwitchMaster = e.At - f.Start
 				if p := strings.Fields(e.Payload); len(p) == 5 {
 					f.NewMaster = p[3] + ":" + p[4]
