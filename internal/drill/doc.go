@@ -7,11 +7,16 @@
 // invoke and completion time (offsets from the start), outcome and value.
 // Each client mixes
 //
-//   - writes: SET of a key written once ("drill:w:<client>:<n>") with a
-//     unique value; with Config.Wait N the SET is pipelined with WAIT N 500
-//     and the write counts as acknowledged only when WAIT reports N replicas;
+//   - writes: SET of a key written once ("drill:<run>:w:<client>:<n>")
+//     with a unique value; with Config.Wait N the SET is pipelined with
+//     WAIT N 500 and the write counts as acknowledged only when WAIT
+//     reports N replicas;
 //   - a register workload: SET (unique values) and GET of a few shared keys
-//     ("drill:r:<i>"), for the linearizability check.
+//     ("drill:<run>:r:<i>"), for the linearizability check.
+//
+// <run> is unique to the run (the start time in base 36), so data left by
+// an earlier run in a reused directory or an existing deployment can
+// neither mask a lost write nor break the register's initial state.
 //
 // Outcomes: ok; failed when the operation certainly had no effect (an error
 // reply such as -READONLY, ErrStaleMaster, a refused dial); unknown when it

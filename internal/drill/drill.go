@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -212,6 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		ReadTimeout: time.Second, WriteTimeout: time.Second, DialTimeout: time.Second, MasterWait: cfg.OpTimeout}
 	d.w = &workload{opts: copts, clients: cfg.Clients, wait: cfg.Wait, regKeys: cfg.RegisterKeys,
 		opTime: cfg.OpTimeout, pace: cfg.Pace, seed: cfg.Seed, start: d.start, h: &History{},
+		runID: strconv.FormatInt(d.start.UnixNano(), 36),
 		onChange: func(client int, old, new, source string) {
 			d.mu.Lock()
 			d.changes = append(d.changes, TimedEvent{At: time.Since(d.start), Type: "client:" + source,

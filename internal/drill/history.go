@@ -10,7 +10,7 @@ import (
 type Kind string
 
 const (
-	// KindWrite is a SET of a key written once ("drill:w:<client>:<n>"),
+	// KindWrite is a SET of a key written once ("drill:<run>:w:<client>:<n>"),
 	// for the lost-write check.
 	KindWrite Kind = "write"
 	// KindRegWrite and KindRegRead are the register workload: SET and GET

@@ -24,6 +24,7 @@ type workload struct {
 	opTime   time.Duration
 	pace     time.Duration
 	seed     int64
+	runID    string // this run's id, in every key: a reused data set cannot mask a loss
 	start    time.Time
 	h        *History
 	writesOK atomic.Int64
@@ -72,9 +73,9 @@ func (w *workload) worker(ctx context.Context, id int, c *client.Client) {
 		case p < 5:
 			w.write(c, id, seq)
 		case p < 8:
-			w.regWrite(c, id, seq, fmt.Sprintf("drill:r:%d", r.Intn(w.regKeys)))
+			w.regWrite(c, id, seq, fmt.Sprintf("drill:%s:r:%d", w.runID, r.Intn(w.regKeys)))
 		default:
-			w.regRead(c, id, fmt.Sprintf("drill:r:%d", r.Intn(w.regKeys)))
+			w.regRead(c, id, fmt.Sprintf("drill:%s:r:%d", w.runID, r.Intn(w.regKeys)))
 		}
 		select {
 		case <-ctx.Done():
@@ -84,7 +85,7 @@ func (w *workload) worker(ctx context.Context, id int, c *client.Client) {
 }
 
 func (w *workload) write(c *client.Client, id, seq int) {
-	key := fmt.Sprintf("drill:w:%d:%d", id, seq)
+	key := fmt.Sprintf("drill:%s:w:%d:%d", w.runID, id, seq)
 	op := Op{Client: id, Kind: KindWrite, Key: key, Value: fmt.Sprintf("%d-%d", id, seq), Invoke: w.since()}
 	ctx, cancel := context.WithTimeout(context.Background(), w.opTime)
 	defer cancel()
