@@ -8,7 +8,8 @@
 //	            [--rounds N] [--seed S] [--clients C] [--wait N] [--report DIR]
 //	            [--expect-no-loss] [--sentinel host:port] [--against vigil|redis]
 //	            [--server redis|vigil] [--base-port 7379] [--sentinel-base-port 27379]
-//	            [--dir vigil-drill-data] [--down-after 2s] [--failover-timeout 10s] [--json]
+//	            [--dir vigil-drill-data] [--down-after 2s] [--failover-timeout 10s]
+//	            [--server-directive LINE] [--sentinel-directive LINE] [--json]
 //
 // `vigil up` starts 1 master, 2 replicas and 3 sentinels on loopback from the
 // templates in configs/examples/ (embedded in the binary), one directory per
@@ -51,7 +52,10 @@
 // stderr: one updated line on a terminal, JSON lines otherwise or with
 // --json. --expect-no-loss exits with status 3 when an acknowledged write
 // was lost. partition-master runs the servers behind deploy's
-// fault-injecting TCP proxy.
+// fault-injecting TCP proxy and cuts the master from the replicas and
+// sentinels while the drill's clients still reach it.
+// --server-directive / --sentinel-directive add config lines (for example
+// 'min-replicas-to-write 1' to see the split-brain loss disappear).
 //
 // main.go holds the app and the list of subcommands; each subcommand lives
 // in its own file. It may import internal/deploy, internal/drill, internal/servermain,

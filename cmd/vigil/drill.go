@@ -39,6 +39,8 @@ func drillCommand() *cli.Command {
 			&cli.DurationFlag{Name: "down-after", Value: 2 * time.Second, Usage: "sentinel down-after-milliseconds"},
 			&cli.DurationFlag{Name: "failover-timeout", Value: 10 * time.Second, Usage: "sentinel failover-timeout"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for health or a failover after each fault"},
+			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'min-replicas-to-write 1' (repeatable)"},
+			&cli.StringSliceFlag{Name: "sentinel-directive", Usage: "extra sentinel config line (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "progress as JSON lines even on a terminal"},
 		},
 		Action: runDrill,
@@ -96,6 +98,7 @@ func runDrill(c *cli.Context) error {
 		spec := deploy.Spec{Kind: deploy.Kind(server), SentinelKind: deploy.Kind(against), Dir: c.String("dir"),
 			BasePort: c.Int("base-port"), SentinelBasePort: c.Int("sentinel-base-port"), MasterName: c.String("master-name"),
 			DownAfter: c.Duration("down-after"), FailoverTimeout: c.Duration("failover-timeout"),
+			ServerDirectives: c.StringSlice("server-directive"), SentinelDirectives: c.StringSlice("sentinel-directive"),
 			Proxy: fault == drill.FaultPartitionMaster || fault == drill.FaultAll, StopTimeout: 5 * time.Second}
 		d, err := deploy.New(spec)
 		if err != nil {

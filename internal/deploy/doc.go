@@ -42,9 +42,12 @@
 // at the master's proxy), so everyone, clients included, reaches a server
 // through it. Deployment.Partition cuts servers off: their proxies drop
 // every byte both ways (peers time out, as with packet loss) until heal,
-// which closes the connections that lived through the cut. Without
-// Spec.Proxy, or for a sentinel, it returns ErrPartitionUnsupported. Network
-// namespaces (veth pair per node, a one-sided cut) are not implemented.
+// which closes the connections that lived through the cut.
+// PartitionPeers spares the connections opened from this process (on Linux,
+// the peer socket is found among /proc/self/fd), so a drill's clients still
+// reach a master cut from its replicas and sentinels. Without Spec.Proxy,
+// or for a sentinel, both return ErrPartitionUnsupported. Network
+// namespaces (a veth pair per node) are not implemented.
 // Spec.SentinelKind runs the sentinels with other binaries than the servers
 // (redis-server under vigil-sentinel).
 //

@@ -31,12 +31,15 @@
 //   - pause-master: SIGSTOP the master until the sentinels fail over (so
 //     longer than down-after), SIGCONT, and check the old master rejoins as
 //     a replica with its link up (FaultRecord.RejoinedAsReplica).
-//   - partition-master: deploy.Deployment.Partition, the fault-injecting TCP
-//     proxy in front of every server (deploy.Spec.Proxy): every byte to and
-//     from the master is dropped (replicas, sentinels and clients alike time
-//     out) while the process runs; after the failover the cut heals and the
-//     old master must rejoin as a replica. Network namespaces (a one-sided
-//     cut where a client still reaches the old master) are not implemented.
+//   - partition-master: deploy.Deployment.PartitionPeers, through the
+//     fault-injecting TCP proxy in front of every server (deploy.Spec.Proxy):
+//     every byte between the master and the replicas and sentinels is
+//     dropped (they time out) while the process runs and the drill's own
+//     clients still reach it (the split-brain case: what it acknowledges
+//     before the clients switch is lost when it is demoted, unless
+//     min-replicas-to-write stops it); after the failover the cut heals and
+//     the old master must rejoin as a replica. The proxy was chosen over
+//     network namespaces (not implemented).
 //   - kill-sentinel: SIGKILL one sentinel, restart it after a seeded hold.
 //   - rolling-restart: restart every server and sentinel in a seeded order,
 //     waiting for a healthy deployment after each.

@@ -53,7 +53,9 @@ func (d *drill) injectLocal(ctx context.Context, s Step, rec *FaultRecord) error
 			undo = m.Resume
 		default:
 			var heal func() error
-			heal, err = dep.Partition([]*deploy.Node{m})
+			// Cut from the replicas and sentinels; the drill's clients
+			// (this process) still reach it: the split-brain case.
+			heal, err = dep.PartitionPeers([]*deploy.Node{m})
 			undo = func() error {
 				if heal == nil {
 					return nil
