@@ -5,6 +5,12 @@
 //	         [--sentinel-base-port 26379] [--json] ...
 //	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
 //	vigil check-aof [--fix] <manifest|file>
+//	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|kill-replica-sync|all]
+//	            [--rounds N] [--seed S] [--clients C] [--wait N] [--report DIR]
+//	            [--expect-no-loss] [--sentinel host:port] [--against vigil|redis]
+//	            [--server redis|vigil] [--base-port 7379] [--sentinel-base-port 27379]
+//	            [--dir vigil-drill-data] [--down-after 2s] [--failover-timeout 10s]
+//	            [--server-directive LINE] [--sentinel-directive LINE] [--json]
 //
 // `vigil up` starts 1 master, 2 replicas and 3 sentinels on loopback from the
 // templates in configs/examples/ (embedded in the binary), one directory per
@@ -36,8 +42,28 @@
 // or a single AOF file and, with --fix, truncates the last file to its last
 // complete command.
 //
+// `vigil drill` (internal/drill) starts a deployment (1 master, 2 replicas,
+// 3 sentinels; --server picks the data servers, redis-server by default
+// because vigil-server cannot replicate yet and a clear error says so;
+// --against picks the sentinels, vigil-sentinel by default, redis for
+// redis-server + redis-sentinel), or uses an existing one (--sentinel), runs
+// a write and register workload through package client, injects the
+// scheduled faults, and prints a report: operations by outcome, each fault
+// with its time to +switch-master and to the first successful write, windows
+// without a successful write, acknowledged writes lost (with --wait N, also
+// among the writes WAIT N acknowledged) and the porcupine linearizability
+// verdict with a counterexample. report.json and timeline.svg go to
+// --report. Progress (round n of N, fault, phase, writes so far) goes to
+// stderr: one updated line on a terminal, JSON lines otherwise or with
+// --json. --expect-no-loss exits with status 3 when an acknowledged write
+// was lost. partition-master runs the servers behind deploy's
+// fault-injecting TCP proxy and cuts the master from the replicas and
+// sentinels while the drill's clients still reach it.
+// --server-directive / --sentinel-directive add config lines (for example
+// 'min-replicas-to-write 1' to see the split-brain loss disappear).
+//
 // main.go holds the app and the list of subcommands; each subcommand lives
-// in its own file. It may import internal/deploy, internal/servermain,
+// in its own file. It may import internal/deploy, internal/drill, internal/servermain,
 // internal/sentinelmain, server/aof, client and the chosen libraries (urfave/cli,
 // go-isatty); nothing imports it.
 package main

@@ -15,6 +15,7 @@ func commands(code *int) []*cli.Command {
 		upCommand(),
 		statusCommand(),
 		checkAOFCommand(code),
+		drillCommand(),
 		serverCommand(),
 		sentinelCommand(),
 	}
@@ -37,6 +38,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := app.Run(args); err != nil {
 		fmt.Fprintln(stderr, "vigil:", err)
+		if ec, ok := err.(cli.ExitCoder); ok && code == 0 {
+			code = ec.ExitCode() // drill --expect-no-loss: 3
+		}
 		if code == 0 {
 			code = 1
 		}

@@ -49,12 +49,23 @@ func New(spec Spec) (*Deployment, error) {
 	for i := 0; i < s.Sentinels; i++ {
 		d.Sentinels = append(d.Sentinels, s.newNode(RoleSentinel, s.SentinelBasePort+i, sentinelArgv))
 	}
+	if s.Proxy {
+		for _, n := range d.Servers {
+			p, err := newProxy(s.Host, n.Addr())
+			if err != nil {
+				d.closeProxies()
+				return nil, err
+			}
+			n.proxy, n.PeerPort = p, p.port()
+		}
+	}
 	for _, n := range d.Nodes() {
 		flag := "--base-port"
 		if n.Role == RoleSentinel {
 			flag = "--sentinel-base-port"
 		}
 		if err := checkPort(s.Host, n.Port); err != nil {
+			d.closeProxies()
 			return nil, &PortBusyError{Port: n.Port, Node: n.Name, Flag: flag, Err: err}
 		}
 	}
@@ -100,10 +111,10 @@ func (d *Deployment) Nodes() []*Node {
 	return append(append([]*Node{}, d.Servers...), d.Sentinels...)
 }
 
-// Node finds a node by address (host:port), or nil.
+// Node finds a node by address (host:port, its own or its proxy's), or nil.
 func (d *Deployment) Node(addr string) *Node {
 	for _, n := range d.Nodes() {
-		if n.Addr() == addr {
+		if n.Addr() == addr || n.PeerAddr() == addr {
 			return n
 		}
 	}
@@ -119,11 +130,12 @@ func (d *Deployment) SentinelAddrs() []string {
 	return out
 }
 
-// ServerAddrs are the servers' host:port, the master as started first.
+// ServerAddrs are the servers' host:port (their PeerAddr: the proxy's with
+// Spec.Proxy), the master as started first.
 func (d *Deployment) ServerAddrs() []string {
 	var out []string
 	for _, n := range d.Servers {
-		out = append(out, n.Addr())
+		out = append(out, n.PeerAddr())
 	}
 	return out
 }
@@ -146,7 +158,17 @@ func (d *Deployment) Start() error {
 func (d *Deployment) Stop() error {
 	e1 := stopAll(d.Sentinels)
 	e2 := stopAll(d.Servers)
+	d.closeProxies()
 	return errors.Join(e1, e2)
+}
+
+// closeProxies closes the servers' proxies (Spec.Proxy).
+func (d *Deployment) closeProxies() {
+	for _, n := range d.Servers {
+		if n.proxy != nil {
+			n.proxy.close()
+		}
+	}
 }
 
 func stopAll(nodes []*Node) error {
@@ -162,18 +184,6 @@ func stopAll(nodes []*Node) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
-
-// Partition is the hook for network faults (cutting a node from others while
-// clients still reach it). It is not implemented yet: the plan (issue 13's
-// `vigil drill`) is a Linux network namespace with a veth pair per node when
-// running as root, else a fault-injecting TCP proxy between the nodes, which
-// needs the nodes to be started behind it. It returns ErrPartitionUnsupported.
-func (d *Deployment) Partition(isolated []*Node) (heal func() error, err error) {
-	return nil, ErrPartitionUnsupported
-}
-
-// ErrPartitionUnsupported is Partition's error until partitions exist.
-var ErrPartitionUnsupported = errors.New("deploy: network partitions are not implemented yet")
 
 // WaitHealthy polls Collect until Health reports nothing, the context ends
 // or a node exits. The error names the conditions still unmet.
@@ -223,7 +233,7 @@ func (d *Deployment) CollectOptions() CollectOptions {
 	o := CollectOptions{Sentinels: d.SentinelAddrs(), MasterName: d.Spec.MasterName, Servers: d.ServerAddrs(),
 		WantReplicas: len(d.Servers) - 1, WantSentinels: len(d.Sentinels)}
 	if len(d.Sentinels) == 0 {
-		o.MasterAddr = d.Servers[0].Addr()
+		o.MasterAddr = d.Servers[0].PeerAddr()
 	}
 	return o
 }

@@ -36,9 +36,20 @@
 // same event published by several sentinels. All of it works against any
 // deployment, Vigil or Redis.
 //
-// Partition is the documented hook for network faults; it is not implemented
-// yet (network namespaces with a veth pair per node when root, else a
-// fault-injecting TCP proxy) and returns ErrPartitionUnsupported.
+// Partitions: with Spec.Proxy every server gets a fault-injecting TCP proxy
+// in this process (Node.PeerPort / PeerAddr) and announces it
+// (replica-announce-ip/port; replicas and the sentinels' monitor line point
+// at the master's proxy), so everyone, clients included, reaches a server
+// through it. Deployment.Partition cuts servers off: their proxies drop
+// every byte both ways (peers time out, as with packet loss) until heal,
+// which closes the connections that lived through the cut.
+// PartitionPeers spares the connections opened from this process (on Linux,
+// the peer socket is found among /proc/self/fd), so a drill's clients still
+// reach a master cut from its replicas and sentinels. Without Spec.Proxy,
+// or for a sentinel, both return ErrPartitionUnsupported. Network
+// namespaces (a veth pair per node) are not implemented.
+// Spec.SentinelKind runs the sentinels with other binaries than the servers
+// (redis-server under vigil-sentinel).
 //
 // It may import configs, internal/clock, go-redis and the standard library;
 // never server, sentinel/daemon or cmd.

@@ -29,6 +29,12 @@ type Node struct {
 	LogPath  string
 	PidPath  string
 	OutPath  string
+	// PeerPort is the port of the node's fault-injecting proxy (servers
+	// with Spec.Proxy; 0 otherwise). The server announces it, so replicas,
+	// sentinels and clients use PeerAddr.
+	PeerPort int
+
+	proxy *proxy
 
 	argv        []string
 	stopTimeout time.Duration

@@ -32,7 +32,11 @@ const (
 // Sentinels sentinels on Host, servers on BasePort, BasePort+1, ... and
 // sentinels on SentinelBasePort, SentinelBasePort+1, ...
 type Spec struct {
-	Kind             Kind
+	Kind Kind
+	// SentinelKind runs the sentinels with other binaries than the servers
+	// (`vigil drill --server redis`: redis-server under vigil-sentinel);
+	// Kind by default.
+	SentinelKind     Kind
 	Dir              string // data directory; one subdirectory per node
 	Host             string // default 127.0.0.1
 	BasePort         int    // default 6379
@@ -56,6 +60,12 @@ type Spec struct {
 	// VigilExe is the binary run with `server` / `sentinel` for KindVigil;
 	// os.Executable() by default.
 	VigilExe string
+	// Proxy places a fault-injecting TCP proxy in front of each server
+	// (Node.PeerAddr) and makes the server announce it
+	// (replica-announce-ip/port; replicas and sentinels are pointed at the
+	// master's proxy), so Deployment.Partition can cut a server off while it
+	// runs. The proxies live in the process that called New until Stop.
+	Proxy bool
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
 	// default 10 s.
 	StopTimeout time.Duration
@@ -65,6 +75,9 @@ type Spec struct {
 func (s Spec) withDefaults() Spec {
 	if s.Kind == "" {
 		s.Kind = KindVigil
+	}
+	if s.SentinelKind == "" {
+		s.SentinelKind = s.Kind
 	}
 	if s.Dir == "" {
 		s.Dir = "vigil-data"
@@ -109,10 +122,12 @@ func (s Spec) withDefaults() Spec {
 
 // validate reports the first problem of a defaulted spec.
 func (s Spec) validate() error {
-	switch s.Kind {
-	case KindVigil, KindRedis:
-	default:
-		return fmt.Errorf("unknown server kind %q: want vigil or redis", s.Kind)
+	for _, k := range []Kind{s.Kind, s.SentinelKind} {
+		switch k {
+		case KindVigil, KindRedis:
+		default:
+			return fmt.Errorf("unknown server kind %q: want vigil or redis", k)
+		}
 	}
 	if s.BasePort < 1 || s.BasePort+s.Replicas > 65535 {
 		return fmt.Errorf("base port %d: the servers need ports %d-%d", s.BasePort, s.BasePort, s.BasePort+s.Replicas)
@@ -168,6 +183,21 @@ func checkPort(host string, port int) error {
 
 // binaries returns the command prefix for a server and a sentinel.
 func (s Spec) binaries() (server, sentinel []string, err error) {
+	if s.SentinelKind != s.Kind {
+		a := s
+		a.SentinelKind = a.Kind
+		server, _, err := a.binaries()
+		if err != nil {
+			return nil, nil, err
+		}
+		b := s
+		b.Kind = b.SentinelKind
+		_, sentinel, err := b.binaries()
+		if err != nil {
+			return nil, nil, err
+		}
+		return server, sentinel, nil
+	}
 	switch s.Kind {
 	case KindRedis:
 		rs, err := exec.LookPath("redis-server")
@@ -298,6 +328,12 @@ func (s Spec) nodeConfig(n *Node, master *Node) (string, error) {
 		"daemonize no",
 	}
 	mport := strconv.Itoa(master.Port)
+	if master.PeerPort != 0 {
+		mport = strconv.Itoa(master.PeerPort)
+	}
+	if n.PeerPort != 0 {
+		o = append(o, "replica-announce-ip "+s.Host, "replica-announce-port "+strconv.Itoa(n.PeerPort))
+	}
 	switch n.Role {
 	case RoleReplica:
 		o = append(o, "replicaof "+s.Host+" "+mport)

@@ -1,3 +1,75 @@
-// Package drill holds the drill workload, fault schedule, history and checker
-// (lost acknowledged writes). It may import client, internal/deploy.
+// Package drill rehearses failures of a sentinel-monitored deployment and
+// accounts for what they cost: `vigil drill` is its command line.
+//
+// Run starts a workload of Config.Clients goroutines, each with its own
+// sentinel-aware client (package client, retries off so every outcome is
+// recorded as it happened), and records a History of every operation:
+// invoke and completion time (offsets from the start), outcome and value.
+// Each client mixes
+//
+//   - writes: SET of a key written once ("drill:<run>:w:<client>:<n>")
+//     with a unique value; with Config.Wait N the SET is pipelined with
+//     WAIT N 500 and the write counts as acknowledged only when WAIT
+//     reports N replicas;
+//   - a register workload: SET (unique values) and GET of a few shared keys
+//     ("drill:<run>:r:<i>"), for the linearizability check.
+//
+// <run> is unique to the run (the start time in base 36), so data left by
+// an earlier run in a reused directory or an existing deployment can
+// neither mask a lost write nor break the register's initial state.
+//
+// Outcomes: ok; failed when the operation certainly had no effect (an error
+// reply such as -READONLY, ErrStaleMaster, a refused dial); unknown when it
+// may have been applied (a timeout or a connection broken after sending).
+//
+// Faults follow a seeded Schedule (same seed, same schedule: fault per round
+// for "all", the undisturbed time before each fault, the sentinel to kill,
+// the rolling-restart order):
+//
+//   - kill-master: SIGKILL the master the sentinels name; once they name
+//     another, start it again (it rejoins as a replica) and wait healthy.
+//   - pause-master: SIGSTOP the master until the sentinels fail over (so
+//     longer than down-after), SIGCONT, and check the old master rejoins as
+//     a replica with its link up (FaultRecord.RejoinedAsReplica).
+//   - partition-master: deploy.Deployment.PartitionPeers, through the
+//     fault-injecting TCP proxy in front of every server (deploy.Spec.Proxy):
+//     every byte between the master and the replicas and sentinels is
+//     dropped (they time out) while the process runs and the drill's own
+//     clients still reach it (the split-brain case: what it acknowledges
+//     before the clients switch is lost when it is demoted, unless
+//     min-replicas-to-write stops it); after the failover the cut heals and
+//     the old master must rejoin as a replica. The proxy was chosen over
+//     network namespaces (not implemented).
+//   - kill-sentinel: SIGKILL one sentinel, restart it after a seeded hold.
+//   - rolling-restart: restart every server and sentinel in a seeded order,
+//     waiting for a healthy deployment after each.
+//   - kill-replica-sync: stop a replica, delete its dump.rdb (so it cannot
+//     PSYNC), start it, SIGKILL it once the master reports the full sync in
+//     progress (state wait_bgsave or send_bulk: Redis 7.0 waits
+//     repl-diskless-sync-delay before streaming), start it again and check
+//     it rejoins (FaultRecord.KilledDuringSync says whether the kill hit the
+//     sync).
+//
+// Without a Deployment (an existing one, `--sentinel`), kill-master is
+// SHUTDOWN NOSAVE NOW FORCE and pause-master DEBUG SLEEP on the master the
+// sentinels name; the other faults need a deployment the drill started.
+//
+// The checker (CheckLoss, Unavailability, FirstWriteAfter,
+// CheckLinearizable) reports acknowledged writes lost (every written key is
+// read back from the final master; counted for SET OK and, with WAIT, for
+// the writes WAIT acknowledged), windows with no successful write longer
+// than Config.GapMin, the time from each fault to the first successful write
+// and to the first +switch-master (from the sentinels' pub/sub), and whether
+// the register history is linearizable (porcupine, per key; an unknown write
+// may take effect at any time after its invocation), with a counterexample:
+// the longest linearizable prefix and the operations none of which can
+// follow it.
+//
+// Report.WriteText prints the readable report; WriteFiles writes
+// report.json (everything, the history included) and timeline.svg (one row
+// per client, each operation a bar colored by outcome, faults shaded,
+// sentinel events and the clients' master changes as markers).
+//
+// It may import client, internal/deploy, go-redis, porcupine and the
+// standard library.
 package drill

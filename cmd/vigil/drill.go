@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+	"github.com/vigil-kv/vigil/internal/deploy"
+	"github.com/vigil-kv/vigil/internal/drill"
+)
+
+func drillCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "drill",
+		Usage: "rehearse failures: run a workload, inject faults on a seeded schedule, report lost writes, unavailability and linearizability",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "fault", Value: "kill-master", Usage: "kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all"},
+			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "number of faults"},
+			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the fault schedule and the workload"},
+			&cli.IntFlag{Name: "clients", Value: 4, Usage: "concurrent clients"},
+			&cli.IntFlag{Name: "wait", Usage: "WAIT for this many replicas before a write counts as acknowledged (0: SET OK is enough)"},
+			&cli.StringFlag{Name: "report", Value: "drill-report", Usage: "directory for report.json and timeline.svg"},
+			&cli.BoolFlag{Name: "expect-no-loss", Usage: "exit with status 3 when an acknowledged write was lost"},
+			&cli.StringSliceFlag{Name: "sentinel", Usage: "host:port of a sentinel of an existing deployment (repeatable); no deployment is started"},
+			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under"},
+			&cli.StringFlag{Name: "password", Usage: "password of the data nodes (existing deployment)"},
+			&cli.StringFlag{Name: "against", Value: "vigil", Usage: "sentinels: vigil (vigil-sentinel) or redis (Debian's redis-sentinel, with redis-server)"},
+			&cli.StringFlag{Name: "server", Value: "redis", Usage: "data servers: redis (Debian's redis-server) or vigil (needs replication)"},
+			&cli.IntFlag{Name: "base-port", Value: 7379, Usage: "port of the first server"},
+			&cli.IntFlag{Name: "sentinel-base-port", Value: 27379, Usage: "port of the first sentinel"},
+			&cli.StringFlag{Name: "dir", Value: "vigil-drill-data", Usage: "data directory of the deployment the drill starts"},
+			&cli.DurationFlag{Name: "down-after", Value: 2 * time.Second, Usage: "sentinel down-after-milliseconds"},
+			&cli.DurationFlag{Name: "failover-timeout", Value: 10 * time.Second, Usage: "sentinel failover-timeout"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for health or a failover after each fault"},
+			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'min-replicas-to-write 1' (repeatable)"},
+			&cli.StringSliceFlag{Name: "sentinel-directive", Usage: "extra sentinel config line (repeatable)"},
+			&cli.BoolFlag{Name: "json", Usage: "progress as JSON lines even on a terminal"},
+		},
+		Action: runDrill,
+	}
+}
+
+func runDrill(c *cli.Context) error {
+	fault := c.String("fault")
+	if !drill.ValidFault(fault) {
+		return fmt.Errorf("--fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all", fault)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	cfg := drill.Config{Fault: fault, Rounds: c.Int("rounds"), Seed: c.Int64("seed"), Clients: c.Int("clients"),
+		Wait: c.Int("wait"), MasterName: c.String("master-name"), Password: c.String("password"),
+		DownAfter: c.Duration("down-after"), RecoverTimeout: c.Duration("timeout")}
+	errw := c.App.ErrWriter
+	if errw == nil {
+		errw = os.Stderr
+	}
+	tty := !c.Bool("json") && isatty.IsTerminal(os.Stderr.Fd())
+	cfg.Progress = func(p drill.Progress) {
+		if tty {
+			fmt.Fprintf(errw, "\r\033[Kround %d of %d: %s %s, writes ok %d", p.Round, p.Rounds, p.Fault, p.Phase, p.WritesOK)
+			return
+		}
+		b, _ := json.Marshal(map[string]any{"type": "progress", "progress": p})
+		fmt.Fprintln(errw, string(b))
+	}
+
+	if addrs := c.StringSlice("sentinel"); len(addrs) > 0 {
+		cfg.SentinelAddrs = addrs
+	} else {
+		against, server := c.String("against"), c.String("server")
+		if against != "vigil" && against != "redis" {
+			return fmt.Errorf("--against %q: want vigil or redis", against)
+		}
+		if server != "vigil" && server != "redis" {
+			return fmt.Errorf("--server %q: want redis or vigil", server)
+		}
+		if against == "redis" && !c.IsSet("server") {
+			server = "redis"
+		}
+		spec := deploy.Spec{Kind: deploy.Kind(server), SentinelKind: deploy.Kind(against), Dir: c.String("dir"),
+			BasePort: c.Int("base-port"), SentinelBasePort: c.Int("sentinel-base-port"), MasterName: c.String("master-name"),
+			DownAfter: c.Duration("down-after"), FailoverTimeout: c.Duration("failover-timeout"),
+			ServerDirectives: c.StringSlice("server-directive"), SentinelDirectives: c.StringSlice("sentinel-directive"),
+			Proxy: fault == drill.FaultPartitionMaster || fault == drill.FaultAll, StopTimeout: 5 * time.Second}
+		d, err := deploy.New(spec)
+		if err != nil {
+			return err
+		}
+		if err := d.Start(); err != nil {
+			return err
+		}
+		defer d.Stop()
+		fmt.Fprintf(errw, "started %d %s servers and %d %s sentinels in %s\n", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir)
+		wctx, wcancel := context.WithTimeout(ctx, c.Duration("timeout"))
+		var since time.Time
+		err = d.WaitHealthyFunc(wctx, func(problems []string) {
+			// vigil-server replicas that never start replicating will not:
+			// say so after a few seconds instead of at --timeout.
+			if server != "vigil" || !strings.Contains(strings.Join(problems, ";"), "did not start replicating") {
+				since = time.Time{}
+				return
+			}
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) > 5*time.Second {
+				wcancel()
+			}
+		})
+		wcancel()
+		if err != nil {
+			if server == "vigil" && strings.Contains(err.Error(), "replica") {
+				err = fmt.Errorf("%w\n(vigil-server cannot replicate yet, so its replicas never come up: use --server redis)", err)
+			}
+			return err
+		}
+		cfg.Deployment = d
+	}
+	rep, err := drill.Run(ctx, cfg)
+	if tty {
+		fmt.Fprintln(errw)
+	}
+	if err != nil {
+		return err
+	}
+	rep.WriteText(c.App.Writer)
+	dir := c.String("report")
+	if err := rep.WriteFiles(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "\nreport: %s/report.json, timeline: %s/timeline.svg\n", dir, dir)
+	if c.Bool("expect-no-loss") && rep.Loss.AckedLost() > 0 {
+		return cli.Exit(fmt.Sprintf("vigil drill: %d acknowledged write(s) lost (--expect-no-loss)", rep.Loss.AckedLost()), 3)
+	}
+	return nil
+}

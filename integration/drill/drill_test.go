@@ -1,0 +1,152 @@
+package drill
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// report is the part of report.json the specs check.
+type report struct {
+	Fault  string `json:"fault"`
+	Rounds int    `json:"rounds"`
+	Counts struct {
+		Total    int `json:"total"`
+		OK       int `json:"ok"`
+		WritesOK int `json:"writes_ok"`
+	} `json:"counts"`
+	Faults []struct {
+		Round             int    `json:"round"`
+		Fault             string `json:"fault"`
+		Target            string `json:"target"`
+		Start             int64  `json:"start_ns"`
+		End               int64  `json:"end_ns"`
+		SwitchMaster      int64  `json:"switch_master_ns"`
+		NewMaster         string `json:"new_master"`
+		FirstWrite        int64  `json:"first_write_ns"`
+		RejoinedAsReplica *bool  `json:"rejoined_as_replica"`
+		KilledDuringSync  *bool  `json:"killed_during_sync"`
+		Error             string `json:"error"`
+	} `json:"faults"`
+	Events []struct {
+		Type string `json:"event"`
+	} `json:"events"`
+	Loss struct {
+		Checked int   `json:"checked"`
+		Lost    []any `json:"lost"`
+		Wait    int   `json:"wait"`
+	} `json:"loss"`
+	Linearizability struct {
+		Result string `json:"result"`
+		Ops    int    `json:"ops"`
+	} `json:"linearizability"`
+	InitialMaster string `json:"initial_master"`
+	FinalMaster   string `json:"final_master"`
+	History       []any  `json:"history"`
+}
+
+// runDrill runs one round of fault and returns the parsed report.
+func runDrill(fault string, extra ...string) report {
+	needRedis()
+	dir := GinkgoT().TempDir()
+	base := freeRange(3)
+	sbase := freeRange(3)
+	args := append([]string{"drill", "--fault", fault, "--rounds", "1", "--clients", "2", "--seed", "7",
+		"--down-after", "1s", "--failover-timeout", "2s", "--timeout", "45s",
+		"--base-port", itoa(base), "--sentinel-base-port", itoa(sbase),
+		"--dir", filepath.Join(dir, "data"), "--report", filepath.Join(dir, "report"), "--json"}, extra...)
+	cmd := exec.Command(vigilBin, args...)
+	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { s.Kill().Wait() })
+	Eventually(s, 150*time.Second).Should(gexec.Exit(0))
+	Expect(s.Out).To(gbytes.Say(`acknowledged writes lost: \d+ of \d+`))
+
+	b, err := os.ReadFile(filepath.Join(dir, "report", "report.json"))
+	Expect(err).NotTo(HaveOccurred())
+	var r report
+	Expect(json.Unmarshal(b, &r)).To(Succeed())
+	svg, err := os.Stat(filepath.Join(dir, "report", "timeline.svg"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(svg.Size()).To(BeNumerically(">", 0))
+
+	Expect(r.Fault).To(Equal(fault))
+	Expect(r.Rounds).To(Equal(1))
+	Expect(r.Faults).To(HaveLen(1))
+	f := r.Faults[0]
+	Expect(f.Error).To(BeEmpty())
+	Expect(f.Fault).To(Equal(fault))
+	Expect(f.Target).NotTo(BeEmpty())
+	Expect(f.End).To(BeNumerically(">=", f.Start))
+	Expect(f.FirstWrite).To(BeNumerically(">=", 0), "a write succeeded after the fault")
+	Expect(r.Counts.WritesOK).To(BeNumerically(">", 0))
+	Expect(r.Counts.Total).To(Equal(len(r.History)))
+	Expect(r.Loss.Checked).To(Equal(r.Counts.WritesOK))
+	Expect(len(r.Loss.Lost)).To(BeNumerically("<=", r.Loss.Checked))
+	// Redis replicates asynchronously: a failover may lose acknowledged
+	// writes and break linearizability, so the specs only require a verdict.
+	Expect(r.Linearizability.Result).To(BeElementOf("Ok", "Illegal", "Unknown"))
+	Expect(r.Linearizability.Ops).To(BeNumerically(">", 0))
+	Expect(r.FinalMaster).NotTo(BeEmpty())
+	return r
+}
+
+var _ = Describe("vigil drill", Label("drill"), func() {
+	It("kill-master: the master is SIGKILLed, the sentinels fail over and no acknowledged write is lost", func() {
+		r := runDrill("kill-master")
+		f := r.Faults[0]
+		Expect(f.Target).To(Equal(r.InitialMaster))
+		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
+		Expect(f.NewMaster).NotTo(Equal(r.InitialMaster))
+		Expect(r.FinalMaster).To(Equal(f.NewMaster))
+		Expect(r.Events).To(ContainElement(HaveField("Type", "+switch-master")))
+	})
+
+	It("pause-master: SIGSTOP past down-after fails over and the old master rejoins as a replica", func() {
+		r := runDrill("pause-master", "--wait", "1")
+		f := r.Faults[0]
+		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
+		Expect(f.RejoinedAsReplica).NotTo(BeNil())
+		Expect(*f.RejoinedAsReplica).To(BeTrue())
+		Expect(r.Loss.Wait).To(Equal(1))
+	})
+
+	It("partition-master: the proxy cuts the master off, the sentinels fail over, it rejoins after the heal", func() {
+		r := runDrill("partition-master")
+		f := r.Faults[0]
+		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
+		Expect(*f.RejoinedAsReplica).To(BeTrue())
+	})
+
+	It("kill-sentinel: a sentinel is killed and restarted without a failover, losing nothing (--expect-no-loss)", func() {
+		r := runDrill("kill-sentinel", "--expect-no-loss")
+		Expect(r.Loss.Lost).To(BeEmpty())
+		Expect(r.Linearizability.Result).To(Equal("Ok"))
+		Expect(r.Faults[0].SwitchMaster).To(BeNumerically("==", -1))
+		Expect(r.FinalMaster).To(Equal(r.InitialMaster))
+	})
+
+	It("kill-replica-sync: a replica restarted without data is killed during its full sync and comes back", func() {
+		r := runDrill("kill-replica-sync")
+		f := r.Faults[0]
+		Expect(f.Target).NotTo(Equal(r.InitialMaster))
+		Expect(f.KilledDuringSync).NotTo(BeNil())
+		Expect(*f.KilledDuringSync).To(BeTrue())
+		Expect(f.SwitchMaster).To(BeNumerically("==", -1))
+	})
+
+	It("rolling-restart: every node restarts in turn", func() {
+		r := runDrill("rolling-restart")
+		Expect(r.Faults[0].Target).To(MatchRegexp(`^(\w+-\d+,){5}\w+-\d+$`))
+	})
+})

@@ -1,0 +1,60 @@
+package drill
+
+import (
+	"net"
+	"os/exec"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+)
+
+func TestDrill(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "vigil drill Suite")
+}
+
+// vigilBin is cmd/vigil built once for the suite.
+var vigilBin string
+
+var _ = BeforeSuite(func() {
+	var err error
+	vigilBin, err = gexec.Build("github.com/vigil-kv/vigil/cmd/vigil")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(gexec.CleanupBuildArtifacts)
+})
+
+// needRedis skips unless Debian's redis-server is installed.
+func needRedis() {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
+	}
+}
+
+// freeRange returns the first of n consecutive free loopback ports.
+func freeRange(n int) int {
+	for try := 0; try < 50; try++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		base := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if base+n > 65535 {
+			continue
+		}
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", itoa(p)))
+			if err != nil {
+				ok = false
+				continue
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	Fail("no range of free ports")
+	return 0
+}

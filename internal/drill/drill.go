@@ -1,0 +1,372 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vigil-kv/vigil/client"
+	"github.com/vigil-kv/vigil/internal/deploy"
+)
+
+// Config describes a drill.
+type Config struct {
+	Fault   string // a fault kind or "all"
+	Rounds  int
+	Seed    int64
+	Clients int // default 4
+	Wait    int // WAIT for this many replicas before a write counts as acknowledged
+
+	// Deployment is the deployment the faults act on. Without one the
+	// drill runs against SentinelAddrs/MasterName and can only inject
+	// faults through commands (see Run).
+	Deployment    *deploy.Deployment
+	SentinelAddrs []string
+	MasterName    string
+	Password      string
+	// DownAfter is the sentinels' down-after-milliseconds (pause-master
+	// holds the pause at least this long); default 5 s.
+	DownAfter time.Duration
+
+	// RegisterKeys is the number of register keys (default 5).
+	RegisterKeys int
+	// Pace is each client's pause between operations (default 5 ms).
+	Pace time.Duration
+	// OpTimeout bounds one operation (default 2 s).
+	OpTimeout time.Duration
+	// RecoverTimeout bounds waiting for a failover or for health after a
+	// fault (default 60 s).
+	RecoverTimeout time.Duration
+	// Settle is how long the workload runs after the last round (default 1 s).
+	Settle time.Duration
+	// GapMin is the shortest gap reported as unavailability (default 500 ms).
+	GapMin time.Duration
+	// LinTimeout bounds the linearizability check per key (default 20 s).
+	LinTimeout time.Duration
+
+	// Progress, when set, is called about every second and at each step.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot while a drill runs.
+type Progress struct {
+	Time     time.Time `json:"time"`
+	Round    int       `json:"round"`
+	Rounds   int       `json:"rounds"`
+	Fault    string    `json:"fault"`
+	Phase    string    `json:"phase"`
+	WritesOK int64     `json:"writes_ok"`
+}
+
+// FaultRecord is what happened in one round.
+type FaultRecord struct {
+	Round  int           `json:"round"`
+	Fault  string        `json:"fault"`
+	Target string        `json:"target"` // the node acted on
+	Start  time.Duration `json:"start_ns"`
+	End    time.Duration `json:"end_ns"` // healed / restarted and recovered
+	// SwitchMaster is the time from the fault to the first +switch-master
+	// between the fault and the end of its recovery (-1 when none was
+	// seen); NewMaster is its address.
+	SwitchMaster time.Duration `json:"switch_master_ns"`
+	NewMaster    string        `json:"new_master,omitempty"`
+	// FirstWrite is the time from the fault to the completion of the first
+	// successful write invoked after it (-1: none).
+	FirstWrite time.Duration `json:"first_write_ns"`
+	// RejoinedAsReplica: pause-master and partition-master check that the
+	// old master came back as a replica of the new one with its link up.
+	RejoinedAsReplica *bool `json:"rejoined_as_replica,omitempty"`
+	// KilledDuringSync: kill-replica-sync saw the replica's full sync in
+	// progress (master_sync_in_progress:1) when it killed it.
+	KilledDuringSync *bool  `json:"killed_during_sync,omitempty"`
+	Error            string `json:"error,omitempty"`
+}
+
+// TimedEvent is a sentinel event at an offset from the start.
+type TimedEvent struct {
+	At      time.Duration `json:"at_ns"`
+	Type    string        `json:"event"`
+	Payload string        `json:"payload"`
+}
+
+// Report is the result of a drill.
+type Report struct {
+	Fault         string        `json:"fault"`
+	Rounds        int           `json:"rounds"`
+	Seed          int64         `json:"seed"`
+	Clients       int           `json:"clients"`
+	Wait          int           `json:"wait"`
+	Start         time.Time     `json:"start"`
+	Duration      time.Duration `json:"duration_ns"`
+	Schedule      []Step        `json:"schedule"`
+	Counts        Counts        `json:"counts"`
+	Faults        []FaultRecord `json:"faults"`
+	Events        []TimedEvent  `json:"events"`
+	MasterChanges []TimedEvent  `json:"master_changes"` // seen by the client
+	Loss          LossReport    `json:"loss"`
+	Unavailable   []Window      `json:"unavailability"`
+	Linearizable  LinResult     `json:"linearizability"`
+	InitialMaster string        `json:"initial_master"`
+	FinalMaster   string        `json:"final_master"`
+	History       []Op          `json:"history"`
+	Notes         []string      `json:"notes,omitempty"`
+}
+
+func (c *Config) defaults() error {
+	if c.Clients <= 0 {
+		c.Clients = 4
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 1
+	}
+	if c.MasterName == "" {
+		c.MasterName = "mymaster"
+	}
+	if c.Deployment != nil {
+		c.SentinelAddrs = c.Deployment.SentinelAddrs()
+		c.MasterName = c.Deployment.Spec.MasterName
+		if c.DownAfter == 0 {
+			c.DownAfter = c.Deployment.Spec.DownAfter
+		}
+	}
+	if c.DownAfter <= 0 {
+		c.DownAfter = 5 * time.Second
+	}
+	if c.RegisterKeys <= 0 {
+		c.RegisterKeys = 5
+	}
+	if c.Pace <= 0 {
+		c.Pace = 5 * time.Millisecond
+	}
+	if c.OpTimeout <= 0 {
+		c.OpTimeout = 2 * time.Second
+	}
+	if c.RecoverTimeout <= 0 {
+		c.RecoverTimeout = 60 * time.Second
+	}
+	if c.Settle <= 0 {
+		c.Settle = time.Second
+	}
+	if c.GapMin <= 0 {
+		c.GapMin = 500 * time.Millisecond
+	}
+	if c.LinTimeout <= 0 {
+		c.LinTimeout = 20 * time.Second
+	}
+	if len(c.SentinelAddrs) == 0 {
+		return errors.New("drill: no sentinels: start a deployment or pass --sentinel host:port")
+	}
+	return nil
+}
+
+// drill is one run's state.
+type drill struct {
+	cfg   Config
+	start time.Time
+	w     *workload
+
+	mu      sync.Mutex
+	events  []TimedEvent
+	changes []TimedEvent
+	round   int
+	fault   string
+	phase   string
+}
+
+// Run runs the drill: the workload starts, each scheduled fault is injected
+// and recovered from in turn, the workload settles and stops, every
+// acknowledged write is read back from the final master, and the history is
+// checked. The error is for a drill that could not run; what the drill
+// found (lost writes, a non-linearizable history, a failed recovery) is in
+// the report.
+//
+// Without a Deployment, faults go through commands to the nodes the
+// sentinels name: kill-master is SHUTDOWN NOSAVE on the master (not
+// restarted), pause-master is DEBUG SLEEP; the other faults need a
+// deployment the drill started.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	servers, sentinels := 0, len(cfg.SentinelAddrs)
+	if cfg.Deployment != nil {
+		servers = len(cfg.Deployment.Servers)
+	}
+	sched, err := Schedule(cfg.Seed, cfg.Fault, cfg.Rounds, servers, sentinels)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Deployment == nil {
+		for _, s := range sched {
+			if s.Fault != FaultKillMaster && s.Fault != FaultPauseMaster {
+				return nil, fmt.Errorf("fault %s needs a deployment started by the drill (without --sentinel)", s.Fault)
+			}
+		}
+	}
+	d := &drill{cfg: cfg, start: time.Now()}
+	copts := client.Options{MasterName: cfg.MasterName, SentinelAddrs: cfg.SentinelAddrs, Password: cfg.Password,
+		ReadTimeout: time.Second, WriteTimeout: time.Second, DialTimeout: time.Second, MasterWait: cfg.OpTimeout}
+	d.w = &workload{opts: copts, clients: cfg.Clients, wait: cfg.Wait, regKeys: cfg.RegisterKeys,
+		opTime: cfg.OpTimeout, pace: cfg.Pace, seed: cfg.Seed, start: d.start, h: &History{},
+		runID: strconv.FormatInt(d.start.UnixNano(), 36),
+		onChange: func(client int, old, new, source string) {
+			d.mu.Lock()
+			d.changes = append(d.changes, TimedEvent{At: time.Since(d.start), Type: "client:" + source,
+				Payload: fmt.Sprintf("client %d: %s -> %s", client, old, new)})
+			d.mu.Unlock()
+		}}
+
+	rep := &Report{Fault: cfg.Fault, Rounds: cfg.Rounds, Seed: cfg.Seed, Clients: cfg.Clients, Wait: cfg.Wait,
+		Start: d.start, Schedule: sched}
+	rep.InitialMaster, _ = d.masterAddr(ctx)
+
+	evctx, evcancel := context.WithCancel(context.Background())
+	defer evcancel()
+	var evwg sync.WaitGroup
+	evwg.Add(1)
+	go func() {
+		defer evwg.Done()
+		for e := range deploy.WatchEvents(evctx, cfg.SentinelAddrs, 500*time.Millisecond) {
+			d.mu.Lock()
+			d.events = append(d.events, TimedEvent{At: e.Time.Sub(d.start), Type: e.Type, Payload: e.Payload})
+			d.mu.Unlock()
+		}
+	}()
+
+	wctx, wcancel := context.WithCancel(context.Background())
+	werr := make(chan error, 1)
+	go func() { werr <- d.w.run(wctx) }()
+
+	pctx, pcancel := context.WithCancel(context.Background())
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+				d.report()
+			}
+		}
+	}()
+
+	for _, s := range sched {
+		if ctx.Err() != nil {
+			rep.Notes = append(rep.Notes, "interrupted: "+ctx.Err().Error())
+			break
+		}
+		d.set(s.Round, s.Fault, "steady")
+		if !sleepCtx(ctx, s.Before) {
+			continue
+		}
+		d.set(s.Round, s.Fault, "inject")
+		rec := d.inject(ctx, s)
+		rep.Faults = append(rep.Faults, rec)
+	}
+	d.set(cfg.Rounds, "", "settle")
+	sleepCtx(ctx, cfg.Settle)
+	wcancel()
+	if err := <-werr; err != nil {
+		pcancel()
+		return nil, err
+	}
+	pcancel()
+	end := time.Since(d.start)
+	rep.Duration = end
+
+	d.set(cfg.Rounds, "", "read-back")
+	ops := d.w.h.Ops()
+	rctx, rcancel := context.WithTimeout(context.Background(), cfg.RecoverTimeout)
+	final, master, err := readBack(rctx, copts, ops)
+	rcancel()
+	if err != nil {
+		return nil, err
+	}
+	rep.FinalMaster = master
+	evcancel()
+	evwg.Wait()
+
+	d.set(cfg.Rounds, "", "check")
+	d.mu.Lock()
+	rep.Events = append([]TimedEvent{}, d.events...)
+	rep.MasterChanges = append([]TimedEvent{}, d.changes...)
+	d.mu.Unlock()
+	for i := range rep.Faults {
+		f := &rep.Faults[i]
+		f.FirstWrite = FirstWriteAfter(ops, f.Start)
+		f.SwitchMaster = -1
+		for _, e := range rep.Events {
+			if e.Type == "+switch-master" && e.At >= f.Start && e.At <= f.End {
+				f.SwitchMaster = e.At - f.Start
+				if p := strings.Fields(e.Payload); len(p) == 5 {
+					f.NewMaster = p[3] + ":" + p[4]
+				}
+				break
+			}
+		}
+	}
+	rep.History = ops
+	rep.Counts = Count(ops)
+	rep.Loss = CheckLoss(ops, final, cfg.Wait)
+	rep.Unavailable = Unavailability(ops, end, cfg.GapMin)
+	rep.Linearizable = CheckLinearizable(ops, cfg.LinTimeout)
+	return rep, nil
+}
+
+func (d *drill) set(round int, fault, phase string) {
+	d.mu.Lock()
+	d.round, d.fault, d.phase = round, fault, phase
+	d.mu.Unlock()
+	d.report()
+}
+
+func (d *drill) report() {
+	if d.cfg.Progress == nil {
+		return
+	}
+	d.mu.Lock()
+	p := Progress{Time: time.Now(), Round: d.round, Rounds: d.cfg.Rounds, Fault: d.fault, Phase: d.phase, WritesOK: d.w.writesOK.Load()}
+	d.mu.Unlock()
+	d.cfg.Progress(p)
+}
+
+func (d *drill) since() time.Duration { return time.Since(d.start) }
+
+// masterAddr is the master the sentinels name now.
+func (d *drill) masterAddr(ctx context.Context) (string, error) {
+	if dep := d.cfg.Deployment; dep != nil {
+		n, err := dep.CurrentMaster(ctx)
+		if err != nil {
+			return "", err
+		}
+		return n.PeerAddr(), nil
+	}
+	var errs []error
+	for _, s := range d.cfg.SentinelAddrs {
+		cl := redis.NewSentinelClient(&redis.Options{Addr: s, DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+		a, err := cl.GetMasterAddrByName(ctx, d.cfg.MasterName).Result()
+		cl.Close()
+		if err == nil && len(a) == 2 {
+			return a[0] + ":" + a[1], nil
+		}
+		errs = append(errs, err)
+	}
+	return "", fmt.Errorf("no sentinel names master %s: %w", d.cfg.MasterName, errors.Join(errs...))
+}
+
+func sleepCtx(ctx context.Context, dur time.Duration) bool {
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,240 @@
+package drill
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+func TestCheckLossFindsLostAcknowledgedWrites(t *testing.T) {
+	ops := []Op{
+		{Kind: KindWrite, Key: "a", Value: "1", Status: StatusOK, Acked: true, Done: 10 * ms},
+		{Kind: KindWrite, Key: "b", Value: "2", Status: StatusOK, Acked: true, Done: 20 * ms},  // lost: missing
+		{Kind: KindWrite, Key: "c", Value: "3", Status: StatusOK, Acked: false, Done: 30 * ms}, // lost, WAIT not met
+		{Kind: KindWrite, Key: "d", Value: "4", Status: StatusUnknown},                         // present, not a loss
+		{Kind: KindWrite, Key: "e", Value: "5", Status: StatusFailed},                          // absent, not a loss
+		{Kind: KindRegWrite, Key: "r", Value: "x", Status: StatusOK},                           // not checked
+	}
+	final := map[string]string{"a": "1", "d": "4"}
+	r := CheckLoss(ops, final, 0)
+	if r.Checked != 3 || len(r.Lost) != 2 || r.Lost[0].Key != "b" || r.Lost[1].Key != "c" || r.AckedLost() != 2 {
+		t.Fatalf("no WAIT: %+v", r)
+	}
+	if r.UnknownPresent != 1 || r.FailedPresent != 0 {
+		t.Fatalf("present counts: %+v", r)
+	}
+	r = CheckLoss(ops, final, 1)
+	if r.CheckedWithWait != 2 || r.LostWithWait != 1 || r.AckedLost() != 1 || len(r.Lost) != 2 {
+		t.Fatalf("WAIT 1: %+v", r)
+	}
+	if r := CheckLoss(ops[:1], final, 0); r.AckedLost() != 0 || r.Checked != 1 {
+		t.Fatalf("nothing lost: %+v", r)
+	}
+}
+
+func TestUnavailabilityWindows(t *testing.T) {
+	w := func(invoke, done time.Duration, s Status) Op {
+		return Op{Kind: KindWrite, Invoke: invoke, Done: done, Status: s}
+	}
+	ops := []Op{
+		w(0, 10*ms, StatusOK),
+		w(10*ms, 20*ms, StatusOK),
+		w(20*ms, 900*ms, StatusFailed), // failures do not end a window
+		w(900*ms, 1500*ms, StatusOK),   // gap 20ms..1500ms
+		w(1500*ms, 1510*ms, StatusOK),
+	}
+	got := Unavailability(ops, 2600*ms, 500*ms)
+	want := []Window{{Start: 20 * ms, End: 1500 * ms, Duration: 1480 * ms}, {Start: 1510 * ms, End: 2600 * ms, Duration: 1090 * ms}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("windows = %+v, want %+v", got, want)
+	}
+	if got := Unavailability(ops[:2], 30*ms, 500*ms); len(got) != 0 {
+		t.Fatalf("no gap: %+v", got)
+	}
+	if d := FirstWriteAfter(ops, 15*ms); d != 1485*ms {
+		t.Fatalf("FirstWriteAfter = %v, want 1.485s (the write invoked at 900ms)", d)
+	}
+	if d := FirstWriteAfter(ops, 2*time.Second); d != -1 {
+		t.Fatalf("FirstWriteAfter past the end = %v, want -1", d)
+	}
+}
+
+func reg(client int, kind Kind, value string, invoke, done time.Duration, s Status) Op {
+	return Op{Client: client, Kind: kind, Key: "drill:r:0", Value: value, Invoke: invoke, Done: done, Status: s}
+}
+
+func TestLinearizableHistoryPasses(t *testing.T) {
+	ops := []Op{
+		reg(0, KindRegWrite, "a", 0, 10*ms, StatusOK),
+		reg(1, KindRegRead, "a", 20*ms, 30*ms, StatusOK),
+		reg(0, KindRegWrite, "b", 25*ms, 50*ms, StatusOK),
+		reg(1, KindRegRead, "a", 31*ms, 40*ms, StatusOK), // concurrent with write b: may see a
+		reg(1, KindRegRead, "b", 60*ms, 70*ms, StatusOK),
+		// An unknown write may take effect later, at any time.
+		reg(2, KindRegWrite, "c", 80*ms, 90*ms, StatusUnknown),
+		reg(1, KindRegRead, "b", 100*ms, 110*ms, StatusOK),
+		reg(1, KindRegRead, "c", 120*ms, 130*ms, StatusOK),
+		// A failed write had no effect.
+		reg(2, KindRegWrite, "d", 140*ms, 150*ms, StatusFailed),
+		reg(1, KindRegRead, "c", 160*ms, 170*ms, StatusOK),
+	}
+	r := CheckLinearizable(ops, 5*time.Second)
+	if r.Result != "Ok" || r.Counterexample != "" || r.Ops != 9 || r.Keys != 1 {
+		t.Fatalf("got %+v, want Ok over 9 ops", r)
+	}
+}
+
+func TestNonLinearizableHistoryIsDetectedWithCounterexample(t *testing.T) {
+	// A stale read: b was acknowledged before the read began, yet the read
+	// returns a (what a client reading a demoted master sees).
+	ops := []Op{
+		reg(0, KindRegWrite, "a", 0, 10*ms, StatusOK),
+		reg(0, KindRegWrite, "b", 20*ms, 30*ms, StatusOK),
+		reg(1, KindRegRead, "a", 40*ms, 50*ms, StatusOK),
+	}
+	r := CheckLinearizable(ops, 5*time.Second)
+	if r.Result != "Illegal" || r.Key != "drill:r:0" {
+		t.Fatalf("got %+v, want Illegal on drill:r:0", r)
+	}
+	for _, want := range []string{"not linearizable", `write("b")`, `read() -> "a"`, "stuck"} {
+		if !strings.Contains(r.Counterexample, want) {
+			t.Errorf("counterexample lacks %q:\n%s", want, r.Counterexample)
+		}
+	}
+}
+
+func TestScheduleIsSeeded(t *testing.T) {
+	a, err := Schedule(42, FaultAll, 20, 3, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Schedule(42, FaultAll, 20, 3, 3)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("same seed, different schedules:\n%+v\n%+v", a, b)
+	}
+	c, _ := Schedule(43, FaultAll, 20, 3, 3)
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("seeds 42 and 43 gave the same 20-round schedule")
+	}
+	kinds := map[string]bool{}
+	for i, s := range a {
+		kinds[s.Fault] = true
+		if s.Round != i+1 || s.Target < 0 || s.Target >= 3 || !ValidFault(s.Fault) || s.Fault == FaultAll {
+			t.Fatalf("step %d: %+v", i, s)
+		}
+		if s.Fault == FaultRollingRestart && len(s.Order) != 6 {
+			t.Fatalf("rolling restart order %v, want a permutation of 6 nodes", s.Order)
+		}
+	}
+	if len(kinds) < 2 {
+		t.Fatalf("all: 20 rounds drew only %v", kinds)
+	}
+	one, _ := Schedule(1, FaultKillMaster, 3, 3, 3)
+	for _, s := range one {
+		if s.Fault != FaultKillMaster {
+			t.Fatalf("kill-master schedule has %s", s.Fault)
+		}
+	}
+	if _, err := Schedule(1, "flood", 1, 3, 3); err == nil {
+		t.Fatal("unknown fault accepted")
+	}
+	if _, err := Schedule(1, FaultKillMaster, 0, 3, 3); err == nil {
+		t.Fatal("0 rounds accepted")
+	}
+}
+
+func TestSVGIsValidXML(t *testing.T) {
+	r := &Report{Fault: "kill-master", Rounds: 1, Seed: 1, Clients: 2, Duration: 3 * time.Second,
+		History: []Op{
+			{Client: 0, Kind: KindWrite, Key: "k<&>", Value: `"v"`, Invoke: 0, Done: 5 * ms, Status: StatusOK},
+			{Client: 1, Kind: KindRegRead, Key: "r", Invoke: 1 * time.Second, Done: 2 * time.Second, Status: StatusUnknown, Err: "i/o timeout <x>"},
+			{Client: 1, Kind: KindRegWrite, Key: "r", Invoke: 2 * time.Second, Done: 2100 * ms, Status: StatusFailed},
+		},
+		Faults:        []FaultRecord{{Round: 1, Fault: "kill-master", Target: "127.0.0.1:1", Start: time.Second, End: 2 * time.Second}},
+		Events:        []TimedEvent{{At: 1500 * ms, Type: "+switch-master", Payload: "mymaster 127.0.0.1 1 127.0.0.1 2"}},
+		MasterChanges: []TimedEvent{{At: 1600 * ms, Type: "client:+switch-master", Payload: "a -> b"}},
+	}
+	var buf bytes.Buffer
+	if err := r.WriteSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&buf)
+	rects, root := 0, ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("invalid XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			if se.Name.Local == "rect" {
+				rects++
+			}
+		}
+	}
+	if root != "svg" || rects < 5 { // background, fault span, 3 ops
+		t.Fatalf("root %q, %d rects", root, rects)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	if s, _ := classify(nil); s != StatusOK {
+		t.Fatal(s)
+	}
+	if s, _ := classify(errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout")); s != StatusUnknown {
+		t.Fatalf("timeout: %s", s)
+	}
+	if s, _ := classify(errors.New("dial tcp 127.0.0.1:2: connect: connection refused")); s != StatusFailed {
+		t.Fatalf("refused: %s", s)
+	}
+}
+
+func TestReportFilesAndText(t *testing.T) {
+	yes := true
+	r := &Report{Fault: "pause-master", Rounds: 1, Seed: 3, Clients: 1, Wait: 1, Duration: time.Second,
+		History:      []Op{{Client: 0, Kind: KindWrite, Key: "k", Value: "v", Invoke: 0, Done: ms, Status: StatusOK, Acked: true}},
+		Faults:       []FaultRecord{{Round: 1, Fault: "pause-master", Target: "127.0.0.1:1", SwitchMaster: 300 * ms, NewMaster: "127.0.0.1:2", FirstWrite: 400 * ms, RejoinedAsReplica: &yes}},
+		Loss:         CheckLoss([]Op{{Kind: KindWrite, Key: "k", Value: "v", Status: StatusOK, Acked: true}}, map[string]string{}, 1),
+		Linearizable: LinResult{Result: "Ok"}}
+	dir := t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	if back.Loss.AckedLost() != 1 || len(back.History) != 1 || *back.Faults[0].RejoinedAsReplica != true {
+		t.Fatalf("round trip: %+v", back)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "timeline.svg")); err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	for _, want := range []string{"+switch-master after 0.300s", "first successful write after 0.400s",
+		"rejoined as a replica: true", "acknowledged writes lost: 1 of 1", "with WAIT 1: 1 of 1", "lost k = \"v\""} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}

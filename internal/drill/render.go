@@ -1,0 +1,179 @@
+package drill
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// WriteFiles writes report.json and timeline.svg into dir (created).
+func (r *Report) WriteFiles(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "timeline.svg"))
+	if err != nil {
+		return err
+	}
+	if err := r.WriteSVG(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+// WriteText writes the readable report.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "vigil drill: fault %s, %d round(s), seed %d, %d client(s)", r.Fault, r.Rounds, r.Seed, r.Clients)
+	if r.Wait > 0 {
+		fmt.Fprintf(w, ", WAIT %d", r.Wait)
+	}
+	fmt.Fprintf(w, ", %s\n", secs(r.Duration))
+	fmt.Fprintf(w, "master: %s at start, %s at end\n", r.InitialMaster, r.FinalMaster)
+	c := r.Counts
+	fmt.Fprintf(w, "operations: %d (ok %d, failed %d, unknown %d); writes ok %d, acknowledged %d\n",
+		c.Total, c.OK, c.Failed, c.Unknown, c.WritesOK, c.WritesAckd)
+	fmt.Fprintln(w, "\nfaults:")
+	for _, f := range r.Faults {
+		fmt.Fprintf(w, "  round %d: %s of %s at %s (recovered at %s)\n", f.Round, f.Fault, f.Target, secs(f.Start), secs(f.End))
+		if f.SwitchMaster >= 0 {
+			fmt.Fprintf(w, "    +switch-master after %s (new master %s)\n", secs(f.SwitchMaster), f.NewMaster)
+		} else {
+			fmt.Fprintln(w, "    no +switch-master")
+		}
+		if f.FirstWrite >= 0 {
+			fmt.Fprintf(w, "    first successful write after %s\n", secs(f.FirstWrite))
+		} else {
+			fmt.Fprintln(w, "    no successful write after the fault")
+		}
+		if f.RejoinedAsReplica != nil {
+			fmt.Fprintf(w, "    old master rejoined as a replica: %v\n", *f.RejoinedAsReplica)
+		}
+		if f.KilledDuringSync != nil {
+			fmt.Fprintf(w, "    replica killed during its full sync: %v\n", *f.KilledDuringSync)
+		}
+		if f.Error != "" {
+			fmt.Fprintf(w, "    ERROR: %s\n", f.Error)
+		}
+	}
+	fmt.Fprintln(w, "\nunavailability (no successful write):")
+	if len(r.Unavailable) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, u := range r.Unavailable {
+		fmt.Fprintf(w, "  %s .. %s (%s)\n", secs(u.Start), secs(u.End), secs(u.Duration))
+	}
+	l := r.Loss
+	fmt.Fprintf(w, "\nacknowledged writes lost: %d of %d (SET OK)", len(l.Lost), l.Checked)
+	if l.Wait > 0 {
+		fmt.Fprintf(w, "; with WAIT %d: %d of %d", l.Wait, l.LostWithWait, l.CheckedWithWait)
+	}
+	fmt.Fprintf(w, "\n  unknown-outcome writes present: %d, failed writes present: %d\n", l.UnknownPresent, l.FailedPresent)
+	for i, lw := range l.Lost {
+		if i == 10 {
+			fmt.Fprintf(w, "  ... %d more\n", len(l.Lost)-10)
+			break
+		}
+		fmt.Fprintf(w, "  lost %s = %q (acknowledged at %s, read %q)\n", lw.Key, lw.Want, secs(lw.Done), lw.Got)
+	}
+	lr := r.Linearizable
+	fmt.Fprintf(w, "\nlinearizability (register, %d ops on %d keys): %s\n", lr.Ops, lr.Keys, lr.Result)
+	if lr.Counterexample != "" {
+		fmt.Fprint(w, lr.Counterexample)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// WriteSVG draws the timeline: one row per client with each operation as a
+// bar from invocation to completion (green ok, red failed, orange unknown),
+// faults as shaded spans with a label, and sentinel events and the
+// clients' master changes as vertical markers.
+func (r *Report) WriteSVG(w io.Writer) error {
+	const left, top, rowH, width = 90.0, 40.0, 22.0, 1100.0
+	total := r.Duration
+	for _, op := range r.History {
+		if op.Done > total {
+			total = op.Done
+		}
+	}
+	if total <= 0 {
+		total = time.Second
+	}
+	x := func(d time.Duration) float64 { return left + width*float64(d)/float64(total) }
+	height := top + rowH*float64(r.Clients) + 120
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", left+width+20, height)
+	fmt.Fprintf(&b, `<title>%s</title>`+"\n", esc(fmt.Sprintf("vigil drill %s seed %d", r.Fault, r.Seed)))
+	fmt.Fprintf(&b, `<rect x="0" y="0" width="100%%" height="100%%" fill="white"/>`+"\n")
+	for _, f := range r.Faults {
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fde2e2" opacity="0.6"><title>%s</title></rect>`+"\n",
+			x(f.Start), top-10, max(1, x(f.End)-x(f.Start)), rowH*float64(r.Clients)+20,
+			esc(fmt.Sprintf("round %d %s %s", f.Round, f.Fault, f.Target)))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#b00">%s</text>`+"\n", x(f.Start), top-14, esc(f.Fault))
+	}
+	for c := 0; c < r.Clients; c++ {
+		fmt.Fprintf(&b, `<text x="4" y="%.1f">client %d</text>`+"\n", top+rowH*float64(c)+14, c)
+	}
+	color := map[Status]string{StatusOK: "#2a9d3a", StatusFailed: "#d62828", StatusUnknown: "#f4a100"}
+	for _, op := range r.History {
+		y := top + rowH*float64(op.Client) + 3
+		fmt.Fprintf(&b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
+			x(op.Invoke), y, max(0.5, x(op.Done)-x(op.Invoke)), rowH-6, color[op.Status],
+			esc(fmt.Sprintf("%s %s %s %s %s..%s %s", op.Kind, op.Key, op.Value, op.Status, secs(op.Invoke), secs(op.Done), op.Err)))
+	}
+	base := top + rowH*float64(r.Clients) + 10
+	marks := append(append([]TimedEvent{}, r.Events...), r.MasterChanges...)
+	for i, e := range marks {
+		col := "#555"
+		switch {
+		case e.Type == "+switch-master":
+			col = "#1d4ed8"
+		case strings.HasPrefix(e.Type, "client:"):
+			col = "#7c3aed"
+		case strings.Contains(e.Type, "sdown") || strings.Contains(e.Type, "odown"):
+			col = "#c2410c"
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"><title>%s</title></line>`+"\n",
+			x(e.At), top-10, x(e.At), base+10, col, esc(e.Type+" "+e.Payload))
+		if e.Type == "+switch-master" || strings.HasPrefix(e.Type, "client:") || e.Type == "+odown" || e.Type == "+convert-to-slave" {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", x(e.At)+2, base+22+float64(i%5)*12, col, esc(e.Type))
+		}
+	}
+	for s := 0.0; s <= total.Seconds(); s += tick(total) {
+		px := x(time.Duration(s * float64(time.Second)))
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999"/><text x="%.1f" y="%.1f" fill="#666">%gs</text>`+"\n",
+			px, base, px, base+4, px-6, base+14, s)
+	}
+	fmt.Fprintf(&b, `<text x="4" y="%.1f" fill="#333">green ok, red failed, orange unknown; blue +switch-master, purple client master change, brown sdown/odown; shaded: fault</text>`+"\n", height-8)
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func tick(total time.Duration) float64 {
+	for _, t := range []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600} {
+		if total.Seconds()/t <= 20 {
+			return t
+		}
+	}
+	return 1200
+}
+
+func esc(s string) string { return html.EscapeString(s) }

@@ -1,0 +1,80 @@
+package drill
+
+import (
+	"fmt"
+	"math/rand"
+	"time"
+)
+
+// Fault kinds.
+const (
+	FaultKillMaster      = "kill-master"
+	FaultPauseMaster     = "pause-master"
+	FaultPartitionMaster = "partition-master"
+	FaultKillSentinel    = "kill-sentinel"
+	FaultRollingRestart  = "rolling-restart"
+	// FaultKillReplicaSync restarts a replica without its data (so it
+	// needs a full sync) and SIGKILLs it while the sync is in progress.
+	FaultKillReplicaSync = "kill-replica-sync"
+	FaultAll             = "all"
+)
+
+// Faults are the fault kinds "all" draws from.
+var Faults = []string{FaultKillMaster, FaultPauseMaster, FaultPartitionMaster, FaultKillSentinel, FaultRollingRestart, FaultKillReplicaSync}
+
+// ValidFault reports whether f names a fault or "all".
+func ValidFault(f string) bool {
+	if f == FaultAll {
+		return true
+	}
+	for _, k := range Faults {
+		if k == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Step is one round of the schedule.
+type Step struct {
+	Round int    `json:"round"` // 1-based
+	Fault string `json:"fault"`
+	// Before is how long the workload runs undisturbed before the fault.
+	Before time.Duration `json:"before_ns"`
+	// Hold is how long a killed sentinel stays down.
+	Hold time.Duration `json:"hold_ns"`
+	// Target picks the sentinel for kill-sentinel and the replica for
+	// kill-replica-sync (an index, modulo their number).
+	Target int `json:"target"`
+	// Order is the restart order of the nodes for rolling-restart
+	// (indexes into servers then sentinels).
+	Order []int `json:"order,omitempty"`
+}
+
+// Schedule draws rounds steps from seed: the same seed, fault, rounds and
+// deployment shape always give the same schedule. fault "all" picks each
+// round's fault at random.
+func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step, error) {
+	if !ValidFault(fault) {
+		return nil, fmt.Errorf("unknown fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all", fault)
+	}
+	if rounds < 1 {
+		return nil, fmt.Errorf("rounds %d: want at least 1", rounds)
+	}
+	r := rand.New(rand.NewSource(seed))
+	var out []Step
+	for i := 1; i <= rounds; i++ {
+		s := Step{Round: i, Fault: fault}
+		if fault == FaultAll {
+			s.Fault = Faults[r.Intn(len(Faults))]
+		}
+		s.Before = 500*time.Millisecond + time.Duration(r.Int63n(int64(time.Second)))
+		s.Hold = 500*time.Millisecond + time.Duration(r.Int63n(int64(time.Second)))
+		s.Target = r.Intn(max(sentinels, servers, 1))
+		if s.Fault == FaultRollingRestart {
+			s.Order = r.Perm(servers + sentinels)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
