@@ -40,6 +40,7 @@ type Client struct {
 
 	discoverMu  sync.Mutex // one discovery at a time; guards lastFail*
 	discoverGen atomic.Uint64
+	switchGen   atomic.Uint64 // +switch-master messages heard (setMaster)
 	lastFailAt  time.Time
 	lastFailErr error
 
@@ -168,6 +169,9 @@ func (c *Client) masterAddr() string {
 // another address (so nothing more goes to the demoted master) and drops the
 // read nodes (the topology changed), then tells OnMasterChange.
 func (c *Client) setMaster(addr, source string) {
+	if source == "+switch-master" {
+		c.switchGen.Add(1)
+	}
 	c.switchMu.Lock()
 	old := c.masterAddr()
 	if old == addr {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -363,3 +364,75 @@ type nopConn struct{ net.Conn }
 
 func (*nopConn) Write(b []byte) (int, error) { return len(b), nil }
 func (*nopConn) Close() error                { return nil }
+
+// A discovery that started before a +switch-master must not undo it: the
+// sentinels it asked still named the old master, and the old master (a
+// paused one resuming) still answers ROLE "master". Found by vigil drill
+// (pause-master): every client went back to the demoted master.
+func TestDiscoveryDoesNotUndoASwitch(t *testing.T) {
+	m1 := dataNode(t, "master")
+	m2 := dataNode(t, "master")
+	st := &sentinelState{master: m1}
+	s := sentinelNode(t, st)
+	changes := make(chan [3]string, 4)
+	c := newTestClient(t, Options{
+		SentinelAddrs:  []string{s.addr()},
+		OnMasterChange: func(o, n, src string) { changes <- [3]string{o, n, src} },
+	})
+	ctx := context.Background()
+	if err := c.Set(ctx, "a", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the +switch-master subscription", func() bool { return s.count("SUBSCRIBE") > 0 })
+	// The old master's ROLE answers only once the switch has been heard.
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	m1.setHandle(func(next func([]string) string) func([]string) string {
+		return func(args []string) string {
+			if strings.EqualFold(args[0], "ROLE") {
+				select {
+				case entered <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+			return next(args)
+		}
+	})
+	done := make(chan string, 1)
+	go func() {
+		addr, _ := c.rediscover(ctx, c.discoverGen.Load())
+		done <- addr
+	}()
+	recv(t, "the ROLE probe of the old master", entered)
+	h1, p1 := m1.hostPort()
+	h2, p2 := m2.hostPort()
+	s.publish("+switch-master", "mym "+h1+" "+p1+" "+h2+" "+p2)
+	if got := recv(t, "OnMasterChange", changes); got != [3]string{m1.addr(), m2.addr(), "+switch-master"} {
+		t.Fatalf("OnMasterChange got %v", got)
+	}
+	close(release)
+	if addr := recv(t, "rediscover", done); addr != m2.addr() {
+		t.Fatalf("rediscover returned %s, want the switched-to %s", addr, m2.addr())
+	}
+	if a := c.masterAddr(); a != m2.addr() {
+		t.Fatalf("master is %s after a stale discovery, want %s", a, m2.addr())
+	}
+	select {
+	case ch := <-changes:
+		t.Fatalf("a stale discovery switched the master back: %v", ch)
+	default:
+	}
+}
+
+// recv waits for a value on ch, failing the test after a generous bound
+// (a bound on waiting, not a timing assertion).
+func recv[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}

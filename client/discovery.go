@@ -40,7 +40,20 @@ func (c *Client) rediscover(ctx context.Context, gen uint64) (string, error) {
 	if c.lastFailErr != nil && time.Since(c.lastFailAt) < c.opt.MinRetryBackoff/2 {
 		return "", c.lastFailErr
 	}
+	sw := c.switchGen.Load()
 	addr, err := c.discover(ctx)
+	// A +switch-master heard while discover ran is newer than its answer:
+	// the sentinels it asked may still have named the old master, and a
+	// paused old master resuming answers ROLE "master" until it is told to
+	// replicate. Keep the switch (found by the drill: pause-master, seed 5).
+	if sw != c.switchGen.Load() {
+		if a := c.masterAddr(); a != "" {
+			c.lastFailErr = nil
+			c.stale.Store(false)
+			c.discoverGen.Add(1)
+			return a, nil
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			c.lastFailAt, c.lastFailErr = time.Now(), err
