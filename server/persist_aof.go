@@ -349,6 +349,15 @@ func (s *Server) aofRewriteBackground() error {
 var errRewriteCancelled = errors.New("rewrite cancelled")
 
 func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}) {
+	// rdb-key-save-delay slows the rewrite too (rewriteAppendOnlyFileRio's
+	// debugDelay): microseconds per key, slept without the lock.
+	s.mu.Lock()
+	delay := s.rdbKeySaveDelay()
+	s.mu.Unlock()
+	batch := 1024
+	if delay > 0 {
+		batch = 16
+	}
 	size, err := aof.WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) {
 		select {
 		case <-cancel:
@@ -356,8 +365,13 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		default:
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		return snap.Step(dst, 1024)
+		n := len(dst)
+		items, done := snap.Step(dst, batch)
+		s.mu.Unlock()
+		if delay > 0 {
+			time.Sleep(delay * time.Duration(len(items)-n))
+		}
+		return items, done
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()

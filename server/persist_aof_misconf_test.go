@@ -83,3 +83,63 @@ func TestAOFWriteErrorMisconf(t *testing.T) {
 		t.Fatalf("the denied write is in the AOF:\n%q", b)
 	}
 }
+
+// TestDebugLoadAOF: DEBUG LOADAOF replaces the dataset with what the AOF
+// (base + incremental file) holds: a key written while propagation was
+// off, so only in memory, is gone. The AOF is unchanged (neither the
+// reloaded commands nor DEBUG LOADAOF itself are appended) and dirty is
+// reset.
+func TestDebugLoadAOF(t *testing.T) {
+	for _, preamble := range []string{"no", "yes"} {
+		t.Run("preamble-"+preamble, func(t *testing.T) {
+			dir := t.TempDir()
+			l, _ := startLiveAOF(t, dir, "--aof-use-rdb-preamble", preamble, "--enable-debug-command", "yes")
+			r := dialUnix(t, l.sock)
+			r.do("SET", "base", "1")
+			r.do("RPUSH", "l", "a", "b")
+			if got := r.do("BGREWRITEAOF"); !strings.HasPrefix(got, "+Background") {
+				t.Fatal(got)
+			}
+			waitInfo(t, r, "aof_rewrites", "1")
+			waitInfo(t, r, "aof_rewrite_in_progress", "0")
+			r.do("SET", "incr", "2")
+			r.do("SELECT", "3")
+			r.do("SET", "in3", "3")
+			r.do("SELECT", "0")
+			want := dumpKeys(t, r)
+			// A key that is not in the AOF: only in memory.
+			l.s.mu.Lock()
+			props := l.s.props
+			l.s.props = nil
+			l.s.mu.Unlock()
+			r.do("SET", "memonly", "x")
+			l.s.mu.Lock()
+			l.s.props = props
+			l.s.mu.Unlock()
+			incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.2.incr.aof")
+			before, _ := os.ReadFile(incr)
+			if got := r.do("DEBUG", "LOADAOF"); got != "+OK\r\n" {
+				t.Fatalf("DEBUG LOADAOF: %q", got)
+			}
+			if got := r.do("EXISTS", "memonly"); got != ":0\r\n" {
+				t.Fatalf("memonly survived: %q", got)
+			}
+			if got := dumpKeys(t, r); got != want {
+				t.Fatalf("after DEBUG LOADAOF: %s", dumpDiff(got, want))
+			}
+			after, _ := os.ReadFile(incr)
+			if string(after) != string(before) {
+				t.Fatalf("the reload was appended to the AOF:\nbefore %q\nafter  %q", before, after)
+			}
+			if !strings.Contains(r.do("INFO", "persistence"), "rdb_changes_since_last_save:0\r\n") {
+				t.Fatal("dirty not reset")
+			}
+			// Writes after the reload go on being appended.
+			r.do("SET", "later", "1")
+			after, _ = os.ReadFile(incr)
+			if !strings.Contains(string(after), "later") {
+				t.Fatalf("write after reload not appended: %q", after)
+			}
+		})
+	}
+}
