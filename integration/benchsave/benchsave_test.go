@@ -1,13 +1,3 @@
-// Package benchsave is the no-stop-the-world benchmark of issue 11 (`just
-// bench-save`): vigil-server and redis-server each get the same dataset,
-// then GET/SET latency and throughput are measured without a save and
-// while BGSAVE runs, with the BGSAVE duration and vigil-server's RSS
-// growth during the save. It runs only with VIGIL_BENCH=1.
-//
-//	VIGIL_BENCH_KEYS     keys loaded (default 1000000)
-//	VIGIL_BENCH_SECONDS  length of the no-save phase (default 5)
-//	VIGIL_BENCH_CLIENTS  concurrent clients (default 8)
-//	VIGIL_BENCH_PIPELINE commands per round trip (default 1)
 package benchsave
 
 import (
