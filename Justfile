@@ -58,3 +58,9 @@ up *args:
 # VIGIL_SENTINEL_BIN=... picks another sentinel build.
 bench-failover runs="5":
     VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
+
+# BGSAVE without stopping the world: vigil-server and redis-server with
+# `keys` keys each, GET/SET p50/p99 and throughput without and during a
+# BGSAVE, the BGSAVE durations and vigil's RSS growth, side by side.
+bench-save keys="1000000" seconds="5" clients="8" pipeline="1":
+    VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_SECONDS={{seconds}} VIGIL_BENCH_CLIENTS={{clients}} VIGIL_BENCH_PIPELINE={{pipeline}} go test -count=1 -timeout 60m ./integration/benchsave/ -v -run TestBenchSave

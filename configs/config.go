@@ -100,6 +100,11 @@ type Config struct {
 	RDBChecksum             bool
 	StopWritesOnBgsaveError bool
 	RDBDelSyncFiles         bool
+	// RDBKeySaveDelay and KeyLoadDelay are the hidden test knobs
+	// rdb-key-save-delay (microseconds slept after each key saved: SAVE,
+	// BGSAVE, AOF rewrites) and key-load-delay (after each key loaded).
+	RDBKeySaveDelay int
+	KeyLoadDelay    int
 
 	// Append only file.
 	AppendOnly               bool

@@ -31,7 +31,7 @@ import (
 //	cluster-* (cluster-enabled has a field, for the replicaof check) tls-*
 //	oom-score-adj sanitize-dump-payload propagation-error-behavior
 //	tracking-table-max-keys maxmemory-clients socket-mark-id
-//	rdb-key-save-delay key-load-delay watchdog-period
+//	watchdog-period
 //	loading-process-events-interval-bytes
 //
 // Besides the table, the loader knows include, rename-command, user,
@@ -166,8 +166,8 @@ var table = []*Directive{
 	numD("repl-timeout", "", 0, TypeInt, 1, intMax, 60, fNum(func(c *Config) *int { return &c.ReplTimeout })),
 	numD("repl-ping-replica-period", "repl-ping-slave-period", 0, TypeInt, 1, intMax, 10, fNum(func(c *Config) *int { return &c.ReplPingReplicaPeriod })),
 	numD("list-compress-depth", "", 0, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.ListCompressDepth })),
-	numD("rdb-key-save-delay", "", Hidden, TypeInt, intMin, intMax, 0, numAcc{}),
-	numD("key-load-delay", "", Hidden, TypeInt, intMin, intMax, 0, numAcc{}),
+	numD("rdb-key-save-delay", "", Hidden, TypeInt, intMin, intMax, 0, fNum(func(c *Config) *int { return &c.RDBKeySaveDelay })),
+	numD("key-load-delay", "", Hidden, TypeInt, intMin, intMax, 0, fNum(func(c *Config) *int { return &c.KeyLoadDelay })),
 	numD("active-expire-effort", "", 0, TypeInt, 1, 10, 1, fNum(func(c *Config) *int { return &c.ActiveExpireEffort })),
 	hzD(),
 	numD("min-replicas-to-write", "min-slaves-to-write", 0, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.MinReplicasToWrite })),

@@ -25,6 +25,8 @@ var debugHelp = []string{
 	"    unit tests to simulate Redis errors.",
 	"LOG <message>",
 	"    Write <message> to the server log.",
+	"LOADAOF",
+	"    Flush the AOF buffers on disk and reload the AOF in memory.",
 	"OBJECT <key>",
 	"    Show low level info about `key` and associated value.",
 	"RELOAD [option ...]",
@@ -84,6 +86,8 @@ func cmdDebug(c *Client, args [][]byte) {
 		c.w.Simple(s.debugObject(e))
 	case eqFold(sub, "reload"): // persist: cmd_dump.go
 		debugReload(c, args)
+	case eqFold(sub, "loadaof") && len(args) == 2: // persist: cmd_debug_loadaof.go
+		debugLoadAOF(c)
 	case eqFold(sub, "log") && len(args) == 3:
 		s.log.Warn().Msg("DEBUG LOG: " + string(args[2]))
 		c.w.OK()

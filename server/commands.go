@@ -247,8 +247,8 @@ func (s *Server) call(c *Client, args [][]byte) {
 		return
 	}
 	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
-	// for writes and PING after a failed BGSAVE.
-	if (cmd.has(FlagWrite) || cmd.fullName == "ping") && s.rdb.bgsaveErr {
+	// for writes and PING after a failed BGSAVE or AOF write.
+	if (cmd.has(FlagWrite) || cmd.fullName == "ping") && (s.rdb.bgsaveErr || s.aof.mgr != nil) {
 		if msg := s.diskErrorDenies(); msg != "" {
 			s.reject(c, cmd, msg)
 			return

@@ -45,6 +45,21 @@ type aofState struct {
 	rewrites  int64         // stat_aof_rewrites (aof_rewrites)
 	failures  int64         // aof_rewrites_consecutive_failures
 	loaded    bool          // loadDataOnStart ran
+	errLogged time.Time     // last "Error writing to the AOF file" log
+}
+
+// aofDiskError is writeCommandsDeniedByDiskError's AOF part: the
+// -MISCONF text while the last AOF write (or background fsync) failed,
+// "" otherwise. A later successful write clears it (aofCron retries).
+func (s *Server) aofDiskError() string {
+	m := s.aof.mgr
+	if m == nil || m.W == nil {
+		return ""
+	}
+	if err := m.W.DiskError(); err != nil {
+		return "MISCONF Errors writing to the AOF file: " + aof.Strerror(err)
+	}
+	return ""
 }
 
 // Hooks for the RDB side (server/rdb), set by its wiring file in an init
@@ -246,7 +261,12 @@ func (s *Server) aofFlush(force bool) {
 			s.log.Warn().Err(err).Msg("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
 			os.Exit(1)
 		}
-		s.log.Warn().Err(err).Msg("Error writing to the AOF file")
+		// Logged at most every 30 s (AOF_WRITE_LOG_ERROR_RATE): the
+		// write is retried on every flush until it works.
+		if now := time.Now(); now.Sub(s.aof.errLogged) >= 30*time.Second {
+			s.aof.errLogged = now
+			s.log.Warn().Err(err).Msg("Error writing to the AOF file")
+		}
 	}
 }
 
@@ -329,6 +349,15 @@ func (s *Server) aofRewriteBackground() error {
 var errRewriteCancelled = errors.New("rewrite cancelled")
 
 func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}) {
+	// rdb-key-save-delay slows the rewrite too (rewriteAppendOnlyFileRio's
+	// debugDelay): microseconds per key, slept without the lock.
+	s.mu.Lock()
+	delay := s.rdbKeySaveDelay()
+	s.mu.Unlock()
+	batch := 1024
+	if delay > 0 {
+		batch = 16
+	}
 	size, err := aof.WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) {
 		select {
 		case <-cancel:
@@ -336,8 +365,13 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		default:
 		}
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		return snap.Step(dst, 1024)
+		n := len(dst)
+		items, done := snap.Step(dst, batch)
+		s.mu.Unlock()
+		if delay > 0 {
+			time.Sleep(delay * time.Duration(len(items)-n))
+		}
+		return items, done
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -465,13 +465,13 @@ func (s *Server) rdbCron() {
 	}
 }
 
-// diskErrorDenies is writeCommandsDeniedByDiskError for the RDB: the
-// -MISCONF text, or "" when writes are allowed.
+// diskErrorDenies is writeCommandsDeniedByDiskError: the -MISCONF text,
+// or "" when writes are allowed. The RDB's failure wins over the AOF's.
 func (s *Server) diskErrorDenies() string {
 	if s.cfg.StopWritesOnBgsaveError && len(s.cfg.Save) > 0 && s.rdb.bgsaveErr {
 		return errBgsaveErr
 	}
-	return ""
+	return s.aofDiskError()
 }
 
 // flushAllResetRDB is flushAllDataAndResetRDB's persistence part, after

@@ -17,8 +17,8 @@ import (
 // checkAOFCommand is redis-check-aof: `vigil check-aof [--fix]
 // <file.manifest|file.aof>`. A manifest is checked file by file (the
 // base, then the incremental files); only the last file may be truncated
-// by --fix, as Redis's tool. An RDB-preamble base is recognised by its
-// magic and left to the RDB checker.
+// by --fix, as Redis's tool. An RDB-preamble base is validated in full
+// by the RDB checker (check-rdb), then its AOF tail.
 func checkAOFCommand(code *int) *cli.Command {
 	return &cli.Command{
 		Name:      "check-aof",
@@ -119,17 +119,28 @@ func checkOneFile(p string, fix, last bool, out io.Writer) bool {
 		return false
 	}
 	size := fi.Size()
+	pr := newProgress(f, size, name)
+	defer pr.done()
+	var start int64
 	var sig [5]byte
 	if n, _ := io.ReadFull(f, sig[:]); n == 5 && string(sig[:]) == "REDIS" {
-		// The RDB preamble is checked by the RDB checker (vigil
-		// check-rdb, to come): here only its magic.
-		fmt.Fprintf(out, "RDB preamble of %s: magic ok (RDB body not checked)\n", name)
-		return true
+		// An RDB preamble: checked in full by the RDB checker, then the
+		// AOF tail after it (redis-check-aof's checkSingleAof).
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return false
+		}
+		fmt.Fprintf(out, "The AOF appears to start with an RDB preamble.\nChecking the RDB preamble to start:\n")
+		if !checkRDBStream(pr, 0, out, &start) {
+			fmt.Fprintf(out, "RDB preamble of AOF file is not sane, aborting.\n")
+			return false
+		}
+		fmt.Fprintf(out, "RDB preamble is OK, proceeding with AOF tail...\n")
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return false
 	}
-	sc := aof.NewScanner(f, 0)
+	pr.n = start
+	sc := aof.NewScanner(pr, start)
 	var multi bool
 	var beforeMulti int64
 	for {

@@ -15,6 +15,7 @@ func commands(code *int) []*cli.Command {
 		upCommand(),
 		statusCommand(),
 		checkAOFCommand(code),
+		checkRDBCommand(code),
 		drillCommand(),
 		serverCommand(),
 		sentinelCommand(),
@@ -37,7 +38,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	if err := app.Run(args); err != nil {
-		fmt.Fprintln(stderr, "vigil:", err)
+		if err.Error() != "" { // cli.Exit("", n): the report is already out
+			fmt.Fprintln(stderr, "vigil:", err)
+		}
 		if ec, ok := err.(cli.ExitCoder); ok && code == 0 {
 			code = ec.ExitCode() // drill --expect-no-loss: 3
 		}

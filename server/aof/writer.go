@@ -1,6 +1,7 @@
 package aof
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -52,9 +53,11 @@ type Writer struct {
 	fileSize       int64 // bytes in f
 	lastTS         int64 // aof_cur_timestamp
 	lastFsync      time.Time
-	postponedStart time.Time // aof_flush_postponed_start
-	delayed        int64     // aof_delayed_fsync
-	lastWriteErr   error     // aof_last_write_status (nil: ok)
+	postponedStart time.Time             // aof_flush_postponed_start
+	delayed        int64                 // aof_delayed_fsync
+	lastWriteErr   error                 // aof_last_write_status (nil: ok)
+	lastErrno      error                 // aof_last_write_errno: the cause of lastWriteErr
+	fsyncErr       atomic.Pointer[error] // aof_bio_fsync_status/errno (nil: ok)
 
 	fsyncOffset atomic.Int64 // aof_fsync_offset, set by the fsync goroutine too
 	pending     atomic.Int64 // jobs queued or running (aof_pending_bio_fsync)
@@ -89,6 +92,13 @@ func (w *Writer) fsyncLoop() {
 		err := j.f.Sync()
 		if err == nil && j.update {
 			w.fsyncOffset.Store(j.upto)
+		}
+		// aof_bio_fsync_status: a failed background fsync denies writes
+		// (-MISCONF) until one succeeds.
+		if err != nil {
+			w.fsyncErr.Store(&err)
+		} else {
+			w.fsyncErr.Store(nil)
 		}
 		if j.close {
 			j.f.Close()
@@ -135,6 +145,39 @@ func (w *Writer) PendingFsync() int64 { return w.pending.Load() }
 // LastWriteErr is aof_last_write_status: nil when the last write worked.
 func (w *Writer) LastWriteErr() error { return w.lastWriteErr }
 
+// DiskError is writeCommandsDeniedByDiskError's AOF part: the cause
+// (aof_last_write_errno) of the last failed write, or of the last
+// background fsync when it failed; nil when writes may go on. A later
+// successful write (or fsync) clears it, as in Redis.
+func (w *Writer) DiskError() error {
+	if w.lastWriteErr != nil {
+		return w.lastErrno
+	}
+	if p := w.fsyncErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Retry is serverCron's once-a-second flushAppendOnlyFile(0) while the
+// last write failed: the kept buffer is written again, and a success
+// clears the error (MISCONF).
+func (w *Writer) Retry(now time.Time) error {
+	if w.lastWriteErr == nil {
+		return nil
+	}
+	return w.Flush(now, false)
+}
+
+// SwapFileForFault replaces the file written to and returns the previous
+// one: fault injection for tests (a file on /dev/full makes every write
+// fail with ENOSPC, even as root). Call it under the execution lock.
+func (w *Writer) SwapFileForFault(f *os.File) *os.File {
+	old := w.f
+	w.f = f
+	return old
+}
+
 // Flush is flushAppendOnlyFile: write the buffer and, by policy, fsync
 // (always), schedule a background fsync once a second (everysec) or leave
 // it to the kernel (no). With everysec and a background fsync still
@@ -180,7 +223,11 @@ func (w *Writer) Flush(now time.Time, force bool) error {
 			w.buf = w.buf[n:]
 		}
 		w.lastWriteErr = fmt.Errorf("Error writing to the AOF file: %w", err)
+		w.lastErrno = errnoOf(err)
 		return w.lastWriteErr
+	}
+	if w.lastWriteErr != nil && w.warn != nil {
+		w.warn("AOF write error looks solved, Redis can write again.")
 	}
 	w.postponedStart = time.Time{}
 	w.size += int64(n)
@@ -198,6 +245,7 @@ func (w *Writer) Flush(now time.Time, force bool) error {
 	case FsyncAlways:
 		if err := w.f.Sync(); err != nil {
 			w.lastWriteErr = fmt.Errorf("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %w", err)
+			w.lastErrno = errnoOf(err)
 			return w.lastWriteErr
 		}
 		w.lastFsync = now
@@ -264,4 +312,24 @@ func (w *Writer) Close(now time.Time) error {
 		err = cerr
 	}
 	return err
+}
+
+// errnoOf is the system error under err (a *PathError's errno), what
+// Redis reports with strerror(aof_last_write_errno).
+func errnoOf(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Strerror words err as C's strerror does (a capital first letter:
+// "No space left on device").
+func Strerror(err error) string {
+	s := err.Error()
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }

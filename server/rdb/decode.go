@@ -37,7 +37,19 @@ type LoadOptions struct {
 	Enc keyspace.EncodingConfig
 	// OnAux, if set, is called for every AUX field as it is read.
 	OnAux func(AuxField) error
+	// OnOp, if set, is called after each AUX field (OpAux), SELECTDB
+	// (OpSelectDB, arg the db), key (arg its object type) and the
+	// checksum (OpEOF, arg the stored checksum) with the offset just
+	// after it: the trace and progress of a checker (redis-check-rdb).
+	OnOp func(op byte, off int64, arg uint64)
 }
+
+// Opcodes reported to LoadOptions.OnOp (besides object types).
+const (
+	OpAux      = opAux
+	OpSelectDB = opSelectDB
+	OpEOF      = opEOF
+)
 
 // Record is one loaded key.
 type Record struct {
@@ -332,6 +344,9 @@ func load(rd *reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 				return info, rd.errorf("FATAL: Data file was created with a Redis server configured to handle more than %d databases. Exiting", opts.Databases)
 			}
 			db = int(n)
+			if opts.OnOp != nil {
+				opts.OnOp(OpSelectDB, rd.off, n)
+			}
 			continue
 		case opResizeDB:
 			if _, err := rd.len(); err != nil {
@@ -356,6 +371,9 @@ func load(rd *reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 				if err := opts.OnAux(a); err != nil {
 					return info, err
 				}
+			}
+			if opts.OnOp != nil {
+				opts.OnOp(OpAux, rd.off, 0)
 			}
 			continue
 		case opModuleAux:
@@ -395,6 +413,9 @@ func load(rd *reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 				return info, err
 			}
 		}
+		if opts.OnOp != nil {
+			opts.OnOp(t, rd.off, uint64(t))
+		}
 		expireAt, idle, freq = 0, -1, -1
 	}
 eof:
@@ -410,6 +431,9 @@ eof:
 	info.Checksum = got
 	if opts.VerifyChecksum && got != 0 && got != expected {
 		return info, rd.errorf("Wrong RDB checksum expected: (%x) got: (%x). Aborting now.", got, expected)
+	}
+	if opts.OnOp != nil {
+		opts.OnOp(OpEOF, rd.off, got)
 	}
 	return info, nil
 }
