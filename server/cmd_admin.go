@@ -52,14 +52,14 @@ func init() {
 			{Name: "latest", Arity: 2, Flags: FlagAdmin | FlagNoScript | ls, ACL: admACL, Handler: cmdLatencyLatest},
 			{Name: "reset", Arity: -2, Flags: FlagAdmin | FlagNoScript | ls, ACL: admACL, Handler: cmdLatencyReset},
 		}},
-		&Command{Name: "lastsave", Arity: 1, Flags: ls | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Handler: cmdLastSave},
+		&Command{Name: "lastsave", Arity: 1, Flags: ls | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Handler: cmdLastSaveRDB},
 		&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | ls | FlagNoMulti | FlagAllowBusy, ACL: admACL, Handler: cmdShutdown},
 		&Command{Name: "role", Arity: 1, Flags: FlagNoScript | ls | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Handler: cmdRole},
 		&Command{Name: "readonly", Arity: 1, Flags: ls | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdClusterDisabled},
 		&Command{Name: "readwrite", Arity: 1, Flags: ls | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdClusterDisabled},
 		&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, ACL: conn, Handler: cmdWait},
-		&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, ACL: admACL, Handler: cmdNoPersistence},
-		&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: admACL, Handler: cmdNoPersistence},
+		&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, ACL: admACL, Handler: cmdSave}, // persist: persist_rdb.go
+		&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: admACL, Handler: cmdBgsave},
 	)
 }
 
@@ -1121,12 +1121,6 @@ func cmdCommandDocs(c *Client, args [][]byte) {
 
 // --- persistence and replication placeholders --------------------------------
 
-// cmdLastSave: until a first save, Redis 7.0 answers its start time.
-func cmdLastSave(c *Client, args [][]byte) { c.w.Int(c.srv.startTime.Unix()) }
-
-// cmdNoPersistence is SAVE and BGSAVE until persistence exists.
-func cmdNoPersistence(c *Client, args [][]byte) { c.w.Error(ErrPersistenceNotImplemented) }
-
 // cmdRole is ROLE on a master without replicas (replication lands later).
 func cmdRole(c *Client, args [][]byte) {
 	c.w.ArrayLen(3)
@@ -1164,9 +1158,8 @@ func cmdWait(c *Client, args [][]byte) {
 }
 
 // cmdShutdown is shutdownCommand. On success there is no reply: Run stops
-// the server and closes this connection last. SAVE cannot be honoured
-// without persistence, so it fails as a failed save does in Redis, unless
-// FORCE.
+// the server and closes this connection last. A failed save (SAVE, or
+// save points without NOSAVE) keeps the server running unless FORCE.
 func cmdShutdown(c *Client, args [][]byte) {
 	var req shutdownReq
 	abort := false
@@ -1196,8 +1189,8 @@ func cmdShutdown(c *Client, args [][]byte) {
 		return
 	}
 	s := c.srv
-	if req.save && !req.force {
-		s.log.Warn().Msg("Error trying to save the DB: persistence is not implemented yet, can't exit.")
+	// persist: prepareForShutdown's save (persist_rdb.go).
+	if !s.prepareShutdownSave(req.save, req.nosave, req.force) {
 		s.log.Warn().Msg("Errors trying to shut down the server. Check the logs for more information.")
 		c.w.Error(ErrShutdownFailed)
 		return

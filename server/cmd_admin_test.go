@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"net"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -42,10 +43,14 @@ func TestMonitor(t *testing.T) {
 }
 
 // TestShutdown: SHUTDOWN gets no reply; the server stops and the
-// connection closes. SHUTDOWN SAVE cannot save and fails.
+// connection closes. A SHUTDOWN SAVE whose save fails (dir removed)
+// replies an error and the server keeps running.
 func TestShutdown(t *testing.T) {
 	l := startLive(t)
 	c, other := l.dial(t), l.dial(t)
+	l.s.mu.Lock()
+	l.s.cfg.Dir = filepath.Join(t.TempDir(), "gone") // persist: the save fails
+	l.s.mu.Unlock()
 	if got := c.do("SHUTDOWN", "SAVE"); got != "-"+ErrShutdownFailed {
 		t.Fatalf("SHUTDOWN SAVE: %s", got)
 	}

@@ -229,6 +229,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		c.srv.ks.Dirty += int64(db.Len())
 		db.Flush()
 	}
+	c.srv.flushAllResetRDB()      // persist: persist_rdb.go
 	c.forcePropagation(TargetAll) // even when every database was empty
 	c.w.OK()
 }

@@ -27,6 +27,11 @@ var debugHelp = []string{
 	"    Write <message> to the server log.",
 	"OBJECT <key>",
 	"    Show low level info about `key` and associated value.",
+	"RELOAD [option ...]",
+	"    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+	"    * MERGE: Merge the content of the RDB with the current data.",
+	"    * NOFLUSH: Do not empty the current data before loading the RDB.",
+	"    * NOSAVE: Do not save the RDB on disk, just reload it.",
 	"SET-ACTIVE-EXPIRE <0|1>",
 	"    Setting it to 0 disables expiring keys in background when they are not",
 	"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -77,6 +82,8 @@ func cmdDebug(c *Client, args [][]byte) {
 			return
 		}
 		c.w.Simple(s.debugObject(e))
+	case eqFold(sub, "reload"): // persist: cmd_dump.go
+		debugReload(c, args)
 	case eqFold(sub, "log") && len(args) == 3:
 		s.log.Warn().Msg("DEBUG LOG: " + string(args[2]))
 		c.w.OK()
@@ -102,13 +109,12 @@ func (s *Server) debugObject(e *keyspace.Entry) string {
 }
 
 // serializedLength is rdbSavedObjectLen: the length of v's RDB encoding.
-// It is the RDB encoder's to compute; until server/rdb has one it knows
-// strings only, and other types report 0.
 func serializedLength(v keyspace.Value, compress bool) int64 {
 	if s, ok := v.(*keyspace.String); ok {
 		return rdbStringLen(s.Bytes(), compress)
 	}
-	return 0
+	// persist: the DUMP payload without its type byte and footer.
+	return int64(len(rdb.DumpPayload(v, compress)) - 11)
 }
 
 // rdbStringLen is the length rdbSaveRawString writes for b: integers in 8,

@@ -352,40 +352,8 @@ func (s *Server) infoMemory(w *infoWriter) {
 
 // --- persistence -------------------------------------------------------------
 
-// infoPersistence reports an instance that has never saved and has AOF
-// off: Vigil has no persistence yet.
-func (s *Server) infoPersistence(w *infoWriter) {
-	w.int("loading", 0)
-	w.int("async_loading", 0)
-	w.int("current_cow_peak", 0)
-	w.int("current_cow_size", 0)
-	w.int("current_cow_size_age", 0)
-	w.str("current_fork_perc", "0.00")
-	w.int("current_save_keys_processed", 0)
-	w.int("current_save_keys_total", 0)
-	w.int("rdb_changes_since_last_save", s.ks.Dirty)
-	w.int("rdb_bgsave_in_progress", 0)
-	w.int("rdb_last_save_time", s.startTime.Unix()) // lastsave: the start time until a first save
-	w.str("rdb_last_bgsave_status", "ok")
-	w.int("rdb_last_bgsave_time_sec", -1)
-	w.int("rdb_current_bgsave_time_sec", -1)
-	w.int("rdb_saves", 0)
-	w.int("rdb_last_cow_size", 0)
-	w.int("rdb_last_load_keys_expired", 0)
-	w.int("rdb_last_load_keys_loaded", 0)
-	w.int("aof_enabled", 0)
-	w.int("aof_rewrite_in_progress", 0)
-	w.int("aof_rewrite_scheduled", 0)
-	w.int("aof_last_rewrite_time_sec", -1)
-	w.int("aof_current_rewrite_time_sec", -1)
-	w.str("aof_last_bgrewrite_status", "ok")
-	w.int("aof_rewrites", 0)
-	w.int("aof_rewrites_consecutive_failures", 0)
-	w.str("aof_last_write_status", "ok")
-	w.int("aof_last_cow_size", 0)
-	w.int("module_fork_in_progress", 0)
-	w.int("module_fork_last_cow_size", 0)
-}
+// infoPersistence: persist_rdb.go (infoPersistenceRDB).
+func (s *Server) infoPersistence(w *infoWriter) { s.infoPersistenceRDB(w) }
 
 // --- stats -------------------------------------------------------------------
 

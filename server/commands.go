@@ -246,6 +246,14 @@ func (s *Server) call(c *Client, args [][]byte) {
 	if !s.aclAllowed(c, cmd, args) {
 		return
 	}
+	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
+	// for writes and PING after a failed BGSAVE.
+	if (cmd.has(FlagWrite) || cmd.fullName == "ping") && s.rdb.bgsaveErr {
+		if msg := s.diskErrorDenies(); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
 	if c.w.Proto == 2 && c.kind() == kindPubSub && !allowedInSubscribedContext(cmd) {
 		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.fullName))
 		return

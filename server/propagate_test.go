@@ -14,6 +14,9 @@ import (
 // millisecond time; the tests check it is the right one for Vigil's fake
 // clock and equal to Redis's within a minute. Every case starts on a fresh
 // connection in db 0 after FLUSHALL, with the stream's database at 0.
+// dumpV is redis-server 7.0.15's DUMP of the string "v".
+const dumpV = "\x00\x01v\n\x00\x91\x08\xce\xb2\x198\x8a\xce"
+
 var propagateCases = []struct {
 	name       string
 	directives []string // CONFIG SET pairs applied first (and reset after)
@@ -23,6 +26,14 @@ var propagateCases = []struct {
 	{name: "SET EX becomes SET PXAT",
 		cmds: [][]string{{"SET", "a", "1", "EX", "100"}, {"set", "b", "2", "px", "5000", "get", "nx"}, {"SET", "c", "3", "PXAT", "4102444800000", "XX"}, {"SET", "c", "3", "PXAT", "4102444800000"}},
 		want: [][]string{{"SET", "a", "1", "PXAT", "<t>"}, {"SET", "b", "2", "PXAT", "<t>"}, {"SET", "c", "3", "PXAT", "4102444800000"}}},
+	// persist: RESTORE propagates a relative TTL as absolute with ABSTTL,
+	// an already expired one with REPLACE as DEL, nothing without REPLACE.
+	{name: "RESTORE",
+		cmds: [][]string{{"RESTORE", "r1", "0", dumpV}, {"RESTORE", "r2", "100000", dumpV}, {"RESTORE", "r2", "0", dumpV, "REPLACE"},
+			{"RESTORE", "r3", "4102444800000", dumpV, "ABSTTL"}, {"RESTORE", "r3", "1", dumpV, "ABSTTL", "REPLACE"},
+			{"RESTORE", "r4", "1", dumpV, "ABSTTL"}, {"RESTORE", "r5", "0", dumpV, "IDLETIME", "10"}},
+		want: [][]string{{"RESTORE", "r1", "0", dumpV}, {"RESTORE", "r2", "<t>", dumpV, "ABSTTL"}, {"RESTORE", "r2", "0", dumpV, "REPLACE"},
+			{"RESTORE", "r3", "4102444800000", dumpV, "ABSTTL"}, {"DEL", "r3"}, {"RESTORE", "r5", "0", dumpV, "IDLETIME", "10"}}},
 	{name: "SET GET without expire drops GET",
 		cmds: [][]string{{"set", "a", "1"}, {"set", "a", "2", "get", "keepttl", "GET"}},
 		want: [][]string{{"set", "a", "1"}, {"set", "a", "2", "keepttl"}}},

@@ -31,6 +31,8 @@ type testServer struct {
 
 func newTestServer(t testing.TB, directives ...string) *testServer {
 	t.Helper()
+	// persist: dump.rdb (SAVE, the shutdown save) goes to a temp dir.
+	directives = append([]string{"--dir", t.TempDir()}, directives...)
 	cfg, err := configs.Load(configs.LoadOptions{Args: directives})
 	if err != nil {
 		t.Fatal(err)

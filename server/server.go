@@ -101,6 +101,11 @@ type Server struct {
 	// clients a busy script keeps waiting (scripting_busy.go).
 	lua  *scriptEngine
 	busy atomic.Pointer[busyScript]
+
+	// persist: RDB persistence state (persist_rdb.go), guarded by mu, and
+	// the signal that asked for shutdown (0: SIGTERM, 2: SIGINT).
+	rdb         persistState
+	shutdownSig atomic.Int32
 }
 
 type shutdownReq struct {
@@ -284,9 +289,18 @@ func (s *Server) Run(ctx context.Context) error {
 	cronStop := make(chan struct{})
 	go s.cron(cronStop)
 	var req shutdownReq
-	select {
-	case <-ctx.Done():
-	case req = <-s.shutdownCh:
+	// persist: a signal (ctx) saves as shutdown-on-sigterm/sigint say; if
+	// that fails the server keeps running, as Redis.
+	for ctxDone := ctx.Done(); ; {
+		select {
+		case <-ctxDone:
+			if !s.signalShutdownSave() {
+				ctxDone = nil
+				continue
+			}
+		case req = <-s.shutdownCh:
+		}
+		break
 	}
 	s.log.Warn().Msg("User requested shutdown...")
 	close(cronStop)
@@ -297,9 +311,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.cfg.UnixSocket != "" {
 		_ = os.Remove(s.cfg.UnixSocket)
-	}
-	if req.save && !req.nosave {
-		s.log.Warn().Msg("SHUTDOWN SAVE requested but persistence is not implemented yet: nothing saved")
 	}
 	// Interrupt blocked reads; loops finish their batch, write, and exit.
 	s.clientsMu.Lock()
@@ -393,6 +404,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		}
 		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
 		s.adminCron()
+		s.rdbCron() // persist: save points, scheduled BGSAVE
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -419,6 +419,8 @@ func start(t *testing.T, stdin io.Reader, args ...string) *running {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
+	// persist: the shutdown save (default save points) goes to a temp dir.
+	args = append(args[:len(args):len(args)], "--dir", t.TempDir())
 	r := &running{sigs: make(chan os.Signal, 2), out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan int, 1)}
 	go func() { r.done <- runWithSignals(args, stdin, r.out, r.err, r.sigs) }()
 	t.Cleanup(func() {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
@@ -106,6 +107,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Info().Msgf("Running mode=standalone, port=%d.", port)
 	}
 	log.Warn().Msg("Server initialized")
+	// persist: load the dataset before serving (loadDataFromDisk).
+	if err := srv.LoadDataFromDisk(); err != nil {
+		log.Warn().Msg(err.Error())
+		return 1
+	}
 	if port != 0 {
 		log.Info().Msg("Ready to accept connections tcp")
 	}
@@ -136,6 +142,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				return 1
 			}
 			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
 			cancel()
 		}
 	}

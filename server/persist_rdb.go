@@ -1,0 +1,739 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/server/keyspace"
+	"github.com/vigil-kv/vigil/server/rdb"
+)
+
+// RDB persistence (rdb.c rdbSave, rdbSaveBackground, saveCommand,
+// bgsaveCommand, lastsaveCommand, rdbLoad; server.c's save points and
+// stop-writes-on-bgsave-error).
+//
+// SAVE writes the keyspace under the execution lock, as Redis blocks.
+// BGSAVE cannot fork: it takes a keyspace snapshot (keyspace/doc.go,
+// "Snapshots") and a goroutine alternates lock / Snapshot.Step / unlock /
+// encode and write. Both write temp-<pid>.rdb in dir, fsync it, rename it
+// to dbfilename and fsync the directory (rdbSave's order), so a crash at
+// any point leaves the previous dump intact.
+
+// configBgsaveRetryDelay is CONFIG_BGSAVE_RETRY_DELAY: after a failed
+// BGSAVE, save points wait this many seconds before trying again.
+const configBgsaveRetryDelay = 5
+
+// bgsaveStepKeys is how many keys a BGSAVE step takes under the lock.
+const bgsaveStepKeys = 128
+
+// errBgsaveErr is shared.bgsaveerr (writeCommandsGetDiskErrorMessage).
+const errBgsaveErr = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// persistState is the RDB half of Redis's server.* persistence fields.
+// Guarded by mu.
+type persistState struct {
+	lastSave       int64 // server.lastsave (unix s); 0: the start time
+	bgsaveErr      bool  // lastbgsave_status == C_ERR
+	lastBgsaveTry  int64 // server.lastbgsave_try
+	dirtyBefore    int64 // server.dirty_before_bgsave
+	saves          int64 // stat_rdb_saves
+	lastBgsaveSecs int64 // rdb_save_time_last
+	bgsaveRan      bool  // lastBgsaveSecs is set (else -1)
+	bgsaveSeq      int64
+	scheduled      bool // rdb_bgsave_scheduled
+	job            *bgsaveJob
+	loadedKeys     int64 // rdb_last_load_keys_loaded
+	loadedExpired  int64 // rdb_last_load_keys_expired
+	loading        bool
+}
+
+// bgsaveJob is a running BGSAVE (Redis's RDB child).
+type bgsaveJob struct {
+	snap      *keyspace.Snapshot
+	start     time.Time
+	total     int64
+	processed atomic.Int64
+	kill      atomic.Bool // killRDBChild
+	done      chan struct{}
+	seq       int64
+	tmp       string // its temp file
+}
+
+// AOFLoadHook, when set (by the AOF code), loads the dataset at startup
+// instead of the RDB when appendonly is yes (loadDataFromDisk). It runs
+// with the execution lock held.
+var AOFLoadHook func(s *Server) error
+
+// AOFRewriteRunning, when set (by the AOF code), reports an AOF rewrite in
+// progress (hasActiveChildProcess for CHILD_TYPE_AOF): BGSAVE then answers
+// "Another child process is active" or, with SCHEDULE, schedules itself.
+// Called with the execution lock held.
+var AOFRewriteRunning func(s *Server) bool
+
+// InfoAOFHook, when set (by the AOF code), writes INFO persistence's aof_*
+// lines (aof_enabled ... aof_last_cow_size and, with AOF on, the rest).
+var InfoAOFHook func(s *Server, w *infoWriter)
+
+// childActive is hasActiveChildProcess: a BGSAVE, an AOF rewrite or any
+// other snapshot running.
+func (s *Server) childActive() bool {
+	if s.rdb.job != nil || s.ks.Snapshotting() {
+		return true
+	}
+	return AOFRewriteRunning != nil && AOFRewriteRunning(s)
+}
+
+// lastSaveTime is server.lastsave: the start time until a first save.
+func (s *Server) lastSaveTime() int64 {
+	if s.rdb.lastSave == 0 {
+		return s.startTime.Unix()
+	}
+	return s.rdb.lastSave
+}
+
+// rdbPath is dbfilename in dir.
+func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir, s.cfg.DBFilename) }
+
+// rdbKeySaveDelay is rdb-key-save-delay: microseconds to sleep after each
+// key written (negative: nanoseconds, as debugDelay).
+func (s *Server) rdbKeySaveDelay() time.Duration {
+	v, ok := s.cfg.Value("rdb-key-save-delay")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n == 0 {
+		return 0
+	}
+	if n < 0 {
+		return time.Duration(-n)
+	}
+	return time.Duration(n) * time.Microsecond
+}
+
+// encodeOptions are the options of an RDB written now (rdbSaveInfoAuxFields).
+func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
+	base := "0"
+	if aofBase {
+		base = "1"
+	}
+	return rdb.EncodeOptions{
+		Compress: s.cfg.RDBCompression,
+		Checksum: s.cfg.RDBChecksum,
+		Aux: []rdb.AuxField{
+			{Key: "redis-ver", Value: RedisVersion},
+			{Key: "redis-bits", Value: "64"},
+			{Key: "ctime", Value: strconv.FormatInt(s.clock.Now().Unix(), 10)},
+			{Key: "used-mem", Value: strconv.FormatUint(readMem().heapObjects, 10)},
+			// repl-stream-db, repl-id and repl-offset: written by Redis
+			// only with a replication backlog (rdbPopulateSaveInfo);
+			// replication adds them.
+			{Key: "aof-base", Value: base},
+		},
+		LRU:               s.policyIsLRU(),
+		LFU:               s.policyIsLFU(),
+		Now:               s.clock.Now().UnixMilli(),
+		ListCompressDepth: s.cfg.ListCompressDepth,
+	}
+}
+
+func (s *Server) policyIsLRU() bool {
+	p := s.cfg.MaxmemoryPolicy
+	return p == "allkeys-lru" || p == "volatile-lru"
+}
+
+// WriteRDB writes the whole keyspace as an RDB stream to w, walking the
+// databases directly: call it with the execution lock held (SAVE, SHUTDOWN,
+// DEBUG RELOAD, an AOF base written synchronously).
+func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
+	enc, err := rdb.NewEncoder(w, s.encodeOptions(aofBase))
+	if err != nil {
+		return err
+	}
+	for i, db := range s.ks.DBs {
+		if db.Len() == 0 {
+			continue
+		}
+		enc.SetDBSizes(i, db.Len(), db.ExpiresLen())
+		db.ForEach(func(k string, e *keyspace.Entry) bool {
+			err = enc.WriteItem(keyspace.Item{DB: i, Key: k, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess, Freq: e.Freq})
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return enc.Finish()
+}
+
+// writeRDBFile is rdbSave's file handling: temp-<pid>.rdb in dir, body,
+// flush, fsync, close, rename to path, fsync of the directory. The temp
+// file is removed on failure.
+//
+// A BGSAVE passes its job: the rename then happens under the execution
+// lock and only if the job was not killed meanwhile (a SHUTDOWN SAVE's
+// newer file must not be replaced by the killed BGSAVE's). Its temp file
+// is temp-<pid>-<n>.rdb (Redis: the child's pid) so that it never
+// collides with SAVE's.
+func (s *Server) writeRDBFile(dir, path string, job *bgsaveJob, body func(io.Writer) error) error {
+	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d.rdb", os.Getpid()))
+	if job != nil {
+		tmp = job.tmp
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		s.log.Warn().Msgf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", filepath.Base(tmp), dir, errText(err))
+		return err
+	}
+	werr := func(op string, err error) error {
+		s.log.Warn().Msgf("Write error saving DB on disk(%s): %s", op, errText(err))
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := body(bw); err != nil {
+		return werr("rdbSaveRio", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return werr("fflush", err)
+	}
+	if err := f.Sync(); err != nil {
+		return werr("fsync", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		s.log.Warn().Msgf("Write error saving DB on disk(fclose): %s", errText(err))
+		return err
+	}
+	if job != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if job.kill.Load() {
+			os.Remove(tmp)
+			return errors.New("killed")
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		s.log.Warn().Msgf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", filepath.Base(tmp), filepath.Base(path), dir, errText(err))
+		os.Remove(tmp)
+		return err
+	}
+	if err := fsyncDir(filepath.Dir(path)); err != nil {
+		s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", errText(err))
+		return err
+	}
+	return nil
+}
+
+func fsyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// errText is strerror's text for a file system error.
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	msg := err.Error()
+	if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return msg
+}
+
+// rdbSave is rdbSave: a synchronous save under the execution lock. On
+// success dirty is reset, lastsave set and the bgsave status cleared.
+func (s *Server) rdbSave() error {
+	err := s.writeRDBFile(s.cfg.Dir, s.rdbPath(), nil, func(w io.Writer) error { return s.WriteRDB(w, false) })
+	if err != nil {
+		return err
+	}
+	s.log.Info().Msg("DB saved on disk")
+	s.ks.Dirty = 0
+	s.rdb.lastSave = s.clock.Now().Unix()
+	s.rdb.bgsaveErr = false
+	s.rdb.saves++
+	return nil
+}
+
+// rdbSaveBackground is rdbSaveBackground: starts a BGSAVE goroutine.
+func (s *Server) rdbSaveBackground() error {
+	if s.rdb.job != nil {
+		return errors.New("bgsave running")
+	}
+	s.rdb.dirtyBefore = s.ks.Dirty
+	s.rdb.lastBgsaveTry = s.clock.Now().Unix()
+	snap, err := s.ks.BeginSnapshot()
+	if err != nil {
+		s.rdb.bgsaveErr = true
+		s.log.Warn().Msgf("Can't save in background: fork: %s", err)
+		return err
+	}
+	opts := s.encodeOptions(false)
+	sizes := make([][2]int, len(s.ks.DBs))
+	total := int64(0)
+	for i, db := range s.ks.DBs {
+		sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
+		total += int64(db.Len())
+	}
+	s.rdb.bgsaveSeq++
+	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), seq: s.rdb.bgsaveSeq}
+	job.tmp = filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), job.seq))
+	s.rdb.job = job
+	dir, path := s.cfg.Dir, s.rdbPath()
+	delay := s.rdbKeySaveDelay()
+	s.log.Info().Msgf("Background saving started by pid %d", os.Getpid())
+	go func() {
+		defer close(job.done)
+		err := s.writeRDBFile(dir, path, job, func(w io.Writer) error {
+			enc, err := rdb.NewEncoder(w, opts)
+			if err != nil {
+				return err
+			}
+			for i, sz := range sizes {
+				if sz[0] > 0 {
+					enc.SetDBSizes(i, sz[0], sz[1])
+				}
+			}
+			var buf []keyspace.Item
+			for done := false; !done; {
+				if job.kill.Load() {
+					return errors.New("killed")
+				}
+				s.mu.Lock()
+				if job.kill.Load() { // the snapshot is closed
+					s.mu.Unlock()
+					return errors.New("killed")
+				}
+				buf, done = snap.Step(buf[:0], bgsaveStepKeys)
+				s.mu.Unlock()
+				for _, it := range buf {
+					if err := enc.WriteItem(it); err != nil {
+						return err
+					}
+					job.processed.Add(1)
+					if delay > 0 {
+						if job.kill.Load() {
+							return errors.New("killed")
+						}
+						time.Sleep(delay)
+					}
+				}
+			}
+			return enc.Finish()
+		})
+		s.mu.Lock()
+		if !job.kill.Load() {
+			s.bgsaveDone(job, err)
+		}
+		s.mu.Unlock()
+	}()
+	return nil
+}
+
+// bgsaveDone is backgroundSaveDoneHandlerDisk, under the lock.
+func (s *Server) bgsaveDone(job *bgsaveJob, err error) {
+	job.snap.Close()
+	s.rdb.job = nil
+	now := s.clock.Now()
+	s.rdb.lastBgsaveSecs = int64(now.Sub(job.start).Seconds())
+	s.rdb.bgsaveRan = true
+	switch {
+	case err != nil:
+		s.log.Warn().Msg("Background saving error")
+		s.rdb.bgsaveErr = true
+	default:
+		s.log.Info().Msg("Background saving terminated with success")
+		s.ks.Dirty -= s.rdb.dirtyBefore
+		s.rdb.lastSave = now.Unix()
+		s.rdb.bgsaveErr = false
+		s.rdb.saves++
+	}
+}
+
+// killBgsave is killRDBChild (lock held): the running BGSAVE is detached
+// at once (its snapshot closed, the state updated as for a child killed
+// by a signal); its goroutine notices at its next step, removes its temp
+// file and never renames it.
+func (s *Server) killBgsave() {
+	job := s.rdb.job
+	if job == nil {
+		return
+	}
+	job.kill.Store(true)
+	os.Remove(job.tmp) // rdbRemoveTempFile: the process may exit first
+	job.snap.Close()
+	s.rdb.job = nil // killed by SIGUSR1: lastbgsave_status unchanged
+	s.rdb.lastBgsaveSecs = int64(s.clock.Now().Sub(job.start).Seconds())
+	s.rdb.bgsaveRan = true
+	s.log.Warn().Msg("Background saving terminated by signal 10")
+}
+
+// waitBgsave waits for a running BGSAVE to end (lock held on entry and
+// exit). For tests and DEBUG RELOAD-like callers.
+func (s *Server) waitBgsave() {
+	for job := s.rdb.job; job != nil; job = s.rdb.job {
+		s.mu.Unlock()
+		<-job.done
+		s.mu.Lock()
+	}
+}
+
+// rdbCron is serverCron's persistence part: a scheduled BGSAVE and the
+// save points. Lock held.
+func (s *Server) rdbCron() {
+	if s.childActive() {
+		return
+	}
+	now := s.clock.Now().Unix()
+	retryOK := now-s.rdb.lastBgsaveTry > configBgsaveRetryDelay || !s.rdb.bgsaveErr
+	if s.rdb.scheduled && retryOK {
+		s.rdb.scheduled = false
+		_ = s.rdbSaveBackground()
+		return
+	}
+	for _, sp := range s.cfg.Save {
+		if s.ks.Dirty >= int64(sp.Changes) && now-s.lastSaveTime() > sp.Seconds && retryOK {
+			s.log.Info().Msgf("%d changes in %d seconds. Saving...", sp.Changes, sp.Seconds)
+			_ = s.rdbSaveBackground()
+			break
+		}
+	}
+}
+
+// diskErrorDenies is writeCommandsDeniedByDiskError for the RDB: the
+// -MISCONF text, or "" when writes are allowed.
+func (s *Server) diskErrorDenies() string {
+	if s.cfg.StopWritesOnBgsaveError && len(s.cfg.Save) > 0 && s.rdb.bgsaveErr {
+		return errBgsaveErr
+	}
+	return ""
+}
+
+// flushAllResetRDB is flushAllDataAndResetRDB's persistence part, after
+// FLUSHALL emptied the databases: a running BGSAVE is killed and, with
+// save points, the empty dataset is saved at once (dirty kept, so that
+// FLUSHALL still propagates).
+func (s *Server) flushAllResetRDB() {
+	if s.rdb.job != nil {
+		s.killBgsave()
+	}
+	if len(s.cfg.Save) > 0 {
+		dirty := s.ks.Dirty
+		_ = s.rdbSave()
+		s.ks.Dirty = dirty
+	}
+}
+
+// --- commands ------------------------------------------------------------------
+
+func cmdSave(c *Client, args [][]byte) {
+	s := c.srv
+	if s.rdb.job != nil {
+		c.w.Error("ERR Background save already in progress")
+		return
+	}
+	if err := s.rdbSave(); err != nil {
+		c.w.Error("ERR")
+		return
+	}
+	c.w.OK()
+}
+
+func cmdBgsave(c *Client, args [][]byte) {
+	s := c.srv
+	schedule := false
+	if len(args) > 1 {
+		if len(args) == 2 && eqFold(args[1], "schedule") {
+			schedule = true
+		} else {
+			c.w.Error(ErrSyntax)
+			return
+		}
+	}
+	inExec := s.execDepth > 1 // server.in_exec: queued in MULTI
+	switch {
+	case s.rdb.job != nil:
+		c.w.Error("ERR Background save already in progress")
+	case s.childActive() || inExec:
+		if schedule || inExec {
+			s.rdb.scheduled = true
+			c.w.Simple("Background saving scheduled")
+		} else {
+			c.w.Error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+		}
+	default:
+		if err := s.rdbSaveBackground(); err != nil {
+			c.w.Error("ERR")
+			return
+		}
+		c.w.Simple("Background saving started")
+	}
+}
+
+func cmdLastSaveRDB(c *Client, args [][]byte) { c.w.Int(c.srv.lastSaveTime()) }
+
+// --- loading -------------------------------------------------------------------
+
+// LoadDataFromDisk is loadDataFromDisk, called once before Run: the AOF
+// when appendonly is yes and the AOF code is linked in (AOFLoadHook), else
+// dbfilename in dir when it exists. The error is fatal: the caller logs it
+// and exits with status 1, as Redis.
+func (s *Server) LoadDataFromDisk() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.AppendOnly && AOFLoadHook != nil {
+		return AOFLoadHook(s)
+	}
+	start := time.Now()
+	s.rdb.loading = true
+	err := s.loadRDBPath(s.rdbPath(), false)
+	s.rdb.loading = false
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info().Msgf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// loadRDBPath is rdbLoad: reads path into the keyspace; with merge
+// (RDBFLAGS_ALLOW_DUP) a key already present is replaced. Lock held.
+// os.ErrNotExist is returned as is.
+func (s *Server) loadRDBPath(path string, merge bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, _, err = s.loadRDB(bufio.NewReaderSize(f, 64<<10), false, merge)
+	return err
+}
+
+// LoadRDB reads an RDB stream into the keyspace (rdbLoadRio): keys
+// already expired are skipped (a master), a duplicated key is an error.
+// With aofPreamble (an AOF base) expired keys are kept, as Redis. Lock
+// held. It logs Redis's messages and returns the counts.
+func (s *Server) LoadRDB(r io.Reader, aofPreamble bool) (loaded, expired int64, err error) {
+	return s.loadRDB(r, aofPreamble, false)
+}
+
+func (s *Server) loadRDB(r io.Reader, aofPreamble, merge bool) (loaded, expired int64, err error) {
+	now := s.clock.Now().UnixMilli()
+	opts := rdb.LoadOptions{
+		VerifyChecksum: s.cfg.RDBChecksum,
+		Databases:      len(s.ks.DBs),
+		Enc:            s.ks.Encodings,
+		OnAux: func(a rdb.AuxField) error {
+			switch a.Key {
+			case "redis-ver":
+				s.log.Info().Msgf("Loading RDB produced by version %s", a.Value)
+			case "ctime":
+				if t, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
+					age := s.clock.Now().Unix() - t
+					if age < 0 {
+						age = 0
+					}
+					s.log.Info().Msgf("RDB age %d seconds", age)
+				}
+			case "used-mem":
+				if m, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
+					s.log.Info().Msgf("RDB memory usage when created %.2f Mb", float64(m)/(1024*1024))
+				}
+			}
+			return nil
+		},
+	}
+	_, err = rdb.Load(r, opts, func(rec rdb.Record) error {
+		if rec.ExpireAt != 0 && rec.ExpireAt < now && !aofPreamble {
+			expired++
+			return nil
+		}
+		db := s.ks.DBs[rec.DB]
+		if db.Peek(rec.Key) != nil {
+			if merge {
+				db.Delete(rec.Key)
+			} else {
+				return fmt.Errorf("RDB has duplicated key '%s' in DB %d", rec.Key, rec.DB)
+			}
+		}
+		e := db.Set(rec.Key, rec.Value, now)
+		if rec.ExpireAt != 0 {
+			db.SetExpire(rec.Key, rec.ExpireAt)
+		}
+		setAccessMeta(e, rec.Idle, rec.Freq, now)
+		loaded++
+		return nil
+	})
+	s.rdb.loadedKeys, s.rdb.loadedExpired = loaded, expired
+	if err != nil {
+		var re *rdb.Error
+		if errors.As(err, &re) {
+			return loaded, expired, errors.New(re.Reason)
+		}
+		return loaded, expired, err
+	}
+	s.log.Info().Msgf("Done loading RDB, keys loaded: %d, keys expired: %d.", loaded, expired)
+	return loaded, expired, nil
+}
+
+// setAccessMeta is objectSetLRUOrLFU for a loaded or restored key: IDLE
+// seconds set the access time back, FREQ the LFU counter.
+func setAccessMeta(e *keyspace.Entry, idle int64, freq int, now int64) {
+	if e == nil {
+		return
+	}
+	if idle >= 0 {
+		e.LastAccess = now - idle*1000
+	}
+	if freq >= 0 {
+		e.Freq = uint8(freq)
+	}
+}
+
+// --- INFO persistence --------------------------------------------------------
+
+// infoPersistenceRDB writes INFO persistence (genRedisInfoString): the RDB
+// fields here, the aof_* ones from InfoAOFHook when the AOF code is in.
+func (s *Server) infoPersistenceRDB(w *infoWriter) {
+	job := s.rdb.job
+	w.int("loading", b2i64(s.rdb.loading))
+	w.int("async_loading", 0)
+	w.int("current_cow_peak", 0)
+	w.int("current_cow_size", 0)
+	w.int("current_cow_size_age", 0)
+	var processed, total int64
+	perc := 0.0
+	if job != nil {
+		processed, total = job.processed.Load(), job.total
+		if total > 0 {
+			perc = float64(processed) * 100 / float64(total)
+		}
+	}
+	w.f2("current_fork_perc", perc)
+	w.int("current_save_keys_processed", processed)
+	w.int("current_save_keys_total", total)
+	w.int("rdb_changes_since_last_save", s.ks.Dirty)
+	w.int("rdb_bgsave_in_progress", b2i64(job != nil))
+	w.int("rdb_last_save_time", s.lastSaveTime())
+	status := "ok"
+	if s.rdb.bgsaveErr {
+		status = "err"
+	}
+	w.str("rdb_last_bgsave_status", status)
+	last := s.rdb.lastBgsaveSecs
+	if !s.rdb.bgsaveRan {
+		last = -1
+	}
+	w.int("rdb_last_bgsave_time_sec", last)
+	cur := int64(-1)
+	if job != nil {
+		cur = int64(s.clock.Now().Sub(job.start).Seconds())
+	}
+	w.int("rdb_current_bgsave_time_sec", cur)
+	w.int("rdb_saves", s.rdb.saves)
+	w.int("rdb_last_cow_size", 0)
+	w.int("rdb_last_load_keys_expired", s.rdb.loadedExpired)
+	w.int("rdb_last_load_keys_loaded", s.rdb.loadedKeys)
+	if InfoAOFHook != nil {
+		InfoAOFHook(s, w)
+	} else {
+		infoAOFOff(w)
+	}
+	w.int("module_fork_in_progress", 0)
+	w.int("module_fork_last_cow_size", 0)
+}
+
+// infoAOFOff is the aof_* lines of an instance with appendonly no.
+func infoAOFOff(w *infoWriter) {
+	w.int("aof_enabled", 0)
+	w.int("aof_rewrite_in_progress", 0)
+	w.int("aof_rewrite_scheduled", 0)
+	w.int("aof_last_rewrite_time_sec", -1)
+	w.int("aof_current_rewrite_time_sec", -1)
+	w.str("aof_last_bgrewrite_status", "ok")
+	w.int("aof_rewrites", 0)
+	w.int("aof_rewrites_consecutive_failures", 0)
+	w.str("aof_last_write_status", "ok")
+	w.int("aof_last_cow_size", 0)
+}
+
+func b2i64(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// --- shutdown ------------------------------------------------------------------
+
+// prepareShutdownSave is prepareForShutdown's persistence part (lock
+// held): a running BGSAVE is killed, then the RDB is saved with SAVE, or
+// with save points configured unless NOSAVE. It returns false when the
+// save failed and FORCE was not given: the server must keep running.
+func (s *Server) prepareShutdownSave(save, nosave, force bool) bool {
+	if s.rdb.job != nil {
+		s.log.Warn().Msg("There is a child saving an .rdb. Killing it!")
+		s.killBgsave()
+	}
+	if (len(s.cfg.Save) > 0 && !nosave) || save {
+		s.log.Info().Msg("Saving the final RDB snapshot before exiting.")
+		if err := s.rdbSave(); err != nil {
+			if !force {
+				s.log.Warn().Msg("Error trying to save the DB, can't exit.")
+				return false
+			}
+			s.log.Warn().Msg("Error trying to save the DB. Exit anyway.")
+		}
+	}
+	return true
+}
+
+// ShutdownSignal records the signal about to cancel Run's context (sigint
+// false: SIGTERM), so that Run saves as shutdown-on-sigint or
+// shutdown-on-sigterm says.
+func (s *Server) ShutdownSignal(sigint bool) {
+	if sigint {
+		s.shutdownSig.Store(2)
+	} else {
+		s.shutdownSig.Store(15)
+	}
+}
+
+// signalShutdownSave is the save of a shutdown by signal (serverCron's
+// shutdown_asap): false when it failed and the server keeps running.
+func (s *Server) signalShutdownSave() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	flags, name := s.cfg.ShutdownOnSigterm, "SIGTERM"
+	if s.shutdownSig.Load() == 2 {
+		flags, name = s.cfg.ShutdownOnSigint, "SIGINT"
+	}
+	ok := s.prepareShutdownSave(flags&configs.ShutdownSave != 0, flags&configs.ShutdownNoSave != 0, flags&configs.ShutdownForce != 0)
+	if !ok {
+		s.log.Warn().Msgf("%s received but errors trying to shut down the server, check the logs for more information", name)
+	}
+	return ok
+}
