@@ -360,11 +360,14 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		start = s.clock.Now()
 	}
 	dirty := s.ks.Dirty
+	woff := s.repl.offset // repl
 	s.execDepth++
 	cmd.Handler(c, args)
 	s.execDepth--
 	s.afterHandler(c, cmd, args, s.ks.Dirty-dirty)
-	c.woff = s.repl.offset // repl: WAIT's target
+	if s.repl.offset != woff { // repl: WAIT's target, as call()
+		c.woff = s.repl.offset
+	}
 	var end time.Time
 	if s.realClock && !c.batchStart.IsZero() {
 		// The monotonic clock alone is half the price of time.Now; the

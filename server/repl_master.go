@@ -118,6 +118,7 @@ func (s *Server) initRepl() {
 	_, _ = rand.Read(seed[:])
 	s.repl.rnd = mrand.New(mrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
 	s.repl.ids = replication.NewIDs(s.repl.rnd)
+	s.repl.noReplicasSince = s.clock.Now()
 	s.blocking.replicas = replAcks{s}
 }
 

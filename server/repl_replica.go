@@ -115,6 +115,7 @@ func (s *Server) promote() {
 		s.dropReplica(rp, "")
 	}
 	s.repl.stream.Reset()
+	s.repl.noReplicasSince = s.clock.Now()
 	if s.repl.backlog == nil {
 		s.createBacklog()
 	}

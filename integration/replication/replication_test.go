@@ -1,0 +1,168 @@
+package replication
+
+import (
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+)
+
+var _ = Describe("vigil master and vigil replica", Label("replication"), func() {
+	It("full-syncs every type, streams writes (MULTI, Lua, expiry) and ends with equal data", func() {
+		m := startVigil()
+		populate(m.c, "pre:")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r)
+		Expect(r.dump()).To(Equal(m.dump()))
+		Expect(r.dump()).NotTo(BeEmpty())
+
+		populate(m.c, "post:")
+		pipe := m.c.TxPipeline()
+		pipe.Set(ctx, "tx1", "a", 0)
+		pipe.Incr(ctx, "tx2")
+		_, err := pipe.Exec(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.c.Eval(ctx, "redis.call('set', KEYS[1], 'lua'); return redis.call('incr', KEYS[2])", []string{"l1", "l2"}).Err()).To(Succeed())
+		Expect(m.c.Set(ctx, "shortlived", "x", 20*time.Millisecond).Err()).To(Succeed())
+		Eventually(func() int64 { return m.c.Exists(ctx, "shortlived").Val() }).WithTimeout(5 * time.Second).Should(BeZero())
+		waitSynced(m, r)
+		// The master's expiry reached the replica as a DEL: the key is gone
+		// there too, not only hidden.
+		Eventually(func() int64 { return r.c.DBSize(ctx).Val() }).WithTimeout(5 * time.Second).Should(Equal(m.c.DBSize(ctx).Val()))
+		Expect(r.dump()).To(Equal(m.dump()))
+		Expect(r.c.Get(ctx, "l1").Val()).To(Equal("lua"))
+
+		Expect(r.c.Set(ctx, "w", "1", 0).Err()).To(MatchError("READONLY You can't write against a read only replica."))
+		role := r.c.Do(ctx, "ROLE").Val().([]any)
+		Expect(role[0]).To(Equal("slave"))
+		Expect(role[3]).To(Equal("connected"))
+		mrole := m.c.Do(ctx, "ROLE").Val().([]any)
+		Expect(mrole[0]).To(Equal("master"))
+		Expect(mrole[2]).To(HaveLen(1))
+	})
+
+	It("syncs through a disk payload when repl-diskless-sync is no", func() {
+		m := startVigil("--repl-diskless-sync", "no")
+		populate(m.c, "d:")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r)
+		Expect(r.dump()).To(Equal(m.dump()))
+	})
+
+	It("resumes with a partial resync after the link is cut", func() {
+		m := startVigil()
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		populate(m.c, "a:")
+		waitSynced(m, r)
+		full := m.stat("sync_full")
+		partial := m.stat("sync_partial_ok")
+		Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err()).To(Succeed())
+		populate(m.c, "b:")
+		waitSynced(m, r)
+		Expect(m.stat("sync_partial_ok")).To(Equal(partial + 1))
+		Expect(m.stat("sync_full")).To(Equal(full))
+		Expect(r.dump()).To(Equal(m.dump()))
+	})
+
+	It("serves chained replicas the same stream and IDs", func() {
+		m := startVigil()
+		r1 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r1)
+		r2 := startVigil("--replicaof", "127.0.0.1", itoa(r1.Port))
+		populate(m.c, "c:")
+		waitSynced(m, r1)
+		waitSynced(r1, r2)
+		Expect(r2.dump()).To(Equal(m.dump()))
+		Expect(r2.info("replication")["master_replid"]).To(Equal(m.info("replication")["master_replid"]))
+	})
+})
+
+var _ = Describe("WAIT and min-replicas", Label("replication"), func() {
+	It("WAIT counts the replicas that acknowledged; -NOREPLICAS when the replica stops", func() {
+		m := startVigil()
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r)
+		conn := m.c.Conn()
+		defer conn.Close()
+		Expect(conn.Set(ctx, "k", "v", 0).Err()).To(Succeed())
+		Expect(conn.Do(ctx, "WAIT", 1, 5000).Val()).To(Equal(int64(1)))
+		Expect(conn.Do(ctx, "WAIT", 2, 100).Val()).To(Equal(int64(1)))
+		Expect(r.c.Do(ctx, "WAIT", 1, 100).Err()).To(HaveOccurred())
+
+		Expect(m.c.ConfigSet(ctx, "min-replicas-to-write", "1").Err()).To(Succeed())
+		Expect(m.c.ConfigSet(ctx, "min-replicas-max-lag", "1").Err()).To(Succeed())
+		Expect(m.c.Set(ctx, "k2", "v", 0).Err()).To(Succeed())
+		Expect(r.Session.Command.Process.Signal(syscall.SIGSTOP)).To(Succeed())
+		DeferCleanup(func() { _ = r.Session.Command.Process.Signal(syscall.SIGCONT) })
+		Eventually(func() error { return m.c.Set(ctx, "k3", "v", 0).Err() }).WithTimeout(10 * time.Second).
+			Should(MatchError("NOREPLICAS Not enough good replicas to write."))
+		Expect(r.Session.Command.Process.Signal(syscall.SIGCONT)).To(Succeed())
+		Eventually(func() error { return m.c.Set(ctx, "k3", "v", 0).Err() }).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+})
+
+var _ = Describe("promotion", Label("replication"), func() {
+	It("REPLICAOF NO ONE shifts the IDs and the old master rejoins with a partial resync", func() {
+		m := startVigil()
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		populate(m.c, "p:")
+		waitSynced(m, r)
+		oldID := m.info("replication")["master_replid"]
+		Expect(r.c.Do(ctx, "REPLICAOF", "NO", "ONE").Err()).To(Succeed())
+		ri := r.info("replication")
+		Expect(ri["role"]).To(Equal("master"))
+		Expect(ri["master_replid2"]).To(Equal(oldID))
+		Expect(r.c.Set(ctx, "after", "promotion", 0).Err()).To(Succeed())
+		partial := r.stat("sync_partial_ok")
+		m.replicaOf(r)
+		waitSynced(r, m)
+		Expect(r.stat("sync_partial_ok")).To(Equal(partial + 1))
+		Expect(r.stat("sync_full")).To(BeZero())
+		Expect(m.c.Get(ctx, "after").Val()).To(Equal("promotion"))
+		Expect(m.dump()).To(Equal(r.dump()))
+	})
+})
+
+var _ = Describe("interop with redis-server 7.0", Label("replication", "interop"), func() {
+	It("vigil replica of a redis-server master: full sync, streaming, partial resync", func() {
+		m := startRedis()
+		populate(m.c, "r:")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r)
+		Expect(r.dump()).To(Equal(m.dump()))
+		full := m.stat("sync_full")
+		Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err()).To(Succeed())
+		populate(m.c, "s:")
+		Expect(m.c.Eval(ctx, "redis.call('set', KEYS[1], 'lua')", []string{"lua"}).Err()).To(Equal(redis.Nil))
+		waitSynced(m, r)
+		Expect(m.stat("sync_full")).To(Equal(full))
+		Expect(m.stat("sync_partial_ok")).To(BeNumerically(">=", 1))
+		Expect(r.dump()).To(Equal(m.dump()))
+		Expect(m.c.Set(ctx, "w", "1", 0).Err()).To(Succeed())
+		Expect(m.c.Do(ctx, "WAIT", 1, 5000).Val()).To(Equal(int64(1)))
+	})
+
+	for _, diskless := range []string{"yes", "no"} {
+		It("redis-server replica of a vigil master (repl-diskless-sync "+diskless+"): full and partial sync", func() {
+			m := startVigil("--repl-diskless-sync", diskless)
+			populate(m.c, "v:")
+			r := startRedis("--replicaof", "127.0.0.1", itoa(m.Port))
+			waitSynced(m, r)
+			Expect(r.dump()).To(Equal(m.dump()))
+			Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err()).To(Succeed())
+			populate(m.c, "w:")
+			pipe := m.c.TxPipeline()
+			pipe.Set(ctx, "tx", "1", 0)
+			pipe.Expire(ctx, "tx", time.Hour)
+			_, err := pipe.Exec(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			waitSynced(m, r)
+			Expect(m.stat("sync_partial_ok")).To(Equal(int64(1)))
+			Expect(m.stat("sync_full")).To(Equal(int64(1)))
+			Expect(r.dump()).To(Equal(m.dump()))
+			Expect(m.c.Do(ctx, "WAIT", 1, 5000).Val()).To(Equal(int64(1)))
+		})
+	}
+})

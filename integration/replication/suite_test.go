@@ -1,0 +1,44 @@
+// Package replication holds the Ginkgo specs of master/replica replication
+// (issue 12): vigil-server replicating from and to itself and Debian's
+// redis-server 7.0, over real processes.
+package replication
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/vigil-kv/vigil/integration"
+)
+
+// TestReplication runs the replication specs (labels replication, interop).
+//
+//	go test ./integration/replication/ -ginkgo.label-filter='!interop'
+func TestReplication(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Replication Suite")
+}
+
+// redisServerBin is Debian's redis-server, "" when absent (interop specs
+// skip).
+var redisServerBin string
+
+var _ = SynchronizedBeforeSuite(func() []byte {
+	if bin := os.Getenv(integration.ServerBinEnv); bin != "" {
+		return []byte(bin)
+	}
+	bin, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-server")
+	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
+	return []byte(bin)
+}, func(bin []byte) {
+	integration.ServerBin = string(bin)
+	redisServerBin, _ = exec.LookPath("redis-server")
+})
+
+var _ = SynchronizedAfterSuite(func() {}, func() {
+	gexec.CleanupBuildArtifacts()
+})
