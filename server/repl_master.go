@@ -84,7 +84,10 @@ type replProp struct{ s *Server }
 func (p replProp) Propagate(ops []Op) {
 	s := p.s
 	r := &s.repl
-	if r.applying || r.backlog == nil {
+	// A replica never feeds its own commands (a PUBLISH, a write on a
+	// writable replica): only the master's bytes, verbatim (applyStream),
+	// as replicationFeedSlaves returns early when masterhost is set.
+	if r.applying || r.backlog == nil || r.link != nil {
 		return
 	}
 	r.buf = r.buf[:0]

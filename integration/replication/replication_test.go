@@ -71,9 +71,13 @@ var _ = Describe("vigil master and vigil replica", Label("replication"), func() 
 		r1 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
 		waitSynced(m, r1)
 		r2 := startVigil("--replicaof", "127.0.0.1", itoa(r1.Port))
+		// A replica's own PUBLISH stays local: it must not enter the stream
+		// it forwards (it would shift the sub-replica's offsets).
+		Expect(r1.c.Publish(ctx, "ch", "local").Err()).To(Succeed())
 		populate(m.c, "c:")
 		waitSynced(m, r1)
 		waitSynced(r1, r2)
+		Expect(r1.info("replication")["master_repl_offset"]).To(Equal(m.info("replication")["master_repl_offset"]))
 		Expect(r2.dump()).To(Equal(m.dump()))
 		Expect(r2.info("replication")["master_replid"]).To(Equal(m.info("replication")["master_replid"]))
 	})

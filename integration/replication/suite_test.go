@@ -6,6 +6,7 @@ package replication
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,15 +28,22 @@ func TestReplication(t *testing.T) {
 // skip).
 var redisServerBin string
 
+// sentinelBin is the freshly built vigil-sentinel.
+var sentinelBin string
+
 var _ = SynchronizedBeforeSuite(func() []byte {
-	if bin := os.Getenv(integration.ServerBinEnv); bin != "" {
-		return []byte(bin)
+	bin := os.Getenv(integration.ServerBinEnv)
+	if bin == "" {
+		var err error
+		bin, err = gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-server")
+		Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
 	}
-	bin, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-server")
-	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
-	return []byte(bin)
-}, func(bin []byte) {
-	integration.ServerBin = string(bin)
+	sent, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-sentinel")
+	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-sentinel")
+	return []byte(bin + "\n" + sent)
+}, func(bins []byte) {
+	server, sent, _ := strings.Cut(string(bins), "\n")
+	integration.ServerBin, sentinelBin = server, sent
 	redisServerBin, _ = exec.LookPath("redis-server")
 })
 
