@@ -40,6 +40,9 @@ type replLink struct {
 	lastAck   time.Time
 	downSince time.Time
 	transfer  int64 // bytes of payload read
+	// transferSize is repl_transfer_size: -1 before the $ line, 0 for an
+	// EOF-marked payload.
+	transferSize int64
 }
 
 // startReplication is replicationSetMaster (lock held).
@@ -269,11 +272,11 @@ func (s *Server) linkSession(l *replLink) error {
 			return s.applyStream(l, conn, br, timeout)
 		}
 		conn.SetReadDeadline(time.Now().Add(timeout))
-		line, err := br.ReadString('\n')
+		b, err := br.ReadSlice('\n') // a line longer than the buffer is an error
 		if err != nil {
-			return err
+			return fmt.Errorf("Error reading from MASTER: %v", err)
 		}
-		line = strings.TrimRight(line, "\r\n")
+		line := strings.TrimRight(string(b), "\r\n")
 		s.mu.Lock()
 		l.lastIO = s.clock.Now()
 		acts = l.hs.Step(replication.Reply{Line: line})
@@ -290,7 +293,7 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 	}
 	s.mu.Lock()
 	dir := s.cfg.Dir
-	l.transfer = 0
+	l.transfer, l.transferSize = 0, a.Size
 	s.mu.Unlock()
 	f, err := os.CreateTemp(dir, fmt.Sprintf("temp-%d-*.rdb", os.Getpid()))
 	if err != nil {
@@ -435,7 +438,7 @@ func readStreamCommand(br *bufio.Reader, raw *[]byte) ([][]byte, int, error) {
 		return nil, 0, errors.New("Protocol error: invalid multibulk length from master")
 	}
 	type span struct{ a, b int }
-	spans := make([]span, 0, cnt)
+	spans := make([]span, 0, min(cnt, 64))
 	for i := 0; i < cnt; i++ {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -506,7 +509,7 @@ func (l *replLink) fillInfo(s *Server, in *replication.Info, now time.Time) {
 	} else if cm, ok := l.hs.Cached(); ok {
 		in.SlaveReadReplOffset, in.SlaveReplOffset = cm.Offset, cm.Offset
 	}
-	in.TransferSize, in.TransferRead = 0, l.transfer
+	in.TransferSize, in.TransferRead = l.transferSize, l.transfer
 	in.TransferLastIOSecondsAgo = int64(now.Sub(l.lastIO).Seconds())
 	in.LinkDownSinceSeconds = -1
 	if l.hs.State != replication.StateConnected && !l.downSince.IsZero() {
