@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -76,6 +77,9 @@ type replica struct {
 	acked    bool
 	done     chan struct{}
 	gone     bool
+	// spill holds stream bytes the replica had not been given when the
+	// ring overwrote them; written before the cursor's bytes.
+	spill []byte
 }
 
 type replProp struct{ s *Server }
@@ -105,8 +109,35 @@ func (s *Server) replFeed(b []byte) {
 	if r.backlog == nil || len(b) == 0 {
 		return
 	}
+	// Bytes a replica has not been given and that the ring is about to
+	// overwrite move to its own buffer (its share of the output buffer,
+	// bounded by client-output-buffer-limit replica's hard limit), so a
+	// replica behind by more than the backlog during a long transfer is
+	// not dropped, as Redis keeps its output buffer.
+	var spilled []*replica
+	if over := r.backlog.End() + int64(len(b)) - r.backlog.Size(); over > 0 {
+		hard := s.cfg.ClientOutputBufferLimits[configs.ClientReplica].HardBytes
+		for _, rp := range append([]*replica(nil), r.replicas...) {
+			if rp.cursor.Offset > over {
+				continue
+			}
+			x, y, ok := r.backlog.Pending(rp.cursor)
+			if !ok {
+				continue // not streaming yet, or the writer drops it
+			}
+			rp.spill = append(append(append(rp.spill, x...), y...), b...)
+			if hard > 0 && uint64(len(rp.spill)) > hard {
+				s.dropReplica(rp, "Client scheduled to be closed ASAP for overcoming of output buffer limits")
+				continue
+			}
+			spilled = append(spilled, rp)
+		}
+	}
 	r.backlog.Append(b)
 	r.offset = r.backlog.End()
+	for _, rp := range spilled {
+		rp.cursor = r.backlog.NewCursor(r.offset + 1)
+	}
 	for _, rp := range r.replicas {
 		select {
 		case rp.sig <- struct{}{}:
@@ -308,8 +339,9 @@ func (s *Server) replicaWriter(rp *replica) {
 			s.mu.Unlock()
 			return
 		}
-		out = append(append(out[:0], a...), b...)
-		rp.cursor.Advance(len(out))
+		out = append(append(append(out[:0], rp.spill...), a...), b...)
+		rp.spill = nil
+		rp.cursor.Advance(len(a) + len(b))
 		s.mu.Unlock()
 		if len(out) > 0 && !c.write(out, time.Now()) {
 			fail(errors.New("write error"))

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"strings"
 	"syscall"
 	"time"
 
@@ -169,4 +170,24 @@ var _ = Describe("interop with redis-server 7.0", Label("replication", "interop"
 			Expect(m.c.Do(ctx, "WAIT", 1, 5000).Val()).To(Equal(int64(1)))
 		})
 	}
+})
+
+var _ = Describe("a replica behind by more than the backlog", Label("replication"), func() {
+	It("keeps streaming from its own buffer, without a new full sync", func() {
+		m := startVigil("--repl-backlog-size", "16kb")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r)
+		Expect(r.Session.Command.Process.Signal(syscall.SIGSTOP)).To(Succeed())
+		DeferCleanup(func() { _ = r.Session.Command.Process.Signal(syscall.SIGCONT) })
+		val := strings.Repeat("v", 100_000)
+		for i := 0; i < 200; i++ { // 20 MB: more than the socket buffers hold
+			Expect(m.c.Set(ctx, "big:"+itoa(i), val, 0).Err()).To(Succeed())
+		}
+		Expect(r.Session.Command.Process.Signal(syscall.SIGCONT)).To(Succeed())
+		waitSynced(m, r)
+		Expect(m.stat("sync_full")).To(Equal(int64(1)))
+		Expect(m.stat("sync_partial_ok")).To(BeZero())
+		Expect(r.c.DBSize(ctx).Val()).To(Equal(int64(200)))
+		Expect(r.c.Get(ctx, "big:199").Val()).To(Equal(val))
+	})
 })
