@@ -126,7 +126,8 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 	if aofBase {
 		base = "1"
 	}
-	return rdb.EncodeOptions{
+	// repl: withReplAux adds repl-stream-db, repl-id, repl-offset (repl_master.go).
+	return s.withReplAux(rdb.EncodeOptions{
 		Compress: s.cfg.RDBCompression,
 		Checksum: s.cfg.RDBChecksum,
 		Aux: []rdb.AuxField{
@@ -143,7 +144,7 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 		LFU:               s.policyIsLFU(),
 		Now:               s.clock.Now().UnixMilli(),
 		ListCompressDepth: s.cfg.ListCompressDepth,
-	}
+	})
 }
 
 func (s *Server) policyIsLRU() bool {
@@ -516,6 +517,7 @@ func (s *Server) LoadDataFromDisk() error {
 		return err
 	}
 	s.log.Info().Msgf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	s.restoreReplInfo() // repl: the RDB's repl-id/repl-offset (repl_master.go)
 	return nil
 }
 
@@ -558,6 +560,8 @@ func (s *Server) loadRDB(r io.Reader, aofPreamble, merge bool) (loaded, expired 
 					}
 					s.log.Info().Msgf("RDB age %d seconds", age)
 				}
+			case "repl-id", "repl-offset": // repl: repl_master.go
+				s.rdbReplAux(a.Key, a.Value)
 			case "used-mem":
 				if m, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
 					s.log.Info().Msgf("RDB memory usage when created %.2f Mb", float64(m)/(1024*1024))

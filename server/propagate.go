@@ -169,7 +169,7 @@ func (c *Client) preventPropagation() { c.prop.prevent = true }
 func (s *Server) afterHandler(c *Client, cmd *Command, args [][]byte, dirty int64) {
 	if len(s.props) != 0 && cmd.fullName != "exec" && !c.prop.prevent {
 		t := c.prop.force
-		if dirty != 0 {
+		if dirty > 0 { // repl: SAVE resets dirty (call() clamps a negative delta to 0)
 			t = TargetAll
 		}
 		if t != 0 {

@@ -51,6 +51,10 @@ type replState struct {
 	lastCron        time.Time
 	getackPending   bool
 	attached        bool // replProp is among s.props
+	// The repl-id / repl-offset aux fields of the RDB being loaded.
+	rdbID        string
+	rdbOffset    int64
+	rdbHasOffset bool
 
 	syncFull, partialOK, partialErr int64
 
@@ -223,6 +227,9 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 	}
 	if d.Full {
 		s.repl.syncFull++
+	}
+	if d.Log != "" {
+		s.log.Info().Msg(d.Log)
 	}
 	// The replies of the batch so far go out first: from now on the
 	// writer goroutine owns the socket's output.
@@ -531,12 +538,20 @@ func (w *connWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// replEncodeOptions are encodeOptions with the replication aux fields
-// (rdbPopulateSaveInfo): repl-stream-db, repl-id, repl-offset.
-func (s *Server) replEncodeOptions() rdb.EncodeOptions {
-	opts := s.encodeOptions(false)
-	aux := make([]rdb.AuxField, 0, len(opts.Aux)+3)
-	for _, a := range opts.Aux {
+// replEncodeOptions are the options of a full sync's payload: encodeOptions
+// carries the replication aux fields whenever a backlog exists.
+func (s *Server) replEncodeOptions() rdb.EncodeOptions { return s.encodeOptions(false) }
+
+// withReplAux adds rdbPopulateSaveInfo's aux fields (repl-stream-db,
+// repl-id, repl-offset, before aof-base) when the node has a backlog, as
+// Redis writes them in every RDB then (SAVE, BGSAVE, a full sync). The
+// stream db is 0: the stream after a snapshot always starts with SELECT.
+func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
+	if s.repl.backlog == nil {
+		return o
+	}
+	aux := make([]rdb.AuxField, 0, len(o.Aux)+3)
+	for _, a := range o.Aux {
 		if a.Key == "aof-base" {
 			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: "0"},
 				rdb.AuxField{Key: "repl-id", Value: s.repl.ids.ID},
@@ -544,8 +559,42 @@ func (s *Server) replEncodeOptions() rdb.EncodeOptions {
 		}
 		aux = append(aux, a)
 	}
-	opts.Aux = aux
-	return opts
+	o.Aux = aux
+	return o
+}
+
+// rdbReplAux records the repl-id and repl-offset aux fields of an RDB being
+// loaded (rdbLoadRio's rsi).
+func (s *Server) rdbReplAux(key, val string) {
+	switch key {
+	case "repl-id":
+		s.repl.rdbID = val
+	case "repl-offset":
+		if n, err := strconv.ParseInt(val, 10, 64); err == nil && n >= 0 {
+			s.repl.rdbOffset, s.repl.rdbHasOffset = n, true
+		}
+	}
+}
+
+// restoreReplInfo is loadDataFromDisk's use of the RDB's replication info
+// (lock held): a replica takes the ID and offset as its own, so that the
+// replicaof link sends PSYNC <id> <offset+1> (a cached master made of its
+// own history); a master keeps them as ID2, valid up to offset+1, with a
+// backlog, so that its former replicas can still +CONTINUE.
+func (s *Server) restoreReplInfo() {
+	id, off, ok := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset
+	s.repl.rdbID, s.repl.rdbHasOffset = "", false
+	if !ok || !replication.ValidID(id) {
+		return
+	}
+	s.repl.offset = off
+	if s.cfg.ReplicaOf.Host != "" {
+		s.repl.ids.ID = id
+		s.repl.ids.ClearID2()
+		return
+	}
+	s.repl.ids.ID2, s.repl.ids.SecondOffset = id, off+1
+	s.createBacklog()
 }
 
 // replicaAck is REPLCONF ACK from a replica (lock held).
@@ -600,7 +649,6 @@ func (s *Server) replCron() {
 		return
 	}
 	s.repl.lastCron = now
-	s.repl.cronLoops++
 	s.sendGetAck()
 	if l := s.repl.link; l != nil {
 		l.cron(s)
@@ -608,6 +656,7 @@ func (s *Server) replCron() {
 	if !s.isReplica() && replication.PingDue(s.repl.cronLoops, s.cfg.ReplPingReplicaPeriod, len(s.repl.replicas)) {
 		s.replFeed([]byte(replication.PingCommand))
 	}
+	s.repl.cronLoops++ // after the PING check, as replication_cron_loops
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
 	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
 		if replication.ReplicaTimedOut(rp.ack, timeout, now) {

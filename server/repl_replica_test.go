@@ -59,3 +59,24 @@ func TestReadStreamCommandHostile(t *testing.T) {
 		}
 	}
 }
+
+// SAVE resets the dirty counter: the negative delta must not propagate it
+// (call() clamps dirty to 0). It did, shifting replicas by 14 bytes
+// against the repl-offset the RDB recorded.
+func TestSaveNotPropagated(t *testing.T) {
+	ts := newTestServer(t)
+	ts.s.mu.Lock()
+	ts.s.cfg.Dir = t.TempDir()
+	ts.s.mu.Unlock()
+	c := ts.client()
+	rec := &Recorder{Target: TargetAll}
+	ts.s.AddPropagator(rec)
+	ts.do(c, "SET", "a", "1")
+	if got := ts.do(c, "SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	ts.do(c, "SET", "b", "1")
+	if got := fmtCmds(parseAOF(t, rec.Bytes())); got != `["SELECT" "0"] ["SET" "a" "1"] ["SET" "b" "1"]` {
+		t.Fatalf("stream %s", got)
+	}
+}

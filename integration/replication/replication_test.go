@@ -7,7 +7,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/integration"
 )
 
 var _ = Describe("vigil master and vigil replica", Label("replication"), func() {
@@ -189,5 +192,39 @@ var _ = Describe("a replica behind by more than the backlog", Label("replication
 		Expect(m.stat("sync_partial_ok")).To(BeZero())
 		Expect(r.c.DBSize(ctx).Val()).To(Equal(int64(200)))
 		Expect(r.c.Get(ctx, "big:199").Val()).To(Equal(val))
+	})
+})
+
+var _ = Describe("restarts with an RDB holding repl-id and repl-offset", Label("replication"), func() {
+	restart := func(n *node, extra ...string) *node {
+		GinkgoHelper()
+		Expect(n.c.Save(ctx).Err()).To(Succeed())
+		n.Session.Kill()
+		Eventually(n.Session).WithTimeout(10 * time.Second).Should(gexec.Exit())
+		args := append([]string{"--repl-diskless-sync-delay", "0", "--port", itoa(n.Port)}, extra...)
+		s := integration.StartServerWith(integration.ServerOptions{Dir: n.Dir, Args: args})
+		return &node{Server: s, c: s.Client(2)}
+	}
+
+	It("a restarted replica and a restarted master continue with partial resyncs", func() {
+		// No PING may enter the stream between the master's SAVE and its
+		// death: the replica would then be ahead of the saved offset.
+		m := startVigil("--repl-ping-replica-period", "3600")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		populate(m.c, "x:")
+		waitSynced(m, r)
+
+		r = restart(r, "--replicaof", "127.0.0.1", itoa(m.Port))
+		populate(m.c, "y:")
+		waitSynced(m, r)
+		Expect(m.stat("sync_partial_ok")).To(Equal(int64(1)))
+		Expect(m.stat("sync_full")).To(Equal(int64(1)))
+
+		m = restart(m, "--repl-ping-replica-period", "3600")
+		Expect(m.info("replication")["second_repl_offset"]).NotTo(Equal("-1"))
+		waitSynced(m, r)
+		Expect(m.stat("sync_partial_ok")).To(Equal(int64(1)))
+		Expect(m.stat("sync_full")).To(BeZero())
+		Expect(r.dump()).To(Equal(m.dump()))
 	})
 })
