@@ -122,9 +122,12 @@
 // out from replCron each second. A dropped link caches the master (replid,
 // applied offset) in the Handshake for the next PSYNC. REPLICAOF NO ONE
 // shifts the IDs (replid2 = old id up to offset+1) and drops the replicas so
-// they PSYNC again. Keyspace.Replica is on while following a master; as a
-// deviation from 7.0, it also hides logically expired keys from the
-// master's own commands (Redis never treats keys as expired for them).
+// they PSYNC again. Keyspace.Replica is on while following a master, and
+// Keyspace.MasterCommand while a command of the master runs, so that the
+// master's commands see keys the replica hides as expired (expireIfNeeded
+// returns 0 for the master client). RDBs carry repl-id/repl-offset whenever
+// a backlog exists; at startup (restoreReplInfo) a replica resumes from
+// them and a master keeps them as replid2.
 //
 // It may import internal/resp, internal/clock, configs, server/keyspace,
 // internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog; gopher-lua for scripting.go).

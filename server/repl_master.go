@@ -650,6 +650,10 @@ func (s *Server) replCron() {
 	}
 	s.repl.lastCron = now
 	s.sendGetAck()
+	// CONFIG SET repl-backlog-size (resizeReplicationBacklog).
+	if b := s.repl.backlog; b != nil && b.Size() != max(s.cfg.ReplBacklogSize, replication.MinBacklogSize) {
+		b.Resize(s.cfg.ReplBacklogSize)
+	}
 	if l := s.repl.link; l != nil {
 		l.cron(s)
 	}

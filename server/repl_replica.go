@@ -402,9 +402,11 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 			_, _ = conn.Write(l.offsets.GetAck())
 		} else {
 			s.repl.applying = true
+			s.ks.MasterCommand = true
 			s.current = mc
 			s.call(mc, argv)
 			s.current = nil
+			s.ks.MasterCommand = false
 			s.repl.applying = false
 			mc.w.B = mc.w.B[:0]
 		}
