@@ -1,6 +1,3 @@
-// Package replication holds the Ginkgo specs of master/replica replication
-// (issue 12): vigil-server replicating from and to itself and Debian's
-// redis-server 7.0, over real processes.
 package replication
 
 import (
