@@ -19,13 +19,7 @@ func init() {
 	)
 }
 
-func cmdSync(c *Client, args [][]byte) {
-	if len(args) == 2 {
-		c.w.Error(errWrongArgs(lowerASCII(args[0])))
-		return
-	}
-	c.srv.syncRequest(c, args)
-}
+func cmdSync(c *Client, args [][]byte) { c.srv.syncRequest(c, args) }
 
 func cmdReplconf(c *Client, args [][]byte) {
 	s := c.srv

@@ -48,8 +48,11 @@ type replLink struct {
 // startReplication is replicationSetMaster (lock held).
 func (s *Server) startReplication(host string, port int) {
 	var cached *replication.CachedMaster
+	var downSince time.Time
 	if l := s.repl.link; l != nil {
+		downSince = l.downSince
 		if l.hs.State == replication.StateConnected {
+			downSince = s.clock.Now() // the master client is freed
 			cached = &replication.CachedMaster{ReplID: s.repl.ids.ID, Offset: l.offsets.Applied}
 		} else if cm, ok := l.hs.Cached(); ok {
 			cached = &cm
@@ -59,9 +62,9 @@ func (s *Server) startReplication(host string, port int) {
 		// replicationCacheMasterUsingMyself
 		cached = &replication.CachedMaster{ReplID: s.repl.ids.ID, Offset: s.repl.offset}
 	}
-	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
-		s.dropReplica(rp, "")
-	}
+	// "Here we don't disconnect with replicas, since they may hopefully be
+	// able to partially resync with us": they are dropped when the IDs
+	// change (+CONTINUE <new id>) or a full sync loads.
 	s.unblockAllWaiters()
 	port0 := s.cfg.ReplicaAnnouncePort
 	if port0 == 0 {
@@ -69,7 +72,7 @@ func (s *Server) startReplication(host string, port int) {
 	}
 	hs := replication.NewHandshake(replication.HandshakeConfig{MasterUser: s.cfg.MasterUser, MasterAuth: s.cfg.MasterAuth,
 		ListeningPort: port0, AnnounceIP: s.cfg.ReplicaAnnounceIP}, cached)
-	l := &replLink{host: host, port: port, hs: hs, stop: make(chan struct{})}
+	l := &replLink{host: host, port: port, hs: hs, stop: make(chan struct{}), downSince: downSince}
 	if cached != nil {
 		l.offsets = replication.NewStreamOffsets(cached.Offset)
 	}
@@ -160,10 +163,8 @@ func (s *Server) linkDown(l *replLink, err error) {
 	if l.hs.State != replication.StateConnect && l.hs.State != replication.StateNone {
 		l.hs.State = replication.StateConnect
 	}
-	if wasConnected {
+	if wasConnected { // replicationHandleMasterDisconnection: repl_down_since
 		s.log.Warn().Msgf("Connection with master lost (%s)", reason)
-		l.downSince = s.clock.Now()
-	} else if l.downSince.IsZero() {
 		l.downSince = s.clock.Now()
 	}
 	if l.conn != nil {
