@@ -426,6 +426,11 @@ func (s *Server) runBatch(c *Client) bool {
 		}
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
+	if c.replRole.Load() == kindReplica {
+		// repl: a replica's output belongs to its writer goroutine
+		// (repl_master.go); what it asks gets no reply once it is one.
+		c.w.B = c.w.B[:0]
+	}
 	if len(c.pushSpans) != 0 {
 		c.pushSpans = c.pushSpans[:0] // the buffer is about to be written
 	}
