@@ -134,6 +134,33 @@ var _ = Describe("promotion", Label("replication"), func() {
 })
 
 var _ = Describe("interop with redis-server 7.0", Label("replication", "interop"), func() {
+	It("vigil replica of a redis-server master with a disk payload (repl-diskless-sync no)", func() {
+		m := startRedis("--repl-diskless-sync", "no")
+		populate(m.c, "r:")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		waitSynced(m, r)
+		Expect(r.dump()).To(Equal(m.dump()))
+	})
+
+	It("a mixed chain redis-server -> vigil -> redis-server carries the stream and the IDs", func() {
+		m := startRedis()
+		r1 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		r2 := startRedis("--replicaof", "127.0.0.1", itoa(r1.Port))
+		populate(m.c, "m:")
+		waitSynced(m, r1)
+		waitSynced(r1, r2)
+		Expect(r2.dump()).To(Equal(m.dump()))
+		Expect(r2.info("replication")["master_replid"]).To(Equal(m.info("replication")["master_replid"]))
+		// The middle link is cut: both hops resume without a full sync.
+		full := r1.stat("sync_full")
+		Expect(r1.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err()).To(Succeed())
+		populate(m.c, "n:")
+		waitSynced(m, r1)
+		waitSynced(r1, r2)
+		Expect(r1.stat("sync_full")).To(Equal(full))
+		Expect(r2.dump()).To(Equal(m.dump()))
+	})
+
 	It("vigil replica of a redis-server master: full sync, streaming, partial resync", func() {
 		m := startRedis()
 		populate(m.c, "r:")
