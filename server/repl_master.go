@@ -81,6 +81,9 @@ type replica struct {
 	acked    bool
 	done     chan struct{}
 	gone     bool
+	// shared is set (under mu) when another replica's writer serves this
+	// one's payload from its snapshot; it receives the outcome.
+	shared chan error
 	// spill holds stream bytes the replica had not been given when the
 	// ring overwrote them; written before the cursor's bytes.
 	spill []byte
@@ -360,9 +363,12 @@ func (s *Server) replicaWriter(rp *replica) {
 	}
 }
 
-// fullSync is the master's half of a full resynchronization.
+// fullSync is the master's half of a full resynchronization. The replica
+// whose writer takes the snapshot first serves every other replica waiting
+// for one with the same target (diskless or disk) from the same snapshot,
+// as replicas arriving together share Redis's BGSAVE: their writers wait
+// for the payload's outcome on rp.shared.
 func (s *Server) fullSync(rp *replica) error {
-	c := rp.c
 	s.mu.Lock()
 	diskless := s.cfg.ReplDisklessSync && rp.capaEOF
 	delay := time.Duration(s.cfg.ReplDisklessSyncDelay) * time.Second
@@ -373,25 +379,36 @@ func (s *Server) fullSync(rp *replica) error {
 	var off int64
 	var opts rdb.EncodeOptions
 	var sizes [][2]int
+	var group []*replica
 	for {
-		select {
-		case <-rp.done:
-			return errors.New("replica gone")
-		default:
-		}
 		now := time.Now()
+		s.mu.Lock()
+		if rp.gone {
+			s.mu.Unlock()
+			return errors.New("replica gone")
+		}
+		if ch := rp.shared; ch != nil { // another writer serves this one
+			s.mu.Unlock()
+			select {
+			case err := <-ch:
+				if err != nil {
+					return err
+				}
+				return s.afterPayload(rp, diskless)
+			case <-rp.done:
+				return errors.New("replica gone")
+			}
+		}
+		// The keepalive is written under mu: once another writer claimed
+		// this replica (above) none may land inside its payload.
 		if now.Sub(lastNL) >= time.Second {
 			lastNL = now
-			if !c.write([]byte("\n"), now) {
+			if !rp.c.write([]byte("\n"), now) {
+				s.mu.Unlock()
 				return errors.New("write error")
 			}
 		}
 		if !diskless || now.Sub(start) >= delay {
-			s.mu.Lock()
-			if rp.gone {
-				s.mu.Unlock()
-				return errors.New("replica gone")
-			}
 			var err error
 			snap, err = s.ks.BeginSnapshot()
 			if err == nil {
@@ -399,35 +416,74 @@ func (s *Server) fullSync(rp *replica) error {
 					s.createBacklog()
 				}
 				off = s.repl.offset
-				rp.cursor = s.repl.backlog.NewCursor(off + 1)
 				s.repl.stream.Reset() // slaveseldb = -1
 				opts = s.replEncodeOptions()
 				sizes = make([][2]int, len(s.ks.DBs))
 				for i, db := range s.ks.DBs {
 					sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
 				}
-				rp.ack.State = replication.ReplicaWaitBgsaveEnd
+				group = append(group, rp)
+				for _, o := range s.repl.replicas {
+					if o != rp && o.full && o.shared == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
+						(s.cfg.ReplDisklessSync && o.capaEOF) == diskless {
+						o.shared = make(chan error, 1)
+						group = append(group, o)
+					}
+				}
+				for _, o := range group {
+					o.cursor = s.repl.backlog.NewCursor(off + 1)
+					o.ack.State = replication.ReplicaWaitBgsaveEnd
+				}
 				s.mu.Unlock()
 				break
 			}
-			s.mu.Unlock()
 		}
+		s.mu.Unlock()
 		select {
 		case <-rp.done:
 			return errors.New("replica gone")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	closeSnap := func() { s.mu.Lock(); snap.Close(); s.mu.Unlock() }
-	if !rp.ack.PrePsync {
-		s.mu.Lock()
-		line := replication.FullResyncLine(s.repl.ids.ID, off)
-		s.mu.Unlock()
-		if !c.write([]byte(line), time.Now()) {
-			closeSnap()
-			return errors.New("write error")
+	mw := &multiConnWriter{members: group, failed: make([]error, len(group))}
+	s.mu.Lock()
+	line := replication.FullResyncLine(s.repl.ids.ID, off)
+	s.mu.Unlock()
+	for i, o := range group {
+		if !o.ack.PrePsync && !o.c.write([]byte(line), time.Now()) {
+			mw.failed[i] = errors.New("write error")
 		}
 	}
+	err := s.sendPayload(mw, snap, opts, sizes, diskless)
+	for i, o := range group[1:] {
+		e := mw.failed[i+1]
+		if e == nil {
+			e = err
+		}
+		o.shared <- e
+	}
+	if mw.failed[0] != nil {
+		return mw.failed[0]
+	}
+	if err != nil {
+		return err
+	}
+	return s.afterPayload(rp, diskless)
+}
+
+// sendPayload encodes the snapshot (closing it) and sends it to every
+// member of mw: $EOF:<mark> framing, or a temp file in dir sent as $<len>.
+func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts rdb.EncodeOptions, sizes [][2]int, diskless bool) error {
+	closed := false
+	closeSnap := func() {
+		if !closed {
+			closed = true
+			s.mu.Lock()
+			snap.Close()
+			s.mu.Unlock()
+		}
+	}
+	defer closeSnap()
 	s.log.Info().Msgf("Starting BGSAVE for SYNC with target: %s", map[bool]string{true: "replicas sockets", false: "disk"}[diskless])
 	body := func(w io.Writer) error {
 		enc, err := rdb.NewEncoder(w, opts)
@@ -442,7 +498,12 @@ func (s *Server) fullSync(rp *replica) error {
 		var buf []keyspace.Item
 		for done := false; !done; {
 			s.mu.Lock()
-			if rp.gone {
+			for i, o := range mw.members {
+				if o.gone && mw.failed[i] == nil {
+					mw.failed[i] = errors.New("replica gone")
+				}
+			}
+			if mw.allFailed() {
 				s.mu.Unlock()
 				return errors.New("replica gone")
 			}
@@ -456,12 +517,11 @@ func (s *Server) fullSync(rp *replica) error {
 		}
 		return enc.Finish()
 	}
-	cw := &connWriter{c: c}
 	if diskless {
 		var m [20]byte
 		_, _ = rand.Read(m[:])
 		mark := hex.EncodeToString(m[:])
-		bw := bufio.NewWriterSize(cw, 64<<10)
+		bw := bufio.NewWriterSize(mw, 64<<10)
 		bw.WriteString("$EOF:" + mark + "\r\n")
 		err := body(bw)
 		closeSnap()
@@ -469,59 +529,60 @@ func (s *Server) fullSync(rp *replica) error {
 			bw.WriteString(mark)
 			err = bw.Flush()
 		}
-		if err != nil {
-			return err
-		}
-		s.mu.Lock()
-		rp.ack.State = replication.ReplicaOnline // stream starts at the first ACK
-		s.mu.Unlock()
+		return err
+	}
+	s.mu.Lock()
+	dir := s.cfg.Dir
+	s.mu.Unlock()
+	f, err := os.CreateTemp(dir, fmt.Sprintf("temp-repl-%d-*.rdb", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = body(bw)
+	closeSnap()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, o := range mw.members {
+		o.ack.State = replication.ReplicaSendBulk
+	}
+	s.mu.Unlock()
+	if _, err := mw.Write([]byte("$" + strconv.FormatInt(size, 10) + "\r\n")); err != nil {
+		return err
+	}
+	_, err = io.Copy(mw, f)
+	return err
+}
+
+// afterPayload is the end of a replica's full sync: online, and for an
+// EOF-marked payload the stream starts only at its first ACK.
+func (s *Server) afterPayload(rp *replica, diskless bool) error {
+	s.mu.Lock()
+	rp.ack.State = replication.ReplicaOnline
+	rp.ack.Time = s.clock.Now()
+	s.mu.Unlock()
+	if diskless {
 		select {
 		case <-rp.firstAck:
 		case <-rp.done:
 			return errors.New("replica gone")
 		}
-	} else {
-		s.mu.Lock()
-		dir := s.cfg.Dir
-		s.mu.Unlock()
-		f, err := os.CreateTemp(dir, fmt.Sprintf("temp-repl-%d-*.rdb", os.Getpid()))
-		if err != nil {
-			closeSnap()
-			return err
-		}
-		defer os.Remove(f.Name())
-		defer f.Close()
-		bw := bufio.NewWriterSize(f, 64<<10)
-		err = body(bw)
-		closeSnap()
-		if err == nil {
-			err = bw.Flush()
-		}
-		if err != nil {
-			return err
-		}
-		size, err := f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return err
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		rp.ack.State = replication.ReplicaSendBulk
-		s.mu.Unlock()
-		if _, err := cw.Write([]byte("$" + strconv.FormatInt(size, 10) + "\r\n")); err != nil {
-			return err
-		}
-		if _, err := io.Copy(cw, f); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		rp.ack.State = replication.ReplicaOnline
-		rp.ack.Time = s.clock.Now()
-		s.mu.Unlock()
 	}
-	s.log.Info().Msgf("Synchronization with replica %s succeeded", c.addr)
+	s.log.Info().Msgf("Synchronization with replica %s succeeded", rp.c.addr)
 	select { // the stream produced meanwhile
 	case rp.sig <- struct{}{}:
 	default:
@@ -529,10 +590,30 @@ func (s *Server) fullSync(rp *replica) error {
 	return nil
 }
 
-type connWriter struct{ c *Client }
+// multiConnWriter writes to several replicas' sockets; a member whose
+// write fails is skipped from then on. It fails only when all did.
+type multiConnWriter struct {
+	members []*replica
+	failed  []error
+}
 
-func (w *connWriter) Write(p []byte) (int, error) {
-	if !w.c.write(p, time.Now()) {
+func (m *multiConnWriter) allFailed() bool {
+	for _, e := range m.failed {
+		if e == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *multiConnWriter) Write(p []byte) (int, error) {
+	now := time.Now()
+	for i, o := range m.members {
+		if m.failed[i] == nil && !o.c.write(p, now) {
+			m.failed[i] = errors.New("write error")
+		}
+	}
+	if m.allFailed() {
 		return 0, errors.New("write error")
 	}
 	return len(p), nil

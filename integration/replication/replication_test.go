@@ -255,3 +255,24 @@ var _ = Describe("restarts with an RDB holding repl-id and repl-offset", Label("
 		Expect(r.dump()).To(Equal(m.dump()))
 	})
 })
+
+var _ = Describe("replicas arriving together", Label("replication"), func() {
+	for _, diskless := range []string{"yes", "no"} {
+		It("share one snapshot (repl-diskless-sync "+diskless+")", func() {
+			m := startVigil("--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "2")
+			populate(m.c, "t:")
+			r1 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+			r2 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+			waitSynced(m, r1)
+			waitSynced(m, r2)
+			Expect(r1.dump()).To(Equal(m.dump()))
+			Expect(r2.dump()).To(Equal(m.dump()))
+			Expect(m.stat("sync_full")).To(Equal(int64(2)))
+			// A disk sync starts at once, so the second replica shares it
+			// only if it asks in time: only the diskless delay guarantees it.
+			if diskless == "yes" {
+				Expect(strings.Count(m.Log(), "Starting BGSAVE for SYNC")).To(Equal(1))
+			}
+		})
+	}
+})
