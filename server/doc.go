@@ -101,9 +101,10 @@
 // goes out after the payload; a replica whose cursor leaves the window is
 // dropped (standing in for client-output-buffer-limit replica) and comes
 // back with a full sync. +CONTINUE writes the reply and the backlog from the
-// requested offset the same way. One keyspace snapshot runs at a time: a
-// second replica arriving during a sync waits for it to end (Redis would
-// share the BGSAVE). exec records c.woff when a command moved
+// requested offset the same way. One keyspace snapshot runs at a time: the
+// writer that takes it serves every replica then waiting with the same
+// target from it (Redis's shared BGSAVE); one arriving later waits for the
+// next. exec records c.woff when a command moved
 // master_repl_offset (7.0's call()); WAIT counts acks through
 // replication.CountAcks and asks for them with a GETACK appended at the next
 // cron tick (Redis: beforeSleep). replCron is replicationCron: PINGs, ACK
