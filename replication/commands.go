@@ -16,6 +16,9 @@ type Replconf struct {
 	CapaEOF       bool    // capa eof
 	CapaPSYNC2    bool    // capa psync2
 	RDBOnly       *bool   // rdb-only 0|1
+	// RDBFilterFunctions: rdb-filter-only functions (the shell may ignore
+	// it and send the whole dataset).
+	RDBFilterFunctions bool
 	// Ack is set for a valid "ack <offset>" from a replica client: apply it
 	// with ReplicaAck.OnAck. It is never answered.
 	Ack *int64
@@ -97,6 +100,23 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 			}
 			on := n == 1
 			r.RDBOnly = &on
+		case "rdb-filter-only":
+			// "REPLCONF RDB-FILTER-ONLY" is sent by redis-cli --rdb: a list of
+			// filters (sdssplitargs); only "functions" is known.
+			val := string(val)
+			if strings.Count(val, "\"")%2 != 0 || strings.Count(val, "'")%2 != 0 {
+				r.Reply = "-ERR Missing rdb-filter-only values\r\n"
+				return r
+			}
+			functions := false
+			for _, f := range strings.Fields(val) {
+				if !strings.EqualFold(strings.Trim(f, "\"'"), "functions") {
+					r.Reply = "-ERR Unsupported rdb-filter-only option: " + strings.Trim(f, "\"'") + "\r\n"
+					return r
+				}
+				functions = true
+			}
+			r.RDBFilterFunctions = functions
 		default:
 			r.Reply = "-ERR Unrecognized REPLCONF option: " + opt + "\r\n"
 			return r

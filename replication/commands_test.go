@@ -86,3 +86,21 @@ func TestDecideReplicaof(t *testing.T) {
 		t.Error("empty argv")
 	}
 }
+
+// REPLCONF rdb-filter-only, as redis-cli --rdb sends it; replies checked
+// against redis-server 7.0.15.
+func TestReplconfRDBFilterOnly(t *testing.T) {
+	for _, tc := range []struct{ val, reply string }{
+		{"", "+OK\r\n"},
+		{"functions", "+OK\r\n"},
+		{"FUNCTIONS", "+OK\r\n"},
+		{"foo", "-ERR Unsupported rdb-filter-only option: foo\r\n"},
+		{"functions foo", "-ERR Unsupported rdb-filter-only option: foo\r\n"},
+		{`"a`, "-ERR Missing rdb-filter-only values\r\n"},
+	} {
+		r := ParseReplconf([][]byte{[]byte("REPLCONF"), []byte("rdb-filter-only"), []byte(tc.val)}, false)
+		if r.Reply != tc.reply {
+			t.Errorf("%q: %q, want %q", tc.val, r.Reply, tc.reply)
+		}
+	}
+}

@@ -55,4 +55,20 @@
 // unit. master_repl_offset only moves while a backlog exists
 // (feedReplicationBuffer returns early otherwise): the shell does not feed
 // the stream when it has no Backlog.
+//
+// # The shells (in package server)
+//
+// The sockets and goroutines live in server/repl_master.go and
+// server/repl_replica.go (server/doc.go, "Replication"), because they need
+// the keyspace snapshot, the RDB codec and the command path; this package
+// stays pure and never imports server. What they use from here: Decide for
+// every SYNC/PSYNC, the Backlog fed as a Propagator and read through one
+// Cursor per replica, FullResyncLine when the snapshot starts, ParseReplconf,
+// CountAcks/GoodReplicas/WritesAllowed for WAIT and min-replicas,
+// ReplicaTimedOut/PingDue/BacklogExpired in the cron; on the replica the
+// Handshake (its actions executed in order on the socket), NewPayloadReader
+// for both payload framings, StreamOffsets for ACK/GETACK and the bytes
+// forwarded to sub-replicas, IDs.AdoptFullSync/AdoptContinue/Shift,
+// LinkTimeout; DecideReplicaof, WriteRoleMaster/WriteRoleReplica and
+// AppendInfoSection for the commands.
 package replication

@@ -122,10 +122,19 @@ type Client struct {
 	// counted in errorstats (a script's error that a command inside it
 	// replied: Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE); exec clears it.
 	errCounted bool
+
+	// repl: kindReplica once PSYNC/SYNC made this a replica client,
+	// kindMaster for the master client of a replica (repl_*.go), and what
+	// the client announced with REPLCONF (guarded by mu).
+	replRole atomic.Int32
+	replInfo *replicaInfo
 }
 
 // kind reports the client's type for CLIENT LIST/KILL.
 func (c *Client) kind() int {
+	if k := c.replRole.Load(); k != 0 { // repl
+		return int(k)
+	}
 	if len(c.subs)+len(c.psubs)+len(c.ssubs) > 0 {
 		return kindPubSub
 	}
@@ -419,6 +428,11 @@ func (s *Server) runBatch(c *Client) bool {
 		}
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
+	if c.replRole.Load() == kindReplica {
+		// repl: a replica's output belongs to its writer goroutine
+		// (repl_master.go); what it asks gets no reply once it is one.
+		c.w.B = c.w.B[:0]
+	}
 	if len(c.pushSpans) != 0 {
 		c.pushSpans = c.pushSpans[:0] // the buffer is about to be written
 	}
@@ -692,6 +706,7 @@ func (s *Server) unlinkClient(c *Client) {
 	delete(s.monitors, c)
 	s.pubsub.unsubscribeAll(c)
 	s.unwatchAll(c, true)
+	s.replicaGone(c) // repl: repl_master.go
 	s.mu.Unlock()
 	c.kill()
 	s.clientsMu.Lock()

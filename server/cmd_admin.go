@@ -1122,12 +1122,7 @@ func cmdCommandDocs(c *Client, args [][]byte) {
 // --- persistence and replication placeholders --------------------------------
 
 // cmdRole is ROLE on a master without replicas (replication lands later).
-func cmdRole(c *Client, args [][]byte) {
-	c.w.ArrayLen(3)
-	c.w.BulkString("master")
-	c.w.Int(0)
-	c.w.ArrayLen(0)
-}
+func cmdRole(c *Client, args [][]byte) { c.srv.roleReply(c) } // repl
 
 func cmdClusterDisabled(c *Client, args [][]byte) { c.w.Error(ErrClusterDisabled) }
 
@@ -1145,6 +1140,10 @@ func cmdWait(c *Client, args [][]byte) {
 		return
 	}
 	s := c.srv
+	if s.isReplica() { // repl
+		c.w.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
 	deadline, ok := s.blockDeadline(c, args[2], false)
 	if !ok {
 		return

@@ -373,9 +373,9 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.str("instantaneous_input_repl_kbps", "0.00")
 	w.str("instantaneous_output_repl_kbps", "0.00")
 	w.int("rejected_connections", st.rejectedConns)
-	w.int("sync_full", 0)
-	w.int("sync_partial_ok", 0)
-	w.int("sync_partial_err", 0)
+	w.int("sync_full", s.repl.syncFull) // repl
+	w.int("sync_partial_ok", s.repl.partialOK)
+	w.int("sync_partial_err", s.repl.partialErr)
 	w.int("expired_keys", ks.ExpiredKeys)
 	w.f2("expired_stale_perc", ks.ExpiredStalePerc*100)
 	w.int("expired_time_cap_reached_count", ks.ExpiredTimeCapReachedCount)
@@ -415,20 +415,9 @@ func (s *Server) infoStats(w *infoWriter) {
 
 // --- replication ---------------------------------------------------------------
 
-// infoReplication describes a master without replicas or backlog, until
-// replication lands.
+// infoReplication is INFO replication (repl_master.go).
 func (s *Server) infoReplication(w *infoWriter) {
-	w.str("role", "master")
-	w.int("connected_slaves", 0)
-	w.str("master_failover_state", "no-failover")
-	w.str("master_replid", s.adm.replID)
-	w.str("master_replid2", strings.Repeat("0", 40))
-	w.int("master_repl_offset", 0)
-	w.int("second_repl_offset", -1)
-	w.int("repl_backlog_active", 0)
-	w.int("repl_backlog_size", 1048576)
-	w.int("repl_backlog_first_byte_offset", 0)
-	w.int("repl_backlog_histlen", 0)
+	s.replInfo(w) // repl
 }
 
 // --- cpu -----------------------------------------------------------------------

@@ -254,6 +254,13 @@ func (s *Server) call(c *Client, args [][]byte) {
 			return
 		}
 	}
+	// repl: -READONLY, -MASTERDOWN, -NOREPLICAS (repl_master.go).
+	if s.repl.link != nil || s.cfg.MinReplicasToWrite > 0 {
+		if msg := s.writesDenied(c, cmd); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
 	if c.w.Proto == 2 && c.kind() == kindPubSub && !allowedInSubscribedContext(cmd) {
 		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.fullName))
 		return
@@ -359,10 +366,14 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		start = s.clock.Now()
 	}
 	dirty := s.ks.Dirty
+	woff := s.repl.offset // repl
 	s.execDepth++
 	cmd.Handler(c, args)
 	s.execDepth--
 	s.afterHandler(c, cmd, args, s.ks.Dirty-dirty)
+	if s.repl.offset != woff { // repl: WAIT's target, as call()
+		c.woff = s.repl.offset
+	}
 	var end time.Time
 	if s.realClock && !c.batchStart.IsZero() {
 		// The monotonic clock alone is half the price of time.Now; the

@@ -79,6 +79,57 @@
 // byte for byte, absolute times within a minute. A command added later must
 // be covered there too.
 //
+// # Replication (repl_master.go, repl_replica.go, cmd_repl.go)
+//
+// The shells around the replication package's pure core. All state is in
+// Server.repl (replState), guarded by mu.
+//
+// Master: SYNC/PSYNC go through replication.Decide. The backlog is a
+// Propagator attached the first time a backlog is created (so a server that
+// never had a replica pays nothing); it encodes the TargetRepl operations
+// with its own resp.CommandStream and appends them to the ring, waking each
+// replica's writer goroutine. A replica client keeps its connection loop
+// (which reads REPLCONF ACK) and gets a writer goroutine that owns the
+// socket's output: for a full sync it waits repl-diskless-sync-delay
+// (writing "\n" each second), then under mu starts a keyspace snapshot,
+// notes master_repl_offset, points the replica's Cursor just after it and
+// resets the stream's SELECT, writes +FULLRESYNC and streams the snapshot
+// as $EOF:<mark> (diskless) or writes it to a temp file in dir and sends
+// $<len> (repl-diskless-sync no); after an EOF payload it waits for the
+// first ACK. Then it copies Pending(cursor) under mu and writes it outside.
+// What was written during the transfer is in the backlog already, so it
+// goes out after the payload; a replica whose cursor leaves the window is
+// dropped (standing in for client-output-buffer-limit replica) and comes
+// back with a full sync. +CONTINUE writes the reply and the backlog from the
+// requested offset the same way. One keyspace snapshot runs at a time: the
+// writer that takes it serves every replica then waiting with the same
+// target from it (Redis's shared BGSAVE); one arriving later waits for the
+// next. exec records c.woff when a command moved
+// master_repl_offset (7.0's call()); WAIT counts acks through
+// replication.CountAcks and asks for them with a GETACK appended at the next
+// cron tick (Redis: beforeSleep). replCron is replicationCron: PINGs, ACK
+// timeouts, the backlog TTL.
+//
+// Replica: REPLICAOF starts a link goroutine (runLink) that drives
+// replication.Handshake over a socket, stores the payload in a temp file,
+// then under mu flushes and loads it keeping expired keys
+// (repl-diskless-load is treated as disabled), and applies the stream with
+// a master client (kind master, not refused by read-only or min-replicas,
+// no replies) through call(), one command at a time under mu. The bytes of
+// each applied command (a MULTI block once EXEC ran) are fed verbatim to the
+// node's own backlog, so sub-replicas get the master's stream, IDs and
+// offsets; commands run locally on a replica never enter it. GETACK is
+// answered by the link with the applied offset before the GETACK; ACKs go
+// out from replCron each second. A dropped link caches the master (replid,
+// applied offset) in the Handshake for the next PSYNC. REPLICAOF NO ONE
+// shifts the IDs (replid2 = old id up to offset+1) and drops the replicas so
+// they PSYNC again. Keyspace.Replica is on while following a master, and
+// Keyspace.MasterCommand while a command of the master runs, so that the
+// master's commands see keys the replica hides as expired (expireIfNeeded
+// returns 0 for the master client). RDBs carry repl-id/repl-offset whenever
+// a backlog exists; at startup (restoreReplInfo) a replica resumes from
+// them and a master keeps them as replid2.
+//
 // It may import internal/resp, internal/clock, configs, server/keyspace,
 // internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog; gopher-lua for scripting.go).
 package server

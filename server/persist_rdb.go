@@ -163,7 +163,8 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 	if aofBase {
 		base = "1"
 	}
-	return rdb.EncodeOptions{
+	// repl: withReplAux adds repl-stream-db, repl-id, repl-offset (repl_master.go).
+	return s.withReplAux(rdb.EncodeOptions{
 		Compress: s.cfg.RDBCompression,
 		Checksum: s.cfg.RDBChecksum,
 		Aux: []rdb.AuxField{
@@ -180,7 +181,7 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 		LFU:               s.policyIsLFU(),
 		Now:               s.clock.Now().UnixMilli(),
 		ListCompressDepth: s.cfg.ListCompressDepth,
-	}
+	})
 }
 
 func (s *Server) policyIsLRU() bool {
@@ -577,6 +578,7 @@ func (s *Server) loadRDBFile() error {
 		return err
 	}
 	s.log.Info().Msgf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	s.restoreReplInfo() // repl: the RDB's repl-id/repl-offset (repl_master.go)
 	return nil
 }
 
@@ -648,6 +650,8 @@ func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loade
 					}
 					s.log.Info().Msgf("RDB age %d seconds", age)
 				}
+			case "repl-id", "repl-offset": // repl: repl_master.go
+				s.rdbReplAux(a.Key, a.Value)
 			case "used-mem":
 				if m, err := strconv.ParseInt(a.Value, 10, 64); err == nil {
 					s.rdb.loadUsedMem = m

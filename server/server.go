@@ -106,6 +106,7 @@ type Server struct {
 	// persist: RDB persistence state (persist_rdb.go), guarded by mu, and
 	// the signal that asked for shutdown (0: SIGTERM, 2: SIGINT).
 	rdb         persistState
+	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
 	shutdownSig atomic.Int32
 }
 
@@ -152,6 +153,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.applyAtomics()
 	s.initAdmin()
 	s.slowlog.init()
+	s.initRepl() // repl
 	s.pubsub.init()
 	s.ks.OnExpire = func(db int, key string) {
 		s.stats.expiredKeys++
@@ -298,6 +300,12 @@ func (s *Server) Run(ctx context.Context) error {
 	for _, l := range ls {
 		go s.acceptLoop(l)
 	}
+	// repl: the replicaof directive connects once the port is known.
+	s.mu.Lock()
+	if a := s.cfg.ReplicaOf; a.Host != "" && s.repl.link == nil {
+		s.startReplication(a.Host, a.Port)
+	}
+	s.mu.Unlock()
 	cronStop := make(chan struct{})
 	go s.cron(cronStop)
 	var req shutdownReq
@@ -421,8 +429,9 @@ func (s *Server) cron(stop <-chan struct{}) {
 		}
 		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
 		s.adminCron()
-		s.aofCron() // persistence (persist_aof.go)
-		s.rdbCron() // persist: save points, scheduled BGSAVE
+		s.aofCron()  // persistence (persist_aof.go)
+		s.rdbCron()  // persist: save points, scheduled BGSAVE
+		s.replCron() // repl: replicationCron, once a second
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -114,7 +114,7 @@ func (db *DB) find(h uint64, key []byte, now int64) *dictEntry {
 	if de == nil {
 		return nil
 	}
-	if de.val.expired(now) {
+	if de.val.expired(now) && !db.ks.MasterCommand { // repl: see Keyspace.MasterCommand
 		if !db.ks.Replica {
 			db.expire(h, de)
 		}

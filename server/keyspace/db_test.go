@@ -495,3 +495,26 @@ func TestLFU(t *testing.T) {
 		t.Fatal("LookupNoTouch changed Freq")
 	}
 }
+
+// TestDBMasterCommand: while a replica runs its master's command, an
+// expired key is still found (expireIfNeeded returns 0 for the master
+// client) and nothing is deleted.
+func TestDBMasterCommand(t *testing.T) {
+	ks := New(1)
+	x := watch(ks)
+	ks.Replica = true
+	db := ks.DBs[0]
+	db.Set(b("k"), sv("v"), 0)
+	db.SetExpire(b("k"), 100)
+	ks.MasterCommand = true
+	if db.Lookup(b("k"), 200) == nil {
+		t.Fatal("the master's command does not see the key")
+	}
+	ks.MasterCommand = false
+	if db.Lookup(b("k"), 200) != nil {
+		t.Fatal("a client sees the expired key")
+	}
+	if db.Len() != 1 || len(*x) != 0 {
+		t.Fatal("a replica deleted an expired key")
+	}
+}

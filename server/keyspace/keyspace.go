@@ -44,6 +44,11 @@ type Keyspace struct {
 	// deleted (the master's DEL removes them), and ActiveExpireCycle does
 	// nothing.
 	Replica bool
+	// MasterCommand is set while a replica executes a command of its
+	// master's stream: lookups then never treat keys as expired
+	// (expireIfNeeded returns 0 for the master client), so the replica
+	// applies exactly what the master did; the master's DEL removes them.
+	MasterCommand bool
 	// ActiveExpireEffort is active-expire-effort, 1..10; 0 means 1 (the
 	// Redis default). See ActiveExpireCycle.
 	ActiveExpireEffort int

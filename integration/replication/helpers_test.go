@@ -1,0 +1,161 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/integration"
+)
+
+var ctx = context.Background()
+
+const syncTimeout = 20 * time.Second
+
+// node is a server process and a client to it.
+type node struct {
+	*integration.Server
+	c *redis.Client
+}
+
+// startVigil starts vigil-server with args (diskless sync without delay
+// unless args say otherwise).
+func startVigil(args ...string) *node {
+	GinkgoHelper()
+	s := integration.StartServer(append([]string{"--repl-diskless-sync-delay", "0"}, args...)...)
+	return &node{Server: s, c: s.Client(2)}
+}
+
+// startRedis starts Debian's redis-server with the same defaults, or skips.
+func startRedis(args ...string) *node {
+	GinkgoHelper()
+	if redisServerBin == "" {
+		Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
+	}
+	old := integration.ServerBin
+	integration.ServerBin = redisServerBin
+	defer func() { integration.ServerBin = old }()
+	s := integration.StartServer(append([]string{"--repl-diskless-sync-delay", "0"}, args...)...)
+	return &node{Server: s, c: s.Client(2)}
+}
+
+// info returns one INFO section as a map.
+func (n *node) info(section string) map[string]string {
+	GinkgoHelper()
+	s, err := n.c.Info(ctx, section).Result()
+	Expect(err).NotTo(HaveOccurred())
+	m := map[string]string{}
+	for _, l := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func (n *node) stat(name string) int64 {
+	GinkgoHelper()
+	v, err := strconv.ParseInt(n.info("stats")[name], 10, 64)
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
+
+func (n *node) replicaOf(m *node) {
+	GinkgoHelper()
+	Expect(n.c.Do(ctx, "REPLICAOF", "127.0.0.1", m.Port).Err()).To(Succeed())
+}
+
+// waitSynced polls until r's link to m is up and r applied everything m
+// has streamed.
+func waitSynced(m, r *node) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		ri := r.info("replication")
+		g.Expect(ri["master_link_status"]).To(Equal("up"))
+		mi := m.info("replication")
+		g.Expect(ri["slave_repl_offset"]).To(Equal(mi["master_repl_offset"]))
+	}).WithTimeout(syncTimeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+}
+
+// dump renders every key of databases 0..15 with its type, value and
+// whether it has a TTL, in a canonical form.
+func (n *node) dump() []string {
+	GinkgoHelper()
+	var out []string
+	for db := 0; db < 16; db++ {
+		c := redis.NewClient(&redis.Options{Addr: n.Addr(), DB: db, MaxRetries: -1})
+		keys, err := c.Keys(ctx, "*").Result()
+		Expect(err).NotTo(HaveOccurred())
+		sort.Strings(keys)
+		for _, k := range keys {
+			t := c.Type(ctx, k).Val()
+			var v string
+			switch t {
+			case "string":
+				v = c.Get(ctx, k).Val()
+			case "list":
+				v = fmt.Sprint(c.LRange(ctx, k, 0, -1).Val())
+			case "set":
+				m := c.SMembers(ctx, k).Val()
+				sort.Strings(m)
+				v = fmt.Sprint(m)
+			case "zset":
+				v = fmt.Sprint(c.ZRangeWithScores(ctx, k, 0, -1).Val())
+			case "hash":
+				h := c.HGetAll(ctx, k).Val()
+				var fs []string
+				for f, x := range h {
+					fs = append(fs, f+"="+x)
+				}
+				sort.Strings(fs)
+				v = fmt.Sprint(fs)
+			default:
+				v = fmt.Sprint(c.Do(ctx, "DUMP", k).Val() != nil)
+			}
+			exp := c.Do(ctx, "PEXPIRETIME", k).Val()
+			out = append(out, fmt.Sprintf("%d %s %s %v %s", db, k, t, exp, v))
+		}
+		c.Close()
+	}
+	return out
+}
+
+// populate writes keys of every type (some with TTLs) into dbs 0 and 3.
+func populate(rc *redis.Client, prefix string) {
+	GinkgoHelper()
+	c := rc.Conn() // SELECT sticks to one connection
+	defer c.Close()
+	for _, db := range []int{0, 3} {
+		cmds := [][]any{
+			{"SELECT", db},
+			{"SET", prefix + "str", "v"},
+			{"SET", prefix + "int", "12345"},
+			{"SET", prefix + "ttl", "t", "EX", "1000"},
+			{"RPUSH", prefix + "list", "a", "b", "c"},
+			{"SADD", prefix + "set", "x", "y", "z"},
+			{"SADD", prefix + "intset", 1, 2, 3},
+			{"ZADD", prefix + "zset", 1, "a", 2.5, "b"},
+			{"HSET", prefix + "hash", "f1", "v1", "f2", "v2"},
+			{"PFADD", prefix + "hll", "a", "b"},
+			{"SELECT", 0},
+		}
+		for _, cmd := range cmds {
+			Expect(c.Do(ctx, cmd...).Err()).To(Succeed(), "%v", cmd)
+		}
+	}
+	big := make([]any, 0, 600)
+	big = append(big, "RPUSH", prefix+"biglist")
+	for i := 0; i < 500; i++ {
+		big = append(big, strings.Repeat("x", i%50)+strconv.Itoa(i))
+	}
+	Expect(c.Do(ctx, big...).Err()).To(Succeed())
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,831 @@
+package server
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/replication"
+	"github.com/vigil-kv/vigil/server/keyspace"
+	"github.com/vigil-kv/vigil/server/rdb"
+)
+
+// The replication shell (replication/doc.go, "The shells"): the master
+// side here, the replica side in repl_replica.go, the commands in
+// cmd_repl.go. Everything in replState is guarded by the execution lock.
+//
+// Master: the backlog is a Propagator attached when it is created (first
+// replica). Each replica client gets a writer goroutine (replicaWriter)
+// that owns the socket's output: a full sync first (a keyspace snapshot
+// taken under the lock together with master_repl_offset, streamed as a
+// diskless $EOF payload or written to a temp file and sent as $<len>),
+// then the stream from the shared backlog through the replica's Cursor.
+// The bytes produced during the transfer stay in the backlog and go out
+// after it; a replica whose cursor falls out of the window is dropped (it
+// comes back with a full sync), which stands in for
+// client-output-buffer-limit replica.
+
+// replState is the node's replication state (Redis's server.repl_*,
+// server.master*, server.slaves).
+type replState struct {
+	ids      replication.IDs
+	rnd      *mrand.Rand
+	offset   int64 // master_repl_offset
+	backlog  *replication.Backlog
+	stream   resp.CommandStream
+	buf      []byte
+	replicas []*replica
+	// noReplicasSince is repl_no_slaves_since (backlog TTL).
+	noReplicasSince time.Time
+	cronLoops       int64
+	lastCron        time.Time
+	getackPending   bool
+	attached        bool // replProp is among s.props
+	// The repl-id / repl-offset aux fields of the RDB being loaded.
+	rdbID        string
+	rdbOffset    int64
+	rdbHasOffset bool
+
+	syncFull, partialOK, partialErr int64
+
+	// Replica side (repl_replica.go): nil on a master.
+	link *replLink
+	// applying: the master's stream is being executed: the backlog is fed
+	// the master's bytes verbatim (proxy), not the re-encoded operations.
+	applying bool
+}
+
+// replica is a replica client on the master.
+type replica struct {
+	c        *Client
+	ack      replication.ReplicaAck
+	ip       string
+	port     int
+	capaEOF  bool
+	psync2   bool
+	cursor   replication.Cursor
+	full     bool   // needs a full sync
+	initial  []byte // +CONTINUE line and backlog bytes
+	sig      chan struct{}
+	firstAck chan struct{}
+	acked    bool
+	done     chan struct{}
+	gone     bool
+	// shared is set (under mu) when another replica's writer serves this
+	// one's payload from its snapshot; it receives the outcome.
+	shared chan error
+	// spill holds stream bytes the replica had not been given when the
+	// ring overwrote them; written before the cursor's bytes.
+	spill []byte
+}
+
+type replProp struct{ s *Server }
+
+// Propagate feeds the backlog (replicationFeedSlaves), under the lock.
+func (p replProp) Propagate(ops []Op) {
+	s := p.s
+	r := &s.repl
+	// A replica never feeds its own commands (a PUBLISH, a write on a
+	// writable replica): only the master's bytes, verbatim (applyStream),
+	// as replicationFeedSlaves returns early when masterhost is set.
+	if r.applying || r.backlog == nil || r.link != nil {
+		return
+	}
+	r.buf = r.buf[:0]
+	for _, op := range ops {
+		if op.Target&TargetRepl != 0 {
+			r.buf = r.stream.Append(r.buf, op.DB, op.Argv)
+		}
+	}
+	s.replFeed(r.buf)
+}
+
+// replFeed appends raw stream bytes to the backlog and wakes the writers.
+func (s *Server) replFeed(b []byte) {
+	r := &s.repl
+	if r.backlog == nil || len(b) == 0 {
+		return
+	}
+	// Bytes a replica has not been given and that the ring is about to
+	// overwrite move to its own buffer (its share of the output buffer,
+	// bounded by client-output-buffer-limit replica's hard limit), so a
+	// replica behind by more than the backlog during a long transfer is
+	// not dropped, as Redis keeps its output buffer.
+	var spilled []*replica
+	if over := r.backlog.End() + int64(len(b)) - r.backlog.Size(); over > 0 {
+		hard := s.cfg.ClientOutputBufferLimits[configs.ClientReplica].HardBytes
+		for _, rp := range append([]*replica(nil), r.replicas...) {
+			if rp.cursor.Offset > over {
+				continue
+			}
+			x, y, ok := r.backlog.Pending(rp.cursor)
+			if !ok {
+				continue // not streaming yet, or the writer drops it
+			}
+			rp.spill = append(append(append(rp.spill, x...), y...), b...)
+			if hard > 0 && uint64(len(rp.spill)) > hard {
+				s.dropReplica(rp, "Client scheduled to be closed ASAP for overcoming of output buffer limits")
+				continue
+			}
+			spilled = append(spilled, rp)
+		}
+	}
+	r.backlog.Append(b)
+	r.offset = r.backlog.End()
+	for _, rp := range spilled {
+		rp.cursor = r.backlog.NewCursor(r.offset + 1)
+	}
+	for _, rp := range r.replicas {
+		select {
+		case rp.sig <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// initRepl sets a fresh node's IDs (initServer).
+func (s *Server) initRepl() {
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	s.repl.rnd = mrand.New(mrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
+	s.repl.ids = replication.NewIDs(s.repl.rnd)
+	s.repl.noReplicasSince = s.clock.Now()
+	s.blocking.replicas = replAcks{s}
+}
+
+// createBacklog is createReplicationBacklog.
+func (s *Server) createBacklog() {
+	s.repl.backlog = replication.NewBacklog(s.cfg.ReplBacklogSize, s.repl.offset)
+	s.repl.stream.Reset()
+	if !s.repl.attached {
+		s.repl.attached = true
+		s.props = append(s.props, replProp{s})
+	}
+}
+
+func (s *Server) isReplica() bool { return s.repl.link != nil }
+
+// replicaOf returns the replica record of c, or nil.
+func (s *Server) replicaOf(c *Client) *replica {
+	for _, r := range s.repl.replicas {
+		if r.c == c {
+			return r
+		}
+	}
+	return nil
+}
+
+// replicaInfo is what c announced with REPLCONF before PSYNC.
+type replicaInfo struct {
+	port    int
+	ip      string
+	capaEOF bool
+	psync2  bool
+}
+
+// syncRequest is syncCommand: SYNC or PSYNC from c (lock held).
+func (s *Server) syncRequest(c *Client, args [][]byte) {
+	req := replication.PsyncRequest{Sync: len(args) == 1, AlreadyReplica: s.replicaOf(c) != nil}
+	if !req.Sync {
+		req.ReplID, req.Offset = string(args[1]), string(args[2])
+		req.Failover = len(args) > 3 && eqFold(args[3], "failover")
+	}
+	info := c.replInfo
+	if info == nil {
+		info = &replicaInfo{}
+	}
+	req.PSYNC2 = info.psync2
+	st := replication.MasterState{IDs: s.repl.ids, MasterReplOffset: s.repl.offset, Backlog: s.repl.backlog.Window(),
+		Replicas: len(s.repl.replicas), IsReplica: s.isReplica()}
+	if l := s.repl.link; l != nil {
+		st.LinkUp = l.hs.State == replication.StateConnected
+	}
+	d := replication.Decide(req, st)
+	switch d.Outcome {
+	case replication.PsyncIgnore:
+		return
+	case replication.PsyncReject, replication.PsyncPromote:
+		if d.Reply != "" {
+			c.w.Raw([]byte(d.Reply))
+		} else {
+			c.w.Error("ERR FAILOVER is not supported")
+		}
+		return
+	}
+	if d.PartialOK {
+		s.repl.partialOK++
+	}
+	if d.PartialErr {
+		s.repl.partialErr++
+	}
+	if d.Full {
+		s.repl.syncFull++
+	}
+	if d.Log != "" {
+		s.log.Info().Msg(d.Log)
+	}
+	// The replies of the batch so far go out first: from now on the
+	// writer goroutine owns the socket's output.
+	if len(c.w.B) > 0 {
+		c.write(c.w.B, time.Now())
+		c.w.B = c.w.B[:0]
+	}
+	rp := &replica{c: c, ip: info.ip, port: info.port, capaEOF: info.capaEOF, psync2: info.psync2,
+		sig: make(chan struct{}, 1), firstAck: make(chan struct{}), done: make(chan struct{})}
+	if rp.ip == "" {
+		rp.ip = hostOf(c.addr)
+	}
+	rp.ack.PrePsync = d.PrePsync
+	rp.ack.Time = s.clock.Now()
+	if d.Outcome == replication.PsyncContinue {
+		data, _ := s.repl.backlog.ReadFrom(d.Offset)
+		rp.initial = append([]byte(d.Reply), data...)
+		rp.cursor = s.repl.backlog.NewCursor(s.repl.backlog.End() + 1)
+		rp.ack.State = replication.ReplicaOnline
+		rp.acked = true
+		close(rp.firstAck)
+		s.log.Info().Msgf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", c.addr, len(data), d.Offset)
+	} else {
+		if d.CreateBacklog {
+			s.repl.ids.Reset(s.repl.rnd)
+			s.createBacklog()
+			s.log.Info().Msgf("Replication backlog created, my new replication IDs are '%s' and '%s'", s.repl.ids.ID, s.repl.ids.ID2)
+		}
+		rp.full = true
+		rp.ack.State = replication.ReplicaWaitBgsaveStart
+		s.log.Info().Msgf("Replica %s asks for synchronization", c.addr)
+	}
+	c.replRole.Store(kindReplica)
+	s.repl.replicas = append(s.repl.replicas, rp)
+	go s.replicaWriter(rp)
+}
+
+func hostOf(addr string) string {
+	for i := len(addr) - 1; i >= 0; i-- {
+		if addr[i] == ':' {
+			h := addr[:i]
+			if len(h) > 1 && h[0] == '[' {
+				h = h[1 : len(h)-1]
+			}
+			return h
+		}
+	}
+	return addr
+}
+
+// dropReplica forgets rp (freeClient of a replica); lock held.
+func (s *Server) dropReplica(rp *replica, why string) {
+	if rp.gone {
+		return
+	}
+	rp.gone = true
+	close(rp.done)
+	for i, q := range s.repl.replicas {
+		if q == rp {
+			s.repl.replicas = append(s.repl.replicas[:i:i], s.repl.replicas[i+1:]...)
+			break
+		}
+	}
+	if len(s.repl.replicas) == 0 {
+		s.repl.noReplicasSince = s.clock.Now()
+	}
+	if why != "" {
+		s.log.Warn().Msgf("%s: %s", why, rp.c.addr)
+	}
+	rp.c.kill()
+}
+
+// replicaGone is called when a replica's connection ends (unlinkClient).
+func (s *Server) replicaGone(c *Client) {
+	if rp := s.replicaOf(c); rp != nil {
+		s.dropReplica(rp, "")
+		s.log.Info().Msgf("Connection with replica %s lost.", c.addr)
+	}
+}
+
+// replicaWriter owns the replica's output: the full sync, then the stream.
+func (s *Server) replicaWriter(rp *replica) {
+	c := rp.c
+	fail := func(err error) {
+		s.mu.Lock()
+		s.dropReplica(rp, "Replica link failed ("+err.Error()+")")
+		s.mu.Unlock()
+	}
+	if rp.full {
+		if err := s.fullSync(rp); err != nil {
+			fail(err)
+			return
+		}
+	} else if !c.write(rp.initial, time.Now()) {
+		fail(errors.New("write error"))
+		return
+	}
+	rp.initial = nil
+	var out []byte
+	for {
+		select {
+		case <-rp.done:
+			return
+		case <-rp.sig:
+		}
+		s.mu.Lock()
+		if rp.gone || s.repl.backlog == nil {
+			s.mu.Unlock()
+			return
+		}
+		a, b, ok := s.repl.backlog.Pending(rp.cursor)
+		if !ok {
+			s.dropReplica(rp, "Client scheduled to be closed ASAP for overcoming of output buffer limits (replica fell out of the backlog)")
+			s.mu.Unlock()
+			return
+		}
+		out = append(append(append(out[:0], rp.spill...), a...), b...)
+		rp.spill = nil
+		rp.cursor.Advance(len(a) + len(b))
+		s.mu.Unlock()
+		if len(out) > 0 && !c.write(out, time.Now()) {
+			fail(errors.New("write error"))
+			return
+		}
+		if cap(out) > 1<<20 {
+			out = nil
+		}
+	}
+}
+
+// fullSync is the master's half of a full resynchronization. The replica
+// whose writer takes the snapshot first serves every other replica waiting
+// for one with the same target (diskless or disk) from the same snapshot,
+// as replicas arriving together share Redis's BGSAVE: their writers wait
+// for the payload's outcome on rp.shared.
+func (s *Server) fullSync(rp *replica) error {
+	s.mu.Lock()
+	diskless := s.cfg.ReplDisklessSync && rp.capaEOF
+	delay := time.Duration(s.cfg.ReplDisklessSyncDelay) * time.Second
+	s.mu.Unlock()
+	start := time.Now()
+	lastNL := start
+	var snap *keyspace.Snapshot
+	var off int64
+	var opts rdb.EncodeOptions
+	var sizes [][2]int
+	var group []*replica
+	for {
+		now := time.Now()
+		s.mu.Lock()
+		if rp.gone {
+			s.mu.Unlock()
+			return errors.New("replica gone")
+		}
+		if ch := rp.shared; ch != nil { // another writer serves this one
+			s.mu.Unlock()
+			select {
+			case err := <-ch:
+				if err != nil {
+					return err
+				}
+				return s.afterPayload(rp, diskless)
+			case <-rp.done:
+				return errors.New("replica gone")
+			}
+		}
+		// The keepalive is written under mu: once another writer claimed
+		// this replica (above) none may land inside its payload.
+		if now.Sub(lastNL) >= time.Second {
+			lastNL = now
+			if !rp.c.write([]byte("\n"), now) {
+				s.mu.Unlock()
+				return errors.New("write error")
+			}
+		}
+		if !diskless || now.Sub(start) >= delay {
+			var err error
+			snap, err = s.ks.BeginSnapshot()
+			if err == nil {
+				if s.repl.backlog == nil {
+					s.createBacklog()
+				}
+				off = s.repl.offset
+				s.repl.stream.Reset() // slaveseldb = -1
+				opts = s.replEncodeOptions()
+				sizes = make([][2]int, len(s.ks.DBs))
+				for i, db := range s.ks.DBs {
+					sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
+				}
+				group = append(group, rp)
+				for _, o := range s.repl.replicas {
+					if o != rp && o.full && o.shared == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
+						(s.cfg.ReplDisklessSync && o.capaEOF) == diskless {
+						o.shared = make(chan error, 1)
+						group = append(group, o)
+					}
+				}
+				for _, o := range group {
+					o.cursor = s.repl.backlog.NewCursor(off + 1)
+					o.ack.State = replication.ReplicaWaitBgsaveEnd
+				}
+				s.mu.Unlock()
+				break
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-rp.done:
+			return errors.New("replica gone")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	mw := &multiConnWriter{members: group, failed: make([]error, len(group))}
+	s.mu.Lock()
+	line := replication.FullResyncLine(s.repl.ids.ID, off)
+	s.mu.Unlock()
+	for i, o := range group {
+		if !o.ack.PrePsync && !o.c.write([]byte(line), time.Now()) {
+			mw.failed[i] = errors.New("write error")
+		}
+	}
+	err := s.sendPayload(mw, snap, opts, sizes, diskless)
+	for i, o := range group[1:] {
+		e := mw.failed[i+1]
+		if e == nil {
+			e = err
+		}
+		o.shared <- e
+	}
+	if mw.failed[0] != nil {
+		return mw.failed[0]
+	}
+	if err != nil {
+		return err
+	}
+	return s.afterPayload(rp, diskless)
+}
+
+// sendPayload encodes the snapshot (closing it) and sends it to every
+// member of mw: $EOF:<mark> framing, or a temp file in dir sent as $<len>.
+func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts rdb.EncodeOptions, sizes [][2]int, diskless bool) error {
+	closed := false
+	closeSnap := func() {
+		if !closed {
+			closed = true
+			s.mu.Lock()
+			snap.Close()
+			s.mu.Unlock()
+		}
+	}
+	defer closeSnap()
+	s.log.Info().Msgf("Starting BGSAVE for SYNC with target: %s", map[bool]string{true: "replicas sockets", false: "disk"}[diskless])
+	body := func(w io.Writer) error {
+		enc, err := rdb.NewEncoder(w, opts)
+		if err != nil {
+			return err
+		}
+		for i, sz := range sizes {
+			if sz[0] > 0 {
+				enc.SetDBSizes(i, sz[0], sz[1])
+			}
+		}
+		var buf []keyspace.Item
+		for done := false; !done; {
+			s.mu.Lock()
+			for i, o := range mw.members {
+				if o.gone && mw.failed[i] == nil {
+					mw.failed[i] = errors.New("replica gone")
+				}
+			}
+			if mw.allFailed() {
+				s.mu.Unlock()
+				return errors.New("replica gone")
+			}
+			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
+			s.mu.Unlock()
+			for _, it := range buf {
+				if err := enc.WriteItem(it); err != nil {
+					return err
+				}
+			}
+		}
+		return enc.Finish()
+	}
+	if diskless {
+		var m [20]byte
+		_, _ = rand.Read(m[:])
+		mark := hex.EncodeToString(m[:])
+		bw := bufio.NewWriterSize(mw, 64<<10)
+		bw.WriteString("$EOF:" + mark + "\r\n")
+		err := body(bw)
+		closeSnap()
+		if err == nil {
+			bw.WriteString(mark)
+			err = bw.Flush()
+		}
+		return err
+	}
+	s.mu.Lock()
+	dir := s.cfg.Dir
+	s.mu.Unlock()
+	f, err := os.CreateTemp(dir, fmt.Sprintf("temp-repl-%d-*.rdb", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = body(bw)
+	closeSnap()
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, o := range mw.members {
+		o.ack.State = replication.ReplicaSendBulk
+	}
+	s.mu.Unlock()
+	if _, err := mw.Write([]byte("$" + strconv.FormatInt(size, 10) + "\r\n")); err != nil {
+		return err
+	}
+	_, err = io.Copy(mw, f)
+	return err
+}
+
+// afterPayload is the end of a replica's full sync: online, and for an
+// EOF-marked payload the stream starts only at its first ACK.
+func (s *Server) afterPayload(rp *replica, diskless bool) error {
+	s.mu.Lock()
+	rp.ack.State = replication.ReplicaOnline
+	rp.ack.Time = s.clock.Now()
+	s.mu.Unlock()
+	if diskless {
+		select {
+		case <-rp.firstAck:
+		case <-rp.done:
+			return errors.New("replica gone")
+		}
+	}
+	s.log.Info().Msgf("Synchronization with replica %s succeeded", rp.c.addr)
+	select { // the stream produced meanwhile
+	case rp.sig <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// multiConnWriter writes to several replicas' sockets; a member whose
+// write fails is skipped from then on. It fails only when all did.
+type multiConnWriter struct {
+	members []*replica
+	failed  []error
+}
+
+func (m *multiConnWriter) allFailed() bool {
+	for _, e := range m.failed {
+		if e == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *multiConnWriter) Write(p []byte) (int, error) {
+	now := time.Now()
+	for i, o := range m.members {
+		if m.failed[i] == nil && !o.c.write(p, now) {
+			m.failed[i] = errors.New("write error")
+		}
+	}
+	if m.allFailed() {
+		return 0, errors.New("write error")
+	}
+	return len(p), nil
+}
+
+// replEncodeOptions are the options of a full sync's payload: encodeOptions
+// carries the replication aux fields whenever a backlog exists.
+func (s *Server) replEncodeOptions() rdb.EncodeOptions { return s.encodeOptions(false) }
+
+// withReplAux adds rdbPopulateSaveInfo's aux fields (repl-stream-db,
+// repl-id, repl-offset, before aof-base) when the node has a backlog, as
+// Redis writes them in every RDB then (SAVE, BGSAVE, a full sync). The
+// stream db is 0: the stream after a snapshot always starts with SELECT.
+func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
+	if s.repl.backlog == nil {
+		return o
+	}
+	aux := make([]rdb.AuxField, 0, len(o.Aux)+3)
+	for _, a := range o.Aux {
+		if a.Key == "aof-base" {
+			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: "0"},
+				rdb.AuxField{Key: "repl-id", Value: s.repl.ids.ID},
+				rdb.AuxField{Key: "repl-offset", Value: strconv.FormatInt(s.repl.offset, 10)})
+		}
+		aux = append(aux, a)
+	}
+	o.Aux = aux
+	return o
+}
+
+// rdbReplAux records the repl-id and repl-offset aux fields of an RDB being
+// loaded (rdbLoadRio's rsi).
+func (s *Server) rdbReplAux(key, val string) {
+	switch key {
+	case "repl-id":
+		s.repl.rdbID = val
+	case "repl-offset":
+		if n, err := strconv.ParseInt(val, 10, 64); err == nil && n >= 0 {
+			s.repl.rdbOffset, s.repl.rdbHasOffset = n, true
+		}
+	}
+}
+
+// restoreReplInfo is loadDataFromDisk's use of the RDB's replication info
+// (lock held): a replica takes the ID and offset as its own, so that the
+// replicaof link sends PSYNC <id> <offset+1> (a cached master made of its
+// own history); a master keeps them as ID2, valid up to offset+1, with a
+// backlog, so that its former replicas can still +CONTINUE.
+func (s *Server) restoreReplInfo() {
+	id, off, ok := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset
+	s.repl.rdbID, s.repl.rdbHasOffset = "", false
+	if !ok || !replication.ValidID(id) {
+		return
+	}
+	s.repl.offset = off
+	if s.cfg.ReplicaOf.Host != "" {
+		s.repl.ids.ID = id
+		s.repl.ids.ClearID2()
+		return
+	}
+	s.repl.ids.ID2, s.repl.ids.SecondOffset = id, off+1
+	s.createBacklog()
+}
+
+// replicaAck is REPLCONF ACK from a replica (lock held).
+func (s *Server) replicaAck(c *Client, off int64) {
+	rp := s.replicaOf(c)
+	if rp == nil {
+		return
+	}
+	rp.ack.OnAck(off, s.clock.Now())
+	if !rp.acked {
+		rp.acked = true
+		close(rp.firstAck)
+		rp.ack.Time = s.clock.Now()
+	}
+	s.processWaitingReplicas(off)
+}
+
+// CountAcks and RequestAcks implement ReplicaAcks (WAIT).
+type replAcks struct{ s *Server }
+
+func (a replAcks) CountAcks(offset int64) int {
+	return replication.CountAcks(a.s.replicaAcks(), offset)
+}
+
+func (a replAcks) RequestAcks() { a.s.repl.getackPending = true }
+
+func (s *Server) replicaAcks() []replication.ReplicaAck {
+	out := make([]replication.ReplicaAck, len(s.repl.replicas))
+	for i, rp := range s.repl.replicas {
+		out[i] = rp.ack
+	}
+	return out
+}
+
+// sendGetAck is beforeSleep's replicationRequestAckFromSlaves.
+func (s *Server) sendGetAck() {
+	if !s.repl.getackPending {
+		return
+	}
+	s.repl.getackPending = false
+	if s.repl.backlog == nil || len(s.repl.replicas) == 0 || s.isReplica() {
+		return
+	}
+	s.replFeed(resp.AppendCommandStrings(nil, "REPLCONF", "GETACK", "*"))
+}
+
+// replCron is replicationCron, once a second (lock held).
+func (s *Server) replCron() {
+	now := s.clock.Now()
+	if now.Sub(s.repl.lastCron) < time.Second {
+		s.sendGetAck()
+		return
+	}
+	s.repl.lastCron = now
+	s.sendGetAck()
+	// CONFIG SET repl-backlog-size (resizeReplicationBacklog).
+	if b := s.repl.backlog; b != nil && b.Size() != max(s.cfg.ReplBacklogSize, replication.MinBacklogSize) {
+		b.Resize(s.cfg.ReplBacklogSize)
+	}
+	if l := s.repl.link; l != nil {
+		l.cron(s)
+	}
+	if !s.isReplica() && replication.PingDue(s.repl.cronLoops, s.cfg.ReplPingReplicaPeriod, len(s.repl.replicas)) {
+		s.replFeed([]byte(replication.PingCommand))
+	}
+	s.repl.cronLoops++ // after the PING check, as replication_cron_loops
+	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
+	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
+		if replication.ReplicaTimedOut(rp.ack, timeout, now) {
+			s.dropReplica(rp, "Disconnecting timedout replica (streaming sync)")
+		}
+	}
+	if replication.BacklogExpired(!s.isReplica(), s.repl.backlog != nil, len(s.repl.replicas),
+		time.Duration(s.cfg.ReplBacklogTTL)*time.Second, s.repl.noReplicasSince, now) {
+		s.repl.ids.Reset(s.repl.rnd)
+		s.repl.backlog = nil
+		s.log.Info().Msgf("Replication backlog freed after %d seconds without connected replicas.", s.cfg.ReplBacklogTTL)
+	}
+}
+
+// writesDenied is processCommand's replication checks for c running cmd:
+// -READONLY on a read-only replica, -NOREPLICAS, -MASTERDOWN (lock held).
+func (s *Server) writesDenied(c *Client, cmd *Command) string {
+	if c.replRole.Load() == kindMaster {
+		return ""
+	}
+	write := cmd.has(FlagWrite)
+	if l := s.repl.link; l != nil {
+		if write && s.cfg.ReplicaReadOnly {
+			return ErrReadOnly
+		}
+		if !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.has(FlagStale) {
+			return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+		}
+		return ""
+	}
+	if write && s.cfg.MinReplicasToWrite > 0 && s.cfg.MinReplicasMaxLag > 0 {
+		good, _ := replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.clock.Now())
+		if !replication.WritesAllowed(false, s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, good) {
+			return "NOREPLICAS Not enough good replicas to write."
+		}
+	}
+	return ""
+}
+
+// replInfo is INFO replication (lock held).
+func (s *Server) replInfo(w *infoWriter) {
+	in := replication.Info{IDs: s.repl.ids, MasterReplOffset: s.repl.offset, Backlog: s.repl.backlog,
+		BacklogSize: s.cfg.ReplBacklogSize, FailoverState: replication.NoFailover}
+	if s.repl.backlog != nil {
+		in.BacklogSize = s.repl.backlog.Size()
+	}
+	now := s.clock.Now()
+	for _, rp := range s.repl.replicas {
+		in.Replicas = append(in.Replicas, replication.InfoReplica{IP: rp.ip, Port: rp.port, State: rp.ack.State, Offset: rp.ack.Offset, Lag: rp.ack.Lag(now)})
+	}
+	if s.cfg.MinReplicasToWrite > 0 && s.cfg.MinReplicasMaxLag > 0 {
+		in.MinReplicasActive = true
+		in.GoodReplicas, _ = replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, now)
+	}
+	if l := s.repl.link; l != nil {
+		l.fillInfo(s, &in, now)
+	}
+	b := replication.AppendInfoSection(nil, &in)
+	// The caller writes the section header itself.
+	if i := indexCRLF(b); i >= 0 {
+		b = b[i+2:]
+	}
+	w.b = append(w.b, b...)
+}
+
+func indexCRLF(b []byte) int {
+	for i := 0; i+1 < len(b); i++ {
+		if b[i] == '\r' && b[i+1] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// roleReply is ROLE (lock held).
+func (s *Server) roleReply(c *Client) {
+	if l := s.repl.link; l != nil {
+		off, has := l.offsets.Applied, l.hs.State == replication.StateConnected
+		replication.WriteRoleReplica(&c.w, l.host, l.port, l.hs.State, off, has)
+		return
+	}
+	var reps []replication.InfoReplica
+	for _, rp := range s.repl.replicas {
+		reps = append(reps, replication.InfoReplica{IP: rp.ip, Port: rp.port, State: rp.ack.State, Offset: rp.ack.Offset})
+	}
+	replication.WriteRoleMaster(&c.w, s.repl.offset, reps)
+}
