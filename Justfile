@@ -49,9 +49,18 @@ lint:
 bench *args:
     scripts/bench.sh {{args}}
 
-# Start a vigil-server on the default port (pass flags: `just up --port 7000`).
+# Start a local deployment (1 master, 2 replicas, 3 sentinels) with a live
+# status view (pass flags: `just up --base-port 7000`).
 up *args:
+    go run ./cmd/vigil up {{args}}
+
+# Start one vigil-server on the default port (pass flags: `just server --port 7000`).
+server *args:
     go run ./cmd/vigil-server {{args}}
+
+# A failure drill (pass flags: `just drill --fault all --rounds 5 --report drill-report`).
+drill *args:
+    go run ./cmd/vigil drill {{args}}
 
 # Failover time of vigil-sentinel against redis-sentinel: `runs` SIGKILLs of
 # the master each (down-after-milliseconds 1000), medians and their ratio.

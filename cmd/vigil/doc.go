@@ -43,8 +43,7 @@
 // complete command.
 //
 // `vigil drill` (internal/drill) starts a deployment (1 master, 2 replicas,
-// 3 sentinels; --server picks the data servers, redis-server by default
-// because vigil-server cannot replicate yet and a clear error says so;
+// 3 sentinels; --server picks the data servers, vigil-server by default;
 // --against picks the sentinels, vigil-sentinel by default, redis for
 // redis-server + redis-sentinel), or uses an existing one (--sentinel), runs
 // a write and register workload through package client, injects the

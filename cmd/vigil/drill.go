@@ -32,7 +32,7 @@ func drillCommand() *cli.Command {
 			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under"},
 			&cli.StringFlag{Name: "password", Usage: "password of the data nodes (existing deployment)"},
 			&cli.StringFlag{Name: "against", Value: "vigil", Usage: "sentinels: vigil (vigil-sentinel) or redis (Debian's redis-sentinel, with redis-server)"},
-			&cli.StringFlag{Name: "server", Value: "redis", Usage: "data servers: redis (Debian's redis-server) or vigil (needs replication)"},
+			&cli.StringFlag{Name: "server", Value: "vigil", Usage: "data servers: vigil (vigil-server, run by this binary) or redis (Debian's redis-server)"},
 			&cli.IntFlag{Name: "base-port", Value: 7379, Usage: "port of the first server"},
 			&cli.IntFlag{Name: "sentinel-base-port", Value: 27379, Usage: "port of the first sentinel"},
 			&cli.StringFlag{Name: "dir", Value: "vigil-drill-data", Usage: "data directory of the deployment the drill starts"},
@@ -127,7 +127,7 @@ func runDrill(c *cli.Context) error {
 		wcancel()
 		if err != nil {
 			if server == "vigil" && strings.Contains(err.Error(), "replica") {
-				err = fmt.Errorf("%w\n(vigil-server cannot replicate yet, so its replicas never come up: use --server redis)", err)
+				err = fmt.Errorf("%w\n(the vigil-server replicas never came up; see each node's output.log under --dir)", err)
 			}
 			return err
 		}

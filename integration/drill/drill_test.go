@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -56,8 +57,13 @@ type report struct {
 }
 
 // runDrill runs one round of fault and returns the parsed report.
+// The data servers are Debian's redis-server unless extra says
+// --server vigil.
 func runDrill(fault string, extra ...string) report {
-	needRedis()
+	if !slices.Contains(extra, "vigil") {
+		needRedis()
+		extra = append([]string{"--server", "redis"}, extra...)
+	}
 	dir := GinkgoT().TempDir()
 	base := freeRange(3)
 	sbase := freeRange(3)
@@ -110,6 +116,23 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(f.NewMaster).NotTo(Equal(r.InitialMaster))
 		Expect(r.FinalMaster).To(Equal(f.NewMaster))
 		Expect(r.Events).To(ContainElement(HaveField("Type", "+switch-master")))
+	})
+
+	It("kill-master on vigil-server: the master is SIGKILLed and a vigil replica takes over", func() {
+		r := runDrill("kill-master", "--server", "vigil")
+		f := r.Faults[0]
+		Expect(f.Target).To(Equal(r.InitialMaster))
+		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
+		Expect(f.NewMaster).NotTo(Equal(r.InitialMaster))
+		Expect(r.FinalMaster).To(Equal(f.NewMaster))
+	})
+
+	It("pause-master on vigil-server: the old vigil master rejoins as a replica of the new one", func() {
+		r := runDrill("pause-master", "--server", "vigil")
+		f := r.Faults[0]
+		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
+		Expect(f.RejoinedAsReplica).NotTo(BeNil())
+		Expect(*f.RejoinedAsReplica).To(BeTrue())
 	})
 
 	It("pause-master: SIGSTOP past down-after fails over and the old master rejoins as a replica", func() {
