@@ -372,6 +372,12 @@ func (s *Server) rdbSaveBackground() error {
 				}
 				buf, done = snap.Step(buf[:0], bgsaveStepKeys)
 				s.mu.Unlock()
+				// Park for a moment instead of staying runnable: with one P
+				// (vigil-server's default GOMAXPROCS) a goroutine that is
+				// always runnable keeps the scheduler from polling the
+				// network, so clients would wait for sysmon's 10 ms poll;
+				// a sleeping goroutine lets it poll and run them now.
+				time.Sleep(time.Microsecond)
 				for _, it := range buf {
 					if err := enc.WriteItem(it); err != nil {
 						return err
