@@ -33,10 +33,7 @@ func debugLoadAOF(c *Client) {
 	if err := m.DeleteHistory(); err != nil {
 		s.log.Warn().Err(err).Msg("DEBUG LOADAOF: can't persist the AOF manifest")
 	}
-	var rdbLoad aof.BaseLoader
-	if aofRDBLoader != nil {
-		rdbLoad = aofRDBLoader(s)
-	}
+	rdbLoad := s.aofRDBLoader()
 	props := s.props
 	s.props = nil // proc(fakeClient): nothing reloaded propagates
 	s.rdb.loading = true

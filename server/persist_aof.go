@@ -14,7 +14,7 @@ import (
 //
 //   - At start (loadDataOnStart, from Run before any client is accepted)
 //     the AOF is loaded when appendonly is yes; it has priority over the
-//     RDB, whose loader is the loadRDBOnStart hook. The commands run
+//     RDB (loadRDBFile, persist_rdb.go). The commands run
 //     through a fake client (Redis's createAOFClient): no replies, MULTI
 //     and EXEC honoured, no ACL check. Then the directory is opened for
 //     appending (a base is written first when there is none).
@@ -62,22 +62,6 @@ func (s *Server) aofDiskError() string {
 	return ""
 }
 
-// Hooks for the RDB side (server/rdb), set by its wiring file in an init
-// function; nil until then.
-var (
-	// loadRDBOnStart loads dir/dbfilename when the AOF is off or has no
-	// files yet (loadDataFromDisk's RDB branch). Called with mu held.
-	loadRDBOnStart func(s *Server) error
-	// aofRDBFormat is the RDB base format (aof-use-rdb-preamble yes:
-	// files named .base.rdb written by the RDB encoder). Nil: bases are
-	// written as commands whatever the directive says.
-	aofRDBFormat func(s *Server) aof.BaseFormat
-	// aofRDBLoader loads a file starting with "REDIS" (an RDB base or an
-	// old preamble) into the keyspace and returns the bytes it used. Nil:
-	// such files are refused with a clear error.
-	aofRDBLoader func(s *Server) aof.BaseLoader
-)
-
 // aofProp feeds the AOF writer from the write path.
 type aofProp struct{ s *Server }
 
@@ -99,8 +83,8 @@ func (p *aofProp) Propagate(ops []Op) {
 
 func (s *Server) aofConfig() aof.Config {
 	format := aof.CommandFormat
-	if aofRDBFormat != nil && s.cfg.AOFUseRDBPreamble {
-		format = aofRDBFormat(s)
+	if s.cfg.AOFUseRDBPreamble {
+		format = s.aofRDBFormat()
 	}
 	return aof.Config{
 		Dir:      s.cfg.Dir,
@@ -158,16 +142,10 @@ func (s *Server) loadDataLocked() error {
 		return err
 	}
 	if !s.cfg.AppendOnly {
-		if loadRDBOnStart != nil {
-			return loadRDBOnStart(s)
-		}
-		return nil
+		return s.loadRDBFile()
 	}
 	start := time.Now()
-	var rdbLoad aof.BaseLoader
-	if aofRDBLoader != nil {
-		rdbLoad = aofRDBLoader(s)
-	}
+	rdbLoad := s.aofRDBLoader()
 	res, err := m.Load(&aof.Options{
 		LoadTruncated: s.cfg.AOFLoadTruncated,
 		Apply:         s.aofApplier(),
@@ -180,10 +158,8 @@ func (s *Server) loadDataLocked() error {
 	}
 	switch res.Status {
 	case aof.StatusNotExist, aof.StatusEmpty:
-		if loadRDBOnStart != nil {
-			if err := loadRDBOnStart(s); err != nil {
-				return err
-			}
+		if err := s.loadRDBFile(); err != nil {
+			return err
 		}
 	default:
 		s.log.Info().Msgf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())

@@ -98,35 +98,13 @@ type bgsaveJob struct {
 	tmp       string // its temp file
 }
 
-// AOFLoadHook, when set (by the AOF code), loads the dataset at startup
-// instead of the RDB when appendonly is yes (loadDataFromDisk). It runs
-// with the execution lock held and s.rdb.loading set; to let clients get
-// -LOADING it may release the lock between commands (as loadRDBYield does)
-// and must then return ErrLoadAborted once s.closing is set. An RDB
-// preamble can be read with s.loadRDBYield(r, true).
-var AOFLoadHook func(s *Server) error
-
-// AOFRewriteRunning, when set (by the AOF code), reports an AOF rewrite in
-// progress (hasActiveChildProcess for CHILD_TYPE_AOF): BGSAVE then answers
-// "Another child process is active" or, with SCHEDULE, schedules itself.
-// Called with the execution lock held.
-var AOFRewriteRunning func(s *Server) bool
-
-// InfoAOFHook, when set (by the AOF code), writes INFO persistence's aof_*
-// lines. Redis 7.0 writes them in two places: with extra false, the block
-// aof_enabled ... aof_last_cow_size (before module_fork_in_progress); with
-// extra true, after module_fork_last_cow_size, the lines written only with
-// AOF on (aof_current_size ... aof_delayed_fsync) and, during a rewrite
-// or load, their own. Called with the execution lock held.
-var InfoAOFHook func(s *Server, w *infoWriter, extra bool)
-
 // childActive is hasActiveChildProcess: a BGSAVE, an AOF rewrite or any
 // other snapshot running.
 func (s *Server) childActive() bool {
 	if s.rdb.job != nil || s.ks.Snapshotting() {
 		return true
 	}
-	return AOFRewriteRunning != nil && AOFRewriteRunning(s)
+	return s.aof.rewriting != nil
 }
 
 // lastSaveTime is server.lastsave: the start time until a first save.
@@ -556,7 +534,7 @@ func (s *Server) MarkLoading() {
 }
 
 // LoadDataFromDisk is loadDataFromDisk, called once before Run: the AOF
-// when appendonly is yes and the AOF code is linked in (AOFLoadHook), else
+// when appendonly is yes, else
 // dbfilename in dir when it exists. The error is fatal: the caller logs it
 // and exits with status 1, as Redis.
 func (s *Server) LoadDataFromDisk() error { return s.loadDataOnStart() }
@@ -733,7 +711,8 @@ func setAccessMeta(e *keyspace.Entry, idle int64, freq int, now int64) {
 // --- INFO persistence --------------------------------------------------------
 
 // infoPersistenceRDB writes INFO persistence (genRedisInfoString): the RDB
-// fields here, the aof_* ones from InfoAOFHook when the AOF code is in.
+// fields here, the aof_* ones from infoAOFFields and infoPersistenceAOF
+// (persist_glue.go, persist_aof.go).
 func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	job := s.rdb.job
 	w.int("loading", b2i64(s.rdb.loading))
@@ -774,16 +753,10 @@ func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	w.int("rdb_last_cow_size", 0)
 	w.int("rdb_last_load_keys_expired", s.rdb.loadedExpired)
 	w.int("rdb_last_load_keys_loaded", s.rdb.loadedKeys)
-	if InfoAOFHook != nil {
-		InfoAOFHook(s, w, false)
-	} else {
-		infoAOFOff(w)
-	}
+	s.infoAOFFields(w)
 	w.int("module_fork_in_progress", 0)
 	w.int("module_fork_last_cow_size", 0)
-	if InfoAOFHook != nil {
-		InfoAOFHook(s, w, true)
-	}
+	s.infoPersistenceAOF(w)
 	if s.rdb.loading && !s.rdb.loadFailed {
 		w.int("loading_start_time", s.rdb.loadStart)
 		w.int("loading_total_bytes", s.rdb.loadTotal)
@@ -801,20 +774,6 @@ func (s *Server) infoPersistenceRDB(w *infoWriter) {
 		}
 		w.int("loading_eta_seconds", eta)
 	}
-}
-
-// infoAOFOff is the aof_* lines of an instance with appendonly no.
-func infoAOFOff(w *infoWriter) {
-	w.int("aof_enabled", 0)
-	w.int("aof_rewrite_in_progress", 0)
-	w.int("aof_rewrite_scheduled", 0)
-	w.int("aof_last_rewrite_time_sec", -1)
-	w.int("aof_current_rewrite_time_sec", -1)
-	w.str("aof_last_bgrewrite_status", "ok")
-	w.int("aof_rewrites", 0)
-	w.int("aof_rewrites_consecutive_failures", 0)
-	w.str("aof_last_write_status", "ok")
-	w.int("aof_last_cow_size", 0)
 }
 
 func b2i64(b bool) int64 {
