@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/resp"
 )
 
 // File name parts, as aof.c's BASE_FILE_SUFFIX, INCR_FILE_SUFFIX,
@@ -105,8 +107,8 @@ func ParseManifest(r io.Reader) (*Manifest, error) {
 		if line == "" {
 			return nil, bad("Invalid AOF manifest file format")
 		}
-		argv, ok := splitArgs(line)
-		if !ok || len(argv) < 6 || len(argv)%2 != 0 {
+		argv, err := resp.SplitArgs(line)
+		if err != nil || len(argv) < 6 || len(argv)%2 != 0 {
 			return nil, bad("Invalid AOF manifest file format")
 		}
 		var ai Info
@@ -389,102 +391,4 @@ func quoteName(s string) string {
 		}
 	}
 	return string(append(b, '"'))
-}
-
-// splitArgs is sdssplitargs: space-separated words, "double quotes" with
-// \xHH and C escapes, 'single quotes' with \' only. ok is false on
-// unbalanced quotes or a closing quote not followed by a space.
-func splitArgs(line string) ([]string, bool) {
-	var out []string
-	i := 0
-	isHex := func(c byte) bool {
-		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-	}
-	for {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\n' || line[i] == '\r' || line[i] == '\t' || line[i] == '\v' || line[i] == '\f') {
-			i++
-		}
-		if i >= len(line) {
-			return out, true
-		}
-		var cur []byte
-		inq, insq := false, false
-		for done := false; !done; {
-			if inq {
-				if i >= len(line) {
-					return nil, false
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur = append(cur, byte(v))
-					i += 3
-				case c == '\\' && i+1 < len(line):
-					i++
-					switch line[i] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[i])
-					}
-				case c == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else if insq {
-				if i >= len(line) {
-					return nil, false
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else {
-				if i >= len(line) {
-					break
-				}
-				c := line[i]
-				switch {
-				case isSpace(c):
-					done = true
-				case c == '"':
-					inq = true
-				case c == '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-		}
-		out = append(out, string(cur))
-	}
-}
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
 }
