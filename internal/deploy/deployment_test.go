@@ -16,7 +16,7 @@ func TestRedisDeployment(t *testing.T) {
 			t.Skipf("%s not installed: apt-get install -y redis-server redis-sentinel redis-tools", b)
 		}
 	}
-	d, err := New(Spec{Kind: KindRedis, Dir: t.TempDir(), BasePort: freePort(t), SentinelBasePort: freePort(t) + 10,
+	d, err := newFree(t, Spec{Kind: KindRedis, Dir: t.TempDir(),
 		Replicas: 1, Sentinels: 1, StopTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func lines(text string) map[string]string {
 
 func TestNodeConfigs(t *testing.T) {
 	dir := t.TempDir()
-	d, err := New(Spec{Dir: dir, BasePort: freePort(t), SentinelBasePort: freePort(t) + 10, VigilExe: "/bin/true",
+	d, err := newFree(t, Spec{Dir: dir, VigilExe: "/bin/true",
 		DownAfter: 1500 * time.Millisecond, ServerDirectives: []string{"appendonly yes"}, SentinelDirectives: []string{"sentinel deny-scripts-reconfig yes"}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestNodeConfigs(t *testing.T) {
 }
 
 func TestOtherMasterNameRenamesTemplateLines(t *testing.T) {
-	d, err := New(Spec{Dir: t.TempDir(), BasePort: freePort(t), SentinelBasePort: freePort(t) + 10, VigilExe: "/bin/true",
+	d, err := newFree(t, Spec{Dir: t.TempDir(), VigilExe: "/bin/true",
 		MasterName: "cache", Sentinels: 1, Replicas: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -134,16 +134,23 @@ func TestPortBusy(t *testing.T) {
 			}
 			defer ln.Close()
 			busy := ln.Addr().(*net.TCPAddr).Port
-			spec := Spec{Dir: t.TempDir(), VigilExe: "/bin/true", BasePort: freePort(t), SentinelBasePort: freePort(t) + 10}
-			if tc.sentinel {
-				spec.SentinelBasePort = busy
-			} else {
-				spec.BasePort = busy
-			}
-			_, err = New(spec)
 			var pb *PortBusyError
-			if !errors.As(err, &pb) {
-				t.Fatalf("New: %v, want a PortBusyError", err)
+			// The other ports are free when chosen but may be taken before New
+			// checks them: retry until the busy port is the one reported.
+			for attempt := 0; attempt < 20; attempt++ {
+				spec := Spec{Dir: t.TempDir(), VigilExe: "/bin/true", BasePort: freePort(t), SentinelBasePort: freePort(t) + 10}
+				if tc.sentinel {
+					spec.SentinelBasePort = busy
+				} else {
+					spec.BasePort = busy
+				}
+				_, err = New(spec)
+				if !errors.As(err, &pb) {
+					t.Fatalf("New: %v, want a PortBusyError", err)
+				}
+				if pb.Port == busy {
+					break
+				}
 			}
 			if pb.Port != busy || pb.Flag != tc.flag {
 				t.Errorf("port %d flag %s, want %d %s", pb.Port, pb.Flag, busy, tc.flag)
@@ -178,13 +185,29 @@ func TestSpecValidation(t *testing.T) {
 
 func TestRedisKindNamesThePackage(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := New(Spec{Kind: KindRedis, Dir: t.TempDir(), BasePort: freePort(t), SentinelBasePort: freePort(t) + 10})
+	_, err := newFree(t, Spec{Kind: KindRedis, Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install -y redis-server") {
 		t.Errorf("New without redis-server: %v", err)
 	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// newFree calls New with spec on free ports. A port found free can be taken
+// by another process (other test packages run alongside) before New checks
+// it, so a PortBusyError is retried on new ports.
+func newFree(t *testing.T, spec Spec) (*Deployment, error) {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		spec.BasePort, spec.SentinelBasePort = freePort(t), freePort(t)+10
+		d, err := New(spec)
+		var pb *PortBusyError
+		if errors.As(err, &pb) && attempt < 20 {
+			continue
+		}
+		return d, err
+	}
+}
 
 func freePort(t *testing.T) int {
 	t.Helper()
