@@ -325,6 +325,8 @@ func (s *Server) aofRewriteBackground() error {
 var errRewriteCancelled = errors.New("rewrite cancelled")
 
 func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}) {
+	release := borrowProc()
+	defer release()
 	// rdb-key-save-delay slows the rewrite too (rewriteAppendOnlyFileRio's
 	// debugDelay): microseconds per key, slept without the lock.
 	s.mu.Lock()

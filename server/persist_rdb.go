@@ -328,6 +328,8 @@ func (s *Server) rdbSaveBackground() error {
 	s.log.Info().Msgf("Background saving started by pid %d", os.Getpid())
 	go func() {
 		defer close(job.done)
+		release := borrowProc()
+		defer release()
 		err := s.writeRDBFile(dir, path, job, func(w io.Writer) error {
 			enc, err := rdb.NewEncoder(w, opts)
 			if err != nil {

@@ -484,6 +484,8 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 		}
 	}
 	defer closeSnap()
+	release := borrowProc()
+	defer release()
 	s.log.Info().Msgf("Starting BGSAVE for SYNC with target: %s", map[bool]string{true: "replicas sockets", false: "disk"}[diskless])
 	body := func(w io.Writer) error {
 		enc, err := rdb.NewEncoder(w, opts)

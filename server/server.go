@@ -466,7 +466,8 @@ func (s *Server) setNow() {
 // GOMAXPROCS=2 (README.md, Benchmarks). Raise io-threads (or set
 // GOMAXPROCS) to parallelise socket I/O and parsing on a dedicated host.
 // Called once by cmd/vigil-server; tests and embedders leave the runtime
-// alone.
+// alone. A background snapshot borrows one more P while it runs
+// (borrowProc), as Redis's forked child runs on another core.
 func ConfigureRuntime(cfg *configs.Config) int {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return runtime.GOMAXPROCS(0)
@@ -479,6 +480,9 @@ func ConfigureRuntime(cfg *configs.Config) int {
 	}
 	n = min(n, runtime.NumCPU())
 	runtime.GOMAXPROCS(n)
+	bgProcs.mu.Lock()
+	bgProcs.base = n
+	bgProcs.mu.Unlock()
 	return n
 }
 
