@@ -46,6 +46,7 @@ type aofState struct {
 	failures  int64         // aof_rewrites_consecutive_failures
 	loaded    bool          // loadDataOnStart ran
 	errLogged time.Time     // last "Error writing to the AOF file" log
+	lastCow   uint64        // aof_last_cow_size: the last rewrite snapshot's CowBytes
 }
 
 // aofDiskError is writeCommandsDeniedByDiskError's AOF part: the
@@ -354,6 +355,7 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap.Close()
+	s.aof.lastCow = snap.Stats().CowBytes()
 	select {
 	case <-cancel:
 		err = errRewriteCancelled

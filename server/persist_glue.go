@@ -51,7 +51,7 @@ func (s *Server) infoAOFFields(w *infoWriter) {
 	w.int("aof_rewrites", rewrites)
 	w.int("aof_rewrites_consecutive_failures", fails)
 	w.str("aof_last_write_status", writeSt)
-	w.int("aof_last_cow_size", 0)
+	w.int("aof_last_cow_size", int64(s.aof.lastCow))
 }
 
 // rdbBase is an AOF base written by the RDB encoder.

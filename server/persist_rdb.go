@@ -41,13 +41,14 @@ const errBgsaveErr = "MISCONF Redis is configured to save RDB snapshots, but it'
 // persistState is the RDB half of Redis's server.* persistence fields.
 // Guarded by mu.
 type persistState struct {
-	lastSave       int64 // server.lastsave (unix s); 0: the start time
-	bgsaveErr      bool  // lastbgsave_status == C_ERR
-	lastBgsaveTry  int64 // server.lastbgsave_try
-	dirtyBefore    int64 // server.dirty_before_bgsave
-	saves          int64 // stat_rdb_saves
-	lastBgsaveSecs int64 // rdb_save_time_last
-	bgsaveRan      bool  // lastBgsaveSecs is set (else -1)
+	lastSave       int64  // server.lastsave (unix s); 0: the start time
+	bgsaveErr      bool   // lastbgsave_status == C_ERR
+	lastBgsaveTry  int64  // server.lastbgsave_try
+	dirtyBefore    int64  // server.dirty_before_bgsave
+	saves          int64  // stat_rdb_saves
+	lastBgsaveSecs int64  // rdb_save_time_last
+	lastCow        uint64 // rdb_last_cow_size: the last BGSAVE snapshot's CowBytes
+	bgsaveRan      bool   // lastBgsaveSecs is set (else -1)
 	bgsaveSeq      int64
 	scheduled      bool // rdb_bgsave_scheduled
 	job            *bgsaveJob
@@ -385,6 +386,7 @@ func (s *Server) rdbSaveBackground() error {
 // bgsaveDone is backgroundSaveDoneHandlerDisk, under the lock.
 func (s *Server) bgsaveDone(job *bgsaveJob, err error) {
 	job.snap.Close()
+	s.rdb.lastCow = job.snap.Stats().CowBytes()
 	s.rdb.job = nil
 	now := s.clock.Now()
 	s.rdb.lastBgsaveSecs = int64(now.Sub(job.start).Seconds())
@@ -719,8 +721,15 @@ func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	job := s.rdb.job
 	w.int("loading", b2i64(s.rdb.loading))
 	w.int("async_loading", 0)
-	w.int("current_cow_peak", 0)
-	w.int("current_cow_size", 0)
+	// Redis reads these from its child every second; here the running
+	// snapshot's figure is exact at any moment (age 0), and since it only
+	// grows while the snapshot runs, the peak is the current size.
+	var cow uint64
+	if snap := s.ks.Running(); snap != nil {
+		cow = snap.Stats().CowBytes()
+	}
+	w.int("current_cow_peak", int64(cow))
+	w.int("current_cow_size", int64(cow))
 	w.int("current_cow_size_age", 0)
 	var processed, total int64
 	perc := 0.0
@@ -752,7 +761,7 @@ func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	}
 	w.int("rdb_current_bgsave_time_sec", cur)
 	w.int("rdb_saves", s.rdb.saves)
-	w.int("rdb_last_cow_size", 0)
+	w.int("rdb_last_cow_size", int64(s.rdb.lastCow))
 	w.int("rdb_last_load_keys_expired", s.rdb.loadedExpired)
 	w.int("rdb_last_load_keys_loaded", s.rdb.loadedKeys)
 	s.infoAOFFields(w)

@@ -218,6 +218,9 @@ func TestBgsaveWhileWriting(t *testing.T) {
 	if got := infoField(ts, c, "current_save_keys_total"); got != "302" {
 		t.Fatalf("current_save_keys_total: %s", got)
 	}
+	if got := infoField(ts, c, "current_cow_size"); got != "0" {
+		t.Fatalf("current_cow_size before any write: %s", got)
+	}
 	for i := range 300 {
 		k := "k" + strconv.Itoa(i)
 		switch i % 3 {
@@ -232,7 +235,23 @@ func TestBgsaveWhileWriting(t *testing.T) {
 	}
 	ts.do(c, "RPUSH", "list", "c")
 	ts.do(c, "HSET", "hash", "b", "2")
+	// The copy-on-write figure counts what the writes made the keyspace
+	// keep for the snapshot: about 300 saved entries, 100 copied strings
+	// and two small collections, bounded by what was written.
+	cow, _ := strconv.Atoi(infoField(ts, c, "current_cow_size"))
+	if cow < 300*64 || cow > 300*400 {
+		t.Fatalf("current_cow_size during BGSAVE: %d", cow)
+	}
+	if got := infoField(ts, c, "current_cow_peak"); got != strconv.Itoa(cow) {
+		t.Fatalf("current_cow_peak %s, current_cow_size %d", got, cow)
+	}
 	waitBgsave(t, ts)
+	if got := infoField(ts, c, "rdb_last_cow_size"); got != strconv.Itoa(cow) {
+		t.Fatalf("rdb_last_cow_size %s, want the %d seen during the save", got, cow)
+	}
+	if got := infoField(ts, c, "current_cow_size"); got != "0" {
+		t.Fatalf("current_cow_size after: %s", got)
+	}
 	sameDump(t, "BGSAVE", fileDump(t, filepath.Join(dir, "dump.rdb")), want)
 	if got := infoField(ts, c, "rdb_last_bgsave_status"); got != "ok" {
 		t.Fatalf("rdb_last_bgsave_status: %s", got)

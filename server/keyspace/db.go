@@ -228,6 +228,7 @@ func (db *DB) Mutable(key []byte, e *Entry) Value {
 		e.val = e.val.Dup()
 		e.snapShared = false
 		s.stats.Copied++
+		s.stats.CopiedBytes += e.val.Size(0)
 	}
 	return e.val
 }

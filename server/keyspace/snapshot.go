@@ -1,6 +1,9 @@
 package keyspace
 
-import "errors"
+import (
+	"errors"
+	"unsafe"
+)
 
 // ErrSnapshotRunning is returned by BeginSnapshot while another snapshot
 // runs (Redis likewise runs one child at a time: hasActiveChildProcess).
@@ -39,7 +42,21 @@ type SnapshotStats struct {
 	// Copied is the number of values duplicated so that a write could
 	// change them in place while the snapshot held them.
 	Copied int
+	// SavedBytes and CopiedBytes estimate the memory those took: a saved
+	// item and its key, and the duplicated values (Value.Size). Their sum
+	// is what Redis's INFO calls the copy-on-write size of the fork.
+	SavedBytes, CopiedBytes uint64
 }
+
+// CowBytes is the memory the snapshot made the keyspace hold in addition
+// to the data: SavedBytes + CopiedBytes.
+func (st SnapshotStats) CowBytes() uint64 { return st.SavedBytes + st.CopiedBytes }
+
+// savedItemSize is an Item's size in a saved slice.
+const savedItemSize = uint64(unsafe.Sizeof(Item{}))
+
+// Running returns the running snapshot, nil if none.
+func (ks *Keyspace) Running() *Snapshot { return ks.snap }
 
 // dbScan is a snapshot's walk of one database's contents: the Dict of the
 // database that holds them now (they move on SWAPDB) or the table FLUSHDB
@@ -109,6 +126,7 @@ func (db *DB) save(s *Snapshot, key string, e *Entry) {
 	}
 	s.saved[origin] = append(s.saved[origin], itemOf(origin, key, e))
 	s.stats.Saved++
+	s.stats.SavedBytes += savedItemSize + uint64(len(key))
 	e.snapEpoch = s.epoch
 	e.snapShared = true
 }

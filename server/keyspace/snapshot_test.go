@@ -296,7 +296,7 @@ func TestSnapshotCopiesOnlyWrites(t *testing.T) {
 			t.Fatal("a key created during the snapshot is not writable in place")
 		}
 	}
-	if st := snap.Stats(); st.Saved != 0 || st.Copied != 0 {
+	if st := snap.Stats(); st.Saved != 0 || st.Copied != 0 || st.CowBytes() != 0 {
 		t.Fatalf("new keys cost %+v", st)
 	}
 	// Ten overwrites, five TTL changes, five deletes: saved, not copied.
@@ -310,8 +310,8 @@ func TestSnapshotCopiesOnlyWrites(t *testing.T) {
 	for i := 15; i < 20; i++ {
 		db.Delete(key(i))
 	}
-	if st := snap.Stats(); st.Saved != 20 || st.Copied != 0 {
-		t.Fatalf("after overwrites, expires, deletes: %+v, want 20 saved, 0 copied", st)
+	if st := snap.Stats(); st.Saved != 20 || st.Copied != 0 || st.CopiedBytes != 0 || st.SavedBytes < 20*savedItemSize || st.SavedBytes > 20*(savedItemSize+8) {
+		t.Fatalf("after overwrites, expires, deletes: %+v, want 20 saved (an item and a key each), 0 copied", st)
 	}
 	// In-place changes of a key not emitted yet: saved and copied once;
 	// an overwritten one is the writer's own value: not copied.
@@ -322,8 +322,8 @@ func TestSnapshotCopiesOnlyWrites(t *testing.T) {
 	for i := range 5 {
 		mutate(i)
 	}
-	if st := snap.Stats(); st.Saved != 25 || st.Copied != 5 {
-		t.Fatalf("after in-place changes: %+v, want 25 saved, 5 copied", st)
+	if st := snap.Stats(); st.Saved != 25 || st.Copied != 5 || st.CopiedBytes == 0 || st.CopiedBytes > 5*64 {
+		t.Fatalf("after in-place changes: %+v, want 25 saved, 5 short strings copied", st)
 	}
 	// Read half, then change emitted keys in place: each copied once,
 	// since the reader may still be serialising them.
