@@ -195,6 +195,9 @@ func (d *Deployment) PartitionPeers(isolated []*Node) (heal func() error, err er
 }
 
 func (d *Deployment) partition(isolated []*Node, keepLocal bool) (heal func() error, err error) {
+	if d.net != nil {
+		return d.net.cut(isolated, keepLocal)
+	}
 	var ps []*proxy
 	for _, n := range isolated {
 		if n.proxy == nil {
