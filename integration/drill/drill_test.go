@@ -159,7 +159,7 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 	})
 
 	It("partition-master: the proxy cuts the master off, the sentinels fail over, it rejoins after the heal", func() {
-		r := runDrill("partition-master")
+		r := runDrill("partition-master", "--net", "proxy")
 		f := r.Faults[0]
 		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
 		Expect(*f.RejoinedAsReplica).To(BeTrue())
