@@ -11,6 +11,7 @@
 //	            [--server redis|vigil] [--base-port 7379] [--sentinel-base-port 27379]
 //	            [--dir vigil-drill-data] [--down-after 2s] [--failover-timeout 10s]
 //	            [--server-directive LINE] [--sentinel-directive LINE] [--json]
+//	            [--net auto|netns|proxy]
 //
 // `vigil up` starts 1 master, 2 replicas and 3 sentinels on loopback from the
 // templates in configs/examples/ (embedded in the binary), one directory per
@@ -55,9 +56,13 @@
 // --report. Progress (round n of N, fault, phase, writes so far) goes to
 // stderr: one updated line on a terminal, JSON lines otherwise or with
 // --json. --expect-no-loss exits with status 3 when an acknowledged write
-// was lost. partition-master runs the servers behind deploy's
-// fault-injecting TCP proxy and cuts the master from the replicas and
-// sentinels while the drill's clients still reach it.
+// was lost. partition-master cuts the master from the replicas and
+// sentinels while the drill's clients still reach it: with --net netns
+// every node runs in a Linux network namespace of its own (own IP, veth to
+// a bridge; the cut is nftables drops, real packet loss; needs root, ip and
+// nft), with --net proxy the servers sit behind deploy's fault-injecting
+// TCP proxy; --net auto (the default) uses namespaces when they work here
+// and says on stderr which one it picked and why. The report names it.
 // --server-directive / --sentinel-directive add config lines (for example
 // 'min-replicas-to-write 1' to see the split-brain loss disappear).
 //

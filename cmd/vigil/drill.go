@@ -42,6 +42,7 @@ func drillCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'min-replicas-to-write 1' (repeatable)"},
 			&cli.StringSliceFlag{Name: "sentinel-directive", Usage: "extra sentinel config line (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "progress as JSON lines even on a terminal"},
+			&cli.StringFlag{Name: "net", Value: "auto", Usage: "how partitions are made: netns (a Linux network namespace per node, real packet loss; needs root, ip and nft), proxy (a TCP proxy in this process) or auto (netns when available, else proxy)"},
 		},
 		Action: runDrill,
 	}
@@ -51,6 +52,10 @@ func runDrill(c *cli.Context) error {
 	fault := c.String("fault")
 	if !drill.ValidFault(fault) {
 		return fmt.Errorf("--fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all", fault)
+	}
+	netMode := c.String("net")
+	if netMode != "auto" && netMode != "netns" && netMode != "proxy" {
+		return fmt.Errorf("--net %q: want netns, proxy or auto", netMode)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -99,7 +104,25 @@ func runDrill(c *cli.Context) error {
 			BasePort: c.Int("base-port"), SentinelBasePort: c.Int("sentinel-base-port"), MasterName: c.String("master-name"),
 			DownAfter: c.Duration("down-after"), FailoverTimeout: c.Duration("failover-timeout"),
 			ServerDirectives: c.StringSlice("server-directive"), SentinelDirectives: c.StringSlice("sentinel-directive"),
-			Proxy: fault == drill.FaultPartitionMaster || fault == drill.FaultAll, StopTimeout: 5 * time.Second}
+			StopTimeout: 5 * time.Second}
+		partitions := fault == drill.FaultPartitionMaster || fault == drill.FaultAll
+		switch {
+		case netMode == "netns":
+			spec.Netns = true
+			fmt.Fprintln(errw, "partitions: network namespaces (--net netns)")
+		case !partitions:
+		case netMode == "proxy":
+			spec.Proxy = true
+			fmt.Fprintln(errw, "partitions: TCP proxy (--net proxy)")
+		default:
+			if err := deploy.NetnsAvailable(); err != nil {
+				spec.Proxy = true
+				fmt.Fprintf(errw, "partitions: TCP proxy (network namespaces unavailable: %v)\n", err)
+			} else {
+				spec.Netns = true
+				fmt.Fprintln(errw, "partitions: network namespaces (root, ip netns and nft available)")
+			}
+		}
 		d, err := deploy.New(spec)
 		if err != nil {
 			return err
@@ -108,7 +131,7 @@ func runDrill(c *cli.Context) error {
 			return err
 		}
 		defer d.Stop()
-		fmt.Fprintf(errw, "started %d %s servers and %d %s sentinels in %s\n", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir)
+		fmt.Fprintf(errw, "started %d %s servers and %d %s sentinels in %s (%s)\n", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir, d.NetworkInfo())
 		wctx, wcancel := context.WithTimeout(ctx, c.Duration("timeout"))
 		var since time.Time
 		err = d.WaitHealthyFunc(wctx, func(problems []string) {

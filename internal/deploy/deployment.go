@@ -19,6 +19,8 @@ type Deployment struct {
 	Spec      Spec    // with defaults filled in
 	Servers   []*Node // Servers[0] is the master as started
 	Sentinels []*Node
+
+	net *netnsNet // Spec.Netns
 }
 
 // New checks the spec, the binaries and that every port is free, then
@@ -59,7 +61,17 @@ func New(spec Spec) (*Deployment, error) {
 			n.proxy, n.PeerPort = p, p.port()
 		}
 	}
+	if s.Netns {
+		n, err := newNetns(d.Nodes())
+		if err != nil {
+			return nil, err
+		}
+		d.net = n
+	}
 	for _, n := range d.Nodes() {
+		if d.net != nil {
+			break // each node has a namespace of its own: every port is free
+		}
 		flag := "--base-port"
 		if n.Role == RoleSentinel {
 			flag = "--sentinel-base-port"
@@ -71,13 +83,16 @@ func New(spec Spec) (*Deployment, error) {
 	}
 	for _, n := range d.Nodes() {
 		if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+			d.closeNet()
 			return nil, err
 		}
 		text, err := s.nodeConfig(n, d.Servers[0])
 		if err != nil {
+			d.closeNet()
 			return nil, err
 		}
 		if err := os.WriteFile(n.ConfPath, []byte(text), 0o644); err != nil {
+			d.closeNet()
 			return nil, err
 		}
 	}
@@ -159,7 +174,47 @@ func (d *Deployment) Stop() error {
 	e1 := stopAll(d.Sentinels)
 	e2 := stopAll(d.Servers)
 	d.closeProxies()
-	return errors.Join(e1, e2)
+	return errors.Join(e1, e2, d.closeNet())
+}
+
+// Close removes what New set up besides the processes (the proxies, the
+// network namespaces) without stopping nodes: for a Deployment that was
+// never started. Stop does it too.
+func (d *Deployment) Close() error {
+	d.closeProxies()
+	return d.closeNet()
+}
+
+// closeNet removes the network namespaces (Spec.Netns).
+func (d *Deployment) closeNet() error {
+	if d.net == nil {
+		return nil
+	}
+	return d.net.close()
+}
+
+// Network says how Partition cuts nodes off: "netns" (network namespaces,
+// Spec.Netns), "proxy" (Spec.Proxy) or "" (it cannot).
+func (d *Deployment) Network() string {
+	switch {
+	case d.net != nil:
+		return "netns"
+	case d.Spec.Proxy:
+		return "proxy"
+	}
+	return ""
+}
+
+// NetworkInfo describes the network for logs: the namespaces' subnet and
+// hub, or the proxies.
+func (d *Deployment) NetworkInfo() string {
+	switch d.Network() {
+	case "netns":
+		return fmt.Sprintf("network namespaces: one per node on %s0/24, bridge in namespace %s, cuts are nftables drops", d.net.prefix, d.net.hub)
+	case "proxy":
+		return "TCP proxies in front of the servers, in this process"
+	}
+	return "loopback, no partitions"
 }
 
 // closeProxies closes the servers' proxies (Spec.Proxy).

@@ -45,9 +45,23 @@
 // which closes the connections that lived through the cut.
 // PartitionPeers spares the connections opened from this process (on Linux,
 // the peer socket is found among /proc/self/fd), so a drill's clients still
-// reach a master cut from its replicas and sentinels. Without Spec.Proxy,
-// or for a sentinel, both return ErrPartitionUnsupported. Network
-// namespaces (a veth pair per node) are not implemented.
+// reach a master cut from its replicas and sentinels. Without Spec.Proxy
+// or Spec.Netns, or for a sentinel under Spec.Proxy, both return
+// ErrPartitionUnsupported.
+//
+// With Spec.Netns (Linux, root, ip and nft; NetnsAvailable says why not)
+// every node, sentinels included, runs in a network namespace of its own
+// (`ip netns exec`) with one veth and its own IP on a 10.A.B.0/24 subnet
+// (Node.Host; it binds and announces it). The veths meet on a bridge in a
+// further "hub" namespace, which also has a veth to the root namespace, so
+// this process reaches every node. Partition adds nftables drop rules for
+// the isolated nodes' bridge ports in the hub (real packet loss; heal
+// deletes them and TCP retransmits); PartitionPeers spares the port to the
+// root namespace, so this process still reaches them. Everything lives in
+// namespaces named "vigil-<pid>-<seq>-..." (the root veth "vg<pid>r<seq>"):
+// Stop deletes them, New first deletes those of dead processes
+// (CleanStaleNetns), and deleting a namespace takes its interfaces, the
+// bridge and the rules with it. Deployment.Network says which is in use.
 // Spec.SentinelKind runs the sentinels with other binaries than the servers
 // (redis-server under vigil-sentinel).
 //

@@ -35,6 +35,7 @@ type Node struct {
 	PeerPort int
 
 	proxy *proxy
+	netns string // the node's network namespace (Spec.Netns)
 
 	argv        []string
 	stopTimeout time.Duration
@@ -103,7 +104,17 @@ func (n *Node) Start() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	cmd := exec.Command(n.argv[0], append(n.argv[1:], n.ConfPath)...)
+	argv := append(append([]string{}, n.argv...), n.ConfPath)
+	if n.netns != "" {
+		ip, err := exec.LookPath("ip")
+		if err != nil {
+			out.Close()
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		// ip execs argv in the namespace: the pid is the server's.
+		argv = append([]string{ip, "netns", "exec", n.netns}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = n.Dir
 	cmd.Stdout = out
 	cmd.Stderr = out

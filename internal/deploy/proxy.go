@@ -172,13 +172,15 @@ func (n *Node) PeerAddr() string {
 
 // ErrPartitionUnsupported is Partition's error when the deployment was not
 // started with Spec.Proxy or a node to isolate has no proxy (sentinels).
-var ErrPartitionUnsupported = errors.New("deploy: network partitions need Spec.Proxy (a TCP proxy in front of each server); sentinels cannot be partitioned")
+var ErrPartitionUnsupported = errors.New("deploy: network partitions need Spec.Netns (network namespaces) or Spec.Proxy (a TCP proxy in front of each server, which cannot partition sentinels)")
 
 // Partition cuts each isolated server off the network: its proxy drops
 // every byte both ways (packet loss: peers time out), for replicas,
 // sentinels and clients alike, while the process keeps running. heal
 // restores forwarding and closes the connections that lived through the
-// cut. It needs Spec.Proxy (ErrPartitionUnsupported otherwise).
+// cut. It needs Spec.Proxy (ErrPartitionUnsupported otherwise). With
+// Spec.Netns the cut is nftables drops on the nodes' bridge ports (any
+// node, sentinels too) and heal removes them.
 func (d *Deployment) Partition(isolated []*Node) (heal func() error, err error) {
 	return d.partition(isolated, false)
 }
@@ -189,12 +191,16 @@ func (d *Deployment) Partition(isolated []*Node) (heal func() error, err error) 
 // clients here can still reach them, the split-brain case. A connection is
 // "from this process" when the socket at its other end is one of this
 // process's file descriptors (Linux: /proc/net/tcp and /proc/self/fd;
-// elsewhere no connection is, and PartitionPeers is Partition).
+// elsewhere no connection is, and PartitionPeers is Partition). With
+// Spec.Netns, "from this process" is "from the root network namespace".
 func (d *Deployment) PartitionPeers(isolated []*Node) (heal func() error, err error) {
 	return d.partition(isolated, true)
 }
 
 func (d *Deployment) partition(isolated []*Node, keepLocal bool) (heal func() error, err error) {
+	if d.net != nil {
+		return d.net.cut(isolated, keepLocal)
+	}
 	var ps []*proxy
 	for _, n := range isolated {
 		if n.proxy == nil {

@@ -109,6 +109,7 @@ func isTimeout(err error) bool {
 // DEPLOY_TEST_DIAL=addr it connects there and relays stdin lines to the
 // connection and the replies to stdout, as another process would.
 func TestMain(m *testing.M) {
+	netnsHelper() // exits when run as the namespaces tests' helper
 	if addr := os.Getenv("DEPLOY_TEST_DIAL"); addr != "" {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {

@@ -130,6 +130,25 @@ func FirstWriteAfter(ops []Op, t time.Duration) time.Duration {
 	return best
 }
 
+// ClientSwitchAfter is the time of the first client master change to
+// newMaster at or after from (the fault's start), from the drill's
+// "client:<source>" events ("client N: old -> new"); ok is false when no
+// client switched to it.
+func ClientSwitchAfter(changes []TimedEvent, from time.Duration, newMaster string) (time.Duration, bool) {
+	if newMaster == "" {
+		return 0, false
+	}
+	for _, e := range changes {
+		if e.At < from || !strings.HasPrefix(e.Type, "client:") {
+			continue
+		}
+		if i := strings.LastIndex(e.Payload, " -> "); i >= 0 && e.Payload[i+4:] == newMaster {
+			return e.At, true
+		}
+	}
+	return 0, false
+}
+
 // LinResult is the linearizability check of the register workload.
 type LinResult struct {
 	Result string `json:"result"` // Ok, Illegal or Unknown (timed out)

@@ -31,15 +31,16 @@
 //   - pause-master: SIGSTOP the master until the sentinels fail over (so
 //     longer than down-after), SIGCONT, and check the old master rejoins as
 //     a replica with its link up (FaultRecord.RejoinedAsReplica).
-//   - partition-master: deploy.Deployment.PartitionPeers, through the
-//     fault-injecting TCP proxy in front of every server (deploy.Spec.Proxy):
-//     every byte between the master and the replicas and sentinels is
-//     dropped (they time out) while the process runs and the drill's own
+//   - partition-master: deploy.Deployment.PartitionPeers, over network
+//     namespaces (deploy.Spec.Netns: nftables drops on the master's bridge
+//     port) or through the fault-injecting TCP proxy in front of every
+//     server (deploy.Spec.Proxy); Report.Network says which. Every packet
+//     between the master and the replicas and sentinels is dropped (they
+//     time out) while the process runs and the drill's own
 //     clients still reach it (the split-brain case: what it acknowledges
 //     before the clients switch is lost when it is demoted, unless
 //     min-replicas-to-write stops it); after the failover the cut heals and
-//     the old master must rejoin as a replica. The proxy was chosen over
-//     network namespaces (not implemented).
+//     the old master must rejoin as a replica.
 //   - kill-sentinel: SIGKILL one sentinel, restart it after a seeded hold.
 //   - rolling-restart: restart every server and sentinel in a seeded order,
 //     waiting for a healthy deployment after each.
@@ -59,7 +60,11 @@
 // read back from the final master; counted for SET OK and, with WAIT, for
 // the writes WAIT acknowledged), windows with no successful write longer
 // than Config.GapMin, the time from each fault to the first successful write
-// and to the first +switch-master (from the sentinels' pub/sub), and whether
+// and to the first +switch-master (from the sentinels' pub/sub), from that
+// +switch-master to the first drill client switching to the new master
+// (FaultRecord.ClientSwitch, and ClientWithin100ms: the client reaches the
+// new master within the sentinels' switch time plus 100 ms) and to the
+// first successful write after it, and whether
 // the register history is linearizable (porcupine, per key; an unknown write
 // may take effect at any time after its invocation), with a counterexample:
 // the longest linearizable prefix and the operations none of which can

@@ -78,6 +78,17 @@ type FaultRecord struct {
 	// FirstWrite is the time from the fault to the completion of the first
 	// successful write invoked after it (-1: none).
 	FirstWrite time.Duration `json:"first_write_ns"`
+	// ClientSwitch is the time from that +switch-master to the first
+	// drill client's switch to NewMaster (negative when a client found it
+	// through the sentinels before the event was published; absent
+	// without a +switch-master or when no client switched), and
+	// ClientWithin100ms whether it is at most 100 ms: the client reaches
+	// the new master within the sentinels' switch time plus 100 ms.
+	ClientSwitch      *time.Duration `json:"client_switch_ns,omitempty"`
+	ClientWithin100ms *bool          `json:"client_within_100ms,omitempty"`
+	// FirstWriteAfterSwitch is the time from the +switch-master to the
+	// completion of the first successful write invoked after it (-1: none).
+	FirstWriteAfterSwitch time.Duration `json:"first_write_after_switch_ns"`
 	// RejoinedAsReplica: pause-master and partition-master check that the
 	// old master came back as a replica of the new one with its link up.
 	RejoinedAsReplica *bool `json:"rejoined_as_replica,omitempty"`
@@ -111,10 +122,16 @@ type Report struct {
 	Loss          LossReport    `json:"loss"`
 	Unavailable   []Window      `json:"unavailability"`
 	Linearizable  LinResult     `json:"linearizability"`
-	InitialMaster string        `json:"initial_master"`
-	FinalMaster   string        `json:"final_master"`
-	History       []Op          `json:"history"`
-	Notes         []string      `json:"notes,omitempty"`
+	// Network is how partitions were made: "netns" (network namespaces,
+	// real packet loss), "proxy" (a TCP proxy in this process) or "" (no
+	// deployment of the drill's, or none could be made); NetworkInfo
+	// describes it.
+	Network       string   `json:"network"`
+	NetworkInfo   string   `json:"network_info,omitempty"`
+	InitialMaster string   `json:"initial_master"`
+	FinalMaster   string   `json:"final_master"`
+	History       []Op     `json:"history"`
+	Notes         []string `json:"notes,omitempty"`
 }
 
 func (c *Config) defaults() error {
@@ -223,6 +240,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rep := &Report{Fault: cfg.Fault, Rounds: cfg.Rounds, Seed: cfg.Seed, Clients: cfg.Clients, Wait: cfg.Wait,
 		Start: d.start, Schedule: sched}
+	if cfg.Deployment != nil {
+		rep.Network, rep.NetworkInfo = cfg.Deployment.Network(), cfg.Deployment.NetworkInfo()
+	}
 	rep.InitialMaster, _ = d.masterAddr(ctx)
 
 	evctx, evcancel := context.WithCancel(context.Background())
@@ -297,10 +317,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Events = append([]TimedEvent{}, d.events...)
 	rep.MasterChanges = append([]TimedEvent{}, d.changes...)
 	d.mu.Unlock()
+	fillFaultTimes(rep, ops)
+	rep.History = ops
+	rep.Counts = Count(ops)
+	rep.Loss = CheckLoss(ops, final, cfg.Wait)
+	rep.Unavailable = Unavailability(ops, end, cfg.GapMin)
+	rep.Linearizable = CheckLinearizable(ops, cfg.LinTimeout)
+	return rep, nil
+}
+
+// fillFaultTimes computes each fault's figures from the history and the
+// events: time to the first successful write, to +switch-master, from it
+// to the first client on the new master and to the first write after it.
+func fillFaultTimes(rep *Report, ops []Op) {
 	for i := range rep.Faults {
 		f := &rep.Faults[i]
 		f.FirstWrite = FirstWriteAfter(ops, f.Start)
 		f.SwitchMaster = -1
+		f.FirstWriteAfterSwitch = -1
 		for _, e := range rep.Events {
 			if e.Type == "+switch-master" && e.At >= f.Start && e.At <= f.End {
 				f.SwitchMaster = e.At - f.Start
@@ -310,13 +344,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				break
 			}
 		}
+		if f.SwitchMaster >= 0 {
+			at := f.Start + f.SwitchMaster
+			f.FirstWriteAfterSwitch = FirstWriteAfter(ops, at)
+			if c, ok := ClientSwitchAfter(rep.MasterChanges, f.Start, f.NewMaster); ok {
+				lag := c - at
+				within := lag <= 100*time.Millisecond
+				f.ClientSwitch, f.ClientWithin100ms = &lag, &within
+			}
+		}
 	}
-	rep.History = ops
-	rep.Counts = Count(ops)
-	rep.Loss = CheckLoss(ops, final, cfg.Wait)
-	rep.Unavailable = Unavailability(ops, end, cfg.GapMin)
-	rep.Linearizable = CheckLinearizable(ops, cfg.LinTimeout)
-	return rep, nil
 }
 
 func (d *drill) set(round int, fault, phase string) {

@@ -238,3 +238,55 @@ func TestReportFilesAndText(t *testing.T) {
 		}
 	}
 }
+
+func TestFaultTimesMeasureTheClientSwitch(t *testing.T) {
+	r := &Report{
+		Faults: []FaultRecord{
+			{Fault: "kill-master", Start: 1000 * ms, End: 5000 * ms},
+			{Fault: "partition-master", Start: 6000 * ms, End: 9000 * ms},
+			{Fault: "kill-sentinel", Start: 10000 * ms, End: 11000 * ms},
+		},
+		Events: []TimedEvent{
+			{At: 2000 * ms, Type: "+switch-master", Payload: "mymaster 10.0.0.2 7000 10.0.0.3 7001"},
+			{At: 7000 * ms, Type: "+switch-master", Payload: "mymaster 10.0.0.3 7001 10.0.0.2 7000"},
+		},
+		MasterChanges: []TimedEvent{
+			{At: 500 * ms, Type: "client:+switch-master", Payload: "client 0: 10.0.0.9:1 -> 10.0.0.3:7001"}, // before the fault
+			{At: 2050 * ms, Type: "client:+switch-master", Payload: "client 1: 10.0.0.2:7000 -> 10.0.0.3:7001"},
+			{At: 2300 * ms, Type: "client:+switch-master", Payload: "client 0: 10.0.0.2:7000 -> 10.0.0.3:7001"},
+			{At: 7250 * ms, Type: "client:discovery", Payload: "client 0: 10.0.0.3:7001 -> 10.0.0.2:7000"},
+		},
+	}
+	ops := []Op{
+		{Kind: KindWrite, Invoke: 1500 * ms, Done: 1600 * ms, Status: StatusFailed},
+		{Kind: KindWrite, Invoke: 2010 * ms, Done: 2080 * ms, Status: StatusOK},
+		{Kind: KindRegWrite, Invoke: 7100 * ms, Done: 7400 * ms, Status: StatusOK},
+	}
+	fillFaultTimes(r, ops)
+	f := r.Faults[0]
+	if f.SwitchMaster != 1000*ms || f.NewMaster != "10.0.0.3:7001" || f.FirstWrite != 1080*ms || f.FirstWriteAfterSwitch != 80*ms {
+		t.Errorf("kill-master: %+v", f)
+	}
+	if f.ClientSwitch == nil || *f.ClientSwitch != 50*ms || !*f.ClientWithin100ms {
+		t.Errorf("kill-master client switch: %v %v, want +50ms within", f.ClientSwitch, f.ClientWithin100ms)
+	}
+	f = r.Faults[1]
+	if f.ClientSwitch == nil || *f.ClientSwitch != 250*ms || *f.ClientWithin100ms || f.FirstWriteAfterSwitch != 400*ms {
+		t.Errorf("partition-master: %+v", f)
+	}
+	f = r.Faults[2]
+	if f.SwitchMaster != -1 || f.ClientSwitch != nil || f.FirstWriteAfterSwitch != -1 || f.FirstWrite != -1 {
+		t.Errorf("kill-sentinel (no failover): %+v", f)
+	}
+	r.Network, r.NetworkInfo = "netns", "network namespaces: one per node"
+	var text bytes.Buffer
+	r.WriteText(&text)
+	for _, want := range []string{"partitions: netns (network namespaces: one per node)",
+		"client on the new master +0.050s after +switch-master: within switch time + 100 ms",
+		"client on the new master +0.250s after +switch-master: more than switch time + 100 ms",
+		"first successful write 0.080s after +switch-master"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}

@@ -36,6 +36,9 @@ func (r *Report) WriteFiles(dir string) error {
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
 
+// signedSecs is secs with a sign, for offsets that may be negative.
+func signedSecs(d time.Duration) string { return fmt.Sprintf("%+.3fs", d.Seconds()) }
+
 // WriteText writes the readable report.
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "vigil drill: fault %s, %d round(s), seed %d, %d client(s)", r.Fault, r.Rounds, r.Seed, r.Clients)
@@ -43,6 +46,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, ", WAIT %d", r.Wait)
 	}
 	fmt.Fprintf(w, ", %s\n", secs(r.Duration))
+	if r.Network != "" {
+		fmt.Fprintf(w, "partitions: %s (%s)\n", r.Network, r.NetworkInfo)
+	}
 	fmt.Fprintf(w, "master: %s at start, %s at end\n", r.InitialMaster, r.FinalMaster)
 	c := r.Counts
 	fmt.Fprintf(w, "operations: %d (ok %d, failed %d, unknown %d); writes ok %d, acknowledged %d\n",
@@ -59,6 +65,22 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "    first successful write after %s\n", secs(f.FirstWrite))
 		} else {
 			fmt.Fprintln(w, "    no successful write after the fault")
+		}
+		if f.SwitchMaster >= 0 {
+			if f.ClientSwitch != nil {
+				verdict := "more than"
+				if *f.ClientWithin100ms {
+					verdict = "within"
+				}
+				fmt.Fprintf(w, "    client on the new master %s after +switch-master: %s switch time + 100 ms\n", signedSecs(*f.ClientSwitch), verdict)
+			} else {
+				fmt.Fprintln(w, "    no client switched to the new master")
+			}
+			if f.FirstWriteAfterSwitch >= 0 {
+				fmt.Fprintf(w, "    first successful write %s after +switch-master\n", secs(f.FirstWriteAfterSwitch))
+			} else {
+				fmt.Fprintln(w, "    no successful write after +switch-master")
+			}
 		}
 		if f.RejoinedAsReplica != nil {
 			fmt.Fprintf(w, "    old master rejoined as a replica: %v\n", *f.RejoinedAsReplica)
