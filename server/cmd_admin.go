@@ -136,7 +136,7 @@ func (a *adminState) resetStats() {
 	a.writes.Store(0)
 	a.metrics = [numMetrics]instMetric{}
 	a.hist = nil
-	a.memPeak = readMem().heapObjects
+	a.memPeak = 0 // INFO raises it to used_memory
 }
 
 // adminCron runs in the server cron with mu held: the instantaneous
@@ -149,7 +149,7 @@ func (s *Server) adminCron() {
 		a.metrics[metricNetInput].track(s.nowMs, s.stats.netInput.Load())
 		a.metrics[metricNetOutput].track(s.nowMs, s.stats.netOutput.Load())
 	}
-	if m := readMem().heapObjects; m > a.memPeak {
+	if m := s.usedMemory(); m > a.memPeak {
 		a.memPeak = m
 	}
 	s.blockedCron()
