@@ -125,7 +125,7 @@ func (s *Server) initAdmin() {
 	id := make([]byte, 20)
 	_, _ = rand.Read(id)
 	s.adm.replID = hex.EncodeToString(id)
-	s.adm.memStartup = readMem().heapObjects
+	s.adm.memStartup = min(readMem().heapObjects, maxStartupMemory) // evict.go
 	s.adm.memPeak = s.adm.memStartup
 	s.adm.latency = map[string]*latencySeries{}
 }

@@ -22,6 +22,13 @@ import (
 // freeMemoryGetNotCountedMemory), with maxmemory. With maxmemory 0 the only
 // cost per command is the test of s.cfg.Maxmemory in call.
 
+// maxStartupMemory caps used_memory_startup, the Go heap measured when the
+// server is built (about 430 KB in a vigil-server process; Redis 7.0's is
+// about 860 KB). It is part of used_memory, which eviction compares with
+// maxmemory, so a process that builds a server after allocating much else
+// (an embedder, a test binary) must not count its own heap.
+const maxStartupMemory = 1 << 20
+
 // ErrOOM is shared.oomerr.
 const ErrOOM = "OOM command not allowed when used memory > 'maxmemory'."
 

@@ -347,3 +347,86 @@ func TestMaxmemoryZeroAccountsButNeverEvicts(t *testing.T) {
 		t.Fatalf("evicted_keys %d", n)
 	}
 }
+
+// evictAOFCase is deterministic on both servers: volatile-ttl with more
+// samples than keys evicts in TTL order, and maxmemory 1 evicts every key
+// with a TTL (then refuses writes).
+var evictAOFCase = struct {
+	cmds [][]string
+	want [][]string
+}{
+	cmds: [][]string{{"SET", "p", "1"}, {"SET", "a", "1", "PXAT", "4102444800003"}, {"SET", "b", "1", "PXAT", "4102444800001"},
+		{"SET", "c", "1", "PXAT", "4102444800002"}, {"CONFIG", "SET", "maxmemory-policy", "volatile-ttl"}, {"CONFIG", "SET", "maxmemory-samples", "64"},
+		{"CONFIG", "SET", "maxmemory", "1"}, {"SET", "d", "1"}, {"CONFIG", "SET", "maxmemory", "0"},
+		{"SET", "e", "1", "PXAT", "4102444800005"}, {"SET", "f", "1", "PXAT", "4102444800004"}, {"CONFIG", "SET", "lazyfree-lazy-eviction", "yes"},
+		{"CONFIG", "SET", "maxmemory", "1"}, {"GET", "p"},
+		{"CONFIG", "SET", "maxmemory", "0"}, {"CONFIG", "SET", "lazyfree-lazy-eviction", "no"}, {"CONFIG", "SET", "maxmemory-policy", "noeviction"},
+		{"CONFIG", "SET", "maxmemory-samples", "5"}},
+	want: [][]string{{"SET", "p", "1"}, {"SET", "a", "1", "PXAT", "4102444800003"}, {"SET", "b", "1", "PXAT", "4102444800001"},
+		{"SET", "c", "1", "PXAT", "4102444800002"}, {"DEL", "b"}, {"DEL", "c"}, {"DEL", "a"},
+		{"SET", "e", "1", "PXAT", "4102444800005"}, {"SET", "f", "1", "PXAT", "4102444800004"}, {"UNLINK", "f"}, {"UNLINK", "e"}},
+}
+
+// TestEvictionAOFMatchesRedis compares the recorded stream of evictions
+// with redis-server 7.0's appendonly file.
+func TestEvictionAOFMatchesRedis(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	rec := &Recorder{}
+	ts.s.AddPropagator(rec)
+	rec.Reset()
+	rec.stream.Assume(0)
+	for _, cmd := range evictAOFCase.cmds {
+		ts.do(c, cmd...)
+	}
+	if got := parseAOF(t, rec.Bytes()); !goldenEqual(evictAOFCase.want, got) {
+		t.Fatalf("vigil:\n got: %s\nwant: %s", fmtCmds(got), fmtCmdsS(evictAOFCase.want))
+	}
+	t.Run("redis", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("starts redis-server")
+		}
+		dial, aof := startRedisAOF(t)
+		rc, rbr := dial(2)
+		rawDo(t, rc, rbr, "FLUSHALL")
+		mark := len(aof.incr(t))
+		for _, cmd := range evictAOFCase.cmds {
+			rawDo(t, rc, rbr, cmd...)
+		}
+		if got := parseAOF(t, aof.incr(t)[mark:]); !goldenEqual(evictAOFCase.want, got) {
+			t.Fatalf("redis-server's AOF:\n got: %s\nwant: %s", fmtCmds(got), fmtCmdsS(evictAOFCase.want))
+		}
+	})
+}
+
+func TestEvictionTimeLimit(t *testing.T) {
+	// evictionTimeLimitUs: 50 µs per step up to 10, then +15% a step,
+	// unlimited at 100.
+	for _, tc := range []struct {
+		tenacity int
+		want     int64
+	}{{0, 0}, {1, 50}, {10, 500}, {11, 575}, {20, 2022}, {99, 126205358}, {100, 1<<63 - 1}} {
+		if got := evictionTimeLimit(tc.tenacity); got != tc.want {
+			t.Errorf("tenacity %d: %d µs, want %d", tc.tenacity, got, tc.want)
+		}
+	}
+}
+
+// TestEvictionExceededTime: INFO stats counts the time spent over
+// maxmemory (stat_last_eviction_exceeded_time), on the server's clock.
+func TestEvictionExceededTime(t *testing.T) {
+	ts := newTestServer(t, "--maxmemory", "1")
+	c := ts.client()
+	if got := ts.do(c, "SET", "a", "1"); got != oomReply {
+		t.Fatal(got)
+	}
+	ts.clk.Advance(1500 * time.Millisecond)
+	if cur, tot := infoInt(t, ts, c, "stats", "current_eviction_exceeded_time"), infoInt(t, ts, c, "stats", "total_eviction_exceeded_time"); cur != 1500 || tot != 1500 {
+		t.Fatalf("over the limit for 1.5 s: current %d total %d", cur, tot)
+	}
+	ts.do(c, "CONFIG", "SET", "maxmemory", "100mb")
+	ts.clk.Advance(time.Second)
+	if cur, tot := infoInt(t, ts, c, "stats", "current_eviction_exceeded_time"), infoInt(t, ts, c, "stats", "total_eviction_exceeded_time"); cur != 0 || tot != 1500 {
+		t.Fatalf("back under the limit: current %d total %d", cur, tot)
+	}
+}
