@@ -155,15 +155,23 @@ func TestInfoMaxmemoryFieldsMatchRedis(t *testing.T) {
 }
 
 // TestEvictionKeepsMemoryNearMaxmemory writes far past maxmemory under
-// allkeys-lru: used_memory (the figure INFO reports) stays at maxmemory,
-// keys are evicted and counted, and the keys read all along survive.
+// allkeys-lru and allkeys-lfu: used_memory (the figure INFO reports) stays
+// at maxmemory, keys are evicted and counted, and the keys read all along
+// survive.
 func TestEvictionKeepsMemoryNearMaxmemory(t *testing.T) {
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu"} {
+		t.Run(policy, func(t *testing.T) { testEvictionNearMaxmemory(t, policy) })
+	}
+}
+
+func testEvictionNearMaxmemory(t *testing.T, policy string) {
 	ts := newTestServer(t)
 	ts.s.rng = rand.New(rand.NewPCG(1, 2))
+	ts.s.ks.LFU.Rand = ts.s.rng
 	c := ts.client()
 	used0 := infoInt(t, ts, c, "memory", "used_memory")
 	limit := used0 + 256<<10
-	for _, kv := range [][2]string{{"maxmemory-policy", "allkeys-lru"}, {"maxmemory", strconv.FormatInt(limit, 10)}} {
+	for _, kv := range [][2]string{{"maxmemory-policy", policy}, {"maxmemory", strconv.FormatInt(limit, 10)}} {
 		if got := ts.do(c, "CONFIG", "SET", kv[0], kv[1]); got != "+OK\r\n" {
 			t.Fatal(got)
 		}
@@ -213,9 +221,12 @@ func TestEvictionKeepsMemoryNearMaxmemory(t *testing.T) {
 			t.Errorf("hot key %s was evicted", k)
 		}
 	}
-	// The most recent writes are there.
-	if got := ts.do(c, "EXISTS", "key:"+strconv.Itoa(writes-1)); got != ":1\r\n" {
-		t.Error("the last key written was evicted")
+	if policy == "allkeys-lru" {
+		// The most recent writes are there (under LFU they tie with
+		// every other key read once).
+		if got := ts.do(c, "EXISTS", "key:"+strconv.Itoa(writes-1)); got != ":1\r\n" {
+			t.Error("the last key written was evicted")
+		}
 	}
 }
 
@@ -304,9 +315,8 @@ func TestEvictionEventsAndWatch(t *testing.T) {
 	}
 }
 
-// TestOOMMasterAndReplicaExempt: the master link's commands are never
-// refused (mustObeyClient), and a replica that ignores maxmemory does not
-// evict.
+// TestOOMMasterExempt: the master link's commands are never refused
+// (mustObeyClient).
 func TestOOMMasterExempt(t *testing.T) {
 	ts := newTestServer(t, "--maxmemory", "1")
 	c := ts.client()
@@ -429,4 +439,39 @@ func TestEvictionExceededTime(t *testing.T) {
 	if cur, tot := infoInt(t, ts, c, "stats", "current_eviction_exceeded_time"), infoInt(t, ts, c, "stats", "total_eviction_exceeded_time"); cur != 0 || tot != 1500 {
 		t.Fatalf("back under the limit: current %d total %d", cur, tot)
 	}
+}
+
+// TestReplicaIgnoreMaxmemory: a replica does not evict while
+// replica-ignore-maxmemory is yes (the default); with no, it evicts like a
+// master, and still never refuses its master's commands.
+func TestReplicaIgnoreMaxmemory(t *testing.T) {
+	ts := newTestServer(t, "--maxmemory-policy", "allkeys-lru")
+	c := ts.client()
+	for _, k := range []string{"a", "b", "c"} {
+		ts.do(c, "SET", k, "v")
+	}
+	ts.s.mu.Lock()
+	ts.s.repl.link = &replLink{} // a replica (no link goroutine runs here)
+	ts.s.mu.Unlock()
+	m := ts.client()
+	m.replRole.Store(kindMaster)
+	ts.do(c, "CONFIG", "SET", "maxmemory", "1")
+	if got := ts.do(m, "SET", "d", "v"); got != "+OK\r\n" {
+		t.Fatalf("master's SET on a replica over maxmemory: %q", got)
+	}
+	if n := ts.s.ks.Len(); n != 4 {
+		t.Fatalf("replica-ignore-maxmemory yes: %d keys left, want all 4", n)
+	}
+	ts.do(c, "CONFIG", "SET", "replica-ignore-maxmemory", "no")
+	if got := ts.do(m, "SET", "e", "v"); got != "+OK\r\n" {
+		t.Fatalf("master's SET with replica-ignore-maxmemory no: %q", got)
+	}
+	// Everything before e was evicted to make room; e itself went in
+	// after the eviction.
+	if n := infoInt(t, ts, c, "stats", "evicted_keys"); n < 4 {
+		t.Fatalf("replica-ignore-maxmemory no: evicted_keys %d, want at least 4", n)
+	}
+	ts.s.mu.Lock()
+	ts.s.repl.link = nil
+	ts.s.mu.Unlock()
 }
