@@ -475,3 +475,41 @@ func TestReplicaIgnoreMaxmemory(t *testing.T) {
 	ts.s.repl.link = nil
 	ts.s.mu.Unlock()
 }
+
+// TestOOMExecWithQueuedWrite: memory goes over maxmemory after a write was
+// queued; EXEC is then refused (mstate.cmd_flags has denyoom) and the
+// transaction discarded, while an EXEC of reads only runs.
+func TestOOMExecWithQueuedWrite(t *testing.T) {
+	run := func(t *testing.T, a, b *rconn) {
+		// b changes maxmemory while a's transaction is open.
+		for _, st := range []struct {
+			c    *rconn
+			cmd  []string
+			want string
+		}{
+			{a, []string{"SET", "k", "v"}, "+OK"},
+			{a, []string{"MULTI"}, "+OK"},
+			{a, []string{"SET", "x", "1"}, "+QUEUED"},
+			{b, []string{"CONFIG", "SET", "maxmemory", "1"}, "+OK"},
+			{a, []string{"EXEC"}, "-EXECABORT Transaction discarded because of: " + ErrOOM},
+			{a, []string{"EXISTS", "x"}, "(integer) 0"},
+			{b, []string{"CONFIG", "SET", "maxmemory", "0"}, "+OK"},
+			{a, []string{"MULTI"}, "+OK"},
+			{a, []string{"GET", "k"}, "+QUEUED"},
+			{b, []string{"CONFIG", "SET", "maxmemory", "1"}, "+OK"},
+			{a, []string{"EXEC"}, `["v"]`},
+			{b, []string{"CONFIG", "SET", "maxmemory", "0"}, "+OK"},
+		} {
+			if got := st.c.do(st.cmd...); got != st.want {
+				t.Errorf("%q = %s, want %s", st.cmd, got, st.want)
+			}
+		}
+	}
+	l := startLive(t)
+	run(t, l.dial(t), l.dial(t))
+	t.Run("redis", func(t *testing.T) {
+		dial := startRedis(t)
+		conn := func() *rconn { nc, br := dial(2); return &rconn{t: t, c: nc, br: br} }
+		run(t, conn(), conn())
+	})
+}
