@@ -178,7 +178,10 @@ func (s *Server) performEvictions() (res evictResult) {
 		if !ok {
 			return evictFail
 		}
-		n, _ := s.ks.Evict(db, key)
+		n, found := s.ks.Evict(db, key)
+		if !found { // cannot happen: Victim returns live keys
+			return evictFail
+		}
 		freed += n
 		s.stats.evictedKeys++
 		s.notifyEvicted(db, key)
