@@ -125,7 +125,7 @@ func (s *Server) initAdmin() {
 	id := make([]byte, 20)
 	_, _ = rand.Read(id)
 	s.adm.replID = hex.EncodeToString(id)
-	s.adm.memStartup = readMem().heapObjects
+	s.adm.memStartup = min(readMem().heapObjects, maxStartupMemory) // evict.go
 	s.adm.memPeak = s.adm.memStartup
 	s.adm.latency = map[string]*latencySeries{}
 }
@@ -136,7 +136,7 @@ func (a *adminState) resetStats() {
 	a.writes.Store(0)
 	a.metrics = [numMetrics]instMetric{}
 	a.hist = nil
-	a.memPeak = readMem().heapObjects
+	a.memPeak = 0 // INFO raises it to used_memory
 }
 
 // adminCron runs in the server cron with mu held: the instantaneous
@@ -149,7 +149,7 @@ func (s *Server) adminCron() {
 		a.metrics[metricNetInput].track(s.nowMs, s.stats.netInput.Load())
 		a.metrics[metricNetOutput].track(s.nowMs, s.stats.netOutput.Load())
 	}
-	if m := readMem().heapObjects; m > a.memPeak {
+	if m := s.usedMemory(); m > a.memPeak {
 		a.memPeak = m
 	}
 	s.blockedCron()

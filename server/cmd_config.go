@@ -115,6 +115,8 @@ func (s *Server) onConfigSet(name string) error {
 		s.aclOnConfigSet(name)
 	case "appendonly", "appendfsync", "no-appendfsync-on-rewrite": // persistence (persist_aof.go)
 		return s.aofOnConfigSet(name)
+	case "maxmemory": // evict.go: updateMaxmemory evicts once applied
+		s.evict.configChanged = true
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "timeout":

@@ -268,7 +268,7 @@ func ratio(a, b uint64) float64 {
 
 func (s *Server) infoMemory(w *infoWriter) {
 	m := readMem()
-	used := m.heapObjects
+	used := s.usedMemory() // evict.go: the dataset's figure, which eviction uses
 	if used > s.adm.memPeak {
 		s.adm.memPeak = used
 	}
@@ -308,7 +308,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 		net = used - startup
 	}
 	w.str("used_memory_dataset_perc", strconv.FormatFloat(float64(float32(dataset)*100/float32(net)), 'f', 2, 64)+"%")
-	w.int("allocator_allocated", int64(used))
+	w.int("allocator_allocated", int64(m.heapObjects))
 	w.int("allocator_active", int64(active))
 	w.int("allocator_resident", int64(resident))
 	w.int("total_system_memory", int64(sysMem))
@@ -329,15 +329,15 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("maxmemory", int64(maxmem))
 	w.str("maxmemory_human", bytesToHuman(maxmem))
 	w.str("maxmemory_policy", s.cfg.MaxmemoryPolicy)
-	w.f2("allocator_frag_ratio", ratio(active, used))
-	w.int("allocator_frag_bytes", int64(active)-int64(used))
+	w.f2("allocator_frag_ratio", ratio(active, m.heapObjects))
+	w.int("allocator_frag_bytes", int64(active)-int64(m.heapObjects))
 	w.f2("allocator_rss_ratio", ratio(resident, active))
 	w.int("allocator_rss_bytes", int64(resident)-int64(active))
 	w.f2("rss_overhead_ratio", ratio(rss, resident))
 	w.int("rss_overhead_bytes", int64(rss)-int64(resident))
 	w.f2("mem_fragmentation_ratio", ratio(rss, used))
 	w.int("mem_fragmentation_bytes", int64(rss)-int64(used))
-	w.int("mem_not_counted_for_evict", 0)
+	w.int("mem_not_counted_for_evict", int64(s.memNotCountedForEvict()))
 	w.int("mem_replication_backlog", 0)
 	w.int("mem_total_replication_buffers", 0)
 	w.int("mem_clients_slaves", 0)
@@ -382,8 +382,9 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("expire_cycle_cpu_milliseconds", ks.ExpireCycleMicros/1000)
 	w.int("evicted_keys", st.evictedKeys)
 	w.int("evicted_clients", 0)
-	w.int("total_eviction_exceeded_time", 0)
-	w.int("current_eviction_exceeded_time", 0)
+	exTotal, exCur := s.evictionExceededMs() // evict.go
+	w.int("total_eviction_exceeded_time", exTotal)
+	w.int("current_eviction_exceeded_time", exCur)
 	w.int("keyspace_hits", st.keyspaceHits)
 	w.int("keyspace_misses", st.keyspaceMisses)
 	w.int("pubsub_channels", int64(len(s.pubsub.channels)))

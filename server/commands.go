@@ -246,6 +246,11 @@ func (s *Server) call(c *Client, args [][]byte) {
 	if !s.aclAllowed(c, cmd, args) {
 		return
 	}
+	// evict.go: processCommand's maxmemory check (performEvictions, -OOM).
+	if s.cfg.Maxmemory > 0 && s.oomRejects(c, cmd) {
+		s.reject(c, cmd, ErrOOM)
+		return
+	}
 	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
 	// for writes and PING after a failed BGSAVE or AOF write.
 	if (cmd.has(FlagWrite) || cmd.fullName == "ping") && (s.rdb.bgsaveErr || s.aof.mgr != nil) {
@@ -369,6 +374,7 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	woff := s.repl.offset // repl
 	s.execDepth++
 	cmd.Handler(c, args)
+	s.ks.Settle() // evict.go: used_memory follows what the command wrote
 	s.execDepth--
 	s.afterHandler(c, cmd, args, s.ks.Dirty-dirty)
 	if s.repl.offset != woff { // repl: WAIT's target, as call()

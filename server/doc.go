@@ -68,7 +68,7 @@
 // MULTI ... EXEC when there are several (MULTI in the first operation's db,
 // EXEC in the last's), as propagatePendingCommands does; a single write inside
 // MULTI is not wrapped. Deletions outside any command (the active expire
-// cycle, eviction once it exists) are units of their own. Each Propagator
+// cycle, eviction: evict.go) are units of their own. Each Propagator
 // emits SELECT itself when the database changes (internal/resp's
 // CommandStream), because the AOF and each replica stream forget their
 // selected database at different moments.

@@ -562,6 +562,9 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 		}
 		return fail("ERR The user executing the script can't run this command or subcommand")
 	}
+	if msg := s.scriptVerifyOOM(e.caller, cmd); msg != "" { // evict.go
+		return fail(msg)
+	}
 	c.w.Reset()
 	c.w.Proto = e.resp
 	mark, dirty := len(s.pending), s.ks.Dirty

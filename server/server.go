@@ -108,6 +108,9 @@ type Server struct {
 	rdb         persistState
 	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
 	shutdownSig atomic.Int32
+
+	// evict: maxmemory and eviction (evict.go), guarded by mu.
+	evict evictState
 }
 
 type shutdownReq struct {
@@ -178,6 +181,7 @@ func (s *Server) applyAtomics() {
 	s.maxClients.Store(int64(s.cfg.MaxClients))
 	s.protoMaxBulk.Store(s.cfg.ProtoMaxBulkLen)
 	s.applyKeyspaceConfig()
+	s.applyEvictConfig() // evict.go
 }
 
 // RunID is the server's 40-hex-character run id.
@@ -432,6 +436,8 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.aofCron()  // persistence (persist_aof.go)
 		s.rdbCron()  // persist: save points, scheduled BGSAVE
 		s.replCron() // repl: replicationCron, once a second
+		// evict.go: an eviction stopped at its time limit goes on.
+		s.evictCron()
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -31,8 +31,14 @@ type Entry struct {
 	// created. The running snapshot still owes the entry while it differs
 	// from the snapshot's epoch.
 	snapEpoch uint64
+	// acct is the bytes this entry counts for in its database's used
+	// memory (see evict.go, "Memory accounting"): its key, dictEntry and
+	// value as of the last settle.
+	acct uint64
 	// Freq is the logarithmic LFU counter of OBJECT FREQ (evict.c).
 	Freq uint8
+	// acctDirty: the entry is queued for re-accounting (Keyspace.Settle).
+	acctDirty bool
 	// snapShared reports that val is also held by snapshot snapEpoch (it
 	// was emitted or saved), so it must be copied before an in-place
 	// change while that snapshot runs.
@@ -65,6 +71,7 @@ type DB struct {
 	ks            *Keyspace
 	scan          *dbScan // the running snapshot's walk of these contents (moves with them on Swap)
 	avgTTL        int64   // db->avg_ttl, the running estimate of activeExpireCycle
+	used          uint64  // sum of the entries' acct (evict.go)
 	expiresCursor uint64  // db->expires_cursor
 }
 
@@ -104,6 +111,7 @@ func (db *DB) remove(h uint64, de *dictEntry) {
 			db.expires.remove(h, x)
 		}
 	}
+	db.unaccount(e)
 	db.dict.remove(h, de)
 }
 
@@ -198,6 +206,7 @@ func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 		if !db.ks.LFU.Enabled {
 			e.LastAccess = now
 		}
+		db.markDirty(de)
 		return e
 	}
 	n := &keyNode{}
@@ -205,6 +214,7 @@ func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 	n.val = &n.ent
 	n.ent = Entry{val: val, LastAccess: now, Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
 	db.dict.insert(h, &n.dictEntry)
+	db.markDirty(&n.dictEntry)
 	return &n.ent
 }
 
@@ -217,6 +227,9 @@ func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 // snapshot keeps the original, the entry gets the copy. It does not
 // allocate unless it copies.
 func (db *DB) Mutable(key []byte, e *Entry) Value {
+	if !e.acctDirty {
+		db.markDirtyKey(key, e)
+	}
 	s := db.ks.snap
 	if s == nil {
 		return e.val
@@ -331,6 +344,8 @@ func (db *DB) AvgTTL() int64 { return db.avgTTL }
 // old table to finish the walk on (nothing else reaches it any more), so
 // flushing costs it nothing.
 func (db *DB) Flush() {
+	db.ks.Settle()
+	db.used = 0
 	db.detachScan()
 	db.dict.Clear()
 	db.expires.Clear()
@@ -462,6 +477,7 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	if string(src) == string(dst) {
 		return true
 	}
+	db.ks.Settle()
 	hd := hashBytes(dst)
 	if old := db.dict.findB(hd, dst); old != nil {
 		db.remove(hd, old)
@@ -477,6 +493,9 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	// Reuse the node (and so the Entry): pointers to it stay valid.
 	de.key, de.val = string(dst), e
 	db.dict.insert(hd, de)
+	db.used -= e.acct
+	e.acct = entryBytes(de.key, e)
+	db.used += e.acct
 	if x != nil {
 		x.key, x.val = de.key, e
 		db.expires.insert(hd, x)
@@ -499,6 +518,7 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	if dst == db {
 		return true
 	}
+	db.ks.Settle()
 	if old := dst.dict.findB(h, key); old != nil {
 		dst.remove(h, old)
 	}
@@ -512,6 +532,8 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	db.dict.remove(h, de)
 	de.val = e
 	dst.dict.insert(h, de)
+	db.used -= e.acct
+	dst.used += e.acct
 	if x != nil {
 		x.val = e
 		dst.expires.insert(h, x)

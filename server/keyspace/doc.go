@@ -33,6 +33,13 @@
 //     a point-in-time view read while writes continue (below).
 //   - GlobMatch (glob.go) is util.c's stringmatchlen.
 //   - LFULogIncr and Entry.LFUDecay (lfu.go) are evict.c's LFU counter.
+//   - evict.go is the rest of evict.c that needs no server: the memory
+//     the dataset accounts for (Keyspace.Memory, kept incrementally: each
+//     key counts for its MEMORY USAGE figure, re-measured by Settle after
+//     writes), and the choice of the key to evict (Evictor, Victim: the
+//     16-entry eviction pool filled by sampling maxmemory-samples keys per
+//     database, next_db for the random policies). The server decides when
+//     to evict and what an eviction signals.
 //
 // # Time and randomness
 //

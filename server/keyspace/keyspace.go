@@ -79,6 +79,10 @@ type Keyspace struct {
 	rehashDB      int // databasesCron's rehash_db
 
 	lfuDefaultRand *rand.Rand
+
+	// acctQueue holds the entries written since the last Settle
+	// (evict.go, "Memory accounting").
+	acctQueue []acctRef
 }
 
 // New returns a keyspace of n empty databases (n < 1 means 1).
@@ -95,7 +99,9 @@ func New(databases int) *Keyspace {
 // selected database a now sees b's former keys. It panics on an index out
 // of range; callers validate them.
 func (ks *Keyspace) Swap(a, b int) {
+	ks.Settle()
 	x, y := ks.DBs[a], ks.DBs[b]
+	x.used, y.used = y.used, x.used
 	x.dict, y.dict = y.dict, x.dict
 	x.expires, y.expires = y.expires, x.expires
 	x.avgTTL, y.avgTTL = y.avgTTL, x.avgTTL
