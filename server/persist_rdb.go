@@ -612,6 +612,12 @@ func (s *Server) keyLoadDelay() time.Duration {
 }
 
 func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loaded, expired int64, err error) {
+	return s.loadRDBInto(s.ks, r, aofPreamble, merge, yield)
+}
+
+// loadRDBInto is loadRDBOpts into the databases of ks: s.ks, or the
+// temporary keyspace of a swapdb replication load (repl_replica.go).
+func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, merge, yield bool) (loaded, expired int64, err error) {
 	now := s.clock.Now().UnixMilli()
 	var delay time.Duration
 	if yield {
@@ -663,7 +669,7 @@ func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loade
 			expired++
 			return nil
 		}
-		db := s.ks.DBs[rec.DB]
+		db := ks.DBs[rec.DB]
 		if db.Peek(rec.Key) != nil {
 			if merge {
 				db.Delete(rec.Key)
@@ -715,8 +721,8 @@ func setAccessMeta(e *keyspace.Entry, idle int64, freq int, now int64) {
 // (persist_glue.go, persist_aof.go).
 func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	job := s.rdb.job
-	w.int("loading", b2i64(s.rdb.loading))
-	w.int("async_loading", 0)
+	w.int("loading", b2i64(s.rdb.loading && !s.asyncLoading()))
+	w.int("async_loading", b2i64(s.asyncLoading()))
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
 	w.int("current_cow_size_age", 0)
