@@ -73,3 +73,9 @@ bench-failover runs="5":
 # BGSAVE, the BGSAVE durations and vigil's RSS growth, side by side.
 bench-save keys="1000000" seconds="5" clients="8" pipeline="1":
     VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_SECONDS={{seconds}} VIGIL_BENCH_CLIENTS={{clients}} VIGIL_BENCH_PIPELINE={{pipeline}} go test -count=1 -timeout 60m ./integration/benchsave/ -v -run TestBenchSave
+
+# Replication: full sync of `keys` keys (vigil vs redis-server, same run),
+# SET throughput at redis-benchmark -P 16 with two replicas attached vs
+# none, and the replicas' lag under that load; ratios printed.
+bench-repl keys="1000000" requests="2000000" clients="50":
+    VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_REQUESTS={{requests}} VIGIL_BENCH_CLIENTS={{clients}} go test -count=1 -timeout 60m ./integration/benchrepl/ -v -run TestBenchRepl

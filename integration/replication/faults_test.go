@@ -369,7 +369,9 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 	})
 
 	It("the link cut mid-stream (CLIENT KILL TYPE master) while the master takes writes: partial resyncs, equal contents", func() {
-		m := startVigil()
+		// A backlog far larger than what the writer writes while the
+		// replica reconnects (one second each time): partial resyncs.
+		m := startVigil("--repl-backlog-size", "256mb")
 		populate(m.c, "a:")
 		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
 		waitSynced(m, r)
@@ -390,15 +392,18 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 				Expect(m.c.Set(ctx, "s:"+itoa(i%100), i, 0).Err()).To(Succeed())
 			}
 		}()
-		for cut := 0; cut < 3; cut++ {
+		for cut := int64(1); cut <= 3; cut++ {
+			Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val()).To(Equal(int64(1)))
+			// Each cut ends in a partial resync (the next cut only then).
+			Eventually(func() int64 { return m.stat("sync_partial_ok") }).
+				WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal(partial + cut))
 			Eventually(func() string { return r.replField("master_link_status") }).
 				WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal("up"))
-			Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val()).To(Equal(int64(1)))
 		}
 		close(stop)
 		<-writerDone
 		waitSynced(m, r)
-		Expect(m.stat("sync_partial_ok")).To(BeNumerically(">=", partial+3))
+		Expect(m.stat("sync_partial_ok")).To(Equal(partial + 3))
 		Expect(r.contents()).To(Equal(m.contents()))
 	})
 
@@ -434,7 +439,10 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			}
 		}()
 		Eventually(func() int64 { return m.stat("total_commands_processed") }).Should(BeNumerically(">", 100))
+		syncs := func() int64 { return m.stat("sync_partial_ok") + m.stat("sync_full") }
+		before := syncs()
 		p.cut() // mid-stream
+		Eventually(syncs).WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(BeNumerically(">", before))
 		Eventually(func() string { return r.replField("master_link_status") }).
 			WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal("up"))
 		close(stop)
