@@ -68,6 +68,17 @@ drill *args:
 bench-failover runs="5":
     VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
 
+# bench-failover with vigil-server as the data servers (vigil-sentinel and
+# redis-sentinel each fail over a vigil-server fleet); `just bench-failover`
+# is the same over redis-server.
+bench-failover-vigil runs="5":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bindir="$(mktemp -d)"
+    trap 'rm -rf "$bindir"' EXIT
+    go build -o "$bindir/vigil-server" ./cmd/vigil-server
+    VIGIL_DATA_SERVER_BIN="$bindir/vigil-server" VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
+
 # BGSAVE without stopping the world: vigil-server and redis-server with
 # `keys` keys each, GET/SET p50/p99 and throughput without and during a
 # BGSAVE, the BGSAVE durations and vigil's RSS growth, side by side.

@@ -488,11 +488,13 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
 	}
 	if swapdb {
+		// The sub-replicas go first: a full sync of theirs ends its
+		// snapshot when they are gone.
+		s.replAttachToNewMaster()
 		if err := s.replWaitNoSnapshot(); err != nil {
 			s.replStopLoading(l)
 			return err
 		}
-		s.replAttachToNewMaster()
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
 		s.ks.SwapWith(dst)
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding old DB in background")
