@@ -68,8 +68,25 @@ drill *args:
 bench-failover runs="5":
     VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
 
+# bench-failover with vigil-server as the data servers (vigil-sentinel and
+# redis-sentinel each fail over a vigil-server fleet); `just bench-failover`
+# is the same over redis-server.
+bench-failover-vigil runs="5":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bindir="$(mktemp -d)"
+    trap 'rm -rf "$bindir"' EXIT
+    go build -o "$bindir/vigil-server" ./cmd/vigil-server
+    VIGIL_DATA_SERVER_BIN="$bindir/vigil-server" VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
+
 # BGSAVE without stopping the world: vigil-server and redis-server with
 # `keys` keys each, GET/SET p50/p99 and throughput without and during a
 # BGSAVE, the BGSAVE durations and vigil's RSS growth, side by side.
 bench-save keys="1000000" seconds="5" clients="8" pipeline="1":
     VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_SECONDS={{seconds}} VIGIL_BENCH_CLIENTS={{clients}} VIGIL_BENCH_PIPELINE={{pipeline}} go test -count=1 -timeout 60m ./integration/benchsave/ -v -run TestBenchSave
+
+# Replication: full sync of `keys` keys (vigil vs redis-server, same run),
+# SET throughput at redis-benchmark -P 16 with two replicas attached vs
+# none, and the replicas' lag under that load; ratios printed.
+bench-repl keys="1000000" requests="2000000" clients="50":
+    VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_REQUESTS={{requests}} VIGIL_BENCH_CLIENTS={{clients}} go test -count=1 -timeout 60m ./integration/benchrepl/ -v -run TestBenchRepl

@@ -278,7 +278,14 @@ func (s *Server) call(c *Client, args [][]byte) {
 	}
 	// persist: -LOADING while the startup load yields (persist_rdb.go);
 	// the AOF's own replay is the load.
-	if s.rdb.loading && !cmd.has(FlagLoading) && !c.aofClient {
+	// repl: during a swapdb async load (repl_replica.go) the old data is
+	// served; only the commands flagged no-async-loading are refused.
+	async := s.asyncLoading()
+	if s.rdb.loading && !async && !cmd.has(FlagLoading) && !c.aofClient {
+		s.reject(c, cmd, errLoadingMsg)
+		return
+	}
+	if async && cmd.has(FlagNoAsyncLoading) {
 		s.reject(c, cmd, errLoadingMsg)
 		return
 	}

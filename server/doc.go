@@ -111,9 +111,12 @@
 // timeouts, the backlog TTL.
 //
 // Replica: REPLICAOF starts a link goroutine (runLink) that drives
-// replication.Handshake over a socket, stores the payload in a temp file,
-// then under mu flushes and loads it keeping expired keys
-// (repl-diskless-load is treated as disabled), and applies the stream with
+// replication.Handshake over a socket and loads the payload keeping
+// expired keys (repl_replica.go loadPayload: repl-diskless-load disabled
+// receives it to a temp file renamed over dbfilename, on-empty-db and swapdb
+// parse the socket, swapdb into a temporary keyspace swapped in at the end;
+// the server is loading meanwhile: -LOADING, or async_loading serving the
+// old data for swapdb within one history), and applies the stream with
 // a master client (kind master, not refused by read-only or min-replicas,
 // no replies) through call(), one command at a time under mu. The bytes of
 // each applied command (a MULTI block once EXEC ran) are fed verbatim to the

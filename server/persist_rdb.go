@@ -616,6 +616,12 @@ func (s *Server) keyLoadDelay() time.Duration {
 }
 
 func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loaded, expired int64, err error) {
+	return s.loadRDBInto(s.ks, r, aofPreamble, merge, yield)
+}
+
+// loadRDBInto is loadRDBOpts into the databases of ks: s.ks, or the
+// temporary keyspace of a swapdb replication load (repl_replica.go).
+func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, merge, yield bool) (loaded, expired int64, err error) {
 	now := s.clock.Now().UnixMilli()
 	var delay time.Duration
 	if yield {
@@ -667,7 +673,7 @@ func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loade
 			expired++
 			return nil
 		}
-		db := s.ks.DBs[rec.DB]
+		db := ks.DBs[rec.DB]
 		if db.Peek(rec.Key) != nil {
 			if merge {
 				db.Delete(rec.Key)
@@ -719,8 +725,8 @@ func setAccessMeta(e *keyspace.Entry, idle int64, freq int, now int64) {
 // (persist_glue.go, persist_aof.go).
 func (s *Server) infoPersistenceRDB(w *infoWriter) {
 	job := s.rdb.job
-	w.int("loading", b2i64(s.rdb.loading))
-	w.int("async_loading", 0)
+	w.int("loading", b2i64(s.rdb.loading && !s.asyncLoading()))
+	w.int("async_loading", b2i64(s.asyncLoading()))
 	// Redis reads these from its child every second; here the running
 	// snapshot's figure is exact at any moment (age 0), and since it only
 	// grows while the snapshot runs, the peak is the current size.

@@ -487,6 +487,9 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 	release := borrowProc()
 	defer release()
 	s.log.Info().Msgf("Starting BGSAVE for SYNC with target: %s", map[bool]string{true: "replicas sockets", false: "disk"}[diskless])
+	s.mu.Lock()
+	delay := s.rdbKeySaveDelay() // rdbSaveRio's debugDelay, as a BGSAVE
+	s.mu.Unlock()
 	body := func(w io.Writer) error {
 		enc, err := rdb.NewEncoder(w, opts)
 		if err != nil {
@@ -514,6 +517,9 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 			for _, it := range buf {
 				if err := enc.WriteItem(it); err != nil {
 					return err
+				}
+				if delay > 0 {
+					time.Sleep(delay)
 				}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/replication"
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // The replica side of the replication shell: one goroutine per REPLICAOF
@@ -43,6 +44,17 @@ type replLink struct {
 	// transferSize is repl_transfer_size: -1 before the $ line, 0 for an
 	// EOF-marked payload.
 	transferSize int64
+	// masterReplID is server.master_replid (+FULLRESYNC's ID).
+	masterReplID string
+	// asyncLoading is server.async_loading: a swapdb load serving the old
+	// data meanwhile.
+	asyncLoading bool
+	// restartAOF: the AOF was stopped for a payload load.
+	restartAOF bool
+	// afterStartupLoad: created by the replicaof directive while the
+	// startup load ran (waitStartupLoad); hsConfig makes its handshake.
+	afterStartupLoad bool
+	hsConfig         replication.HandshakeConfig
 }
 
 // startReplication is replicationSetMaster (lock held).
@@ -70,12 +82,18 @@ func (s *Server) startReplication(host string, port int) {
 	if port0 == 0 {
 		port0 = s.tcpPort
 	}
-	hs := replication.NewHandshake(replication.HandshakeConfig{MasterUser: s.cfg.MasterUser, MasterAuth: s.cfg.MasterAuth,
-		ListeningPort: port0, AnnounceIP: s.cfg.ReplicaAnnounceIP}, cached)
-	l := &replLink{host: host, port: port, hs: hs, stop: make(chan struct{}), downSince: downSince}
+	hc := replication.HandshakeConfig{MasterUser: s.cfg.MasterUser, MasterAuth: s.cfg.MasterAuth,
+		ListeningPort: port0, AnnounceIP: s.cfg.ReplicaAnnounceIP}
+	hs := replication.NewHandshake(hc, cached)
+	l := &replLink{host: host, port: port, hs: hs, hsConfig: hc, stop: make(chan struct{}), downSince: downSince}
 	if cached != nil {
 		l.offsets = replication.NewStreamOffsets(cached.Offset)
 	}
+	// The replicaof directive while the startup load runs: as Redis's
+	// replicationCron, which runs after loadDataFromDisk, the link waits
+	// for the load, then caches the master made of the loaded history
+	// (the RDB's repl-id and repl-offset, see restoreReplInfo).
+	l.afterStartupLoad = s.rdb.loading && s.repl.link == nil
 	s.repl.link = l
 	s.ks.Replica = true
 	s.log.Info().Msgf("Connecting to MASTER %s:%d", host, port)
@@ -131,6 +149,9 @@ func (s *Server) promote() {
 // runLink is the link goroutine: connect, sync, stream, and again after a
 // drop, until stopped.
 func (s *Server) runLink(l *replLink) {
+	if !s.waitStartupLoad(l) {
+		return
+	}
 	for {
 		err := s.linkSession(l)
 		s.mu.Lock()
@@ -146,6 +167,37 @@ func (s *Server) runLink(l *replLink) {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// waitStartupLoad waits until the startup load is over (no connection to
+// the master meanwhile); false when the link was stopped or the server
+// shuts down first.
+func (s *Server) waitStartupLoad(l *replLink) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.rdb.loading {
+		s.mu.Unlock()
+		select {
+		case <-l.stop:
+			s.mu.Lock()
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+		s.mu.Lock()
+		if s.closing.Load() {
+			return false
+		}
+	}
+	if l.stopped {
+		return false
+	}
+	if l.afterStartupLoad {
+		l.afterStartupLoad = false
+		cached := &replication.CachedMaster{ReplID: s.repl.ids.ID, Offset: s.repl.offset}
+		l.hs = replication.NewHandshake(l.hsConfig, cached)
+		l.offsets = replication.NewStreamOffsets(cached.Offset)
+	}
+	return true
 }
 
 // linkDown handles a failed link (lock held).
@@ -228,6 +280,10 @@ func (s *Server) linkSession(l *replLink) error {
 				}
 			case replication.Close:
 				return errors.New(a.Reason)
+			case replication.FullResync:
+				s.mu.Lock()
+				l.masterReplID = a.ReplID
+				s.mu.Unlock()
 			case replication.ExpectPayload:
 				if err := s.loadPayload(l, br, a, timeout); err != nil {
 					return err
@@ -285,8 +341,14 @@ func (s *Server) linkSession(l *replLink) error {
 	}
 }
 
-// loadPayload reads the RDB into a temp file, then flushes the databases
-// and loads it (repl-diskless-load disabled).
+// loadPayload is readSyncBulkPayload after the $ line. As Redis, the
+// payload goes to disk unless useDisklessLoad: repl-diskless-load swapdb,
+// or on-empty-db when every database is empty. On disk it is received
+// into a temp file (the old data is served meanwhile: master_sync_in_progress
+// is 1), renamed over dbfilename, then loaded; while a payload loads the
+// server is loading: -LOADING for the commands not flagged loading, never
+// a half-loaded dataset (swapdb with the master's own replication ID: the
+// old data is served meanwhile, async_loading:1).
 func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.ExpectPayload, timeout time.Duration) error {
 	h := replication.PayloadHeader{Kind: replication.HeaderSize, Size: a.Size}
 	if a.EOFMark != "" {
@@ -295,20 +357,26 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 	s.mu.Lock()
 	dir := s.cfg.Dir
 	l.transfer, l.transferSize = 0, a.Size
+	mode := s.cfg.ReplDisklessLoad
+	diskless := mode == "swapdb" || (mode == "on-empty-db" && s.ks.Len() == 0)
 	s.mu.Unlock()
+	pr := replication.NewPayloadReader(&deadlineReader{r: br, conn: l.conn, timeout: timeout}, h)
+	if diskless {
+		return s.loadPayloadSocket(l, pr, a, mode == "swapdb")
+	}
 	f, err := os.CreateTemp(dir, fmt.Sprintf("temp-%d-*.rdb", os.Getpid()))
 	if err != nil {
-		return err
+		return fmt.Errorf("Opening the temp file needed for MASTER <-> REPLICA synchronization: %v", err)
 	}
-	defer os.Remove(f.Name())
+	tmp := f.Name()
+	defer os.Remove(tmp) // renamed over dbfilename on success
 	defer f.Close()
-	pr := replication.NewPayloadReader(&deadlineReader{r: br, conn: l.conn, timeout: timeout}, h)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := pr.Read(buf)
 		if n > 0 {
 			if _, werr := f.Write(buf[:n]); werr != nil {
-				return werr
+				return fmt.Errorf("Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA synchronization: %v", werr)
 			}
 			s.mu.Lock()
 			l.transfer += int64(n)
@@ -322,25 +390,226 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 			return fmt.Errorf("I/O error trying to sync with MASTER: %v", err)
 		}
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("Failed trying to sync the temp DB to disk in MASTER <-> REPLICA synchronization: %v", err)
 	}
+	size, _ := f.Seek(0, io.SeekEnd)
+	f.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l.stopped {
 		return errors.New("stopped")
 	}
+	s.replPrepareLoad()
+	s.replAttachToNewMaster()
+	s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
+	s.ks.FlushAll()
+	path := s.rdbPath()
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", s.cfg.DBFilename, err)
+	}
+	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
+	rf, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from disk: %v", err)
+	}
+	defer rf.Close()
+	s.replStartLoading(l, size, false)
+	_, _, err = s.loadRDBInto(s.ks, bufio.NewReaderSize(countingReader{rf, &s.rdb.loadLoaded}, 64<<10), true, false, true)
+	s.replStopLoading(l)
+	if err != nil {
+		if !errors.Is(err, ErrLoadAborted) {
+			s.log.Warn().Msgf("Failed trying to load the MASTER synchronization DB from disk: %v", err)
+		}
+		s.ks.FlushAll() // never serve half a dataset
+		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from disk: %v", err)
+	}
+	if s.cfg.RDBDelSyncFiles && !s.cfg.AppendOnly && len(s.cfg.Save) == 0 {
+		s.log.Info().Msg("Removing the RDB file obtained from the master. This replica has persistence disabled")
+		os.Remove(path)
+	}
+	s.replRestartAOF()
+	return nil
+}
+
+// loadPayloadSocket is readSyncBulkPayload's diskless load: the RDB is
+// parsed as it arrives (the execution lock is released while the socket
+// is read). on-empty-db and swapdb without the master's own ID load in
+// the loading state; swapdb loads into a temporary keyspace swapped in
+// at the end, so a failed load keeps the old data, and when the master's
+// replication ID is this node's (the old data is an earlier point of the
+// same history) the old data is served meanwhile (async loading).
+func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.ExpectPayload, swapdb bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.stopped {
+		return errors.New("stopped")
+	}
+	s.replPrepareLoad()
+	dst := s.ks
+	async := false
+	if swapdb {
+		dst = keyspace.New(len(s.ks.DBs))
+		dst.Encodings = s.ks.Encodings
+		async = l.masterReplID != "" && l.masterReplID == s.repl.ids.ID
+	} else {
+		s.replAttachToNewMaster()
+		s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
+		s.ks.FlushAll()
+	}
+	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
+	s.replStartLoading(l, a.Size, async)
+	r := &replLoadReader{s: s, l: l, r: pr}
+	br := bufio.NewReaderSize(r, 64<<10)
+	_, _, err := s.loadRDBInto(dst, br, true, false, true)
+	if err == nil {
+		// The payload must end with the RDB (and, EOF-marked, the mark,
+		// which the payload reader consumed): nothing may follow.
+		if n, rerr := io.Copy(io.Discard, br); rerr != nil || n > 0 {
+			if a.EOFMark != "" {
+				err = errors.New("Replication stream EOF marker is broken")
+			} else if rerr != nil {
+				err = rerr
+			} else {
+				err = errors.New("junk after the RDB in the payload")
+			}
+		}
+	}
+	if err != nil {
+		s.replStopLoading(l)
+		if !errors.Is(err, ErrLoadAborted) {
+			s.log.Warn().Msgf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
+		}
+		if swapdb {
+			s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+		} else {
+			s.ks.FlushAll() // never serve half a dataset
+		}
+		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
+	}
+	if swapdb {
+		// The sub-replicas go first: a full sync of theirs ends its
+		// snapshot when they are gone.
+		s.replAttachToNewMaster()
+		if err := s.replWaitNoSnapshot(); err != nil {
+			s.replStopLoading(l)
+			return err
+		}
+		s.log.Info().Msg("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
+		s.ks.SwapWith(dst)
+		s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding old DB in background")
+	}
+	s.ks.Dirty++ // diskless: the data changed without a save
+	s.replStopLoading(l)
+	s.replRestartAOF()
+	return nil
+}
+
+// replLoadReader reads the payload for a diskless load: the execution
+// lock (held by the loader) is released while the socket is read, so that
+// clients get -LOADING (or, async, the old data) instead of waiting; the
+// bytes count as transferred and loaded.
+type replLoadReader struct {
+	s *Server
+	l *replLink
+	r io.Reader
+}
+
+func (r *replLoadReader) Read(p []byte) (int, error) {
+	r.s.mu.Unlock()
+	n, err := r.r.Read(p)
+	r.s.mu.Lock()
+	if n > 0 {
+		r.l.transfer += int64(n)
+		r.l.lastIO = r.s.clock.Now()
+		r.s.rdb.loadLoaded += int64(n)
+	}
+	if err == io.EOF {
+		return n, err
+	}
+	if err != nil {
+		return n, fmt.Errorf("I/O error trying to sync with MASTER: %v", err)
+	}
+	return n, nil
+}
+
+// replPrepareLoad is what readSyncBulkPayload does before any load (lock
+// held): the AOF is stopped (restarted after a successful sync, see
+// replRestartAOF) and a BGSAVE killed, so that nothing writes a file from
+// half a dataset.
+func (s *Server) replPrepareLoad() {
+	if s.aof.mgr != nil && s.aof.mgr.W != nil {
+		if err := s.aofStop(); err != nil {
+			s.log.Warn().Msgf("Stopping the AOF before loading the MASTER synchronization DB: %v", err)
+		}
+		if l := s.repl.link; l != nil {
+			l.restartAOF = true
+		}
+	}
+	if s.rdb.job != nil {
+		s.log.Info().Msg("Replica is about to load the RDB file received from the master, but there is a pending RDB child running. Killing process and removing its temp file to avoid any race")
+		s.killBgsave()
+	}
+}
+
+// replRestartAOF is restartAOFAfterSYNC (lock held): the AOF stopped for
+// the load is started again (a rewrite writes the new base).
+func (s *Server) replRestartAOF() {
+	l := s.repl.link
+	if l == nil || !l.restartAOF || !s.cfg.AppendOnly {
+		return
+	}
+	l.restartAOF = false
+	if err := s.aofOnConfigSet("appendonly"); err != nil {
+		s.log.Warn().Msgf("Failed enabling the AOF after successful master synchronization! Trying it again in one second: %v", err)
+	}
+}
+
+// replAttachToNewMaster is replicationAttachToNewMaster (lock held): the
+// sub-replicas are dropped (they must resync with the new data).
+func (s *Server) replAttachToNewMaster() {
 	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
 		s.dropReplica(rp, "")
 	}
-	s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
-	s.ks.FlushAll()
-	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
-	if _, _, err := s.loadRDB(bufio.NewReaderSize(f, 64<<10), true, false); err != nil {
-		s.ks.FlushAll()
-		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from disk: %v", err)
+}
+
+// replWaitNoSnapshot waits (releasing the lock) until no snapshot runs,
+// killing a BGSAVE: a swapdb swap must not happen under one. A shutdown
+// meanwhile aborts.
+func (s *Server) replWaitNoSnapshot() error {
+	for s.ks.Snapshotting() {
+		s.killBgsave()
+		s.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		s.mu.Lock()
+		if s.closing.Load() {
+			return ErrLoadAborted
+		}
 	}
 	return nil
+}
+
+// replStartLoading is startLoading for a replication payload (lock held):
+// INFO's loading (or async_loading) and loading_* fields; no cron runs
+// meanwhile.
+func (s *Server) replStartLoading(l *replLink, total int64, async bool) {
+	s.rdb.loading = true
+	l.asyncLoading = async
+	s.rdb.loadStart = s.clock.Now().Unix()
+	s.rdb.loadTotal = total
+	s.rdb.loadLoaded = 0
+	s.rdb.loadUsedMem = 0
+}
+
+// replStopLoading is stopLoading (lock held).
+func (s *Server) replStopLoading(l *replLink) {
+	s.rdb.loading = false
+	l.asyncLoading = false
+}
+
+// asyncLoading is server.async_loading (lock held).
+func (s *Server) asyncLoading() bool {
+	return s.repl.link != nil && s.repl.link.asyncLoading
 }
 
 type deadlineReader struct {

@@ -80,3 +80,49 @@ func TestSaveNotPropagated(t *testing.T) {
 		t.Fatalf("stream %s", got)
 	}
 }
+
+// While a replication payload loads (replStartLoading) the server answers
+// -LOADING, except with swapdb's async loading, which serves the old data
+// and refuses only the commands flagged no-async-loading; INFO says which.
+func TestReplLoadingStates(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	if got := ts.do(c, "SET", "k", "old"); got != "+OK\r\n" {
+		t.Fatalf("SET: %q", got)
+	}
+	l := &replLink{}
+	ts.s.mu.Lock()
+	ts.s.repl.link = l
+	ts.s.replStartLoading(l, 100, true)
+	ts.s.mu.Unlock()
+	const loadingErr = "-LOADING Redis is loading the dataset in memory\r\n"
+	if got := ts.do(c, "GET", "k"); got != "$3\r\nold\r\n" {
+		t.Errorf("GET during async loading: %q, want the old value", got)
+	}
+	if got := ts.do(c, "BGSAVE"); got != loadingErr {
+		t.Errorf("BGSAVE (no-async-loading) during async loading: %q", got)
+	}
+	info := ts.do(c, "INFO", "persistence")
+	if !strings.Contains(info, "\r\nloading:0\r\n") || !strings.Contains(info, "\r\nasync_loading:1\r\n") ||
+		!strings.Contains(info, "\r\nloading_total_bytes:100\r\n") {
+		t.Errorf("INFO during async loading:\n%s", info)
+	}
+	ts.s.mu.Lock()
+	ts.s.replStopLoading(l)
+	ts.s.replStartLoading(l, 100, false)
+	ts.s.mu.Unlock()
+	if got := ts.do(c, "GET", "k"); got != loadingErr {
+		t.Errorf("GET during loading: %q", got)
+	}
+	info = ts.do(c, "INFO", "persistence")
+	if !strings.Contains(info, "\r\nloading:1\r\n") || !strings.Contains(info, "\r\nasync_loading:0\r\n") {
+		t.Errorf("INFO during loading:\n%s", info)
+	}
+	ts.s.mu.Lock()
+	ts.s.replStopLoading(l)
+	ts.s.repl.link = nil
+	ts.s.mu.Unlock()
+	if got := ts.do(c, "GET", "k"); got != "$3\r\nold\r\n" {
+		t.Errorf("GET after loading: %q", got)
+	}
+}

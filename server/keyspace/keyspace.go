@@ -117,6 +117,20 @@ func (ks *Keyspace) Swap(a, b int) {
 	}
 }
 
+// SwapWith is swapMainDbWithTempDb: each database of ks exchanges its
+// contents with the same-numbered database of other (a keyspace made with
+// New(len(ks.DBs)), filled by a swapdb replication load). Neither may
+// have a running snapshot.
+func (ks *Keyspace) SwapWith(other *Keyspace) {
+	for i, x := range ks.DBs {
+		y := other.DBs[i]
+		x.dict, y.dict = y.dict, x.dict
+		x.expires, y.expires = y.expires, x.expires
+		x.avgTTL, y.avgTTL = y.avgTTL, x.avgTTL
+		x.expiresCursor, y.expiresCursor = y.expiresCursor, x.expiresCursor
+	}
+}
+
 // FlushAll empties every database.
 func (ks *Keyspace) FlushAll() {
 	for _, db := range ks.DBs {
