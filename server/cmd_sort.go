@@ -510,7 +510,7 @@ func (c *Client) sortGeneric(args [][]byte, readonly bool) {
 		out := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
 		for j := start; j <= end; j++ {
 			if len(ops) == 0 {
-				out.PushBack(append([]byte(nil), vector[j].obj...))
+				out.PushBack(append([]byte{}, vector[j].obj...))
 			}
 			for _, op := range ops {
 				v, _ := c.sortLookup(op.pattern, vector[j].obj)

@@ -119,11 +119,6 @@ func checkList(l *List) error {
 	if l.n > len(l.buf) || (len(l.buf)&(len(l.buf)-1)) != 0 {
 		return fmt.Errorf("length %d in a ring of %d", l.n, len(l.buf))
 	}
-	for i := 0; i < l.n; i++ {
-		if l.Index(i) == nil {
-			return fmt.Errorf("element %d is nil", i)
-		}
-	}
 	entries := 0
 	for _, nd := range l.nodes {
 		entries += nd.count
