@@ -21,8 +21,10 @@ integration labels="":
         go test -timeout 20m ./integration/... -ginkgo.v
     fi
 
-# Fuzz every Fuzz* target in the module (FuzzReader in ./internal/resp and any
-# other), each for `time`, one after the other.
+# Fuzz every Fuzz* target in the module (FuzzReader in ./internal/resp,
+# FuzzCommands in ./server: random commands through the dispatch with
+# keyspace.Check after each, and any other), each for `time`, one after the
+# other.
 fuzz time="30s":
     #!/usr/bin/env bash
     set -euo pipefail

@@ -270,6 +270,12 @@ func commandKeyRefs(cmd *Command, argv [][]byte) (keys []keyRef, hasKeys bool) {
 	if cmd.fullName == "set" && len(argv) >= 3 {
 		return []keyRef{{pos: 1, flags: setKeyFlags(argv)}}, true
 	}
+	if cmd.fullName == "sort" && len(argv) >= 2 { // sortGetKeys
+		return sortGetKeys(argv), true
+	}
+	if cmd.fullName == "sort_ro" && len(argv) >= 2 { // sortROGetKeys
+		return []keyRef{{pos: 1, flags: []string{"RO", "access"}}}, true
+	}
 	if cmd.fullName == "bitfield" && len(argv) >= 2 { // bitfieldGetKeys
 		return []keyRef{{pos: 1, flags: bitfieldKeyFlags(argv)}}, true
 	}

@@ -174,3 +174,31 @@ func (u *User) Check(id int, noAuth bool, args [][]byte, keys KeyFunc) (res Resu
 	}
 	return res, idx
 }
+
+// CheckUnrestrictedKeys is ACLUserCheckCmdWithUnrestrictedKeyAccess: whether
+// one of u's selectors allows command id with argv args and also grants
+// access (KeyRead, KeyWrite or both) to every key: allkeys, or a "*"
+// pattern with those permissions. SORT's BY and GET patterns, which name
+// keys derived from values, need it.
+func (u *User) CheckUnrestrictedKeys(id int, noAuth bool, args [][]byte, keys KeyFunc, access int) bool {
+	var cache keyCache
+	for _, s := range u.selectors {
+		if r, _ := s.checkCmd(id, noAuth, args, keys, &cache); r == OK && s.unrestrictedKeys(access) {
+			return true
+		}
+	}
+	return false
+}
+
+// unrestrictedKeys is ACLSelectorHasUnrestrictedKeyAccess.
+func (s *selector) unrestrictedKeys(access int) bool {
+	if s.allKeys {
+		return true
+	}
+	for _, k := range s.keys {
+		if k.flags&access == access && k.pat == "*" {
+			return true
+		}
+	}
+	return false
+}

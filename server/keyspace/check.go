@@ -1,0 +1,245 @@
+package keyspace
+
+import (
+	"fmt"
+	"math"
+)
+
+// Check verifies the invariants of every database of ks (see DB.Check)
+// and returns the first violation found, nil if none. It reads only; the
+// caller holds the server's execution lock. Tests and fuzzers call it
+// after each command.
+func (ks *Keyspace) Check() error {
+	for i, db := range ks.DBs {
+		if db.id != i || db.ks != ks {
+			return fmt.Errorf("db %d: id %d or keyspace link wrong", i, db.id)
+		}
+		if err := db.Check(); err != nil {
+			return fmt.Errorf("db %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Check verifies the database's invariants, those Redis 7.0 keeps too:
+//
+//   - the main dict's count equals its entries, and each key's value is
+//     set; an aggregate (list, set, sorted set, hash) is never empty
+//     (Redis deletes a key whose collection became empty);
+//   - the expires index names exactly the keys whose ExpireAt is set, each
+//     pointing at the main dict's Entry;
+//   - each value's encoding agrees with its content and the keyspace's
+//     thresholds where Redis guarantees it: an intset holds only
+//     integers, sorted and distinct, at most set-max-intset-entries; a
+//     listpack sorted set has at most zset-max-listpack-entries members
+//     of at most zset-max-listpack-value bytes; a listpack hash at most
+//     hash-max-listpack-entries fields, fields and values of at most
+//     hash-max-listpack-value bytes (the compact encodings convert one
+//     way, so the general ones may be small);
+//   - the internal counts agree: a sorted set's member map and skiplist
+//     (order, spans, backward links, tail), a hash's or set's size and
+//     its elements, a list's length and its elements.
+//
+// The thresholds are those of ks.Encodings now: after a CONFIG SET that
+// lowers one, older values may legitimately exceed it.
+func (db *DB) Check() error {
+	cfg := db.ks.Encodings
+	n := 0
+	var err error
+	db.dict.rangeEntries(func(de *dictEntry) bool {
+		n++
+		e := de.val
+		if e == nil || e.val == nil {
+			err = fmt.Errorf("key %q: no value", de.key)
+			return false
+		}
+		if e.ExpireAt != 0 {
+			x := db.expires.FindString(de.key)
+			if x != e {
+				err = fmt.Errorf("key %q: ExpireAt %d but the expires index has %p, not its entry %p", de.key, e.ExpireAt, x, e)
+				return false
+			}
+		}
+		if verr := checkValue(e.val, cfg); verr != nil {
+			err = fmt.Errorf("key %q (%s, %s): %w", de.key, e.val.Type(), e.val.Encoding(), verr)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if n != db.dict.Len() {
+		return fmt.Errorf("dict counts %d keys, holds %d", db.dict.Len(), n)
+	}
+	nexp := 0
+	db.expires.rangeEntries(func(de *dictEntry) bool {
+		nexp++
+		if main := db.dict.FindString(de.key); main == nil {
+			err = fmt.Errorf("expires names %q, which is not a key", de.key)
+			return false
+		} else if main != de.val || main.ExpireAt == 0 {
+			err = fmt.Errorf("expires entry of %q is not the key's entry with a TTL", de.key)
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if nexp != db.expires.Len() {
+		return fmt.Errorf("expires counts %d keys, holds %d", db.expires.Len(), nexp)
+	}
+	return nil
+}
+
+// checkValue checks one value's invariants (see DB.Check).
+func checkValue(v Value, cfg EncodingConfig) error {
+	switch v := v.(type) {
+	case *String:
+		return nil
+	case *List:
+		return checkList(v)
+	case *Set:
+		return checkSet(v, cfg)
+	case *ZSet:
+		return checkZSet(v, cfg)
+	case *Hash:
+		return checkHash(v, cfg)
+	case *Stream:
+		return nil
+	}
+	return fmt.Errorf("unknown value type %T", v)
+}
+
+func checkList(l *List) error {
+	if l.n <= 0 {
+		return fmt.Errorf("empty list (length %d)", l.n)
+	}
+	if l.n > len(l.buf) || (len(l.buf)&(len(l.buf)-1)) != 0 {
+		return fmt.Errorf("length %d in a ring of %d", l.n, len(l.buf))
+	}
+	entries := 0
+	for _, nd := range l.nodes {
+		entries += nd.count
+	}
+	if len(l.nodes) > 0 && entries != l.n {
+		return fmt.Errorf("quicklist nodes count %d entries, the list holds %d", entries, l.n)
+	}
+	return nil
+}
+
+func checkSet(s *Set, cfg EncodingConfig) error {
+	if s.Len() == 0 {
+		return fmt.Errorf("empty set")
+	}
+	if s.ht != nil {
+		n := 0
+		s.ht.rangeEntries(func(*dictEntry) bool { n++; return true })
+		if n != s.ht.Len() {
+			return fmt.Errorf("hashtable counts %d members, holds %d", s.ht.Len(), n)
+		}
+		return nil
+	}
+	if len(s.ints) > maxIntsetEntries(cfg.SetMaxIntsetEntries) {
+		return fmt.Errorf("intset of %d members, set-max-intset-entries is %d", len(s.ints), cfg.SetMaxIntsetEntries)
+	}
+	for i, v := range s.ints {
+		if i > 0 && s.ints[i-1] >= v {
+			return fmt.Errorf("intset not ascending at %d: %d, %d", i, s.ints[i-1], v)
+		}
+		if intWidth(v) > s.width {
+			return fmt.Errorf("intset width %d holds %d", s.width, v)
+		}
+	}
+	return nil
+}
+
+func checkZSet(z *ZSet, cfg EncodingConfig) error {
+	l := &z.zsl
+	if l.length == 0 {
+		return fmt.Errorf("empty sorted set")
+	}
+	if len(z.dict) != l.length {
+		return fmt.Errorf("member map holds %d, skiplist %d", len(z.dict), l.length)
+	}
+	if z.listpack {
+		if l.length > cfg.ZSetMaxListpackEntries {
+			return fmt.Errorf("listpack of %d members, zset-max-listpack-entries is %d", l.length, cfg.ZSetMaxListpackEntries)
+		}
+	}
+	// Level 0: order, backward links, the map, the tail.
+	var prev *zslNode
+	n := 0
+	for x := l.header.level[0].forward; x != nil; x = x.level[0].forward {
+		n++
+		if n > l.length {
+			return fmt.Errorf("skiplist longer than its length %d", l.length)
+		}
+		if math.IsNaN(x.score) {
+			return fmt.Errorf("member %q has a NaN score", x.member)
+		}
+		if z.dict[x.member] != x {
+			return fmt.Errorf("member %q: the map does not point at its node", x.member)
+		}
+		if x.backward != prev {
+			return fmt.Errorf("member %q: wrong backward link", x.member)
+		}
+		if prev != nil && !zless(prev.score, prev.member, x.score, x.member) {
+			return fmt.Errorf("skiplist out of order: (%v %q) before (%v %q)", prev.score, prev.member, x.score, x.member)
+		}
+		if z.listpack && len(x.member) > cfg.ZSetMaxListpackValue {
+			return fmt.Errorf("listpack member of %d bytes, zset-max-listpack-value is %d", len(x.member), cfg.ZSetMaxListpackValue)
+		}
+		prev = x
+	}
+	if n != l.length || l.tail != prev {
+		return fmt.Errorf("skiplist walks %d nodes (length %d) or the tail is wrong", n, l.length)
+	}
+	// Spans: at every level, the ranks they add up to are level 0's.
+	rank := map[*zslNode]int{}
+	r := 0
+	for x := l.header.level[0].forward; x != nil; x = x.level[0].forward {
+		r++
+		rank[x] = r
+	}
+	for i := 0; i < l.level; i++ {
+		at, x := 0, l.header
+		for x.level[i].forward != nil {
+			at += x.level[i].span
+			x = x.level[i].forward
+			if rank[x] != at {
+				return fmt.Errorf("level %d: span sum %d reaches %q of rank %d", i, at, x.member, rank[x])
+			}
+		}
+	}
+	return nil
+}
+
+func checkHash(h *Hash, cfg EncodingConfig) error {
+	if h.Len() == 0 {
+		return fmt.Errorf("empty hash")
+	}
+	if h.ht != nil {
+		n := 0
+		h.Range(func(string, string) bool { n++; return true })
+		if n != h.ht.Len() {
+			return fmt.Errorf("hashtable counts %d fields, holds %d", h.ht.Len(), n)
+		}
+		return nil
+	}
+	if len(h.lp) > cfg.HashMaxListpackEntries {
+		return fmt.Errorf("listpack of %d fields, hash-max-listpack-entries is %d", len(h.lp), cfg.HashMaxListpackEntries)
+	}
+	seen := make(map[string]bool, len(h.lp))
+	for _, p := range h.lp {
+		if seen[p.field] {
+			return fmt.Errorf("listpack holds field %q twice", p.field)
+		}
+		seen[p.field] = true
+		if len(p.field) > cfg.HashMaxListpackValue || len(p.value) > cfg.HashMaxListpackValue {
+			return fmt.Errorf("listpack field %q or its value longer than hash-max-listpack-value %d", p.field, cfg.HashMaxListpackValue)
+		}
+	}
+	return nil
+}
