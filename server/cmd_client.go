@@ -214,13 +214,7 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		obl = int64(len(cl.w.B))
 	}
 	mm := multiMem(cl)
-	cl.amu.Lock()
-	omem := int64(len(cl.abuf))
-	cl.amu.Unlock()
-	oll := int64(0)
-	if omem > 0 {
-		oll = 1
-	}
+	omem, oll := s.obufList(cl) // obuf.go
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)
 	b = append(b, " multi-mem="...)

@@ -432,6 +432,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.aofCron()  // persistence (persist_aof.go)
 		s.rdbCron()  // persist: save points, scheduled BGSAVE
 		s.replCron() // repl: replicationCron, once a second
+		s.obufCron() // clientsCron's output buffer limits (obuf.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

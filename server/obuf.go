@@ -1,0 +1,229 @@
+package server
+
+import (
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/replication"
+)
+
+// client-output-buffer-limit (Redis's networking.c
+// checkClientOutputBufferLimits, closeClientOnOutputBufferLimitReached,
+// getClientOutputBufferMemoryUsage).
+//
+// A client's output buffer is the output the kernel has not taken yet:
+// the replies of the batch being run (c.w.B, the client's own goroutine),
+// the asynchronous queue (abuf: pub/sub messages, MONITOR lines, and the
+// replies of clients that have one), the part of a socket write that has
+// not returned (inflight), and for a replica its share of the stream: the
+// backlog bytes past its cursor and its spill.
+//
+// Limits are checked as Redis does: when output is added (each command of
+// a batch, each push, each replication feed) and from the cron for every
+// client (clientsCron), so that a soft limit held for longer than its
+// seconds closes a client that gets no new output. All checks run under
+// the execution lock, which guards obufSoftSince.
+//
+// Backpressure. Redis keeps reading and running a client's commands while
+// its replies wait, so with limits of 0 an unread client's buffer grows
+// without bound. Vigil bounds it instead: a batch stops at replyChunk
+// bytes of replies, writes them, and the client's goroutine reads no more
+// commands until the kernel took them (other clients and the execution
+// lock are not held up: the write happens after the lock is released).
+// The peer sees what Redis's would: no disconnection, every reply in
+// order. A client whose class has a limit goes through the asynchronous
+// queue instead: its goroutine writes what the socket takes at once,
+// leaves the rest to pushLoop, and keeps running commands until its buffer
+// reaches its limit plus replyChunk (obufCap), so that a limit is reached
+// as with Redis, and memory stays bounded by it.
+
+// replyChunk is the reply bytes after which a batch stops to write them.
+const replyChunk = 1 << 20
+
+// writeChunk is the largest piece one blocking socket write is given, so
+// that inflight follows what the kernel took.
+const writeChunk = 64 << 10
+
+// obufClass is getClientType as checkClientOutputBufferLimits uses it: a
+// master and a MONITOR client count as normal.
+func (c *Client) obufClass() int {
+	switch c.replRole.Load() {
+	case kindReplica:
+		return configs.ClientReplica
+	case kindMaster:
+		return configs.ClientNormal
+	}
+	if len(c.subs)+len(c.psubs)+len(c.ssubs) > 0 {
+		return configs.ClientPubSub
+	}
+	return configs.ClientNormal
+}
+
+// obufLimit returns the limits of c's class (lock held).
+func (s *Server) obufLimit(c *Client) configs.BufferLimit {
+	return s.cfg.ClientOutputBufferLimits[c.obufClass()]
+}
+
+// obufCap is how much output c may have before its goroutine stops running
+// commands (lock held): replyChunk, plus the larger limit of its class.
+func obufCap(l configs.BufferLimit) int64 {
+	return replyChunk + int64(min(max(l.HardBytes, l.SoftBytes), 1<<50))
+}
+
+// asyncBytes is the output of c other goroutines can see: the queue, the
+// write in flight and, for a replica, its stream not yet written (lock
+// held for the replica part).
+func (s *Server) asyncBytes(c *Client) int64 {
+	c.amu.Lock()
+	n := int64(len(c.abuf))
+	c.amu.Unlock()
+	n += c.inflight.Load()
+	if c.replRole.Load() == kindReplica {
+		n += s.replicaPending(c)
+	}
+	return n
+}
+
+// replicaPending is the replica's output not yet handed to its writer
+// (lock held): what the backlog holds past its cursor and its spill. A
+// replica waiting for its snapshot to start has none (Redis's
+// ref_repl_buf_node is NULL until then).
+func (s *Server) replicaPending(c *Client) int64 {
+	rp := s.replicaOf(c)
+	if rp == nil || rp.gone || rp.ack.State == replication.ReplicaWaitBgsaveStart || s.repl.backlog == nil {
+		return 0
+	}
+	n := int64(len(rp.spill))
+	if p := s.repl.backlog.End() + 1 - rp.cursor.Offset; p > 0 {
+		n += p
+	}
+	return n
+}
+
+// obufLimitReached is checkClientOutputBufferLimits: the hard limit, or
+// the soft limit reached continuously for more than its seconds. softSince
+// is the client's obuf_soft_limit_reached_time (0: under the soft limit),
+// now the unix time in seconds (server.unixtime).
+func obufLimitReached(l configs.BufferLimit, used uint64, now int64, softSince *int64) bool {
+	hard := l.HardBytes > 0 && used >= l.HardBytes
+	soft := l.SoftBytes > 0 && used >= l.SoftBytes
+	if soft {
+		if *softSince == 0 {
+			*softSince = now
+			soft = false // the first time the soft limit is seen reached
+		} else if now-*softSince <= int64(l.SoftSeconds) {
+			soft = false // not for long enough yet
+		}
+	} else {
+		*softSince = 0
+	}
+	return soft || hard
+}
+
+// checkObuf is closeClientOnOutputBufferLimitReached (lock held): batch is
+// the reply bytes of c's running batch (0 when c is not the running
+// client). It reports whether c is closed or being closed.
+func (s *Server) checkObuf(c *Client, batch int) bool {
+	if c.killed.Load() {
+		return true
+	}
+	l := s.obufLimit(c)
+	if l.HardBytes == 0 && l.SoftBytes == 0 {
+		c.obufSoftSince = 0
+		return false
+	}
+	used := int64(batch) + s.asyncBytes(c)
+	if !obufLimitReached(l, uint64(used), s.clock.Now().Unix(), &c.obufSoftSince) {
+		return false
+	}
+	s.closeForObuf(c)
+	return true
+}
+
+// closeForObuf closes c for its output buffer (lock held), dropping the
+// output it has, as a CLOSE_ASAP client gets no more.
+func (s *Server) closeForObuf(c *Client) {
+	var self *Client
+	if s.current == c {
+		self = c // its batch's replies are its obl
+	}
+	info := s.appendClientInfo(nil, c, self, nil, "")
+	s.log.Warn().Msgf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info)
+	c.obufClosed.Store(true)
+	c.amu.Lock()
+	c.abuf = c.abuf[:0]
+	c.amu.Unlock()
+	if rp := s.replicaOf(c); rp != nil {
+		s.dropReplica(rp, "")
+		return
+	}
+	c.kill()
+}
+
+// obufCron is clientsCron's closeClientOnOutputBufferLimitReached(c, 0)
+// for every client (lock held): no batch is running.
+func (s *Server) obufCron() {
+	s.clientsMu.Lock()
+	cls := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		cls = append(cls, c)
+	}
+	s.clientsMu.Unlock()
+	for _, c := range cls {
+		s.checkObuf(c, 0)
+	}
+}
+
+// obufTotal is the output buffer bytes of every client but the running
+// one (lock held): what the server holds for its peers.
+func (s *Server) obufTotal() int64 {
+	s.clientsMu.Lock()
+	cls := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		cls = append(cls, c)
+	}
+	s.clientsMu.Unlock()
+	var n int64
+	for _, c := range cls {
+		n += s.asyncBytes(c)
+	}
+	return n
+}
+
+// waitDrain blocks c's goroutine (without the lock) while its output is
+// at or over max, until pushLoop wrote some or the client is closed.
+func (c *Client) waitDrain(max int64) {
+	for !c.killed.Load() {
+		c.amu.Lock()
+		n := int64(len(c.abuf)) + c.inflight.Load()
+		closed := c.aclosed
+		c.amu.Unlock()
+		if n < max || closed {
+			return
+		}
+		<-c.drained
+	}
+}
+
+// obufList is CLIENT LIST's omem and oll for cl (lock held): its output
+// buffer bytes outside the running batch (obl has those) and how many
+// buffers hold them (the queue, the write in flight, a replica's backlog
+// part and spill), Vigil's reply list.
+func (s *Server) obufList(cl *Client) (omem, oll int64) {
+	cl.amu.Lock()
+	q := int64(len(cl.abuf))
+	cl.amu.Unlock()
+	f := cl.inflight.Load()
+	var rpend, spill int64
+	if cl.replRole.Load() == kindReplica {
+		if rp := s.replicaOf(cl); rp != nil {
+			spill = int64(len(rp.spill))
+			rpend = s.replicaPending(cl) - spill
+		}
+	}
+	for _, n := range [...]int64{q, f, rpend, spill} {
+		if n > 0 {
+			omem += n
+			oll++
+		}
+	}
+	return omem, oll
+}
