@@ -416,3 +416,146 @@ func TestObufNormalDefaultBounded(t *testing.T) {
 		t.Fatalf("PING after: %s", got)
 	}
 }
+
+// fakeReplica is a replica speaking the protocol on a test connection:
+// it reads the full sync, then whatever the test says.
+type fakeReplica struct {
+	r      *rconn
+	replID string
+	offset int64 // the master offset its payload stands for
+}
+
+// psync sends PSYNC and reads the reply and, for a full sync, the payload.
+func psync(t *testing.T, l *liveServer, replID string, offset int64) (*fakeReplica, string) {
+	t.Helper()
+	r := l.dial(t)
+	if got := r.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
+		t.Fatalf("REPLCONF: %s", got)
+	}
+	r.send("PSYNC", replID, strconv.FormatInt(offset, 10))
+	r.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := r.br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("PSYNC reply: %v", err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "+FULLRESYNC" {
+		return &fakeReplica{r: r}, line
+	}
+	off, _ := strconv.ParseInt(f[2], 10, 64)
+	for { // keepalive newlines, then $<len>
+		line, err = r.br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("payload: %v", err)
+		}
+		if line != "\n" {
+			break
+		}
+	}
+	n, err := strconv.Atoi(strings.TrimRight(strings.TrimPrefix(line, "$"), "\r\n"))
+	if err != nil {
+		t.Fatalf("payload header %q", line)
+	}
+	if _, err := io.CopyN(io.Discard, r.br, int64(n)); err != nil {
+		t.Fatalf("payload: %v", err)
+	}
+	return &fakeReplica{r: r, replID: f[1], offset: off}, "+FULLRESYNC"
+}
+
+func liveInfoField(t *testing.T, r *rconn, section, field string) string {
+	t.Helper()
+	r.send("INFO", section)
+	r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	v, err := resp.ReadValue(r.br, resp.DefaultReplyLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(v.Str, "\r\n") {
+		if val, ok := strings.CutPrefix(line, field+":"); ok {
+			return val
+		}
+	}
+	return ""
+}
+
+// TestObufReplicaSoftLimit: a replica that stops reading while the master
+// takes writes is dropped once it has been over the replica soft limit for
+// more than soft-seconds of the master's clock, not before, and when it
+// comes back its offset is long gone from the backlog: a full sync.
+func TestObufReplicaSoftLimit(t *testing.T) {
+	l := startLive(t, "--client-output-buffer-limit", "replica", "0", "256kb", "5",
+		"--repl-diskless-sync", "no", "--repl-backlog-size", "16kb")
+	admin := l.dial(t)
+	rep, got := psync(t, l, "?", -1)
+	if got != "+FULLRESYNC" {
+		t.Fatalf("PSYNC: %s", got)
+	}
+	// The replica's client id, from CLIENT LIST TYPE replica.
+	deadline := time.Now().Add(30 * time.Second)
+	var id string
+	for time.Now().Before(deadline) && id == "" {
+		list := admin.do("CLIENT", "LIST", "TYPE", "replica")
+		if m := regexp.MustCompile(`id=(\d+) `).FindStringSubmatch(list); m != nil {
+			id = m[1]
+		}
+	}
+	if id == "" {
+		t.Fatal("no replica client listed")
+	}
+	omem := func() int64 {
+		n, _ := strconv.ParseInt(clientField(t, admin, id, "omem"), 10, 64)
+		return n
+	}
+	// Writes the replica does not read, until it is over the soft limit.
+	val := strings.Repeat("r", 10<<10)
+	for i := 0; time.Now().Before(deadline) && omem() < 256<<10; i++ {
+		if got := admin.do("SET", "k"+strconv.Itoa(i), val); got != "+OK" {
+			t.Fatalf("SET: %s", got)
+		}
+	}
+	if n := omem(); n < 256<<10 {
+		t.Fatalf("replica omem %d never reached the soft limit", n)
+	}
+	check := func() {
+		l.s.mu.Lock()
+		l.s.obufCron()
+		l.s.mu.Unlock()
+	}
+	check()
+	l.clk.Advance(5 * time.Second)
+	check()
+	if clientField(t, admin, id, "id") == "" {
+		t.Fatal("replica dropped after soft-seconds, not more")
+	}
+	l.clk.Advance(time.Second)
+	check()
+	for time.Now().Before(deadline) && liveInfoField(t, admin, "replication", "connected_slaves") != "0" {
+		time.Sleep(time.Millisecond)
+	}
+	if got := liveInfoField(t, admin, "replication", "connected_slaves"); got != "0" {
+		t.Fatalf("connected_slaves %s after 6 s over the soft limit (soft-seconds 5)", got)
+	}
+	rep.r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, rep.r.br); err != nil && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("the replica's connection was not closed: %v", err)
+	}
+	// It comes back asking for what follows its payload: gone from the
+	// 16kb backlog, so a full sync.
+	if got := liveInfoField(t, admin, "stats", "sync_full"); got != "1" {
+		t.Fatalf("sync_full %s before the reconnection", got)
+	}
+	rep2, got := psync(t, l, rep.replID, rep.offset+1)
+	if got != "+FULLRESYNC" {
+		t.Fatalf("PSYNC after the drop: %s", got)
+	}
+	if rep2.replID != rep.replID {
+		t.Fatalf("replication ID changed: %s, was %s", rep2.replID, rep.replID)
+	}
+	if got := liveInfoField(t, admin, "stats", "sync_full"); got != "2" {
+		t.Fatalf("sync_full %s", got)
+	}
+	if got := liveInfoField(t, admin, "stats", "sync_partial_err"); got != "1" {
+		t.Fatalf("sync_partial_err %s", got)
+	}
+}
