@@ -205,16 +205,16 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	} else {
 		b = append(b, "-1"...)
 	}
-	var argvMem, rbs, obl int64
+	var argvMem, rbs, batch int64
 	if isSelf {
 		for _, a := range args {
 			argvMem += int64(len(a))
 		}
 		rbs = int64(cap(cl.w.B))
-		obl = int64(len(cl.w.B))
+		batch = int64(len(cl.w.B))
 	}
 	mm := multiMem(cl)
-	omem, oll := s.obufList(cl) // obuf.go
+	obl, oll, omem := s.obufSplit(cl, int(batch)) // obuf.go
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)
 	b = append(b, " multi-mem="...)

@@ -16,6 +16,14 @@ import (
 // not returned (inflight), and for a replica its share of the stream: the
 // backlog bytes past its cursor and its spill.
 //
+// Redis keeps the first PROTO_REPLY_CHUNK_BYTES (16kb) of a client's
+// output in a static buffer (CLIENT LIST obl) and the rest in a list of
+// blocks (oll, omem), and only the list counts against the limits; a
+// replica's output is all in the shared replication buffer. Vigil reports
+// and checks its pending bytes the same way (obufUsage, obufList), so a
+// limit smaller than 16kb does not close a client over one small reply,
+// as with Redis.
+//
 // Limits are checked as Redis does: when output is added (each command of
 // a batch, each push, each replication feed) and from the cron for every
 // client (clientsCron), so that a soft limit held for longer than its
@@ -37,6 +45,11 @@ import (
 
 // replyChunk is the reply bytes after which a batch stops to write them.
 const replyChunk = 1 << 20
+
+// replyStaticBytes is PROTO_REPLY_CHUNK_BYTES, Redis's static reply
+// buffer: the first bytes of a client's output, outside omem and the
+// limits.
+const replyStaticBytes = 16 << 10
 
 // writeChunk is the largest piece one blocking socket write is given, so
 // that inflight follows what the kernel took.
@@ -130,7 +143,7 @@ func (s *Server) checkObuf(c *Client, batch int) bool {
 		c.obufSoftSince = 0
 		return false
 	}
-	used := int64(batch) + s.asyncBytes(c)
+	_, _, used := s.obufSplit(c, batch)
 	if !obufLimitReached(l, uint64(used), s.clock.Now().Unix(), &c.obufSoftSince) {
 		return false
 	}
@@ -203,27 +216,16 @@ func (c *Client) waitDrain(max int64) {
 	}
 }
 
-// obufList is CLIENT LIST's omem and oll for cl (lock held): its output
-// buffer bytes outside the running batch (obl has those) and how many
-// buffers hold them (the queue, the write in flight, a replica's backlog
-// part and spill), Vigil's reply list.
-func (s *Server) obufList(cl *Client) (omem, oll int64) {
-	cl.amu.Lock()
-	q := int64(len(cl.abuf))
-	cl.amu.Unlock()
-	f := cl.inflight.Load()
-	var rpend, spill int64
-	if cl.replRole.Load() == kindReplica {
-		if rp := s.replicaOf(cl); rp != nil {
-			spill = int64(len(rp.spill))
-			rpend = s.replicaPending(cl) - spill
-		}
+// obufSplit is getClientOutputBufferMemoryUsage with CLIENT LIST's obl
+// and oll (lock held): c's pending output (batch: its running batch's
+// replies, 0 when it is not running) laid out as Redis would hold it: the
+// static buffer first (not for a replica), then blocks of 16kb.
+func (s *Server) obufSplit(c *Client, batch int) (obl, oll, omem int64) {
+	p := int64(batch) + s.asyncBytes(c)
+	if c.replRole.Load() != kindReplica {
+		obl = min(p, replyStaticBytes)
 	}
-	for _, n := range [...]int64{q, f, rpend, spill} {
-		if n > 0 {
-			omem += n
-			oll++
-		}
-	}
-	return omem, oll
+	omem = p - obl
+	oll = (omem + replyStaticBytes - 1) / replyStaticBytes
+	return obl, oll, omem
 }

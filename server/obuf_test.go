@@ -116,7 +116,7 @@ func TestObufSoftLimitFakeClock(t *testing.T) {
 	if !c.killed.Load() {
 		t.Fatal("not closed 11 s after reaching the soft limit")
 	}
-	re := regexp.MustCompile(`Client id=` + strconv.FormatInt(c.id, 10) + ` addr=\S+ .* flags=P .* omem=102400 .* scheduled to be closed ASAP for overcoming of output buffer limits\.`)
+	re := regexp.MustCompile(`Client id=` + strconv.FormatInt(c.id, 10) + ` addr=\S+ .* flags=P .* obl=16384 oll=6 omem=86016 .* scheduled to be closed ASAP for overcoming of output buffer limits\.`)
 	if !re.MatchString(logBuf.String()) {
 		t.Fatalf("log: %s", logBuf.String())
 	}
@@ -175,14 +175,21 @@ func TestObufHardLimitClasses(t *testing.T) {
 		defer s.mu.Unlock()
 		return s.checkObuf(c, 0)
 	}
-	if fill(n, 10<<10-1) || fill(p, 15<<10) {
+	// The first 16kb are Redis's static buffer, outside the limits.
+	if fill(n, 26<<10-1) || fill(p, 30<<10) {
 		t.Fatal("closed under its hard limit")
 	}
-	if !fill(n, 10<<10) || !n.killed.Load() {
+	if !fill(n, 26<<10) || !n.killed.Load() {
 		t.Fatal("normal client at 10kb not closed")
 	}
-	if !fill(p, 20<<10) || !p.killed.Load() {
+	if !fill(p, 36<<10) || !p.killed.Load() {
 		t.Fatal("subscriber at 20kb not closed")
+	}
+	// A limit under 16kb does not close a client over a small reply.
+	ts.do(ts.client(), "CONFIG", "SET", "client-output-buffer-limit", "normal 10 10 0")
+	small := ts.client()
+	if fill(small, 16<<10) {
+		t.Fatal("closed with its output in the static buffer")
 	}
 }
 
@@ -246,7 +253,7 @@ func TestObufSubscriberNeverReads(t *testing.T) {
 	if !gone {
 		t.Fatal("the subscriber that never reads was not disconnected")
 	}
-	if limit := int64(1<<20 + len(msg) + 64); peak > limit {
+	if limit := int64(1<<20 + replyStaticBytes + len(msg) + 64); peak > limit {
 		t.Fatalf("server held %d bytes of output, over the 1mb limit and a message", peak)
 	}
 	if peak == 0 {
