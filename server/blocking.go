@@ -513,7 +513,7 @@ func (s *Server) parkBlocked(c *Client) bool {
 	c.w.B = nil
 	c.pushSpans = c.pushSpans[:0] // offsets into pending, settled already
 	s.aofBeforeReply()            // persistence: the AOF is written before the replies (persist_aof.go)
-	queued := len(pending) > 0 && c.queueReplies(pending, false)
+	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.mu.Unlock()
 	ok := true
 	if len(pending) > 0 {

@@ -414,6 +414,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		c.cmdEnd = now // the first command's time: read under the lock
 		c.batchStart = now
 	}
+	// The client's output not in this batch: it only shrinks while the
+	// batch holds the lock (pushLoop writes), so the cap below is kept.
+	base := s.asyncBytes(c)
 	for {
 		if c.killed.Load() {
 			keep = false
@@ -459,26 +462,21 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 					keep = false
 					break
 				}
-				if int64(len(c.w.B))+s.asyncBytes(c) >= obufCap(l) {
+				if int64(len(c.w.B))+base >= obufCap(l) {
 					more = true
 					break
 				}
-			} else if len(c.w.B) >= replyChunk {
+			} else if int64(len(c.w.B))+base >= replyChunk {
 				more = true
 				break
 			}
 		}
 	}
-	limited, maxOut := false, int64(0)
+	maxOut, gen := s.obufCapOf(c), s.obuf.gen.Load()
 	if c.obufClosed.Load() {
 		c.w.B = c.w.B[:0] // closed for its output buffer: dropped
-	} else if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
-		limited = true
-		maxOut = obufCap(l)
-		if n := int64(len(c.w.B)) + s.asyncBytes(c); n > c.obufPeak.Load() {
-			c.obufPeak.Store(n)
-		}
-	} else if n := int64(len(c.w.B)); n > c.obufPeak.Load() {
+	}
+	if n := int64(len(c.w.B)) + s.asyncBytes(c); n > c.obufPeak.Load() {
 		c.obufPeak.Store(n)
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
@@ -495,7 +493,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	// commands ran, as Redis's one output buffer: a SUBSCRIBE's reply
 	// precedes the messages published after it.
 	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
-	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B, limited)
+	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
 	if s.current == c {
 		s.current = nil
 	}
@@ -506,31 +504,35 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		s.adm.writes.Add(1)
 		s.stats.netOutput.Add(int64(len(c.w.B)))
 	}
-	if queued && limited {
-		// Written as far as the socket takes it now; pushLoop writes the
-		// rest while the client's commands go on, up to its cap.
+	// The replies go out as far as the socket takes them now; what it
+	// does not take is left to pushLoop, and the client's commands go on
+	// while its output is under its cap (obuf.go, Backpressure).
+	if queued {
 		c.w.B = c.w.B[:0]
-		c.flushQueuedNB(now)
-		c.waitDrain(maxOut)
-		if c.killed.Load() {
+		c.flushQueuedNB()
+		if !s.waitDrain(c, maxOut, gen) {
 			keep = false
 		}
-	} else if queued {
-		if !c.flushQueued(now) {
-			keep = false
-		}
-		c.w.B = c.w.B[:0]
 	} else if len(c.w.B) > 0 {
-		if !c.writeReplies(c.w.B, now) {
+		rest, ok := c.writeNB(c.w.B, now)
+		switch {
+		case !ok:
 			keep = false
-		}
-		// Keep a grown reply buffer while batches fill a quarter of it
-		// (big values in a row reuse it), drop it after a small batch or
-		// when it is very large.
-		if n := cap(c.w.B); n > 64<<10 && (n > maxKeptReplyBuf || len(c.w.B) < n/4) {
+		case len(rest) > 0:
+			c.queueRest(rest) // the queue owns the buffer now
 			c.w.B = nil
-		} else {
-			c.w.B = c.w.B[:0]
+			if !s.waitDrain(c, maxOut, gen) {
+				keep = false
+			}
+		default:
+			// Keep a grown reply buffer while batches fill a quarter
+			// of it (big values in a row reuse it), drop it after a
+			// small batch or when it is very large.
+			if n := cap(c.w.B); n > 64<<10 && (n > maxKeptReplyBuf || len(c.w.B) < n/4) {
+				c.w.B = nil
+			} else {
+				c.w.B = c.w.B[:0]
+			}
 		}
 	}
 	return keep, more && keep
@@ -680,12 +682,11 @@ func (c *Client) startAsync() {
 }
 
 // queueReplies appends the client's replies to its asynchronous queue when
-// it has one or may get one (a subscriber, a monitor) or has an output
-// buffer limit (limited, obuf.go), so that they keep their place among
-// the pushes; it reports whether it did. Called by the client's loop with
-// the server lock held, like push.
-func (c *Client) queueReplies(b []byte, limited bool) bool {
-	if !limited && !c.monitor && c.kind() != kindPubSub {
+// it has one or may get one (a subscriber, a monitor), so that they keep
+// their place among the pushes; it reports whether it did. Called by the
+// client's loop with the server lock held, like push.
+func (c *Client) queueReplies(b []byte) bool {
+	if !c.monitor && c.kind() != kindPubSub {
 		c.amu.Lock()
 		on := c.asyncOn
 		c.amu.Unlock()
@@ -723,11 +724,11 @@ func (c *Client) flushQueued(now time.Time) bool {
 	return ok
 }
 
-// flushQueuedNB is flushQueued for a client with an output buffer limit:
-// what the socket takes at once is written, the rest goes back to the
-// front of the queue for pushLoop, and nothing waits for the peer. When
-// pushLoop is writing, it takes the queue after its write.
-func (c *Client) flushQueuedNB(now time.Time) {
+// flushQueuedNB is flushQueued without waiting for the peer: what the
+// socket takes at once is written, the rest goes back to the front of the
+// queue for pushLoop. When pushLoop is writing, it takes the queue after
+// its write.
+func (c *Client) flushQueuedNB() {
 	r := c.raw
 	if !c.wmu.TryLock() {
 		c.signalPush()
@@ -758,7 +759,11 @@ func (c *Client) flushQueuedNB(now time.Time) {
 	c.amu.Lock()
 	if len(rest) > 0 {
 		// Before what was pushed meanwhile (wmu kept pushLoop out).
-		c.abuf = append(append(out[:0:0], rest...), c.abuf...)
+		if len(c.abuf) == 0 {
+			c.abuf = rest
+		} else {
+			c.abuf = append(append(out[:0:0], rest...), c.abuf...)
+		}
 	} else {
 		c.aspare = out[:0]
 	}
@@ -767,6 +772,50 @@ func (c *Client) flushQueuedNB(now time.Time) {
 	if len(rest) > 0 {
 		c.signalPush()
 	}
+}
+
+// writeNB writes b as far as the socket takes it now and returns the
+// rest (with the socket not read directly, all of it, waiting). ok is
+// false when the connection failed.
+func (c *Client) writeNB(b []byte, now time.Time) (rest []byte, ok bool) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	r := c.raw
+	if r == nil || r.fd < 0 {
+		return nil, c.writeLocked(b, now)
+	}
+	for len(b) > 0 {
+		n, errno := rawWrite(r.fd, b)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return b, true
+		case errno != 0:
+			return nil, false
+		}
+		b = b[n:]
+	}
+	return nil, true
+}
+
+// queueRest hands the unwritten rest of the client's replies to its
+// queue, which takes the buffer over when it is empty.
+func (c *Client) queueRest(rest []byte) {
+	c.amu.Lock()
+	if !c.aclosed {
+		c.startAsync()
+		if len(c.abuf) == 0 {
+			c.abuf = rest
+		} else {
+			c.abuf = append(c.abuf, rest...)
+		}
+		select {
+		case c.asig <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
 }
 
 // signalPush wakes pushLoop.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"sync/atomic"
+
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/replication"
 )
@@ -32,16 +34,17 @@ import (
 //
 // Backpressure. Redis keeps reading and running a client's commands while
 // its replies wait, so with limits of 0 an unread client's buffer grows
-// without bound. Vigil bounds it instead: a batch stops at replyChunk
-// bytes of replies, writes them, and the client's goroutine reads no more
-// commands until the kernel took them (other clients and the execution
-// lock are not held up: the write happens after the lock is released).
-// The peer sees what Redis's would: no disconnection, every reply in
-// order. A client whose class has a limit goes through the asynchronous
-// queue instead: its goroutine writes what the socket takes at once,
-// leaves the rest to pushLoop, and keeps running commands until its buffer
-// reaches its limit plus replyChunk (obufCap), so that a limit is reached
-// as with Redis, and memory stays bounded by it.
+// without bound. Vigil bounds it: the client's goroutine writes a batch's
+// replies as far as the socket takes them at once, leaves the rest to its
+// pushLoop, and goes on reading and running commands only while its
+// pending output is under its cap (obufCap: replyChunk, plus the larger
+// limit of its class when it has limits, so that a limit is reached as
+// with Redis); a batch also stops at the cap. While over it the goroutine
+// waits for pushLoop (waitDrain) without the execution lock, so other
+// clients are not held up. The peer sees what Redis's would: no
+// disconnection without a limit, every reply in order; the server holds
+// at most the cap and one reply for it. New limits reach a client waiting
+// there through the cron (obufState).
 
 // replyChunk is the reply bytes after which a batch stops to write them.
 const replyChunk = 1 << 20
@@ -180,8 +183,15 @@ func (s *Server) obufCron() {
 		cls = append(cls, c)
 	}
 	s.clientsMu.Unlock()
+	changed := s.cfg.ClientOutputBufferLimits != s.obuf.last
+	if changed {
+		s.obuf.last = s.cfg.ClientOutputBufferLimits
+		s.obuf.gen.Add(1)
+	}
 	for _, c := range cls {
-		s.checkObuf(c, 0)
+		if !s.checkObuf(c, 0) && changed {
+			c.signalDrained() // waitDrain: the new cap
+		}
 	}
 }
 
@@ -201,16 +211,46 @@ func (s *Server) obufTotal() int64 {
 	return n
 }
 
-// waitDrain blocks c's goroutine (without the lock) while its output is
-// at or over max, until pushLoop wrote some or the client is closed.
-func (c *Client) waitDrain(max int64) {
-	for !c.killed.Load() {
+// obufState is the server's part: the limits the cron saw last and a
+// generation bumped when they change, so that a client waiting for its
+// output to drain (waitDrain) takes its new cap, as Redis applies new
+// limits to buffers already full.
+type obufState struct {
+	last [configs.ClientClasses]configs.BufferLimit // guarded by mu
+	gen  atomic.Int64
+}
+
+// obufCapOf is the output cap of c (lock held): obufCap of its class's
+// limits, replyChunk without limits.
+func (s *Server) obufCapOf(c *Client) int64 {
+	if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
+		return obufCap(l)
+	}
+	return replyChunk
+}
+
+// waitDrain blocks c's goroutine (without the lock) while its output is at
+// or over max (its cap when the limits were of generation gen), until
+// pushLoop wrote some; it reports false when the client is closed.
+func (s *Server) waitDrain(c *Client, max, gen int64) bool {
+	for {
+		if c.killed.Load() {
+			return false
+		}
+		if g := s.obuf.gen.Load(); g != gen {
+			s.mu.Lock()
+			max, gen = s.obufCapOf(c), g
+			s.mu.Unlock()
+		}
 		c.amu.Lock()
 		n := int64(len(c.abuf)) + c.inflight.Load()
 		closed := c.aclosed
 		c.amu.Unlock()
-		if n < max || closed {
-			return
+		if closed {
+			return false
+		}
+		if n < max {
+			return true
 		}
 		<-c.drained
 	}

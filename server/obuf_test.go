@@ -514,9 +514,10 @@ func TestObufReplicaSoftLimit(t *testing.T) {
 		n, _ := strconv.ParseInt(clientField(t, admin, id, "omem"), 10, 64)
 		return n
 	}
-	// Writes the replica does not read, until it is over the soft limit.
+	// Writes the replica does not read, until it is well over the soft
+	// limit: more than the socket buffers can still take from the writer.
 	val := strings.Repeat("r", 10<<10)
-	for i := 0; time.Now().Before(deadline) && omem() < 256<<10; i++ {
+	for i := 0; time.Now().Before(deadline) && omem() < 1<<20; i++ {
 		if got := admin.do("SET", "k"+strconv.Itoa(i), val); got != "+OK" {
 			t.Fatalf("SET: %s", got)
 		}
@@ -564,5 +565,40 @@ func TestObufReplicaSoftLimit(t *testing.T) {
 	}
 	if got := liveInfoField(t, admin, "stats", "sync_partial_err"); got != "1" {
 		t.Fatalf("sync_partial_err %s", got)
+	}
+}
+
+// TestObufLimitSetWhileStuck: a limit set while a client that does not
+// read is held at its cap applies to it, as Redis applies new limits to
+// the buffers it has: its commands go on up to the new limit, and it is
+// disconnected.
+func TestObufLimitSetWhileStuck(t *testing.T) {
+	l := startLive(t)
+	admin, a := l.dial(t), l.dial(t)
+	admin.do("SET", "k", strings.Repeat("v", 100<<10))
+	aID := a.id()
+	pipelineGets(t, a.c, 300)
+	deadline := time.Now().Add(30 * time.Second)
+	omem := func() int64 {
+		n, _ := strconv.ParseInt(clientField(t, admin, aID, "omem"), 10, 64)
+		return n
+	}
+	for time.Now().Before(deadline) && omem() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if omem() == 0 {
+		t.Fatal("never saw the client's pending output")
+	}
+	if got := admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 3mb 0 0"); got != "+OK" {
+		t.Fatalf("CONFIG SET: %s", got)
+	}
+	l.s.mu.Lock()
+	l.s.obufCron() // the cron's next turn
+	l.s.mu.Unlock()
+	for time.Now().Before(deadline) && clientField(t, admin, aID, "id") != "" {
+		time.Sleep(time.Millisecond)
+	}
+	if clientField(t, admin, aID, "id") != "" {
+		t.Fatal("still connected after the normal hard limit was set")
 	}
 }

@@ -107,6 +107,7 @@ type Server struct {
 	// the signal that asked for shutdown (0: SIGTERM, 2: SIGINT).
 	rdb         persistState
 	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
+	obuf        obufState // client-output-buffer-limit (obuf.go)
 	shutdownSig atomic.Int32
 }
 
