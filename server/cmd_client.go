@@ -230,7 +230,8 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	b = append(b, " omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, int64(unsafe.Sizeof(Client{}))+argvMem+mm+rbs+omem, 10)
+	// The batch's replies are in rbs already: the rest of the output on top.
+	b = strconv.AppendInt(b, int64(unsafe.Sizeof(Client{}))+argvMem+mm+rbs+obl+omem-batch, 10)
 	b = append(b, " events="...)
 	if omem > 0 || obl > 0 {
 		b = append(b, "rw"...)
