@@ -88,19 +88,31 @@ type Client struct {
 	batchStart time.Time
 	// readDeadline is the read deadline the loop set last (zero: none);
 	// touched only by the client's goroutine.
-	readDeadline time.Time
-	// writeDeadline is the write deadline set on the socket; guarded by wmu.
-	writeDeadline   time.Time
+	readDeadline    time.Time
 	killed          atomic.Bool
 	closeAfterReply bool
 
 	// Asynchronous output (pub/sub messages, MONITOR lines) written by other
 	// goroutines: appended under amu and flushed by pushLoop.
-	amu      sync.Mutex
-	abuf     []byte
-	aspare   []byte // the buffer abuf was swapped with, for reuse (under amu)
-	asig     chan struct{}
-	asyncOn  bool
+	amu     sync.Mutex
+	abuf    []byte
+	aspare  []byte // the buffer abuf was swapped with, for reuse (under amu)
+	asig    chan struct{}
+	asyncOn bool
+	// drained is signalled by pushLoop after each write (created with
+	// asig, under amu): waitDrain (obuf.go) waits on it.
+	drained chan struct{}
+	// inflight is the bytes of the socket write in progress that the
+	// kernel has not taken yet (obuf.go).
+	inflight atomic.Int64
+	// obufSoftSince is obuf_soft_limit_reached_time (unix seconds, 0: under
+	// the soft limit), guarded by mu; obufClosed: closed for its output
+	// buffer, its output is dropped.
+	obufSoftSince int64
+	obufClosed    atomic.Bool
+	// obufPeak is the most output the client had when a batch of its
+	// ended (tests check the backpressure bound with it).
+	obufPeak atomic.Int64
 	aclosed  bool
 	wmu      sync.Mutex // serialises socket writes
 	subs     map[string]struct{}
@@ -373,10 +385,23 @@ func (s *Server) idleTimedOut(c *Client) bool {
 
 // runBatch parses and executes every complete command buffered, then
 // writes the replies. It returns false when the connection must close.
+// A batch whose replies reach the client's output cap stops there, writes
+// them, and goes on with the commands left (obuf.go, Backpressure).
 func (s *Server) runBatch(c *Client) bool {
-	keep := true
+	for {
+		keep, more := s.runBatchPart(c)
+		if !keep || !more {
+			return keep
+		}
+	}
+}
+
+// runBatchPart is one part of runBatch: more reports that it stopped at
+// the output cap with commands possibly left in the query buffer.
+func (s *Server) runBatchPart(c *Client) (keep, more bool) {
+	keep = true
 	if !s.lockBatch() {
-		return s.serveBusy(c) // a busy script holds the lock (scripting_busy.go)
+		return s.serveBusy(c), false // a busy script holds the lock (scripting_busy.go)
 	}
 	s.current = c
 	// The real clock on purpose: lastInteraction arms the socket's idle
@@ -389,6 +414,9 @@ func (s *Server) runBatch(c *Client) bool {
 		c.cmdEnd = now // the first command's time: read under the lock
 		c.batchStart = now
 	}
+	// The client's output not in this batch: it only shrinks while the
+	// batch holds the lock (pushLoop writes), so the cap below is kept.
+	base := s.asyncBytes(c)
 	for {
 		if c.killed.Load() {
 			keep = false
@@ -426,6 +454,30 @@ func (s *Server) runBatch(c *Client) bool {
 			keep = false
 			break
 		}
+		// client-output-buffer-limit (obuf.go): checked as each reply
+		// is added; the batch stops at the client's output cap.
+		if len(c.w.B) > 0 {
+			if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
+				if s.checkObuf(c, len(c.w.B)) {
+					keep = false
+					break
+				}
+				if int64(len(c.w.B))+base >= obufCap(l) {
+					more = true
+					break
+				}
+			} else if int64(len(c.w.B))+base >= replyChunk {
+				more = true
+				break
+			}
+		}
+	}
+	maxOut, gen := s.obufCapOf(c), s.obuf.gen.Load()
+	if c.obufClosed.Load() {
+		c.w.B = c.w.B[:0] // closed for its output buffer: dropped
+	}
+	if n := int64(len(c.w.B)) + s.asyncBytes(c); n > c.obufPeak.Load() {
+		c.obufPeak.Store(n)
 	}
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
 	if c.replRole.Load() == kindReplica {
@@ -452,25 +504,38 @@ func (s *Server) runBatch(c *Client) bool {
 		s.adm.writes.Add(1)
 		s.stats.netOutput.Add(int64(len(c.w.B)))
 	}
+	// The replies go out as far as the socket takes them now; what it
+	// does not take is left to pushLoop, and the client's commands go on
+	// while its output is under its cap (obuf.go, Backpressure).
 	if queued {
-		if !c.flushQueued(now) {
-			keep = false
-		}
 		c.w.B = c.w.B[:0]
-	} else if len(c.w.B) > 0 {
-		if !c.writeReplies(c.w.B, now) {
+		c.flushQueuedNB()
+		if !s.waitDrain(c, maxOut, gen) {
 			keep = false
 		}
-		// Keep a grown reply buffer while batches fill a quarter of it
-		// (big values in a row reuse it), drop it after a small batch or
-		// when it is very large.
-		if n := cap(c.w.B); n > 64<<10 && (n > maxKeptReplyBuf || len(c.w.B) < n/4) {
+	} else if len(c.w.B) > 0 {
+		rest, ok := c.writeNB(c.w.B, now)
+		switch {
+		case !ok:
+			keep = false
+		case len(rest) > 0:
+			c.queueRest(rest) // the queue owns the buffer now
 			c.w.B = nil
-		} else {
-			c.w.B = c.w.B[:0]
+			if !s.waitDrain(c, maxOut, gen) {
+				keep = false
+			}
+		default:
+			// Keep a grown reply buffer while batches fill a quarter
+			// of it (big values in a row reuse it), drop it after a
+			// small batch or when it is very large.
+			if n := cap(c.w.B); n > 64<<10 && (n > maxKeptReplyBuf || len(c.w.B) < n/4) {
+				c.w.B = nil
+			} else {
+				c.w.B = c.w.B[:0]
+			}
 		}
 	}
-	return keep
+	return keep, more && keep
 }
 
 // process runs one top-level command (not one queued in MULTI or called
@@ -528,22 +593,28 @@ func (c *Client) endReplyFlags() {
 }
 
 // write sends b on the socket, serialised with asynchronous pushes.
-// now is a recent time: the write deadline (a minute, so that a peer that
-// stops reading cannot hold wmu forever) is moved only when less than half
-// of it is left, instead of updating the socket's timer on every write.
 func (c *Client) write(b []byte, now time.Time) bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.writeLocked(b, now)
 }
 
-func (c *Client) writeLocked(b []byte, now time.Time) bool {
-	if c.writeDeadline.Sub(now) < writeTimeout/2 {
-		c.writeDeadline = now.Add(writeTimeout)
-		c.conn.SetWriteDeadline(c.writeDeadline)
+// There is no write deadline: as with Redis, a peer that does not read is
+// disconnected only by client-output-buffer-limit (obuf.go) or a kill;
+// either closes the socket, which ends the write. The write goes in
+// pieces so that inflight tells what the kernel has not taken.
+func (c *Client) writeLocked(b []byte, _ time.Time) bool {
+	for len(b) > 0 {
+		c.inflight.Store(int64(len(b)))
+		n := min(len(b), writeChunk)
+		if _, err := c.conn.Write(b[:n]); err != nil {
+			c.inflight.Store(0)
+			return false
+		}
+		b = b[n:]
 	}
-	_, err := c.conn.Write(b)
-	return err == nil
+	c.inflight.Store(0)
+	return true
 }
 
 // writeReplies is write for the client's own loop while it runs inside
@@ -580,36 +651,34 @@ func (c *Client) writeRepliesLocked(b []byte, now time.Time) bool {
 // maxKeptReplyBuf is the largest reply buffer kept between batches.
 const maxKeptReplyBuf = 4 << 20
 
-// writeTimeout bounds one blocked socket write.
-const writeTimeout = time.Minute
-
 // push queues out-of-band output (pub/sub, MONITOR). Called with the
 // server lock held by another client's goroutine; never blocks on the
-// network. A client whose queue exceeds limit is closed, as Redis's
-// client-output-buffer-limit.
-func (c *Client) push(b []byte, limit int) {
+// network. A client over its client-output-buffer-limit is closed
+// (obuf.go), and one being closed gets nothing more.
+func (c *Client) push(b []byte) {
 	c.amu.Lock()
-	if c.aclosed {
+	if c.aclosed || c.killed.Load() {
 		c.amu.Unlock()
 		return
 	}
-	if !c.asyncOn {
-		c.asyncOn = true
-		c.asig = make(chan struct{}, 1)
-		go c.pushLoop()
-	}
-	if limit > 0 && len(c.abuf)+len(b) > limit {
-		c.amu.Unlock()
-		c.srv.log.Warn().Int64("id", c.id).Str("addr", c.addr).Msg("Client scheduled to be closed ASAP for overcoming of output buffer limits.")
-		c.kill()
-		return
-	}
+	c.startAsync()
 	c.abuf = append(c.abuf, b...)
 	select {
 	case c.asig <- struct{}{}:
 	default:
 	}
 	c.amu.Unlock()
+	c.srv.checkObuf(c, 0)
+}
+
+// startAsync starts the client's asynchronous queue (amu held).
+func (c *Client) startAsync() {
+	if !c.asyncOn {
+		c.asyncOn = true
+		c.asig = make(chan struct{}, 1)
+		c.drained = make(chan struct{}, 1)
+		go c.pushLoop()
+	}
 }
 
 // queueReplies appends the client's replies to its asynchronous queue when
@@ -630,11 +699,7 @@ func (c *Client) queueReplies(b []byte) bool {
 	if c.aclosed {
 		return true // the connection is going away: drop
 	}
-	if !c.asyncOn {
-		c.asyncOn = true
-		c.asig = make(chan struct{}, 1)
-		go c.pushLoop()
-	}
+	c.startAsync()
 	c.abuf = append(c.abuf, b...)
 	return true
 }
@@ -649,26 +714,150 @@ func (c *Client) flushQueued(now time.Time) bool {
 	c.amu.Lock()
 	out := c.abuf
 	c.abuf = c.aspare[:0]
+	c.inflight.Store(int64(len(out)))
 	c.amu.Unlock()
 	ok := len(out) == 0 || c.writeRepliesLocked(out, now)
 	c.amu.Lock()
+	c.inflight.Store(0)
 	c.aspare = out[:0]
 	c.amu.Unlock()
 	return ok
 }
 
+// flushQueuedNB is flushQueued without waiting for the peer: what the
+// socket takes at once is written, the rest goes back to the front of the
+// queue for pushLoop. When pushLoop is writing, it takes the queue after
+// its write.
+func (c *Client) flushQueuedNB() {
+	r := c.raw
+	if !c.wmu.TryLock() {
+		c.signalPush()
+		return
+	}
+	defer c.wmu.Unlock()
+	if r == nil || r.fd < 0 {
+		c.signalPush() // no direct access to the socket: pushLoop writes
+		return
+	}
+	c.amu.Lock()
+	out := c.abuf
+	c.abuf = c.aspare[:0]
+	c.inflight.Store(int64(len(out)))
+	c.amu.Unlock()
+	rest := out
+	for len(rest) > 0 {
+		n, errno := rawWrite(r.fd, rest)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			break // EAGAIN: pushLoop waits; an error: pushLoop sees it
+		}
+		rest = rest[n:]
+		c.inflight.Store(int64(len(rest)))
+	}
+	c.amu.Lock()
+	if len(rest) > 0 {
+		// Before what was pushed meanwhile (wmu kept pushLoop out).
+		if len(c.abuf) == 0 {
+			c.abuf = rest
+		} else {
+			c.abuf = append(append(out[:0:0], rest...), c.abuf...)
+		}
+	} else {
+		c.aspare = out[:0]
+	}
+	c.inflight.Store(0)
+	c.amu.Unlock()
+	if len(rest) > 0 {
+		c.signalPush()
+	}
+}
+
+// writeNB writes b as far as the socket takes it now and returns the
+// rest (with the socket not read directly, all of it, waiting). ok is
+// false when the connection failed.
+func (c *Client) writeNB(b []byte, now time.Time) (rest []byte, ok bool) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	r := c.raw
+	if r == nil || r.fd < 0 {
+		return nil, c.writeLocked(b, now)
+	}
+	for len(b) > 0 {
+		n, errno := rawWrite(r.fd, b)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return b, true
+		case errno != 0:
+			return nil, false
+		}
+		b = b[n:]
+	}
+	return nil, true
+}
+
+// queueRest hands the unwritten rest of the client's replies to its
+// queue, which takes the buffer over when it is empty.
+func (c *Client) queueRest(rest []byte) {
+	c.amu.Lock()
+	if !c.aclosed {
+		c.startAsync()
+		if len(c.abuf) == 0 {
+			c.abuf = rest
+		} else {
+			c.abuf = append(c.abuf, rest...)
+		}
+		select {
+		case c.asig <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
+}
+
+// signalPush wakes pushLoop.
+func (c *Client) signalPush() {
+	c.amu.Lock()
+	if c.asyncOn && !c.aclosed {
+		select {
+		case c.asig <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
+}
+
+// signalDrained wakes waitDrain.
+func (c *Client) signalDrained() {
+	c.amu.Lock()
+	if c.drained != nil {
+		select {
+		case c.drained <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
+}
+
 func (c *Client) pushLoop() {
+	defer c.signalDrained()
 	for range c.asig {
 		c.wmu.Lock()
 		c.amu.Lock()
 		out := c.abuf
 		c.abuf = c.aspare[:0]
+		c.inflight.Store(int64(len(out)))
 		c.amu.Unlock()
 		ok := len(out) == 0 || c.writeLocked(out, time.Now())
 		c.amu.Lock()
+		c.inflight.Store(0)
 		c.aspare = out[:0]
 		c.amu.Unlock()
 		c.wmu.Unlock()
+		c.signalDrained()
 		if !ok {
 			c.kill()
 			return
@@ -694,6 +883,7 @@ func (c *Client) kill() {
 			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 		}
 		go c.conn.Close()
+		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
 	}
 }
 

@@ -205,22 +205,16 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	} else {
 		b = append(b, "-1"...)
 	}
-	var argvMem, rbs, obl int64
+	var argvMem, rbs, batch int64
 	if isSelf {
 		for _, a := range args {
 			argvMem += int64(len(a))
 		}
 		rbs = int64(cap(cl.w.B))
-		obl = int64(len(cl.w.B))
+		batch = int64(len(cl.w.B))
 	}
 	mm := multiMem(cl)
-	cl.amu.Lock()
-	omem := int64(len(cl.abuf))
-	cl.amu.Unlock()
-	oll := int64(0)
-	if omem > 0 {
-		oll = 1
-	}
+	obl, oll, omem := s.obufSplit(cl, int(batch)) // obuf.go
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
 	b = strconv.AppendInt(b, argvMem, 10)
 	b = append(b, " multi-mem="...)
@@ -236,7 +230,8 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	b = append(b, " omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, int64(unsafe.Sizeof(Client{}))+argvMem+mm+rbs+omem, 10)
+	// The batch's replies are in rbs already: the rest of the output on top.
+	b = strconv.AppendInt(b, int64(unsafe.Sizeof(Client{}))+argvMem+mm+rbs+obl+omem-batch, 10)
 	b = append(b, " events="...)
 	if omem > 0 || obl > 0 {
 		b = append(b, "rw"...)

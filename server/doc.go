@@ -98,9 +98,9 @@
 // $<len> (repl-diskless-sync no); after an EOF payload it waits for the
 // first ACK. Then it copies Pending(cursor) under mu and writes it outside.
 // What was written during the transfer is in the backlog already, so it
-// goes out after the payload; a replica whose cursor leaves the window is
-// dropped (standing in for client-output-buffer-limit replica) and comes
-// back with a full sync. +CONTINUE writes the reply and the backlog from the
+// goes out after the payload (bytes the ring overwrites first move to the
+// replica's spill); a replica over client-output-buffer-limit replica is
+// dropped (obuf.go) and comes back with a resync. +CONTINUE writes the reply and the backlog from the
 // requested offset the same way. One keyspace snapshot runs at a time: the
 // writer that takes it serves every replica then waiting with the same
 // target from it (Redis's shared BGSAVE); one arriving later waits for the

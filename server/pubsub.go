@@ -24,9 +24,6 @@ func (p *pubsub) init() {
 	p.shard = map[string]map[*Client]struct{}{}
 }
 
-// pubsubLimit is client-output-buffer-limit pubsub's hard limit (32mb).
-const pubsubLimit = 32 << 20
-
 func (p *pubsub) unsubscribeAll(c *Client) {
 	for ch := range c.subs {
 		delete(p.channels[ch], c)
@@ -95,7 +92,7 @@ func (s *Server) deliver(sub *Client, b []byte) {
 		sub.pushOwn(b)
 		return
 	}
-	sub.push(b, pubsubLimit)
+	sub.push(b)
 }
 
 // pushOwn appends a message to the running client's reply; CLIENT REPLY

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -30,10 +29,10 @@ import (
 // taken under the lock together with master_repl_offset, streamed as a
 // diskless $EOF payload or written to a temp file and sent as $<len>),
 // then the stream from the shared backlog through the replica's Cursor.
-// The bytes produced during the transfer stay in the backlog and go out
-// after it; a replica whose cursor falls out of the window is dropped (it
-// comes back with a full sync), which stands in for
-// client-output-buffer-limit replica.
+// The bytes produced during the transfer stay in the backlog (those the
+// ring overwrites before the replica got them, in its spill) and go out
+// after it. client-output-buffer-limit replica bounds what a replica has
+// pending (obuf.go): one over it is dropped and comes back with a resync.
 
 // replState is the node's replication state (Redis's server.repl_*,
 // server.master*, server.slaves).
@@ -118,13 +117,12 @@ func (s *Server) replFeed(b []byte) {
 	}
 	// Bytes a replica has not been given and that the ring is about to
 	// overwrite move to its own buffer (its share of the output buffer,
-	// bounded by client-output-buffer-limit replica's hard limit), so a
+	// bounded by client-output-buffer-limit replica, checked below), so a
 	// replica behind by more than the backlog during a long transfer is
 	// not dropped, as Redis keeps its output buffer.
 	var spilled []*replica
 	if over := r.backlog.End() + int64(len(b)) - r.backlog.Size(); over > 0 {
-		hard := s.cfg.ClientOutputBufferLimits[configs.ClientReplica].HardBytes
-		for _, rp := range append([]*replica(nil), r.replicas...) {
+		for _, rp := range r.replicas {
 			if rp.cursor.Offset > over {
 				continue
 			}
@@ -133,10 +131,6 @@ func (s *Server) replFeed(b []byte) {
 				continue // not streaming yet, or the writer drops it
 			}
 			rp.spill = append(append(append(rp.spill, x...), y...), b...)
-			if hard > 0 && uint64(len(rp.spill)) > hard {
-				s.dropReplica(rp, "Client scheduled to be closed ASAP for overcoming of output buffer limits")
-				continue
-			}
 			spilled = append(spilled, rp)
 		}
 	}
@@ -144,6 +138,11 @@ func (s *Server) replFeed(b []byte) {
 	r.offset = r.backlog.End()
 	for _, rp := range spilled {
 		rp.cursor = r.backlog.NewCursor(r.offset + 1)
+	}
+	// client-output-buffer-limit replica, as feedReplicationBuffer checks
+	// each replica after adding to the replication buffer (obuf.go).
+	for _, rp := range append([]*replica(nil), r.replicas...) {
+		s.checkObuf(rp.c, 0)
 	}
 	for _, rp := range r.replicas {
 		select {

@@ -107,6 +107,7 @@ type Server struct {
 	// the signal that asked for shutdown (0: SIGTERM, 2: SIGINT).
 	rdb         persistState
 	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
+	obuf        obufState // client-output-buffer-limit (obuf.go)
 	shutdownSig atomic.Int32
 
 	// evict: maxmemory and eviction (evict.go), guarded by mu.
@@ -438,6 +439,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.replCron() // repl: replicationCron, once a second
 		// evict.go: an eviction stopped at its time limit goes on.
 		s.evictCron()
+		s.obufCron() // clientsCron's output buffer limits (obuf.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -214,7 +214,7 @@ func (s *Server) feedMonitors(c *Client, args [][]byte) {
 			c.w.B = append(c.w.B, b...)
 			continue
 		}
-		m.push(b, 0)
+		m.push(b)
 	}
 }
 
