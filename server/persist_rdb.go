@@ -155,6 +155,7 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 			// replication adds them.
 			{Key: "aof-base", Value: base},
 		},
+		Functions:         s.functionCodes(), // functions.go
 		LRU:               s.policyIsLRU(),
 		LFU:               s.policyIsLFU(),
 		Now:               s.clock.Now().UnixMilli(),
@@ -645,7 +646,7 @@ func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loade
 			return nil
 		},
 	}
-	_, err = rdb.Load(r, opts, func(rec rdb.Record) error {
+	info, err := rdb.Load(r, opts, func(rec rdb.Record) error {
 		if yield {
 			if n++; n%loadYieldKeys == 0 || delay > 0 {
 				s.mu.Unlock()
@@ -688,6 +689,9 @@ func (s *Server) loadRDBOpts(r io.Reader, aofPreamble, merge, yield bool) (loade
 		if errors.As(err, &re) {
 			return loaded, expired, errors.New(re.Reason)
 		}
+		return loaded, expired, err
+	}
+	if err := s.loadFunctionCodes(info.Functions, merge); err != nil { // functions.go
 		return loaded, expired, err
 	}
 	s.log.Info().Msgf("Done loading RDB, keys loaded: %d, keys expired: %d.", loaded, expired)
