@@ -110,7 +110,7 @@ func (x *fnCtx) codes() []string {
 type functionsEngine struct {
 	e       *scriptEngine
 	cur     *fnCtx
-	loading *fnLib     // the library whose code runs now (the load ctx)
+	loading *fnLib      // the library whose code runs now (the load ctx)
 	loadAPI *lua.LTable // the load-time redis table
 }
 
