@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/resp"
 )
 
 // fnLib builds a library's code.
@@ -191,6 +193,13 @@ func fnListCanonical(t *testing.T, raw string) string {
 	if strings.HasPrefix(raw, "-") {
 		return raw
 	}
+	return renderValue(parseReply(t, fnListCanonicalRaw(t, raw)))
+}
+
+// fnListCanonicalRaw is a FUNCTION LIST reply, RESP-encoded again with
+// each library's functions sorted.
+func fnListCanonicalRaw(t *testing.T, raw string) string {
+	t.Helper()
 	v := parseReply(t, raw)
 	for li := range v.Elems {
 		lib := &v.Elems[li]
@@ -201,5 +210,10 @@ func fnListCanonical(t *testing.T, raw string) string {
 			}
 		}
 	}
-	return renderValue(v)
+	var w resp.Writer
+	w.Proto = 3
+	w.Value(v)
+	return string(w.B)
 }
+
+func sortStrings(s []string) { sort.Strings(s) }
