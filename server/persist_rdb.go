@@ -135,8 +135,15 @@ func (s *Server) rdbKeySaveDelay() time.Duration {
 	return time.Duration(n) * time.Microsecond
 }
 
-// encodeOptions are the options of an RDB written now (rdbSaveInfoAuxFields).
+// encodeOptions are the options of an RDB written now (rdbSaveInfoAuxFields),
+// with the function libraries (lock held).
 func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
+	return s.encodeOptionsWith(aofBase, s.functionCodes())
+}
+
+// encodeOptionsWith is encodeOptions with the libraries fns (functions.go's
+// functionCodes, taken under the lock).
+func (s *Server) encodeOptionsWith(aofBase bool, fns []string) rdb.EncodeOptions {
 	base := "0"
 	if aofBase {
 		base = "1"
@@ -155,7 +162,7 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 			// replication adds them.
 			{Key: "aof-base", Value: base},
 		},
-		Functions:         s.functionCodes(), // functions.go
+		Functions:         fns,
 		LRU:               s.policyIsLRU(),
 		LFU:               s.policyIsLFU(),
 		Now:               s.clock.Now().UnixMilli(),
