@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -247,19 +248,18 @@ func cmdFunctionRestore(c *Client, args [][]byte) {
 			return
 		}
 	}
-	codes, err := rdb.ParseFunctionsPayload(args[2])
-	if err != nil {
-		c.w.Error("ERR " + err.Error())
-		return
-	}
 	s := c.srv
 	fe := s.functions()
 	x := newFnCtx()
-	for _, code := range codes {
+	err := rdb.ParseFunctionsPayload(args[2], func(code string) error {
 		if _, msg := fe.create(code, false, x, 0); msg != "" {
-			c.w.Error("ERR " + msg)
-			return
+			return errors.New(msg)
 		}
+		return nil
+	})
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		return
 	}
 	if policy == "flush" {
 		fe.cur = x

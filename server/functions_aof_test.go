@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/server/rdb"
 )
 
 // TestFunctionsAOFRewrite: libraries survive BGREWRITEAOF and a restart
@@ -59,5 +63,39 @@ func TestFunctionsAOFRewrite(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFunctionsFullSyncPayload: the full-sync payload (the master's RDB
+// writer with the replication options) carries the libraries, and the
+// replica's load of it (loadRDB as repl_replica.go calls it) replaces the
+// replica's own libraries with the master's (emptyData flushes functions).
+func TestFunctionsFullSyncPayload(t *testing.T) {
+	master, replica := newTestServer(t), newTestServer(t)
+	mc, rc := master.client(), replica.client()
+	master.do(mc, "FUNCTION", "LOAD", interopLibs[0])
+	master.do(mc, "SET", "k", "v")
+	replica.do(rc, "FUNCTION", "LOAD", "#!lua name=stale\nredis.register_function('old', function() return 1 end)")
+	var buf bytes.Buffer
+	master.s.mu.Lock()
+	enc, err := rdb.NewEncoder(&buf, master.s.replEncodeOptions())
+	if err == nil {
+		err = enc.Finish()
+	}
+	master.s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica.s.mu.Lock()
+	_, _, err = replica.s.loadRDB(bufio.NewReader(&buf), true, false)
+	replica.s.mu.Unlock()
+	if err != nil {
+		t.Fatalf("loading the payload: %v", err)
+	}
+	if got := replica.do(rc, "FCALL", "old", "0"); got != "-ERR Function not found\r\n" {
+		t.Fatalf("the replica's own library after a full sync: %q", got)
+	}
+	if got := replica.do(rc, "FUNCTION", "LIST", "LIBRARYNAME", "short"); !strings.Contains(got, "sget") {
+		t.Fatalf("the master's library on the replica: %q", got)
 	}
 }

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"encoding/binary"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/server/rdb"
 )
 
 // fnLib builds a library's code.
@@ -119,6 +121,17 @@ var functionsTable = [][]string{
 	{"FUNCTION", "RESTORE", "xx"},
 	{"FUNCTION", "RESTORE", "xx", "foo"},
 	{"FUNCTION", "RESTORE", "xx", "append", "x"},
+	{"FUNCTION", "RESTORE", fnPayload([]byte{0x00, 0x01, 'x'})},
+	{"FUNCTION", "RESTORE", fnPayload([]byte{0xf5, 0x05, 'x'})},
+	{"FUNCTION", "RESTORE", fnPayload(append([]byte{0xf5, 0x0b}, "#!lua name=r"...))},
+	{"FUNCTION", "RESTORE", fnPayload(append(append([]byte{0xf5, 58}, "#!lua name=r\nredis.register_function('ff', function() end)"...), append([]byte{0xf5, 58}, "#!lua name=r\nredis.register_function('ff', function() end)"...)...))},
+	{"FUNCTION", "RESTORE", fnPayload(nil)},
+	{"FUNCTION", "RESTORE", fnPayload(append([]byte{0xf5, 58}, "#!lua name=r\nredis.register_function('ff', function() end)"...)), "APPEND"},
+	{"FCALL", "ff", "0"},
+	{"FUNCTION", "RESTORE", fnPayload(append([]byte{0xf5, 58}, "#!lua name=r\nredis.register_function('ff', function() end)"...)), "append"},
+	{"FUNCTION", "RESTORE", fnPayload(append([]byte{0xf5, 58}, "#!lua name=r\nredis.register_function('ff', function() end)"...)), "REPLACE"},
+	{"FUNCTION", "RESTORE", fnPayload(append([]byte{0xf5, 58}, "#!lua name=q\nredis.register_function('ff', function() end)"...)), "REPLACE"},
+	{"FUNCTION", "DELETE", "r"},
 	{"FUNCTION", "FLUSH", "foo"},
 	{"FUNCTION", "FLUSH", "sync", "x"},
 	{"FUNCTION", "FLUSH", "ASYNC"},
@@ -161,6 +174,13 @@ func TestFunctionsGolden(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fnPayload frames records as a FUNCTION DUMP payload: RDB version 10
+// and the CRC-64.
+func fnPayload(records []byte) string {
+	b := append(append([]byte(nil), records...), 10, 0)
+	return string(binary.LittleEndian.AppendUint64(b, rdb.CRC64(0, b)))
 }
 
 // luaMessageDiffers marks the table's commands whose error embeds a message

@@ -28,38 +28,41 @@ var (
 )
 
 // ParseFunctionsPayload is FUNCTION RESTORE's verifyDumpPayload and read
-// loop: the library codes of a FUNCTION DUMP payload, in order. As Redis's,
-// the records are read while more than the 10 footer bytes remain.
-func ParseFunctionsPayload(p []byte) ([]string, error) {
+// loop: it calls fn with each library code of a FUNCTION DUMP payload, in
+// order, and stops at fn's first error (returned as is): as Redis's, a
+// library is created as soon as it is read. The records are read while
+// more than the 10 footer bytes remain.
+func ParseFunctionsPayload(p []byte, fn func(code string) error) error {
 	if len(p) < 10 {
-		return nil, ErrPayload
+		return ErrPayload
 	}
 	footer := p[len(p)-10:]
 	if binary.LittleEndian.Uint16(footer) > Version {
-		return nil, ErrPayload
+		return ErrPayload
 	}
 	if CRC64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
-		return nil, ErrPayload
+		return ErrPayload
 	}
 	rd := newReader(&byteReader{b: p}, false)
-	var codes []string
 	for int64(len(p))-rd.off > 10 {
 		t, err := rd.byte()
 		if err != nil {
-			return nil, ErrFunctionDataType
+			return ErrFunctionDataType
 		}
 		switch t {
 		case opFunction:
-			return nil, ErrFunctionPreGA
+			return ErrFunctionPreGA
 		case opFunction2:
 		default:
-			return nil, ErrNotFunction
+			return ErrNotFunction
 		}
 		code, err := rd.str()
 		if err != nil {
-			return nil, ErrFunctionLoad
+			return ErrFunctionLoad
 		}
-		codes = append(codes, string(code))
+		if err := fn(string(code)); err != nil {
+			return err
+		}
 	}
-	return codes, nil
+	return nil
 }
