@@ -83,7 +83,7 @@ func (p *aofProp) Propagate(ops []Op) {
 }
 
 func (s *Server) aofConfig() aof.Config {
-	format := aof.CommandFormat
+	format := s.aofCommandFormat()
 	if s.cfg.AOFUseRDBPreamble {
 		format = s.aofRDBFormat()
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 
+	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/server/aof"
 	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
@@ -18,9 +19,28 @@ import (
 
 // aofRDBFormat is the RDB base format: files named .base.rdb, AUX
 // aof-base 1.
+// The function libraries are the ones of the rewrite's start (lock held).
 func (s *Server) aofRDBFormat() aof.BaseFormat {
+	fns := s.functionCodes()
 	return aof.BaseFormat{RDB: true, New: func(w io.Writer) aof.BaseWriter {
-		return newRDBBase(w, s.encodeOptions(true))
+		return newRDBBase(w, s.encodeOptionsWith(true, fns))
+	}}
+}
+
+// aofCommandFormat is the AOF-format base; it starts with a FUNCTION LOAD
+// of each library of the rewrite's start (rewriteFunctions; lock held).
+func (s *Server) aofCommandFormat() aof.BaseFormat {
+	fns := s.functionCodes()
+	if len(fns) == 0 {
+		return aof.CommandFormat
+	}
+	return aof.BaseFormat{New: func(w io.Writer) aof.BaseWriter {
+		var b []byte
+		for _, code := range fns {
+			b = resp.AppendCommand(b, []byte("FUNCTION"), []byte("LOAD"), []byte(code))
+		}
+		w.Write(b) // an error comes back from the base's next write
+		return aof.NewCommandBase(w)
 	}}
 }
 

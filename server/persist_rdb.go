@@ -136,8 +136,15 @@ func (s *Server) rdbKeySaveDelay() time.Duration {
 	return time.Duration(n) * time.Microsecond
 }
 
-// encodeOptions are the options of an RDB written now (rdbSaveInfoAuxFields).
+// encodeOptions are the options of an RDB written now (rdbSaveInfoAuxFields),
+// with the function libraries (lock held).
 func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
+	return s.encodeOptionsWith(aofBase, s.functionCodes())
+}
+
+// encodeOptionsWith is encodeOptions with the libraries fns (functions.go's
+// functionCodes, taken under the lock).
+func (s *Server) encodeOptionsWith(aofBase bool, fns []string) rdb.EncodeOptions {
 	base := "0"
 	if aofBase {
 		base = "1"
@@ -156,6 +163,7 @@ func (s *Server) encodeOptions(aofBase bool) rdb.EncodeOptions {
 			// replication adds them.
 			{Key: "aof-base", Value: base},
 		},
+		Functions:         fns,
 		LRU:               s.policyIsLRU(),
 		LFU:               s.policyIsLFU(),
 		Now:               s.clock.Now().UnixMilli(),
@@ -655,7 +663,7 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 			return nil
 		},
 	}
-	_, err = rdb.Load(r, opts, func(rec rdb.Record) error {
+	info, err := rdb.Load(r, opts, func(rec rdb.Record) error {
 		if yield {
 			if n++; n%loadYieldKeys == 0 || delay > 0 {
 				s.mu.Unlock()
@@ -698,6 +706,9 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 		if errors.As(err, &re) {
 			return loaded, expired, errors.New(re.Reason)
 		}
+		return loaded, expired, err
+	}
+	if err := s.loadFunctionCodes(info.Functions, merge); err != nil { // functions.go
 		return loaded, expired, err
 	}
 	s.log.Info().Msgf("Done loading RDB, keys loaded: %d, keys expired: %d.", loaded, expired)

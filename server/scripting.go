@@ -42,6 +42,7 @@ type scriptEngine struct {
 	repl    Target
 	errLine int         // the line of the latest error raised by redis.call or error()
 	busy    *busyScript // the running script's busy state (scripting_busy.go)
+	chunk   string      // the code's chunk name, "" for user_script (functions.go sets user_function)
 }
 
 func (s *Server) scriptEngine() *scriptEngine {
@@ -243,16 +244,28 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	}
 	e.globals.RawSetString("KEYS", keys)
 	e.globals.RawSetString("ARGV", argv)
+	e.run(c, fn, nil, sha, ro, nil, nil)
+}
 
-	e.caller, e.sha, e.ro, e.resp, e.repl, e.errLine = c, sha, ro, 2, TargetAll, 0
+// run calls fn with params under the busy-script machinery (luaCallFunction
+// + scriptPrepareForRun's context): name is what errors cite (the sha, or a
+// function's name), fi the running function (nil for EVAL) called with
+// argv. The script's
+// effects propagate, the calling command itself does not.
+func (e *scriptEngine) run(c *Client, fn *lua.LFunction, params []lua.LValue, name string, ro bool, fi *fnInfo, argv [][]byte) {
+	s := c.srv
+	e.caller, e.sha, e.ro, e.resp, e.repl, e.errLine = c, name, ro, 2, TargetAll, 0
 	e.fake.db = c.db
 	e.fake.aclUser, e.fake.user = c.aclUser, c.user
 	L := e.L
 	L.Push(fn)
-	b := s.startBusy(e)
+	for _, p := range params {
+		L.Push(p)
+	}
+	b := s.startBusyFn(e, fi, argv)
 	e.busy = b
 	pendingMark := len(s.pending)
-	err := L.PCall(0, 1, nil)
+	err := L.PCall(len(params), 1, nil)
 	s.endBusy(e, b)
 	if b.shutdown.Load() {
 		clear(s.pending[pendingMark:])
@@ -311,16 +324,30 @@ func (e *scriptEngine) replyError(c *Client, obj lua.LValue) {
 		}
 	}
 	if line > 0 {
-		msg += " script: " + e.sha + ", on @user_script:" + strconv.Itoa(line) + "."
+		msg += " script: " + e.sha + ", on @" + e.chunkName() + ":" + strconv.Itoa(line) + "."
 	} else {
-		msg += " script: " + e.sha + ", on @user_script:?."
+		msg += " script: " + e.sha + ", on @" + e.chunkName() + ":?."
 	}
 	c.w.Error(msg)
 }
 
-// lineOf is the line of a Lua error message "user_script:<line>: ...".
+// chunkName is the name errors give the code: user_script, or
+// user_function for the functions engine (functions.go).
+func (e *scriptEngine) chunkName() string {
+	if e.chunk != "" {
+		return e.chunk
+	}
+	return "user_script"
+}
+
+// lineOf is the line of a Lua error message "user_script:<line>: ..." (or
+// "user_function:<line>: ...").
 func lineOf(s string) int {
-	if rest, ok := strings.CutPrefix(s, "user_script:"); ok {
+	rest, ok := strings.CutPrefix(s, "user_script:")
+	if !ok {
+		rest, ok = strings.CutPrefix(s, "user_function:")
+	}
+	if ok {
 		if i := strings.IndexByte(rest, ':'); i > 0 {
 			if n, err := strconv.Atoi(rest[:i]); err == nil {
 				return n

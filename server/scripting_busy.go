@@ -28,6 +28,9 @@ const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
 	errKilledMsg  = "ERR Script killed by user with SCRIPT KILL..."
+	// errBusyFn is shared.slowscripterr: the busy reply while a function
+	// (FCALL) runs.
+	errBusyFn = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 )
 
 // busyScript is the running script as seen by the other clients' goroutines.
@@ -39,6 +42,13 @@ type busyScript struct {
 	wrote    atomic.Bool
 	killed   atomic.Bool
 	shutdown atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
+
+	// A function's run (functions.go), set before the script is
+	// published: its name, the caller's command and the engine's counts
+	// for FUNCTION STATS. fn is "" for EVAL.
+	fn           string
+	argv         [][]byte
+	nlib, nfuncs int
 }
 
 // busyShutdownNoSave reports a SHUTDOWN that a busy script allows: NOSAVE,
@@ -60,8 +70,19 @@ func busyShutdownNoSave(args [][]byte) bool {
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
 
 // startBusy arms the busy state for a script about to run (under mu).
-func (s *Server) startBusy(e *scriptEngine) *busyScript {
+func (s *Server) startBusy(e *scriptEngine) *busyScript { return s.startBusyFn(e, nil, nil) }
+
+// startBusyFn is startBusy for the function fi (nil: EVAL) called with argv.
+func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busyScript {
 	b := &busyScript{start: s.clock.Now(), limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond, done: make(chan struct{})}
+	if fi != nil {
+		b.fn = fi.name
+		b.argv = make([][]byte, len(argv))
+		for i, a := range argv {
+			b.argv[i] = append([]byte(nil), a...)
+		}
+		b.nlib, b.nfuncs = len(s.fns.cur.libs), len(s.fns.cur.funcs)
+	}
 	if b.limit > 0 {
 		ctx, cancel := context.WithCancel(context.Background())
 		b.cancel = cancel
@@ -135,12 +156,18 @@ func (s *Server) serveBusy(c *Client) bool {
 		case cmd.Name == "quit":
 			w.OK()
 			keep = false
-		case cmd.Name == "script" && len(args) == 2 && strings.EqualFold(string(args[1]), "kill"):
+		case (cmd.Name == "script" || cmd.Name == "function") && len(args) == 2 && strings.EqualFold(string(args[1]), "kill"):
+			// scriptKill: SCRIPT KILL stops EVAL, FUNCTION KILL a function.
+			isEval := cmd.Name == "script"
 			switch {
 			case b == nil:
 				w.Error("NOTBUSY No scripts in execution right now.")
 			case b.wrote.Load():
 				w.Error(errUnkillable)
+			case isEval && b.fn != "":
+				w.Error(errBusyFn)
+			case !isEval && b.fn == "":
+				w.Error(errBusy)
 			default:
 				b.killed.Store(true)
 				if b.cancel != nil {
@@ -161,6 +188,10 @@ func (s *Server) serveBusy(c *Client) bool {
 			keep = false
 		case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
 			w.Error(errWrongArgs(cmd.Name))
+		case cmd.Name == "function" && len(args) == 2 && strings.EqualFold(string(args[1]), "stats"):
+			busyFunctionStats(&w, b, s.clock.Now())
+		case b != nil && b.fn != "":
+			w.Error(errBusyFn)
 		default:
 			w.Error(errBusy)
 		}

@@ -101,6 +101,7 @@ type Server struct {
 	// clients a busy script keeps waiting (scripting_busy.go).
 	lua  *scriptEngine
 	busy atomic.Pointer[busyScript]
+	fns  *functionsEngine // functions (functions.go), created on first use, guarded by mu
 
 	aof aofState // guarded by mu: the append-only file (persist_aof.go)
 	// persist: RDB persistence state (persist_rdb.go), guarded by mu, and
