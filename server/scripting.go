@@ -405,6 +405,20 @@ func errTable(L *lua.LState, msg string) *lua.LTable {
 	return t
 }
 
+// luaErrorReplyText is the err field redis.error_reply(s) makes, as Redis
+// 7.0's luaPushErrorBuff builds it: a leading '-' is added when missing,
+// the first word after it is the error code ("ERR" when s has no space),
+// and the message loses its surrounding CR and LF. So "x" gives "ERR x",
+// "" gives "ERR " and "-MY err" gives "MY err".
+func luaErrorReplyText(s string) string {
+	s = strings.TrimPrefix(s, "-")
+	code, msg := "ERR", s
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		code, msg = s[:i], s[i+1:]
+	}
+	return code + " " + strings.Trim(msg, "\r\n")
+}
+
 func (e *scriptEngine) openRedis(s *Server, g *lua.LTable) {
 	L := e.L
 	r := L.NewTable()
@@ -425,10 +439,8 @@ func (e *scriptEngine) openRedis(s *Server, g *lua.LTable) {
 			L.Push(t)
 			return 1
 		}
-		msg := L.ToString(1)
-		msg = strings.TrimPrefix(msg, "-")
 		t := L.NewTable()
-		t.RawSetString("err", lua.LString(msg))
+		t.RawSetString("err", lua.LString(luaErrorReplyText(L.ToString(1))))
 		L.Push(t)
 		return 1
 	})

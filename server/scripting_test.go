@@ -122,3 +122,28 @@ func TestScriptCacheInfo(t *testing.T) {
 		t.Fatalf("INFO memory after FLUSH: %q", info)
 	}
 }
+
+// TestScriptErrorReplyCode: redis.error_reply gives a message without an
+// error code the code ERR, as Redis 7.0 does (checked against
+// redis-server 7.0.15: error_reply("x") replies -ERR x, error_reply("")
+// replies "-ERR ").
+func TestScriptErrorReplyCode(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	for _, tc := range []struct{ arg, want string }{
+		{`"x"`, "-ERR x\r\n"},
+		{`""`, "-ERR \r\n"},
+		{`"-"`, "-ERR \r\n"},
+		{`"MY err"`, "-MY err\r\n"},
+		{`"-MY err"`, "-MY err\r\n"},
+		{`"-NOPE"`, "-ERR NOPE\r\n"},
+		{`"x\r\n"`, "-ERR x\r\n"},
+	} {
+		if got := ts.do(c, "EVAL", "return redis.error_reply("+tc.arg+")", "0"); got != tc.want {
+			t.Errorf("error_reply(%s): got %q want %q", tc.arg, got, tc.want)
+		}
+	}
+	if got := ts.do(c, "EVAL", "return redis.error_reply('x').err", "0"); got != "$5\r\nERR x\r\n" {
+		t.Errorf("error_reply('x').err: got %q", got)
+	}
+}
