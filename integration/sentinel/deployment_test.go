@@ -342,3 +342,44 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// sameShape compares, when the sentinels are of both kinds, the field names
+// of SENTINEL MASTER, REPLICAS and SENTINELS and the INFO sentinel section
+// of the first sentinel under test with the last redis-sentinel's.
+func sameShape(sentinels []*Sentinel) {
+	GinkgoHelper()
+	var vigil, redis *Sentinel
+	for _, s := range sentinels {
+		if s.Kind == "redis-sentinel" {
+			redis = s
+		} else if vigil == nil {
+			vigil = s
+		}
+	}
+	if vigil == nil || redis == nil {
+		return
+	}
+	shape := func(s *Sentinel) map[string][]string {
+		out := map[string][]string{}
+		m, err := s.master()
+		Expect(err).NotTo(HaveOccurred())
+		out["MASTER"] = sortedKeys(m)
+		reps, err := s.Replicas()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(reps).NotTo(BeEmpty())
+		out["REPLICAS"] = sortedKeys(reps[0])
+		others, err := s.Others()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(others).NotTo(BeEmpty())
+		out["SENTINELS"] = sortedKeys(others[0])
+		info, err := s.C.Info(context.Background(), "sentinel").Result()
+		Expect(err).NotTo(HaveOccurred())
+		for _, line := range strings.Split(info, "\n") {
+			if k, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				out["INFO"] = append(out["INFO"], k)
+			}
+		}
+		return out
+	}
+	Expect(shape(vigil)).To(Equal(shape(redis)), "%s and %s answer with the same fields", vigil.Name(), redis.Name())
+}

@@ -37,7 +37,7 @@ var _ = Describe("Sentinel scenarios", Label("interop", "failover", "slow", "sce
 // How long a scenario watches for something that must not happen (a
 // failover without quorum or without a majority): several down-after
 // periods, election rounds and INFO periods.
-const notHappening = 4 * time.Second
+const notHappening = 3 * time.Second
 
 func scenarios(group string, bins func() []string) {
 	Context(group, Ordered, func() {
@@ -98,6 +98,7 @@ func scenarios(group string, bins func() []string) {
 				Expect(m).To(HaveKeyWithValue("num-other-sentinels", "4"))
 				Expect(m).To(HaveKeyWithValue("quorum", "3"))
 			}
+			sameShape(all)
 		})
 
 		It("fails over when the master is killed, and the old master rejoins as a replica (00-base)", func() {
@@ -367,7 +368,7 @@ func scenarios(group string, bins func() []string) {
 
 		// 07-down-conditions.tcl
 
-		It("sees instances down: stopped, crashed, misconfigured or answering PING with an error (07-down-conditions)", func() {
+		It("sees instances down: stopped, crashed, reporting role:slave or answering PING with an error (07-down-conditions)", func() {
 			d.settle()
 			setAll(all, "quorum", "6") // no failover in this scenario
 			up := func() {
@@ -681,6 +682,32 @@ func scenarios(group string, bins func() []string) {
 					g.Expect(m).To(HaveKeyWithValue("num-other-sentinels", "4"))
 				}).WithTimeout(DiscoveryWait).WithPolling(Poll).Should(Succeed(), o.Name())
 			}
+
+			By("announce-port: the others follow the sentinel to the announced port, and back")
+			portOf := func(o *Sentinel) func(g Gomega) []string {
+				return func(g Gomega) []string {
+					others, err := o.Others()
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(others).To(HaveLen(4))
+					var ports []string
+					for _, e := range others {
+						if e["runid"] == newID {
+							ports = append(ports, e["port"])
+						}
+					}
+					return ports
+				}
+			}
+			announced := integration.FreePort()
+			Expect(s.do("SENTINEL", "CONFIG", "SET", "announce-port", strconv.Itoa(announced))).To(Equal("OK"))
+			Expect(pairs(s.do("SENTINEL", "CONFIG", "GET", "announce-port"))).To(Equal(map[string]string{"announce-port": strconv.Itoa(announced)}))
+			for _, o := range all[:4] {
+				Eventually(portOf(o)).WithTimeout(DiscoveryWait).WithPolling(Poll).Should(Equal([]string{strconv.Itoa(announced)}), o.Name())
+			}
+			Expect(s.do("SENTINEL", "CONFIG", "SET", "announce-port", "0")).To(Equal("OK"))
+			for _, o := range all[:4] {
+				Eventually(portOf(o)).WithTimeout(DiscoveryWait).WithPolling(Poll).Should(Equal([]string{strconv.Itoa(s.Port)}), o.Name())
+			}
 		})
 
 		// 12-master-reboot.tcl
@@ -750,6 +777,7 @@ func scenarios(group string, bins func() []string) {
 			}
 			Expect(v).To(MatchRegexp(`(?m)^master0:name=%s,status=ok,address=127\.0\.0\.1:%d,slaves=4,sentinels=5\r?$`,
 				MasterName, d.Master.Port))
+			sameShape(all)
 		})
 	})
 }
