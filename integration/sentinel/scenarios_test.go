@@ -158,11 +158,23 @@ func scenarios(group string, bins func() []string) {
 			Expect(ev.Payloads(0, "+switch-master")).To(BeEmpty(), ev.String())
 
 			By("the master and the crashed sentinels come back")
+			// Quorum 3 first and the survivors' election given up before
+			// the others return: returning voters would otherwise elect a
+			// survivor still waiting for votes, and fail over a master that
+			// is up again.
+			setAll(alive, "quorum", "3")
 			d.restartData(old)
+			for _, s := range alive {
+				Eventually(func(g Gomega) {
+					m, err := s.master()
+					g.Expect(err).NotTo(HaveOccurred())
+					g.Expect(m).To(HaveKeyWithValue("flags", "master"))
+					g.Expect(m).NotTo(HaveKey("failover-state"))
+				}).WithTimeout(FailoverWait).WithPolling(Poll).Should(Succeed(), s.Name())
+			}
 			for _, s := range dead {
 				d.restartSentinel(s)
 			}
-			setAll(alive, "quorum", "3")
 			d.settle()
 		})
 
