@@ -22,8 +22,15 @@
 // Every spec starts fresh processes on free loopback ports, registers every
 // stop with DeferCleanup and waits with Eventually and explicit timeouts;
 // sentinels run with down-after-milliseconds 1000 and failover-timeout 5000.
-// Labels: "interop" (needs Debian's redis-server/redis-sentinel), "failover"
-// (kills or stops an instance), "slow" (more than a few seconds), "bench".
+// The exception is "Sentinel scenarios" (scenarios_test.go): Redis's own
+// sentinel tests (00-base to 13-info-command) as one Ordered list over a
+// long-lived deployment of 5 sentinels, a master and 4 replicas, each
+// scenario starting from the state the previous one left; it runs once with
+// 5 sentinels under test and once with 3 under test plus 2 redis-sentinel
+// (down-after-milliseconds 2000, SENTINEL DEBUG timers as Redis's tests set
+// them). Labels: "interop" (needs Debian's redis-server/redis-sentinel),
+// "failover" (kills or stops an instance), "slow" (more than a few seconds),
+// "scenarios", "bench".
 //
 // The package imports ginkgo, gomega, go-redis, the standard library and
 // github.com/vigil-kv/vigil/integration (its process helpers); it drives the
