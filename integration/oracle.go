@@ -54,9 +54,24 @@ func (r *stepRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 func (r *stepRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		r.steps = append(r.steps, recordStep(cmd))
+		st := recordStep(cmd)
+		if ctx.Value(timeDependentKey{}) != nil {
+			for i, v := range st.Val {
+				st.Val[i] = fmt.Sprintf("a %T", v)
+			}
+		}
+		r.steps = append(r.steps, st)
 		return err
 	}
+}
+
+type timeDependentKey struct{}
+
+// TimeDependent marks the calls made with the returned context as having a
+// reply that depends on the clock (a remaining TTL): only its type and
+// error are compared; the script checks its range itself.
+func TimeDependent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, timeDependentKey{}, true)
 }
 
 func recordStep(cmd redis.Cmder) OracleStep {
