@@ -253,7 +253,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	}
 	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
 	// for writes and PING after a failed BGSAVE or AOF write.
-	if (cmd.has(FlagWrite) || cmd.fullName == "ping") && (s.rdb.bgsaveErr || s.aof.mgr != nil) {
+	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.fullName == "ping" || isWriteCommand(c, cmd)) {
 		if msg := s.diskErrorDenies(); msg != "" {
 			s.reject(c, cmd, msg)
 			return
@@ -328,6 +328,23 @@ func (s *Server) setCmdNow(c *Client) {
 		return
 	}
 	s.setNow()
+}
+
+// isWriteCommand is processCommand's is_write_command: a write command,
+// or an EXEC whose queue holds one (mstate.cmd_flags), so that a
+// transaction queued before a failed BGSAVE is refused as a whole.
+func isWriteCommand(c *Client, cmd *Command) bool {
+	if cmd.has(FlagWrite) {
+		return true
+	}
+	if cmd.fullName == "exec" && c.multi != nil {
+		for _, q := range c.multi.cmds {
+			if q.cmd.has(FlagWrite) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runsInMulti reports the commands that run at once inside MULTI instead

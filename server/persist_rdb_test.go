@@ -704,3 +704,38 @@ func TestLoadingWhileServing(t *testing.T) {
 		t.Fatalf("DBSIZE after the load: %s", got)
 	}
 }
+
+// TestMisconfExecQueuedWrite: processCommand's is_write_command counts an
+// EXEC whose queue holds a write, so a transaction queued before BGSAVE
+// failed is refused as a whole (EXECABORT ... MISCONF), one that only reads
+// runs; likewise -NOREPLICAS when min-replicas-to-write is set after the
+// queueing. Checked against redis-server 7.0.15.
+func TestMisconfExecQueuedWrite(t *testing.T) {
+	ts := newTestServer(t, "--save", "1000000 1000000")
+	c, o := ts.client(), ts.client()
+	ts.do(c, "MULTI")
+	ts.do(c, "SET", "a", "1")
+	ts.s.mu.Lock()
+	ts.s.rdb.bgsaveErr = true // as after a failed BGSAVE
+	ts.s.mu.Unlock()
+	if got, want := ts.do(c, "EXEC"), "-EXECABORT Transaction discarded because of: "+errBgsaveErr+"\r\n"; got != want {
+		t.Fatalf("EXEC of a queued write after a failed BGSAVE: %q", got)
+	}
+	ts.do(c, "MULTI")
+	ts.do(c, "GET", "a")
+	if got := ts.do(c, "EXEC"); got != "*1\r\n$-1\r\n" {
+		t.Fatalf("EXEC of a read after a failed BGSAVE: %q", got)
+	}
+	ts.s.mu.Lock()
+	ts.s.rdb.bgsaveErr = false
+	ts.s.mu.Unlock()
+
+	ts.do(c, "MULTI")
+	ts.do(c, "SET", "a", "1")
+	if got := ts.do(o, "CONFIG", "SET", "min-replicas-to-write", "1"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got, want := ts.do(c, "EXEC"), "-EXECABORT Transaction discarded because of: NOREPLICAS Not enough good replicas to write.\r\n"; got != want {
+		t.Fatalf("EXEC of a queued write without good replicas: %q", got)
+	}
+}

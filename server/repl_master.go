@@ -769,7 +769,7 @@ func (s *Server) writesDenied(c *Client, cmd *Command) string {
 	if c.replRole.Load() == kindMaster {
 		return ""
 	}
-	write := cmd.has(FlagWrite)
+	write := isWriteCommand(c, cmd)
 	if l := s.repl.link; l != nil {
 		if write && s.cfg.ReplicaReadOnly {
 			return ErrReadOnly
