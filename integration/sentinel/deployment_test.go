@@ -27,10 +27,9 @@ import (
 // deployment is one master, its replicas and five sentinels.
 type deployment struct {
 	*Cluster
-	servers  []*integration.Server // every data server, whatever its role
-	password string                // requirepass of the data servers, "" = none
-	logs     []*os.File            // log files reopened by restarts
-	clients  []*redis.Client       // clients made in scenarios, closed at the end
+	servers []*integration.Server // every data server, whatever its role
+	logs    []*os.File            // log files reopened by restarts
+	clients []*redis.Client       // clients made in scenarios, closed at the end
 }
 
 // Timers of the scenarios, applied with SENTINEL DEBUG after every (re)start
@@ -105,15 +104,27 @@ func (d *deployment) tune(s *Sentinel) {
 // authenticate with pw ("" = none).
 func (d *deployment) setPassword(pw string) {
 	GinkgoHelper()
-	d.password = pw
-	for _, srv := range d.servers {
-		opts := srv.ClientOptions(2)
+	d.setAuth("", pw)
+}
+
+// setAuth replaces the clients of the data servers on ports (every data
+// server when none is given) by clients that authenticate as user with pw
+// ("" = the default user, no password).
+func (d *deployment) setAuth(user, pw string, ports ...int) {
+	GinkgoHelper()
+	if len(ports) == 0 {
+		for _, srv := range d.servers {
+			ports = append(ports, srv.Port)
+		}
+	}
+	for _, port := range ports {
+		opts := d.server(port).ClientOptions(2)
 		opts.PoolSize = 2
 		opts.ReadTimeout = 2 * time.Second
-		opts.Password = pw
+		opts.Username, opts.Password = user, pw
 		c := redis.NewClient(opts)
 		d.clients = append(d.clients, c)
-		d.Cluster.data[srv.Port] = c
+		d.Cluster.data[port] = c
 	}
 }
 

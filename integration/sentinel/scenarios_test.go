@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -335,6 +336,142 @@ func scenarios(group string, bins func() []string) {
 			d.settle()
 		})
 
+		// monitorAgain removes the master from every sentinel and monitors
+		// it again with quorum (above the sentinel count: no failover),
+		// the scenarios' timers and the extra SENTINEL SET arguments
+		// (03-runtime-reconf.tcl's re_monitor_mymaster).
+		monitorAgain := func(quorum int, set ...any) {
+			GinkgoHelper()
+			for _, s := range all {
+				Expect(s.do("SENTINEL", "REMOVE", MasterName)).To(Equal("OK"))
+				Expect(s.do("SENTINEL", "MONITOR", MasterName, "127.0.0.1", strconv.Itoa(d.Master.Port), strconv.Itoa(quorum))).To(Equal("OK"))
+				Expect(s.do(append([]any{"SENTINEL", "SET", MasterName, "down-after-milliseconds", strconv.Itoa(scenarioDownAfter),
+					"failover-timeout", strconv.Itoa(FailoverTimeout)}, set...)...)).To(Equal("OK"))
+			}
+		}
+		// noneDown waits until every sentinel lists every replica and
+		// flags neither the master nor a replica down, then checks that
+		// this holds for twice down-after-milliseconds: a sentinel whose
+		// PINGs are refused (-NOAUTH) would flag SDOWN in that time
+		// (03-runtime-reconf.tcl's check_instances_status).
+		noneDown := func() {
+			GinkgoHelper()
+			check := func(g Gomega, s *Sentinel) {
+				m, err := s.master()
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(m["flags"]).NotTo(ContainSubstring("down"), "%s: master", s.Name())
+				reps, err := s.Replicas()
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(reps).To(HaveLen(len(d.Replicas)), s.Name())
+				for _, r := range reps {
+					g.Expect(r["flags"]).NotTo(ContainSubstring("down"), "%s: replica %s", s.Name(), r["port"])
+				}
+			}
+			for _, s := range all {
+				Eventually(func(g Gomega) { check(g, s) }).WithTimeout(DiscoveryWait).WithPolling(Poll).Should(Succeed())
+			}
+			Consistently(func(g Gomega) {
+				for _, s := range all {
+					check(g, s)
+				}
+			}).WithTimeout(2 * scenarioDownAfter * time.Millisecond).WithPolling(200 * time.Millisecond).Should(Succeed())
+		}
+
+		It("monitors a master that requires a password only once monitored, its replicas before (03-runtime-reconf)", func() {
+			d.settle()
+			master := d.Master.Port
+			for _, srv := range d.servers {
+				Expect(dataDo(srv.Port, "CONFIG", "SET", "masterauth", "secret")).To(Equal("OK"))
+			}
+			for _, r := range d.Replicas {
+				Expect(dataDo(r.Port, "CONFIG", "SET", "requirepass", "secret")).To(Equal("OK"))
+			}
+			d.setAuth("", "secret", d.ReplicaPorts()...)
+			DeferCleanup(func() {
+				for _, srv := range d.servers {
+					_ = d.Data(srv.Port).Do(ctx, "CONFIG", "SET", "requirepass", "").Err()
+					_ = d.Data(srv.Port).Do(ctx, "CONFIG", "SET", "masterauth", "").Err()
+				}
+				d.setPassword("")
+			})
+			By("monitored again while only the replicas require a password")
+			monitorAgain(len(all) + 1)
+			Expect(dataDo(master, "CONFIG", "SET", "requirepass", "secret")).To(Equal("OK"))
+			d.setAuth("", "secret", master)
+			setAll(all, "auth-pass", "secret")
+			noneDown()
+
+			By("no password again; quorum 3")
+			for _, srv := range d.servers {
+				Expect(dataDo(srv.Port, "CONFIG", "SET", "requirepass", "")).To(Equal("OK"))
+				Expect(dataDo(srv.Port, "CONFIG", "SET", "masterauth", "")).To(Equal("OK"))
+			}
+			d.setPassword("")
+			setAll(all, "auth-pass", "", "quorum", "3")
+			d.settle()
+		})
+
+		It("monitors servers with an ACL user once given auth-user and auth-pass, also when only the replicas have it (03-runtime-reconf)", func() {
+			d.settle()
+			const user, pass = "testuser", "secret"
+			// 03-runtime-reconf.tcl's setup_server_acl and
+			// teardown_server_acl.
+			setupACL := func(port int) {
+				GinkgoHelper()
+				Expect(dataDo(port, "ACL", "SETUSER", user, ">"+pass, "+@all", "on")).To(Equal("OK"))
+				Expect(dataDo(port, "ACL", "SETUSER", "default", "off")).To(Equal("OK"))
+				_ = d.Data(port).Do(ctx, "CLIENT", "KILL", "USER", "default", "SKIPME", "no").Err()
+				d.setAuth(user, pass, port)
+				Expect(dataDo(port, "ACL", "WHOAMI")).To(Equal(user))
+				Expect(dataDo(port, "CONFIG", "SET", "masteruser", user)).To(Equal("OK"))
+				Expect(dataDo(port, "CONFIG", "SET", "masterauth", pass)).To(Equal("OK"))
+			}
+			teardownACL := func(port int) {
+				GinkgoHelper()
+				Expect(dataDo(port, "ACL", "SETUSER", "default", "on")).To(Equal("OK"))
+				// (DELUSER also closes this connection, after the reply.)
+				Expect(dataDo(port, "ACL", "DELUSER", user)).To(Equal(int64(1)))
+				d.setAuth("", "", port)
+				Expect(dataDo(port, "CONFIG", "SET", "masteruser", "")).To(Equal("OK"))
+				Expect(dataDo(port, "CONFIG", "SET", "masterauth", "")).To(Equal("OK"))
+			}
+			// CLIENT KILL USER default cuts the sentinels off the master:
+			// no failover meanwhile.
+			setAll(all, "quorum", strconv.Itoa(len(all)+1))
+			for _, srv := range d.servers {
+				setupACL(srv.Port)
+			}
+			DeferCleanup(func() { // (the user is gone when all went well)
+				for _, srv := range d.servers {
+					d.setAuth(user, pass, srv.Port)
+					_ = d.Data(srv.Port).Do(ctx, "ACL", "SETUSER", "default", "on").Err()
+					_ = d.Data(srv.Port).Do(ctx, "ACL", "DELUSER", user).Err()
+					d.setAuth("", "", srv.Port)
+					_ = d.Data(srv.Port).Do(ctx, "CONFIG", "SET", "masteruser", "").Err()
+					_ = d.Data(srv.Port).Do(ctx, "CONFIG", "SET", "masterauth", "").Err()
+				}
+			})
+
+			By("every server has the user when monitored again")
+			monitorAgain(len(all)+1, "auth-user", user, "auth-pass", pass)
+			noneDown()
+
+			By("only the replicas have the user when monitored again; then the master too")
+			master := d.Master.Port
+			teardownACL(master)
+			monitorAgain(len(all) + 1)
+			setupACL(master)
+			setAll(all, "auth-user", user, "auth-pass", pass)
+			noneDown()
+
+			By("the default user again everywhere; quorum 3")
+			for _, srv := range d.servers {
+				teardownACL(srv.Port)
+			}
+			setAll(all, "auth-user", "", "auth-pass", "", "quorum", "3")
+			d.settle()
+		})
+
 		// 05-manual.tcl
 
 		It("fails over on SENTINEL FAILOVER (05-manual)", func() {
@@ -412,6 +549,35 @@ func scenarios(group string, bins func() []string) {
 			Expect(dataDo(d.Master.Port, "REPLICAOF", "127.0.0.1", strconv.Itoa(integration.FreePort()))).To(Equal("OK"))
 			down()
 			Expect(dataDo(d.Master.Port, "REPLICAOF", "NO", "ONE")).To(Equal("OK"))
+			up()
+
+			By("SDOWN of a master whose BGSAVE failed: it answers PING with -MISCONF")
+			// 07-down-conditions.tcl points dir and dbfilename at a path the
+			// snapshot cannot be renamed to; both are protected configs, so
+			// here the snapshot's name is taken by a directory: rename(2)
+			// fails with EISDIR, even as root.
+			m := d.Master
+			dump := filepath.Join(m.Dir, "dump.rdb")
+			Expect(os.RemoveAll(dump)).To(Succeed())
+			Expect(os.Mkdir(dump, 0o755)).To(Succeed())
+			DeferCleanup(func() { _ = os.Remove(dump) })
+			lastBgsave := func() (string, error) {
+				info, err := d.Data(m.Port).Info(ctx, "persistence").Result()
+				if InfoField(info, "rdb_bgsave_in_progress") != "0" {
+					return "in progress", err
+				}
+				return InfoField(info, "rdb_last_bgsave_status"), err
+			}
+			Expect(dataDo(m.Port, "CONFIG", "SET", "save", "1000000 1000000")).To(Equal("OK"))
+			Expect(dataDo(m.Port, "BGSAVE")).To(HavePrefix("Background saving"))
+			Eventually(lastBgsave).WithTimeout(FailoverWait).WithPolling(Poll).Should(Equal("err"))
+			Expect(d.Data(m.Port).Ping(ctx).Err()).To(MatchError(HavePrefix("MISCONF ")))
+			down()
+			Expect(os.Remove(dump)).To(Succeed())
+			Expect(dataDo(m.Port, "CONFIG", "SET", "save", "")).To(Equal("OK"))
+			Expect(dataDo(m.Port, "BGSAVE")).To(HavePrefix("Background saving"))
+			Eventually(lastBgsave).WithTimeout(FailoverWait).WithPolling(Poll).Should(Equal("ok"))
+			Expect(d.Data(m.Port).Ping(ctx).Err()).NotTo(HaveOccurred())
 			up()
 
 			By("SDOWN when PING is renamed to PONG")
