@@ -119,13 +119,16 @@ type Config struct {
 	AOFTimestampEnabled      bool
 
 	// Replication.
-	ReplicaOf                   Address // Host "" when this server is a master
-	MasterAuth                  string
-	MasterUser                  string
-	ReplicaReadOnly             bool
-	ReplicaServeStaleData       bool
-	ReplicaLazyFlush            bool
-	ReplicaIgnoreMaxmemory      bool
+	ReplicaOf              Address // Host "" when this server is a master
+	MasterAuth             string
+	MasterUser             string
+	ReplicaReadOnly        bool
+	ReplicaServeStaleData  bool
+	ReplicaLazyFlush       bool
+	ReplicaIgnoreMaxmemory bool
+	// ReplIgnoreDiskWriteError: a replica that cannot persist (-MISCONF)
+	// logs and applies its master's writes instead of exiting.
+	ReplIgnoreDiskWriteError    bool
 	ReplBacklogSize             int64 // bytes
 	ReplBacklogTTL              int64 // seconds
 	ReplTimeout                 int   // seconds

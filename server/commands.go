@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -91,6 +92,10 @@ func (c *Command) FullName() string { return c.fullName }
 func (c *Command) has(f Flag) bool { return c.Flags&f != 0 }
 
 var commandTable []*Command
+
+// replicaDiskWriteExit is serverPanic("Replica was unable to write command
+// to disk."): a variable so tests can observe it.
+var replicaDiskWriteExit = os.Exit
 
 // register adds commands to the table; called from init in cmd_*.go files.
 func register(cmds ...*Command) { commandTable = append(commandTable, cmds...) }
@@ -255,8 +260,18 @@ func (s *Server) call(c *Client, args [][]byte) {
 	// for writes and PING after a failed BGSAVE or AOF write.
 	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.fullName == "ping" || isWriteCommand(c, cmd)) {
 		if msg := s.diskErrorDenies(); msg != "" {
-			s.reject(c, cmd, msg)
-			return
+			if c.kind() != kindMaster && !c.aofClient {
+				s.reject(c, cmd, msg)
+				return
+			}
+			// processCommand's obey_client branch: a replica never
+			// refuses its master's stream (that would diverge silently).
+			// Redis panics unless repl-ignore-disk-write-error is set.
+			if !s.cfg.ReplIgnoreDiskWriteError && cmd.fullName != "ping" {
+				s.log.Error().Str("error", msg).Msg("Replica was unable to write command to disk.")
+				replicaDiskWriteExit(1)
+			}
+			s.log.Warn().Str("error", msg).Msg("Replica is applying a command even though it is unable to write to disk.")
 		}
 	}
 	// repl: -READONLY, -MASTERDOWN, -NOREPLICAS (repl_master.go).
