@@ -267,7 +267,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 			// processCommand's obey_client branch: a replica never
 			// refuses its master's stream (that would diverge silently).
 			// Redis panics unless repl-ignore-disk-write-error is set.
-			if !s.cfg.ReplIgnoreDiskWriteError && cmd.fullName != "ping" {
+			if !c.aofClient && !s.cfg.ReplIgnoreDiskWriteError && cmd.fullName != "ping" {
 				s.log.Error().Str("error", msg).Msg("Replica was unable to write command to disk.")
 				replicaDiskWriteExit(1)
 			}
