@@ -86,6 +86,18 @@ func runDrill(c *cli.Context) error {
 		b, _ := json.Marshal(map[string]any{"type": "progress", "progress": p})
 		fmt.Fprintln(errw, string(b))
 	}
+	// note says what the drill set up: a plain line on a terminal, a JSON
+	// line {"type":"info","message":...} otherwise, so that stderr is all
+	// JSON lines for scripts.
+	note := func(format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		if tty {
+			fmt.Fprintln(errw, msg)
+			return
+		}
+		b, _ := json.Marshal(map[string]any{"type": "info", "message": msg})
+		fmt.Fprintln(errw, string(b))
+	}
 
 	if addrs := c.StringSlice("sentinel"); len(addrs) > 0 {
 		cfg.SentinelAddrs = addrs
@@ -109,18 +121,18 @@ func runDrill(c *cli.Context) error {
 		switch {
 		case netMode == "netns":
 			spec.Netns = true
-			fmt.Fprintln(errw, "partitions: network namespaces (--net netns)")
+			note("partitions: network namespaces (--net netns)")
 		case !partitions:
 		case netMode == "proxy":
 			spec.Proxy = true
-			fmt.Fprintln(errw, "partitions: TCP proxy (--net proxy)")
+			note("partitions: TCP proxy (--net proxy)")
 		default:
 			if err := deploy.NetnsAvailable(); err != nil {
 				spec.Proxy = true
-				fmt.Fprintf(errw, "partitions: TCP proxy (network namespaces unavailable: %v)\n", err)
+				note("partitions: TCP proxy (network namespaces unavailable: %v)", err)
 			} else {
 				spec.Netns = true
-				fmt.Fprintln(errw, "partitions: network namespaces (root, ip netns and nft available)")
+				note("partitions: network namespaces (root, ip netns and nft available)")
 			}
 		}
 		d, err := deploy.New(spec)
@@ -131,7 +143,7 @@ func runDrill(c *cli.Context) error {
 			return err
 		}
 		defer d.Stop()
-		fmt.Fprintf(errw, "started %d %s servers and %d %s sentinels in %s (%s)\n", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir, d.NetworkInfo())
+		note("started %d %s servers and %d %s sentinels in %s (%s)", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir, d.NetworkInfo())
 		wctx, wcancel := context.WithTimeout(ctx, c.Duration("timeout"))
 		var since time.Time
 		err = d.WaitHealthyFunc(wctx, func(problems []string) {

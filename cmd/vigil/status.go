@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -50,10 +51,20 @@ func runStatus(c *cli.Context) error {
 	st := col.Collect(ctx)
 	v.tty = false
 	v.status(st)
+	return statusErr(st, c.String("master"))
+}
+
+// statusErr is nil when a sentinel gave the status; else it says why,
+// naming the master (a sentinel that answers "No such master" did answer).
+func statusErr(st *deploy.Status, master string) error {
 	for _, s := range st.Sentinels {
 		if s.Error == "" {
 			return nil
 		}
 	}
-	return errors.New("no sentinel answered")
+	if len(st.Sentinels) == 0 {
+		return errors.New("no sentinel answered")
+	}
+	s := st.Sentinels[0]
+	return fmt.Errorf("no sentinel gave the status of master %q (%s: %s)", master, s.Addr, s.Error)
 }

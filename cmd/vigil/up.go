@@ -118,9 +118,7 @@ func runUp(c *cli.Context) error {
 		if ctx.Err() != nil {
 			return errors.New("interrupted before the deployment was healthy")
 		}
-		if d.Spec.Kind == deploy.KindVigil && strings.Contains(err.Error(), "replicat") {
-			err = fmt.Errorf("%w\n(vigil-server replication is not finished yet, so its replicas do not come up; `vigil up --server redis` runs Debian's redis-server)", err)
-		}
+		err = fmt.Errorf("%w\n(each node's output.log is under %s)", err, d.Spec.Dir)
 		return err
 	}
 	printReady(out, v, d)

@@ -20,8 +20,12 @@ func TestClient(t *testing.T) {
 }
 
 // SentinelBinEnv selects the sentinel binary instead of building
-// ./cmd/vigil-sentinel.
-const SentinelBinEnv = "VIGIL_SENTINEL_BIN"
+// ./cmd/vigil-sentinel; DataServerBinEnv the data servers' binary instead of
+// Debian's redis-server (e.g. a built vigil-server).
+const (
+	SentinelBinEnv   = "VIGIL_SENTINEL_BIN"
+	DataServerBinEnv = "VIGIL_DATA_SERVER_BIN"
+)
 
 var (
 	sentinelBin  string
@@ -33,10 +37,12 @@ type binaries struct{ Data, DataSkip, Sentinel, SentinelSkip string }
 
 var _ = SynchronizedBeforeSuite(func() []byte {
 	var b binaries
-	if p, err := exec.LookPath("redis-server"); err == nil {
+	if bin := os.Getenv(DataServerBinEnv); bin != "" {
+		b.Data = bin
+	} else if p, err := exec.LookPath("redis-server"); err == nil {
 		b.Data = p
 	} else {
-		b.DataSkip = "redis-server not installed: apt-get install -y redis-server redis-tools"
+		b.DataSkip = "redis-server not installed: apt-get install -y redis-server redis-sentinel redis-tools"
 	}
 	if bin := os.Getenv(SentinelBinEnv); bin != "" {
 		b.Sentinel = bin

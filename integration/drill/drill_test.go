@@ -91,6 +91,8 @@ func runDrill(fault string, extra ...string) report {
 		Expect(string(s.Out.Contents())).To(ContainSubstring("partitions: netns"))
 		Expect(string(s.Out.Contents())).To(MatchRegexp(`client on the new master [-+]\d+\.\d+s after \+switch-master: (within|more than) switch time \+ 100 ms`))
 	}
+	// Off a terminal, progress is quiet JSON lines (round n of N, fault, writes so far).
+	Expect(s.Err).To(gbytes.Say(`\{"progress":\{[^\n]*"round":1,"rounds":1[^\n]*"writes_ok":\d+\},"type":"progress"\}`))
 
 	b, err := os.ReadFile(filepath.Join(dir, "report", "report.json"))
 	Expect(err).NotTo(HaveOccurred())

@@ -4,8 +4,9 @@
 // with --json, kills the master and watches the failover in the JSON lines,
 // asks `vigil status`, and checks Ctrl-C (and a SIGKILL of `vigil up`)
 // leaves no process behind. Specs skip when redis-server or redis-sentinel
-// are not installed; `--server vigil` specs need replication and skip, with
-// "needs replication (issue 12)", until a probe finds a replica replicating.
+// are not installed. The `--server vigil` spec (the README's first command,
+// no Debian package needed) starts vigil-server and vigil-sentinel, kills the
+// master and waits for +switch-master, then stops on SIGINT.
 //
 // It may import internal/deploy (for the JSON types), go-redis, Ginkgo and
 // Gomega; nothing imports it.
