@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // string2ll is Redis's util.c string2ll: a strict base-10 int64. No spaces,
@@ -61,7 +63,7 @@ func string2ll(s string) (int64, bool) {
 // read) and whether it overflowed (errno ERANGE).
 func strtoll(s string, base int) (v int64, rest string, overflow bool) {
 	i := 0
-	for i < len(s) && isCSpace(s[i]) {
+	for i < len(s) && redisutil.IsSpace(s[i]) {
 		i++
 	}
 	neg := false
@@ -166,7 +168,7 @@ func formatMemory(v int64) string {
 // string2d is Redis's util.c string2d: strtod over the whole string, no
 // leading space, no NaN, no overflow to infinity.
 func string2d(s string) (float64, bool) {
-	if s == "" || isCSpace(s[0]) {
+	if s == "" || redisutil.IsSpace(s[0]) {
 		return 0, false
 	}
 	if strings.ContainsRune(s, '_') { // Go-only syntax

@@ -201,19 +201,24 @@ var rules = []rule{
 		forbid: nonStandard,
 	},
 	{
-		name:   "leaf packages import the standard library only",
-		from:   exact("internal/resp", "internal/clock", "configs", "server/keyspace"),
+		name:   "the Redis string routines import the standard library only",
+		from:   exact("internal/redisutil"),
 		forbid: nonStandard,
 	},
 	{
-		name:   "the shared reply texts import internal/resp and the standard library only",
+		name:   "leaf packages import internal/redisutil and the standard library only",
+		from:   exact("internal/resp", "internal/clock", "configs", "server/keyspace"),
+		forbid: but(nonStandard, exact("internal/redisutil")),
+	},
+	{
+		name:   "the shared reply texts import internal/resp, internal/redisutil and the standard library only",
 		from:   exact("internal/redistext"),
-		forbid: but(nonStandard, tree("internal/resp")),
+		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
 	},
 	{
 		name:   "the ACL imports internal/resp and the standard library only",
 		from:   exact("internal/acl"),
-		forbid: but(nonStandard, tree("internal/resp")),
+		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
 	},
 	{
 		name:   "client imports no server-side package",
@@ -352,7 +357,8 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/sentinel", false, m+"/internal/resp")
 	add(m+"/configs", false, "fmt")
 	add(m+"/server", false, m+"/configs")
-	add(m+"/server/keyspace", false, "fmt")
+	add(m+"/server/keyspace", false, "fmt", m+"/internal/redisutil")
+	add(m+"/internal/redisutil", false, "fmt", "github.com/other/lib")
 	add(m+"/internal/redistext", false, m+"/internal/resp", m+"/configs")
 	add(m+"/internal/acl", false, m+"/internal/resp", m+"/configs")
 	add(m+"/server/rdb", false, m+"/server", m+"/sentinel")
@@ -389,10 +395,14 @@ func TestRulesCatchViolations(t *testing.T) {
 			"sentinel imports github.com/other/lib (sentinel -> internal/resp -> github.com/other/lib)",
 			"sentinel imports internal/resp (sentinel -> internal/resp)",
 		},
-		"leaf packages import the standard library only": {
-			"internal/resp imports github.com/other/lib (internal/resp -> github.com/other/lib)",
+		"the Redis string routines import the standard library only": {
+			"internal/redisutil imports github.com/other/lib (internal/redisutil -> github.com/other/lib)",
 		},
-		"the shared reply texts import internal/resp and the standard library only": {
+		"leaf packages import internal/redisutil and the standard library only": {
+			"internal/resp imports github.com/other/lib (internal/resp -> github.com/other/lib)",
+			"server/keyspace imports github.com/other/lib (server/keyspace -> internal/redisutil -> github.com/other/lib)",
+		},
+		"the shared reply texts import internal/resp, internal/redisutil and the standard library only": {
 			"internal/redistext imports configs (internal/redistext -> configs)",
 			"internal/redistext imports github.com/other/lib (internal/redistext -> internal/resp -> github.com/other/lib)",
 		},

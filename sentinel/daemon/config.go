@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
@@ -77,7 +78,7 @@ func LoadConfig(path string, args []string) (*Settings, error) {
 	var slines []sentinelLine
 	hasPort, hasProtected := false, false
 	for _, raw := range strings.Split(text, "\n") {
-		if a, err := configs.SplitArgs(strings.Trim(raw, " \t\r\n")); err == nil && len(a) > 0 {
+		if a, err := redisutil.SplitArgs(strings.Trim(raw, " \t\r\n")); err == nil && len(a) > 0 {
 			switch strings.ToLower(a[0]) {
 			case "port":
 				hasPort = true
@@ -134,7 +135,7 @@ func checkUserLines(text string, cfg *configs.Config) error {
 	seen := map[string]bool{}
 	for i, raw := range strings.Split(text, "\n") {
 		line := strings.Trim(raw, " \t\r\n")
-		a, err := configs.SplitArgs(line)
+		a, err := redisutil.SplitArgs(line)
 		if err != nil || len(a) < 2 || !strings.EqualFold(a[0], "user") {
 			continue
 		}
@@ -484,7 +485,7 @@ var sentinelOptions = []string{
 
 // arg quotes a value when the config reader would not read it back as is.
 func arg(s string) string {
-	if back, err := configs.SplitArgs(s); err != nil || len(back) != 1 || back[0] != s {
+	if back, err := redisutil.SplitArgs(s); err != nil || len(back) != 1 || back[0] != s {
 		return configs.Quote(s)
 	}
 	return s

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // File name parts, as aof.c's BASE_FILE_SUFFIX, INCR_FILE_SUFFIX,
@@ -107,7 +107,7 @@ func ParseManifest(r io.Reader) (*Manifest, error) {
 		if line == "" {
 			return nil, bad("Invalid AOF manifest file format")
 		}
-		argv, err := resp.SplitArgs(line)
+		argv, err := redisutil.SplitArgs(line)
 		if err != nil || len(argv) < 6 || len(argv)%2 != 0 {
 			return nil, bad("Invalid AOF manifest file format")
 		}
