@@ -250,7 +250,7 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 		if cr > r.lim.MaxInline {
 			return nil, false, protoErr("too big mbulk count string")
 		}
-		n, ok := parseInt(data[1:cr])
+		n, ok := redisutil.String2ll(data[1:cr])
 		if !ok || n > r.lim.MaxArgs {
 			return nil, false, protoErr("invalid multibulk length")
 		}
@@ -284,7 +284,7 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 			if data[0] != '$' {
 				return nil, false, protoErr("expected '$', got '" + string(data[0]) + "'")
 			}
-			n, ok := parseInt(data[1:cr])
+			n, ok := redisutil.String2ll(data[1:cr])
 			if !ok || n < 0 || n > r.lim.MaxBulkLen {
 				return nil, false, protoErr("invalid bulk length")
 			}
@@ -315,51 +315,6 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 	}
 	return args, true, nil
 }
-
-// parseInt parses a decimal integer as Redis's string2ll (optional leading
-// '-', no '+', no spaces, no leading zeros except "0").
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if len(b) == 1 {
-			return 0, false
-		}
-	}
-	if b[i] == '0' && len(b) > i+1 {
-		return 0, false
-	}
-	var n uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
-}
-
-// ParseInt exposes string2ll's rules for command handlers.
-func ParseInt(b []byte) (int64, bool) { return parseInt(b) }
 
 // splitInline splits an inline request like sds.c sdssplitargs, appending to
 // dst. A line without quotes, \v or \f (isspace between arguments but not
