@@ -63,11 +63,11 @@ func TestStringMatch(t *testing.T) {
 		{"*?", "", false},
 	}
 	for _, tt := range tests {
-		if got := stringMatch(tt.pattern, tt.s, true); got != tt.want {
-			t.Errorf("stringMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		if got := redisutil.StringMatch(tt.pattern, tt.s, true); got != tt.want {
+			t.Errorf("redisutil.StringMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
 		}
 	}
-	if stringMatch("P*", "port", false) {
+	if redisutil.StringMatch("P*", "port", false) {
 		t.Error("case-sensitive match ignored case")
 	}
 }
