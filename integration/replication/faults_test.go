@@ -40,6 +40,26 @@ func fill(c *redis.Client, prefix string, n int) {
 	}
 }
 
+// writeUntilStopped calls write(0), write(1), ... in a goroutine until the
+// returned stop is called; stop returns once the goroutine has ended.
+func writeUntilStopped(write func(i int)) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			write(i)
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // watch is a poller of a replica: DBSIZE and INFO over and over until
 // stopped, recording what it saw.
 type watch struct {
@@ -320,22 +340,11 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
 		waitSynced(m, r)
 		partial := m.stat("sync_partial_ok")
-		stop := make(chan struct{})
-		writerDone := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(writerDone)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				Expect(m.c.Incr(ctx, "counter").Err()).To(Succeed())
-				Expect(m.c.RPush(ctx, "log", i).Err()).To(Succeed())
-				Expect(m.c.Set(ctx, "s:"+itoa(i%100), i, 0).Err()).To(Succeed())
-			}
-		}()
+		stopWriter := writeUntilStopped(func(i int) {
+			Expect(m.c.Incr(ctx, "counter").Err()).To(Succeed())
+			Expect(m.c.RPush(ctx, "log", i).Err()).To(Succeed())
+			Expect(m.c.Set(ctx, "s:"+itoa(i%100), i, 0).Err()).To(Succeed())
+		})
 		for cut := int64(1); cut <= 3; cut++ {
 			Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val()).To(Equal(int64(1)))
 			// Each cut ends in a partial resync (the next cut only then).
@@ -344,8 +353,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			Eventually(func() string { return r.replField("master_link_status") }).
 				WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal("up"))
 		}
-		close(stop)
-		<-writerDone
+		stopWriter()
 		waitSynced(m, r)
 		Expect(m.stat("sync_partial_ok")).To(Equal(partial + 3))
 		Expect(r.dump()).To(Equal(m.dump()))
@@ -368,20 +376,9 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		p.cut() // mid-transfer
 		Expect(m.c.ConfigSet(ctx, "rdb-key-save-delay", "0").Err()).To(Succeed())
 		waitSynced(m, r)
-		stop := make(chan struct{})
-		writerDone := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(writerDone)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				Expect(m.c.Set(ctx, "w:"+itoa(i%500), i, 0).Err()).To(Succeed())
-			}
-		}()
+		stopWriter := writeUntilStopped(func(i int) {
+			Expect(m.c.Set(ctx, "w:"+itoa(i%500), i, 0).Err()).To(Succeed())
+		})
 		Eventually(func() int64 { return m.stat("total_commands_processed") }).Should(BeNumerically(">", 100))
 		syncs := func() int64 { return m.stat("sync_partial_ok") + m.stat("sync_full") }
 		before := syncs()
@@ -389,8 +386,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		Eventually(syncs).WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(BeNumerically(">", before))
 		Eventually(func() string { return r.replField("master_link_status") }).
 			WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal("up"))
-		close(stop)
-		<-writerDone
+		stopWriter()
 		waitSynced(m, r)
 		w.end()
 		w.mu.Lock()
