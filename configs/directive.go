@@ -531,7 +531,7 @@ func strD(name, alias string, flags Flag, def string, field func(*Config) *strin
 			s.MarkProcessed(name)
 			return
 		}
-		s.RewriteLine(name, name+" "+Quote(v), flags&EmptyIsNull != 0 || v != def)
+		s.RewriteLine(name, name+" "+redisutil.Quote(v), flags&EmptyIsNull != 0 || v != def)
 	}
 	return d
 }

@@ -172,7 +172,7 @@ func ArgsToConfig(argv []string) string {
 	for j := 0; j < len(argv); j++ {
 		a := argv[j]
 		if !(handledLast && strings.HasPrefix(a, "--")) {
-			b.WriteString(Quote(a))
+			b.WriteString(redisutil.Quote(a))
 			b.WriteByte(' ')
 			handledLast = true
 			continue

@@ -141,7 +141,7 @@ func joinArgs(args []string) string {
 	for i, a := range args {
 		out[i] = a
 		if back, err := redisutil.SplitArgs(a); err != nil || len(back) != 1 || back[0] != a {
-			out[i] = Quote(a)
+			out[i] = redisutil.Quote(a)
 		}
 	}
 	return strings.Join(out, " ")

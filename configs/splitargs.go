@@ -9,46 +9,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
-// Quote returns s as a double-quoted string that redisutil.SplitArgs reads
-// back as s, exactly as Redis's sdscatrepr writes it (CONFIG REWRITE uses it
-// for string values, redis-server main() for the values of --directive
-// arguments):
-// \\ \" \n \r \t \a \b are escaped, other bytes outside 0x20-0x7e become \xHH.
-func Quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b.WriteByte(c)
-			} else {
-				const hex = "0123456789abcdef"
-				b.WriteString(`\x`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // trimLine trims a configuration line as loadServerConfigFromString does
 // (sdstrim with " \t\r\n").
 func trimLine(s string) string { return strings.Trim(s, " \t\r\n") }

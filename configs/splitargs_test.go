@@ -9,25 +9,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
-func TestQuote(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", `""`},
-		{"dump.rdb", `"dump.rdb"`},
-		{`a "b" \c`, `"a \"b\" \\c"`},
-		{"\n\r\t\a\b", `"\n\r\t\a\b"`},
-		{"\x00\x01\x7f\xff", `"\x00\x01\x7f\xff"`},
-		{"{title} {listen-addr}", `"{title} {listen-addr}"`},
-	}
-	for _, tt := range tests {
-		if got := Quote(tt.in); got != tt.want {
-			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-		if back, err := redisutil.SplitArgs(Quote(tt.in)); err != nil || len(back) != 1 || back[0] != tt.in {
-			t.Errorf("redisutil.SplitArgs(Quote(%q)) = %q, %v", tt.in, back, err)
-		}
-	}
-}
-
 func TestStringMatch(t *testing.T) {
 	tests := []struct {
 		pattern, s string
@@ -136,7 +117,7 @@ func FuzzSplitArgs(f *testing.F) {
 		}
 		quoted := make([]string, len(args))
 		for i, a := range args {
-			quoted[i] = Quote(a)
+			quoted[i] = redisutil.Quote(a)
 		}
 		back, err := redisutil.SplitArgs(strings.Join(quoted, " "))
 		if err != nil || len(back) != len(args) {

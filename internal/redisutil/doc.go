@@ -1,6 +1,7 @@
 // Package redisutil holds the string routines of Redis 7.0's sds.c and
 // util.c that several of Vigil's packages need byte for byte: SplitArgs is
-// sdssplitargs (configuration lines, inline requests, the AOF manifest),
+// sdssplitargs (configuration lines, inline requests, the AOF manifest) and
+// AppendRepr/Quote its inverse sdscatrepr (CONFIG REWRITE, MONITOR),
 // String2ll is string2ll (integer arguments, protocol headers, integer
 // encodings), StringMatch is stringmatchlen (KEYS, SCAN, PSUBSCRIBE, CONFIG
 // GET, ACL patterns, SENTINEL commands). One copy here, so the

@@ -486,7 +486,7 @@ var sentinelOptions = []string{
 // arg quotes a value when the config reader would not read it back as is.
 func arg(s string) string {
 	if back, err := redisutil.SplitArgs(s); err != nil || len(back) != 1 || back[0] != s {
-		return configs.Quote(s)
+		return redisutil.Quote(s)
 	}
 	return s
 }
@@ -523,7 +523,7 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 			continue
 		case "dir":
 			if srv.Dir != "" {
-				s.RewriteLine("dir", "dir "+configs.Quote(srv.Dir), true)
+				s.RewriteLine("dir", "dir "+redisutil.Quote(srv.Dir), true)
 			}
 			continue
 		case "latency-tracking-info-percentiles":
@@ -543,7 +543,7 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 				s.RewriteLine(d.Name, "", false)
 				continue
 			}
-			s.RewriteLine(d.Name, d.Name+" "+configs.Quote(v), v != d.Default)
+			s.RewriteLine(d.Name, d.Name+" "+redisutil.Quote(v), v != d.Default)
 		case configs.TypeMemory:
 			s.RewriteLine(d.Name, d.Name+" "+formatMemory(v), v != d.Default)
 		default:
@@ -609,7 +609,7 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 	s.RewriteLine("sentinel current-epoch", fmt.Sprintf("sentinel current-epoch %d", sc.CurrentEpoch), true)
 	if sc.AnnounceIP != "" {
 		// sentinel.c writes it with sdscatrepr: always quoted.
-		s.RewriteLine("sentinel announce-ip", "sentinel announce-ip "+configs.Quote(sc.AnnounceIP), true)
+		s.RewriteLine("sentinel announce-ip", "sentinel announce-ip "+redisutil.Quote(sc.AnnounceIP), true)
 	}
 	if sc.AnnouncePort != 0 {
 		s.RewriteLine("sentinel announce-port", fmt.Sprintf("sentinel announce-port %d", sc.AnnouncePort), true)

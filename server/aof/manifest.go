@@ -366,29 +366,5 @@ func quoteName(s string) string {
 	if !need {
 		return s
 	}
-	b := []byte{'"'}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b = append(b, c)
-			} else {
-				b = append(b, fmt.Sprintf("\\x%02x", c)...)
-			}
-		}
-	}
-	return string(append(b, '"'))
+	return redisutil.Quote(s)
 }
