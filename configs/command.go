@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Replies of CONFIG SET and CONFIG REWRITE, as config.c words them. The
@@ -51,7 +53,7 @@ func (c *Config) Get(patterns ...string) []string {
 				continue
 			}
 			for _, name := range [2]string{d.Name, d.Alias} {
-				if name == "" || seen[name] || !stringMatch(p, name, true) {
+				if name == "" || seen[name] || !redisutil.StringMatch(p, name, true) {
 					continue
 				}
 				seen[name] = true

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Type is the kind of value a directive holds (config.c's config types).
@@ -317,7 +319,7 @@ func (d *Directive) parseNum(s string) (int64, error) {
 		}
 	}
 	if !parsed && d.Flags&Percent != 0 && len(s) > 1 && s[len(s)-1] == '%' {
-		if p, ok := string2ll(s[:len(s)-1]); ok && p >= 0 {
+		if p, ok := redisutil.String2ll(s[:len(s)-1]); ok && p >= 0 {
 			v, parsed = -p, true
 		}
 	}
@@ -327,7 +329,7 @@ func (d *Directive) parseNum(s string) (int64, error) {
 		}
 	}
 	if !parsed && d.Type == TypeInt {
-		v, parsed = string2ll(s)
+		v, parsed = redisutil.String2ll(s)
 	}
 	if !parsed {
 		switch {
@@ -529,7 +531,7 @@ func strD(name, alias string, flags Flag, def string, field func(*Config) *strin
 			s.MarkProcessed(name)
 			return
 		}
-		s.RewriteLine(name, name+" "+Quote(v), flags&EmptyIsNull != 0 || v != def)
+		s.RewriteLine(name, name+" "+redisutil.Quote(v), flags&EmptyIsNull != 0 || v != def)
 	}
 	return d
 }

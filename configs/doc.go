@@ -18,8 +18,9 @@
 //     change or refuse it.
 //   - rewrite.go: Config.Rewrite is CONFIG REWRITE, in place and atomic;
 //     RewriteState is reusable for the sentinel's own file.
-//   - splitargs.go: SplitArgs, Quote and ParseLines, the tokenizer shared
-//     with the sentinel.
+//   - splitargs.go: ParseLines, the tokenizer shared with the sentinel;
+//     lines are split by internal/redisutil.SplitArgs (sdssplitargs) and
+//     values quoted by redisutil.Quote (sdscatrepr).
 //
-// It imports the standard library only.
+// It imports the standard library and the leaf internal/redisutil only.
 package configs

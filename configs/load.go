@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // LoadOptions says where redis-server's configuration comes from.
@@ -170,7 +172,7 @@ func ArgsToConfig(argv []string) string {
 	for j := 0; j < len(argv); j++ {
 		a := argv[j]
 		if !(handledLast && strings.HasPrefix(a, "--")) {
-			b.WriteString(Quote(a))
+			b.WriteString(redisutil.Quote(a))
 			b.WriteByte(' ')
 			handledLast = true
 			continue
@@ -180,7 +182,7 @@ func ArgsToConfig(argv []string) string {
 		}
 		b.WriteString(a[2:])
 		b.WriteByte(' ')
-		toks, err := SplitArgs(a)
+		toks, err := redisutil.SplitArgs(a)
 		if err != nil || len(toks) != 1 {
 			handledLast = true
 			continue
@@ -232,7 +234,7 @@ func (c *Config) loadSegments(segs []segment, depth int) error {
 		fail := func(reason string, err error) error {
 			return &ConfigError{File: fileAt(lineOff), Line: i + 1, Text: line, Reason: reason, Err: err}
 		}
-		args, err := SplitArgs(line)
+		args, err := redisutil.SplitArgs(line)
 		if err != nil {
 			return fail(reasonUnbalanced, err)
 		}
@@ -278,7 +280,7 @@ func (c *Config) applyLine(args []string, depth int) error {
 		vals := args[1:]
 		if len(args) == 2 && args[1] != "" {
 			// --save "900 1 300 10": one argument holding several.
-			vals, _ = SplitArgs(args[1])
+			vals, _ = redisutil.SplitArgs(args[1])
 		}
 		return d.set(c, vals)
 	}

@@ -4,56 +4,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// string2ll is Redis's util.c string2ll: a strict base-10 int64. No spaces,
-// no '+', no leading zeros ("0" alone is fine), no "-0", no overflow.
-func string2ll(s string) (int64, bool) {
-	if s == "" || len(s) > 20 {
-		return 0, false
-	}
-	if s == "0" {
-		return 0, true
-	}
-	neg := false
-	p := s
-	if p[0] == '-' {
-		neg = true
-		p = p[1:]
-		if p == "" {
-			return 0, false
-		}
-	}
-	if p[0] < '1' || p[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > math.MaxUint64/10 {
-			return 0, false
-		}
-		v *= 10
-		d := uint64(c - '0')
-		if v > math.MaxUint64-d {
-			return 0, false
-		}
-		v += d
-	}
-	if neg {
-		if v > uint64(math.MaxInt64)+1 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+	"github.com/vigil-kv/vigil/internal/redisutil"
+)
 
 // strtoll is C's strtoll(s, &end, base) for base 8 or 10: leading isspace,
 // an optional sign, then digits. It returns the value (saturated on
@@ -61,7 +14,7 @@ func string2ll(s string) (int64, bool) {
 // read) and whether it overflowed (errno ERANGE).
 func strtoll(s string, base int) (v int64, rest string, overflow bool) {
 	i := 0
-	for i < len(s) && isCSpace(s[i]) {
+	for i < len(s) && redisutil.IsSpace(s[i]) {
 		i++
 	}
 	neg := false
@@ -166,7 +119,7 @@ func formatMemory(v int64) string {
 // string2d is Redis's util.c string2d: strtod over the whole string, no
 // leading space, no NaN, no overflow to infinity.
 func string2d(s string) (float64, bool) {
-	if s == "" || isCSpace(s[0]) {
+	if s == "" || redisutil.IsSpace(s[0]) {
 		return 0, false
 	}
 	if strings.ContainsRune(s, '_') { // Go-only syntax

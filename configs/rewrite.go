@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // RewriteSignature is the comment CONFIG REWRITE writes before the first
@@ -55,7 +57,7 @@ func NewRewriteState(old []byte, key func(args []string) (option string, known b
 			s.lines = append(s.lines, line)
 			continue
 		}
-		args, err := SplitArgs(line)
+		args, err := redisutil.SplitArgs(line)
 		option, known := "", false
 		if err == nil && len(args) > 0 {
 			args[0] = strings.ToLower(args[0])
@@ -138,8 +140,8 @@ func joinArgs(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
-		if back, err := SplitArgs(a); err != nil || len(back) != 1 || back[0] != a {
-			out[i] = Quote(a)
+		if back, err := redisutil.SplitArgs(a); err != nil || len(back) != 1 || back[0] != a {
+			out[i] = redisutil.Quote(a)
 		}
 	}
 	return strings.Join(out, " ")

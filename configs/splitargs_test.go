@@ -5,81 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
-
-func TestSplitArgs(t *testing.T) {
-	tests := []struct {
-		line string
-		want []string
-		err  bool
-	}{
-		{"", nil, false},
-		{"   \t ", nil, false},
-		{"port 6379", []string{"port", "6379"}, false},
-		{"  port\t6379  ", []string{"port", "6379"}, false},
-		{"a\r\nb", []string{"a", "b"}, false},
-		{"\v\fa", []string{"a"}, false},          // leading \v \f are isspace
-		{"a\vb", []string{"a\vb"}, false},        // but do not end a bare word
-		{`save ""`, []string{"save", ""}, false}, // empty argument
-		{`"" ''`, []string{"", ""}, false},       // two empty arguments
-		{`"a b" c`, []string{"a b", "c"}, false}, // spaces inside quotes
-		{`"\n\r\t\b\a"`, []string{"\n\r\t\b\a"}, false},
-		{`"\\ \" \q"`, []string{`\ " q`}, false},        // other escapes keep the char
-		{`"\x41\x4a\x6b"`, []string{"AJk"}, false},      // hex escapes
-		{`"\x4g"`, []string{"x4g"}, false},              // not hex: \x is x
-		{`"\x00z"`, []string{"\x00z"}, false},           // NUL through an escape
-		{`'it\'s'`, []string{"it's"}, false},            // \' in single quotes
-		{`'a\nb'`, []string{`a\nb`}, false},             // no other escape in single quotes
-		{`'a"b'`, []string{`a"b`}, false},               // double quote inside single
-		{`"a'b"`, []string{`a'b`}, false},               // single quote inside double
-		{`foo"bar baz"`, []string{"foobar baz"}, false}, // quote opens inside a word
-		{`foo'bar'`, []string{"foobar"}, false},
-		{`a"b"c`, nil, true}, // closing quote then a letter
-		{`"a"b`, nil, true},
-		{`'a'b`, nil, true},
-		{`"abc`, nil, true}, // unterminated
-		{`'abc`, nil, true},
-		{`"abc\"`, nil, true},                // escaped quote does not close
-		{`"abc\`, nil, true},                 // backslash at the end
-		{`"a"	b`, []string{"a", "b"}, false}, // tab after the closing quote
-		{"a\x00 b c", []string{"a"}, false},  // NUL ends the C string
-		{"\x00", nil, false},
-		{`"é"`, []string{"é"}, false},
-		{`rename-command CONFIG ""`, []string{"rename-command", "CONFIG", ""}, false},
-		{`proc-title-template "{title} {listen-addr} {server-mode}"`, []string{"proc-title-template", "{title} {listen-addr} {server-mode}"}, false},
-	}
-	for _, tt := range tests {
-		got, err := SplitArgs(tt.line)
-		if tt.err {
-			if !errors.Is(err, ErrUnbalancedQuotes) || got != nil {
-				t.Errorf("SplitArgs(%q) = %q, %v; want ErrUnbalancedQuotes", tt.line, got, err)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("SplitArgs(%q) = %q, %v; want %q", tt.line, got, err, tt.want)
-		}
-	}
-}
-
-func TestQuote(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"", `""`},
-		{"dump.rdb", `"dump.rdb"`},
-		{`a "b" \c`, `"a \"b\" \\c"`},
-		{"\n\r\t\a\b", `"\n\r\t\a\b"`},
-		{"\x00\x01\x7f\xff", `"\x00\x01\x7f\xff"`},
-		{"{title} {listen-addr}", `"{title} {listen-addr}"`},
-	}
-	for _, tt := range tests {
-		if got := Quote(tt.in); got != tt.want {
-			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-		if back, err := SplitArgs(Quote(tt.in)); err != nil || len(back) != 1 || back[0] != tt.in {
-			t.Errorf("SplitArgs(Quote(%q)) = %q, %v", tt.in, back, err)
-		}
-	}
-}
 
 func TestStringMatch(t *testing.T) {
 	tests := []struct {
@@ -116,11 +44,11 @@ func TestStringMatch(t *testing.T) {
 		{"*?", "", false},
 	}
 	for _, tt := range tests {
-		if got := stringMatch(tt.pattern, tt.s, true); got != tt.want {
-			t.Errorf("stringMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		if got := redisutil.StringMatch(tt.pattern, tt.s, true); got != tt.want {
+			t.Errorf("redisutil.StringMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
 		}
 	}
-	if stringMatch("P*", "port", false) {
+	if redisutil.StringMatch("P*", "port", false) {
 		t.Error("case-sensitive match ignored case")
 	}
 }
@@ -170,7 +98,7 @@ func TestParseLines(t *testing.T) {
 	}
 }
 
-// FuzzSplitArgs checks that SplitArgs never panics and that Quote writes
+// FuzzSplitArgs checks that redisutil.SplitArgs never panics and that Quote writes
 // what SplitArgs reads back.
 func FuzzSplitArgs(f *testing.F) {
 	for _, s := range []string{
@@ -180,18 +108,18 @@ func FuzzSplitArgs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		args, err := SplitArgs(line)
+		args, err := redisutil.SplitArgs(line)
 		if err != nil {
 			if args != nil {
-				t.Fatalf("SplitArgs(%q) returned %q with an error", line, args)
+				t.Fatalf("redisutil.SplitArgs(%q) returned %q with an error", line, args)
 			}
 			return
 		}
 		quoted := make([]string, len(args))
 		for i, a := range args {
-			quoted[i] = Quote(a)
+			quoted[i] = redisutil.Quote(a)
 		}
-		back, err := SplitArgs(strings.Join(quoted, " "))
+		back, err := redisutil.SplitArgs(strings.Join(quoted, " "))
 		if err != nil || len(back) != len(args) {
 			t.Fatalf("round trip of %q: %q, %v", args, back, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // table is the single source of truth for directives: config.c's
@@ -325,7 +327,7 @@ func dirD() *Directive {
 			s.MarkProcessed("dir")
 			return
 		}
-		s.RewriteLine("dir", "dir "+Quote(c.Dir), true)
+		s.RewriteLine("dir", "dir "+redisutil.Quote(c.Dir), true)
 	}
 	d.check = func(c *Config) error {
 		if c.Dir == "" || !filepath.IsAbs(c.Dir) {
@@ -516,7 +518,7 @@ func notifyKeyspaceEventsD() *Directive {
 		return nil
 	}
 	d.rewrite = func(c *Config, s *RewriteState) {
-		s.RewriteLine("notify-keyspace-events", "notify-keyspace-events "+Quote(d.get(c)), c.NotifyKeyspaceEvents != 0)
+		s.RewriteLine("notify-keyspace-events", "notify-keyspace-events "+redisutil.Quote(d.get(c)), c.NotifyKeyspaceEvents != 0)
 	}
 	return d
 }

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Replconf is what replconfCommand does with one REPLCONF call. Options
@@ -52,7 +52,7 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 		opt, val := string(argv[j]), argv[j+1]
 		switch strings.ToLower(opt) {
 		case "listening-port":
-			port, ok := resp.ParseInt(val)
+			port, ok := redisutil.String2ll(val)
 			if !ok {
 				r.Reply = notInteger
 				return r
@@ -80,7 +80,7 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 			if !isReplica {
 				return r
 			}
-			if off, ok := resp.ParseInt(val); ok {
+			if off, ok := redisutil.String2ll(val); ok {
 				r.Ack = &off
 			}
 			return r
@@ -89,7 +89,7 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 			r.GetAck = true
 			return r
 		case "rdb-only":
-			n, ok := resp.ParseInt(val)
+			n, ok := redisutil.String2ll(val)
 			if !ok {
 				r.Reply = notInteger
 				return r
@@ -183,7 +183,7 @@ func DecideReplicaof(argv [][]byte, st ReplicaofState) ReplicaofDecision {
 	if st.ClientIsReplica {
 		return ReplicaofDecision{Reply: "-ERR Command is not valid when client is a replica.\r\n"}
 	}
-	port, ok := resp.ParseInt(argv[2])
+	port, ok := redisutil.String2ll(argv[2])
 	if !ok || port < 0 || port > 65535 {
 		return ReplicaofDecision{Reply: "-ERR Invalid master port\r\n"}
 	}

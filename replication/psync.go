@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // PsyncRequest is a SYNC or PSYNC command as the master receives it.
@@ -162,7 +162,7 @@ func Decide(req PsyncRequest, st MasterState) Decision {
 		d.PrePsync = true
 	} else {
 		// getLongLongFromObjectOrReply(c, c->argv[2], &psync_offset, NULL)
-		off, ok := resp.ParseInt([]byte(req.Offset))
+		off, ok := redisutil.String2ll(req.Offset)
 		if !ok {
 			return Decision{Outcome: PsyncReject, Reply: errPsyncOffsetNotAnInteger,
 				Log: "Replica asks for synchronization but with a wrong offset"}

@@ -3,6 +3,8 @@ package sentinel
 import (
 	"fmt"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 func errReply(format string, args ...any) Reply {
@@ -45,7 +47,7 @@ func (c *Core) onRemove(e RemoveRequested) Action {
 func (c *Core) resetByPattern(pattern string) int {
 	n := 0
 	for _, m := range c.sortedMasters() {
-		if StringMatch(pattern, m.name, false) {
+		if redisutil.StringMatch(pattern, m.name, false) {
 			c.resetMaster(m, false, true)
 			n++
 		}
@@ -68,42 +70,6 @@ func (c *Core) onFailoverRequested(e FailoverRequested) Action {
 	c.startFailover(m)
 	m.flags |= fForceFailover
 	return Reply{Kind: ReplyOK}
-}
-
-// parseLL is string2ll as used by getLongLongFromObject: an optional '-',
-// digits, no spaces, no '+', no leading zeros.
-func parseLL(s string) (int64, bool) {
-	if s == "" || len(s) > 20 {
-		return 0, false
-	}
-	neg := false
-	t := s
-	if t[0] == '-' {
-		neg, t = true, t[1:]
-	}
-	if t == "" || (t[0] == '0' && (len(t) > 1 || neg)) {
-		return 0, false
-	}
-	var v uint64
-	for i := 0; i < len(t); i++ {
-		if !isDigit(t[i]) {
-			return 0, false
-		}
-		if v > (1<<63)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(t[i]-'0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
 }
 
 const errScriptsDenied = "ERR Reconfiguration of scripts path is denied for security reasons. " +
@@ -138,7 +104,7 @@ func (c *Core) onSet(e SetRequested) Action {
 		switch o := strings.ToLower(opt); {
 		case o == "down-after-milliseconds" && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := redisutil.String2ll(args[j])
 			if !ok || v <= 0 {
 				return badfmt(j)
 			}
@@ -146,14 +112,14 @@ func (c *Core) onSet(e SetRequested) Action {
 			c.propagateDownAfter(m)
 		case o == "failover-timeout" && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := redisutil.String2ll(args[j])
 			if !ok || v <= 0 {
 				return badfmt(j)
 			}
 			m.failoverTimeout = v
 		case o == "parallel-syncs" && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := redisutil.String2ll(args[j])
 			if !ok || v <= 0 || v > 1<<31-1 {
 				return badfmt(j)
 			}
@@ -179,7 +145,7 @@ func (c *Core) onSet(e SetRequested) Action {
 			c.dropInstanceConnections(m)
 		case o == "quorum" && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := redisutil.String2ll(args[j])
 			if !ok || v <= 0 || v > 1<<31-1 {
 				return badfmt(j)
 			}
@@ -201,7 +167,7 @@ func (c *Core) onSet(e SetRequested) Action {
 			}
 		case o == "master-reboot-down-after-period" && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := redisutil.String2ll(args[j])
 			if !ok || v < 0 {
 				return badfmt(j)
 			}
@@ -267,7 +233,7 @@ func (c *Core) onConfigSet(e ConfigSetRequested) Action {
 	case "announce-ip":
 		c.announceIP = e.Value
 	case "announce-port":
-		v, ok := parseLL(e.Value)
+		v, ok := redisutil.String2ll(e.Value)
 		if !ok || v < 0 || v > 65535 {
 			return bad()
 		}
@@ -312,7 +278,7 @@ func (c *Core) ConfigGet(pattern string) []Field {
 	}
 	var out []Field
 	for _, f := range all {
-		if StringMatch(pattern, f.Name, true) {
+		if redisutil.StringMatch(pattern, f.Name, true) {
 			out = append(out, f)
 		}
 	}
@@ -334,7 +300,7 @@ func (c *Core) onDebug(e DebugRequested) Action {
 			return errReply("ERR Unknown option or number of arguments for SENTINEL DEBUG '%s'", opt)
 		}
 		j++
-		v, ok := parseLL(args[j])
+		v, ok := redisutil.String2ll(args[j])
 		if !ok || v <= 0 {
 			return errReply("ERR Invalid argument '%s' for SENTINEL DEBUG '%s'", args[j], opt)
 		}

@@ -67,5 +67,6 @@
 //   - A relative path written into the file stays relative (as Redis): it
 //     is resolved from dir, which the rewrite writes as an absolute path.
 //
-// It imports the standard library only.
+// It imports the standard library and the pure leaf internal/redisutil
+// (stringmatchlen, string2ll) only.
 package sentinel

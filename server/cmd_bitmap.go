@@ -65,7 +65,7 @@ func (c *Client) bitOffset(arg []byte, hash bool, bits int) (uint64, bool) {
 	if usehash {
 		p = arg[1:]
 	}
-	off, ok := parseLL(p)
+	off, ok := parseInt(p)
 	if !ok {
 		c.w.Error(ErrBitOffset)
 		return 0, false
@@ -87,7 +87,7 @@ func bitfieldType(arg []byte) (signed bool, nbits int, ok bool) {
 		return false, 0, false
 	}
 	signed = p[0] == 'i'
-	n, ok := parseLL(p[1:])
+	n, ok := parseInt(p[1:])
 	if !ok || n < 1 || (signed && n > 64) || (!signed && n > 63) {
 		return false, 0, false
 	}
@@ -229,7 +229,7 @@ func cmdSetBit(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	on, ok := parseLL(args[3])
+	on, ok := parseInt(args[3])
 	if !ok || on&^1 != 0 {
 		c.w.Error(ErrBitValue)
 		return
@@ -299,12 +299,12 @@ func cmdBitCount(c *Client, args [][]byte) {
 	var sbit, ebit int64
 	switch len(args) {
 	case 4, 5:
-		start, ok1 := parseLL(args[2])
+		start, ok1 := parseInt(args[2])
 		if !ok1 {
 			c.w.Error(ErrNotInteger)
 			return
 		}
-		end, ok2 := parseLL(args[3])
+		end, ok2 := parseInt(args[3])
 		if !ok2 {
 			c.w.Error(ErrNotInteger)
 			return
@@ -342,7 +342,7 @@ func cmdBitCount(c *Client, args [][]byte) {
 // A string reads as zero-padded on the right, so a clear bit is found past
 // its end unless an end was given; an empty range answers -1 for both.
 func cmdBitPos(c *Client, args [][]byte) {
-	bit, ok := parseLL(args[2])
+	bit, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -366,7 +366,7 @@ func cmdBitPos(c *Client, args [][]byte) {
 	endGiven := false
 	switch len(args) {
 	case 4, 5, 6:
-		start, ok := parseLL(args[3])
+		start, ok := parseInt(args[3])
 		if !ok {
 			c.w.Error(ErrNotInteger)
 			return
@@ -380,7 +380,7 @@ func cmdBitPos(c *Client, args [][]byte) {
 		}
 		end := n - 1
 		if len(args) >= 5 {
-			if end, ok = parseLL(args[4]); !ok {
+			if end, ok = parseInt(args[4]); !ok {
 				c.w.Error(ErrNotInteger)
 				return
 			}
@@ -611,7 +611,7 @@ func (c *Client) bitfield(args [][]byte, ro bool) {
 		if opcode != bfGet {
 			readonly = false
 			highest = max(highest, off+uint64(nbits)-1)
-			if val, ok = parseLL(args[j+3]); !ok {
+			if val, ok = parseInt(args[j+3]); !ok {
 				c.w.Error(ErrNotInteger)
 				return
 			}

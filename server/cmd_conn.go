@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // helpHandler replies like Redis's addReplyHelp.
@@ -17,8 +17,9 @@ func helpHandler(cmd string, lines []string) Handler {
 	}
 }
 
-// parseInt parses an integer argument with Redis's string2ll rules.
-func parseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
+// parseInt is an integer argument as getLongLongFromObject reads it:
+// util.c's string2ll (redisutil.String2ll).
+func parseInt(b []byte) (int64, bool) { return redisutil.String2ll(b) }
 
 // eqFold compares an argument to a lower-case keyword.
 func eqFold(b []byte, lower string) bool {

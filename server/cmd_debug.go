@@ -128,7 +128,7 @@ func serializedLength(v keyspace.Value, compress bool) int64 {
 // prefix and bytes.
 func rdbStringLen(b []byte, compress bool) int64 {
 	if len(b) <= 11 {
-		if n, ok := parseLL(b); ok && strconv.FormatInt(n, 10) == string(b) {
+		if n, ok := parseInt(b); ok && strconv.FormatInt(n, 10) == string(b) {
 			switch {
 			case n >= -1<<7 && n < 1<<7:
 				return 2

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -256,7 +257,7 @@ func cmdHExists(c *Client, args [][]byte) {
 // cmdHIncrBy is hincrbyCommand. The increment is parsed before the key is
 // looked up (or created).
 func cmdHIncrBy(c *Client, args [][]byte) {
-	incr, ok := parseLL(args[3])
+	incr, ok := parseInt(args[3])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -268,7 +269,7 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 	}
 	var value int64
 	if v, ok := h.Get(field, true); ok {
-		if value, ok = string2llStr(v); !ok {
+		if value, ok = redisutil.String2ll(v); !ok {
 			c.w.Error(ErrHashNotInteger)
 			return
 		}
@@ -284,15 +285,6 @@ func cmdHIncrBy(c *Client, args [][]byte) {
 	c.touch(key)
 	c.notify(configs.NotifyHash, "hincrby", key)
 	c.srv.ks.Dirty++
-}
-
-// string2llStr is parseLL (string2ll) of a stored string.
-func string2llStr(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	var buf [20]byte
-	return parseLL(buf[:copy(buf[:], s)])
 }
 
 // cmdHIncrByFloat is hincrbyfloatCommand: long double arithmetic and
@@ -443,7 +435,7 @@ const hrandfieldSubStrategyMul = 3
 // null); with one, hrandfieldWithCountCommand.
 func cmdHRandField(c *Client, args [][]byte) {
 	if len(args) >= 3 {
-		l, ok := parseLL(args[2])
+		l, ok := parseInt(args[2])
 		if !ok {
 			c.w.Error(ErrNotInteger)
 			return

@@ -223,7 +223,7 @@ func (c *Client) parseScanOptions(args [][]byte, from int, allowType bool) (coun
 		more := len(args) - i
 		switch {
 		case eqFold(args[i], "count") && more >= 2:
-			n, ok := parseLL(args[i+1])
+			n, ok := parseInt(args[i+1])
 			if !ok {
 				c.w.Error(ErrNotInteger)
 				return 0, nil, false, nil, false
@@ -320,7 +320,7 @@ func (c *Client) renameGeneric(args [][]byte, nx bool) {
 
 // parseDBIndex is getIntFromObjectOrReply plus selectDb's range check.
 func (c *Client) parseDBIndex(b []byte) (*keyspace.DB, int, bool) {
-	n, ok := parseLL(b)
+	n, ok := parseInt(b)
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return nil, 0, false
@@ -462,7 +462,7 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 	if !ok {
 		return
 	}
-	when, ok := parseLL(args[2])
+	when, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return

@@ -194,7 +194,7 @@ func (c *Client) popGeneric(args [][]byte, where int) {
 	hasCount := len(args) == 3
 	var count int64
 	if hasCount {
-		v, ok := parseLL(args[2])
+		v, ok := parseInt(args[2])
 		if !ok || v < 0 {
 			c.w.Error(ErrPositive)
 			return
@@ -265,7 +265,7 @@ func cmdLIndex(c *Client, args [][]byte) {
 	if l == nil {
 		return
 	}
-	idx, ok := parseLL(args[2])
+	idx, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -303,8 +303,8 @@ func listRange(start, end, n int64) (int64, int64, bool) {
 }
 
 func cmdLRange(c *Client, args [][]byte) {
-	start, ok1 := parseLL(args[2])
-	end, ok2 := parseLL(args[3])
+	start, ok1 := parseInt(args[2])
+	end, ok2 := parseInt(args[3])
 	if !ok1 || !ok2 {
 		c.w.Error(ErrNotInteger)
 		return
@@ -334,7 +334,7 @@ func cmdLPos(c *Client, args [][]byte) {
 		switch {
 		case bytes.EqualFold(opt, []byte("rank")) && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := parseInt(args[j])
 			if !ok {
 				c.w.Error(ErrNotInteger)
 				return
@@ -346,7 +346,7 @@ func cmdLPos(c *Client, args [][]byte) {
 			rank = v
 		case bytes.EqualFold(opt, []byte("count")) && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := parseInt(args[j])
 			if !ok || v < 0 {
 				c.w.Error(ErrLPosCount)
 				return
@@ -354,7 +354,7 @@ func cmdLPos(c *Client, args [][]byte) {
 			count = v
 		case bytes.EqualFold(opt, []byte("maxlen")) && more > 0:
 			j++
-			v, ok := parseLL(args[j])
+			v, ok := parseInt(args[j])
 			if !ok || v < 0 {
 				c.w.Error(ErrLPosMaxlen)
 				return
@@ -440,7 +440,7 @@ func cmdLSet(c *Client, args [][]byte) {
 	if e == nil {
 		return
 	}
-	idx, ok := parseLL(args[2])
+	idx, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -497,7 +497,7 @@ func cmdLInsert(c *Client, args [][]byte) {
 }
 
 func cmdLRem(c *Client, args [][]byte) {
-	toRemove, ok := parseLL(args[2])
+	toRemove, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -555,8 +555,8 @@ func cmdLRem(c *Client, args [][]byte) {
 }
 
 func cmdLTrim(c *Client, args [][]byte) {
-	start, ok1 := parseLL(args[2])
-	end, ok2 := parseLL(args[3])
+	start, ok1 := parseInt(args[2])
+	end, ok2 := parseInt(args[3])
 	if !ok1 || !ok2 {
 		c.w.Error(ErrNotInteger)
 		return
@@ -675,7 +675,7 @@ func cmdRPopLPush(c *Client, args [][]byte) { c.lmoveCommand(args[1], args[2], l
 // parseMPop is lmpopGenericCommand's parsing: the keys, where and count
 // (default 1), from numkeys at numkeysIdx.
 func parseMPop(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, where int, count int64, ok bool) {
-	numkeys, isInt := parseLL(args[numkeysIdx])
+	numkeys, isInt := parseInt(args[numkeysIdx])
 	if !isInt || numkeys < 1 {
 		c.w.Error(ErrNumkeysPos)
 		return nil, 0, 0, false
@@ -695,7 +695,7 @@ func parseMPop(c *Client, args [][]byte, numkeysIdx int) (keys [][]byte, where i
 		more := len(args) - 1 - j
 		if count == -1 && bytes.EqualFold(args[j], []byte("count")) && more > 0 {
 			j++
-			v, isInt := parseLL(args[j])
+			v, isInt := parseInt(args[j])
 			if !isInt || v < 1 {
 				c.w.Error(ErrCountPos)
 				return nil, 0, 0, false

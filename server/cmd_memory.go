@@ -77,7 +77,7 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 			return
 		}
 		var ok bool
-		samples, ok = parseLL(args[j+1])
+		samples, ok = parseInt(args[j+1])
 		if !ok {
 			c.w.Error(ErrNotInteger)
 			return

@@ -306,7 +306,7 @@ func cmdSPop(c *Client, args [][]byte) {
 // random survivors to a new set and popping the rest in order (CASE 3).
 func (c *Client) spopWithCount(args [][]byte) {
 	// getPositiveLongFromObjectOrReply: one message for both failures.
-	l, ok := parseLL(args[2])
+	l, ok := parseInt(args[2])
 	if !ok || l < 0 {
 		c.w.Error(ErrMustBePositive)
 		return
@@ -410,7 +410,7 @@ func cmdSRandMember(c *Client, args [][]byte) {
 // collected in a scratch dict, by removing random ones from a copy when
 // count is close to the size (CASE 3) or adding random ones (CASE 4).
 func (c *Client) srandMemberWithCount(args [][]byte) {
-	l, ok := parseLL(args[2])
+	l, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -492,7 +492,7 @@ func cmdSInterStore(c *Client, args [][]byte) { c.sinter(args[2:], args[1], fals
 
 // cmdSInterCard is sinterCardCommand: SINTERCARD numkeys key... [LIMIT n].
 func cmdSInterCard(c *Client, args [][]byte) {
-	numkeys, ok := parseLL(args[1])
+	numkeys, ok := parseInt(args[1])
 	if !ok || numkeys < 1 {
 		c.w.Error(ErrNumkeysPositive)
 		return
@@ -505,7 +505,7 @@ func cmdSInterCard(c *Client, args [][]byte) {
 	for j := 2 + int(numkeys); j < len(args); j++ {
 		if eqFold(args[j], "limit") && j+1 < len(args) {
 			j++
-			n, ok := parseLL(args[j])
+			n, ok := parseInt(args[j])
 			if !ok || n < 0 {
 				c.w.Error(ErrLimitNegative)
 				return

@@ -46,15 +46,6 @@ func init() {
 
 // --- helpers shared by the data-type families --------------------------------
 
-// parseLL is Redis's string2ll: resp.ParseInt plus the rejection of "-0",
-// which string2ll refuses (its first digit after '-' must be 1-9).
-func parseLL(b []byte) (int64, bool) {
-	if len(b) == 2 && b[0] == '-' && b[1] == '0' {
-		return 0, false
-	}
-	return parseInt(b)
-}
-
 // stringValue returns e's value when it is a string; ok is false (and the
 // caller replies WRONGTYPE) for any other type.
 func stringValue(e *keyspace.Entry) (b []byte, ok bool) {
@@ -511,8 +502,8 @@ func cmdStrlen(c *Client, args [][]byte) {
 // cmdGetRange is getrangeCommand, including Redis 7.0's clamping of a
 // negative end to 0 (GETRANGE k 0 -100 returns the first byte).
 func cmdGetRange(c *Client, args [][]byte) {
-	start, ok1 := parseLL(args[2])
-	end, ok2 := parseLL(args[3])
+	start, ok1 := parseInt(args[2])
+	end, ok2 := parseInt(args[3])
 	if !ok1 || !ok2 {
 		c.w.Error(ErrNotInteger)
 		return
@@ -556,7 +547,7 @@ func cmdGetRange(c *Client, args [][]byte) {
 
 func cmdSetRange(c *Client, args [][]byte) {
 	key, val := args[1], args[3]
-	offset, ok := parseLL(args[2])
+	offset, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -617,7 +608,7 @@ func (c *Client) incrDecr(key []byte, incr int64) {
 			c.w.Error(ErrWrongType)
 			return
 		}
-		if value, ok = parseLL(b); !ok {
+		if value, ok = parseInt(b); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
@@ -639,7 +630,7 @@ func cmdIncr(c *Client, args [][]byte) { c.incrDecr(args[1], 1) }
 func cmdDecr(c *Client, args [][]byte) { c.incrDecr(args[1], -1) }
 
 func cmdIncrBy(c *Client, args [][]byte) {
-	n, ok := parseLL(args[2])
+	n, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -648,7 +639,7 @@ func cmdIncrBy(c *Client, args [][]byte) {
 }
 
 func cmdDecrBy(c *Client, args [][]byte) {
-	n, ok := parseLL(args[2])
+	n, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -934,7 +925,7 @@ func cmdLCS(c *Client, args [][]byte) {
 		case eqFold(opt, "withmatchlen"):
 			withMatchLen = true
 		case eqFold(opt, "minmatchlen") && more > 0:
-			n, ok := parseLL(args[j+1])
+			n, ok := parseInt(args[j+1])
 			if !ok {
 				c.w.Error(ErrNotInteger)
 				return

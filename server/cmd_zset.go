@@ -641,11 +641,11 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, rangetype
 			withscores = true
 		case eqFold(a, "limit") && left >= 2:
 			var ok bool
-			if offset, ok = parseLL(args[j+1]); !ok {
+			if offset, ok = parseInt(args[j+1]); !ok {
 				c.w.Error(ErrNotInteger)
 				return
 			}
-			if limit, ok = parseLL(args[j+2]); !ok {
+			if limit, ok = parseInt(args[j+2]); !ok {
 				c.w.Error(ErrNotInteger)
 				return
 			}
@@ -685,11 +685,11 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, rangetype
 	switch rangetype {
 	case zrangeRank:
 		var ok bool
-		if start, ok = parseLL(args[minidx]); !ok {
+		if start, ok = parseInt(args[minidx]); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
-		if end, ok = parseLL(args[maxidx]); !ok {
+		if end, ok = parseInt(args[maxidx]); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
@@ -816,11 +816,11 @@ func zremrangeGeneric(c *Client, args [][]byte, rangetype int) {
 	var ok bool
 	switch rangetype {
 	case zrangeRank:
-		if start, ok = parseLL(args[2]); !ok {
+		if start, ok = parseInt(args[2]); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
-		if end, ok = parseLL(args[3]); !ok {
+		if end, ok = parseInt(args[3]); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
@@ -968,7 +968,7 @@ func zpopMinMax(c *Client, args [][]byte, max bool) {
 	}
 	count := int64(-1)
 	if len(args) == 3 {
-		n, ok := parseLL(args[2])
+		n, ok := parseInt(args[2])
 		if !ok || n < 0 {
 			c.w.Error(ErrZMustBePositive)
 			return
@@ -981,7 +981,7 @@ func zpopMinMax(c *Client, args [][]byte, max bool) {
 // parseZMPop parses [numkeys key... MIN|MAX [COUNT n]] from args[idx]:
 // the keys, the side and the count.
 func (c *Client) parseZMPop(args [][]byte, idx int) (keys [][]byte, max bool, count int64, ok bool) {
-	numkeys, ok := parseLL(args[idx])
+	numkeys, ok := parseInt(args[idx])
 	if !ok || numkeys < 1 {
 		c.w.Error(ErrZNumkeys)
 		return nil, false, 0, false
@@ -1004,7 +1004,7 @@ func (c *Client) parseZMPop(args [][]byte, idx int) (keys [][]byte, max bool, co
 		more := len(args) - 1 - j
 		if count == -1 && eqFold(args[j], "count") && more > 0 {
 			j++
-			n, ok := parseLL(args[j])
+			n, ok := parseInt(args[j])
 			if !ok || n < 1 {
 				c.w.Error(ErrZCount)
 				return nil, false, 0, false
@@ -1202,7 +1202,7 @@ func aggregate(target *float64, v float64, agg int) {
 
 // zsetOpGeneric is zunionInterDiffGenericCommand.
 func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int, cardOnly bool) {
-	setnum, ok := parseLL(args[numkeysIdx])
+	setnum, ok := parseInt(args[numkeysIdx])
 	if !ok {
 		c.w.Error(ErrNotInteger)
 		return
@@ -1271,7 +1271,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 			withscores = true
 			j++
 		case cardOnly && remaining >= 2 && eqFold(a, "limit"):
-			n, ok := parseLL(args[j+1])
+			n, ok := parseInt(args[j+1])
 			if !ok {
 				c.w.Error(ErrNotInteger)
 				return
@@ -1425,7 +1425,7 @@ func sprintf1(format, s string) string {
 
 func cmdZRandMember(c *Client, args [][]byte) {
 	if len(args) >= 3 {
-		l, ok := parseLL(args[2])
+		l, ok := parseInt(args[2])
 		if !ok {
 			c.w.Error(ErrNotInteger)
 			return

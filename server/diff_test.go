@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -79,7 +80,7 @@ func diffScript(t *testing.T, path string) {
 	var directives []string
 	for i, l := range lines {
 		if strings.HasPrefix(l, "!config ") {
-			args, err := resp.SplitArgs(strings.TrimPrefix(l, "!config "))
+			args, err := redisutil.SplitArgs(strings.TrimPrefix(l, "!config "))
 			if err != nil || len(args) == 0 {
 				t.Fatalf("%s:%d: bad !config", path, i+1)
 			}
@@ -117,7 +118,7 @@ func diffScript(t *testing.T, path string) {
 		case strings.HasPrefix(line, "!client "):
 			cur = strings.TrimSpace(strings.TrimPrefix(line, "!client "))
 		case strings.HasPrefix(line, "> "):
-			args, err := resp.SplitArgs(line[2:])
+			args, err := redisutil.SplitArgs(line[2:])
 			if err != nil {
 				t.Fatalf("%s:%d: %v", path, i+1, err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Redis 7.0 functions (functions.c, function_lua.c): libraries of Lua
@@ -199,7 +199,7 @@ func libMeta(payload string) (engine, name, code string, err string) {
 	if nl < 0 {
 		return "", "", "", "Invalid library metadata"
 	}
-	parts, perr := resp.SplitArgs(payload[:nl])
+	parts, perr := redisutil.SplitArgs(payload[:nl])
 	if perr != nil || len(parts) == 0 {
 		return "", "", "", "Invalid library metadata"
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,7 +88,6 @@ func obufServer(t *testing.T, directives ...string) (*testServer, *bytes.Buffer)
 // close logs Redis's warning with the client's CLIENT LIST line.
 func TestObufSoftLimitFakeClock(t *testing.T) {
 	ts, logBuf := obufServer(t, "--client-output-buffer-limit", "pubsub", "0", "64kb", "10")
-	s := ts.s
 	c := ts.client()
 	if got := ts.do(c, "SUBSCRIBE", "ch"); !strings.HasPrefix(got, "*3\r\n") {
 		t.Fatalf("SUBSCRIBE: %q", got)
@@ -98,21 +96,16 @@ func TestObufSoftLimitFakeClock(t *testing.T) {
 	c.amu.Lock()
 	c.abuf = make([]byte, 100<<10)
 	c.amu.Unlock()
-	check := func() {
-		s.mu.Lock()
-		s.obufCron()
-		s.mu.Unlock()
-	}
-	check()
+	ts.obufCheck()
 	for i := 0; i < 10; i++ {
 		ts.clk.Advance(time.Second)
-		check()
+		ts.obufCheck()
 		if c.killed.Load() {
 			t.Fatalf("closed %d s after reaching the soft limit (soft-seconds 10)", i+1)
 		}
 	}
 	ts.clk.Advance(time.Second)
-	check()
+	ts.obufCheck()
 	if !c.killed.Load() {
 		t.Fatal("not closed 11 s after reaching the soft limit")
 	}
@@ -138,20 +131,20 @@ func TestObufSoftLimitFakeClock(t *testing.T) {
 		c2.amu.Unlock()
 	}
 	setQ(100 << 10)
-	check()
+	ts.obufCheck()
 	ts.clk.Advance(8 * time.Second)
 	setQ(0)
-	check()
+	ts.obufCheck()
 	setQ(100 << 10)
 	ts.clk.Advance(8 * time.Second)
-	check()
+	ts.obufCheck()
 	ts.clk.Advance(8 * time.Second)
-	check()
+	ts.obufCheck()
 	if c2.killed.Load() {
 		t.Fatal("closed although it went under the soft limit in between")
 	}
 	ts.clk.Advance(3 * time.Second)
-	check()
+	ts.obufCheck()
 	if !c2.killed.Load() {
 		t.Fatal("not closed 11 s after reaching the soft limit again")
 	}
@@ -224,6 +217,31 @@ func (ts *testServer) clientByID(id string) *Client {
 	return ts.s.clients[n]
 }
 
+// obufCheck runs the cron's output-buffer check once, under the lock.
+func (ts *testServer) obufCheck() {
+	ts.s.mu.Lock()
+	ts.s.obufCron()
+	ts.s.mu.Unlock()
+}
+
+// clientOmem is the omem field of client id's CLIENT LIST line (0 when it
+// is not listed).
+func clientOmem(t *testing.T, r *rconn, id string) int64 {
+	t.Helper()
+	n, _ := strconv.ParseInt(clientField(t, r, id, "omem"), 10, 64)
+	return n
+}
+
+// waitGone polls until client id is no longer listed or deadline passes,
+// and reports whether it is gone.
+func waitGone(t *testing.T, r *rconn, id string, deadline time.Time) bool {
+	t.Helper()
+	for time.Now().Before(deadline) && clientField(t, r, id, "id") != "" {
+		time.Sleep(time.Millisecond)
+	}
+	return clientField(t, r, id, "id") == ""
+}
+
 // TestObufSubscriberNeverReads: a subscriber that never reads while a
 // publisher floods is closed at the pubsub hard limit; what the server
 // holds for it never goes past the limit and one message, and nothing is
@@ -275,39 +293,67 @@ func TestObufSubscriberNeverReads(t *testing.T) {
 	}
 }
 
-// pipelineGets sends n GET k without reading any reply.
-func pipelineGets(t *testing.T, c net.Conn, n int) {
+// flood is a live server where client a has pipelined n GETs of a 100 KB
+// value and reads none of the replies; admin is a second client.
+type flood struct {
+	*liveServer
+	admin, a *rconn
+	aID      string
+	val      string    // the value of k, each GET's reply
+	deadline time.Time // 30 s after the GETs were sent: the tests' polls end here
+}
+
+// startFlood starts a live server with directives, sets k to 100 KB, sets
+// client-output-buffer-limit to limit unless it is "", and has a fresh
+// client send n GET k without reading any reply.
+func startFlood(t *testing.T, limit string, n int, directives ...string) *flood {
 	t.Helper()
+	f := &flood{liveServer: startLive(t, directives...), val: strings.Repeat("v", 100<<10)}
+	f.admin, f.a = f.dial(t), f.dial(t)
+	f.admin.do("SET", "k", f.val)
+	if limit != "" {
+		if got := f.admin.do("CONFIG", "SET", "client-output-buffer-limit", limit); got != "+OK" {
+			t.Fatalf("CONFIG SET: %s", got)
+		}
+	}
+	f.aID = f.a.id()
 	var b []byte
 	for i := 0; i < n; i++ {
 		b = resp.AppendCommandStrings(b, "GET", "k")
 	}
-	go func() { _, _ = c.Write(b) }() // blocks while the server stops reading
+	go func() { _, _ = f.a.c.Write(b) }() // blocks while the server stops reading
+	f.deadline = time.Now().Add(30 * time.Second)
+	return f
+}
+
+// omem is a's omem in CLIENT LIST.
+func (f *flood) omem(t *testing.T) int64 { return clientOmem(t, f.admin, f.aID) }
+
+// connected reports whether a is still listed by CLIENT LIST.
+func (f *flood) connected(t *testing.T) bool { return clientField(t, f.admin, f.aID, "id") != "" }
+
+// waitOmem polls until a's omem is at least min or the deadline passes,
+// and reports whether it got there.
+func (f *flood) waitOmem(t *testing.T, min int64) bool {
+	t.Helper()
+	for time.Now().Before(f.deadline) && f.omem(t) < min {
+		time.Sleep(time.Millisecond)
+	}
+	return f.omem(t) >= min
 }
 
 // TestObufNormalClientHardLimit: with a normal hard limit set, a client
 // that pipelines large GETs and never reads is disconnected.
 func TestObufNormalClientHardLimit(t *testing.T) {
-	l := startLive(t)
-	admin, a := l.dial(t), l.dial(t)
-	admin.do("SET", "k", strings.Repeat("v", 100<<10))
-	if got := admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"); got != "+OK" {
-		t.Fatalf("CONFIG SET: %s", got)
-	}
-	aID := a.id()
-	pipelineGets(t, a.c, 300)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && clientField(t, admin, aID, "id") != "" {
-		time.Sleep(time.Millisecond)
-	}
-	if clientField(t, admin, aID, "id") != "" {
+	f := startFlood(t, "normal 1mb 0 0", 300)
+	if !waitGone(t, f.admin, f.aID, f.deadline) {
 		t.Fatal("the client over the normal hard limit is still connected")
 	}
-	got, _ := readAllUntilEOF(a.c, 10*time.Second)
-	if len(got) >= 300*(100<<10) {
+	got, _ := readAllUntilEOF(f.a.c, 10*time.Second)
+	if len(got) >= 300*len(f.val) {
 		t.Fatalf("got all %d bytes of replies", len(got))
 	}
-	if admin.do("PING") != "+PONG" {
+	if f.admin.do("PING") != "+PONG" {
 		t.Fatal("the other client stopped working")
 	}
 }
@@ -316,45 +362,22 @@ func TestObufNormalClientHardLimit(t *testing.T) {
 // disconnected once it has stayed over it for more than soft-seconds of
 // the server's clock, and not before.
 func TestObufNormalClientSoftLimit(t *testing.T) {
-	l := startLive(t)
-	admin, a := l.dial(t), l.dial(t)
-	admin.do("SET", "k", strings.Repeat("v", 100<<10))
-	if got := admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 512kb 5"); got != "+OK" {
-		t.Fatalf("CONFIG SET: %s", got)
+	f := startFlood(t, "normal 0 512kb 5", 300)
+	if !f.waitOmem(t, 512<<10) {
+		t.Fatalf("omem %d never reached the soft limit", f.omem(t))
 	}
-	aID := a.id()
-	pipelineGets(t, a.c, 300)
-	deadline := time.Now().Add(30 * time.Second)
-	omem := func() int64 {
-		n, _ := strconv.ParseInt(clientField(t, admin, aID, "omem"), 10, 64)
-		return n
-	}
-	for time.Now().Before(deadline) && omem() < 512<<10 {
-		time.Sleep(time.Millisecond)
-	}
-	if n := omem(); n < 512<<10 {
-		t.Fatalf("omem %d never reached the soft limit", n)
-	}
-	check := func() {
-		l.s.mu.Lock()
-		l.s.obufCron()
-		l.s.mu.Unlock()
-	}
-	check()
-	l.clk.Advance(5 * time.Second)
-	check()
-	if clientField(t, admin, aID, "id") == "" {
+	f.obufCheck()
+	f.clk.Advance(5 * time.Second)
+	f.obufCheck()
+	if !f.connected(t) {
 		t.Fatal("disconnected after soft-seconds, not more")
 	}
-	if n := omem(); n < 512<<10 {
+	if n := f.omem(t); n < 512<<10 {
 		t.Fatalf("omem %d fell under the soft limit while the client does not read", n)
 	}
-	l.clk.Advance(time.Second)
-	check()
-	for time.Now().Before(deadline) && clientField(t, admin, aID, "id") != "" {
-		time.Sleep(time.Millisecond)
-	}
-	if clientField(t, admin, aID, "id") != "" {
+	f.clk.Advance(time.Second)
+	f.obufCheck()
+	if !waitGone(t, f.admin, f.aID, f.deadline) {
 		t.Fatal("still connected 6 s over the soft limit (soft-seconds 5)")
 	}
 }
@@ -366,23 +389,11 @@ func TestObufNormalClientSoftLimit(t *testing.T) {
 // without holding the execution lock (other clients are served), and once
 // it reads it gets every reply, in order.
 func TestObufNormalDefaultBounded(t *testing.T) {
-	l := startLive(t)
-	admin, a := l.dial(t), l.dial(t)
-	val := strings.Repeat("v", 100<<10)
-	admin.do("SET", "k", val)
-	aID := a.id()
 	const n = 400 // 40 MB of replies
-	pipelineGets(t, a.c, n)
-	deadline := time.Now().Add(30 * time.Second)
-	omem := func() int64 {
-		n, _ := strconv.ParseInt(clientField(t, admin, aID, "omem"), 10, 64)
-		return n
-	}
+	f := startFlood(t, "", n)
+	l, admin, a, aID, val := f.liveServer, f.admin, f.a, f.aID, f.val
 	// The client's goroutine is blocked writing its replies.
-	for time.Now().Before(deadline) && omem() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	if omem() == 0 {
+	if !f.waitOmem(t, 1) {
 		t.Fatal("never saw the client's pending output")
 	}
 	// Other clients are served meanwhile: the lock is free.
@@ -510,10 +521,7 @@ func TestObufReplicaSoftLimit(t *testing.T) {
 	if id == "" {
 		t.Fatal("no replica client listed")
 	}
-	omem := func() int64 {
-		n, _ := strconv.ParseInt(clientField(t, admin, id, "omem"), 10, 64)
-		return n
-	}
+	omem := func() int64 { return clientOmem(t, admin, id) }
 	// Writes the replica does not read, until it is well over the soft
 	// limit: more than the socket buffers can still take from the writer.
 	val := strings.Repeat("r", 10<<10)
@@ -525,19 +533,14 @@ func TestObufReplicaSoftLimit(t *testing.T) {
 	if n := omem(); n < 256<<10 {
 		t.Fatalf("replica omem %d never reached the soft limit", n)
 	}
-	check := func() {
-		l.s.mu.Lock()
-		l.s.obufCron()
-		l.s.mu.Unlock()
-	}
-	check()
+	l.obufCheck()
 	l.clk.Advance(5 * time.Second)
-	check()
+	l.obufCheck()
 	if clientField(t, admin, id, "id") == "" {
 		t.Fatal("replica dropped after soft-seconds, not more")
 	}
 	l.clk.Advance(time.Second)
-	check()
+	l.obufCheck()
 	for time.Now().Before(deadline) && liveInfoField(t, admin, "replication", "connected_slaves") != "0" {
 		time.Sleep(time.Millisecond)
 	}
@@ -573,32 +576,15 @@ func TestObufReplicaSoftLimit(t *testing.T) {
 // the buffers it has: its commands go on up to the new limit, and it is
 // disconnected.
 func TestObufLimitSetWhileStuck(t *testing.T) {
-	l := startLive(t)
-	admin, a := l.dial(t), l.dial(t)
-	admin.do("SET", "k", strings.Repeat("v", 100<<10))
-	aID := a.id()
-	pipelineGets(t, a.c, 300)
-	deadline := time.Now().Add(30 * time.Second)
-	omem := func() int64 {
-		n, _ := strconv.ParseInt(clientField(t, admin, aID, "omem"), 10, 64)
-		return n
-	}
-	for time.Now().Before(deadline) && omem() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	if omem() == 0 {
+	f := startFlood(t, "", 300)
+	if !f.waitOmem(t, 1) {
 		t.Fatal("never saw the client's pending output")
 	}
-	if got := admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 3mb 0 0"); got != "+OK" {
+	if got := f.admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 3mb 0 0"); got != "+OK" {
 		t.Fatalf("CONFIG SET: %s", got)
 	}
-	l.s.mu.Lock()
-	l.s.obufCron() // the cron's next turn
-	l.s.mu.Unlock()
-	for time.Now().Before(deadline) && clientField(t, admin, aID, "id") != "" {
-		time.Sleep(time.Millisecond)
-	}
-	if clientField(t, admin, aID, "id") != "" {
+	f.obufCheck() // the cron's next turn
+	if !waitGone(t, f.admin, f.aID, f.deadline) {
 		t.Fatal("still connected after the normal hard limit was set")
 	}
 }

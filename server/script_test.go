@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -172,7 +173,7 @@ func runScript(t *testing.T, path string) {
 		}
 		switch {
 		case strings.HasPrefix(line, "!config "):
-			args, err := resp.SplitArgs(strings.TrimPrefix(line, "!config "))
+			args, err := redisutil.SplitArgs(strings.TrimPrefix(line, "!config "))
 			if err != nil || len(args) == 0 {
 				t.Fatalf("%s:%d: bad !config", path, i+1)
 			}
@@ -193,7 +194,7 @@ func runScript(t *testing.T, path string) {
 		case strings.HasPrefix(line, "!client "):
 			cur = strings.TrimSpace(strings.TrimPrefix(line, "!client "))
 		case strings.HasPrefix(line, "> "):
-			args, err := resp.SplitArgs(line[2:])
+			args, err := redisutil.SplitArgs(line[2:])
 			if err != nil {
 				t.Fatalf("%s:%d: %v", path, i+1, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
@@ -204,7 +205,7 @@ func (s *Server) feedMonitors(c *Client, args [][]byte) {
 	b = append(b, ']')
 	for _, a := range args {
 		b = append(b, ' ')
-		b = appendRepr(b, a)
+		b = redisutil.AppendRepr(b, a)
 	}
 	b = append(b, '\r', '\n')
 	for m := range s.monitors {
@@ -216,35 +217,6 @@ func (s *Server) feedMonitors(c *Client, args [][]byte) {
 		}
 		m.push(b)
 	}
-}
-
-// appendRepr is sds.c sdscatrepr: a quoted, escaped string.
-func appendRepr(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, ch := range s {
-		switch ch {
-		case '\\', '"':
-			b = append(b, '\\', ch)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if ch >= 32 && ch < 127 {
-				b = append(b, ch)
-			} else {
-				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(b, '"')
 }
 
 // encodePush renders a pub/sub frame in the client's protocol.

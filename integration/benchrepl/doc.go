@@ -13,8 +13,9 @@
 //     catch up once the load stops.
 //
 // It runs only with VIGIL_BENCH=1 (it is a benchmark: do not run it on a
-// shared machine); its test imports only go-redis and the standard library
-// (the servers and redis-benchmark are separate processes).
+// shared machine); its test imports only go-redis, the standard library and
+// the shared harness integration/benchutil (the servers and redis-benchmark
+// are separate processes).
 //
 //	VIGIL_BENCH_KEYS     keys of the full sync (default 1000000)
 //	VIGIL_BENCH_REQUESTS SETs per redis-benchmark run (default 2000000)

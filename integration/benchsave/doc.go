@@ -3,8 +3,9 @@
 // redis-server each get the same dataset, then GET/SET latency and
 // throughput are measured without a save and while BGSAVE runs, with the
 // BGSAVE duration and each server process's RSS growth during the save.
-// It runs only with VIGIL_BENCH=1; its test imports only go-redis and the
-// standard library (the servers are separate processes).
+// It runs only with VIGIL_BENCH=1; its test imports only go-redis, the
+// standard library and the shared harness integration/benchutil (the servers
+// are separate processes).
 //
 //	VIGIL_BENCH_KEYS     keys loaded (default 1000000)
 //	VIGIL_BENCH_SECONDS  length of the no-save phase (default 5)

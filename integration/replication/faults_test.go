@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,62 +40,24 @@ func fill(c *redis.Client, prefix string, n int) {
 	}
 }
 
-// contents renders every key of dbs 0..15 with its type, TTL and value,
-// sorted; strings and TTLs are read with pipelines (fast enough for tens
-// of thousands of keys), the few aggregates one by one.
-func (n *node) contents() []string {
-	GinkgoHelper()
-	var out []string
-	for db := 0; db < 16; db++ {
-		c := redis.NewClient(&redis.Options{Addr: n.Addr(), DB: db, MaxRetries: -1, ReadTimeout: 30 * time.Second})
-		keys, err := c.Keys(ctx, "*").Result()
-		Expect(err).NotTo(HaveOccurred())
-		sort.Strings(keys)
-		for start := 0; start < len(keys); start += 1000 {
-			batch := keys[start:min(start+1000, len(keys))]
-			types := make([]*redis.StatusCmd, len(batch))
-			gets := make([]*redis.StringCmd, len(batch))
-			exps := make([]*redis.Cmd, len(batch))
-			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for i, k := range batch {
-					types[i] = p.Type(ctx, k)
-					gets[i] = p.Get(ctx, k) // WRONGTYPE for aggregates
-					exps[i] = p.Do(ctx, "PEXPIRETIME", k)
-				}
-				return nil
-			})
-			_ = err // per-command errors are checked below
-			for i, k := range batch {
-				t := types[i].Val()
-				var v string
-				switch t {
-				case "string":
-					Expect(gets[i].Err()).NotTo(HaveOccurred())
-					v = gets[i].Val()
-				case "list":
-					v = fmt.Sprint(c.LRange(ctx, k, 0, -1).Val())
-				case "set":
-					m := c.SMembers(ctx, k).Val()
-					sort.Strings(m)
-					v = fmt.Sprint(m)
-				case "zset":
-					v = fmt.Sprint(c.ZRangeWithScores(ctx, k, 0, -1).Val())
-				case "hash":
-					var fs []string
-					for f, x := range c.HGetAll(ctx, k).Val() {
-						fs = append(fs, f+"="+x)
-					}
-					sort.Strings(fs)
-					v = fmt.Sprint(fs)
-				default:
-					v = fmt.Sprint(c.Do(ctx, "DUMP", k).Val() != nil)
-				}
-				out = append(out, fmt.Sprintf("%d %s %s %v %s", db, k, t, exps[i].Val(), v))
+// writeUntilStopped calls write(0), write(1), ... in a goroutine until the
+// returned stop is called; stop returns once the goroutine has ended.
+func writeUntilStopped(write func(i int)) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-quit:
+				return
+			default:
 			}
+			write(i)
 		}
-		c.Close()
-	}
-	return out
+	}()
+	return func() { close(quit); <-done }
 }
 
 // watch is a poller of a replica: DBSIZE and INFO over and over until
@@ -285,7 +246,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			Expect(w.asyncLoading).To(BeZero())
 			_, err := os.Stat(filepath.Join(r.Dir, "dump.rdb"))
 			Expect(err == nil).To(Equal(tc.toDisk), "dump.rdb in the replica's dir: %v", err)
-			Expect(r.contents()).To(Equal(m.contents()))
+			Expect(r.dump()).To(Equal(m.dump()))
 		})
 	}
 
@@ -314,7 +275,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		Expect(len(w.sizes)).To(BeNumerically("<=", 2), "DBSIZE seen: %v", w.sizes)
 		Expect(w.sizes[len(w.sizes)-1]).To(Equal(int64(bigKeys + 2000)))
 		w.mu.Unlock()
-		Expect(r.contents()).To(Equal(m.contents()))
+		Expect(r.dump()).To(Equal(m.dump()))
 	})
 
 	// on-empty-db (an empty replica) and swapdb parse the socket: a load
@@ -350,7 +311,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			waitSynced(m, r)
 			w.end()
 			w.sizesWithin(int64(old), m.c.DBSize(ctx).Val())
-			Expect(r.contents()).To(Equal(m.contents()))
+			Expect(r.dump()).To(Equal(m.dump()))
 		})
 	}
 
@@ -368,7 +329,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		w.end()
 		w.sizesWithin(0, bigKeys)
 		Expect(w.loadingErrs).To(BeNumerically(">", 0))
-		Expect(r.contents()).To(Equal(m.contents()))
+		Expect(r.dump()).To(Equal(m.dump()))
 	})
 
 	It("the link cut mid-stream (CLIENT KILL TYPE master) while the master takes writes: partial resyncs, equal contents", func() {
@@ -379,22 +340,11 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
 		waitSynced(m, r)
 		partial := m.stat("sync_partial_ok")
-		stop := make(chan struct{})
-		writerDone := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(writerDone)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				Expect(m.c.Incr(ctx, "counter").Err()).To(Succeed())
-				Expect(m.c.RPush(ctx, "log", i).Err()).To(Succeed())
-				Expect(m.c.Set(ctx, "s:"+itoa(i%100), i, 0).Err()).To(Succeed())
-			}
-		}()
+		stopWriter := writeUntilStopped(func(i int) {
+			Expect(m.c.Incr(ctx, "counter").Err()).To(Succeed())
+			Expect(m.c.RPush(ctx, "log", i).Err()).To(Succeed())
+			Expect(m.c.Set(ctx, "s:"+itoa(i%100), i, 0).Err()).To(Succeed())
+		})
 		for cut := int64(1); cut <= 3; cut++ {
 			Expect(r.c.Do(ctx, "CLIENT", "KILL", "TYPE", "master").Val()).To(Equal(int64(1)))
 			// Each cut ends in a partial resync (the next cut only then).
@@ -403,11 +353,10 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			Eventually(func() string { return r.replField("master_link_status") }).
 				WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal("up"))
 		}
-		close(stop)
-		<-writerDone
+		stopWriter()
 		waitSynced(m, r)
 		Expect(m.stat("sync_partial_ok")).To(Equal(partial + 3))
-		Expect(r.contents()).To(Equal(m.contents()))
+		Expect(r.dump()).To(Equal(m.dump()))
 	})
 
 	It("the link cut by a proxy mid-transfer and mid-stream: old data kept, then equal contents", func() {
@@ -427,20 +376,9 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		p.cut() // mid-transfer
 		Expect(m.c.ConfigSet(ctx, "rdb-key-save-delay", "0").Err()).To(Succeed())
 		waitSynced(m, r)
-		stop := make(chan struct{})
-		writerDone := make(chan struct{})
-		go func() {
-			defer GinkgoRecover()
-			defer close(writerDone)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				Expect(m.c.Set(ctx, "w:"+itoa(i%500), i, 0).Err()).To(Succeed())
-			}
-		}()
+		stopWriter := writeUntilStopped(func(i int) {
+			Expect(m.c.Set(ctx, "w:"+itoa(i%500), i, 0).Err()).To(Succeed())
+		})
 		Eventually(func() int64 { return m.stat("total_commands_processed") }).Should(BeNumerically(">", 100))
 		syncs := func() int64 { return m.stat("sync_partial_ok") + m.stat("sync_full") }
 		before := syncs()
@@ -448,8 +386,7 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		Eventually(syncs).WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(BeNumerically(">", before))
 		Eventually(func() string { return r.replField("master_link_status") }).
 			WithTimeout(syncTimeout).WithPolling(20 * time.Millisecond).Should(Equal("up"))
-		close(stop)
-		<-writerDone
+		stopWriter()
 		waitSynced(m, r)
 		w.end()
 		w.mu.Lock()
@@ -457,6 +394,6 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			Expect(n == 5 || n >= bigKeys).To(BeTrue(), "DBSIZE %d (seen: %v): a partial dataset", n, w.sizes)
 		}
 		w.mu.Unlock()
-		Expect(r.contents()).To(Equal(m.contents()))
+		Expect(r.dump()).To(Equal(m.dump()))
 	})
 })

@@ -1,6 +1,10 @@
 package acl
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
+)
 
 // Result is the outcome of a permission check, as acl.c's ACL_OK and
 // ACL_DENIED_*; among selectors the higher denial wins.
@@ -74,7 +78,7 @@ func matchChannel(list []string, ch string, pattern bool) bool {
 			if p == ch {
 				return true
 			}
-		} else if stringMatch(p, ch, false) {
+		} else if redisutil.StringMatch(p, ch, false) {
 			return true
 		}
 	}
@@ -87,7 +91,7 @@ func (s *selector) checkKey(key string, access int) bool {
 		if k.flags&access != access {
 			continue
 		}
-		if stringMatch(k.pat, key, false) {
+		if redisutil.StringMatch(k.pat, key, false) {
 			return true
 		}
 	}

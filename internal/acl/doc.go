@@ -21,6 +21,6 @@
 // execution lock, the sentinel's aclState mutex). Time is an input (AddLog,
 // WriteLog take now).
 //
-// Imports: the standard library and internal/resp only (checked by
-// internal/archtest). Redis parallel: acl.c.
+// Imports: the standard library, internal/resp and internal/redisutil only
+// (checked by internal/archtest). Redis parallel: acl.c.
 package acl

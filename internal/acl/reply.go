@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -126,7 +127,7 @@ func WriteCat(w *resp.Writer, t *Table, args []string) {
 func WriteGenPass(w *resp.Writer, args []string) {
 	bits := int64(256)
 	if len(args) == 3 {
-		n, ok := resp.ParseInt([]byte(args[2]))
+		n, ok := redisutil.String2ll(args[2])
 		if !ok || n <= 0 || n > 4096 {
 			w.Error(ErrGenPassArg)
 			return
@@ -215,7 +216,7 @@ func WriteLog(w *resp.Writer, s *Store, args []string, now time.Time) {
 			w.OK()
 			return
 		}
-		n, ok := resp.ParseInt([]byte(args[2]))
+		n, ok := redisutil.String2ll(args[2])
 		if !ok {
 			w.Error("ERR value is not an integer or out of range")
 			return

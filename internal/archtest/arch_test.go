@@ -196,24 +196,29 @@ type rule struct {
 // rules is the dependency rule of shared/design.md, one row per rule.
 var rules = []rule{
 	{
-		name:   "the sentinel core imports the standard library only",
+		name:   "the sentinel core imports internal/redisutil and the standard library only",
 		from:   exact("sentinel"),
+		forbid: but(nonStandard, exact("internal/redisutil")),
+	},
+	{
+		name:   "the Redis string routines import the standard library only",
+		from:   exact("internal/redisutil"),
 		forbid: nonStandard,
 	},
 	{
-		name:   "leaf packages import the standard library only",
+		name:   "leaf packages import internal/redisutil and the standard library only",
 		from:   exact("internal/resp", "internal/clock", "configs", "server/keyspace"),
-		forbid: nonStandard,
+		forbid: but(nonStandard, exact("internal/redisutil")),
 	},
 	{
-		name:   "the shared reply texts import internal/resp and the standard library only",
+		name:   "the shared reply texts import internal/resp, internal/redisutil and the standard library only",
 		from:   exact("internal/redistext"),
-		forbid: but(nonStandard, tree("internal/resp")),
+		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
 	},
 	{
 		name:   "the ACL imports internal/resp and the standard library only",
 		from:   exact("internal/acl"),
-		forbid: but(nonStandard, tree("internal/resp")),
+		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
 	},
 	{
 		name:   "client imports no server-side package",
@@ -352,7 +357,8 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/sentinel", false, m+"/internal/resp")
 	add(m+"/configs", false, "fmt")
 	add(m+"/server", false, m+"/configs")
-	add(m+"/server/keyspace", false, "fmt")
+	add(m+"/server/keyspace", false, "fmt", m+"/internal/redisutil")
+	add(m+"/internal/redisutil", false, "fmt", "github.com/other/lib")
 	add(m+"/internal/redistext", false, m+"/internal/resp", m+"/configs")
 	add(m+"/internal/acl", false, m+"/internal/resp", m+"/configs")
 	add(m+"/server/rdb", false, m+"/server", m+"/sentinel")
@@ -385,14 +391,18 @@ func TestRulesCatchViolations(t *testing.T) {
 		sort.Strings(p.Deps)
 	}
 	want := map[string][]string{
-		"the sentinel core imports the standard library only": {
+		"the sentinel core imports internal/redisutil and the standard library only": {
 			"sentinel imports github.com/other/lib (sentinel -> internal/resp -> github.com/other/lib)",
 			"sentinel imports internal/resp (sentinel -> internal/resp)",
 		},
-		"leaf packages import the standard library only": {
-			"internal/resp imports github.com/other/lib (internal/resp -> github.com/other/lib)",
+		"the Redis string routines import the standard library only": {
+			"internal/redisutil imports github.com/other/lib (internal/redisutil -> github.com/other/lib)",
 		},
-		"the shared reply texts import internal/resp and the standard library only": {
+		"leaf packages import internal/redisutil and the standard library only": {
+			"internal/resp imports github.com/other/lib (internal/resp -> github.com/other/lib)",
+			"server/keyspace imports github.com/other/lib (server/keyspace -> internal/redisutil -> github.com/other/lib)",
+		},
+		"the shared reply texts import internal/resp, internal/redisutil and the standard library only": {
 			"internal/redistext imports configs (internal/redistext -> configs)",
 			"internal/redistext imports github.com/other/lib (internal/redistext -> internal/resp -> github.com/other/lib)",
 		},

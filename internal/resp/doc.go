@@ -3,5 +3,6 @@
 // a reply writer that appends to a byte slice, and a reply reader used by clients
 // of other instances (the sentinel daemon, replication).
 //
-// It owns the codec only and imports the standard library alone.
+// It owns the codec only and imports the standard library and the leaf
+// internal/redisutil (sdssplitargs for inline requests) alone.
 package resp

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Limits bound what a Reader accepts from a peer, as Redis's networking.c does.
@@ -248,7 +250,7 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 		if cr > r.lim.MaxInline {
 			return nil, false, protoErr("too big mbulk count string")
 		}
-		n, ok := parseInt(data[1:cr])
+		n, ok := redisutil.String2ll(data[1:cr])
 		if !ok || n > r.lim.MaxArgs {
 			return nil, false, protoErr("invalid multibulk length")
 		}
@@ -282,7 +284,7 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 			if data[0] != '$' {
 				return nil, false, protoErr("expected '$', got '" + string(data[0]) + "'")
 			}
-			n, ok := parseInt(data[1:cr])
+			n, ok := redisutil.String2ll(data[1:cr])
 			if !ok || n < 0 || n > r.lim.MaxBulkLen {
 				return nil, false, protoErr("invalid bulk length")
 			}
@@ -314,61 +316,18 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 	return args, true, nil
 }
 
-// parseInt parses a decimal integer as Redis's string2ll (optional leading
-// '-', no '+', no spaces, no leading zeros except "0").
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	neg := false
-	i := 0
-	if b[0] == '-' {
-		neg = true
-		i = 1
-		if len(b) == 1 {
-			return 0, false
-		}
-	}
-	if b[i] == '0' && len(b) > i+1 {
-		return 0, false
-	}
-	var n uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
-}
-
-// ParseInt exposes string2ll's rules for command handlers.
-func ParseInt(b []byte) (int64, bool) { return parseInt(b) }
-
 // splitInline splits an inline request like sds.c sdssplitargs, appending to
-// dst. Unlike configuration lines the result aliases line where it can.
+// dst. A line without quotes, \v or \f (isspace between arguments but not
+// the end of one) is split on space, \t, \r and \n, aliasing line; the
+// rest goes through redisutil.SplitArgs.
 func splitInline(line []byte, dst [][]byte) ([][]byte, error) {
-	if bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0 {
+	if bytes.IndexAny(line, "\"'\v\f") < 0 {
 		for _, f := range bytes.FieldsFunc(line, isSpace) {
 			dst = append(dst, f)
 		}
 		return dst, nil
 	}
-	parts, err := SplitArgs(string(line))
+	parts, err := redisutil.SplitArgs(string(line))
 	if err != nil {
 		return nil, err
 	}
@@ -378,122 +337,8 @@ func splitInline(line []byte, dst [][]byte) ([][]byte, error) {
 	return dst, nil
 }
 
-func isSpace(c rune) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
-}
-
-// ErrUnbalancedQuotes is returned by SplitArgs for unterminated quotes or a
-// closing quote not followed by a space.
-var ErrUnbalancedQuotes = errors.New("unbalanced quotes")
-
-// SplitArgs splits a line into arguments exactly as Redis's sds.c
-// sdssplitargs: whitespace separates, "double quotes" take \n \r \t \b \a
-// \\ \" and \xHH escapes, 'single quotes' take \' only, and a closing quote
-// must be followed by whitespace or the end of the line.
-func SplitArgs(line string) ([]string, error) {
-	var out []string
-	p := 0
-	for {
-		for p < len(line) && isSpace(rune(line[p])) {
-			p++
-		}
-		if p >= len(line) {
-			return out, nil
-		}
-		var cur []byte
-		inq, insq, done := false, false, false
-		for !done {
-			if inq {
-				if p >= len(line) {
-					return nil, ErrUnbalancedQuotes
-				}
-				c := line[p]
-				switch {
-				case c == '\\' && p+3 < len(line) && line[p+1] == 'x' && isHex(line[p+2]) && isHex(line[p+3]):
-					cur = append(cur, fromHex(line[p+2])<<4|fromHex(line[p+3]))
-					p += 3
-				case c == '\\' && p+1 < len(line):
-					p++
-					switch line[p] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[p])
-					}
-				case c == '"':
-					if p+1 < len(line) && !isSpace(rune(line[p+1])) {
-						return nil, ErrUnbalancedQuotes
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else if insq {
-				if p >= len(line) {
-					return nil, ErrUnbalancedQuotes
-				}
-				c := line[p]
-				switch {
-				case c == '\\' && p+1 < len(line) && line[p+1] == '\'':
-					p++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if p+1 < len(line) && !isSpace(rune(line[p+1])) {
-						return nil, ErrUnbalancedQuotes
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else {
-				if p >= len(line) {
-					break
-				}
-				c := line[p]
-				switch c {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if p < len(line) {
-				p++
-			}
-		}
-		if cur == nil {
-			cur = []byte{}
-		}
-		out = append(out, string(cur))
-	}
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func fromHex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
-}
+// isSpace is what ends a bare argument in sdssplitargs.
+func isSpace(c rune) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
 // FormatInt appends the decimal form of n (no fmt on hot paths).
 func FormatInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

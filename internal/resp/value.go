@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Kind is the type of a reply read by ReadValue.
@@ -116,7 +118,7 @@ func readValue(br *bufio.Reader, lim ReplyLimits, depth int) (Value, error) {
 	case KindSimple, KindError, KindDouble, KindBigNum:
 		return Value{Kind: k, Str: string(body)}, nil
 	case KindInt:
-		n, ok := parseInt(body)
+		n, ok := redisutil.String2ll(body)
 		if !ok {
 			return Value{}, fmt.Errorf("%w: bad integer %q", ErrBadReply, body)
 		}
@@ -133,7 +135,7 @@ func readValue(br *bufio.Reader, lim ReplyLimits, depth int) (Value, error) {
 		}
 		return v, nil
 	case KindBulk, KindVerbatim, KindBlobErr:
-		n, ok := parseInt(body)
+		n, ok := redisutil.String2ll(body)
 		if !ok || n < -1 || n > lim.MaxBulk {
 			return Value{}, fmt.Errorf("%w: bad bulk length %q", ErrBadReply, body)
 		}
@@ -156,7 +158,7 @@ func readValue(br *bufio.Reader, lim ReplyLimits, depth int) (Value, error) {
 		}
 		return Value{Kind: k, Str: s}, nil
 	case KindArray, KindSet, KindPush, KindMap, '|':
-		n, ok := parseInt(body)
+		n, ok := redisutil.String2ll(body)
 		if !ok || n < -1 || n > lim.MaxElems {
 			return Value{}, fmt.Errorf("%w: bad aggregate length %q", ErrBadReply, body)
 		}

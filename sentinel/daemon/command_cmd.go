@@ -10,8 +10,8 @@ import (
 	_ "embed"
 	"strings"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
-	"github.com/vigil-kv/vigil/sentinel"
 )
 
 // The replies of redis-sentinel 7.0.15 to COMMAND and COMMAND DOCS, recorded
@@ -113,7 +113,7 @@ func cmdCommand(c *client, args []string) {
 				}
 			case "pattern":
 				for _, n := range names {
-					if sentinel.StringMatch(args[4], n.name, true) {
+					if redisutil.StringMatch(args[4], n.name, true) {
 						out = append(out, n.name)
 					}
 				}

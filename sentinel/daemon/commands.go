@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
@@ -256,7 +256,7 @@ func cmdHello(c *client, args []string) {
 	ver := int64(0)
 	i := 1
 	if len(args) >= 2 {
-		v, ok := resp.ParseInt([]byte(args[1]))
+		v, ok := redisutil.String2ll(args[1])
 		if !ok {
 			c.w.Error("ERR Protocol version is not an integer or out of range")
 			return
@@ -318,7 +318,7 @@ func cmdClientOnOff(c *client, args []string) {
 
 // cmdClientPause validates like Redis; a sentinel has no writes to hold.
 func cmdClientPause(c *client, args []string) {
-	if n, ok := resp.ParseInt([]byte(args[2])); !ok || n < 0 {
+	if n, ok := redisutil.String2ll(args[2]); !ok || n < 0 {
 		c.w.Error("ERR timeout is not an integer or out of range")
 		return
 	}
@@ -334,7 +334,7 @@ func cmdClientPause(c *client, args []string) {
 }
 
 func cmdClientUnblock(c *client, args []string) {
-	if _, ok := resp.ParseInt([]byte(args[2])); !ok {
+	if _, ok := redisutil.String2ll(args[2]); !ok {
 		c.w.Error(errNotInteger)
 		return
 	}
@@ -489,7 +489,7 @@ func cmdClientKill(c *client, args []string) {
 			v := args[i+1]
 			switch strings.ToLower(args[i]) {
 			case "id":
-				n, ok := resp.ParseInt([]byte(v))
+				n, ok := redisutil.String2ll(v)
 				if !ok || n <= 0 {
 					c.w.Error("ERR client-id should be greater than 0")
 					return

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
@@ -77,7 +78,7 @@ func LoadConfig(path string, args []string) (*Settings, error) {
 	var slines []sentinelLine
 	hasPort, hasProtected := false, false
 	for _, raw := range strings.Split(text, "\n") {
-		if a, err := configs.SplitArgs(strings.Trim(raw, " \t\r\n")); err == nil && len(a) > 0 {
+		if a, err := redisutil.SplitArgs(strings.Trim(raw, " \t\r\n")); err == nil && len(a) > 0 {
 			switch strings.ToLower(a[0]) {
 			case "port":
 				hasPort = true
@@ -134,7 +135,7 @@ func checkUserLines(text string, cfg *configs.Config) error {
 	seen := map[string]bool{}
 	for i, raw := range strings.Split(text, "\n") {
 		line := strings.Trim(raw, " \t\r\n")
-		a, err := configs.SplitArgs(line)
+		a, err := redisutil.SplitArgs(line)
 		if err != nil || len(a) < 2 || !strings.EqualFold(a[0], "user") {
 			continue
 		}
@@ -484,8 +485,8 @@ var sentinelOptions = []string{
 
 // arg quotes a value when the config reader would not read it back as is.
 func arg(s string) string {
-	if back, err := configs.SplitArgs(s); err != nil || len(back) != 1 || back[0] != s {
-		return configs.Quote(s)
+	if back, err := redisutil.SplitArgs(s); err != nil || len(back) != 1 || back[0] != s {
+		return redisutil.Quote(s)
 	}
 	return s
 }
@@ -522,7 +523,7 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 			continue
 		case "dir":
 			if srv.Dir != "" {
-				s.RewriteLine("dir", "dir "+configs.Quote(srv.Dir), true)
+				s.RewriteLine("dir", "dir "+redisutil.Quote(srv.Dir), true)
 			}
 			continue
 		case "latency-tracking-info-percentiles":
@@ -542,7 +543,7 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 				s.RewriteLine(d.Name, "", false)
 				continue
 			}
-			s.RewriteLine(d.Name, d.Name+" "+configs.Quote(v), v != d.Default)
+			s.RewriteLine(d.Name, d.Name+" "+redisutil.Quote(v), v != d.Default)
 		case configs.TypeMemory:
 			s.RewriteLine(d.Name, d.Name+" "+formatMemory(v), v != d.Default)
 		default:
@@ -608,7 +609,7 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 	s.RewriteLine("sentinel current-epoch", fmt.Sprintf("sentinel current-epoch %d", sc.CurrentEpoch), true)
 	if sc.AnnounceIP != "" {
 		// sentinel.c writes it with sdscatrepr: always quoted.
-		s.RewriteLine("sentinel announce-ip", "sentinel announce-ip "+configs.Quote(sc.AnnounceIP), true)
+		s.RewriteLine("sentinel announce-ip", "sentinel announce-ip "+redisutil.Quote(sc.AnnounceIP), true)
 	}
 	if sc.AnnouncePort != 0 {
 		s.RewriteLine("sentinel announce-port", fmt.Sprintf("sentinel announce-port %d", sc.AnnouncePort), true)

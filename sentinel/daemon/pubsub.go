@@ -4,8 +4,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
-	"github.com/vigil-kv/vigil/sentinel"
 )
 
 // hub is the sentinel's own pub/sub: clients subscribe to event channels
@@ -40,7 +40,7 @@ func (h *hub) publish(channel, msg string) int {
 		ds = append(ds, delivery{c, ""})
 	}
 	for p, cs := range h.patterns {
-		if sentinel.StringMatch(p, channel, false) {
+		if redisutil.StringMatch(p, channel, false) {
 			for c := range cs {
 				ds = append(ds, delivery{c, p})
 			}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
@@ -156,7 +156,7 @@ func sCKQuorum(c *client, a []string) {
 }
 
 // getLong is getLongFromObjectOrReply's parse (string2l).
-func getLong(s string) (int64, bool) { return resp.ParseInt([]byte(s)) }
+func getLong(s string) (int64, bool) { return redisutil.String2ll(s) }
 
 func sMonitor(c *client, a []string) {
 	quorum, ok := getLong(a[5])

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // File name parts, as aof.c's BASE_FILE_SUFFIX, INCR_FILE_SUFFIX,
@@ -107,7 +107,7 @@ func ParseManifest(r io.Reader) (*Manifest, error) {
 		if line == "" {
 			return nil, bad("Invalid AOF manifest file format")
 		}
-		argv, err := resp.SplitArgs(line)
+		argv, err := redisutil.SplitArgs(line)
 		if err != nil || len(argv) < 6 || len(argv)%2 != 0 {
 			return nil, bad("Invalid AOF manifest file format")
 		}
@@ -366,29 +366,5 @@ func quoteName(s string) string {
 	if !need {
 		return s
 	}
-	b := []byte{'"'}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b = append(b, c)
-			} else {
-				b = append(b, fmt.Sprintf("\\x%02x", c)...)
-			}
-		}
-	}
-	return string(append(b, '"'))
+	return redisutil.Quote(s)
 }

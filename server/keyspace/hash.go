@@ -1,6 +1,10 @@
 package keyspace
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
+)
 
 // Hash is the hash type (OBJ_HASH), as Redis 7.0's t_hash.c. It starts in
 // the listpack encoding, a sequence of field/value pairs in insertion order
@@ -277,11 +281,5 @@ func lpEntrySize(s string) int {
 	return n + 5
 }
 
-// string2llString is string2ll for a string, without allocating.
-func string2llString(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 20 {
-		return 0, false
-	}
-	var buf [20]byte
-	return string2ll(buf[:copy(buf[:], s)])
-}
+// string2llString is string2ll for a string, without copying it.
+func string2llString(s string) (int64, bool) { return redisutil.String2ll(s) }

@@ -1,5 +1,7 @@
 package keyspace
 
+import "github.com/vigil-kv/vigil/internal/redisutil"
+
 // Type is a value's Redis type, numbered as server.h's OBJ_STRING ..
 // OBJ_STREAM (the numbers RDB and the module API use).
 type Type uint8
@@ -265,42 +267,5 @@ func (s *String) Dup() Value {
 	return &String{b: append(make([]byte, 0, len(s.b)), s.b...), kind: kind}
 }
 
-// string2ll is util.c's string2ll: an optional '-', then digits without
-// leading zeros ("0" alone; "-0" is refused), in int64 range.
-func string2ll(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	i := 0
-	neg := b[0] == '-'
-	if neg {
-		i = 1
-		if len(b) == 1 || b[1] == '0' {
-			return 0, false
-		}
-	} else if b[0] == '0' {
-		return 0, len(b) == 1
-	}
-	var n uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > 1<<63-1 {
-		return 0, false
-	}
-	return int64(n), true
-}
+// string2ll is util.c's string2ll (redisutil.String2ll).
+func string2ll(b []byte) (int64, bool) { return redisutil.String2ll(b) }

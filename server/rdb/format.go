@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"hash/crc64"
 	"math"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Version is RDB_VERSION: the format version written, and the newest read.
@@ -93,48 +95,8 @@ func appendLen(b []byte, n uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, n)
 }
 
-// string2ll is util.c's string2ll (canonical decimal int64).
-func string2ll(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	i := 0
-	neg := b[0] == '-'
-	if neg {
-		i = 1
-		if len(b) == 1 {
-			return 0, false
-		}
-	}
-	if b[i] < '1' || b[i] > '9' {
-		return 0, false
-	}
-	var n uint64
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		if n > 1<<63 {
-			return 0, false
-		}
-		return -int64(n), true
-	}
-	if n > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(n), true
-}
+// string2ll is util.c's string2ll (redisutil.String2ll).
+func string2ll(b []byte) (int64, bool) { return redisutil.String2ll(b) }
 
 // appendEncodedInt is rdbEncodeInteger: the 8-, 16- or 32-bit special
 // string form, ok false when v needs more.

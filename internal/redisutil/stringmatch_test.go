@@ -1,4 +1,4 @@
-package keyspace
+package redisutil
 
 import (
 	"strings"
@@ -82,20 +82,20 @@ var globCases = []struct {
 	{"a\x00*", "a\x00bc", false, true},
 }
 
-func TestGlobMatch(t *testing.T) {
+func TestStringMatch(t *testing.T) {
 	for _, tc := range globCases {
-		if got := GlobMatch([]byte(tc.pattern), []byte(tc.s), tc.nocase); got != tc.want {
-			t.Errorf("GlobMatch(%q, %q, %v) = %v, want %v", tc.pattern, tc.s, tc.nocase, got, tc.want)
+		if got := StringMatch([]byte(tc.pattern), []byte(tc.s), tc.nocase); got != tc.want {
+			t.Errorf("StringMatch(%q, %q, %v) = %v, want %v", tc.pattern, tc.s, tc.nocase, got, tc.want)
 		}
-		if got := GlobMatchString([]byte(tc.pattern), tc.s, tc.nocase); got != tc.want {
-			t.Errorf("GlobMatchString(%q, %q, %v) = %v, want %v", tc.pattern, tc.s, tc.nocase, got, tc.want)
+		if got := StringMatch(tc.pattern, tc.s, tc.nocase); got != tc.want {
+			t.Errorf("StringMatch(string %q, string %q, %v) = %v, want %v", tc.pattern, tc.s, tc.nocase, got, tc.want)
 		}
 	}
 }
 
-// TestGlobMatchHostile: patterns that backtrack exponentially in a naive
+// TestStringMatchHostile: patterns that backtrack exponentially in a naive
 // matcher finish quickly, and nesting beyond 1000 '*' fails.
-func TestGlobMatchHostile(t *testing.T) {
+func TestStringMatchHostile(t *testing.T) {
 	long := strings.Repeat("a", 10000)
 	cases := []struct {
 		pattern, s string
@@ -112,7 +112,7 @@ func TestGlobMatchHostile(t *testing.T) {
 	}
 	for _, tc := range cases {
 		start := time.Now()
-		got := GlobMatch([]byte(tc.pattern), []byte(tc.s), false)
+		got := StringMatch(tc.pattern, tc.s, false)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("pattern of %d bytes took %v", len(tc.pattern), d)
 		}
@@ -122,13 +122,13 @@ func TestGlobMatchHostile(t *testing.T) {
 	}
 }
 
-func FuzzGlobMatch(f *testing.F) {
+func FuzzStringMatch(f *testing.F) {
 	for _, tc := range globCases {
 		f.Add(tc.pattern, tc.s, tc.nocase)
 	}
 	f.Fuzz(func(t *testing.T, pattern, s string, nocase bool) {
-		a := GlobMatch([]byte(pattern), []byte(s), nocase)
-		if b := GlobMatchString([]byte(pattern), s, nocase); a != b {
+		a := StringMatch([]byte(pattern), []byte(s), nocase)
+		if b := StringMatch(pattern, s, nocase); a != b {
 			t.Fatalf("[]byte and string disagree on %q %q", pattern, s)
 		}
 		if !nocase && !strings.ContainsAny(pattern, "*?[\\") && a != (pattern == s) {
