@@ -25,16 +25,16 @@ type Entry struct {
 	// stored this value (0: none). Such a value is, in Redis, the very
 	// object of the transaction's argv, which EXEC keeps until it ends:
 	// OBJECT REFCOUNT is 2 meanwhile. Set and SetKeepTTL reset it.
-	ArgvExec uint64
+	ArgvExec uint32
 	// snapEpoch is the epoch of the last snapshot that accounted for this
 	// entry: emitted it, saved its state before a write, or saw it
 	// created. The running snapshot still owes the entry while it differs
 	// from the snapshot's epoch.
-	snapEpoch uint64
+	snapEpoch uint32
 	// acct is the bytes this entry counts for in its database's used
 	// memory (see evict.go, "Memory accounting"): its key, dictEntry and
-	// value as of the last settle.
-	acct uint64
+	// value as of the last settle, saturated at 4 GiB (acctBytes).
+	acct uint32
 	// Freq is the logarithmic LFU counter of OBJECT FREQ (evict.c).
 	Freq uint8
 	// acctDirty: the entry is queued for re-accounting (Keyspace.Settle).
@@ -493,9 +493,9 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	// Reuse the node (and so the Entry): pointers to it stay valid.
 	de.key, de.val = string(dst), e
 	db.dict.insert(hd, de)
-	db.used -= e.acct
-	e.acct = entryBytes(de.key, e)
-	db.used += e.acct
+	db.used -= uint64(e.acct)
+	e.acct = acctBytes(entryBytes(de.key, e))
+	db.used += uint64(e.acct)
 	if x != nil {
 		x.key, x.val = de.key, e
 		db.expires.insert(hd, x)
@@ -532,8 +532,8 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	db.dict.remove(h, de)
 	de.val = e
 	dst.dict.insert(h, de)
-	db.used -= e.acct
-	dst.used += e.acct
+	db.used -= uint64(e.acct)
+	dst.used += uint64(e.acct)
 	if x != nil {
 		x.val = e
 		dst.expires.insert(h, x)
