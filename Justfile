@@ -87,6 +87,13 @@ bench-failover-vigil runs="5":
 bench-save keys="1000000" seconds="5" clients="8" pipeline="1":
     VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_SECONDS={{seconds}} VIGIL_BENCH_CLIENTS={{clients}} VIGIL_BENCH_PIPELINE={{pipeline}} go test -count=1 -timeout 60m ./integration/benchsave/ -v -run TestBenchSave
 
+# Resident memory after loading 1 M small strings, a 1 M-field hash, a 1 M-member
+# set and a 1 M-member sorted set: a fresh vigil-server and redis-server per
+# dataset, same data, VmRSS side by side with the ratio (target <= 1.3x).
+# `datasets` is a comma-separated subset of strings,hash,set,zset.
+bench-mem n="1000000" datasets="":
+    VIGIL_BENCH=1 VIGIL_BENCH_N={{n}} VIGIL_BENCH_DATASETS={{datasets}} go test -count=1 -timeout 30m ./integration/benchmem/ -v -run TestBenchMem
+
 # Replication: full sync of `keys` keys (vigil vs redis-server, same run),
 # SET throughput at redis-benchmark -P 16 with two replicas attached vs
 # none, and the replicas' lag under that load; ratios printed.

@@ -125,11 +125,7 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 			return e
 		}
 	}
-	v := keyspace.NewString(copyBytes(val), keyspace.StringAuto)
-	if keepTTL {
-		return db.SetKeepTTL(key, v, now)
-	}
-	return db.Set(key, v, now)
+	return db.SetString(key, val, keyspace.StringAuto, now, keepTTL)
 }
 
 // errInvalidExpire is addReplyErrorExpireTime for a command.
@@ -457,7 +453,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	key, arg := args[1], args[2]
 	e := c.lookupKeyWrite(key)
 	if e == nil {
-		c.argvStored(c.db0().Set(key, keyspace.NewString(copyBytes(arg), keyspace.StringAuto), c.srv.nowMs))
+		c.argvStored(c.db0().SetString(key, arg, keyspace.StringAuto, c.srv.nowMs, false))
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyNew, "new", key)

@@ -113,3 +113,22 @@ func BenchmarkActiveExpireCycle(b *testing.B) {
 		ks.ActiveExpireCycle(1000, rng, 25000, never)
 	}
 }
+
+// BenchmarkSetNewString is the SET path of a new key (DB.SetString, as
+// storeString): 1M distinct keys, then a flush, over and over.
+func BenchmarkSetNewString(b *testing.B) {
+	keys := make([][]byte, 1<<20)
+	for i := range keys {
+		keys[i] = []byte("key:" + strconv.Itoa(i))
+	}
+	val := []byte("value:123456")
+	db := NewDB()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%len(keys) == 0 {
+			db.Flush()
+		}
+		db.SetString(keys[i%len(keys)], val, StringAuto, 1, false)
+	}
+}

@@ -160,8 +160,8 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 	if l.length == 0 {
 		return fmt.Errorf("empty sorted set")
 	}
-	if len(z.dict) != l.length {
-		return fmt.Errorf("member map holds %d, skiplist %d", len(z.dict), l.length)
+	if z.dict.len() != l.length {
+		return fmt.Errorf("member map holds %d, skiplist %d", z.dict.len(), l.length)
 	}
 	if z.listpack {
 		if l.length > cfg.ZSetMaxListpackEntries {
@@ -179,7 +179,7 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 		if math.IsNaN(x.score) {
 			return fmt.Errorf("member %q has a NaN score", x.member)
 		}
-		if z.dict[x.member] != x {
+		if z.dict.getS(x.member) != x {
 			return fmt.Errorf("member %q: the map does not point at its node", x.member)
 		}
 		if x.backward != prev {

@@ -518,3 +518,51 @@ func TestDBMasterCommand(t *testing.T) {
 		t.Fatal("a replica deleted an expired key")
 	}
 }
+
+// TestSetString: a new key's bytes and its value's share an allocation;
+// writing the value in place, appending to it, replacing it, renaming the
+// key and overwriting through SetString leave each other intact.
+func TestSetString(t *testing.T) {
+	db := NewDB()
+	e := db.SetString([]byte("k1"), []byte("abc"), StringAuto, 1, false)
+	s := e.Value().(*String)
+	if string(s.Bytes()) != "abc" || s.Kind() != StringAuto || e.LastAccess != 1 || e.Freq != LFUInitVal {
+		t.Fatalf("got %q kind %v", s.Bytes(), s.Kind())
+	}
+	copy(db.Mutable([]byte("k1"), e).(*String).Bytes(), "xyz")
+	s.Set(append(s.Bytes(), "more"...), StringRaw)
+	if !db.Rename([]byte("k1"), []byte("k2"), 1) {
+		t.Fatal("rename failed")
+	}
+	if got := db.Peek([]byte("k2")); got != e || string(got.Value().(*String).Bytes()) != "xyzmore" {
+		t.Fatalf("after rename: %v", got)
+	}
+	db.SetExpire([]byte("k2"), 100)
+	e2 := db.SetString([]byte("k2"), []byte("new"), StringEmbstr, 2, true)
+	if e2 != e || e2.ExpireAt != 100 || string(e2.Value().(*String).Bytes()) != "new" || e2.Value().(*String).Kind() != StringEmbstr {
+		t.Fatalf("overwrite with KEEPTTL: %+v", e2)
+	}
+	db.SetString([]byte("k2"), []byte("x"), StringAuto, 3, false)
+	if e.ExpireAt != 0 || db.ExpiresLen() != 0 {
+		t.Fatal("overwrite without KEEPTTL kept the TTL")
+	}
+	big := make([]byte, mergeMax+1)
+	db.SetString([]byte("big"), big, StringAuto, 1, false)
+	db.SetString(nil, nil, StringAuto, 1, false)
+	if v := db.Peek(nil); v == nil || len(v.Value().(*String).Bytes()) != 0 {
+		t.Fatal("empty key and value")
+	}
+	if err := db.Keyspace().Check(); err != nil {
+		t.Fatal(err)
+	}
+	db.dict.Expand(1 << 10)
+	var k [8]byte
+	i := 0
+	if n := testing.AllocsPerRun(200, func() {
+		i++
+		copy(k[:], strconv.Itoa(i))
+		db.SetString(k[:], []byte("value"), StringAuto, 1, false)
+	}); n > 2 {
+		t.Errorf("SetString of a new key: %v allocations, want 2", n)
+	}
+}

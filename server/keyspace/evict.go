@@ -40,6 +40,11 @@ func entryBytes(key string, e *Entry) uint64 {
 	return e.val.Size(accountSamples) + SdsNewSize(uint64(len(key))) + DictEntrySize
 }
 
+// acctBytes is n as stored in Entry.acct: 32 bits keep the Entry small, so
+// a value of more than 4 GiB counts for 4 GiB (added and subtracted alike,
+// so the sums stay consistent).
+func acctBytes(n uint64) uint32 { return uint32(min(n, math.MaxUint32)) }
+
 func (db *DB) markDirty(de *dictEntry) {
 	e := de.val
 	if e.acctDirty {
@@ -62,7 +67,7 @@ func (db *DB) markDirtyKey(key []byte, e *Entry) {
 
 // unaccount subtracts a removed entry.
 func (db *DB) unaccount(e *Entry) {
-	db.used -= e.acct
+	db.used -= uint64(e.acct)
 	e.acct = 0
 	e.acctDirty = false
 }
@@ -82,8 +87,8 @@ func (ks *Keyspace) Settle() {
 			continue // removed since
 		}
 		e.acctDirty = false
-		n := entryBytes(r.de.key, e)
-		r.db.used += n - e.acct
+		n := acctBytes(entryBytes(r.de.key, e))
+		r.db.used += uint64(n) - uint64(e.acct)
 		e.acct = n
 	}
 	clear(q)

@@ -61,8 +61,10 @@ type Keyspace struct {
 	// keeps it.
 	Dirty int64
 	// ExecSeq numbers the EXECs that ran their queue (see
-	// Entry.ArgvExec); the server increments it when one starts.
-	ExecSeq uint64
+	// Entry.ArgvExec); the server increments it when one starts. It is 32
+	// bits, as ArgvExec, to keep every Entry small: after a wrap an entry
+	// written 2^32 EXECs ago may show OBJECT REFCOUNT 2 inside an EXEC.
+	ExecSeq uint32
 	// Encodings are the thresholds of the compact encodings of
 	// aggregates (hash-max-listpack-entries, ...), read when a value is
 	// built or grows. New sets Redis 7.0's defaults.
@@ -71,7 +73,7 @@ type Keyspace struct {
 	// snap is the running snapshot, nil if none; snapEpoch counts the
 	// snapshots begun (Entry.snapEpoch).
 	snap      *Snapshot
-	snapEpoch uint64
+	snapEpoch uint32
 
 	// activeExpireCycle's statics.
 	currentDB     int

@@ -82,7 +82,7 @@ func (sc *dbScan) dict() *Dict {
 // they return may be read without it until Close.
 type Snapshot struct {
 	ks     *Keyspace
-	epoch  uint64
+	epoch  uint32
 	scans  []*dbScan // by origin database number
 	saved  [][]Item  // by origin: states saved by writes, not yet emitted
 	cur    int       // the origin being emitted

@@ -15,7 +15,7 @@ import (
 // decides OBJECT ENCODING, MEMORY USAGE and ZSCAN's single-call reply. The
 // conversion to skiplist is one-way, as zsetConvert.
 type ZSet struct {
-	dict     map[string]*zslNode
+	dict     zindex
 	zsl      zskiplist
 	listpack bool
 	// scanOrder is the members in ZSCAN's (hash) order, built by Scan
@@ -43,7 +43,15 @@ type zslNode struct {
 	member   string
 	score    float64
 	backward *zslNode
+	hnext    *zslNode // the next node of its zindex bucket
 	level    []zslLevel
+}
+
+// zslNode1 is a node of level 1 (3 nodes in 4) and its level in one
+// allocation.
+type zslNode1 struct {
+	zslNode
+	l [1]zslLevel
 }
 
 type zskiplist struct {
@@ -56,7 +64,7 @@ type zskiplist struct {
 // NewZSet returns an empty sorted set, listpack-encoded when listpack is
 // true (createZsetListpackObject) else skiplist (createZsetObject).
 func NewZSet(listpack bool) *ZSet {
-	z := &ZSet{dict: map[string]*zslNode{}, listpack: listpack}
+	z := &ZSet{listpack: listpack}
 	z.zsl.header = &zslNode{level: make([]zslLevel, zslMaxLevel)}
 	z.zsl.level = 1
 	return z
@@ -85,8 +93,8 @@ func (z *ZSet) ConvertToListpackIfNeeded(cfg EncodingConfig) {
 	if z.listpack || z.Len() > cfg.ZSetMaxListpackEntries {
 		return
 	}
-	for m := range z.dict {
-		if len(m) > cfg.ZSetMaxListpackValue {
+	for n := z.zsl.header.level[0].forward; n != nil; n = n.level[0].forward {
+		if len(n.member) > cfg.ZSetMaxListpackValue {
 			return
 		}
 	}
@@ -103,8 +111,8 @@ func (z *ZSet) Len() int { return z.zsl.length }
 
 // Score returns member's score.
 func (z *ZSet) Score(member []byte) (float64, bool) {
-	n, ok := z.dict[string(member)]
-	if !ok {
+	n := z.dict.getB(member)
+	if n == nil {
 		return 0, false
 	}
 	return n.score, true
@@ -116,27 +124,28 @@ func (z *ZSet) Set(member string, score float64) bool {
 	if z.listpack && score == 0 {
 		score = 0 // a listpack stores -0 as the integer 0 (zzlInsertAt's double2ll)
 	}
-	if n, ok := z.dict[member]; ok {
+	if n := z.dict.getS(member); n != nil {
 		if n.score != score {
 			z.zsl.delete(n.score, member)
-			z.dict[member] = z.zsl.insert(score, member)
+			z.dict.del(n)
+			z.dict.add(z.zsl.insert(score, n.member))
 			z.scanOrder = nil
 		}
 		return false
 	}
-	z.dict[member] = z.zsl.insert(score, member)
+	z.dict.add(z.zsl.insert(score, member))
 	z.scanOrder = nil
 	return true
 }
 
 // Remove deletes member.
 func (z *ZSet) Remove(member []byte) bool {
-	n, ok := z.dict[string(member)]
-	if !ok {
+	n := z.dict.getB(member)
+	if n == nil {
 		return false
 	}
 	z.zsl.delete(n.score, n.member)
-	delete(z.dict, n.member)
+	z.dict.del(n)
 	z.scanOrder = nil
 	return true
 }
@@ -144,8 +153,8 @@ func (z *ZSet) Remove(member []byte) bool {
 // Rank is member's 0-based rank, from the lowest score (or the highest when
 // rev).
 func (z *ZSet) Rank(member []byte, rev bool) (int, bool) {
-	n, ok := z.dict[string(member)]
-	if !ok {
+	n := z.dict.getB(member)
+	if n == nil {
 		return 0, false
 	}
 	r := z.zsl.rank(n.score, n.member) - 1
@@ -520,9 +529,9 @@ func (z *ZSet) Scan(cursor uint64, count int, fn func(member string, score float
 	if z.scanOrder == nil {
 		// Rebuilt after a write: O(n log n), as rarely as the set changes
 		// during an iteration.
-		order := make([]scanItem, 0, len(z.dict))
-		for m, n := range z.dict {
-			order = append(order, scanItem{scanHash(m), n})
+		order := make([]scanItem, 0, z.zsl.length)
+		for n := z.zsl.header.level[0].forward; n != nil; n = n.level[0].forward {
+			order = append(order, scanItem{scanHash(n.member), n})
 		}
 		sort.Slice(order, func(i, j int) bool { return order[i].h < order[j].h })
 		z.scanOrder = order
@@ -568,7 +577,7 @@ func (z *ZSet) Size(samples int) uint64 {
 	}
 	const zsetStruct, zslStruct, dictStruct = 16, 32, 56
 	slots := uint64(0)
-	if l := len(z.dict); l > 0 {
+	if l := z.zsl.length; l > 0 {
 		slots = 4
 		for slots < uint64(l) {
 			slots <<= 1
@@ -689,7 +698,13 @@ func (l *zskiplist) insert(score float64, member string) *zslNode {
 		}
 		l.level = level
 	}
-	x = &zslNode{member: member, score: score, level: make([]zslLevel, level)}
+	if level == 1 {
+		x1 := &zslNode1{zslNode: zslNode{member: member, score: score}}
+		x = &x1.zslNode
+		x.level = x1.l[:]
+	} else {
+		x = &zslNode{member: member, score: score, level: make([]zslLevel, level)}
+	}
 	for i := 0; i < level; i++ {
 		x.level[i].forward = update[i].level[i].forward
 		update[i].level[i].forward = x

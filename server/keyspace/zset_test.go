@@ -52,8 +52,8 @@ func checkSpans(t *testing.T, z *ZSet) {
 		}
 		prev = n
 	}
-	if l.tail != prev || i != l.length || len(z.dict) != i {
-		t.Fatalf("tail/length broken: length %d, walked %d, dict %d", l.length, i, len(z.dict))
+	if l.tail != prev || i != l.length || z.dict.len() != i {
+		t.Fatalf("tail/length broken: length %d, walked %d, dict %d", l.length, i, z.dict.len())
 	}
 	for n := range rank {
 		for lv := 0; lv < len(n.level) && (n != l.header || lv < l.level); lv++ {
