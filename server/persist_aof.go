@@ -347,6 +347,7 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		n := len(dst)
 		items, done := snap.Step(dst, batch)
 		s.mu.Unlock()
+		keyspace.PrefetchItems(items[n:])
 		if delay > 0 {
 			time.Sleep(delay * time.Duration(len(items)-n))
 		}

@@ -361,6 +361,7 @@ func (s *Server) rdbSaveBackground() error {
 				}
 				buf, done = snap.Step(buf[:0], bgsaveStepKeys)
 				s.mu.Unlock()
+				keyspace.PrefetchItems(buf)
 				// Park for a moment instead of staying runnable: with one P
 				// (vigil-server's default GOMAXPROCS) a goroutine that is
 				// always runnable keeps the scheduler from polling the
@@ -640,6 +641,9 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 		VerifyChecksum: s.cfg.RDBChecksum,
 		Databases:      len(s.ks.DBs),
 		Enc:            s.ks.Encodings,
+		OnResizeDB: func(db int, keys, expires uint64) {
+			ks.DBs[db].ExpandForLoad(keys, expires)
+		},
 		OnAux: func(a rdb.AuxField) error {
 			switch a.Key {
 			case "redis-ver":
@@ -682,16 +686,13 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 			return nil
 		}
 		db := ks.DBs[rec.DB]
-		if db.Peek(rec.Key) != nil {
-			if merge {
-				db.Delete(rec.Key)
-			} else {
+		e, ok := db.LoadAdd(rec.Key, rec.Value, rec.ExpireAt, now)
+		if !ok {
+			if !merge {
 				return fmt.Errorf("RDB has duplicated key '%s' in DB %d", rec.Key, rec.DB)
 			}
-		}
-		e := db.Set(rec.Key, rec.Value, now)
-		if rec.ExpireAt != 0 {
-			db.SetExpire(rec.Key, rec.ExpireAt)
+			db.Delete(rec.Key)
+			e, _ = db.LoadAdd(rec.Key, rec.Value, rec.ExpireAt, now)
 		}
 		setAccessMeta(e, rec.Idle, rec.Freq, now)
 		loaded++

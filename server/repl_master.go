@@ -513,6 +513,7 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 			}
 			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
 			s.mu.Unlock()
+			keyspace.PrefetchItems(buf)
 			for _, it := range buf {
 				if err := enc.WriteItem(it); err != nil {
 					return err

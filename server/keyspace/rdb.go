@@ -125,3 +125,43 @@ func ListpackSizeOf(elems [][]byte) int {
 	}
 	return n
 }
+
+// loadExpandMax bounds the table a RESIZEDB hint may allocate up front
+// (the hint comes from the stream: a hostile one must not make a small
+// file allocate gigabytes).
+const loadExpandMax = 1 << 22
+
+// ExpandForLoad is rdbLoad's dictExpand(db->dict, db_size) and
+// dictExpand(db->expires, expires_size) on a RESIZEDB hint, so that
+// loading does not grow the tables step by step. Hints above a bound
+// (4M) expand to the bound.
+func (db *DB) ExpandForLoad(keys, expires uint64) {
+	if keys > 0 {
+		db.dict.Expand(int(min(keys, loadExpandMax)))
+	}
+	if expires > 0 {
+		db.expires.Expand(int(min(expires, loadExpandMax)))
+	}
+}
+
+// LoadAdd is dbAddRDBLoad followed by setExpire when expireAt != 0: it
+// inserts key (absent: ok false, and nothing changes, when it exists) with
+// val, as Set does a new key, hashing and looking the key up once. It
+// returns the new entry.
+func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool) {
+	h := hashBytes(key)
+	if db.dict.findB(h, key) != nil {
+		return nil, false
+	}
+	n := &keyNode{}
+	n.key = string(key)
+	n.val = &n.ent
+	n.ent = Entry{val: val, LastAccess: now, Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
+	db.dict.insert(h, &n.dictEntry)
+	db.markDirty(&n.dictEntry)
+	if expireAt != 0 {
+		n.ent.ExpireAt = max(expireAt, 1)
+		db.expires.insert(h, &dictEntry{key: n.key, val: &n.ent})
+	}
+	return &n.ent, true
+}

@@ -42,6 +42,10 @@ type LoadOptions struct {
 	// checksum (OpEOF, arg the stored checksum) with the offset just
 	// after it: the trace and progress of a checker (redis-check-rdb).
 	OnOp func(op byte, off int64, arg uint64)
+	// OnResizeDB, if set, is called with each RESIZEDB hint (the keys
+	// and keys with a TTL of the database selected last), for the
+	// loader to size its tables as rdbLoad's dictExpand does.
+	OnResizeDB func(db int, keys, expires uint64)
 }
 
 // Opcodes reported to LoadOptions.OnOp (besides object types).
@@ -53,7 +57,8 @@ const (
 
 // Record is one loaded key.
 type Record struct {
-	DB       int
+	DB int
+	// Key is valid only during the call: the loader reuses its buffer.
 	Key      []byte
 	Value    keyspace.Value
 	ExpireAt int64 // unix ms, 0 for none
@@ -82,6 +87,9 @@ type reader struct {
 	crc uint64
 	sum bool
 	tmp [16]byte
+	// key and lzf are reused buffers: the key being loaded, and the
+	// compressed bytes of an LZF string.
+	key, lzf []byte
 	// rec, when recording, collects every byte read (a stream's payload).
 	rec       []byte
 	recording bool
@@ -212,6 +220,11 @@ func (r *reader) str() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.strRest(n, enc)
+}
+
+// strRest is str after the length (or encoding) n.
+func (r *reader) strRest(n uint64, enc bool) ([]byte, error) {
 	if !enc {
 		return r.bytes(n)
 	}
@@ -238,7 +251,16 @@ func (r *reader) str() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := r.bytes(clen)
+		var c []byte
+		if clen <= maxChunk {
+			if uint64(cap(r.lzf)) < clen {
+				r.lzf = make([]byte, clen, max(clen, 256))
+			}
+			c = r.lzf[:clen]
+			err = r.full(c)
+		} else {
+			c, err = r.bytes(clen)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -252,6 +274,23 @@ func (r *reader) str() ([]byte, error) {
 		return out, nil
 	}
 	return nil, r.errorf("Unknown RDB string encoding type %d", n)
+}
+
+// keyStr is str for a key: a plain string is read into the reader's key
+// buffer, valid until the next key.
+func (r *reader) keyStr() ([]byte, error) {
+	n, enc, err := r.length()
+	if err != nil {
+		return nil, err
+	}
+	if enc || n > maxChunk {
+		return r.strRest(n, enc)
+	}
+	if uint64(cap(r.key)) < n {
+		r.key = make([]byte, n, max(n, 64))
+	}
+	b := r.key[:n]
+	return b, r.full(b)
 }
 
 // errEmpty is rdbLoadObject's RDB_LOAD_ERR_EMPTY_KEY.
@@ -349,11 +388,16 @@ func load(rd *reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 			}
 			continue
 		case opResizeDB:
-			if _, err := rd.len(); err != nil {
+			keys, err := rd.len()
+			if err != nil {
 				return info, err
 			}
-			if _, err := rd.len(); err != nil {
+			expires, err := rd.len()
+			if err != nil {
 				return info, err
+			}
+			if opts.OnResizeDB != nil {
+				opts.OnResizeDB(db, keys, expires)
 			}
 			continue
 		case opAux:
@@ -395,7 +439,7 @@ func load(rd *reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 		if !isObjectType(int(t)) {
 			return info, rd.errorf("Unknown RDB encoding type %d", t)
 		}
-		key, err := rd.str()
+		key, err := rd.keyStr()
 		if err != nil {
 			return info, err
 		}

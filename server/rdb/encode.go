@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -39,21 +38,27 @@ type EncodeOptions struct {
 
 // Encoder writes an RDB stream (rdbSaveRio).
 type Encoder struct {
-	w      *bufio.Writer
-	opts   EncodeOptions
-	crc    uint64
-	db     int // last SELECTDB written, -1 none
-	sizes  map[int][2]int
+	w     io.Writer
+	opts  EncodeOptions
+	crc   uint64
+	db    int // last SELECTDB written, -1 none
+	sizes map[int][2]int
+	// buf is the output not yet written to w: items are encoded straight
+	// into it, and the checksum is computed over it in one run when it
+	// is flushed.
 	buf    []byte
 	err    error
 	closed bool
 }
 
+// encoderFlushAt is the size at which the Encoder writes its buffer out.
+const encoderFlushAt = 64 << 10
+
 // NewEncoder writes the header ("REDIS0010"), the aux fields and the
 // function libraries to w.
 func NewEncoder(w io.Writer, opts EncodeOptions) (*Encoder, error) {
-	e := &Encoder{w: bufio.NewWriterSize(w, 64<<10), opts: opts, db: -1}
-	b := fmt.Appendf(nil, "REDIS%04d", Version)
+	e := &Encoder{w: w, opts: opts, db: -1, buf: make([]byte, 0, encoderFlushAt+4<<10)}
+	b := fmt.Appendf(e.buf, "REDIS%04d", Version)
 	for _, a := range opts.Aux {
 		b = append(b, opAux)
 		b = appendStr(b, a.Key, false)
@@ -63,18 +68,32 @@ func NewEncoder(w io.Writer, opts EncodeOptions) (*Encoder, error) {
 		b = append(b, opFunction2)
 		b = appendStr(b, f, opts.Compress)
 	}
-	e.write(b)
+	e.buf = b
+	e.maybeFlush()
 	return e, e.err
 }
 
-func (e *Encoder) write(b []byte) {
-	if e.err != nil {
+// maybeFlush writes the buffer out once it holds encoderFlushAt bytes.
+func (e *Encoder) maybeFlush() {
+	if len(e.buf) >= encoderFlushAt {
+		e.flush()
+	}
+}
+
+// flush checksums and writes out the buffer.
+func (e *Encoder) flush() {
+	if e.err != nil || len(e.buf) == 0 {
 		return
 	}
 	if e.opts.Checksum {
-		e.crc = CRC64(e.crc, b)
+		e.crc = CRC64(e.crc, e.buf)
 	}
-	_, e.err = e.w.Write(b)
+	_, e.err = e.w.Write(e.buf)
+	if cap(e.buf) > 4*encoderFlushAt {
+		e.buf = make([]byte, 0, encoderFlushAt+4<<10) // after a huge value
+	} else {
+		e.buf = e.buf[:0]
+	}
 }
 
 // SetDBSizes records the RESIZEDB hint written with the next SELECTDB of
@@ -99,7 +118,8 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 	if isEmpty(it.Value) {
 		return nil
 	}
-	b := e.buf[:0]
+	b := e.buf
+	start, prevDB := len(b), e.db
 	if it.DB != e.db {
 		b = append(b, opSelectDB)
 		b = appendLen(b, uint64(it.DB))
@@ -132,11 +152,12 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 	var err error
 	b, t, err = appendObject(b, it.Value, e.opts.Compress, e.opts.ListCompressDepth)
 	if err != nil {
+		e.buf, e.db = b[:start], prevDB
 		return err
 	}
 	b[typePos] = t
 	e.buf = b
-	e.write(b)
+	e.maybeFlush()
 	return e.err
 }
 
@@ -147,15 +168,15 @@ func (e *Encoder) Finish() error {
 		return e.err
 	}
 	e.closed = true
-	e.write([]byte{opEOF})
-	var sum [8]byte
-	binary.LittleEndian.PutUint64(sum[:], e.crc)
-	if e.err == nil {
-		_, e.err = e.w.Write(sum[:])
+	e.buf = append(e.buf, opEOF)
+	if e.opts.Checksum {
+		e.crc = CRC64(e.crc, e.buf)
 	}
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, e.crc)
 	if e.err == nil {
-		e.err = e.w.Flush()
+		_, e.err = e.w.Write(e.buf)
 	}
+	e.buf = nil
 	return e.err
 }
 

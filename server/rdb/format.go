@@ -2,8 +2,9 @@ package rdb
 
 import (
 	"encoding/binary"
-	"hash/crc64"
 	"math"
+	"slices"
+	"unsafe"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
@@ -73,12 +74,6 @@ const (
 	containerPacked = 2
 )
 
-var jones = crc64.MakeTable(0x95AC9329AC4BC9B5)
-
-// CRC64 is Redis's crc64 (CRC-64/Jones, reflected, init 0, no final xor)
-// of p continuing prev: the RDB trailer and the DUMP payload checksum.
-func CRC64(prev uint64, p []byte) uint64 { return ^crc64.Update(^prev, jones, p) }
-
 // appendLen is rdbSaveLen: the smallest of the 6-, 14-, 32- and 64-bit
 // forms.
 func appendLen(b []byte, n uint64) []byte {
@@ -125,14 +120,25 @@ func appendString(b, s []byte, compress bool) []byte {
 		}
 	}
 	if compress && len(s) > 20 {
-		out := make([]byte, len(s)-4)
-		if n := LZFCompress(s, out); n > 0 {
-			return appendLZF(b, out[:n], len(s))
+		// Compress into b's spare room, past the longest header, then
+		// move the result down behind the real header: no allocation
+		// once b has grown (the Encoder reuses its buffer).
+		b = slices.Grow(b, lzfHeaderMax+len(s))
+		at := len(b) + lzfHeaderMax
+		if n := LZFCompress(s, b[at:at+len(s)-4]); n > 0 {
+			b = append(b, 0xC0|encLZF)
+			b = appendLen(b, uint64(n))
+			b = appendLen(b, uint64(len(s)))
+			return append(b, b[at:at+n]...) // copy handles the overlap
 		}
 	}
 	b = appendLen(b, uint64(len(s)))
 	return append(b, s...)
 }
+
+// lzfHeaderMax is the longest header appendLZF writes: the marker and two
+// 64-bit lengths.
+const lzfHeaderMax = 1 + 9 + 9
 
 // appendLZF is rdbSaveLzfBlob.
 func appendLZF(b, c []byte, ulen int) []byte {
@@ -143,7 +149,8 @@ func appendLZF(b, c []byte, ulen int) []byte {
 }
 
 func appendStr(b []byte, s string, compress bool) []byte {
-	return appendString(b, []byte(s), compress)
+	// appendString only reads s.
+	return appendString(b, unsafe.Slice(unsafe.StringData(s), len(s)), compress)
 }
 
 // --- listpack (listpack.c) ---------------------------------------------------

@@ -42,6 +42,7 @@ func FuzzLoad(f *testing.F) {
 		var recs []Record
 		opts := LoadOptions{Enc: keyspace.DefaultEncodingConfig()} // no checksum: reach the decoders
 		info, err := Load(bytes.NewReader(b), opts, func(r Record) error {
+			r.Key = bytes.Clone(r.Key)
 			recs = append(recs, r)
 			return nil
 		})

@@ -127,6 +127,7 @@ func loadAll(t *testing.T, b []byte, opts LoadOptions) (Info, []Record) {
 	t.Helper()
 	var recs []Record
 	info, err := Load(bytes.NewReader(b), opts, func(r Record) error {
+		r.Key = bytes.Clone(r.Key) // valid only during the call
 		recs = append(recs, r)
 		return nil
 	})
