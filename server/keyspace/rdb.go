@@ -155,13 +155,10 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 	}
 	n := &keyNode{}
 	n.key = string(key)
-	n.val = &n.ent
-	n.ent = Entry{val: val, LastAccess: now, Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
-	db.dict.insert(h, &n.dictEntry)
-	db.markDirty(&n.dictEntry)
+	e := db.insertNode(h, n, val, now)
 	if expireAt != 0 {
-		n.ent.ExpireAt = max(expireAt, 1)
-		db.expires.insert(h, &dictEntry{key: n.key, val: &n.ent})
+		e.ExpireAt = max(expireAt, 1)
+		db.expires.insert(h, &dictEntry{key: n.key, val: e})
 	}
-	return &n.ent, true
+	return e, true
 }
