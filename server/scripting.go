@@ -165,6 +165,9 @@ func (e *scriptEngine) load(body []byte) (string, string) {
 	if _, ok := e.scripts[sha]; ok {
 		return sha, ""
 	}
+	if msg := luaSyntaxCheck(string(body), "user_script"); msg != "" {
+		return "", "ERR Error compiling script (new function): " + msg
+	}
 	fn, err := e.L.Load(bytes.NewReader(body), "user_script")
 	if err != nil {
 		msg := err.Error()
