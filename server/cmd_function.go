@@ -373,6 +373,12 @@ func (s *Server) fcallDenied(c *Client, f *fnInfo, ro bool) string {
 			}
 		}
 	}
+	// The OOM check, after the write checks: no-writes implies allow-oom.
+	// processCommand has refused a plain FCALL already; this is for one
+	// that got past it (queued in MULTI before memory ran out).
+	if s.cfg.Maxmemory > 0 && s.evict.preOOM && !obey && f.flags&(fnAllowOOM|fnNoWrites) == 0 {
+		return "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+	}
 	return ""
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/replication"
 )
 
 // Lua scripting (Redis 7.0's eval.c, script_lua.c and script.c): EVAL,
@@ -35,14 +36,17 @@ type scriptEngine struct {
 	rand    uint64  // redisLrand48's state
 
 	// the running script (scriptRunCtx)
-	caller  *Client
-	sha     string
-	ro      bool
-	resp    int
-	repl    Target
-	errLine int         // the line of the latest error raised by redis.call or error()
-	busy    *busyScript // the running script's busy state (scripting_busy.go)
-	chunk   string      // the code's chunk name, "" for user_script (functions.go sets user_function)
+	caller *Client
+	sha    string
+	ro     bool
+	// allowOOM: the running function has the allow-oom flag
+	// (SCRIPT_ALLOW_OOM): its commands skip scriptVerifyOOM.
+	allowOOM bool
+	resp     int
+	repl     Target
+	errLine  int         // the line of the latest error raised by redis.call or error()
+	busy     *busyScript // the running script's busy state (scripting_busy.go)
+	chunk    string      // the code's chunk name, "" for user_script (functions.go sets user_function)
 }
 
 func (s *Server) scriptEngine() *scriptEngine {
@@ -236,6 +240,12 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 			return
 		}
 	}
+	// scriptPrepareForRun in eval's compatibility mode (no shebang): a
+	// stale replica refuses the script, whatever it calls.
+	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected {
+		c.w.Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+		return
+	}
 	fn := e.scripts[sha]
 	keys := e.L.CreateTable(int(numkeys), 0)
 	for i := 0; i < int(numkeys); i++ {
@@ -258,6 +268,7 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 func (e *scriptEngine) run(c *Client, fn *lua.LFunction, params []lua.LValue, name string, ro bool, fi *fnInfo, argv [][]byte) {
 	s := c.srv
 	e.caller, e.sha, e.ro, e.resp, e.repl, e.errLine = c, name, ro, 2, TargetAll, 0
+	e.allowOOM = fi != nil && fi.flags&fnAllowOOM != 0
 	e.fake.db = c.db
 	e.fake.aclUser, e.fake.user = c.aclUser, c.user
 	L := e.L
@@ -604,8 +615,13 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 		}
 		return fail("ERR The user executing the script can't run this command or subcommand")
 	}
-	if msg := s.scriptVerifyOOM(e.caller, cmd); msg != "" { // evict.go
+	if msg := s.scriptVerifyOOM(e.caller, cmd); msg != "" && !e.allowOOM { // evict.go
 		return fail(msg)
+	}
+	// scriptVerifyAllowStale: a function flagged allow-stale runs on a
+	// stale replica, the commands it calls only if they are flagged stale.
+	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.has(FlagStale) {
+		return fail("ERR Can not execute the command on a stale replica")
 	}
 	c.w.Reset()
 	c.w.Proto = e.resp
