@@ -26,20 +26,34 @@ func scriptCmdFlags(cmdFlags Flag, ff fnFlags) Flag {
 
 // checkedCmd is the command processCommand's checks see for cmd called
 // with args: cmd itself, or for FCALL and FCALL_RO of a registered
-// function a copy carrying the flags its declaration implies. Cheap for
-// every other command: one flag test.
+// function, and EVAL/EVALSHA of a script with a "#!lua" shebang, a copy
+// carrying the flags its declaration implies. Cheap for every other
+// command: one flag test.
 func (s *Server) checkedCmd(cmd *Command, args [][]byte) *Command {
-	if cmd.Flags&FlagNoMandatoryKeys == 0 || len(args) < 2 || s.fns == nil {
+	if cmd.Flags&FlagNoMandatoryKeys == 0 || len(args) < 2 {
 		return cmd
 	}
-	if cmd.fullName != "fcall" && cmd.fullName != "fcall_ro" {
-		return cmd
-	}
-	f := s.fns.cur.funcs[string(args[1])]
-	if f == nil {
+	var flags fnFlags
+	switch cmd.fullName {
+	case "fcall", "fcall_ro":
+		if s.fns == nil {
+			return cmd
+		}
+		f := s.fns.cur.funcs[string(args[1])]
+		if f == nil {
+			return cmd
+		}
+		flags = f.flags
+	case "eval", "evalsha", "eval_ro", "evalsha_ro":
+		f, shebang := s.evalCheckedFlags(cmd, args) // scripting_shebang.go
+		if !shebang {
+			return cmd
+		}
+		flags = f
+	default:
 		return cmd
 	}
 	chk := *cmd
-	chk.Flags = scriptCmdFlags(cmd.Flags, f.flags)
+	chk.Flags = scriptCmdFlags(cmd.Flags, flags)
 	return &chk
 }

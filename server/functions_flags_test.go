@@ -8,7 +8,8 @@ import (
 )
 
 // functionsFlagsTable: FCALL and FCALL_RO against the functions' flags,
-// under maxmemory and in MULTI, replayed on redis-server by
+// EVAL against a shebang's, under maxmemory and in MULTI, replayed on
+// redis-server by
 // TestFunctionsFlagsGolden.
 var functionsFlagsTable = [][]string{
 	{"FLUSHALL"},
@@ -27,6 +28,21 @@ var functionsFlagsTable = [][]string{
 	{"FCALL", "rowrite", "1", "k"},
 	{"FCALL_RO", "noflags", "1", "k"},
 	{"FCALL_RO", "oom", "1", "k"},
+	// EVAL's "#!lua flags=..." shebang (evalExtractShebangFlags).
+	{"EVAL", "#!lua", "0"},
+	{"EVAL", "#!lua\nreturn 1", "0"},
+	{"EVAL", "#!python\nreturn 1", "0"},
+	{"EVAL", "#!lua foo=bar\nreturn 1", "0"},
+	{"EVAL", "#!lua flags=bad\nreturn 1", "0"},
+	{"EVAL", "#!lua flags=\nreturn 1", "0"},
+	{"EVAL", "#!lua \"a\nreturn 1", "0"},
+	{"EVAL", "#! lua\nreturn 1", "0"},
+	{"EVAL", "#!lua\n\nreturn +", "0"},
+	{"EVAL", "#!lua flags=no-writes,allow-oom\nreturn redis.call('set','k','v')", "0"},
+	{"EVAL_RO", "#!lua\nreturn 1", "0"},
+	{"EVAL_RO", "#!lua flags=no-writes\nreturn redis.call('get','k')", "0"},
+	{"SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn redis.call('get','k')"},
+	{"EVALSHA_RO", "0f2b3ea0c1a1fa2ad8c9a4b3c4b4fb0b2f2b1b0e", "0"},
 	{"SET", "big", strings.Repeat("x", 100000)},
 	{"CONFIG", "SET", "maxmemory", "1"},
 	// Out of memory: a function without no-writes or allow-oom is refused
@@ -39,6 +55,11 @@ var functionsFlagsTable = [][]string{
 	{"FCALL_RO", "ro", "1", "k"},
 	{"FCALL", "nosuch", "0"},
 	{"EXISTS", "k2"},
+	{"EVAL", "#!lua\nreturn redis.call('get','k')", "0"},
+	{"EVAL", "#!lua flags=allow-oom\nreturn redis.call('set','k6','v')", "0"},
+	{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get','k6')", "0"},
+	{"EVAL", "return redis.call('get','k6')", "0"},
+	{"EVAL", "return redis.call('set','k7','v')", "0"},
 	{"MULTI"},
 	{"FCALL", "noflags", "1", "k"},
 	{"FCALL", "ro", "1", "k"},
@@ -105,6 +126,8 @@ func TestFunctionsStaleFlags(t *testing.T) {
 		{[]string{"FCALL", "ro", "1", "k"}, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"},
 		{[]string{"FCALL", "w", "1", "k"}, "-READONLY You can't write against a read only replica.\r\n"},
 		{[]string{"EVAL", "return 1", "0"}, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"},
+		{[]string{"EVAL", "#!lua flags=no-writes,allow-stale\nreturn redis.call('echo','x')", "0"}, "$1\r\nx\r\n"},
+		{[]string{"EVAL", "#!lua flags=no-writes\nreturn 1", "0"}, "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"},
 	} {
 		if got := ts.do(c, tc.args...); got != tc.want {
 			t.Errorf("%q: got %q want %q", tc.args, got, tc.want)
