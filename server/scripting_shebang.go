@@ -55,8 +55,8 @@ func evalShebangFlags(body []byte) (flags fnFlags, n int, msg string) {
 func (s *Server) evalCheckedFlags(cmd *Command, args [][]byte) (fnFlags, bool) {
 	bySha := cmd.fullName == "evalsha" || cmd.fullName == "evalsha_ro"
 	if bySha {
-		if len(args[1]) != 40 || s.lua == nil {
-			return 0, false
+		if len(args[1]) != 40 || s.lua == nil || len(s.lua.shebang) == 0 {
+			return 0, false // no shebang script cached: nothing to look up
 		}
 		f, ok := s.lua.shebang[strings.ToLower(string(args[1]))]
 		return f, ok
