@@ -67,6 +67,16 @@ var luaCompileOK = []string{
 	"for k, v in pairs({}) do break end",
 	"local a = #'x' + -1 ^ 2 .. 'y' == 'z' and not nil or {}",
 	"return f{1} .. f'x' .. f[[y]] .. a.b:c(1)",
+	"local function f(...) local t = {...} return select('#', ...) end return f(1, 2)",
+	"return 0xA + 1e-3 + .5e2 + 5. + 3e+2",
+	"if a then elseif b then else end while true do break end repeat until true for i = 1, 10, 2 do end",
+	"return (\"x\"):rep(3), #'ab', not not nil, 1 ~= 2, -2 ^ -2",
+	"local a = {} a.b = {} a.b.c = 1 function a.b:d() return self.c end return a.b:d()",
+	"x = function(...) return ... end return;",
+	"return [==[ ]] ]==] .. [[\nx]] --[==[ comment ]] ]==] -- line\n",
+	"local s = 'a\\z\\0b\\\nc\\065' return #s",
+	"do local a, b, c = 1 end local t = {f = function() end, [1] = 2, 3; 4} t.f() t['f']()",
+	"return redis.call('get', KEYS[1]) == ARGV[1] and redis.call('del', KEYS[1]) or 0",
 }
 
 // TestLuaCompileErrors: EVAL and FUNCTION LOAD of a script that does not
