@@ -182,10 +182,11 @@ func (e *scriptEngine) load(body []byte) (string, string) {
 		}
 		code, flags, shebang = body[n:], f, true
 	}
-	if msg := luaSyntaxCheck(string(code), "user_script"); msg != "" {
+	stripped, msg := luaSyntaxCheckStrip(string(code), "user_script") // scripting_syntax.go
+	if msg != "" {
 		return "", "ERR Error compiling script (new function): " + msg
 	}
-	fn, err := e.L.Load(bytes.NewReader(code), "user_script")
+	fn, err := e.L.Load(strings.NewReader(stripped), "user_script")
 	if err != nil {
 		msg := err.Error()
 		if ae, ok := err.(*lua.ApiError); ok {

@@ -109,12 +109,38 @@ type luaLexState struct {
 	nCcalls    int
 	fs         *luaFuncState
 	hasLookahd bool
+	comments   [][2]int // byte ranges of the comments, in order
 }
 
 // luaSyntaxCheck returns "" when src is a valid Lua 5.1 chunk, else Lua
 // 5.1's error message for it, chunk being the chunk name without '@'.
 func luaSyntaxCheck(src, chunk string) (msg string) {
+	_, msg = luaSyntaxCheckStrip(src, chunk)
+	return msg
+}
+
+// luaSyntaxCheckStrip is luaSyntaxCheck that also returns src with its
+// comments blanked (spaces, line breaks kept, so line numbers stay), for
+// gopher-lua, whose lexer rejects some comments Lua 5.1 reads (a "--[=x"
+// that opens no long bracket is a line comment).
+func luaSyntaxCheckStrip(src, chunk string) (code, msg string) {
 	ls := &luaLexState{src: src, line: 1, lastline: 1, chunk: chunk}
+	msg = ls.check51()
+	if msg != "" || len(ls.comments) == 0 {
+		return src, msg
+	}
+	b := []byte(src)
+	for _, r := range ls.comments {
+		for i := r[0]; i < r[1]; i++ {
+			if b[i] != '\n' && b[i] != '\r' {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b), ""
+}
+
+func (ls *luaLexState) check51() (msg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(luaSyntaxError)
@@ -397,6 +423,15 @@ func (ls *luaLexState) readString(del int) {
 	ls.saveAndNext()
 }
 
+// endComment records a comment from start to the current character.
+func (ls *luaLexState) endComment(start int) {
+	end := ls.pos - 1
+	if ls.current == luaEOZ {
+		end = len(ls.src)
+	}
+	ls.comments = append(ls.comments, [2]int{start, end})
+}
+
 // lex is llex.
 func (ls *luaLexState) lex() int {
 	ls.buf = ls.buf[:0]
@@ -405,6 +440,7 @@ func (ls *luaLexState) lex() int {
 		case '\n', '\r':
 			ls.incLine()
 		case '-':
+			start := ls.pos - 1
 			ls.nextChar()
 			if ls.current != '-' {
 				return '-'
@@ -416,12 +452,14 @@ func (ls *luaLexState) lex() int {
 				if sep >= 0 {
 					ls.readLongString(false, sep)
 					ls.buf = ls.buf[:0]
+					ls.endComment(start)
 					continue
 				}
 			}
 			for !ls.currIsNewline() && ls.current != luaEOZ {
 				ls.nextChar()
 			}
+			ls.endComment(start)
 		case '[':
 			sep := ls.skipSep()
 			if sep >= 0 {
