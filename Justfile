@@ -39,6 +39,14 @@ fuzz time="30s":
     done < <(grep -rlE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(' . | sed 's|^\./||' | sort)
     if [ "$found" = 0 ]; then echo "no Fuzz targets found"; exit 1; fi
 
+# The randomized differential tests against redis-server with more seeds
+# than CI runs: `seeds` streams per type (VIGIL_DIFF_SEEDS: CI's seed, then
+# base+1, base+2, ...) and `random_seeds` streams of TestRandomDifferential
+# (VIGIL_RANDOM_SEEDS). A failing subtest names its seed: replay it alone
+# with VIGIL_DIFF_SEED=S go test -run 'TestXDifferentialRandom' ./server/.
+nightly seeds="20" base="1000" random_seeds="50":
+    VIGIL_DIFF_SEEDS={{seeds}} VIGIL_DIFF_SEED_BASE={{base}} VIGIL_RANDOM_SEEDS={{random_seeds}} go test -count=1 -timeout 180m -run 'DifferentialRandom|RandomDifferential' ./server/
+
 # gofmt must have nothing to say, and go vet must pass.
 lint:
     #!/usr/bin/env bash

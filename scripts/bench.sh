@@ -10,7 +10,10 @@
 #   N1       requests per test at -P 1   (default 100000)
 #   N16      requests per test at -P 16  (default 200000)
 #   CLIENTS  parallel connections, -c    (default 50)
-#   TESTS    redis-benchmark -t list     (default set,get,incr,mset)
+#   TESTS    redis-benchmark -t list     (default set,get,incr,mset,lpush,
+#            lpop,rpop,sadd,spop,hset,zadd,lrange_100,lrange_600)
+#   EVALSHA  1 (default) also runs EVALSHA of a one-key INCR script, loaded
+#            on both servers with SCRIPT LOAD; 0 leaves it out
 #   ROUNDS   rounds per pipeline depth; the order of the two servers
 #            alternates every run and the median is reported (default 1)
 #   VIGIL_SERVER_BIN  use this vigil-server binary instead of building one
@@ -28,7 +31,11 @@ set -euo pipefail
 N1="${N1:-100000}"
 N16="${N16:-200000}"
 CLIENTS="${CLIENTS:-50}"
-TESTS="${TESTS:-set,get,incr,mset}"
+TESTS="${TESTS:-set,get,incr,mset,lpush,lpop,rpop,sadd,spop,hset,zadd,lrange_100,lrange_600}"
+EVALSHA="${EVALSHA:-1}"
+# The EVALSHA test's script: one key, one write, like the lock and counter
+# scripts applications run.
+evalsha_script="return redis.call('incr', KEYS[1])"
 ROUNDS="${ROUNDS:-1}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -124,18 +131,43 @@ echo "host: $(nproc) CPUs, $(uname -sr)" >&2
 # GOMAXPROCS is set in the environment, which it inherits from here.
 echo "GOMAXPROCS: ${GOMAXPROCS:-unset (vigil-server: io-threads, default 1)}" >&2
 
-# bench NAME P N ROUND: one redis-benchmark run; appends "P<TAB>test<TAB>name<TAB>rps"
-# lines to $work/results.
+# bench NAME P N ROUND: one redis-benchmark run (the -t tests, then
+# EVALSHA); appends "P<TAB>test<TAB>name<TAB>rps" lines to $work/results.
+# Test names are redis-benchmark's without the " (first N elements)"
+# suffix; the LPUSH that fills the list for LRANGE is left out.
 bench() {
-  local name="$1" p="$2" n="$3" round="$4" var="port_$1" out
+  local name="$1" p="$2" n="$3" round="$4" var="port_$1" out sha count
   redis-cli -p "${!var}" FLUSHALL >/dev/null
   out="$work/$name.P$p.r$round.csv"
   echo "  P=$p round $round: $name (-n $n)" >&2
-  redis-benchmark -p "${!var}" -q -c "$CLIENTS" -n "$n" -t "$TESTS" -P "$p" --csv >"$out" 2>"$work/bench.err" ||
-    { cat "$work/bench.err" >&2; die "redis-benchmark against $name failed"; }
-  # "test","rps",... ; skip the header.
-  awk -F'","' -v p="$p" -v name="$name" 'NR > 1 {
-    gsub(/^"/, "", $1); print p "\t" $1 "\t" name "\t" $2
+  if [ -n "$TESTS" ]; then
+    redis-benchmark -p "${!var}" -q -c "$CLIENTS" -n "$n" -t "$TESTS" -P "$p" --csv >"$out" 2>"$work/bench.err" ||
+      { cat "$work/bench.err" >&2; die "redis-benchmark against $name failed"; }
+  else
+    : >"$out"
+  fi
+  if [ "$EVALSHA" = 1 ]; then
+    # SCRIPT LOAD returns the same sha1 on both servers; FLUSHALL keeps
+    # the script cache, loading again is harmless.
+    sha="$(redis-cli -p "${!var}" SCRIPT LOAD "$evalsha_script")"
+    [[ "$sha" =~ ^[0-9a-f]{40}$ ]] || die "SCRIPT LOAD on $name answered: $sha"
+    redis-benchmark -p "${!var}" -q -c "$CLIENTS" -n "$n" -P "$p" --csv \
+      EVALSHA "$sha" 1 evalsha:counter >"$out.evalsha" 2>"$work/bench.err" ||
+      { cat "$work/bench.err" >&2; die "redis-benchmark EVALSHA against $name failed"; }
+    # The script ran: every call incremented the counter (error replies
+    # would not have).
+    count="$(redis-cli -p "${!var}" GET evalsha:counter)"
+    [[ "$count" =~ ^[0-9]+$ ]] && [ "$count" -ge "$n" ] ||
+      die "EVALSHA on $name: evalsha:counter is '$count' after $n calls"
+    # The custom command's name is the whole command line.
+    sed -E '2,$s/^"EVALSHA [^"]*"/"EVALSHA"/' "$out.evalsha" >>"$out"
+  fi
+  # "test","rps",... ; skip the header lines.
+  awk -F'","' -v p="$p" -v name="$name" '$1 != "\"test" {
+    gsub(/^"/, "", $1)
+    if ($1 ~ /needed to benchmark/) next
+    sub(/ \(.*\)$/, "", $1)
+    print p "\t" $1 "\t" name "\t" $2
   }' "$out" >>"$work/results"
 }
 
@@ -154,7 +186,9 @@ for p in 1 16; do
 done
 
 echo
-echo "redis-benchmark -q -c $CLIENTS -t $TESTS --csv, -n $N1 at -P 1 and $N16 at -P 16, median of $ROUNDS round(s)"
+evalsha_note=""
+[ "$EVALSHA" = 1 ] && evalsha_note=" and EVALSHA <sha> 1 evalsha:counter (script: $evalsha_script)"
+echo "redis-benchmark -q -c $CLIENTS -t $TESTS$evalsha_note --csv, -n $N1 at -P 1 and $N16 at -P 16, median of $ROUNDS round(s)"
 # Median per (P, test, server), then the table.
 sort -t$'\t' -k1,1n -k2,2 -k3,3 -k4,4g "$work/results" | awk -F'\t' '
   function flush() {

@@ -109,7 +109,7 @@ func (s *Server) debugObject(e *keyspace.Entry) string {
 	idle := max(0, s.nowMs/1000-e.LastAccess/1000)
 	lru := (e.LastAccess / 1000) & (1<<24 - 1)
 	return fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		e, refcount, enc, serlen, lru, idle)
+		e, refcount, enc, serlen, lru, idle) + s.debugQuicklist(e.Value()) // debug_quicklist.go
 }
 
 // serializedLength is rdbSavedObjectLen: the length of v's RDB encoding.

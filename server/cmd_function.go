@@ -347,12 +347,18 @@ func fcallGeneric(c *Client, args [][]byte, ro bool) {
 // against the server's state (no cluster mode here: no-cluster never
 // refuses).
 func (s *Server) fcallDenied(c *Client, f *fnInfo, ro bool) string {
+	return s.scriptDenied(c, f.flags, ro)
+}
+
+// scriptDenied is scriptPrepareForRun's checks of a function's or a
+// shebang script's flags.
+func (s *Server) scriptDenied(c *Client, flags fnFlags, ro bool) string {
 	obey := c.mustObey()
 	l := s.repl.link
-	if l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && f.flags&fnAllowStale == 0 {
+	if l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && flags&fnAllowStale == 0 {
 		return "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script."
 	}
-	if f.flags&fnNoWrites == 0 {
+	if flags&fnNoWrites == 0 {
 		if l != nil && s.cfg.ReplicaReadOnly && !obey {
 			return "READONLY Can not run script with write flag on readonly replica"
 		}
@@ -372,6 +378,12 @@ func (s *Server) fcallDenied(c *Client, f *fnInfo, ro bool) string {
 				return msg
 			}
 		}
+	}
+	// The OOM check, after the write checks: no-writes implies allow-oom.
+	// processCommand has refused a plain FCALL already; this is for one
+	// that got past it (queued in MULTI before memory ran out).
+	if s.cfg.Maxmemory > 0 && s.evict.preOOM && !obey && flags&(fnAllowOOM|fnNoWrites) == 0 {
+		return "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
 	}
 	return ""
 }

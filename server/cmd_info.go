@@ -342,8 +342,9 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("mem_not_counted_for_evict", int64(s.memNotCountedForEvict()))
 	w.int("mem_replication_backlog", 0)
 	w.int("mem_total_replication_buffers", 0)
-	w.int("mem_clients_slaves", 0)
-	w.int("mem_clients_normal", 0)
+	clientsNormal, clientsSlaves := s.clientsMem() // info_clients_mem.go
+	w.int("mem_clients_slaves", clientsSlaves)
+	w.int("mem_clients_normal", clientsNormal)
 	w.int("mem_cluster_links", 0)
 	w.int("mem_aof_buffer", s.aofBufferLen()) // persist_aof.go
 	w.str("mem_allocator", "go")

@@ -251,14 +251,17 @@ func (s *Server) call(c *Client, args [][]byte) {
 	if !s.aclAllowed(c, cmd, args) {
 		return
 	}
+	// FCALL/FCALL_RO: the checks below see the function's flags
+	// (functions_flags.go); chk is cmd for every other command.
+	chk := s.checkedCmd(cmd, args)
 	// evict.go: processCommand's maxmemory check (performEvictions, -OOM).
-	if s.cfg.Maxmemory > 0 && s.oomRejects(c, cmd) {
+	if s.cfg.Maxmemory > 0 && s.oomRejects(c, chk) {
 		s.reject(c, cmd, ErrOOM)
 		return
 	}
 	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
 	// for writes and PING after a failed BGSAVE or AOF write.
-	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.fullName == "ping" || isWriteCommand(c, cmd)) {
+	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.fullName == "ping" || isWriteCommand(c, chk)) {
 		if msg := s.diskErrorDenies(); msg != "" {
 			if c.kind() != kindMaster && !c.aofClient {
 				s.reject(c, cmd, msg)
@@ -276,7 +279,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	}
 	// repl: -READONLY, -MASTERDOWN, -NOREPLICAS (repl_master.go).
 	if s.repl.link != nil || s.cfg.MinReplicasToWrite > 0 {
-		if msg := s.writesDenied(c, cmd); msg != "" {
+		if msg := s.writesDenied(c, chk); msg != "" {
 			s.reject(c, cmd, msg)
 			return
 		}
@@ -287,7 +290,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	}
 	// A monitor is flagged CLIENT_SLAVE in Redis, and processCommand
 	// refuses a replica's commands that read, write or may replicate.
-	if c.monitor && cmd.has(FlagReadonly|FlagWrite|FlagMayReplicate) {
+	if c.monitor && chk.has(FlagReadonly|FlagWrite|FlagMayReplicate) {
 		s.reject(c, cmd, ErrReplicaKeyspace)
 		return
 	}
@@ -309,7 +312,9 @@ func (s *Server) call(c *Client, args [][]byte) {
 			s.reject(c, cmd, "ERR Command not allowed inside a transaction")
 			return
 		}
-		s.queueMulti(c, cmd, args)
+		// Queued with the flags the checks saw: EXEC checks the queued
+		// commands' flags (mstate.cmd_flags), a function's included.
+		s.queueMulti(c, chk, args)
 		return
 	}
 	for s.pause.blocks(c, cmd, s.now) {

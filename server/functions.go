@@ -277,6 +277,10 @@ func sortedFnNames(l *fnLib) []string {
 // the functions it registers going to lib.
 func (fe *functionsEngine) runLoad(lib *fnLib, code string, timeout time.Duration) string {
 	L := fe.e.L
+	code, cmsg := luaSyntaxCheckStrip(code, "user_function") // scripting_syntax.go
+	if cmsg != "" {
+		return "Error compiling function: " + cmsg
+	}
 	fn, err := L.Load(strings.NewReader(code), "user_function")
 	if err != nil {
 		msg := err.Error()

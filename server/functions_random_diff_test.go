@@ -15,6 +15,10 @@ import (
 // reply byte for byte and, at the end, the propagated stream with Redis's
 // AOF: FUNCTION's write subcommands propagate verbatim, FCALL its effects.
 func TestFunctionsDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 12, testFunctionsDifferentialRandom) // diffseeds_test.go
+}
+
+func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -24,7 +28,7 @@ func TestFunctionsDifferentialRandom(t *testing.T) {
 	ts.clk.Advance(time.Until(ts.clk.Now()) * -1)
 	c := ts.client()
 	mark := aof.begin(t, ts, rc, rbr, c)
-	rng := rand.New(rand.NewPCG(2026, 12))
+	rng := rand.New(rand.NewPCG(2026, seed))
 	libs := []string{"la", "lb", "lc"}
 	fnames := []string{"fa", "fb", "fc", "fd", "shared"}
 	body := func() string {

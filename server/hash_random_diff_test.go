@@ -23,6 +23,10 @@ import (
 // ENCODING, and for a listpack its MEMORY USAGE, must agree; at the end the
 // propagated stream must equal Redis's AOF.
 func TestHashDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 4, testHashDifferentialRandom) // diffseeds_test.go
+}
+
+func testHashDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -38,7 +42,7 @@ func TestHashDifferentialRandom(t *testing.T) {
 		vc  *Client
 	}
 	conns := []pair{{rc2, rbr2, vc2}, {rc3, rbr3, vc3}}
-	rng := rand.New(rand.NewPCG(2026, 4))
+	rng := rand.New(rand.NewPCG(2026, seed))
 
 	mark := aof.begin(t, ts, rc2, rbr2, vc2)
 	var history []string

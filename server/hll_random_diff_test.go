@@ -18,6 +18,10 @@ import (
 // end both propagated the same stream (PFCOUNT included when it refreshed
 // the cached cardinality).
 func TestHLLDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 14, testHLLDifferentialRandom) // diffseeds_test.go
+}
+
+func testHLLDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -25,7 +29,6 @@ func TestHLLDifferentialRandom(t *testing.T) {
 	rc, rbr := dial(2)
 	ts := newTestServer(t)
 	c := ts.client()
-	seed := uint64(14)
 	if v, err := strconv.ParseUint(os.Getenv("VIGIL_HLL_SEED"), 10, 64); err == nil {
 		seed = v // to explore other streams
 	}

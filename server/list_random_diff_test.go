@@ -19,6 +19,10 @@ import (
 // the propagated streams (aof.check), and each key's LRANGE, OBJECT
 // ENCODING and MEMORY USAGE.
 func TestListDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 1125, testListDifferentialRandom) // diffseeds_test.go
+}
+
+func testListDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -28,7 +32,6 @@ func TestListDifferentialRandom(t *testing.T) {
 	ts := newTestServer(t)
 	c2, c3 := ts.client(), ts.client()
 	ts.do(c3, "HELLO", "3")
-	seed := uint64(1125)
 	if v, err := strconv.ParseUint(os.Getenv("VIGIL_LIST_SEED"), 10, 64); err == nil {
 		seed = v // explore other streams locally
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/replication"
 )
 
 // Lua scripting (Redis 7.0's eval.c, script_lua.c and script.c): EVAL,
@@ -35,14 +36,22 @@ type scriptEngine struct {
 	rand    uint64  // redisLrand48's state
 
 	// the running script (scriptRunCtx)
-	caller  *Client
-	sha     string
-	ro      bool
-	resp    int
-	repl    Target
-	errLine int         // the line of the latest error raised by redis.call or error()
-	busy    *busyScript // the running script's busy state (scripting_busy.go)
-	chunk   string      // the code's chunk name, "" for user_script (functions.go sets user_function)
+	caller *Client
+	sha    string
+	ro     bool
+	// allowOOM: the running function has the allow-oom flag
+	// (SCRIPT_ALLOW_OOM): its commands skip scriptVerifyOOM.
+	allowOOM bool
+	// shebang holds the flags of the cached scripts that start with a
+	// "#!lua" shebang; a script absent from it runs in eval's
+	// compatibility mode. evalFlags are those of the EVAL about to run.
+	shebang   map[string]fnFlags
+	evalFlags fnFlags
+	resp      int
+	repl      Target
+	errLine   int         // the line of the latest error raised by redis.call or error()
+	busy      *busyScript // the running script's busy state (scripting_busy.go)
+	chunk     string      // the code's chunk name, "" for user_script (functions.go sets user_function)
 }
 
 func (s *Server) scriptEngine() *scriptEngine {
@@ -55,7 +64,7 @@ func (s *Server) scriptEngine() *scriptEngine {
 // newScriptEngine is scriptingInit: the libraries Redis loads, the redis
 // table, the protected globals.
 func (s *Server) newScriptEngine() *scriptEngine {
-	e := &scriptEngine{scripts: map[string]*lua.LFunction{}, bodies: map[string]string{}}
+	e := &scriptEngine{scripts: map[string]*lua.LFunction{}, bodies: map[string]string{}, shebang: map[string]fnFlags{}}
 	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
@@ -165,7 +174,19 @@ func (e *scriptEngine) load(body []byte) (string, string) {
 	if _, ok := e.scripts[sha]; ok {
 		return sha, ""
 	}
-	fn, err := e.L.Load(bytes.NewReader(body), "user_script")
+	code, flags, shebang := body, fnFlags(0), false
+	if bytes.HasPrefix(body, []byte("#!")) { // scripting_shebang.go
+		f, n, msg := evalShebangFlags(body)
+		if msg != "" {
+			return "", "ERR " + msg
+		}
+		code, flags, shebang = body[n:], f, true
+	}
+	stripped, msg := luaSyntaxCheckStrip(string(code), "user_script") // scripting_syntax.go
+	if msg != "" {
+		return "", "ERR Error compiling script (new function): " + msg
+	}
+	fn, err := e.L.Load(strings.NewReader(stripped), "user_script")
 	if err != nil {
 		msg := err.Error()
 		if ae, ok := err.(*lua.ApiError); ok {
@@ -176,6 +197,9 @@ func (e *scriptEngine) load(body []byte) (string, string) {
 	fn.Env = e.env
 	e.scripts[sha] = fn
 	e.bodies[sha] = string(body)
+	if shebang {
+		e.shebang[sha] = flags
+	}
 	return sha, ""
 }
 
@@ -233,6 +257,21 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 			return
 		}
 	}
+	// scriptPrepareForRun: a script with a shebang is checked against its
+	// flags as a function is; in eval's compatibility mode (no shebang) a
+	// stale replica refuses the script, whatever it calls.
+	flags, shebang := e.shebang[sha]
+	if shebang {
+		if msg := s.scriptDenied(c, flags, ro); msg != "" {
+			c.w.Error(msg)
+			return
+		}
+	} else if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected {
+		c.w.Error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+		return
+	}
+	e.evalFlags = flags
+	ro = ro || flags&fnNoWrites != 0
 	fn := e.scripts[sha]
 	keys := e.L.CreateTable(int(numkeys), 0)
 	for i := 0; i < int(numkeys); i++ {
@@ -255,6 +294,7 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 func (e *scriptEngine) run(c *Client, fn *lua.LFunction, params []lua.LValue, name string, ro bool, fi *fnInfo, argv [][]byte) {
 	s := c.srv
 	e.caller, e.sha, e.ro, e.resp, e.repl, e.errLine = c, name, ro, 2, TargetAll, 0
+	e.allowOOM = fi != nil && fi.flags&fnAllowOOM != 0 || fi == nil && e.evalFlags&fnAllowOOM != 0
 	e.fake.db = c.db
 	e.fake.aclUser, e.fake.user = c.aclUser, c.user
 	L := e.L
@@ -601,8 +641,13 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 		}
 		return fail("ERR The user executing the script can't run this command or subcommand")
 	}
-	if msg := s.scriptVerifyOOM(e.caller, cmd); msg != "" { // evict.go
+	if msg := s.scriptVerifyOOM(e.caller, cmd); msg != "" && !e.allowOOM { // evict.go
 		return fail(msg)
+	}
+	// scriptVerifyAllowStale: a function flagged allow-stale runs on a
+	// stale replica, the commands it calls only if they are flagged stale.
+	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.has(FlagStale) {
+		return fail("ERR Can not execute the command on a stale replica")
 	}
 	c.w.Reset()
 	c.w.Proto = e.resp

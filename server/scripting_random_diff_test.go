@@ -14,6 +14,10 @@ import (
 // with its AOF on, compares every reply byte for byte and, at the end, the
 // propagated stream with Redis's AOF (scripts propagate their effects).
 func TestScriptDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 11, testScriptDifferentialRandom) // diffseeds_test.go
+}
+
+func testScriptDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -23,7 +27,7 @@ func TestScriptDifferentialRandom(t *testing.T) {
 	ts.clk.Advance(time.Until(ts.clk.Now()) * -1) // absolute expire times near Redis's
 	c := ts.client()
 	mark := aof.begin(t, ts, rc, rbr, c)
-	rng := rand.New(rand.NewPCG(2026, 11))
+	rng := rand.New(rand.NewPCG(2026, seed))
 	keys := []string{"k1", "k2", "h1", "n1"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
 	call := func() string {

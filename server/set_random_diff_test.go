@@ -23,6 +23,10 @@ import (
 // SPOP's SREMs aside) and so are every key's encoding, members and
 // MEMORY USAGE (of intsets: a hashtable's depends on the hash seed).
 func TestSetDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 6, testSetDifferentialRandom) // diffseeds_test.go
+}
+
+func testSetDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -30,7 +34,7 @@ func TestSetDifferentialRandom(t *testing.T) {
 	rc, rbr := dial(2)
 	ts := newTestServer(t)
 	c := ts.client()
-	rng := rand.New(rand.NewPCG(2026, 6))
+	rng := rand.New(rand.NewPCG(2026, seed))
 	const limit = 20
 	for _, cmd := range [][]string{{"CONFIG", "SET", "set-max-intset-entries", strconv.Itoa(limit)}} {
 		rawDo(t, rc, rbr, cmd...)

@@ -20,6 +20,10 @@ import (
 // random generator (ZRANDMEMBER, ZSCAN of a skiplist) are compared as
 // multisets or by length.
 func TestZSetDifferentialRandom(t *testing.T) {
+	forDiffSeeds(t, 0, testZSetDifferentialRandom) // diffseeds_test.go
+}
+
+func testZSetDifferentialRandom(t *testing.T, seed uint64) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
@@ -32,7 +36,7 @@ func TestZSetDifferentialRandom(t *testing.T) {
 			if proto == 3 {
 				ts.do(c, "HELLO", "3")
 			}
-			rng := rand.New(rand.NewPCG(2026, uint64(proto)))
+			rng := rand.New(rand.NewPCG(2026+seed, uint64(proto)))
 			keys := []string{"z1", "z2", "z3", "s"}
 			key := func() string { return keys[rng.IntN(len(keys))] }
 			member := func() string {

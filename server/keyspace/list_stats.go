@@ -1,0 +1,12 @@
+package keyspace
+
+// QuicklistStats is what DEBUG OBJECT reports of a list's quicklist: its
+// node count, entry count, fill (list-max-listpack-size when it was
+// created) and the sum of its nodes' listpack bytes (node->sz, the
+// uncompressed size whatever list-compress-depth is).
+func (l *List) QuicklistStats() (nodes, count, fill int, bytes uint64) {
+	for _, nd := range l.nodes {
+		bytes += uint64(nd.sz)
+	}
+	return len(l.nodes), l.n, l.fill, bytes
+}
