@@ -99,6 +99,11 @@ type Client struct {
 	aspare  []byte // the buffer abuf was swapped with, for reuse (under amu)
 	asig    chan struct{}
 	asyncOn bool
+	// asyncLive mirrors asyncOn for readers without amu: set (under amu)
+	// before the queue gets its first byte, never cleared. A client that
+	// never had a queue skips amu on the batch path (asyncBytes,
+	// queueReplies).
+	asyncLive atomic.Bool
 	// drained is signalled by pushLoop after each write (created with
 	// asig, under amu): waitDrain (obuf.go) waits on it.
 	drained chan struct{}
@@ -675,6 +680,7 @@ func (c *Client) push(b []byte) {
 func (c *Client) startAsync() {
 	if !c.asyncOn {
 		c.asyncOn = true
+		c.asyncLive.Store(true)
 		c.asig = make(chan struct{}, 1)
 		c.drained = make(chan struct{}, 1)
 		go c.pushLoop()
@@ -686,13 +692,8 @@ func (c *Client) startAsync() {
 // their place among the pushes; it reports whether it did. Called by the
 // client's loop with the server lock held, like push.
 func (c *Client) queueReplies(b []byte) bool {
-	if !c.monitor && c.kind() != kindPubSub {
-		c.amu.Lock()
-		on := c.asyncOn
-		c.amu.Unlock()
-		if !on {
-			return false
-		}
+	if !c.monitor && c.kind() != kindPubSub && !c.asyncLive.Load() {
+		return false
 	}
 	c.amu.Lock()
 	defer c.amu.Unlock()

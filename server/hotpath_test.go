@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -223,5 +224,34 @@ func TestKillPausedClient(t *testing.T) {
 	waitPaused(t, l.s, 0)
 	if got := admin.do("EXISTS", "k"); got != "(integer) 0" {
 		t.Fatalf("the killed client's SET ran: EXISTS k = %s", got)
+	}
+}
+
+// discardConn is a connection whose writes the kernel takes at once.
+type discardConn struct{ net.Conn }
+
+func (discardConn) Write(b []byte) (int, error) { return len(b), nil }
+
+// BenchmarkRunBatch is BenchmarkHotPath through runBatch: the lock, the
+// batch's clock reading and output-buffer accounting, and the reply's
+// write (to a connection that takes it at once), per batch of p commands.
+func BenchmarkRunBatch(b *testing.B) {
+	for _, tc := range hotCases[:3] {
+		for _, p := range []int{1, 16} {
+			b.Run(tc.name+"/P"+strconv.Itoa(p), func(b *testing.B) {
+				c := hotClient(b)
+				c.conn = discardConn{}
+				runFed(c, pipeline(1, "SET", "key:__rand_int__", "xxx"))
+				in := pipeline(p, tc.args...)
+				b.ReportAllocs()
+				for b.Loop() {
+					c.rd.Feed(in)
+					if !c.srv.runBatch(c) {
+						b.Fatal("connection closed")
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p), "ns/cmd")
+			})
+		}
 	}
 }

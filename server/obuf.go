@@ -88,9 +88,12 @@ func obufCap(l configs.BufferLimit) int64 {
 // write in flight and, for a replica, its stream not yet written (lock
 // held for the replica part).
 func (s *Server) asyncBytes(c *Client) int64 {
-	c.amu.Lock()
-	n := int64(len(c.abuf))
-	c.amu.Unlock()
+	var n int64
+	if c.asyncLive.Load() { // else abuf is empty: no lock on the batch path
+		c.amu.Lock()
+		n = int64(len(c.abuf))
+		c.amu.Unlock()
+	}
 	n += c.inflight.Load()
 	if c.replRole.Load() == kindReplica {
 		n += s.replicaPending(c)

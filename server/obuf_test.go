@@ -95,6 +95,7 @@ func TestObufSoftLimitFakeClock(t *testing.T) {
 	// Output the peer has not read (the queue, as if its socket were full).
 	c.amu.Lock()
 	c.abuf = make([]byte, 100<<10)
+	c.asyncLive.Store(true) // as startAsync does before the first byte
 	c.amu.Unlock()
 	ts.obufCheck()
 	for i := 0; i < 10; i++ {
@@ -128,6 +129,7 @@ func TestObufSoftLimitFakeClock(t *testing.T) {
 	setQ := func(n int) {
 		c2.amu.Lock()
 		c2.abuf = make([]byte, n)
+		c2.asyncLive.Store(true) // as startAsync does before the first byte
 		c2.amu.Unlock()
 	}
 	setQ(100 << 10)
@@ -163,6 +165,7 @@ func TestObufHardLimitClasses(t *testing.T) {
 	fill := func(c *Client, size int) bool {
 		c.amu.Lock()
 		c.abuf = make([]byte, size)
+		c.asyncLive.Store(true) // as startAsync does before the first byte
 		c.amu.Unlock()
 		s.mu.Lock()
 		defer s.mu.Unlock()
