@@ -86,6 +86,13 @@ type replica struct {
 	// spill holds stream bytes the replica had not been given when the
 	// ring overwrote them; written before the cursor's bytes.
 	spill []byte
+	// streaming: the writer is past the payload and the +CONTINUE bytes
+	// (set under mu), so the replica's output grows only by replFeed.
+	streaming bool
+	// obufBound bounds the replica's output from above (replCheckObuf),
+	// once obufBoundOK.
+	obufBound   int64
+	obufBoundOK bool
 }
 
 type replProp struct{ s *Server }
@@ -141,8 +148,10 @@ func (s *Server) replFeed(b []byte) {
 	}
 	// client-output-buffer-limit replica, as feedReplicationBuffer checks
 	// each replica after adding to the replication buffer (obuf.go).
-	for _, rp := range append([]*replica(nil), r.replicas...) {
-		s.checkObuf(rp.c, 0)
+	// checkObuf may drop a replica: dropReplica gives s.repl.replicas a new
+	// array, so ranging over this one is safe.
+	for _, rp := range r.replicas {
+		s.replCheckObuf(rp, len(b))
 	}
 	for _, rp := range r.replicas {
 		select {
@@ -150,6 +159,36 @@ func (s *Server) replFeed(b []byte) {
 		default:
 		}
 	}
+}
+
+// replCheckObuf is replFeed's checkObuf for rp after n more bytes were
+// fed. Once rp streams, its output grows only by what is fed (the writer
+// moving bytes from the backlog to the socket does not add any), so the
+// output measured at the last check plus the bytes fed since bound it:
+// while that bound is under the replica class's smallest limit (and the
+// soft limit's timer is not running) no limit can be reached and the
+// check, a lock and a clock read per replica per command, is skipped.
+func (s *Server) replCheckObuf(rp *replica, n int) {
+	c := rp.c
+	if !rp.streaming {
+		s.checkObuf(c, 0)
+		return
+	}
+	l := s.obufLimit(c)
+	lim := uint64(1<<63 - 1)
+	if l.HardBytes > 0 {
+		lim = l.HardBytes
+	}
+	if l.SoftBytes > 0 {
+		lim = min(lim, l.SoftBytes)
+	}
+	rp.obufBound += int64(n)
+	if rp.obufBoundOK && c.obufSoftSince == 0 && rp.obufBound >= 0 && uint64(rp.obufBound) < lim {
+		return
+	}
+	_, _, used := s.obufSplit(c, 0)
+	rp.obufBound, rp.obufBoundOK = used, true
+	s.checkObuf(c, 0)
 }
 
 // initRepl sets a fresh node's IDs (initServer).
@@ -342,6 +381,7 @@ func (s *Server) replicaWriter(rp *replica) {
 			s.mu.Unlock()
 			return
 		}
+		rp.streaming = true
 		a, b, ok := s.repl.backlog.Pending(rp.cursor)
 		if !ok {
 			s.dropReplica(rp, "Client scheduled to be closed ASAP for overcoming of output buffer limits (replica fell out of the backlog)")

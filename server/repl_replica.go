@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -623,7 +624,14 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 	return d.r.Read(p)
 }
 
-// applyStream executes the master's stream as the master client.
+// applyStream executes the master's stream as the master client. As
+// Redis's processInputBuffer on the master client, every complete command
+// already read is executed in one go, under one acquisition of the
+// execution lock: the commands are parsed in place from the read buffer
+// (parseStreamCommand; a command that does not fit in what was read is
+// read whole by readStreamCommand), so a batch costs one lock, one read
+// deadline and no allocation per command. Each command still moves the
+// offsets and feeds the sub-replicas on its own, as it did one at a time.
 func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeout time.Duration) error {
 	mc := &Client{srv: s, conn: conn, id: s.nextID.Add(1), addr: conn.RemoteAddr().String(), laddr: conn.LocalAddr().String(),
 		created: s.clock.Now(), user: "default", authed: true}
@@ -643,51 +651,194 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 	l.downSince = time.Time{}
 	l.lastAck = time.Time{} // the first cron tick ACKs
 	s.mu.Unlock()
-	var raw, pendingRaw []byte
+	var (
+		raw, pendingRaw []byte
+		args            [][]byte    // the batch's argv, back to back
+		cmds            []streamCmd // the batch's commands
+		deadline        time.Time   // the read deadline armed last
+	)
 	for {
 		if mc.killed.Load() {
 			return errors.New("master client killed")
 		}
-		conn.SetReadDeadline(time.Now().Add(timeout))
-		argv, n, err := readStreamCommand(br, &raw)
-		if err != nil {
-			return err
+		if br.Buffered() == 0 {
+			// The deadline is re-armed at most every 100ms (the timeout
+			// is whole seconds): not a timer update per read.
+			if now := time.Now(); deadline.IsZero() || now.Add(timeout).Sub(deadline) > 100*time.Millisecond {
+				deadline = now.Add(timeout)
+				conn.SetReadDeadline(deadline)
+			}
+			if _, err := br.Peek(1); err != nil {
+				return err
+			}
 		}
-		mc.lastInteraction.Store(time.Now().UnixMilli())
+		window, _ := br.Peek(br.Buffered())
+		args, cmds = args[:0], cmds[:0]
+		consumed := 0
+		for consumed < len(window) {
+			argv, n, err := parseStreamCommand(window[consumed:], args)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break // incomplete
+			}
+			cmds = append(cmds, streamCmd{raw: window[consumed : consumed+n], a: len(args), b: len(argv), bare: len(argv) == len(args)})
+			args = argv
+			consumed += n
+		}
+		if len(cmds) == 0 {
+			// A command longer than what is buffered: read it whole.
+			deadline = time.Now().Add(timeout)
+			conn.SetReadDeadline(deadline)
+			argv, _, err := readStreamCommand(br, &raw)
+			if err != nil {
+				return err
+			}
+			args = append(args, argv...)
+			cmds = append(cmds, streamCmd{raw: raw, a: 0, b: len(args), bare: len(argv) == 0})
+		}
+		now := time.Now()
+		mc.lastInteraction.Store(now.UnixMilli())
 		s.mu.Lock()
-		if l.stopped || l.mc != mc {
-			s.mu.Unlock()
-			return errors.New("stopped")
+		if s.realClock {
+			// As runBatchPart: the batch's command times follow from its
+			// start (exec), read under the lock.
+			mc.cmdEnd, mc.batchStart = now, now
 		}
 		l.lastIO = s.clock.Now()
-		l.offsets.Received(n)
-		if argv == nil { // a bare newline
-			l.offsets.Skipped(n)
-			pendingRaw = append(pendingRaw, raw...)
-			s.mu.Unlock()
-			continue
+		for _, sc := range cmds {
+			if l.stopped || l.mc != mc || mc.killed.Load() {
+				mc.cmdEnd, mc.batchStart = time.Time{}, time.Time{}
+				s.mu.Unlock()
+				if mc.killed.Load() {
+					return errors.New("master client killed")
+				}
+				return errors.New("stopped")
+			}
+			n := len(sc.raw)
+			l.offsets.Received(n)
+			if sc.bare { // a bare newline (or an empty multibulk)
+				l.offsets.Skipped(n)
+				pendingRaw = append(pendingRaw, sc.raw...)
+				continue
+			}
+			argv := args[sc.a:sc.b:sc.b]
+			if len(argv) >= 2 && eqFold(argv[0], "replconf") && eqFold(argv[1], "getack") {
+				conn.SetWriteDeadline(time.Now().Add(timeout))
+				_, _ = conn.Write(l.offsets.GetAck())
+			} else {
+				s.repl.applying = true
+				s.ks.MasterCommand = true
+				s.current = mc
+				s.call(mc, argv)
+				s.current = nil
+				s.ks.MasterCommand = false
+				s.repl.applying = false
+				mc.w.B = mc.w.B[:0]
+			}
+			if done := l.offsets.Processed(n, mc.multi != nil); done > 0 {
+				if len(pendingRaw) == 0 {
+					s.replFeed(sc.raw)
+				} else {
+					s.replFeed(append(pendingRaw, sc.raw...))
+					pendingRaw = pendingRaw[:0]
+				}
+				s.repl.offset = l.offsets.Applied
+			} else {
+				pendingRaw = append(pendingRaw, sc.raw...)
+			}
 		}
-		if len(argv) >= 2 && eqFold(argv[0], "replconf") && eqFold(argv[1], "getack") {
-			conn.SetWriteDeadline(time.Now().Add(timeout))
-			_, _ = conn.Write(l.offsets.GetAck())
-		} else {
-			s.repl.applying = true
-			s.ks.MasterCommand = true
-			s.current = mc
-			s.call(mc, argv)
-			s.current = nil
-			s.ks.MasterCommand = false
-			s.repl.applying = false
-			mc.w.B = mc.w.B[:0]
-		}
-		pendingRaw = append(pendingRaw, raw...)
-		if done := l.offsets.Processed(n, mc.multi != nil); done > 0 {
-			s.replFeed(pendingRaw)
-			s.repl.offset = l.offsets.Applied
-			pendingRaw = pendingRaw[:0]
-		}
+		mc.cmdEnd, mc.batchStart = time.Time{}, time.Time{}
 		s.mu.Unlock()
+		if consumed > 0 {
+			br.Discard(consumed)
+		}
+		if cap(pendingRaw) > 1<<20 && len(pendingRaw) == 0 {
+			pendingRaw = nil
+		}
 	}
+}
+
+// streamCmd is one command of an applyStream batch: its stream bytes and
+// its argv (args[a:b]); bare is a bare newline or an empty multibulk,
+// never executed.
+type streamCmd struct {
+	raw  []byte
+	a, b int
+	bare bool
+}
+
+// parseStreamCommand parses the command at the start of b as
+// readStreamCommand does, without reading: n is its length in bytes, 0
+// when b holds only part of it. The command's arguments, aliasing b, are
+// appended to args (none for a bare newline or an empty multibulk).
+func parseStreamCommand(b []byte, args [][]byte) ([][]byte, int, error) {
+	line, pos := streamLine(b, 0)
+	if line == nil {
+		return args, 0, nil
+	}
+	if len(line) <= 2 && (len(line) == 1 || line[0] == '\r') {
+		return args, pos, nil // a bare newline
+	}
+	if line[0] != '*' {
+		return args, 0, errors.New("Protocol error: inline command from master")
+	}
+	cnt, ok := streamInt(line[1:])
+	if !ok || cnt < 0 || cnt > 1<<20 {
+		return args, 0, errors.New("Protocol error: invalid multibulk length from master")
+	}
+	base := len(args)
+	for i := 0; i < cnt; i++ {
+		line, pos = streamLine(b, pos)
+		if line == nil {
+			return args[:base], 0, nil
+		}
+		if line[0] != '$' {
+			return args[:base], 0, errors.New("Protocol error: expected '$' from master")
+		}
+		n, ok := streamInt(line[1:])
+		if !ok || n < 0 || n > 512<<20 {
+			return args[:base], 0, errors.New("Protocol error: invalid bulk length from master")
+		}
+		if len(b)-pos < n+2 {
+			return args[:base], 0, nil
+		}
+		args = append(args, b[pos:pos+n])
+		pos += n + 2
+	}
+	return args, pos, nil
+}
+
+// streamLine returns the line of b starting at pos (with its newline) and
+// the position after it; nil when b holds no newline from pos.
+func streamLine(b []byte, pos int) ([]byte, int) {
+	i := bytes.IndexByte(b[pos:], '\n')
+	if i < 0 {
+		return nil, pos
+	}
+	return b[pos : pos+i+1], pos + i + 1
+}
+
+// streamInt is readStreamCommand's strconv.Atoi of a count line without
+// its trailing \r and \n characters.
+func streamInt(b []byte) (int, bool) {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && len(b) <= 9 {
+		n := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				goto slow
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+slow:
+	n, err := strconv.Atoi(string(b))
+	return n, err == nil
 }
 
 // readStreamCommand reads one command of the replication stream: a RESP
@@ -705,8 +856,8 @@ func readStreamCommand(br *bufio.Reader, raw *[]byte) ([][]byte, int, error) {
 	if line[0] != '*' {
 		return nil, 0, errors.New("Protocol error: inline command from master")
 	}
-	cnt, err := strconv.Atoi(strings.TrimRight(string(line[1:]), "\r\n"))
-	if err != nil || cnt < 0 || cnt > 1<<20 {
+	cnt, ok := streamInt(line[1:])
+	if !ok || cnt < 0 || cnt > 1<<20 {
 		return nil, 0, errors.New("Protocol error: invalid multibulk length from master")
 	}
 	type span struct{ a, b int }
@@ -720,8 +871,8 @@ func readStreamCommand(br *bufio.Reader, raw *[]byte) ([][]byte, int, error) {
 		if line[0] != '$' {
 			return nil, 0, errors.New("Protocol error: expected '$' from master")
 		}
-		n, err := strconv.Atoi(strings.TrimRight(string(line[1:]), "\r\n"))
-		if err != nil || n < 0 || n > 512<<20 {
+		n, ok := streamInt(line[1:])
+		if !ok || n < 0 || n > 512<<20 {
 			return nil, 0, errors.New("Protocol error: invalid bulk length from master")
 		}
 		start := len(*raw)

@@ -2,9 +2,19 @@ package server
 
 import (
 	"bufio"
+	"io"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/replication"
 )
 
 // readStreamCommand splits the master's stream into commands with their
@@ -124,5 +134,150 @@ func TestReplLoadingStates(t *testing.T) {
 	ts.s.mu.Unlock()
 	if got := ts.do(c, "GET", "k"); got != "$3\r\nold\r\n" {
 		t.Errorf("GET after loading: %q", got)
+	}
+}
+
+// parseStreamCommand (the batch path) agrees with readStreamCommand on
+// every prefix of a stream: either the same command with the same byte
+// count, or "incomplete" (n 0) when the prefix cuts it; never an error
+// on a valid stream.
+func TestParseStreamCommandPrefixes(t *testing.T) {
+	stream := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n\r\n*0\r\n*1\r\n$4\r\nPING\r\n"
+	var raw []byte
+	br := bufio.NewReader(strings.NewReader(stream))
+	pos := 0
+	for pos < len(stream) {
+		want, wn, err := readStreamCommand(br, &raw)
+		if err != nil {
+			t.Fatalf("at %d: readStreamCommand: %v", pos, err)
+		}
+		for end := pos; end <= len(stream); end++ {
+			args := [][]byte{[]byte("before")}
+			got, n, err := parseStreamCommand([]byte(stream[pos:end]), args)
+			if err != nil {
+				t.Fatalf("%q: %v", stream[pos:end], err)
+			}
+			if end-pos < wn {
+				if n != 0 || len(got) != 1 {
+					t.Fatalf("%q: a partial command parsed as %d bytes, %d args", stream[pos:end], n, len(got))
+				}
+				continue
+			}
+			if n != wn || len(got) != 1+len(want) {
+				t.Fatalf("%q: %d bytes, %d args; want %d bytes, %d args", stream[pos:end], n, len(got)-1, wn, len(want))
+			}
+			for i, a := range want {
+				if string(got[1+i]) != string(a) {
+					t.Fatalf("%q: arg %d %q, want %q", stream[pos:end], i, got[1+i], a)
+				}
+			}
+		}
+		pos += wn
+	}
+}
+
+// The hostile inputs of TestReadStreamCommandHostile: an error or
+// "incomplete" (the truncated ones), never a panic.
+func TestParseStreamCommandHostile(t *testing.T) {
+	for _, in := range []string{
+		"SET k v\r\n", "*999999999999\r\n", "*1048576\r\n$1\r\n", "*1\r\n$-1\r\n", "*1\r\n$99999999999\r\n",
+		"*1\r\n+OK\r\n", "*1\r\n$5\r\nab", "*x\r\n", "*2\r\n$3\r\nGET\r\n$1\r\n", "*1\r\n\n", "*\r\n", "*-1\r\n",
+	} {
+		args, n, err := parseStreamCommand([]byte(in), nil)
+		if err == nil && (n != 0 || len(args) != 0) {
+			t.Errorf("%q: parsed as %d bytes, %d args", in, n, len(args))
+		}
+	}
+}
+
+// applyStream runs the master's stream in batches: every byte is proxied
+// to the backlog unchanged, the offsets count every byte (the GETACK
+// answer excludes the GETACK itself), a command split across reads runs
+// once whole, and each batch's commands see the time of their batch, not
+// a time left over from an earlier batch (the master client's commands
+// ran with the link's first command time, and each of them went to the
+// slowlog as taking as long as the link was up).
+func TestApplyStreamBatches(t *testing.T) {
+	cfg, err := configs.Load(configs.LoadOptions{Args: []string{"--dir", t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, zerolog.Nop()) // the real clock
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{s: s, clk: clock.NewFake(time.Now())}
+	l := &replLink{hs: replication.NewHandshake(replication.HandshakeConfig{}, nil), stop: make(chan struct{})}
+	s.mu.Lock()
+	s.repl.link = l
+	s.ks.Replica = true
+	s.createBacklog()
+	s.mu.Unlock()
+	a, b := net.Pipe()
+	defer b.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.applyStream(l, a, bufio.NewReaderSize(a, 64<<10), time.Minute) }()
+	applied := func(off int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s.mu.Lock()
+			got := l.offsets.Applied
+			s.mu.Unlock()
+			if got == int64(off) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("applied offset %d, want %d", got, off)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	getack := "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n"
+	part1 := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*1\r\n$5\r\nMULTI\r\n*3\r\n$4\r\nSADD"
+	part2 := "\r\n$1\r\ns\r\n$1\r\nx\r\n*1\r\n$4\r\nEXEC\r\n" + getack
+	stream := part1 + part2
+	if _, err := b.Write([]byte(part1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Write([]byte(part2)); err != nil {
+		t.Fatal(err)
+	}
+	ack := replication.AckCommand(int64(len(stream) - len(getack)))
+	buf := make([]byte, len(ack))
+	if _, err := io.ReadFull(b, buf); err != nil || string(buf) != string(ack) {
+		t.Fatalf("GETACK answered %q (%v), want %q", buf, err, ack)
+	}
+	applied(len(stream))
+	c := ts.client()
+	if got := ts.do(c, "SMEMBERS", "s"); got != "*1\r\n$1\r\nx\r\n" {
+		t.Fatalf("SMEMBERS s: %q", got)
+	}
+	// The next batch runs strictly later than the first one did.
+	t1 := time.Now().UnixMilli()
+	for time.Now().UnixMilli() <= t1 {
+		time.Sleep(time.Millisecond)
+	}
+	before := time.Now().UnixMilli()
+	set := "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nPX\r\n$6\r\n100000\r\n"
+	stream += set
+	if _, err := b.Write([]byte(set)); err != nil {
+		t.Fatal(err)
+	}
+	applied(len(stream))
+	got := ts.do(c, "PEXPIRETIME", "k")
+	at, err := strconv.ParseInt(strings.Trim(got, ":\r\n"), 10, 64)
+	if err != nil || at < before+100000 {
+		t.Fatalf("PEXPIRETIME k: %q, want at least %d: the command ran with an earlier batch's time", got, before+100000)
+	}
+	s.mu.Lock()
+	proxied, ok := s.repl.backlog.ReadFrom(1)
+	s.mu.Unlock()
+	if !ok || string(proxied) != stream {
+		t.Fatalf("backlog %q, want the stream %q", proxied, stream)
+	}
+	b.Close()
+	if err := <-done; err == nil {
+		t.Fatal("applyStream returned no error at the end of the stream")
 	}
 }
