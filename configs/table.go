@@ -72,7 +72,6 @@ var table = []*Directive{
 	boolD("replica-serve-stale-data", "slave-serve-stale-data", 0, true, func(c *Config) *bool { return &c.ReplicaServeStaleData }, nil),
 	boolD("replica-read-only", "slave-read-only", 0, true, func(c *Config) *bool { return &c.ReplicaReadOnly }, nil),
 	boolD("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, true, func(c *Config) *bool { return &c.ReplicaIgnoreMaxmemory }, nil),
-	boolD("repl-ignore-disk-write-error", "", 0, false, func(c *Config) *bool { return &c.ReplIgnoreDiskWriteError }, nil),
 	boolD("jemalloc-bg-thread", "", 0, true, nil, nil),
 	boolD("activedefrag", "", 0, false, nil, validActiveDefrag),
 	boolD("syslog-enabled", "", Immutable, false, nil, nil),

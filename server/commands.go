@@ -268,13 +268,12 @@ func (s *Server) call(c *Client, args [][]byte) {
 				return
 			}
 			// processCommand's obey_client branch: a replica never
-			// refuses its master's stream (that would diverge silently).
-			// Redis panics unless repl-ignore-disk-write-error is set.
-			if !c.aofClient && !s.cfg.ReplIgnoreDiskWriteError && cmd.fullName != "ping" {
+			// refuses its master's stream (that would diverge silently);
+			// Redis 7.0 panics (7.2 added repl-ignore-disk-write-error).
+			if !c.aofClient && cmd.fullName != "ping" {
 				s.log.Error().Str("error", msg).Msg("Replica was unable to write command to disk.")
 				replicaDiskWriteExit(1)
 			}
-			s.log.Warn().Str("error", msg).Msg("Replica is applying a command even though it is unable to write to disk.")
 		}
 	}
 	// repl: -READONLY, -MASTERDOWN, -NOREPLICAS (repl_master.go).
