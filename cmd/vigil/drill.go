@@ -181,8 +181,15 @@ func runDrill(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "\nreport: %s/report.json, timeline: %s/timeline.svg\n", dir, dir)
-	if c.Bool("expect-no-loss") && rep.Loss.AckedLost() > 0 {
-		return cli.Exit(fmt.Sprintf("vigil drill: %d acknowledged write(s) lost (--expect-no-loss)", rep.Loss.AckedLost()), 3)
+	return drillExit(rep, c.Bool("expect-no-loss"))
+}
+
+// drillExit is the drill's verdict once the report is out: with
+// --expect-no-loss, status 3 when an acknowledged write was lost (with
+// --wait N, a write acknowledged by WAIT; otherwise any SET OK), else nil.
+func drillExit(rep *drill.Report, expectNoLoss bool) error {
+	if n := rep.Loss.AckedLost(); expectNoLoss && n > 0 {
+		return cli.Exit(fmt.Sprintf("vigil drill: %d acknowledged write(s) lost (--expect-no-loss)", n), 3)
 	}
 	return nil
 }

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
+	"github.com/vigil-kv/vigil/internal/drill"
 )
 
 // Off a terminal the drill's stderr is JSON lines only (the final error
@@ -48,5 +51,41 @@ func TestDrillNotesAreJSONLines(t *testing.T) {
 	}
 	if infos == 0 {
 		t.Errorf("no info line about the partitions; stderr:\n%s", errb.String())
+	}
+}
+
+// --expect-no-loss: status 3 exactly when an acknowledged write was lost
+// (with --wait, acknowledged means by WAIT); run makes the ExitCoder the
+// process status.
+func TestDrillExitExpectNoLoss(t *testing.T) {
+	lost := []drill.LostWrite{{Key: "k", Want: "v"}}
+	for _, tc := range []struct {
+		name   string
+		loss   drill.LossReport
+		expect bool
+		want   int
+	}{
+		{"no loss", drill.LossReport{Checked: 10, Lost: []drill.LostWrite{}}, true, 0},
+		{"loss", drill.LossReport{Checked: 10, Lost: lost}, true, 3},
+		{"loss without the flag", drill.LossReport{Checked: 10, Lost: lost}, false, 0},
+		{"lost but not acknowledged by WAIT", drill.LossReport{Checked: 10, Lost: lost, Wait: 1, CheckedWithWait: 5}, true, 0},
+		{"lost after WAIT", drill.LossReport{Checked: 10, Lost: lost, Wait: 1, CheckedWithWait: 5, LostWithWait: 1}, true, 3},
+	} {
+		err := drillExit(&drill.Report{Loss: tc.loss}, tc.expect)
+		code := 0
+		if err != nil {
+			ec, ok := err.(cli.ExitCoder)
+			if !ok {
+				t.Errorf("%s: error %v is not an exit code", tc.name, err)
+				continue
+			}
+			code = ec.ExitCode()
+			if !strings.Contains(err.Error(), "1 acknowledged write(s) lost (--expect-no-loss)") {
+				t.Errorf("%s: message %q", tc.name, err)
+			}
+		}
+		if code != tc.want {
+			t.Errorf("%s: exit status %d, want %d", tc.name, code, tc.want)
+		}
 	}
 }

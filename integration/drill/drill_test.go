@@ -2,6 +2,7 @@ package drill
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,13 @@ type report struct {
 		Result string `json:"result"`
 		Ops    int    `json:"ops"`
 	} `json:"linearizability"`
-	Network       string `json:"network"`
+	Network    string `json:"network"`
+	Deployment *struct {
+		Server        string `json:"server"`
+		Sentinel      string `json:"sentinel"`
+		ServerCount   int    `json:"servers"`
+		SentinelCount int    `json:"sentinels"`
+	} `json:"deployment"`
 	InitialMaster string `json:"initial_master"`
 	FinalMaster   string `json:"final_master"`
 	History       []any  `json:"history"`
@@ -67,9 +74,12 @@ type report struct {
 
 // runDrill runs one round of fault and returns the parsed report.
 // The data servers are Debian's redis-server unless extra says
-// --server vigil.
+// --server vigil or --against redis (which implies --server redis).
+// With --expect-no-loss the drill must exit 3 if the report counts an
+// acknowledged write lost and 0 if not; otherwise it must exit 0.
 func runDrill(fault string, extra ...string) report {
-	if !slices.Contains(extra, "vigil") {
+	against := slices.Contains(extra, "--against")
+	if !slices.Contains(extra, "vigil") && !against {
 		needRedis()
 		extra = append([]string{"--server", "redis"}, extra...)
 	}
@@ -84,7 +94,13 @@ func runDrill(fault string, extra ...string) report {
 	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { s.Kill().Wait() })
-	Eventually(s, 150*time.Second).Should(gexec.Exit(0))
+	Eventually(s, 150*time.Second).Should(gexec.Exit())
+	expectNoLoss := slices.Contains(extra, "--expect-no-loss")
+	if expectNoLoss {
+		Expect(s.ExitCode()).To(BeElementOf(0, 3), "--expect-no-loss exits 0 or 3")
+	} else {
+		Expect(s.ExitCode()).To(Equal(0))
+	}
 	Expect(s.Out).To(gbytes.Say(`acknowledged writes lost: \d+ of \d+`))
 	if slices.Contains(extra, "netns") {
 		Expect(s.Err).To(gbytes.Say(`partitions: network namespaces`))
@@ -101,6 +117,38 @@ func runDrill(fault string, extra ...string) report {
 	svg, err := os.Stat(filepath.Join(dir, "report", "timeline.svg"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(svg.Size()).To(BeNumerically(">", 0))
+
+	if expectNoLoss {
+		// The exit status is the report's verdict: 3 iff an acknowledged
+		// write (by WAIT with --wait) was lost.
+		lost := len(r.Loss.Lost)
+		if r.Loss.Wait > 0 {
+			lost = r.Loss.LostWithWait
+		}
+		if lost > 0 {
+			Expect(s.ExitCode()).To(Equal(3), "%d acknowledged write(s) lost", lost)
+			Expect(s.Err).To(gbytes.Say(`vigil: vigil drill: ` + itoa(lost) + ` acknowledged write\(s\) lost \(--expect-no-loss\)`))
+		} else {
+			Expect(s.ExitCode()).To(Equal(0), "no acknowledged write lost")
+		}
+		AddReportEntry("--expect-no-loss", fmt.Sprintf("%s: %d acknowledged write(s) lost of %d, exit status %d", fault, lost, r.Loss.Checked, s.ExitCode()))
+	}
+	// The report names what ran the nodes.
+	Expect(r.Deployment).NotTo(BeNil())
+	Expect(r.Deployment.ServerCount).To(Equal(3))
+	Expect(r.Deployment.SentinelCount).To(Equal(3))
+	Expect(string(s.Out.Contents())).To(ContainSubstring(fmt.Sprintf("deployment: 3 %s, 3 %s", r.Deployment.Server, r.Deployment.Sentinel)))
+	switch {
+	case against:
+		Expect(r.Deployment.Server).To(Equal("redis-server"))
+		Expect(r.Deployment.Sentinel).To(Equal("redis-sentinel"))
+	case slices.Contains(extra, "vigil"):
+		Expect(r.Deployment.Server).To(Equal("vigil-server"))
+		Expect(r.Deployment.Sentinel).To(Equal("vigil-sentinel"))
+	default:
+		Expect(r.Deployment.Server).To(Equal("redis-server"))
+		Expect(r.Deployment.Sentinel).To(Equal("vigil-sentinel"))
+	}
 
 	Expect(r.Fault).To(Equal(fault))
 	Expect(r.Rounds).To(Equal(1))
@@ -125,7 +173,7 @@ func runDrill(fault string, extra ...string) report {
 
 var _ = Describe("vigil drill", Label("drill"), func() {
 	It("kill-master: the master is SIGKILLed, the sentinels fail over and no acknowledged write is lost", func() {
-		r := runDrill("kill-master")
+		r := runDrill("kill-master", "--expect-no-loss")
 		f := r.Faults[0]
 		Expect(f.Target).To(Equal(r.InitialMaster))
 		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
@@ -160,8 +208,8 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(r.Loss.Wait).To(Equal(1))
 	})
 
-	It("partition-master: the proxy cuts the master off, the sentinels fail over, it rejoins after the heal", func() {
-		r := runDrill("partition-master", "--net", "proxy")
+	It("partition-master: the proxy cuts the master off, the sentinels fail over, it rejoins after the heal; without WAIT writes may be lost and --expect-no-loss exits 3 exactly then", func() {
+		r := runDrill("partition-master", "--net", "proxy", "--expect-no-loss")
 		f := r.Faults[0]
 		Expect(f.SwitchMaster).To(BeNumerically(">", 0))
 		Expect(*f.RejoinedAsReplica).To(BeTrue())
@@ -192,6 +240,20 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(f.ClientSwitch).NotTo(BeNil(), "a client switched to the new master")
 		Expect(f.ClientWithin100ms).NotTo(BeNil())
 		Expect(f.FirstWriteAfterSwitch).To(BeNumerically(">=", 0))
+	})
+
+	It("--against redis: kill-master on Debian's redis-server and redis-sentinel, named in the report, with the loss, failover and linearizability checks", func() {
+		needRedisSentinel()
+		r := runDrill("kill-master", "--against", "redis")
+		Expect(r.Deployment.Server).To(Equal("redis-server"))
+		Expect(r.Deployment.Sentinel).To(Equal("redis-sentinel"))
+		f := r.Faults[0]
+		Expect(f.Target).To(Equal(r.InitialMaster))
+		Expect(f.SwitchMaster).To(BeNumerically(">", 0), "redis-sentinel failed over")
+		Expect(f.NewMaster).NotTo(Equal(r.InitialMaster))
+		Expect(r.FinalMaster).To(Equal(f.NewMaster))
+		Expect(r.Events).To(ContainElement(HaveField("Type", "+switch-master")))
+		Expect(r.Loss.Checked).To(BeNumerically(">", 0), "the loss check read back the acknowledged writes")
 	})
 
 	It("kill-sentinel: a sentinel is killed and restarted without a failover, losing nothing (--expect-no-loss)", func() {

@@ -28,7 +28,17 @@ var _ = BeforeSuite(func() {
 // needRedis skips unless Debian's redis-server is installed.
 func needRedis() {
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
+		Skip("redis-server not installed: apt-get install -y redis-server redis-sentinel redis-tools")
+	}
+}
+
+// needRedisSentinel skips unless Debian's redis-server and redis-sentinel
+// are both installed (vigil drill --against redis).
+func needRedisSentinel() {
+	for _, bin := range []string{"redis-server", "redis-sentinel"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			Skip(bin + " not installed: apt-get install -y redis-server redis-sentinel redis-tools")
+		}
 	}
 }
 

@@ -126,12 +126,29 @@ type Report struct {
 	// real packet loss), "proxy" (a TCP proxy in this process) or "" (no
 	// deployment of the drill's, or none could be made); NetworkInfo
 	// describes it.
-	Network       string   `json:"network"`
-	NetworkInfo   string   `json:"network_info,omitempty"`
-	InitialMaster string   `json:"initial_master"`
-	FinalMaster   string   `json:"final_master"`
-	History       []Op     `json:"history"`
-	Notes         []string `json:"notes,omitempty"`
+	Network     string `json:"network"`
+	NetworkInfo string `json:"network_info,omitempty"`
+	// Deployment names what ran the drill's own deployment (nil with
+	// --sentinel: an existing one): redis-server / redis-sentinel
+	// (--against redis) or vigil-server / vigil-sentinel.
+	Deployment    *DeploymentInfo `json:"deployment,omitempty"`
+	InitialMaster string          `json:"initial_master"`
+	FinalMaster   string          `json:"final_master"`
+	History       []Op            `json:"history"`
+	Notes         []string        `json:"notes,omitempty"`
+}
+
+// DeploymentInfo says which binaries ran the nodes of the drill's deployment.
+type DeploymentInfo struct {
+	Server        string `json:"server"`   // redis-server or vigil-server
+	Sentinel      string `json:"sentinel"` // redis-sentinel or vigil-sentinel
+	ServerCount   int    `json:"servers"`
+	SentinelCount int    `json:"sentinels"`
+}
+
+func deploymentInfo(d *deploy.Deployment) *DeploymentInfo {
+	return &DeploymentInfo{Server: string(d.Spec.Kind) + "-server", Sentinel: string(d.Spec.SentinelKind) + "-sentinel",
+		ServerCount: len(d.Servers), SentinelCount: len(d.Sentinels)}
 }
 
 func (c *Config) defaults() error {
@@ -242,6 +259,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Start: d.start, Schedule: sched}
 	if cfg.Deployment != nil {
 		rep.Network, rep.NetworkInfo = cfg.Deployment.Network(), cfg.Deployment.NetworkInfo()
+		rep.Deployment = deploymentInfo(cfg.Deployment)
 	}
 	rep.InitialMaster, _ = d.masterAddr(ctx)
 

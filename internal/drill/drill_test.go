@@ -210,7 +210,8 @@ func TestReportFilesAndText(t *testing.T) {
 		History:      []Op{{Client: 0, Kind: KindWrite, Key: "k", Value: "v", Invoke: 0, Done: ms, Status: StatusOK, Acked: true}},
 		Faults:       []FaultRecord{{Round: 1, Fault: "pause-master", Target: "127.0.0.1:1", SwitchMaster: 300 * ms, NewMaster: "127.0.0.1:2", FirstWrite: 400 * ms, RejoinedAsReplica: &yes}},
 		Loss:         CheckLoss([]Op{{Kind: KindWrite, Key: "k", Value: "v", Status: StatusOK, Acked: true}}, map[string]string{}, 1),
-		Linearizable: LinResult{Result: "Ok"}}
+		Linearizable: LinResult{Result: "Ok"},
+		Deployment:   &DeploymentInfo{Server: "redis-server", Sentinel: "redis-sentinel", ServerCount: 3, SentinelCount: 3}}
 	dir := t.TempDir()
 	if err := r.WriteFiles(dir); err != nil {
 		t.Fatal(err)
@@ -223,7 +224,8 @@ func TestReportFilesAndText(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("report.json: %v", err)
 	}
-	if back.Loss.AckedLost() != 1 || len(back.History) != 1 || *back.Faults[0].RejoinedAsReplica != true {
+	if back.Loss.AckedLost() != 1 || len(back.History) != 1 || *back.Faults[0].RejoinedAsReplica != true ||
+		back.Deployment == nil || *back.Deployment != *r.Deployment {
 		t.Fatalf("round trip: %+v", back)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "timeline.svg")); err != nil {
@@ -232,7 +234,8 @@ func TestReportFilesAndText(t *testing.T) {
 	var text bytes.Buffer
 	r.WriteText(&text)
 	for _, want := range []string{"+switch-master after 0.300s", "first successful write after 0.400s",
-		"rejoined as a replica: true", "acknowledged writes lost: 1 of 1", "with WAIT 1: 1 of 1", "lost k = \"v\""} {
+		"rejoined as a replica: true", "acknowledged writes lost: 1 of 1", "with WAIT 1: 1 of 1", "lost k = \"v\"",
+		"deployment: 3 redis-server, 3 redis-sentinel"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

@@ -46,6 +46,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, ", WAIT %d", r.Wait)
 	}
 	fmt.Fprintf(w, ", %s\n", secs(r.Duration))
+	if d := r.Deployment; d != nil {
+		fmt.Fprintf(w, "deployment: %d %s, %d %s\n", d.ServerCount, d.Server, d.SentinelCount, d.Sentinel)
+	}
 	if r.Network != "" {
 		fmt.Fprintf(w, "partitions: %s (%s)\n", r.Network, r.NetworkInfo)
 	}
