@@ -291,6 +291,9 @@ func (fe *functionsEngine) runLoad(lib *fnLib, code string, timeout time.Duratio
 	}
 	fn.Env = fe.e.env
 	fe.loading = lib
+	if fe.e.cancel != nil { // the scripts' context (scripting_busy.go) is not the load's
+		fe.e.dropContext()
+	}
 	var cancel context.CancelFunc
 	if timeout > 0 {
 		var ctx context.Context

@@ -14,8 +14,8 @@ import (
 func TestFunctionBusyKill(t *testing.T) {
 	l := startLive(t)
 	t.Cleanup(func() {
-		if bs := l.s.busy.Load(); bs != nil && bs.cancel != nil {
-			bs.cancel()
+		if bs := l.s.busy.Load(); bs != nil {
+			bs.stop()
 		}
 	})
 	a, b := l.dial(t), l.dial(t)

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"math"
@@ -12,6 +13,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 )
@@ -30,7 +32,7 @@ type scriptEngine struct {
 	L       *lua.LState
 	env     *lua.LTable // the protected globals the scripts see
 	globals *lua.LTable // the real globals table
-	scripts map[string]*lua.LFunction
+	scripts map[string]cachedScript
 	bodies  map[string]string
 	fake    *Client // the scripting client (server.script_caller's fake)
 	rand    uint64  // redisLrand48's state
@@ -51,7 +53,20 @@ type scriptEngine struct {
 	repl      Target
 	errLine   int         // the line of the latest error raised by redis.call or error()
 	busy      *busyScript // the running script's busy state (scripting_busy.go)
-	chunk     string      // the code's chunk name, "" for user_script (functions.go sets user_function)
+	// cancel cancels the context L keeps across scripts while
+	// busy-reply-threshold is on (nil: L has none); coroutines tells
+	// that the running script made threads, whose contexts are children
+	// of L's (scripting_busy.go).
+	cancel     context.CancelFunc
+	coroutines bool
+	chunk      string // the code's chunk name, "" for user_script (functions.go sets user_function)
+}
+
+// cachedScript is a script of the cache with its sha (the map's key, kept
+// so that EVALSHA finds it without making a string).
+type cachedScript struct {
+	fn  *lua.LFunction
+	sha string
 }
 
 func (s *Server) scriptEngine() *scriptEngine {
@@ -64,7 +79,7 @@ func (s *Server) scriptEngine() *scriptEngine {
 // newScriptEngine is scriptingInit: the libraries Redis loads, the redis
 // table, the protected globals.
 func (s *Server) newScriptEngine() *scriptEngine {
-	e := &scriptEngine{scripts: map[string]*lua.LFunction{}, bodies: map[string]string{}, shebang: map[string]fnFlags{}}
+	e := &scriptEngine{scripts: map[string]cachedScript{}, bodies: map[string]string{}, shebang: map[string]fnFlags{}}
 	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	for _, lib := range []struct {
@@ -98,6 +113,17 @@ func (s *Server) newScriptEngine() *scriptEngine {
 		L.Call(1, 1)
 		return 1
 	}))
+	// A coroutine's thread gets a child of L's context, which L keeps
+	// across scripts (scripting_busy.go): endBusy drops it after a script
+	// that made threads, so the children do not pile up.
+	co := g.RawGetString("coroutine").(*lua.LTable)
+	for _, name := range []string{"create", "wrap"} {
+		orig := co.RawGetString(name).(*lua.LFunction).GFunction
+		co.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			e.coroutines = true
+			return orig(L)
+		}))
+	}
 	math := g.RawGetString("math").(*lua.LTable)
 	math.RawSetString("random", L.NewFunction(e.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomSeed))
@@ -195,7 +221,12 @@ func (e *scriptEngine) load(body []byte) (string, string) {
 		return "", "ERR Error compiling script (new function): " + msg
 	}
 	fn.Env = e.env
-	e.scripts[sha] = fn
+	// The chunk is a vararg function that never reads "..."; Lua 5.1's
+	// compatibility "arg" table gopher-lua would build on every call is
+	// no local of a main chunk (luaY_parser marks it VARARG_ISVARARG
+	// only), so nothing can see it: skip it.
+	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
+	e.scripts[sha] = cachedScript{fn: fn, sha: sha}
 	e.bodies[sha] = string(body)
 	if shebang {
 		e.shebang[sha] = flags
@@ -243,9 +274,10 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	}
 	e := s.scriptEngine()
 	var sha string
+	var fn *lua.LFunction
 	if bySha {
-		sha = strings.ToLower(string(args[1]))
-		if _, ok := e.scripts[sha]; !ok {
+		fn, sha = e.lookupSha(args[1])
+		if fn == nil {
 			c.w.Error(ErrNoScript)
 			return
 		}
@@ -272,7 +304,9 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	}
 	e.evalFlags = flags
 	ro = ro || flags&fnNoWrites != 0
-	fn := e.scripts[sha]
+	if fn == nil {
+		fn = e.scripts[sha].fn
+	}
 	keys := e.L.CreateTable(int(numkeys), 0)
 	for i := 0; i < int(numkeys); i++ {
 		keys.RawSetInt(i+1, lua.LString(args[3+i]))
@@ -284,6 +318,19 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	e.globals.RawSetString("KEYS", keys)
 	e.globals.RawSetString("ARGV", argv)
 	e.run(c, fn, nil, sha, ro, nil, nil)
+}
+
+// lookupSha finds a cached script by its sha in any case, returning it
+// and the sha (nil if absent); a lowercase sha costs no allocation.
+func (e *scriptEngine) lookupSha(b []byte) (*lua.LFunction, string) {
+	for _, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			sc := e.scripts[strings.ToLower(string(b))]
+			return sc.fn, sc.sha
+		}
+	}
+	sc := e.scripts[string(b)]
+	return sc.fn, sc.sha
 }
 
 // run calls fn with params under the busy-script machinery (luaCallFunction
@@ -668,16 +715,57 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 		clear(s.pending[len(kept):])
 		s.pending = kept
 	}
-	v, err := resp.ReadValue(bufio.NewReader(bytes.NewReader(c.w.B)), resp.DefaultReplyLimits)
-	c.w.Reset()
-	if err != nil {
-		return fail("ERR reply not readable")
+	v, ok := scalarReply(c.w.B)
+	if !ok {
+		var err error
+		v, err = resp.ReadValue(bufio.NewReader(bytes.NewReader(c.w.B)), resp.DefaultReplyLimits)
+		if err != nil {
+			c.w.Reset()
+			return fail("ERR reply not readable")
+		}
 	}
+	c.w.Reset()
 	if v.IsError() && raise {
 		e.raiseTable(L, v.Str)
 	}
 	L.Push(respToLua(L, v, e.resp))
 	return 1
+}
+
+// scalarReply decodes a command's reply that is one integer, bulk string,
+// null bulk, simple string or error, as resp.ReadValue would without its
+// 4 KB reader; ok is false for anything else (aggregates, RESP3 types),
+// which goes to resp.ReadValue.
+func scalarReply(b []byte) (v resp.Value, ok bool) {
+	if len(b) < 3 {
+		return v, false
+	}
+	eol := bytes.IndexByte(b, '\n')
+	if eol < 2 || b[eol-1] != '\r' {
+		return v, false
+	}
+	line := b[1 : eol-1]
+	switch k := resp.Kind(b[0]); k {
+	case resp.KindSimple, resp.KindError:
+		return resp.Value{Kind: k, Str: string(line)}, true
+	case resp.KindInt:
+		n, ok := redisutil.String2ll(line)
+		return resp.Value{Kind: k, Int: n}, ok
+	case resp.KindBulk:
+		n, ok := redisutil.String2ll(line)
+		if !ok || n < -1 || n > resp.DefaultReplyLimits.MaxBulk {
+			return v, false
+		}
+		if n == -1 {
+			return resp.Value{Kind: resp.KindNull}, true
+		}
+		body := b[eol+1:]
+		if int64(len(body)) < n+2 || body[n] != '\r' || body[n+1] != '\n' {
+			return v, false
+		}
+		return resp.Value{Kind: k, Str: string(body[:n])}, true
+	}
+	return v, false
 }
 
 // respToLua is redisProtocolToLuaType.

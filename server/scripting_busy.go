@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,13 +36,19 @@ const (
 
 // busyScript is the running script as seen by the other clients' goroutines.
 type busyScript struct {
-	start    time.Time // on the server's clock
-	limit    time.Duration
-	cancel   context.CancelFunc
-	done     chan struct{}
-	wrote    atomic.Bool
-	killed   atomic.Bool
-	shutdown atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
+	start time.Time // on the server's clock
+	limit time.Duration
+	done  chan struct{}
+	// stopMu guards cancel, ended and cancelled: stop (other
+	// goroutines) cancels the engine's context only while the script
+	// runs, since the engine keeps that context for its next scripts.
+	stopMu    sync.Mutex
+	cancel    context.CancelFunc // nil: no busy threshold, nothing to stop
+	ended     bool
+	cancelled bool
+	wrote     atomic.Bool
+	killed    atomic.Bool
+	shutdown  atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
 
 	// A function's run (functions.go), set before the script is
 	// published: its name, the caller's command and the engine's counts
@@ -67,6 +74,18 @@ func busyShutdownNoSave(args [][]byte) bool {
 	return nosave
 }
 
+// stop interrupts the running script (SCRIPT KILL, FUNCTION KILL,
+// SHUTDOWN NOSAVE): its Lua state's context is cancelled, unless the
+// script has already ended.
+func (b *busyScript) stop() {
+	b.stopMu.Lock()
+	if !b.ended && b.cancel != nil {
+		b.cancel()
+		b.cancelled = true
+	}
+	b.stopMu.Unlock()
+}
+
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
 
 // startBusy arms the busy state for a script about to run (under mu).
@@ -83,10 +102,19 @@ func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busySc
 		}
 		b.nlib, b.nfuncs = len(s.fns.cur.libs), len(s.fns.cur.funcs)
 	}
+	// The Lua state keeps one cancellable context across scripts
+	// (context.WithCancel and the state's switch to its context-checking
+	// loop are not paid per call); a script that was stopped leaves it
+	// cancelled, and endBusy drops it.
 	if b.limit > 0 {
-		ctx, cancel := context.WithCancel(context.Background())
-		b.cancel = cancel
-		e.L.SetContext(ctx)
+		if e.cancel == nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			e.cancel = cancel
+			e.L.SetContext(ctx)
+		}
+		b.cancel = e.cancel
+	} else if e.cancel != nil {
+		e.dropContext()
 	}
 	s.busy.Store(b)
 	return b
@@ -95,10 +123,22 @@ func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busySc
 func (s *Server) endBusy(e *scriptEngine, b *busyScript) {
 	s.busy.Store(nil)
 	close(b.done)
-	if b.cancel != nil {
-		b.cancel()
-		e.L.RemoveContext()
+	b.stopMu.Lock()
+	b.ended = true
+	cancelled := b.cancelled
+	b.stopMu.Unlock()
+	if (cancelled || e.coroutines) && e.cancel != nil {
+		e.dropContext()
 	}
+	e.coroutines = false
+}
+
+// dropContext removes the Lua state's context (cancelled, or no longer
+// wanted with busy-reply-threshold 0).
+func (e *scriptEngine) dropContext() {
+	e.cancel()
+	e.cancel = nil
+	e.L.RemoveContext()
 }
 
 // lockBatch takes the execution lock for a batch, or returns false when a
@@ -170,9 +210,7 @@ func (s *Server) serveBusy(c *Client) bool {
 				w.Error(errBusy)
 			default:
 				b.killed.Store(true)
-				if b.cancel != nil {
-					b.cancel()
-				}
+				b.stop()
 				w.OK()
 			}
 		case cmd.Name == "shutdown" && busyShutdownNoSave(args):
@@ -180,9 +218,7 @@ func (s *Server) serveBusy(c *Client) bool {
 			// dropped (Redis exits without running it to its end).
 			if b != nil {
 				b.shutdown.Store(true)
-				if b.cancel != nil {
-					b.cancel()
-				}
+				b.stop()
 			}
 			s.requestShutdown(shutdownReq{nosave: true, from: c})
 			keep = false

@@ -31,8 +31,8 @@ func waitBusy(t *testing.T, s *Server) *busyScript {
 func TestBusyScriptKill(t *testing.T) {
 	l := startLive(t)
 	t.Cleanup(func() { // a failed test must not leave the script running
-		if bs := l.s.busy.Load(); bs != nil && bs.cancel != nil {
-			bs.cancel()
+		if bs := l.s.busy.Load(); bs != nil {
+			bs.stop()
 		}
 	})
 	a, b := l.dial(t), l.dial(t)
@@ -117,8 +117,8 @@ func TestBusyScriptUnkillable(t *testing.T) {
 func TestBusyScriptShutdownNoSave(t *testing.T) {
 	l := startLive(t)
 	t.Cleanup(func() {
-		if bs := l.s.busy.Load(); bs != nil && bs.cancel != nil {
-			bs.cancel()
+		if bs := l.s.busy.Load(); bs != nil {
+			bs.stop()
 		}
 	})
 	a, b := l.dial(t), l.dial(t)

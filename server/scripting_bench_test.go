@@ -1,0 +1,53 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// EVALSHA through the dispatch (process under the batch's lock), as
+// redis-benchmark's `EVALSHA <sha> 1 k` of `return redis.call('incr', KEYS[1])`.
+
+const evalshaBenchScript = "return redis.call('incr', KEYS[1])"
+
+func evalshaClient(tb testing.TB) (*Client, string) {
+	tb.Helper()
+	c := hotClient(tb)
+	runFed(c, pipeline(1, "SCRIPT", "LOAD", evalshaBenchScript))
+	sha := sha1hex([]byte(evalshaBenchScript))
+	if !strings.Contains(string(c.w.B), sha) {
+		tb.Fatalf("SCRIPT LOAD: %q", c.w.B)
+	}
+	return c, sha
+}
+
+// TestEvalshaHotPath: the benchmark's batch replies with the counter.
+func TestEvalshaHotPath(t *testing.T) {
+	c, sha := evalshaClient(t)
+	in := pipeline(16, "EVALSHA", sha, "1", "evalsha:counter")
+	if n := runFed(c, in); n != 16 {
+		t.Fatalf("ran %d commands, want 16", n)
+	}
+	var want strings.Builder
+	for i := 1; i <= 16; i++ {
+		want.WriteString(":" + strconv.Itoa(i) + "\r\n")
+	}
+	if string(c.w.B) != want.String() {
+		t.Fatalf("replies %q", c.w.B)
+	}
+}
+
+func BenchmarkEvalsha(b *testing.B) {
+	for _, p := range []int{1, 16} {
+		b.Run("P"+strconv.Itoa(p), func(b *testing.B) {
+			c, sha := evalshaClient(b)
+			in := pipeline(p, "EVALSHA", sha, "1", "evalsha:counter")
+			b.ReportAllocs()
+			for b.Loop() {
+				runFed(c, in)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p), "ns/cmd")
+		})
+	}
+}
