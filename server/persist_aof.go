@@ -337,7 +337,9 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	if delay > 0 {
 		batch = 16
 	}
+	pacer := newSnapshotPacer()
 	size, err := aof.WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) {
+		pacer.pause() // the previous batch's encoding (snapshotDuty)
 		select {
 		case <-cancel:
 			return dst, true

@@ -339,6 +339,7 @@ func (s *Server) rdbSaveBackground() error {
 		defer close(job.done)
 		release := borrowProc()
 		defer release()
+		pacer := newSnapshotPacer()
 		err := s.writeRDBFile(dir, path, job, func(w io.Writer) error {
 			enc, err := rdb.NewEncoder(w, opts)
 			if err != nil {
@@ -362,12 +363,6 @@ func (s *Server) rdbSaveBackground() error {
 				buf, done = snap.Step(buf[:0], bgsaveStepKeys)
 				s.mu.Unlock()
 				keyspace.PrefetchItems(buf)
-				// Park for a moment instead of staying runnable: with one P
-				// (vigil-server's default GOMAXPROCS) a goroutine that is
-				// always runnable keeps the scheduler from polling the
-				// network, so clients would wait for sysmon's 10 ms poll;
-				// a sleeping goroutine lets it poll and run them now.
-				time.Sleep(time.Microsecond)
 				for _, it := range buf {
 					if err := enc.WriteItem(it); err != nil {
 						return err
@@ -380,6 +375,9 @@ func (s *Server) rdbSaveBackground() error {
 						time.Sleep(delay)
 					}
 				}
+				// Leave the clients their share of the cores (and park:
+				// see snapshotPacer.pause).
+				pacer.pause()
 			}
 			return enc.Finish()
 		})
