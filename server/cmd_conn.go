@@ -317,7 +317,7 @@ func cmdExec(c *Client, args [][]byte) {
 	// CLIENT_MULTI flag does (CLIENT INFO inside EXEC shows flags=x,
 	// multi=<queued> and cmd=exec).
 	m.executing = true
-	s.ks.ExecSeq++
+	s.ks.BeginExec()
 	c.w.ArrayLen(len(m.cmds))
 	for _, q := range m.cmds {
 		if !s.aclExecAllowed(c, q.cmd, q.args) {

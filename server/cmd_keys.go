@@ -695,7 +695,7 @@ func cmdObjectIdleTime(c *Client, args [][]byte) {
 		return
 	}
 	// Redis's LRU clock ticks in whole seconds.
-	idle := c.srv.nowMs/1000 - e.LastAccess/1000
+	idle := c.srv.nowMs/1000 - e.LastAccess()/1000
 	if idle < 0 {
 		idle = 0
 	}

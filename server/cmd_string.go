@@ -82,7 +82,7 @@ func (c *Client) setString(key, val []byte, keepTTL bool) {
 // until the EXEC ends (multi.c frees the queue afterwards).
 func (c *Client) argvStored(e *keyspace.Entry) {
 	if c.multi != nil && c.multi.executing {
-		e.ArgvExec = c.srv.ks.ExecSeq
+		c.srv.ks.MarkArgvExec(e)
 	}
 }
 
@@ -93,7 +93,7 @@ func (c *Client) argvShared(e *keyspace.Entry) bool {
 	if s, ok := e.Value().(*keyspace.String); ok && s.Kind() == keyspace.StringRaw {
 		return false
 	}
-	return e.ArgvExec != 0 && e.ArgvExec == c.srv.ks.ExecSeq && c.multi != nil && c.multi.executing
+	return e.ArgvExec() && c.multi != nil && c.multi.executing
 }
 
 // storeString is setString for a caller that already looked the key up
@@ -118,7 +118,7 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 			} else {
 				s.Set(copyBytes(val), keyspace.StringAuto)
 			}
-			e.ArgvExec = 0
+			e.ClearArgvExec()
 			if !keepTTL && e.ExpireAt != 0 {
 				db.Persist(key)
 			}
@@ -474,7 +474,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	s := c.db0().Mutable(key, e).(*keyspace.String)
 	nv := append(s.Bytes(), arg...)
 	s.Set(nv, keyspace.StringRaw)
-	e.ArgvExec = 0
+	e.ClearArgvExec()
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.notify(configs.NotifyString, "append", key)

@@ -194,7 +194,7 @@ func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
 		}
 		enc.SetDBSizes(i, db.Len(), db.ExpiresLen())
 		db.ForEach(func(k string, e *keyspace.Entry) bool {
-			err = enc.WriteItem(keyspace.Item{DB: i, Key: k, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess, Freq: e.Freq})
+			err = enc.WriteItem(keyspace.Item{DB: i, Key: k, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess(), Freq: e.Freq})
 			if delay > 0 {
 				time.Sleep(delay)
 			}
@@ -721,7 +721,7 @@ func setAccessMeta(e *keyspace.Entry, idle int64, freq int, now int64) {
 		return
 	}
 	if idle >= 0 {
-		e.LastAccess = now - idle*1000
+		e.SetLastAccess(now - idle*1000)
 	}
 	if freq >= 0 {
 		e.Freq = uint8(freq)

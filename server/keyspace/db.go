@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math"
 	"math/rand/v2"
 	"unsafe"
 )
@@ -20,15 +21,11 @@ type Entry struct {
 	// Read it freely, but change it only through DB.SetExpire and
 	// DB.Persist, which keep the expires index in sync.
 	ExpireAt int64
-	// LastAccess is the unix millisecond time of the last access (the LRU
-	// clock of OBJECT IDLETIME). Under LFU it is also the last decrement
-	// time of Freq (Redis's LDT).
-	LastAccess int64
-	// ArgvExec is the Keyspace.ExecSeq of the EXEC whose queued command
-	// stored this value (0: none). Such a value is, in Redis, the very
-	// object of the transaction's argv, which EXEC keeps until it ends:
-	// OBJECT REFCOUNT is 2 meanwhile. Set and SetKeepTTL reset it.
-	ArgvExec uint32
+	// lastAccess is the unix time in seconds of the last access (the LRU
+	// clock of OBJECT IDLETIME, whose resolution is a second in Redis
+	// too: LRU_CLOCK_RESOLUTION). Under LFU it is also the last decrement
+	// time of Freq (Redis's LDT, in minutes). See LastAccess.
+	lastAccess uint32
 	// snapEpoch is the epoch of the last snapshot that accounted for this
 	// entry: emitted it, saved its state before a write, or saw it
 	// created. The running snapshot still owes the entry while it differs
@@ -46,7 +43,34 @@ type Entry struct {
 	// was emitted or saved), so it must be copied before an in-place
 	// change while that snapshot runs.
 	snapShared bool
+	// argvExec: a command queued in the EXEC running now stored this
+	// value (Keyspace.MarkArgvExec). Such a value is, in Redis, the very
+	// object of the transaction's argv, which EXEC keeps until it ends:
+	// OBJECT REFCOUNT is 2 meanwhile. Set and SetKeepTTL reset it, and
+	// Keyspace.BeginExec resets it for the entries the previous EXEC
+	// marked.
+	argvExec bool
 }
+
+// LastAccess is the unix millisecond time of the last access, at the
+// resolution of a second (it is kept in seconds: the time of the access
+// rounded down to a second, as Redis's LRU clock).
+func (e *Entry) LastAccess() int64 { return int64(e.lastAccess) * 1000 }
+
+// SetLastAccess sets the last access time to ms (unix milliseconds; it is
+// kept in seconds, clamped to 0 .. 2^32-1 s).
+func (e *Entry) SetLastAccess(ms int64) { e.lastAccess = accessSecs(ms) }
+
+// accessSecs is ms as Entry.lastAccess stores it.
+func accessSecs(ms int64) uint32 { return uint32(min(max(ms/1000, 0), math.MaxUint32)) }
+
+// ArgvExec reports whether a command of the EXEC running now stored this
+// value (see Keyspace.MarkArgvExec); only meaningful while an EXEC runs.
+func (e *Entry) ArgvExec() bool { return e.argvExec }
+
+// ClearArgvExec records that the value is no longer the EXEC's argv
+// object (it was modified in place).
+func (e *Entry) ClearArgvExec() { e.argvExec = false }
 
 // Value returns the entry's value. It is read-only: to change it in place
 // use DB.Mutable.
@@ -139,7 +163,7 @@ func (db *DB) touch(e *Entry, now int64) {
 	if l := &db.ks.LFU; l.Enabled {
 		e.Freq = LFULogIncr(e.LFUDecay(now, l.DecayTime), l.LogFactor, db.ks.lfuRand())
 	}
-	e.LastAccess = now
+	e.lastAccess = accessSecs(now)
 }
 
 // Lookup is db.c's lookupKey: the key's entry, or nil if it is missing or
@@ -195,11 +219,6 @@ func (db *DB) SetKeepTTL(key []byte, val Value, now int64) *Entry {
 	return db.set(key, val, now, true)
 }
 
-// mergeMax is the longest string value that SetString stores in one
-// allocation with its key: the key keeps that array alive after the value
-// is replaced, so only small values share it.
-const mergeMax = 64
-
 // stringNode is a key node created by SetString, its String value in the
 // same allocation.
 type stringNode struct {
@@ -207,28 +226,71 @@ type stringNode struct {
 	str String
 }
 
+// inlineNode is a stringNode with room A (a byte array) for its key's and
+// value's bytes, all in one allocation.
+type inlineNode[A any] struct {
+	stringNode
+	data A
+}
+
+// stringNodeSize is the size of a stringNode without bytes; the inline
+// nodes' arrays fill it up to Go's size classes (runtime/sizeclasses.go),
+// so no allocation has slack the bytes could have used.
+const stringNodeSize = unsafe.Sizeof(stringNode{})
+
+func newInline[A any]() (*stringNode, []byte) {
+	n := new(inlineNode[A])
+	return &n.stringNode, unsafe.Slice((*byte)(unsafe.Pointer(&n.data)), unsafe.Sizeof(n.data))
+}
+
+// newStringNode returns a node with room for at least size bytes, or nil
+// and no room when size is too large to be worth keeping in the node (the
+// bytes stay allocated as long as the node: a replaced value's bytes are
+// not freed before the key).
+func newStringNode(size int) (*stringNode, []byte) {
+	switch {
+	case size <= int(112-stringNodeSize):
+		return newInline[[112 - stringNodeSize]byte]()
+	case size <= int(128-stringNodeSize):
+		return newInline[[128 - stringNodeSize]byte]()
+	case size <= int(144-stringNodeSize):
+		return newInline[[144 - stringNodeSize]byte]()
+	case size <= int(160-stringNodeSize):
+		return newInline[[160 - stringNodeSize]byte]()
+	case size <= int(176-stringNodeSize):
+		return newInline[[176 - stringNodeSize]byte]()
+	case size <= int(192-stringNodeSize):
+		return newInline[[192 - stringNodeSize]byte]()
+	case size <= int(224-stringNodeSize):
+		return newInline[[224 - stringNodeSize]byte]()
+	case size <= int(256-stringNodeSize):
+		return newInline[[256 - stringNodeSize]byte]()
+	}
+	return nil, nil
+}
+
 // SetString is Set (SetKeepTTL when keepTTL) of NewString(a copy of val,
-// kind). A new key gets its node, Entry and String in one allocation and,
-// when val is at most mergeMax bytes, its key and value bytes in a second
-// one: two allocations per key instead of four, and less memory, for the
+// kind). A new key gets its node, Entry, String, key bytes and value bytes
+// in one allocation when they fit in 256 bytes (the node's size class): one
+// allocation per key instead of four, and no per-object slack, for the
 // commonest write (SET, MSET, SETNX... of a new key).
 func (db *DB) SetString(key, val []byte, kind StringKind, now int64, keepTTL bool) *Entry {
 	h := hashBytes(key)
 	if de := db.dict.findB(h, key); de != nil {
 		return db.setExisting(h, de, NewString(append(make([]byte, 0, len(val)), val...), kind), now, keepTTL)
 	}
-	n := &stringNode{}
-	if len(val) <= mergeMax {
-		buf := make([]byte, len(key)+len(val))
+	n, buf := newStringNode(len(key) + len(val))
+	if n != nil {
 		copy(buf, key)
 		copy(buf[len(key):], val)
 		n.key = unsafe.String(unsafe.SliceData(buf), len(key)) // the key's bytes are never written
-		n.str.b = buf[len(key):len(buf):len(buf)]              // no spare capacity: appends reallocate
+		end := len(key) + len(val)
+		n.str.Set(buf[len(key):end:end], kind) // no spare capacity: appends reallocate
 	} else {
+		n = &stringNode{}
 		n.key = string(key)
-		n.str.b = append(make([]byte, 0, len(val)), val...)
+		n.str.Set(append(make([]byte, 0, len(val)), val...), kind)
 	}
-	n.str.kind = kind
 	return db.insertNode(h, &n.keyNode, &n.str, now)
 }
 
@@ -245,7 +307,7 @@ func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 // insertNode links n, whose key (hash h) is new, with value val.
 func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
 	n.val = &n.ent
-	n.ent = Entry{val: val, LastAccess: now, Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
+	n.ent = Entry{val: val, lastAccess: accessSecs(now), Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
 	db.dict.insert(h, &n.dictEntry)
 	db.markDirty(&n.dictEntry)
 	return &n.ent
@@ -257,12 +319,12 @@ func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL
 	db.preWrite(de.key, e)
 	e.val = val
 	e.snapShared = false
-	e.ArgvExec = 0
+	e.argvExec = false
 	if e.ExpireAt != 0 && (!keepTTL || (e.expired(now) && !db.ks.Replica)) {
 		db.persist(h, de)
 	}
 	if !db.ks.LFU.Enabled {
-		e.LastAccess = now
+		e.lastAccess = accessSecs(now)
 	}
 	db.markDirty(de)
 	return e

@@ -201,8 +201,8 @@ func (ev *Evictor) score(e *Entry, now int64) uint64 {
 	switch ev.Policy {
 	case VolatileLRU, AllKeysLRU:
 		// estimateObjectIdleTime (with a millisecond clock).
-		if now > e.LastAccess {
-			return uint64(now - e.LastAccess)
+		if la := e.LastAccess(); now > la {
+			return uint64(now - la)
 		}
 		return 0
 	case VolatileLFU, AllKeysLFU:

@@ -152,17 +152,17 @@ func TestVictimExactWhenSamplingEverything(t *testing.T) {
 		set    func(i int, key []byte, e *Entry, db *DB)
 		want   []string
 	}{
-		{AllKeysLRU, func(i int, _ []byte, e *Entry, _ *DB) { e.LastAccess = int64([]int{50, 10, 30, 20, 40}[i]) },
+		{AllKeysLRU, func(i int, _ []byte, e *Entry, _ *DB) { e.SetLastAccess(int64([]int{50, 10, 30, 20, 40}[i]) * 1000) },
 			[]string{"k1", "k3", "k2", "k4", "k0"}},
 		{AllKeysLFU, func(i int, _ []byte, e *Entry, _ *DB) { e.Freq = uint8([]int{9, 1, 200, 0, 5}[i]) },
 			[]string{"k3", "k1", "k4", "k0", "k2"}},
 		{VolatileTTL, func(i int, k []byte, _ *Entry, db *DB) {
-			if at := []int64{0, 5000, 0, 3000, 4000}[i]; at != 0 {
+			if at := []int64{0, 5e6, 0, 3e6, 4e6}[i]; at != 0 {
 				db.SetExpire(k, at)
 			}
 		}, []string{"k3", "k4", "k1"}},
 		{VolatileLRU, func(i int, k []byte, e *Entry, db *DB) {
-			e.LastAccess = int64(100 - i)
+			e.SetLastAccess(int64(100-i) * 1000)
 			if i%2 == 0 {
 				db.SetExpire(k, 1e12)
 			}
@@ -180,7 +180,7 @@ func TestVictimExactWhenSamplingEverything(t *testing.T) {
 			db := ks.DBs[0]
 			keysWith(db, 5, func(i int, k []byte, e *Entry) { tc.set(i, k, e, db) })
 			ev := &Evictor{Policy: tc.policy, Samples: 16}
-			got := drain(t, ks, ev, 1000, rand.New(rand.NewPCG(1, 1)))
+			got := drain(t, ks, ev, 1e6, rand.New(rand.NewPCG(1, 1)))
 			if len(got) != len(tc.want) {
 				t.Fatalf("evicted %v, want %v", got, tc.want)
 			}
@@ -198,9 +198,11 @@ func TestVictimLFUDecay(t *testing.T) {
 	ks := New(1)
 	db := ks.DBs[0]
 	old := db.Set(b("old"), sv("v"), 0)
-	old.Freq, old.LastAccess = 20, 0
+	old.Freq = 20
+	old.SetLastAccess(0)
 	fresh := db.Set(b("fresh"), sv("v"), 0)
-	fresh.Freq, fresh.LastAccess = 10, 60*60000
+	fresh.Freq = 10
+	fresh.SetLastAccess(60 * 60000)
 	ev := &Evictor{Policy: AllKeysLFU, Samples: 5, DecayTime: 1}
 	_, key, ok := ks.Victim(ev, 60*60000, rand.New(rand.NewPCG(1, 2)))
 	if !ok || key != "old" {
@@ -281,12 +283,12 @@ func TestVictimApproximatesLRU(t *testing.T) {
 	// LRU test asserts the same shape).
 	ks := New(1)
 	db := ks.DBs[0]
-	keysWith(db, 1000, func(i int, _ []byte, e *Entry) { e.LastAccess = int64(i) })
+	keysWith(db, 1000, func(i int, _ []byte, e *Entry) { e.SetLastAccess(int64(i) * 1000) })
 	ev := &Evictor{Policy: AllKeysLRU, Samples: 5}
 	rng := rand.New(rand.NewPCG(42, 42))
 	old := 0
 	for range 500 {
-		_, key, ok := ks.Victim(ev, 10000, rng)
+		_, key, ok := ks.Victim(ev, 1e7, rng)
 		if !ok {
 			t.Fatal("no victim")
 		}
@@ -305,16 +307,16 @@ func TestVictimApproximatesLRU(t *testing.T) {
 func TestVictimSkipsGhosts(t *testing.T) {
 	ks := New(1)
 	db := ks.DBs[0]
-	keysWith(db, 5, func(i int, _ []byte, e *Entry) { e.LastAccess = int64(i) })
+	keysWith(db, 5, func(i int, _ []byte, e *Entry) { e.SetLastAccess(int64(i) * 1000) })
 	ev := &Evictor{Policy: AllKeysLRU, Samples: 16}
 	rng := rand.New(rand.NewPCG(5, 5))
 	// Fill the pool, take k0, then delete k1 behind the pool's back.
-	if _, key, _ := ks.Victim(ev, 100, rng); key != "k0" {
+	if _, key, _ := ks.Victim(ev, 1e5, rng); key != "k0" {
 		t.Fatalf("first victim %q, want k0", key)
 	}
 	db.Delete(b("k0"))
 	db.Delete(b("k1"))
-	if _, key, _ := ks.Victim(ev, 100, rng); key != "k2" {
+	if _, key, _ := ks.Victim(ev, 1e5, rng); key != "k2" {
 		t.Fatalf("victim %q, want k2 (k1 is a ghost in the pool)", key)
 	}
 }
@@ -324,9 +326,9 @@ func TestPoolInsertionKeepsBest(t *testing.T) {
 	// worst candidate for a better one.
 	ks := New(1)
 	db := ks.DBs[0]
-	keysWith(db, 40, func(i int, _ []byte, e *Entry) { e.LastAccess = int64(1000 - i) })
+	keysWith(db, 40, func(i int, _ []byte, e *Entry) { e.SetLastAccess(int64(1000-i) * 1000) })
 	ev := &Evictor{Policy: AllKeysLRU, Samples: 40}
-	ev.populate(0, &db.dict, 2000, rand.New(rand.NewPCG(1, 1)))
+	ev.populate(0, &db.dict, 2e6, rand.New(rand.NewPCG(1, 1)))
 	for k := range EvPoolSize {
 		if !ev.pool[k].used {
 			t.Fatalf("slot %d empty after sampling 40 keys", k)

@@ -60,11 +60,9 @@ type Keyspace struct {
 	// removed); lazy and active expiry add nothing. CONFIG RESETSTAT
 	// keeps it.
 	Dirty int64
-	// ExecSeq numbers the EXECs that ran their queue (see
-	// Entry.ArgvExec); the server increments it when one starts. It is 32
-	// bits, as ArgvExec, to keep every Entry small: after a wrap an entry
-	// written 2^32 EXECs ago may show OBJECT REFCOUNT 2 inside an EXEC.
-	ExecSeq uint32
+	// argvExec lists the entries MarkArgvExec marked since the last
+	// BeginExec.
+	argvExec []*Entry
 	// Encodings are the thresholds of the compact encodings of
 	// aggregates (hash-max-listpack-entries, ...), read when a value is
 	// built or grows. New sets Redis 7.0's defaults.
@@ -180,5 +178,25 @@ func (ks *Keyspace) ResizeAndRehash(budgetMicros int64, elapsed func() int64) {
 			return
 		}
 		ks.rehashDB = (ks.rehashDB + 1) % len(ks.DBs)
+	}
+}
+
+// BeginExec is called when an EXEC starts running its queue: the entries
+// the previous EXEC marked (MarkArgvExec) are no longer its argv objects.
+func (ks *Keyspace) BeginExec() {
+	for i, e := range ks.argvExec {
+		e.argvExec = false
+		ks.argvExec[i] = nil
+	}
+	ks.argvExec = ks.argvExec[:0]
+}
+
+// MarkArgvExec records that a command queued in the running EXEC stored
+// e's value (Entry.ArgvExec), until the value is replaced or the next
+// BeginExec.
+func (ks *Keyspace) MarkArgvExec(e *Entry) {
+	if !e.argvExec {
+		e.argvExec = true
+		ks.argvExec = append(ks.argvExec, e)
 	}
 }

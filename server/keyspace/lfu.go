@@ -33,7 +33,7 @@ func (e *Entry) LFUDecay(now int64, decayTime int) uint8 {
 	if decayTime <= 0 {
 		return e.Freq
 	}
-	elapsed := now/60000 - e.LastAccess/60000
+	elapsed := now/60000 - int64(e.lastAccess)/60
 	if elapsed <= 0 {
 		return e.Freq
 	}

@@ -27,7 +27,7 @@ func TestSdsAllocHLL(t *testing.T) {
 		t.Fatalf("StringSized: size %d, encoding %v", s.Size(0), s.Encoding())
 	}
 	d := s.Dup().(*String)
-	if cap(d.b) != 45 || d.Size(0) != s.Size(0) {
-		t.Fatalf("Dup: cap %d", cap(d.b))
+	if cap(d.Bytes()) != 45 || d.Size(0) != s.Size(0) {
+		t.Fatalf("Dup: cap %d", cap(d.Bytes()))
 	}
 }

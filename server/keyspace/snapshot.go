@@ -134,7 +134,7 @@ func (db *DB) save(s *Snapshot, key string, e *Entry) {
 }
 
 func itemOf(origin int, key string, e *Entry) Item {
-	return Item{DB: origin, Key: key, Value: e.val, ExpireAt: e.ExpireAt, LastAccess: e.LastAccess, Freq: e.Freq}
+	return Item{DB: origin, Key: key, Value: e.val, ExpireAt: e.ExpireAt, LastAccess: e.LastAccess(), Freq: e.Freq}
 }
 
 // detachScan is Flush's part: a walk that has not finished keeps the old
@@ -266,12 +266,12 @@ func PrefetchItems(items []Item) {
 	}
 	for i := range items {
 		if sv, ok := items[i].Value.(*String); ok {
-			sink += byte(len(sv.b))
+			sink += byte(sv.n)
 		}
 	}
 	for i := range items {
-		if sv, ok := items[i].Value.(*String); ok && len(sv.b) > 0 {
-			sink += sv.b[0]
+		if sv, ok := items[i].Value.(*String); ok && sv.n > 0 {
+			sink += *sv.p
 		}
 	}
 	prefetchSink.Store(uint32(sink))

@@ -1,6 +1,11 @@
 package keyspace
 
-import "github.com/vigil-kv/vigil/internal/redisutil"
+import (
+	"math"
+	"unsafe"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
+)
 
 // Type is a value's Redis type, numbered as server.h's OBJ_STRING ..
 // OBJ_STREAM (the numbers RDB and the module API use).
@@ -173,51 +178,78 @@ const EmbstrSizeLimit = 44
 // Its bytes belong to the keyspace: a writer changes them only on a String
 // returned by DB.Mutable, and the only spare capacity it may write past
 // len is its own (Dup and NewString never share an array).
+//
+// It is 16 bytes, a third of a []byte and a kind, because a small string
+// key's node, Entry and String share one allocation with the key and value
+// bytes (DB.SetString): p and n are the slice's pointer and length, ck
+// holds the kind in its top 3 bits and the spare capacity (cap - len,
+// clamped to spareMax: a larger spare is simply not offered to appends) in
+// the others. A string is at most 4 GiB - 1 bytes long (proto-max-bulk-len
+// is 512 MB by default).
 type String struct {
-	b    []byte
-	kind StringKind
+	p  *byte
+	n  uint32
+	ck uint32
 }
+
+const (
+	kindShift = 29
+	spareMax  = 1<<kindShift - 1
+)
 
 // NewString returns a string value holding b, which the caller hands over
 // (it must not touch b again), created as kind.
-func NewString(b []byte, kind StringKind) *String { return &String{b: b, kind: kind} }
+func NewString(b []byte, kind StringKind) *String {
+	s := &String{}
+	s.Set(b, kind)
+	return s
+}
 
 // Bytes returns the string's bytes. Do not modify them unless s came from
 // DB.Mutable.
-func (s *String) Bytes() []byte { return s.b }
+func (s *String) Bytes() []byte {
+	spare := s.ck & spareMax
+	return unsafe.Slice(s.p, uint64(s.n)+uint64(spare))[:s.n]
+}
 
 // Kind is how the string was created.
-func (s *String) Kind() StringKind { return s.kind }
+func (s *String) Kind() StringKind { return StringKind(s.ck >> kindShift) }
 
 // Set replaces the bytes (handed over, as NewString) and the kind. Only on
 // a String returned by DB.Mutable.
-func (s *String) Set(b []byte, kind StringKind) { s.b, s.kind = b, kind }
+func (s *String) Set(b []byte, kind StringKind) {
+	if uint64(len(b)) > math.MaxUint32 {
+		panic("keyspace: string longer than 4 GiB - 1")
+	}
+	s.p, s.n = unsafe.SliceData(b), uint32(len(b))
+	s.ck = uint32(kind)<<kindShift | uint32(min(cap(b)-len(b), spareMax))
+}
 
 // SetKind changes the kind, after an in-place change of the bytes. Only on
 // a String returned by DB.Mutable.
-func (s *String) SetKind(kind StringKind) { s.kind = kind }
+func (s *String) SetKind(kind StringKind) { s.ck = s.ck&spareMax | uint32(kind)<<kindShift }
 
 // Type is TypeString.
 func (s *String) Type() Type { return TypeString }
 
 // Int reports the value as an integer when Redis would encode it as one
 // (string2ll succeeds, so it prints back identically), whatever its kind.
-func (s *String) Int() (int64, bool) { return string2ll(s.b) }
+func (s *String) Int() (int64, bool) { return string2ll(s.Bytes()) }
 
 // Encoding is int, embstr or raw, as Redis would have chosen when the
 // string was created (see StringKind).
 func (s *String) Encoding() Encoding {
-	switch s.kind {
+	switch s.Kind() {
 	case StringRaw, StringSized:
 		return EncodingRaw
 	case StringIntUnshared:
 		return EncodingInt
 	case StringAuto:
-		if _, ok := string2ll(s.b); ok {
+		if _, ok := string2ll(s.Bytes()); ok {
 			return EncodingInt
 		}
 	}
-	if len(s.b) <= EmbstrSizeLimit {
+	if s.n <= EmbstrSizeLimit {
 		return EncodingEmbstr
 	}
 	return EncodingRaw
@@ -236,18 +268,18 @@ func (s *String) Encoding() Encoding {
 // key or stays within the length allocates exactly, and successive APPENDs
 // grow by steps, so Redis can report less than this.
 func (s *String) Size(int) uint64 {
-	n := uint64(len(s.b))
+	n := uint64(s.n)
 	switch s.Encoding() {
 	case EncodingInt:
 		return RobjSize
 	case EncodingEmbstr:
 		return JemallocSize(RobjSize + sdshdr8Size + n + 1)
 	}
-	switch s.kind {
+	switch b := s.Bytes(); s.Kind() {
 	case StringRaw:
 		return RobjSize + sdsGrownSize(n)
 	case StringSized:
-		return RobjSize + SdsAllocSize(uint64(max(cap(s.b)-1, len(s.b))))
+		return RobjSize + SdsAllocSize(uint64(max(cap(b)-1, len(b))))
 	case StringAuto:
 		return RobjSize + sdsArgSize(n)
 	}
@@ -257,14 +289,15 @@ func (s *String) Size(int) uint64 {
 // Dup is dupStringObject: a copy of the bytes of the same encoding, except
 // that an integer becomes an object of its own (StringIntUnshared).
 func (s *String) Dup() Value {
-	kind := s.kind
+	kind := s.Kind()
 	if s.Encoding() == EncodingInt {
 		kind = StringIntUnshared
 	}
+	b := s.Bytes()
 	if kind == StringSized { // keep the recorded allocation and terminator
-		return &String{b: append(make([]byte, 0, cap(s.b)), s.b[:cap(s.b)]...)[:len(s.b)], kind: kind}
+		return NewString(append(make([]byte, 0, cap(b)), b[:cap(b)]...)[:len(b)], kind)
 	}
-	return &String{b: append(make([]byte, 0, len(s.b)), s.b...), kind: kind}
+	return NewString(append(make([]byte, 0, len(b)), b...), kind)
 }
 
 // string2ll is util.c's string2ll (redisutil.String2ll).
