@@ -48,8 +48,8 @@ func (db *DB) Check() error {
 	var err error
 	db.dict.rangeEntries(func(de *dictEntry) bool {
 		n++
-		e := de.val
-		if e == nil || e.val == nil {
+		e := nodeEntry(de)
+		if e == nil || e.Value() == nil {
 			err = fmt.Errorf("key %q: no value", de.key)
 			return false
 		}
@@ -60,8 +60,8 @@ func (db *DB) Check() error {
 				return false
 			}
 		}
-		if verr := checkValue(e.val, cfg); verr != nil {
-			err = fmt.Errorf("key %q (%s, %s): %w", de.key, e.val.Type(), e.val.Encoding(), verr)
+		if verr := checkValue(e.Value(), cfg); verr != nil {
+			err = fmt.Errorf("key %q (%s, %s): %w", de.key, e.Value().Type(), e.Value().Encoding(), verr)
 			return false
 		}
 		return true
@@ -78,7 +78,7 @@ func (db *DB) Check() error {
 		if main := db.dict.FindString(de.key); main == nil {
 			err = fmt.Errorf("expires names %q, which is not a key", de.key)
 			return false
-		} else if main != de.val || main.ExpireAt == 0 {
+		} else if main != ref(de).val || main.ExpireAt == 0 {
 			err = fmt.Errorf("expires entry of %q is not the key's entry with a TTL", de.key)
 			return false
 		}

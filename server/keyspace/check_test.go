@@ -63,21 +63,21 @@ func TestCheckFindsViolations(t *testing.T) {
 		breakIt func(db *DB)
 		want    string
 	}{
-		{"empty list", func(db *DB) { l := db.Peek([]byte("list")).val.(*List); l.PopFront(); l.PopFront() }, "empty list"},
-		{"empty set", func(db *DB) { db.Peek([]byte("intset")).val.(*Set).ints = nil }, "empty set"},
-		{"intset order", func(db *DB) { db.Peek([]byte("intset")).val.(*Set).ints = []int64{5, 1} }, "not ascending"},
+		{"empty list", func(db *DB) { l := db.Peek([]byte("list")).Value().(*List); l.PopFront(); l.PopFront() }, "empty list"},
+		{"empty set", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).ints = nil }, "empty set"},
+		{"intset order", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).ints = []int64{5, 1} }, "not ascending"},
 		{"intset too big", func(db *DB) { db.ks.Encodings.SetMaxIntsetEntries = 1 }, "set-max-intset-entries"},
-		{"zset map", func(db *DB) { z := db.Peek([]byte("zsl")).val.(*ZSet); z.dict.del(z.dict.getS("m5")) }, "member map"},
+		{"zset map", func(db *DB) { z := db.Peek([]byte("zsl")).Value().(*ZSet); z.dict.del(z.dict.getS("m5")) }, "member map"},
 		{"zset span", func(db *DB) {
-			z := db.Peek([]byte("zsl")).val.(*ZSet)
+			z := db.Peek([]byte("zsl")).Value().(*ZSet)
 			z.zsl.header.level[z.zsl.level-1].span++
 		}, "span"},
 		{"zset listpack value", func(db *DB) { db.ks.Encodings.ZSetMaxListpackValue = 0 }, "zset-max-listpack-value"},
 		{"hash listpack value", func(db *DB) { db.ks.Encodings.HashMaxListpackValue = 0 }, "hash-max-listpack-value"},
-		{"empty hash", func(db *DB) { db.Peek([]byte("hash")).val.(*Hash).Delete([]byte("f")) }, "empty hash"},
+		{"empty hash", func(db *DB) { db.Peek([]byte("hash")).Value().(*Hash).Delete([]byte("f")) }, "empty hash"},
 		{"expire without index", func(db *DB) { db.Peek([]byte("list")).ExpireAt = 5 }, "expires index"},
 		{"index without key", func(db *DB) {
-			db.expires.insert(hashString("ghost"), &dictEntry{key: "ghost", val: &Entry{ExpireAt: 1}})
+			db.expires.insert(hashString("ghost"), newRef("ghost", &Entry{ExpireAt: 1}))
 		}, "not a key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,9 +14,12 @@ import (
 // Set on an existing key updates the same Entry in place, and Rename and
 // Move carry it to the new name.
 type Entry struct {
-	// val is the value; change it only through DB.Set, DB.SetKeepTTL and
-	// DB.Mutable, which keep a running snapshot's view intact.
-	val Value
+	// vp and vt are the value (Value): its pointer and which of the
+	// value types it points to (a Value interface would take 16 bytes;
+	// see Value and setVal). Change the value only through DB.Set,
+	// DB.SetKeepTTL and DB.Mutable, which keep a running snapshot's view
+	// intact.
+	vp unsafe.Pointer
 	// ExpireAt is the absolute expiry in unix milliseconds, 0 for none.
 	// Read it freely, but change it only through DB.SetExpire and
 	// DB.Persist, which keep the expires index in sync.
@@ -37,19 +40,90 @@ type Entry struct {
 	acct uint32
 	// Freq is the logarithmic LFU counter of OBJECT FREQ (evict.c).
 	Freq uint8
-	// acctDirty: the entry is queued for re-accounting (Keyspace.Settle).
-	acctDirty bool
-	// snapShared reports that val is also held by snapshot snapEpoch (it
-	// was emitted or saved), so it must be copied before an in-place
-	// change while that snapshot runs.
-	snapShared bool
-	// argvExec: a command queued in the EXEC running now stored this
-	// value (Keyspace.MarkArgvExec). Such a value is, in Redis, the very
-	// object of the transaction's argv, which EXEC keeps until it ends:
-	// OBJECT REFCOUNT is 2 meanwhile. Set and SetKeepTTL reset it, and
-	// Keyspace.BeginExec resets it for the entries the previous EXEC
-	// marked.
-	argvExec bool
+	// flags holds:
+	//
+	//   - acctDirtyFlag: the entry is queued for re-accounting
+	//     (Keyspace.Settle).
+	//   - snapSharedFlag: the value is also held by snapshot snapEpoch
+	//     (it was emitted or saved), so it must be copied before an
+	//     in-place change while that snapshot runs.
+	//   - argvExecFlag: a command queued in the EXEC running now stored
+	//     this value (Keyspace.MarkArgvExec). Such a value is, in Redis,
+	//     the very object of the transaction's argv, which EXEC keeps
+	//     until it ends: OBJECT REFCOUNT is 2 meanwhile. Set and
+	//     SetKeepTTL reset it, and Keyspace.BeginExec resets it for the
+	//     entries the previous EXEC marked.
+	//   - removedFlag: the key node was unlinked from its dict (dict.go:
+	//     an iteration standing on it skips it).
+	flags uint8
+	// vt is the type of *vp (vt* constants).
+	vt uint8
+}
+
+const (
+	acctDirtyFlag uint8 = 1 << iota
+	snapSharedFlag
+	argvExecFlag
+	removedFlag
+)
+
+// The value types of Entry.vt. vtBoxed is any other Value, vp then points
+// to a Value holding it.
+const (
+	vtNone uint8 = iota
+	vtString
+	vtList
+	vtSet
+	vtZSet
+	vtHash
+	vtStream
+	vtBoxed
+)
+
+// Value returns the entry's value. It is read-only: to change it in place
+// use DB.Mutable.
+func (e *Entry) Value() Value {
+	switch e.vt {
+	case vtString:
+		return (*String)(e.vp)
+	case vtList:
+		return (*List)(e.vp)
+	case vtSet:
+		return (*Set)(e.vp)
+	case vtZSet:
+		return (*ZSet)(e.vp)
+	case vtHash:
+		return (*Hash)(e.vp)
+	case vtStream:
+		return (*Stream)(e.vp)
+	case vtBoxed:
+		return *(*Value)(e.vp)
+	}
+	return nil
+}
+
+// setVal makes v the entry's value.
+func (e *Entry) setVal(v Value) {
+	switch x := v.(type) {
+	case *String:
+		e.vp, e.vt = unsafe.Pointer(x), vtString
+	case *List:
+		e.vp, e.vt = unsafe.Pointer(x), vtList
+	case *Set:
+		e.vp, e.vt = unsafe.Pointer(x), vtSet
+	case *ZSet:
+		e.vp, e.vt = unsafe.Pointer(x), vtZSet
+	case *Hash:
+		e.vp, e.vt = unsafe.Pointer(x), vtHash
+	case *Stream:
+		e.vp, e.vt = unsafe.Pointer(x), vtStream
+	case nil:
+		e.vp, e.vt = nil, vtNone
+	default:
+		box := new(Value)
+		*box = v
+		e.vp, e.vt = unsafe.Pointer(box), vtBoxed
+	}
 }
 
 // LastAccess is the unix millisecond time of the last access, at the
@@ -66,15 +140,11 @@ func accessSecs(ms int64) uint32 { return uint32(min(max(ms/1000, 0), math.MaxUi
 
 // ArgvExec reports whether a command of the EXEC running now stored this
 // value (see Keyspace.MarkArgvExec); only meaningful while an EXEC runs.
-func (e *Entry) ArgvExec() bool { return e.argvExec }
+func (e *Entry) ArgvExec() bool { return e.flags&argvExecFlag != 0 }
 
 // ClearArgvExec records that the value is no longer the EXEC's argv
 // object (it was modified in place).
-func (e *Entry) ClearArgvExec() { e.argvExec = false }
-
-// Value returns the entry's value. It is read-only: to change it in place
-// use DB.Mutable.
-func (e *Entry) Value() Value { return e.val }
+func (e *Entry) ClearArgvExec() { e.flags &^= argvExecFlag }
 
 // expired is keyIsExpired: a key expires once now is past its expire time.
 func (e *Entry) expired(now int64) bool { return e.ExpireAt != 0 && now > e.ExpireAt }
@@ -106,7 +176,7 @@ type DB struct {
 // it with Keyspace, for its Stats and OnExpire hook).
 func NewDB() *DB {
 	ks := &Keyspace{Encodings: DefaultEncodingConfig()}
-	db := &DB{ks: ks}
+	db := &DB{dict: Dict{nodes: true}, ks: ks}
 	ks.DBs = []*DB{db}
 	return db
 }
@@ -131,7 +201,7 @@ func (db *DB) expire(h uint64, de *dictEntry) {
 
 // remove unlinks the main-dict entry de (hash h) and its expires entry.
 func (db *DB) remove(h uint64, de *dictEntry) {
-	e := de.val
+	e := nodeEntry(de)
 	db.preWrite(de.key, e)
 	if e.ExpireAt != 0 {
 		if x := db.expires.findS(h, de.key); x != nil {
@@ -149,7 +219,7 @@ func (db *DB) find(h uint64, key []byte, now int64) *dictEntry {
 	if de == nil {
 		return nil
 	}
-	if de.val.expired(now) && !db.ks.MasterCommand { // repl: see Keyspace.MasterCommand
+	if nodeEntry(de).expired(now) && !db.ks.MasterCommand { // repl: see Keyspace.MasterCommand
 		if !db.ks.Replica {
 			db.expire(h, de)
 		}
@@ -176,15 +246,15 @@ func (db *DB) Lookup(key []byte, now int64) *Entry {
 	if de == nil {
 		return nil
 	}
-	db.touch(de.val, now)
-	return de.val
+	db.touch(nodeEntry(de), now)
+	return nodeEntry(de)
 }
 
 // LookupNoTouch is Lookup with LOOKUP_NOTOUCH: expiry applies, but the
 // access time and LFU counter are left alone.
 func (db *DB) LookupNoTouch(key []byte, now int64) *Entry {
 	if de := db.find(hashBytes(key), key, now); de != nil {
-		return de.val
+		return nodeEntry(de)
 	}
 	return nil
 }
@@ -195,7 +265,7 @@ func (db *DB) LookupNoTouch(key []byte, now int64) *Entry {
 // DEBUG-style inspection and snapshots.
 func (db *DB) Peek(key []byte) *Entry {
 	if de := db.dict.findB(hashBytes(key), key); de != nil {
-		return de.val
+		return nodeEntry(de)
 	}
 	return nil
 }
@@ -249,6 +319,10 @@ func newInline[A any]() (*stringNode, []byte) {
 // not freed before the key).
 func newStringNode(size int) (*stringNode, []byte) {
 	switch {
+	case size <= int(80-stringNodeSize):
+		return newInline[[80 - stringNodeSize]byte]()
+	case size <= int(96-stringNodeSize):
+		return newInline[[96 - stringNodeSize]byte]()
 	case size <= int(112-stringNodeSize):
 		return newInline[[112 - stringNodeSize]byte]()
 	case size <= int(128-stringNodeSize):
@@ -306,8 +380,11 @@ func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 
 // insertNode links n, whose key (hash h) is new, with value val.
 func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
-	n.val = &n.ent
-	n.ent = Entry{val: val, lastAccess: accessSecs(now), Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
+	if !db.dict.nodes {
+		panic("keyspace: a DB not made by NewDB or New")
+	}
+	n.ent = Entry{lastAccess: accessSecs(now), Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
+	n.ent.setVal(val)
 	db.dict.insert(h, &n.dictEntry)
 	db.markDirty(&n.dictEntry)
 	return &n.ent
@@ -315,11 +392,11 @@ func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
 
 // setExisting is set for the existing key of entry de (hash h).
 func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL bool) *Entry {
-	e := de.val
+	e := nodeEntry(de)
 	db.preWrite(de.key, e)
-	e.val = val
-	e.snapShared = false
-	e.argvExec = false
+	e.setVal(val)
+	e.flags &^= snapSharedFlag
+	e.flags &^= argvExecFlag
 	if e.ExpireAt != 0 && (!keepTTL || (e.expired(now) && !db.ks.Replica)) {
 		db.persist(h, de)
 	}
@@ -339,23 +416,23 @@ func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL
 // snapshot keeps the original, the entry gets the copy. It does not
 // allocate unless it copies.
 func (db *DB) Mutable(key []byte, e *Entry) Value {
-	if !e.acctDirty {
+	if e.flags&acctDirtyFlag == 0 {
 		db.markDirtyKey(key, e)
 	}
 	s := db.ks.snap
 	if s == nil {
-		return e.val
+		return e.Value()
 	}
 	if e.snapEpoch != s.epoch {
 		db.save(s, string(key), e)
 	}
-	if e.snapShared {
-		e.val = e.val.Dup()
-		e.snapShared = false
+	if e.flags&snapSharedFlag != 0 {
+		e.setVal(e.Value().Dup())
+		e.flags &^= snapSharedFlag
 		s.stats.Copied++
-		s.stats.CopiedBytes += e.val.Size(0)
+		s.stats.CopiedBytes += e.Value().Size(0)
 	}
-	return e.val
+	return e.Value()
 }
 
 // InPlace reports whether Mutable would return e's value without copying
@@ -363,7 +440,7 @@ func (db *DB) Mutable(key []byte, e *Entry) Value {
 // anyway use it to choose between reusing the value and DB.Set.
 func (db *DB) InPlace(e *Entry) bool {
 	s := db.ks.snap
-	return s == nil || (e.snapEpoch == s.epoch && !e.snapShared)
+	return s == nil || (e.snapEpoch == s.epoch && e.flags&snapSharedFlag == 0)
 }
 
 // preWrite is called before a write changes or removes e, the entry of
@@ -402,10 +479,10 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 	if at < 1 {
 		at = 1
 	}
-	e := de.val
+	e := nodeEntry(de)
 	db.preWrite(de.key, e)
 	if e.ExpireAt == 0 {
-		db.expires.insert(h, &dictEntry{key: de.key, val: e})
+		db.expires.insert(h, newRef(de.key, e))
 	}
 	e.ExpireAt = at
 	return true
@@ -416,7 +493,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 func (db *DB) Persist(key []byte) bool {
 	h := hashBytes(key)
 	de := db.dict.findB(h, key)
-	if de == nil || de.val.ExpireAt == 0 {
+	if de == nil || nodeEntry(de).ExpireAt == 0 {
 		return false
 	}
 	db.persist(h, de)
@@ -424,11 +501,11 @@ func (db *DB) Persist(key []byte) bool {
 }
 
 func (db *DB) persist(h uint64, de *dictEntry) {
-	db.preWrite(de.key, de.val)
+	db.preWrite(de.key, nodeEntry(de))
 	if x := db.expires.findS(h, de.key); x != nil {
 		db.expires.remove(h, x)
 	}
-	de.val.ExpireAt = 0
+	nodeEntry(de).ExpireAt = 0
 }
 
 // Len is the number of keys, logically expired ones included (DBSIZE).
@@ -517,7 +594,7 @@ func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key string, e *E
 		}
 	}
 	for _, de := range buf {
-		e := de.val
+		e := nodeEntry(de)
 		if e == nil {
 			continue // deleted by fn or an earlier expiry
 		}
@@ -544,7 +621,7 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 		if de == nil {
 			return "", false
 		}
-		if de.val.ExpireAt == 0 {
+		if nodeEntry(de).ExpireAt == 0 {
 			return de.key, true
 		}
 		if db.ks.Replica && allVolatile {
@@ -553,7 +630,7 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 				return de.key, true
 			}
 		}
-		if !de.val.expired(now) {
+		if !nodeEntry(de).expired(now) {
 			return de.key, true
 		}
 		if !db.ks.Replica {
@@ -568,7 +645,7 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 func (db *DB) Keys(pattern []byte, now int64, fn func(key string)) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	db.dict.rangeEntries(func(de *dictEntry) bool {
-		if (all || GlobMatchString(pattern, de.key, false)) && !de.val.expired(now) {
+		if (all || GlobMatchString(pattern, de.key, false)) && !nodeEntry(de).expired(now) {
 			fn(de.key)
 		}
 		return true
@@ -594,7 +671,7 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	if old := db.dict.findB(hd, dst); old != nil {
 		db.remove(hd, old)
 	}
-	e := de.val
+	e := nodeEntry(de)
 	db.preWrite(de.key, e) // src as it was; dst is a key the snapshot never saw
 	var x *dictEntry
 	if e.ExpireAt != 0 {
@@ -603,13 +680,14 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	}
 	db.dict.remove(hs, de)
 	// Reuse the node (and so the Entry): pointers to it stay valid.
-	de.key, de.val = string(dst), e
+	de.key = string(dst)
 	db.dict.insert(hd, de)
 	db.used -= uint64(e.acct)
 	e.acct = acctBytes(entryBytes(de.key, e))
 	db.used += uint64(e.acct)
 	if x != nil {
-		x.key, x.val = de.key, e
+		x.key = de.key
+		ref(x).val = e
 		db.expires.insert(hd, x)
 	}
 	return true
@@ -634,7 +712,7 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	if old := dst.dict.findB(h, key); old != nil {
 		dst.remove(h, old)
 	}
-	e := de.val
+	e := nodeEntry(de)
 	db.preWrite(de.key, e)
 	var x *dictEntry
 	if e.ExpireAt != 0 {
@@ -642,12 +720,12 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 		db.expires.remove(h, x)
 	}
 	db.dict.remove(h, de)
-	de.val = e
+	// insert clears the mark remove left
 	dst.dict.insert(h, de)
 	db.used -= uint64(e.acct)
 	dst.used += uint64(e.acct)
 	if x != nil {
-		x.val = e
+		ref(x).val = e
 		dst.expires.insert(h, x)
 	}
 	return true

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // Sizing constants, as Redis 7.0's dict.h / server.h.
@@ -23,13 +24,58 @@ var seed = maphash.MakeSeed()
 func hashBytes(b []byte) uint64  { return maphash.Bytes(seed, b) }
 func hashString(s string) uint64 { return maphash.String(seed, s) }
 
-// dictEntry is one element of a Dict: a chain link of a bucket. A removed
-// entry has val == nil; its next pointer is left intact so that an iteration
-// standing on it (with rehashing paused) can carry on down the chain.
+// dictEntry is one element of a Dict: a chain link of a bucket. It is the
+// first field of the element's node, which holds the value: a keyNode (the
+// Entry itself) in a database's main dict (Dict.nodes), a refEntry (a
+// pointer to the Entry) in any other Dict. A removed entry reads as nil
+// (Dict.val); its next pointer is left intact so that an iteration standing
+// on it (with rehashing paused) can carry on down the chain.
 type dictEntry struct {
 	key  string
-	val  *Entry
 	next *dictEntry
+}
+
+// refEntry is the element of a Dict whose nodes are not keyNodes: the
+// expires index (pointing at the main dict's Entry), a set's members and
+// Dicts built with Set.
+type refEntry struct {
+	dictEntry
+	val *Entry
+}
+
+// ref is de's refEntry; de must belong to a Dict without nodes.
+func ref(de *dictEntry) *refEntry { return (*refEntry)(unsafe.Pointer(de)) }
+
+// newRef returns a refEntry for key and val, as its dictEntry.
+func newRef(key string, val *Entry) *dictEntry {
+	return &(&refEntry{dictEntry: dictEntry{key: key}, val: val}).dictEntry
+}
+
+// nodeEntry is the Entry of the keyNode de, nil if it was removed; de must
+// belong to a main dict (Dict.nodes).
+func nodeEntry(de *dictEntry) *Entry {
+	e := &(*keyNode)(unsafe.Pointer(de)).ent
+	if e.flags&removedFlag != 0 {
+		return nil
+	}
+	return e
+}
+
+// val is de's value, nil once it was removed.
+func (d *Dict) val(de *dictEntry) *Entry {
+	if d.nodes {
+		return nodeEntry(de)
+	}
+	return ref(de).val
+}
+
+// markRemoved marks de removed (val reads nil).
+func (d *Dict) markRemoved(de *dictEntry) {
+	if d.nodes {
+		(*keyNode)(unsafe.Pointer(de)).ent.flags |= removedFlag
+	} else {
+		ref(de).val = nil
+	}
 }
 
 // Dict is a hash table from string keys to *Entry, a port of Redis 7.0's
@@ -45,6 +91,9 @@ type dictEntry struct {
 // The zero Dict is empty and ready to use. A Dict is not safe for concurrent
 // use.
 type Dict struct {
+	// nodes: the elements are keyNodes (a database's main dict; DB sets
+	// it), not refEntries. It survives Clear.
+	nodes       bool
 	ht          [2][]*dictEntry
 	used        [2]int
 	rehashIdx   int // next bucket of ht[0] to move; meaningful while rehashing
@@ -247,6 +296,9 @@ func (d *Dict) insert(h uint64, de *dictEntry) {
 		t = 1
 	}
 	i := h & uint64(len(d.ht[t])-1)
+	if d.nodes {
+		(*keyNode)(unsafe.Pointer(de)).ent.flags &^= removedFlag
+	}
 	de.next = d.ht[t][i]
 	d.ht[t][i] = de
 	d.used[t]++
@@ -276,7 +328,7 @@ func (d *Dict) remove(h uint64, de *dictEntry) bool {
 				prev.next = cur.next
 			}
 			d.used[t]--
-			de.val = nil
+			d.markRemoved(de)
 			if d.NeedsShrink() {
 				d.Shrink()
 			}
@@ -293,7 +345,7 @@ func (d *Dict) remove(h uint64, de *dictEntry) bool {
 // allocate.
 func (d *Dict) Find(key []byte) *Entry {
 	if de := d.findB(hashBytes(key), key); de != nil {
-		return de.val
+		return d.val(de)
 	}
 	return nil
 }
@@ -301,20 +353,24 @@ func (d *Dict) Find(key []byte) *Entry {
 // FindString is Find for a string key.
 func (d *Dict) FindString(key string) *Entry {
 	if de := d.findS(hashString(key), key); de != nil {
-		return de.val
+		return d.val(de)
 	}
 	return nil
 }
 
 // Set inserts or replaces key's value and returns the previous one (nil if
-// key was new), as dictReplace. val must not be nil.
+// key was new), as dictReplace. val must not be nil. Not for a main dict
+// (Dict.nodes), whose nodes DB makes.
 func (d *Dict) Set(key string, val *Entry) (prev *Entry) {
+	if d.nodes {
+		panic("keyspace: Dict.Set on a main dict")
+	}
 	h := hashString(key)
 	if de := d.findS(h, key); de != nil {
-		prev, de.val = de.val, val
+		prev, ref(de).val = ref(de).val, val
 		return prev
 	}
-	d.insert(h, &dictEntry{key: key, val: val})
+	d.insert(h, newRef(key, val))
 	return nil
 }
 
@@ -326,7 +382,7 @@ func (d *Dict) Delete(key []byte) *Entry {
 	if de == nil {
 		return nil
 	}
-	val := de.val
+	val := d.val(de)
 	d.remove(h, de)
 	return val
 }
@@ -338,7 +394,7 @@ func (d *Dict) DeleteString(key string) *Entry {
 	if de == nil {
 		return nil
 	}
-	val := de.val
+	val := d.val(de)
 	d.remove(h, de)
 	return val
 }
@@ -357,8 +413,8 @@ func (d *Dict) DeleteString(key string) *Entry {
 // entry it was given, but must not insert.
 func (d *Dict) Scan(cursor uint64, fn func(key string, val *Entry)) uint64 {
 	return d.scan(cursor, func(de *dictEntry) {
-		if de.val != nil {
-			fn(de.key, de.val)
+		if v := d.val(de); v != nil {
+			fn(de.key, v)
 		}
 	})
 }
@@ -412,7 +468,7 @@ func (d *Dict) scan(v uint64, fn func(de *dictEntry)) uint64 {
 // not yet reached are skipped) and insert (new entries may or may not be
 // visited).
 func (d *Dict) Range(fn func(key string, val *Entry) bool) {
-	d.rangeEntries(func(de *dictEntry) bool { return fn(de.key, de.val) })
+	d.rangeEntries(func(de *dictEntry) bool { return fn(de.key, d.val(de)) })
 }
 
 func (d *Dict) rangeEntries(fn func(de *dictEntry) bool) {
@@ -423,7 +479,7 @@ func (d *Dict) rangeEntries(fn func(de *dictEntry) bool) {
 		for i := range tbl {
 			for de := tbl[i]; de != nil; {
 				next := de.next
-				if de.val != nil && !fn(de) {
+				if d.val(de) != nil && !fn(de) {
 					return
 				}
 				de = next
@@ -539,7 +595,7 @@ func (d *Dict) RandomKey(rng *rand.Rand) (string, *Entry, bool) {
 	if de == nil {
 		return "", nil, false
 	}
-	return de.key, de.val, true
+	return de.key, d.val(de), true
 }
 
 // fairRandomEntry is dictGetFairRandomKey: sample a few buckets' entries
@@ -560,7 +616,7 @@ func (d *Dict) FairRandomKey(rng *rand.Rand) (string, *Entry, bool) {
 	if de == nil {
 		return "", nil, false
 	}
-	return de.key, de.val, true
+	return de.key, d.val(de), true
 }
 
 // SomeKeys is dictGetSomeKeys: it calls fn for up to count sampled entries
@@ -577,7 +633,7 @@ func (d *Dict) SomeKeys(rng *rand.Rand, count int, fn func(key string, val *Entr
 	}
 	n := d.someEntries(rng, buf[:count])
 	for _, de := range buf[:n] {
-		fn(de.key, de.val)
+		fn(de.key, d.val(de))
 	}
 	return n
 }

@@ -28,7 +28,7 @@ func checkDict(t *testing.T, d *Dict) {
 				t.Fatalf("bucket %d below rehashIdx %d is not empty", b, d.rehashIdx)
 			}
 			for ; de != nil; de = de.next {
-				if de.val == nil {
+				if d.val(de) == nil {
 					t.Fatalf("removed entry %q still linked", de.key)
 				}
 				if got := hashString(de.key) & uint64(len(tbl)-1); got != uint64(b) {

@@ -37,7 +37,7 @@ type acctRef struct {
 
 // entryBytes is what a key counts for: MEMORY USAGE's figure.
 func entryBytes(key string, e *Entry) uint64 {
-	return e.val.Size(accountSamples) + SdsNewSize(uint64(len(key))) + DictEntrySize
+	return e.Value().Size(accountSamples) + SdsNewSize(uint64(len(key))) + DictEntrySize
 }
 
 // acctBytes is n as stored in Entry.acct: 32 bits keep the Entry small, so
@@ -46,21 +46,21 @@ func entryBytes(key string, e *Entry) uint64 {
 func acctBytes(n uint64) uint32 { return uint32(min(n, math.MaxUint32)) }
 
 func (db *DB) markDirty(de *dictEntry) {
-	e := de.val
-	if e.acctDirty {
+	e := nodeEntry(de)
+	if e.flags&acctDirtyFlag != 0 {
 		return
 	}
 	ks := db.ks
 	if len(ks.acctQueue) >= acctQueueMax {
 		ks.Settle()
 	}
-	e.acctDirty = true
+	e.flags |= acctDirtyFlag
 	ks.acctQueue = append(ks.acctQueue, acctRef{db, de})
 }
 
 // markDirtyKey queues e (the entry of key) for Mutable.
 func (db *DB) markDirtyKey(key []byte, e *Entry) {
-	if de := db.dict.findB(hashBytes(key), key); de != nil && de.val == e {
+	if de := db.dict.findB(hashBytes(key), key); de != nil && nodeEntry(de) == e {
 		db.markDirty(de)
 	}
 }
@@ -69,7 +69,7 @@ func (db *DB) markDirtyKey(key []byte, e *Entry) {
 func (db *DB) unaccount(e *Entry) {
 	db.used -= uint64(e.acct)
 	e.acct = 0
-	e.acctDirty = false
+	e.flags &^= acctDirtyFlag
 }
 
 // Settle measures the entries written since the last call again and
@@ -82,11 +82,11 @@ func (ks *Keyspace) Settle() {
 	q := ks.acctQueue
 	ks.acctQueue = nil // re-entrancy: markDirty from here appends to a new queue
 	for _, r := range q {
-		e := r.de.val
-		if e == nil || !e.acctDirty {
+		e := nodeEntry(r.de)
+		if e == nil || e.flags&acctDirtyFlag == 0 {
 			continue // removed since
 		}
-		e.acctDirty = false
+		e.flags &^= acctDirtyFlag
 		n := acctBytes(entryBytes(r.de.key, e))
 		r.db.used += uint64(n) - uint64(e.acct)
 		e.acct = n

@@ -175,7 +175,7 @@ func (db *DB) activeExpireLoop(now int64, keysPerLoop int) (expired, sampled int
 			before := expired
 			for x := tbl[db.expiresCursor&uint64(len(tbl)-1)]; x != nil; {
 				next := x.next
-				if e := x.val; e != nil {
+				if e := ref(x).val; e != nil {
 					ttl := e.ExpireAt - now
 					if e.expired(now) {
 						h := hashString(x.key)

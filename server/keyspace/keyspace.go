@@ -89,7 +89,7 @@ type Keyspace struct {
 func New(databases int) *Keyspace {
 	ks := &Keyspace{DBs: make([]*DB, max(databases, 1)), Encodings: DefaultEncodingConfig()}
 	for i := range ks.DBs {
-		ks.DBs[i] = &DB{id: i, ks: ks}
+		ks.DBs[i] = &DB{dict: Dict{nodes: true}, id: i, ks: ks}
 	}
 	return ks
 }
@@ -185,7 +185,7 @@ func (ks *Keyspace) ResizeAndRehash(budgetMicros int64, elapsed func() int64) {
 // the previous EXEC marked (MarkArgvExec) are no longer its argv objects.
 func (ks *Keyspace) BeginExec() {
 	for i, e := range ks.argvExec {
-		e.argvExec = false
+		e.flags &^= argvExecFlag
 		ks.argvExec[i] = nil
 	}
 	ks.argvExec = ks.argvExec[:0]
@@ -195,8 +195,8 @@ func (ks *Keyspace) BeginExec() {
 // e's value (Entry.ArgvExec), until the value is replaced or the next
 // BeginExec.
 func (ks *Keyspace) MarkArgvExec(e *Entry) {
-	if !e.argvExec {
-		e.argvExec = true
+	if e.flags&argvExecFlag == 0 {
+		e.flags |= argvExecFlag
 		ks.argvExec = append(ks.argvExec, e)
 	}
 }

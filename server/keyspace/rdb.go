@@ -158,7 +158,7 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 	e := db.insertNode(h, n, val, now)
 	if expireAt != 0 {
 		e.ExpireAt = max(expireAt, 1)
-		db.expires.insert(h, &dictEntry{key: n.key, val: e})
+		db.expires.insert(h, newRef(n.key, e))
 	}
 	return e, true
 }

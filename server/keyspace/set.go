@@ -372,7 +372,9 @@ func addKey[S string | []byte](d *Dict, key S) bool {
 		t = 1
 	}
 	i := h & uint64(len(d.ht[t])-1)
-	d.ht[t][i] = &dictEntry{key: string(key), val: setMember, next: d.ht[t][i]}
+	de := newRef(string(key), setMember)
+	de.next = d.ht[t][i]
+	d.ht[t][i] = de
 	d.used[t]++
 	return true
 }

@@ -130,11 +130,11 @@ func (db *DB) save(s *Snapshot, key string, e *Entry) {
 	s.stats.Saved++
 	s.stats.SavedBytes += savedItemSize + uint64(len(key))
 	e.snapEpoch = s.epoch
-	e.snapShared = true
+	e.flags |= snapSharedFlag
 }
 
 func itemOf(origin int, key string, e *Entry) Item {
-	return Item{DB: origin, Key: key, Value: e.val, ExpireAt: e.ExpireAt, LastAccess: e.LastAccess(), Freq: e.Freq}
+	return Item{DB: origin, Key: key, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess(), Freq: e.Freq}
 }
 
 // detachScan is Flush's part: a walk that has not finished keeps the old
@@ -184,10 +184,10 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 			dst, sc.cursor = s.walk(dst, d.ht[0], sc, n-(len(dst)-start))
 		} else if d.Len() > 0 {
 			sc.cursor = d.scan(sc.cursor, func(de *dictEntry) {
-				if e := de.val; e != nil && e.snapEpoch != s.epoch {
+				if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
 					dst = append(dst, itemOf(sc.origin, de.key, e))
 					e.snapEpoch = s.epoch
-					e.snapShared = true
+					e.flags |= snapSharedFlag
 				}
 			})
 		} else {
@@ -237,10 +237,10 @@ func (s *Snapshot) walk(dst []Item, t []*dictEntry, sc *dbScan, want int) ([]Ite
 		}
 		for _, de := range heads[:k] {
 			for ; de != nil; de = de.next {
-				if e := de.val; e != nil && e.snapEpoch != s.epoch {
+				if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
 					dst = append(dst, itemOf(sc.origin, de.key, e))
 					e.snapEpoch = s.epoch
-					e.snapShared = true
+					e.flags |= snapSharedFlag
 					got++
 				}
 			}
