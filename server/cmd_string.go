@@ -49,7 +49,7 @@ func init() {
 // stringValue returns e's value when it is a string; ok is false (and the
 // caller replies WRONGTYPE) for any other type.
 func stringValue(e *keyspace.Entry) (b []byte, ok bool) {
-	if s, ok := e.Value().(*keyspace.String); ok {
+	if s, ok := e.StringValue(); ok {
 		return s.Bytes(), true
 	}
 	return nil, false

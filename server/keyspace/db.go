@@ -83,6 +83,22 @@ const (
 // Value returns the entry's value. It is read-only: to change it in place
 // use DB.Mutable.
 func (e *Entry) Value() Value {
+	if e.vt == vtString { // the commonest, inlined
+		return (*String)(e.vp)
+	}
+	return e.value()
+}
+
+// StringValue is Value when it is a string (the GET and SET paths): the
+// string and true, or nil and false.
+func (e *Entry) StringValue() (*String, bool) {
+	if e.vt == vtString {
+		return (*String)(e.vp), true
+	}
+	return nil, false
+}
+
+func (e *Entry) value() Value {
 	switch e.vt {
 	case vtString:
 		return (*String)(e.vp)
@@ -136,7 +152,12 @@ func (e *Entry) LastAccess() int64 { return int64(e.lastAccess) * 1000 }
 func (e *Entry) SetLastAccess(ms int64) { e.lastAccess = accessSecs(ms) }
 
 // accessSecs is ms as Entry.lastAccess stores it.
-func accessSecs(ms int64) uint32 { return uint32(min(max(ms/1000, 0), math.MaxUint32)) }
+func accessSecs(ms int64) uint32 {
+	if uint64(ms) < math.MaxUint32*1000 { // the usual case: 0 <= ms < 2^32 s
+		return uint32(uint64(ms) / 1000)
+	}
+	return uint32(min(max(ms/1000, 0), math.MaxUint32))
+}
 
 // ArgvExec reports whether a command of the EXEC running now stored this
 // value (see Keyspace.MarkArgvExec); only meaningful while an EXEC runs.
