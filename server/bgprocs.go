@@ -103,18 +103,27 @@ func (p *snapshotPacer) lock(mu *sync.Mutex) {
 }
 
 // pause ends a step: once the stretch has worked for a quantum it sleeps
-// (1-duty)/duty of that work.
+// so that the time asleep so far is (1-duty)/duty of the work so far. A
+// sleep that overran (timers fire late, the woken thread waits for a core)
+// shortens the next one, so the job gets its share, no less. A job without
+// a P of its own sleeps at least 1µs after every step all the same.
 func (p *snapshotPacer) pause() {
 	work := p.now().Sub(p.start) - p.waited
 	if work < p.quantum {
 		return
 	}
-	t := p.now()
-	p.sleep(max(time.Duration(float64(work)*(1-snapshotDuty)/snapshotDuty), time.Microsecond))
-	p.start, p.waited = p.now(), 0
 	p.worked += work
-	p.asleep += p.start.Sub(t)
-	p.sleeps++
+	due := time.Duration(float64(p.worked)*(1-snapshotDuty)/snapshotDuty) - p.asleep
+	if p.quantum == 0 {
+		due = max(due, time.Microsecond)
+	}
+	if due > 0 {
+		t := p.now()
+		p.sleep(due)
+		p.asleep += p.now().Sub(t)
+		p.sleeps++
+	}
+	p.start, p.waited = p.now(), 0
 }
 
 // String sums up the pacing for the log.

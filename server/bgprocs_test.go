@@ -54,8 +54,8 @@ func TestBorrowProcRaisesGOMAXPROCSWhileJobsRun(t *testing.T) {
 }
 
 // TestSnapshotPacer: lock waits are not work; a job with a P of its own
-// sleeps once per quantum of work, (1-duty)/duty of it; one without sleeps
-// after every step.
+// sleeps once per quantum of work, (1-duty)/duty of it, less what earlier
+// sleeps overran; one without sleeps after every step.
 func TestSnapshotPacer(t *testing.T) {
 	var now time.Time
 	var slept []time.Duration
@@ -101,11 +101,26 @@ func TestSnapshotPacer(t *testing.T) {
 		t.Fatalf("slept %v, want [%v]", slept, want(time.Millisecond))
 	}
 
+	// A sleep that overran shortens the next one.
+	sleep := p.sleep
+	p.sleep = func(d time.Duration) { sleep(d + 300*time.Microsecond) }
+	for range 10 {
+		step(p, 0, 100*time.Microsecond)
+	}
+	p.sleep = sleep
+	for range 10 {
+		step(p, 0, 100*time.Microsecond)
+	}
+	// slept records the overrun sleep as it lasted.
+	if len(slept) != 3 || slept[0]+slept[1]+slept[2] != want(3*time.Millisecond) || slept[2] >= slept[0] {
+		t.Fatalf("after an overrun: slept %v", slept)
+	}
+
 	slept = nil
 	p = newPacer(false)
 	step(p, 50*time.Microsecond, 100*time.Microsecond)
 	step(p, 0, 40*time.Microsecond)
-	if len(slept) != 2 || slept[0] != want(100*time.Microsecond) || slept[1] != want(40*time.Microsecond) {
+	if len(slept) != 2 || slept[0] != want(100*time.Microsecond) || slept[0]+slept[1] != want(140*time.Microsecond) {
 		t.Fatalf("without a P of its own: slept %v", slept)
 	}
 }
