@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -22,17 +23,20 @@ var bgProcs struct {
 }
 
 // borrowProc is called when a background snapshot job starts; the function
-// it returns is called once when that job ends.
-func borrowProc() (release func()) {
+// it returns is called once when that job ends. borrowed reports whether
+// the job runs with a P of its own (GOMAXPROCS was raised for it, or by
+// another running job).
+func borrowProc() (release func(), borrowed bool) {
 	bgProcs.mu.Lock()
 	defer bgProcs.mu.Unlock()
 	if bgProcs.base == 0 {
-		return func() {}
+		return func() {}, false
 	}
 	bgProcs.jobs++
 	if bgProcs.jobs == 1 && bgProcs.base < runtime.NumCPU() {
 		runtime.GOMAXPROCS(bgProcs.base + 1)
 	}
+	borrowed = runtime.GOMAXPROCS(0) > bgProcs.base
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -43,33 +47,87 @@ func borrowProc() (release func()) {
 				runtime.GOMAXPROCS(bgProcs.base)
 			}
 		})
-	}
+	}, borrowed
 }
 
 // snapshotDuty is the share of wall time a background snapshot job (BGSAVE,
-// the AOF rewrite) spends working: after each step it sleeps for
-// (1-duty)/duty of the time the step took. Redis's fork child competes
-// with the parent and the clients for the cores as one more process; a
-// goroutine that only parks for a microsecond between steps took about two
-// thirds of a core on a 2-core machine and left clients a third of their
-// normal throughput (1 M keys, 8 clients: 0.33-0.45 of normal, the save
-// 0.55x Redis's duration). At 60% the clients keep 0.64-0.70 of normal
-// throughput and the save still takes 0.74-0.85x Redis's (50%: 0.78, but
-// 0.92x Redis's duration). Lowering the thread's priority (nice 5 or 19)
-// instead did worse on both counts.
-const snapshotDuty = 0.6
+// the AOF rewrite) spends working; the rest it sleeps. Redis's fork child
+// competes with the parent and the clients for the cores as one more
+// process; an unpaced goroutine took about two thirds of a core on a
+// 2-core machine and left clients a third of their normal throughput
+// (1 M keys, 8 clients: 0.33-0.45 of normal, the save 0.55x Redis's
+// duration). Lowering the thread's priority (nice 5 or 19) instead did
+// worse on both counts. README.md ("Snapshots without stopping the world")
+// has the runs that chose the share.
+const snapshotDuty = 0.45
 
-// snapshotPacer paces a background snapshot job to snapshotDuty.
-type snapshotPacer struct{ last time.Time }
+// snapshotQuantum is how long a job with a P of its own works before it
+// sleeps: sleeping after every step (about 128 keys, tens of µs) cost a
+// timer, a wake-up and cold caches each time, and sub-millisecond sleeps
+// overshoot. A job without a P of its own sleeps after every step, which
+// also parks it so that the one P polls the network and runs the clients
+// rather than waiting for sysmon's next 10 ms poll.
+const snapshotQuantum = time.Millisecond
 
-func newSnapshotPacer() *snapshotPacer { return &snapshotPacer{last: time.Now()} }
+// snapshotPacer paces a background snapshot job to snapshotDuty. The job
+// takes the execution lock through lock and calls pause after each step
+// (its lock hold and its encoding). Time spent waiting for the lock is not
+// work: the clients hold the lock and the job uses no CPU meanwhile.
+type snapshotPacer struct {
+	quantum time.Duration
+	start   time.Time     // when the current stretch of work began
+	waited  time.Duration // lock waits within the stretch
+	now     func() time.Time
+	sleep   func(time.Duration)
+	// Totals for the log: work, lock waits, time asleep, sleeps.
+	worked, lockWaits, asleep time.Duration
+	sleeps                    int
+}
 
-// pause is called after each step (its lock hold and its encoding): it
-// sleeps in proportion to the time since the previous pause returned. The
-// sleep also parks the goroutine, which lets a single P poll the network
-// and run clients at once rather than at sysmon's next 10 ms poll.
+func newSnapshotPacer(borrowed bool) *snapshotPacer {
+	p := &snapshotPacer{now: time.Now, sleep: time.Sleep}
+	if borrowed {
+		p.quantum = snapshotQuantum
+	}
+	p.start = p.now()
+	return p
+}
+
+// lock takes mu, counting the wait.
+func (p *snapshotPacer) lock(mu *sync.Mutex) {
+	t := p.now()
+	mu.Lock()
+	w := p.now().Sub(t)
+	p.waited += w
+	p.lockWaits += w
+}
+
+// pause ends a step: once the stretch has worked for a quantum it sleeps
+// so that the time asleep so far is (1-duty)/duty of the work so far. A
+// sleep that overran (timers fire late, the woken thread waits for a core)
+// shortens the next one, so the job gets its share, no less. A job without
+// a P of its own sleeps at least 1µs after every step all the same.
 func (p *snapshotPacer) pause() {
-	work := time.Since(p.last)
-	time.Sleep(max(time.Duration(float64(work)*(1-snapshotDuty)/snapshotDuty), time.Microsecond))
-	p.last = time.Now()
+	work := p.now().Sub(p.start) - p.waited
+	if work < p.quantum {
+		return
+	}
+	p.worked += work
+	due := time.Duration(float64(p.worked)*(1-snapshotDuty)/snapshotDuty) - p.asleep
+	if p.quantum == 0 {
+		due = max(due, time.Microsecond)
+	}
+	if due > 0 {
+		t := p.now()
+		p.sleep(due)
+		p.asleep += p.now().Sub(t)
+		p.sleeps++
+	}
+	p.start, p.waited = p.now(), 0
+}
+
+// String sums up the pacing for the log.
+func (p *snapshotPacer) String() string {
+	return fmt.Sprintf("worked %v, waited for the lock %v, slept %v in %d sleeps",
+		p.worked.Round(time.Millisecond), p.lockWaits.Round(time.Millisecond), p.asleep.Round(time.Millisecond), p.sleeps)
 }

@@ -326,7 +326,7 @@ func (s *Server) aofRewriteBackground() error {
 var errRewriteCancelled = errors.New("rewrite cancelled")
 
 func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}) {
-	release := borrowProc()
+	release, borrowed := borrowProc()
 	defer release()
 	// rdb-key-save-delay slows the rewrite too (rewriteAppendOnlyFileRio's
 	// debugDelay): microseconds per key, slept without the lock.
@@ -337,7 +337,7 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	if delay > 0 {
 		batch = 16
 	}
-	pacer := newSnapshotPacer()
+	pacer := newSnapshotPacer(borrowed)
 	size, err := aof.WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) {
 		pacer.pause() // the previous batch's encoding (snapshotDuty)
 		select {
@@ -345,7 +345,7 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 			return dst, true
 		default:
 		}
-		s.mu.Lock()
+		pacer.lock(&s.mu)
 		n := len(dst)
 		items, done := snap.Step(dst, batch)
 		s.mu.Unlock()

@@ -337,9 +337,9 @@ func (s *Server) rdbSaveBackground() error {
 	s.log.Info().Msgf("Background saving started by pid %d", os.Getpid())
 	go func() {
 		defer close(job.done)
-		release := borrowProc()
+		release, borrowed := borrowProc()
 		defer release()
-		pacer := newSnapshotPacer()
+		pacer := newSnapshotPacer(borrowed)
 		err := s.writeRDBFile(dir, path, job, func(w io.Writer) error {
 			enc, err := rdb.NewEncoder(w, opts)
 			if err != nil {
@@ -355,7 +355,7 @@ func (s *Server) rdbSaveBackground() error {
 				if job.kill.Load() {
 					return errors.New("killed")
 				}
-				s.mu.Lock()
+				pacer.lock(&s.mu)
 				if job.kill.Load() { // the snapshot is closed
 					s.mu.Unlock()
 					return errors.New("killed")
@@ -376,11 +376,12 @@ func (s *Server) rdbSaveBackground() error {
 					}
 				}
 				// Leave the clients their share of the cores (and park:
-				// see snapshotPacer.pause).
+				// see snapshotQuantum).
 				pacer.pause()
 			}
 			return enc.Finish()
 		})
+		s.log.Debug().Msgf("Background saving pacing: %v", pacer)
 		s.mu.Lock()
 		if !job.kill.Load() {
 			s.bgsaveDone(job, err)

@@ -523,7 +523,7 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 		}
 	}
 	defer closeSnap()
-	release := borrowProc()
+	release, _ := borrowProc()
 	defer release()
 	s.log.Info().Msgf("Starting BGSAVE for SYNC with target: %s", map[bool]string{true: "replicas sockets", false: "disk"}[diskless])
 	s.mu.Lock()

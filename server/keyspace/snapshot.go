@@ -63,12 +63,24 @@ func (ks *Keyspace) Running() *Snapshot { return ks.snap }
 // dbScan is a snapshot's walk of one database's contents: the Dict of the
 // database that holds them now (they move on SWAPDB) or the table FLUSHDB
 // left behind.
+//
+// The walk reads the table in bucket order (lin, pos) for as long as the
+// table it started on stays in place, which is the usual case: consecutive
+// buckets share cache lines and pages, where dictScan's reversed-bit order
+// makes each bucket a cache and TLB miss. Once that table is resized (a
+// rehash begins or the walk finds another table) the walk starts over with
+// dictScan's cursor from 0 (scanning), whose guarantee holds across
+// resizes; the entries already emitted carry the snapshot's epoch and are
+// passed over.
 type dbScan struct {
-	origin int    // the database number when the snapshot began
-	cursor uint64 // dictScan cursor
-	done   bool
-	db     *DB   // the database holding the contents, nil once orphaned
-	orphan *Dict // the contents a flush left to the snapshot
+	origin   int    // the database number when the snapshot began
+	cursor   uint64 // dictScan cursor, once scanning
+	scanning bool
+	lin      []*dictEntry // the table read in bucket order, nil before the first step
+	pos      int          // the next bucket of lin
+	done     bool
+	db       *DB   // the database holding the contents, nil once orphaned
+	orphan   *Dict // the contents a flush left to the snapshot
 }
 
 func (sc *dbScan) dict() *Dict {
@@ -90,6 +102,7 @@ type Snapshot struct {
 	cur    int       // the origin being emitted
 	stats  SnapshotStats
 	closed bool
+	sink   uint32 // emit's reads
 }
 
 // BeginSnapshot starts a snapshot of every database as it is now. Call it
@@ -180,6 +193,19 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 			continue
 		}
 		d := sc.dict()
+		if !sc.scanning && d.Len() > 0 && !d.IsRehashing() && (sc.lin == nil || sameTable(sc.lin, d.ht[0])) {
+			sc.lin = d.ht[0]
+			var end bool
+			dst, end = s.walkLinear(dst, sc, n-(len(dst)-start))
+			if end {
+				sc.done = true
+				sc.lin, sc.orphan = nil, nil
+			}
+			continue
+		}
+		if !sc.scanning {
+			sc.scanning, sc.lin, sc.cursor = true, nil, 0
+		}
 		if d.Len() > 0 && !d.IsRehashing() {
 			dst, sc.cursor = s.walk(dst, d.ht[0], sc, n-(len(dst)-start))
 		} else if d.Len() > 0 {
@@ -210,8 +236,56 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 	return dst, s.cur >= len(s.scans)
 }
 
-// walkBatch is how many buckets walk reads ahead.
+// walkBatch is how many buckets walk and walkLinear read ahead.
 const walkBatch = 32
+
+// sameTable reports whether a and b are the same bucket array.
+func sameTable(a, b []*dictEntry) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// walkLinear reads sc.lin in bucket order from sc.pos until about want
+// items were appended, and reports whether it reached the table's end.
+func (s *Snapshot) walkLinear(dst []Item, sc *dbScan, want int) ([]Item, bool) {
+	t := sc.lin
+	got := 0
+	for got < want && sc.pos < len(t) {
+		end := min(sc.pos+walkBatch, len(t))
+		var k int
+		dst, k = s.emit(dst, t[sc.pos:end], sc.origin)
+		got += k
+		sc.pos = end
+	}
+	return dst, sc.pos >= len(t)
+}
+
+// emit appends the owed entries of the buckets heads to dst, marks them
+// and returns how many it appended. It first reads each entry's epoch in
+// a loop that does nothing else, so that the cache misses of the entries,
+// which lie far apart in memory, overlap instead of coming one by one.
+func (s *Snapshot) emit(dst []Item, heads []*dictEntry, origin int) ([]Item, int) {
+	var sink uint32
+	for _, de := range heads {
+		for ; de != nil; de = de.next {
+			if e := nodeEntry(de); e != nil {
+				sink += e.snapEpoch
+			}
+		}
+	}
+	s.sink = sink // keeps the reads
+	got := 0
+	for _, de := range heads {
+		for ; de != nil; de = de.next {
+			if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
+				dst = append(dst, itemOf(origin, de.key, e))
+				e.snapEpoch = s.epoch
+				e.flags |= snapSharedFlag
+				got++
+			}
+		}
+	}
+	return dst, got
+}
 
 // walk is dictScan over a table that is not being rehashed, for Step: it
 // visits buckets from sc.cursor in the scan's (reversed-bit) order until
@@ -235,16 +309,9 @@ func (s *Snapshot) walk(dst []Item, t []*dictEntry, sc *dbScan, want int) ([]Ite
 				break
 			}
 		}
-		for _, de := range heads[:k] {
-			for ; de != nil; de = de.next {
-				if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
-					dst = append(dst, itemOf(sc.origin, de.key, e))
-					e.snapEpoch = s.epoch
-					e.flags |= snapSharedFlag
-					got++
-				}
-			}
-		}
+		var g int
+		dst, g = s.emit(dst, heads[:k], sc.origin)
+		got += g
 		if v == 0 {
 			break
 		}

@@ -144,3 +144,27 @@ func BenchmarkCRC64(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSnapshotWalk1M: the snapshot walk alone (Step by 128 and
+// PrefetchItems, as BGSAVE), without encoding.
+func BenchmarkSnapshotWalk1M(b *testing.B) {
+	ks := benchKeyspace(benchKeys)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		snap, err := ks.BeginSnapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var buf []keyspace.Item
+		n := 0
+		for done := false; !done; {
+			buf, done = snap.Step(buf[:0], 128)
+			keyspace.PrefetchItems(buf)
+			n += len(buf)
+		}
+		snap.Close()
+		if n != benchKeys {
+			b.Fatal(n)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package rdb
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"sync"
 )
 
@@ -93,27 +95,7 @@ func LZFCompress(in, out []byte) int {
 			if lit == 0 {
 				op-- // undo run if length is zero
 			}
-			// lzf_c.c's loop: with maxlen > 16, sixteen unrolled steps that do
-			// not check maxlen (so a match may end up to two bytes past
-			// it), then a do-while that does.
-			stopped := false
-			if maxlen > 16 {
-				for k := 0; k < 16; k++ {
-					length++
-					if in[ref+length] != in[ip+length] {
-						stopped = true
-						break
-					}
-				}
-			}
-			if !stopped {
-				for {
-					length++
-					if length >= maxlen || in[ref+length] != in[ip+length] {
-						break
-					}
-				}
-			}
+			length = lzfMatchLen(in, ref, ip, maxlen)
 			length -= 2 // length is now #octets - 1
 			ip++
 			if length < 7 {
@@ -176,6 +158,41 @@ func LZFCompress(in, out []byte) int {
 		op-- // undo run if length is zero
 	}
 	return op
+}
+
+// lzfMatchLen is the length lzf_c.c's loop finds for a match of in[ip:]
+// against in[ref:] (ref < ip) whose first three bytes are equal, capped at
+// maxlen: with maxlen > 16, sixteen unrolled steps that do not check
+// maxlen (so a match may end up to two bytes past it), then a do-while
+// that does. It compares eight bytes at a time up to the first mismatch m
+// and derives the loop's result from m.
+func lzfMatchLen(in []byte, ref, ip, maxlen int) int {
+	// The loop reads up to index 18 (when maxlen > 16, which means
+	// in[ip+18] exists) or below maxlen.
+	limit := maxlen
+	if maxlen > 16 {
+		limit = max(maxlen, 19)
+	}
+	m := 3
+	for m+8 <= limit {
+		x := binary.LittleEndian.Uint64(in[ref+m:]) ^ binary.LittleEndian.Uint64(in[ip+m:])
+		if x != 0 {
+			m += bits.TrailingZeros64(x) >> 3
+			goto found
+		}
+		m += 8
+	}
+	for m < limit && in[ref+m] == in[ip+m] {
+		m++
+	}
+found:
+	if maxlen > 16 {
+		if m <= 18 {
+			return m // a mismatch within the unrolled steps
+		}
+		return max(19, min(m, maxlen))
+	}
+	return max(3, min(m, maxlen))
 }
 
 // ErrLZFCorrupt is returned by LZFDecompress for a malformed stream.

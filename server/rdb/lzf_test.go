@@ -113,3 +113,16 @@ func FuzzLZFDecompress(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLZFCompressSmall: one value of integration/benchsave's dataset
+// (49 bytes), as a BGSAVE compresses each.
+func BenchmarkLZFCompressSmall(b *testing.B) {
+	in := benchValue(123456)
+	out := make([]byte, len(in))
+	b.SetBytes(int64(len(in)))
+	for i := 0; i < b.N; i++ {
+		if LZFCompress(in, out) == 0 {
+			b.Fatal("incompressible")
+		}
+	}
+}
