@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -519,6 +520,16 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			keep = false
 		}
 	} else if len(c.w.B) > 0 {
+		// Let the connections the same network poll made runnable run
+		// their batches first, so that the replies go out in a burst, as
+		// Redis writes them all in beforeSleep: a write that wakes the
+		// client from epoll_wait pays for the wake-up (an inter-processor
+		// interrupt, a VM exit), and in a burst only the first one does.
+		// With SET -P 16 on 1 M random keys this took the server's system
+		// time per request from about 1.1 us to 0.8 us (README.md,
+		// Replication). It is the point where the goroutine could be
+		// preempted anyway: the reply is not reordered against anything.
+		runtime.Gosched()
 		rest, ok := c.writeNB(c.w.B, now)
 		switch {
 		case !ok:

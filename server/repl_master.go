@@ -10,6 +10,7 @@ import (
 	"io"
 	mrand "math/rand"
 	"os"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -376,6 +377,15 @@ func (s *Server) replicaWriter(rp *replica) {
 			return
 		case <-rp.sig:
 		}
+		// The feed that woke the writer made it the next goroutine to
+		// run (Go's runnext), ahead of the other connections' batches
+		// of the same network poll: yield first so that their commands
+		// go out in this write too, as Redis writes a replica's output
+		// once per event-loop iteration. Each write costs the master a
+		// system call and the replica a wake-up; without the yield the
+		// writers wrote once per client batch (about 5 times as often
+		// as redis-server under SET -P 16 from 50 clients).
+		runtime.Gosched()
 		s.mu.Lock()
 		if rp.gone || s.repl.backlog == nil {
 			s.mu.Unlock()

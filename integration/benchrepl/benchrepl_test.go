@@ -80,10 +80,20 @@ type lag struct {
 	catchUp             time.Duration
 }
 
+// cpu is the CPU time (user+system, /proc/<pid>/stat) per request of the
+// master alone and with two replicas, and of each replica per command it
+// applied: unlike the throughput ratio it does not depend on whether the
+// replicas share the master's cores.
+type cpu struct {
+	masterAlone, masterRepl time.Duration
+	replica                 time.Duration // the mean of the two replicas
+}
+
 type report struct {
 	fullSync          time.Duration
 	setAlone, setRepl float64
 	lag               lag
+	cpu               cpu
 }
 
 // replicaOffsets are the slaveN offset= fields of the master's INFO.
@@ -104,11 +114,15 @@ func replicaOffsets(info map[string]string) []int64 {
 }
 
 // throughputAndLag measures SET throughput alone, then with two replicas
-// attached while sampling their lag.
-func throughputAndLag(t *testing.T, name, bin, bench string, requests, clients, keys int) (float64, float64, lag) {
+// attached while sampling their lag, and the CPU time the master and the
+// replicas spent per request.
+func throughputAndLag(t *testing.T, name, bin, bench string, requests, clients, keys int) (float64, float64, lag, cpu) {
 	m := start(t, name, bin)
 	defer m.Stop()
+	var pc cpu
+	c0 := m.CPUTime()
 	alone := setThroughput(t, bench, m, requests, clients, keys)
+	pc.masterAlone = (m.CPUTime() - c0) / time.Duration(requests)
 	var rs []*benchutil.Server
 	for i := 0; i < 2; i++ {
 		r := start(t, name, bin, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
@@ -149,18 +163,23 @@ func throughputAndLag(t *testing.T, name, bin, bench string, requests, clients, 
 			}
 		}
 	}()
+	// The CPU from the start of the load until the replicas caught up:
+	// all the master spent streaming it and all they spent applying it.
+	m0, r0 := m.CPUTime(), rs[0].CPUTime()+rs[1].CPUTime()
 	withRepl := setThroughput(t, bench, m, requests, clients, keys)
 	t0 := time.Now()
 	for _, r := range rs {
 		waitFor(t, name+" replicas catch up", func() bool { return synced(m, r) })
 	}
 	lg.catchUp = time.Since(t0)
+	pc.masterRepl = (m.CPUTime() - m0) / time.Duration(requests)
+	pc.replica = (rs[0].CPUTime() + rs[1].CPUTime() - r0) / time.Duration(2*requests)
 	close(stop)
 	wg.Wait()
 	if samples > 0 {
 		lg.meanBytes = sum / samples
 	}
-	return alone, withRepl, lg
+	return alone, withRepl, lg, pc
 }
 
 func TestBenchRepl(t *testing.T) {
@@ -180,7 +199,7 @@ func TestBenchRepl(t *testing.T) {
 		rep.fullSync = fullSync(t, sv.Name, sv.Path, keys)
 		t.Logf("%s: full sync of %d keys in %v", sv.Name, keys, rep.fullSync.Round(time.Millisecond))
 		if bench != "" {
-			rep.setAlone, rep.setRepl, rep.lag = throughputAndLag(t, sv.Name, sv.Path, bench, requests, clients, keys)
+			rep.setAlone, rep.setRepl, rep.lag, rep.cpu = throughputAndLag(t, sv.Name, sv.Path, bench, requests, clients, keys)
 		}
 	}
 	fmt.Printf("\nReplication benchmark: full sync of %d keys; SET -P 16, %d requests, %d clients, %d random keys\n",
@@ -191,6 +210,9 @@ func TestBenchRepl(t *testing.T) {
 		if bench != "" {
 			fmt.Printf("%-6s SET -P 16: %.0f req/s alone, %.0f req/s with 2 replicas (ratio %.2f, target >= 0.9)\n",
 				sv.Name, r.setAlone, r.setRepl, r.setRepl/r.setAlone)
+			fmt.Printf("%-6s master CPU per request: %s alone, %s with 2 replicas (ratio %.2f: the throughput ratio on a machine where the replicas have their own cores)\n",
+				sv.Name, us(r.cpu.masterAlone), us(r.cpu.masterRepl), float64(r.cpu.masterAlone)/float64(r.cpu.masterRepl))
+			fmt.Printf("%-6s replica CPU per applied command: %s (mean of 2)\n", sv.Name, us(r.cpu.replica))
 			fmt.Printf("%-6s replica lag under load: max %d bytes, mean %d bytes; caught up %v after the load\n",
 				sv.Name, r.lag.maxBytes, r.lag.meanBytes, r.lag.catchUp.Round(time.Millisecond))
 		}
@@ -199,6 +221,12 @@ func TestBenchRepl(t *testing.T) {
 		fmt.Printf("vigil/redis full sync time %.2f (target <= 1)\n", v.fullSync.Seconds()/r.fullSync.Seconds())
 		if bench != "" {
 			fmt.Printf("vigil/redis SET throughput: alone %.2f, with 2 replicas %.2f\n", v.setAlone/r.setAlone, v.setRepl/r.setRepl)
+			fmt.Printf("vigil/redis CPU per request: master alone %.2f, master with 2 replicas %.2f, replica per applied command %.2f\n",
+				float64(v.cpu.masterAlone)/float64(r.cpu.masterAlone), float64(v.cpu.masterRepl)/float64(r.cpu.masterRepl),
+				float64(v.cpu.replica)/float64(r.cpu.replica))
 		}
 	}
 }
+
+// us formats a per-request CPU time in microseconds.
+func us(d time.Duration) string { return fmt.Sprintf("%.2f us", float64(d)/float64(time.Microsecond)) }

@@ -10,7 +10,12 @@
 //   - the replicas' lag under that load: the master's master_repl_offset
 //     minus each replica's acknowledged offset, sampled every 100 ms (the
 //     maximum and the mean, in bytes), and how long the replicas take to
-//     catch up once the load stops.
+//     catch up once the load stops;
+//   - the CPU time (utime+stime of /proc/<pid>/stat) the master spent per
+//     request alone and with the two replicas (from the start of the load
+//     until they caught up), and its ratio: what the throughput ratio would
+//     be if the replicas had cores of their own (on a 2-core machine they
+//     share the master's); and the replicas' CPU time per command applied.
 //
 // It runs only with VIGIL_BENCH=1 (it is a benchmark: do not run it on a
 // shared machine); its test imports only go-redis, the standard library and
