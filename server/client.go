@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -389,6 +390,39 @@ func (s *Server) idleTimedOut(c *Client) bool {
 	return idle >= t*1000
 }
 
+// YieldEnv names the environment variable that sets, in microseconds, how
+// long a batch must have run for its connection to yield before writing
+// its replies (default defaultYieldAfter; 0 turns it off).
+const YieldEnv = "VIGIL_YIELD_US"
+
+const defaultYieldAfter = 5 * time.Microsecond
+
+// yieldAfter: a connection whose batch ran at least this long lets the
+// other runnable connections run their batches before it writes its
+// replies (runtime.Gosched), so that replies ready together go out
+// together, as Redis writes every client's replies at the end of one
+// event-loop turn (beforeSleep -> handleClientsWithPendingWrites).
+//
+// Why: a reply written to a client that has gone to sleep waiting for it
+// wakes the client, and the kernel charges that wake-up (an IPI, a VM exit
+// on a virtual machine) to the writer's write(2). With slow batches (16
+// EVALSHA, a pipeline of writes to a large keyspace) the client sleeps
+// between two replies, and vigil-server spent 12-13% of its CPU in those
+// wake-ups, against 3-5% for redis-server (perf, README Benchmarks).
+// With SET -P 16 on 1 M random keys an unconditional yield took the
+// server's system time per request from about 1.1 us to 0.8 us (README.md,
+// Replication). Batches that take less than a few microseconds (one GET, a
+// pipeline of GETs) are written at once: the client is still busy with the last
+// reply, and a yield would only add latency.
+var yieldAfter = func() time.Duration {
+	if v := os.Getenv(YieldEnv); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return time.Duration(n) * time.Microsecond
+		}
+	}
+	return defaultYieldAfter
+}()
+
 // runBatch parses and executes every complete command buffered, then
 // writes the replies. It returns false when the connection must close.
 // A batch whose replies reach the client's output cap stops there, writes
@@ -485,6 +519,8 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	if n := int64(len(c.w.B)) + s.asyncBytes(c); n > c.obufPeak.Load() {
 		c.obufPeak.Store(n)
 	}
+	// A long batch yields before it writes (yieldAfter).
+	long := yieldAfter > 0 && s.realClock && !c.cmdEnd.IsZero() && c.cmdEnd.Sub(now) >= yieldAfter
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
 	if c.replRole.Load() == kindReplica {
 		// repl: a replica's output belongs to its writer goroutine
@@ -520,16 +556,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			keep = false
 		}
 	} else if len(c.w.B) > 0 {
-		// Let the connections the same network poll made runnable run
-		// their batches first, so that the replies go out in a burst, as
-		// Redis writes them all in beforeSleep: a write that wakes the
-		// client from epoll_wait pays for the wake-up (an inter-processor
-		// interrupt, a VM exit), and in a burst only the first one does.
-		// With SET -P 16 on 1 M random keys this took the server's system
-		// time per request from about 1.1 us to 0.8 us (README.md,
-		// Replication). It is the point where the goroutine could be
-		// preempted anyway: the reply is not reordered against anything.
-		runtime.Gosched()
+		if long {
+			runtime.Gosched()
+		}
 		rest, ok := c.writeNB(c.w.B, now)
 		switch {
 		case !ok:

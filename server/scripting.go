@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -60,6 +61,8 @@ type scriptEngine struct {
 	cancel     context.CancelFunc
 	coroutines bool
 	chunk      string // the code's chunk name, "" for user_script (functions.go sets user_function)
+	// The tables of the last script's KEYS and ARGV (setArgTable).
+	keysT, argvT *lua.LTable
 }
 
 // cachedScript is a script of the cache with its sha (the map's key, kept
@@ -134,24 +137,25 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	openStruct(L, g)
 
 	// The scripts' environment: reads of missing globals and every write
-	// fail, as lua_enablereadonlytable and the __index guard of 7.0.
+	// fail, as lua_enablereadonlytable and the __index guard of 7.0. The
+	// proxy's __index is the globals table itself, so that a global read
+	// (redis, KEYS) is a table-to-table lookup inside the VM with no Go
+	// call; a miss there reaches the globals' own guard, which raises.
 	e.env = L.NewTable()
 	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		k := L.Get(2)
-		v := g.RawGet(k)
-		if v == lua.LNil {
-			L.RaiseError("Script attempted to access nonexistent global variable '%s'", k.String())
-		}
-		L.Push(v)
-		return 1
-	}))
+	mt.RawSetString("__index", g)
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Attempt to modify a readonly table")
 		return 0
 	}))
 	mt.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(e.env, mt)
+	gm := L.NewTable()
+	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
+		return 0
+	}))
+	L.SetMetatable(g, gm)
 	g.RawSetString("_G", e.env)
 	// pairs and next over _G (the guarded proxy) walk the real globals.
 	for _, name := range []string{"pairs", "next"} {
@@ -307,17 +311,35 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	if fn == nil {
 		fn = e.scripts[sha].fn
 	}
-	keys := e.L.CreateTable(int(numkeys), 0)
-	for i := 0; i < int(numkeys); i++ {
-		keys.RawSetInt(i+1, lua.LString(args[3+i]))
-	}
-	argv := e.L.CreateTable(len(args)-3-int(numkeys), 0)
-	for i, a := range args[3+numkeys:] {
-		argv.RawSetInt(i+1, lua.LString(a))
-	}
-	e.globals.RawSetString("KEYS", keys)
-	e.globals.RawSetString("ARGV", argv)
+	e.setArgTable(&e.keysT, "KEYS", args[3:3+numkeys])
+	e.setArgTable(&e.argvT, "ARGV", args[3+numkeys:])
 	e.run(c, fn, nil, sha, ro, nil, nil)
+}
+
+// setArgTable sets the global KEYS or ARGV to the array vals, as
+// luaCreateArray + lua_setglobal. The table of the previous script is
+// refilled when that script left it as it found it (the same length,
+// nothing added, no metatable), which spares a new table and the globals'
+// map assignment per call; otherwise a new one is made. No script can
+// have kept a reference to it: the globals are read-only.
+func (e *scriptEngine) setArgTable(slot **lua.LTable, name string, vals [][]byte) {
+	n := len(vals)
+	t := *slot
+	if t != nil {
+		if t.Len() != n || t.Metatable != lua.LNil {
+			t = nil
+		} else if k, _ := t.Next(lua.LNumber(n)); k != lua.LNil {
+			t = nil
+		}
+	}
+	if t == nil {
+		t = e.L.CreateTable(n, 0)
+		*slot = t
+		e.globals.RawSetString(name, t)
+	}
+	for i, v := range vals {
+		t.RawSetInt(i+1, lua.LString(v))
+	}
 }
 
 // lookupSha finds a cached script by its sha in any case, returning it
@@ -698,6 +720,12 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 	}
 	c.w.Reset()
 	c.w.Proto = e.resp
+	if s.realClock && !e.caller.batchStart.IsZero() {
+		// exec times the command from cmdEnd on the monotonic clock
+		// alone, as it does a batch's commands (one time.Now less).
+		c.batchStart = e.caller.batchStart
+		c.cmdEnd = c.batchStart.Add(time.Since(c.batchStart))
+	}
 	mark, dirty := len(s.pending), s.ks.Dirty
 	s.exec(c, cmd, args)
 	if s.ks.Dirty != dirty && e.busy != nil {

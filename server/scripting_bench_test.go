@@ -51,3 +51,31 @@ func BenchmarkEvalsha(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEvalCost splits EVALSHA's cost: a script that does nothing,
+// one that reads KEYS, the benchmark's INCR through redis.call, a
+// status reply (a table) through redis.call, and INCR itself.
+func BenchmarkEvalCost(b *testing.B) {
+	for _, sc := range []string{"return 1", "return KEYS[1]", "return redis.call('incr', KEYS[1])", "return redis.call('ping')"} {
+		b.Run(strings.ReplaceAll(sc, " ", "_"), func(b *testing.B) {
+			c := hotClient(b)
+			runFed(c, pipeline(1, "SCRIPT", "LOAD", sc))
+			sha := sha1hex([]byte(sc))
+			in := pipeline(16, "EVALSHA", sha, "1", "evalsha:counter")
+			b.ReportAllocs()
+			for b.Loop() {
+				runFed(c, in)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16), "ns/cmd")
+		})
+	}
+	b.Run("INCR", func(b *testing.B) {
+		c := hotClient(b)
+		in := pipeline(16, "INCR", "evalsha:counter")
+		b.ReportAllocs()
+		for b.Loop() {
+			runFed(c, in)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16), "ns/cmd")
+	})
+}

@@ -38,11 +38,13 @@ const (
 type busyScript struct {
 	start time.Time // on the server's clock
 	limit time.Duration
-	done  chan struct{}
-	// stopMu guards cancel, ended and cancelled: stop (other
+	// stopMu guards done, cancel, ended and cancelled: stop (other
 	// goroutines) cancels the engine's context only while the script
 	// runs, since the engine keeps that context for its next scripts.
+	// done is made by the first goroutine that waits for the script's
+	// end (doneCh), so a script nobody waits for costs no channel.
 	stopMu    sync.Mutex
+	done      chan struct{}
 	cancel    context.CancelFunc // nil: no busy threshold, nothing to stop
 	ended     bool
 	cancelled bool
@@ -86,6 +88,19 @@ func (b *busyScript) stop() {
 	b.stopMu.Unlock()
 }
 
+// doneCh is closed when the script has ended.
+func (b *busyScript) doneCh() <-chan struct{} {
+	b.stopMu.Lock()
+	defer b.stopMu.Unlock()
+	if b.done == nil {
+		b.done = make(chan struct{})
+		if b.ended {
+			close(b.done)
+		}
+	}
+	return b.done
+}
+
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
 
 // startBusy arms the busy state for a script about to run (under mu).
@@ -93,7 +108,13 @@ func (s *Server) startBusy(e *scriptEngine) *busyScript { return s.startBusyFn(e
 
 // startBusyFn is startBusy for the function fi (nil: EVAL) called with argv.
 func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busyScript {
-	b := &busyScript{start: s.clock.Now(), limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond, done: make(chan struct{})}
+	// The script starts at its command's time (s.now, set as the command
+	// began, microseconds ago); outside a command the clock is read.
+	start := s.now
+	if s.execDepth == 0 || start.IsZero() {
+		start = s.clock.Now()
+	}
+	b := &busyScript{start: start, limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond}
 	if fi != nil {
 		b.fn = fi.name
 		b.argv = make([][]byte, len(argv))
@@ -122,9 +143,11 @@ func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busySc
 
 func (s *Server) endBusy(e *scriptEngine, b *busyScript) {
 	s.busy.Store(nil)
-	close(b.done)
 	b.stopMu.Lock()
 	b.ended = true
+	if b.done != nil {
+		close(b.done)
+	}
 	cancelled := b.cancelled
 	b.stopMu.Unlock()
 	if (cancelled || e.coroutines) && e.cancel != nil {
@@ -159,7 +182,7 @@ func (s *Server) lockBatch() bool {
 		}
 		t := time.NewTimer(5 * time.Millisecond)
 		select {
-		case <-b.done:
+		case <-b.doneCh():
 		case <-t.C:
 		}
 		t.Stop()
