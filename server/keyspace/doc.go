@@ -85,6 +85,11 @@
 //     marks make each key come exactly once although dictScan may visit an
 //     entry twice while the table is rehashed, and dictScan's guarantee
 //     (every entry present for the whole walk is visited) covers the rest.
+//     While a database's table stays in place (no resize, no rehash) the
+//     walk reads it in bucket order, which is cheaper on the caches than
+//     dictScan's reversed-bit order; once the table is resized or starts
+//     rehashing mid-walk it restarts with dictScan from cursor 0, and the
+//     marks pass over what was already emitted (snapshot.go, dbScan).
 //   - Before any write changes or removes an owed entry (DB.Set and
 //     SetKeepTTL on an existing key, Delete, lazy and active expiry,
 //     SetExpire, Persist, Rename, Move, an in-place change) its current
@@ -93,7 +98,7 @@
 //     object alone. Saved items are emitted with their database's walk.
 //   - Values handed to the snapshot (emitted or saved) are immutable until
 //     Snapshot.Close, so they can be read without the lock. The entry
-//     records that its value is shared (snapShared); DB.Mutable, which
+//     records that its value is shared (snapSharedFlag); DB.Mutable, which
 //     every in-place change must go through (APPEND, SETRANGE, SETBIT,
 //     BITFIELD, the same-length overwrite of SET/INCR, and later LPUSH,
 //     HSET, ...), duplicates a shared value and gives the entry the copy.
