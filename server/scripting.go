@@ -334,6 +334,27 @@ func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
 			return 3
 		}))
 	}
+	// A chunk of loadstring/load runs in the scripts' environment, not
+	// in the real globals (gopher-lua gives it L's globals table), so
+	// that it cannot replace a global for every later script.
+	for _, name := range []string{"loadstring", "load"} {
+		orig := g.RawGetString(name)
+		if orig == lua.LNil {
+			continue
+		}
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			L.Push(orig)
+			for i := 1; i <= top; i++ {
+				L.Push(L.Get(i))
+			}
+			L.Call(top, lua.MultRet)
+			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok {
+				fn.Env = e.env
+			}
+			return L.GetTop() - top
+		}))
+	}
 	getmt := g.RawGetString("getmetatable")
 	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok {
