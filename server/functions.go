@@ -128,7 +128,7 @@ func (s *Server) newFunctionsEngine() *functionsEngine {
 	fe := &functionsEngine{e: e, cur: newFnCtx()}
 	L := e.L
 	g := e.globals
-	runRedis := g.RawGetString("redis").(*lua.LTable)
+	runRedis := e.lib("redis")
 
 	// The load-time redis table (LIBRARY_API): reading a missing field or
 	// writing any fails as with the globals.

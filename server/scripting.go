@@ -33,6 +33,12 @@ type scriptEngine struct {
 	L       *lua.LState
 	env     *lua.LTable // the protected globals the scripts see
 	globals *lua.LTable // the real globals table
+	// real maps each read-only table the scripts see (the library
+	// proxies, the env, the visible metatables) to the table it stands
+	// for; hidden is the metatable getmetatable reports for it (nil for
+	// a library proxy). See protectLibraries.
+	real    map[*lua.LTable]*lua.LTable
+	hidden  map[*lua.LTable]lua.LValue
 	scripts map[string]cachedScript
 	bodies  map[string]string
 	fake    *Client // the scripting client (server.script_caller's fake)
@@ -157,31 +163,253 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	}))
 	L.SetMetatable(g, gm)
 	g.RawSetString("_G", e.env)
-	// pairs and next over _G (the guarded proxy) walk the real globals.
-	for _, name := range []string{"pairs", "next"} {
-		orig := g.RawGetString(name)
-		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
-			top := L.GetTop()
-			args := make([]lua.LValue, top)
-			for i := range args {
-				args[i] = L.Get(i + 1)
-			}
-			if top > 0 && args[0] == e.env {
-				args[0] = g
-			}
-			L.Push(orig)
-			for _, a := range args {
-				L.Push(a)
-			}
-			L.Call(top, lua.MultRet)
-			return L.GetTop() - top
-		}))
-	}
+	e.protectLibraries(gm)
 
 	c := &Client{srv: s, id: -1, addr: "lua", user: "default", authed: true, inScript: true}
 	c.w.Proto = 2
 	e.fake = c
 	return e
+}
+
+// protectLibraries is the rest of luaSetTableProtectionRecursively:
+// Redis 7.0 makes every table reachable from the globals read-only (the
+// libraries, the string metatable), which gopher-lua cannot flag. Each
+// table-valued global becomes an empty proxy whose metatable's __index is
+// the real table (a table, so that a lookup like redis.call stays inside
+// the VM) and whose __newindex raises; nested tables are proxied the same
+// way. The raw functions (rawset, rawget, next, pairs, ipairs,
+// getmetatable, setmetatable) and the table library see through the
+// proxies and refuse to write into them, with the position-less error
+// Redis's C functions raise. gm is the globals' metatable: getmetatable(_G)
+// shows a read-only table holding its __index guard, as Redis's
+// luaSetErrorMetatable.
+func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
+	L, g := e.L, e.globals
+	e.real = map[*lua.LTable]*lua.LTable{}
+	e.hidden = map[*lua.LTable]lua.LValue{}
+	newindex := L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Attempt to modify a readonly table")
+		return 0
+	})
+	proxies := map[*lua.LTable]*lua.LTable{}
+	var proxy func(t *lua.LTable) *lua.LTable
+	proxy = func(t *lua.LTable) *lua.LTable {
+		if p, ok := proxies[t]; ok {
+			return p
+		}
+		p := L.NewTable()
+		proxies[t] = p
+		var nested []lua.LValue
+		t.ForEach(func(k, v lua.LValue) {
+			if n, ok := v.(*lua.LTable); ok && e.real[n] == nil {
+				nested = append(nested, k)
+			}
+		})
+		for _, k := range nested {
+			t.RawSet(k, proxy(t.RawGet(k).(*lua.LTable)))
+		}
+		mt := L.NewTable()
+		mt.RawSetString("__index", t)
+		mt.RawSetString("__newindex", newindex)
+		p.Metatable = mt
+		e.real[p] = t
+		e.hidden[p] = lua.LNil
+		return p
+	}
+	// gopher-lua's string table is its own metatable (string.__index is
+	// string); Redis's string table holds only the functions. The string
+	// metatable becomes a table of its own whose raw __index is the real
+	// string table (gopher-lua reads it raw); getmetatable('') shows,
+	// through __metatable, a read-only table whose __index is the string
+	// proxy.
+	st := g.RawGetString("string").(*lua.LTable)
+	st.RawSetString("__index", lua.LNil)
+	smt := L.NewTable()
+	smt.RawSetString("__index", st)
+	L.SetMetatable(lua.LString(""), smt)
+	var libs []lua.LValue
+	g.ForEach(func(k, v lua.LValue) {
+		if t, ok := v.(*lua.LTable); ok && t != e.env {
+			libs = append(libs, k)
+		}
+	})
+	for _, k := range libs {
+		g.RawSet(k, proxy(g.RawGet(k).(*lua.LTable)))
+	}
+	// The env (_G): its metatable as the scripts see it is a read-only
+	// table with the globals' __index guard.
+	e.real[e.env] = g
+	shownG := L.NewTable()
+	shownG.RawSetString("__index", gm.RawGetString("__index"))
+	e.hidden[e.env] = proxy(shownG)
+	shownS := L.NewTable()
+	shownS.RawSetString("__index", proxy(st))
+	smt.RawSetString("__metatable", proxy(shownS))
+
+	refuse := func(L *lua.LState) {
+		e.errLine = callerLine(L)
+		L.Error(lua.LString("Attempt to modify a readonly table"), 0)
+	}
+	protected := func(v lua.LValue) bool {
+		t, ok := v.(*lua.LTable)
+		if !ok {
+			return false
+		}
+		_, ok = e.real[t]
+		return ok || t == g || proxies[t] != nil
+	}
+	// see calls orig with its first argument seen through a proxy.
+	see := func(orig lua.LValue) *lua.LFunction {
+		return L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			L.Push(orig)
+			for i := 1; i <= top; i++ {
+				v := L.Get(i)
+				if t, ok := v.(*lua.LTable); ok && i == 1 {
+					if r, ok := e.real[t]; ok {
+						v = r
+					}
+				}
+				L.Push(v)
+			}
+			L.Call(top, lua.MultRet)
+			return L.GetTop() - top
+		})
+	}
+	// write refuses orig on a protected first argument.
+	write := func(orig lua.LValue) *lua.LFunction {
+		return L.NewFunction(func(L *lua.LState) int {
+			if protected(L.Get(1)) {
+				refuse(L)
+			}
+			top := L.GetTop()
+			L.Push(orig)
+			for i := 1; i <= top; i++ {
+				L.Push(L.Get(i))
+			}
+			L.Call(top, lua.MultRet)
+			return L.GetTop() - top
+		})
+	}
+	next := see(g.RawGetString("next"))
+	g.RawSetString("next", next)
+	for _, name := range []string{"rawget", "unpack"} {
+		g.RawSetString(name, see(g.RawGetString(name)))
+	}
+	for _, name := range []string{"rawset", "setmetatable"} {
+		g.RawSetString(name, write(g.RawGetString(name)))
+	}
+	// pairs and ipairs over a proxy iterate the real table but return the
+	// proxy as their state, so the real table never reaches the script.
+	for _, name := range []string{"pairs", "ipairs"} {
+		orig := g.RawGetString(name)
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			t, ok := L.Get(1).(*lua.LTable)
+			r, isProxy := e.real[t]
+			if !ok || !isProxy {
+				top := L.GetTop()
+				L.Push(orig)
+				for i := 1; i <= top; i++ {
+					L.Push(L.Get(i))
+				}
+				L.Call(top, lua.MultRet)
+				return L.GetTop() - top
+			}
+			L.Push(orig)
+			L.Push(r)
+			L.Call(1, 3)
+			iter := L.Get(-3)
+			L.Pop(3)
+			if name == "pairs" {
+				L.Push(next)
+			} else {
+				L.Push(see(iter))
+			}
+			L.Push(t)
+			if name == "pairs" {
+				L.Push(lua.LNil)
+			} else {
+				L.Push(lua.LNumber(0))
+			}
+			return 3
+		}))
+	}
+	// A chunk of loadstring/load runs in the scripts' environment, not
+	// in the real globals (gopher-lua gives it L's globals table), so
+	// that it cannot replace a global for every later script.
+	for _, name := range []string{"loadstring", "load"} {
+		orig := g.RawGetString(name)
+		if orig == lua.LNil {
+			continue
+		}
+		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			top := L.GetTop()
+			L.Push(orig)
+			for i := 1; i <= top; i++ {
+				L.Push(L.Get(i))
+			}
+			L.Call(top, lua.MultRet)
+			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok {
+				fn.Env = e.env
+			}
+			return L.GetTop() - top
+		}))
+	}
+	getmt := g.RawGetString("getmetatable")
+	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok {
+			if h, ok := e.hidden[t]; ok {
+				L.Push(h)
+				return 1
+			}
+		}
+		L.Push(getmt)
+		L.Push(L.Get(1))
+		L.Call(1, 1)
+		return 1
+	}))
+	tbl := e.real[g.RawGetString("table").(*lua.LTable)]
+	for _, name := range []string{"insert", "setn"} {
+		if f := tbl.RawGetString(name); f != lua.LNil {
+			tbl.RawSetString(name, write(f))
+		}
+	}
+	// table.remove and table.sort write nothing into an empty array (so
+	// Redis lets them run on a library table).
+	for _, name := range []string{"remove", "sort"} {
+		if f := tbl.RawGetString(name); f != lua.LNil {
+			seen, written := see(f), write(f)
+			tbl.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+				fn := written
+				if t, ok := L.Get(1).(*lua.LTable); ok {
+					if r, ok := e.real[t]; ok && r.Len() == 0 {
+						fn = seen
+					}
+				}
+				top := L.GetTop()
+				L.Push(fn)
+				for i := 1; i <= top; i++ {
+					L.Push(L.Get(i))
+				}
+				L.Call(top, lua.MultRet)
+				return L.GetTop() - top
+			}))
+		}
+	}
+	for _, name := range []string{"concat", "getn", "maxn", "foreach", "foreachi"} {
+		if f := tbl.RawGetString(name); f != lua.LNil {
+			tbl.RawSetString(name, see(f))
+		}
+	}
+}
+
+// lib is the real table of the library global name (behind its proxy).
+func (e *scriptEngine) lib(name string) *lua.LTable {
+	t := e.globals.RawGetString(name).(*lua.LTable)
+	if r, ok := e.real[t]; ok {
+		return r
+	}
+	return t
 }
 
 // cachedScripts is INFO's number_of_cached_scripts.
