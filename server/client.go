@@ -395,7 +395,7 @@ func (s *Server) idleTimedOut(c *Client) bool {
 // its replies (default defaultYieldAfter; 0 turns it off).
 const YieldEnv = "VIGIL_YIELD_US"
 
-const defaultYieldAfter = 5 * time.Microsecond
+const defaultYieldAfter = 1 * time.Microsecond
 
 // yieldAfter: a connection whose batch ran at least this long lets the
 // other runnable connections run their batches before it writes its
@@ -405,15 +405,15 @@ const defaultYieldAfter = 5 * time.Microsecond
 //
 // Why: a reply written to a client that has gone to sleep waiting for it
 // wakes the client, and the kernel charges that wake-up (an IPI, a VM exit
-// on a virtual machine) to the writer's write(2). With slow batches (16
-// EVALSHA, a pipeline of writes to a large keyspace) the client sleeps
-// between two replies, and vigil-server spent 12-13% of its CPU in those
-// wake-ups, against 3-5% for redis-server (perf, README Benchmarks).
-// With SET -P 16 on 1 M random keys an unconditional yield took the
-// server's system time per request from about 1.1 us to 0.8 us (README.md,
-// Replication). Batches that take less than a few microseconds (one GET, a
-// pipeline of GETs) are written at once: the client is still busy with the last
-// reply, and a yield would only add latency.
+// on a virtual machine) to the writer's write(2). Whenever the server is
+// the bottleneck the client sleeps between two replies: under EVALSHA
+// -P 16, vigil-server spent 12-13% of its CPU in those wake-ups, against
+// 3-5% for redis-server (perf). With SET -P 16 on 1 M random keys the yield
+// took the server's system time per request from about 1.1 us to 0.8 us
+// (README.md, Replication); EVALSHA went from 0.7-0.8x redis-server's
+// throughput in some runs to 0.9-1.4x at -P 1 and -P 16, with no loss on
+// the other tests of scripts/bench.sh. Only a batch shorter than
+// yieldAfter (nothing, or next to nothing, to run) is written at once.
 var yieldAfter = func() time.Duration {
 	if v := os.Getenv(YieldEnv); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
@@ -519,7 +519,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	if n := int64(len(c.w.B)) + s.asyncBytes(c); n > c.obufPeak.Load() {
 		c.obufPeak.Store(n)
 	}
-	// A long batch yields before it writes (yieldAfter).
+	// A batch that did work yields before it writes (yieldAfter).
 	long := yieldAfter > 0 && s.realClock && !c.cmdEnd.IsZero() && c.cmdEnd.Sub(now) >= yieldAfter
 	c.cmdEnd, c.batchStart = time.Time{}, time.Time{}
 	if c.replRole.Load() == kindReplica {
