@@ -261,19 +261,13 @@ func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
 	// see calls orig with its first argument seen through a proxy.
 	see := func(orig lua.LValue) *lua.LFunction {
 		return L.NewFunction(func(L *lua.LState) int {
-			top := L.GetTop()
-			L.Push(orig)
-			for i := 1; i <= top; i++ {
-				v := L.Get(i)
-				if t, ok := v.(*lua.LTable); ok && i == 1 {
-					if r, ok := e.real[t]; ok {
-						v = r
-					}
+			var first lua.LValue
+			if t, ok := L.Get(1).(*lua.LTable); ok {
+				if r, ok := e.real[t]; ok {
+					first = r
 				}
-				L.Push(v)
 			}
-			L.Call(top, lua.MultRet)
-			return L.GetTop() - top
+			return forward(L, orig, first)
 		})
 	}
 	// write refuses orig on a protected first argument.
@@ -282,13 +276,7 @@ func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
 			if protected(L.Get(1)) {
 				refuse(L)
 			}
-			top := L.GetTop()
-			L.Push(orig)
-			for i := 1; i <= top; i++ {
-				L.Push(L.Get(i))
-			}
-			L.Call(top, lua.MultRet)
-			return L.GetTop() - top
+			return forward(L, orig, nil)
 		})
 	}
 	next := see(g.RawGetString("next"))
@@ -307,13 +295,7 @@ func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
 			t, ok := L.Get(1).(*lua.LTable)
 			r, isProxy := e.real[t]
 			if !ok || !isProxy {
-				top := L.GetTop()
-				L.Push(orig)
-				for i := 1; i <= top; i++ {
-					L.Push(L.Get(i))
-				}
-				L.Call(top, lua.MultRet)
-				return L.GetTop() - top
+				return forward(L, orig, nil)
 			}
 			L.Push(orig)
 			L.Push(r)
@@ -344,15 +326,11 @@ func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
 		}
 		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			top := L.GetTop()
-			L.Push(orig)
-			for i := 1; i <= top; i++ {
-				L.Push(L.Get(i))
-			}
-			L.Call(top, lua.MultRet)
+			n := forward(L, orig, nil)
 			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok {
 				fn.Env = e.env
 			}
-			return L.GetTop() - top
+			return n
 		}))
 	}
 	getmt := g.RawGetString("getmetatable")
@@ -386,13 +364,7 @@ func (e *scriptEngine) protectLibraries(gm *lua.LTable) {
 						fn = seen
 					}
 				}
-				top := L.GetTop()
-				L.Push(fn)
-				for i := 1; i <= top; i++ {
-					L.Push(L.Get(i))
-				}
-				L.Call(top, lua.MultRet)
-				return L.GetTop() - top
+				return forward(L, fn, nil)
 			}))
 		}
 	}
@@ -486,6 +458,23 @@ func init() {
 			{Name: "load", Arity: 3, Flags: FlagNoScript | FlagStale, ACL: scriptingACL, Handler: cmdScriptLoad},
 		}},
 	)
+}
+
+// forward calls fn with the calling Go function's arguments, the first
+// replaced by first unless it is nil, and returns all fn's results: a
+// wrapper's tail call.
+func forward(L *lua.LState, fn, first lua.LValue) int {
+	top := L.GetTop()
+	L.Push(fn)
+	for i := 1; i <= top; i++ {
+		if i == 1 && first != nil {
+			L.Push(first)
+		} else {
+			L.Push(L.Get(i))
+		}
+	}
+	L.Call(top, lua.MultRet)
+	return L.GetTop() - top
 }
 
 // evalGeneric is evalGenericCommand.
