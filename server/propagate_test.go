@@ -168,6 +168,17 @@ var propagateCases = []struct {
 		cmds: [][]string{{"MULTI"}, {"EVAL", "redis.call('set', 'a', '1'); redis.call('set', 'b', '2')", "0"}, {"SET", "c", "3"}, {"EXEC"},
 			{"EVAL_RO", "return redis.call('get', 'a')", "0"}, {"EVAL", "error('x')", "0"}, {"EVAL", "return redis.pcall('set', 'a')", "0"}},
 		want: [][]string{{"MULTI"}, {"set", "a", "1"}, {"set", "b", "2"}, {"SET", "c", "3"}, {"EXEC"}}},
+	// redis.call's argv lives in arenas the next script reuses
+	// (scripting.go resetArenas): inside MULTI the first script's writes
+	// wait in the unit until EXEC while the second script runs.
+	{name: "scripts inside MULTI keep each command's own arguments",
+		cmds: [][]string{{"MULTI"},
+			{"EVAL", "redis.call('set', KEYS[1], ARGV[1]); redis.call('incrby', KEYS[2], tonumber(ARGV[2]))", "2", "k1", "k2", "value-one", "7"},
+			{"EVAL", "redis.call('set', KEYS[1], ARGV[1]); redis.call('incrby', KEYS[2], tonumber(ARGV[2]))", "2", "k3", "k4", "the-second-value", "1234567"},
+			{"EXEC"},
+			{"EVAL", "redis.call('set', KEYS[1], ARGV[1]); redis.call('incrby', KEYS[2], tonumber(ARGV[2]))", "2", "k5", "k6", "after", "-3"}},
+		want: [][]string{{"MULTI"}, {"set", "k1", "value-one"}, {"incrby", "k2", "7"}, {"set", "k3", "the-second-value"}, {"incrby", "k4", "1234567"}, {"EXEC"},
+			{"MULTI"}, {"set", "k5", "after"}, {"incrby", "k6", "-3"}, {"EXEC"}}},
 }
 
 // TestPropagateGolden runs each golden case on a Vigil test server with a

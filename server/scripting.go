@@ -69,6 +69,38 @@ type scriptEngine struct {
 	chunk      string // the code's chunk name, "" for user_script (functions.go sets user_function)
 	// The tables of the last script's KEYS and ARGV (setArgTable).
 	keysT, argvT *lua.LTable
+	// argArena and byteArena hold the argv of the commands the running
+	// script calls (redisCall), append-only while anything may refer to
+	// them, so that redis.call allocates nothing for its arguments: see
+	// resetArenas.
+	argArena  [][]byte
+	byteArena []byte
+}
+
+// maxKeptArena is the largest arena resetArenas keeps for the next script.
+const maxKeptArena = 64 << 10
+
+// resetArenas lets a script about to run reuse the arenas of the scripts
+// before it. The arguments a command receives are valid only for the
+// batch it runs in (they alias the read buffer: whatever a handler keeps
+// it copies, cmd_string.go), and the only reference to them that outlives
+// the command is its propagation (s.pending) until the unit ends; the
+// propagators serialize at once. So the arenas are reused only when no
+// unit is open (a script inside MULTI leaves its commands in s.pending
+// until EXEC: then they only grow, on fresh arrays once full).
+func (e *scriptEngine) resetArenas(s *Server) {
+	if len(s.pending) != 0 {
+		e.argArena, e.byteArena = e.argArena[len(e.argArena):], e.byteArena[len(e.byteArena):]
+		return
+	}
+	if cap(e.byteArena) > maxKeptArena {
+		e.byteArena = nil
+	}
+	if cap(e.argArena) > maxKeptArena/8 {
+		e.argArena = nil
+	}
+	clear(e.argArena[:cap(e.argArena)]) // no stale slices kept alive
+	e.argArena, e.byteArena = e.argArena[:0], e.byteArena[:0]
 }
 
 // cachedScript is a script of the cache with its sha (the map's key, kept
@@ -555,6 +587,11 @@ func (e *scriptEngine) setArgTable(slot **lua.LTable, name string, vals [][]byte
 		e.globals.RawSetString(name, t)
 	}
 	for i, v := range vals {
+		// The same string as the last script's (a counter's key, a
+		// lock's name) is kept: no new string, no boxing.
+		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(v) {
+			continue
+		}
 		t.RawSetInt(i+1, lua.LString(v))
 	}
 }
@@ -583,6 +620,7 @@ func (e *scriptEngine) run(c *Client, fn *lua.LFunction, params []lua.LValue, na
 	e.allowOOM = fi != nil && fi.flags&fnAllowOOM != 0 || fi == nil && e.evalFlags&fnAllowOOM != 0
 	e.fake.db = c.db
 	e.fake.aclUser, e.fake.user = c.aclUser, c.user
+	e.resetArenas(s)
 	L := e.L
 	L.Push(fn)
 	for _, p := range params {
@@ -856,16 +894,23 @@ func luaNumber(f float64) string {
 	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
-// luaArg converts redis.call's arguments: strings and numbers only.
-func luaArg(v lua.LValue) ([]byte, bool) {
+// luaArg converts one of redis.call's arguments, strings and numbers
+// only, appending its bytes to the engine's byte arena; the slice returned
+// is capped at its length, so appending to it never writes into the
+// arguments after it.
+func (e *scriptEngine) luaArg(v lua.LValue) ([]byte, bool) {
+	off := len(e.byteArena)
 	switch x := v.(type) {
 	case lua.LString:
-		return []byte(string(x)), true
+		e.byteArena = append(e.byteArena, x...)
 	case lua.LNumber:
 		// 7.0 formats a number argument with "%.17g" (luaRedisGenericCommand).
-		return strconv.AppendFloat(nil, float64(x), 'g', 17, 64), true
+		e.byteArena = strconv.AppendFloat(e.byteArena, float64(x), 'g', 17, 64)
+	default:
+		return nil, false
 	}
-	return nil, false
+	end := len(e.byteArena)
+	return e.byteArena[off:end:end], true
 }
 
 // redisCall is luaRedisGenericCommand + scriptCall: the checks Redis makes
@@ -888,14 +933,17 @@ func (e *scriptEngine) redisCall(s *Server, L *lua.LState, raise bool) int {
 	if n == 0 {
 		return fail("ERR Please specify at least one argument for this redis lib call")
 	}
-	args := make([][]byte, n)
+	// The argv lives in the engine's arenas (resetArenas): propagation
+	// keeps it until the script's unit ends.
+	base := len(e.argArena)
 	for i := 1; i <= n; i++ {
-		a, ok := luaArg(L.Get(i))
+		a, ok := e.luaArg(L.Get(i))
 		if !ok {
 			return fail("ERR Lua redis lib command arguments must be strings or integers")
 		}
-		args[i-1] = a
+		e.argArena = append(e.argArena, a)
 	}
+	args := e.argArena[base:len(e.argArena):len(e.argArena)]
 	cmd := s.lookup(args[0])
 	if cmd != nil && cmd.subMap != nil && (len(args) >= 2 || cmd.Handler == nil) {
 		if len(args) < 2 {
