@@ -89,6 +89,17 @@ bench-failover-vigil runs="5":
     go build -o "$bindir/vigil-server" ./cmd/vigil-server
     VIGIL_DATA_SERVER_BIN="$bindir/vigil-server" VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
 
+# Failover time of whole stacks in one run: vigil-sentinel failing over
+# vigil-server fleets against redis-sentinel failing over redis-server fleets
+# (the order alternating), `runs` SIGKILLs of the master each.
+bench-failover-stacks runs="5":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bindir="$(mktemp -d)"
+    trap 'rm -rf "$bindir"' EXIT
+    go build -o "$bindir/vigil-server" ./cmd/vigil-server
+    VIGIL_DATA_SERVER_BIN="$bindir/vigil-server" VIGIL_BENCH_REF_DATA_SERVER_BIN="$(command -v redis-server)" VIGIL_BENCH=1 VIGIL_BENCH_RUNS={{runs}} go test -count=1 -timeout 30m ./integration/sentinel/ -v -ginkgo.label-filter=bench
+
 # BGSAVE without stopping the world: vigil-server and redis-server with
 # `keys` keys each, GET/SET p50/p99 and throughput without and during a
 # BGSAVE, the BGSAVE durations and vigil's RSS growth, side by side.

@@ -3,6 +3,7 @@ package sentinel
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/vigil-kv/vigil/integration"
 )
 
 // Spec 7: failover time of the sentinel under test against redis-sentinel,
@@ -17,16 +20,27 @@ import (
 // replicas, three sentinels of one kind (down-after-milliseconds 1000), a
 // go-redis FailoverClient writing every 10 ms; SIGKILL of the master; the
 // unavailability is the time from the SIGKILL to the completion of the first
-// successful write that started after the master had exited. Only with
-// VIGIL_BENCH=1 (`just bench-failover`); nothing is asserted on the numbers.
+// successful write that started after the master had exited. The data
+// servers are the suite's, or for the redis-sentinel runs the ones
+// VIGIL_BENCH_REF_DATA_SERVER_BIN names (`just bench-failover-stacks`). Only
+// with VIGIL_BENCH=1 (`just bench-failover`); nothing is asserted on the
+// numbers.
 var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("bench", "interop", "failover", "slow"), func() {
+	// data is the data server the kind's runs fail over: the suite's,
+	// or for redis-sentinel the one BenchRefDataEnv names.
 	type kind struct {
 		name string
 		bin  func() string
+		data func() string
 	}
 	kinds := []kind{
-		{"sentinel under test", func() string { return SentinelBin }},
-		{"redis-sentinel", func() string { return RedisSentinelBin }},
+		{"sentinel under test", func() string { return SentinelBin }, func() string { return DataBin }},
+		{"redis-sentinel", func() string { return RedisSentinelBin }, func() string {
+			if b := os.Getenv(BenchRefDataEnv); b != "" {
+				return b
+			}
+			return DataBin
+		}},
 	}
 	type sample struct{ down, switched time.Duration }
 	results := map[string][]sample{}
@@ -37,6 +51,10 @@ var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("b
 		}
 		RequireSentinel()
 		RequireRedisSentinel()
+		if b := os.Getenv(BenchRefDataEnv); b != "" {
+			_, err := os.Stat(b)
+			Expect(err).NotTo(HaveOccurred(), BenchRefDataEnv)
+		}
 	})
 
 	runs := 5
@@ -50,9 +68,13 @@ var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("b
 		}
 		for _, k := range order {
 			It(fmt.Sprintf("run %d: %s", i, k.name), func() {
+				// The specs of this container run one after the other:
+				// the data server binary is switched for this run only.
+				integration.ServerBin = k.data()
+				DeferCleanup(func() { integration.ServerBin = DataBin })
 				down, switched := measureFailover(k.bin())
 				results[k.name] = append(results[k.name], sample{down, switched})
-				AddReportEntry(fmt.Sprintf("%s (%s) run %d", k.name, KindOf(k.bin()), i),
+				AddReportEntry(fmt.Sprintf("%s (%s over %s) run %d", k.name, KindOf(k.bin()), filepath.Base(k.data()), i),
 					fmt.Sprintf("unavailable %v (first +switch-master after %v)", down.Round(time.Millisecond), switched.Round(time.Millisecond)))
 			})
 		}
@@ -73,8 +95,8 @@ var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("b
 				switches = append(switches, x.switched)
 			}
 			med[k.name] = sample{median(downs), median(switches)}
-			fmt.Fprintf(&b, "%-20s %-15s median unavailability %v (runs: %v), median time to +switch-master %v\n",
-				k.name, KindOf(k.bin()), med[k.name].down.Round(time.Millisecond), rounded(downs), med[k.name].switched.Round(time.Millisecond))
+			fmt.Fprintf(&b, "%-20s %-15s over %-13s median unavailability %v (runs: %v), median time to +switch-master %v\n",
+				k.name, KindOf(k.bin()), filepath.Base(k.data()), med[k.name].down.Round(time.Millisecond), rounded(downs), med[k.name].switched.Round(time.Millisecond))
 		}
 		a, r := med[kinds[0].name].down, med[kinds[1].name].down
 		fmt.Fprintf(&b, "ratio under-test/redis: %.2f", float64(a)/float64(r))

@@ -11,13 +11,18 @@
 //	                       build). VIGIL_SENTINEL_BIN=/usr/bin/redis-sentinel
 //	                       checks the specs themselves.
 //	VIGIL_DATA_SERVER_BIN  the data server (master and replicas); default
-//	                       /usr/bin/redis-server, since vigil-server does not
-//	                       replicate yet. Specs skip when it is absent.
+//	                       /usr/bin/redis-server (CI runs the suite again
+//	                       over vigil-server). Specs skip when it is absent.
 //	REDIS_SENTINEL_BIN     the reference sentinel for the mixed-quorum specs
 //	                       and the benchmark; default redis-sentinel on PATH.
 //	VIGIL_BENCH=1          enables the failover-time benchmark (label "bench",
 //	                       `just bench-failover`); VIGIL_BENCH_RUNS sets the
 //	                       number of runs per sentinel kind (default 5).
+//	VIGIL_BENCH_REF_DATA_SERVER_BIN  the data server of the benchmark's
+//	                       redis-sentinel runs (default: the suite's), so
+//	                       that one run compares whole stacks (`just
+//	                       bench-failover-stacks`: vigil-sentinel over
+//	                       vigil-server, redis-sentinel over redis-server).
 //
 // Every spec starts fresh processes on free loopback ports, registers every
 // stop with DeferCleanup and waits with Eventually and explicit timeouts;

@@ -31,6 +31,11 @@ const (
 	RedisSentinelBinEnv = "REDIS_SENTINEL_BIN"
 	BenchEnv            = "VIGIL_BENCH"
 	BenchRunsEnv        = "VIGIL_BENCH_RUNS"
+	// BenchRefDataEnv, when set, is the data server the failover
+	// benchmark's redis-sentinel runs fail over (the sentinel under test
+	// keeps the suite's), so that one run compares whole stacks:
+	// vigil-sentinel + vigil-server against redis-sentinel + redis-server.
+	BenchRefDataEnv = "VIGIL_BENCH_REF_DATA_SERVER_BIN"
 )
 
 // Set by the suite before any spec runs.
