@@ -19,7 +19,7 @@ func TestFunctionBusyKill(t *testing.T) {
 		}
 	})
 	a, b := l.dial(t), l.dial(t)
-	if got := a.do("FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function(keys, args) local i = 0\nwhile true do i = i + 1 end end)"); got != `"spin"` {
+	if got := a.do("FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function(keys, args)\nlocal i = 0 while true do i = i + 1 end end)"); got != `"spin"` {
 		t.Fatalf("FUNCTION LOAD: %s", got)
 	}
 	if got := b.do("PING"); got != "+PONG" {

@@ -42,7 +42,10 @@ func TestBusyScriptKill(t *testing.T) {
 	if got := b.read(); got != "+PONG" {
 		t.Fatal(got)
 	}
-	body := "local i = 0\nwhile true do i = i + 1 end"
+	// Every instruction on line 2: the busy state is published just
+	// before the script runs, so on a starved machine SCRIPT KILL can
+	// land before its first instruction, which then reports the kill.
+	body := "\nlocal i = 0 while true do i = i + 1 end"
 	a.send("EVAL", body, "0")
 	waitBusy(t, l.s)
 	l.clk.Advance(5 * time.Second) // busy-reply-threshold 5000 ms
