@@ -1314,10 +1314,10 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 				if !ok {
 					return
 				}
+				// Unlike the first source's, a NaN product (0 * inf)
+				// is not made 0 here, as in zunionInterDiffGenericCommand:
+				// MIN and MAX then keep the score, SUM makes it 0.
 				v *= src[k].weight
-				if math.IsNaN(v) {
-					v = 0
-				}
 				aggregate(&score, v, agg)
 			}
 			if cardOnly {
