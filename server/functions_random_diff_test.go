@@ -96,7 +96,7 @@ func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
 	restored, called := 0, 0
 	// 800 steps, longer for a seed whose stream has called too few
 	// existing functions by then (the same first 800 steps either way).
-	for i := 0; i < 800 || called < 100 && i < 4000; i++ {
+	for i := 0; i < 800 || (called < 100 && i < 4000); i++ {
 		lib := libs[rng.IntN(len(libs))]
 		switch r := rng.IntN(20); {
 		case r < 4:

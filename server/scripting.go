@@ -99,7 +99,11 @@ func (e *scriptEngine) resetArenas(s *Server) {
 	if cap(e.argArena) > maxKeptArena/8 {
 		e.argArena = nil
 	}
-	clear(e.argArena[:cap(e.argArena)]) // no stale slices kept alive
+	// No stale slices kept alive: only [0, len) was ever written since
+	// the last reset (the MULTI path above starts past it, on entries
+	// never written), so clearing the length is enough, and a script
+	// pays for what the previous one used, not for the arena's capacity.
+	clear(e.argArena)
 	e.argArena, e.byteArena = e.argArena[:0], e.byteArena[:0]
 }
 
