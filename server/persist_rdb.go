@@ -678,6 +678,10 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 					return ErrLoadAborted
 				}
 				now = s.clock.Now().UnixMilli()
+				// Read again at each yield: Redis reads key-load-delay
+				// per key, so a CONFIG SET during the load applies at
+				// once.
+				delay = s.keyLoadDelay()
 			}
 		}
 		if rec.ExpireAt != 0 && rec.ExpireAt < now && !aofPreamble {
