@@ -476,6 +476,13 @@ func (d *Dict) rangeEntries(fn func(de *dictEntry) bool) {
 	defer func() { d.pauseRehash-- }()
 	for t := 0; t < 2; t++ {
 		tbl := d.ht[t]
+		if t == 0 && d.IsRehashing() {
+			// Buckets below rehashIdx are empty: skipping them visits
+			// the same entries in the same order, and keeps a walk
+			// that stops early (Size's samples) O(samples) instead of
+			// O(rehashIdx).
+			tbl = tbl[d.rehashIdx:]
+		}
 		for i := range tbl {
 			for de := tbl[i]; de != nil; {
 				next := de.next

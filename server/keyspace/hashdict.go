@@ -213,7 +213,11 @@ func (d *fieldDict) remove(key []byte) bool {
 // then ht[1]'s; each chain from its head) until fn returns false.
 func (d *fieldDict) rangeEntries(fn func(de *fieldEntry) bool) {
 	for t := 0; t < 2; t++ {
-		for _, de := range d.ht[t] {
+		tbl := d.ht[t]
+		if t == 0 && d.isRehashing() {
+			tbl = tbl[d.rehashIdx:] // buckets below are empty (see Dict.rangeEntries)
+		}
+		for _, de := range tbl {
 			for ; de != nil; de = de.next {
 				if !fn(de) {
 					return
