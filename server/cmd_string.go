@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 
 	"github.com/vigil-kv/vigil/configs"
@@ -577,14 +578,25 @@ func cmdSetRange(c *Client, args [][]byte) {
 		return
 	}
 	size := max(int64(len(old)), offset+int64(len(val)))
-	nv := make([]byte, size)
-	copy(nv, old)
-	copy(nv[offset:], val)
 	if e == nil {
+		nv := make([]byte, size)
+		copy(nv[offset:], val)
 		c.db0().Set(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
-		c.db0().SetKeepTTL(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
+		// In place, as setrangeCommand's sdsgrowzero + memcpy: O(len(val))
+		// unless the string grows past its capacity (amortised by
+		// append's growth), not a copy of the whole value per write.
+		// Mutable copies it first if a running snapshot holds it.
+		s := c.db0().Mutable(key, e).(*keyspace.String)
+		nv := s.Bytes()
+		if n := len(nv); int64(n) < size {
+			nv = slices.Grow(nv, int(size)-n)[:size]
+			clear(nv[n:])
+		}
+		copy(nv[offset:], val)
+		s.Set(nv, keyspace.StringRaw)
+		e.ClearArgvExec()
 	}
 	c.srv.ks.Dirty++
 	c.touch(key)
