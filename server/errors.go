@@ -2,8 +2,10 @@ package server
 
 import "github.com/vigil-kv/vigil/internal/redistext"
 
-// Redis 7.0 error replies, in one place (design.md: one source of truth).
-// Each is the text after the leading '-'.
+// Redis 7.0 error replies, in one place (docs/architecture.md, "Errors: one
+// source of truth"). Each is the text after the leading '-'. The texts
+// vigil-sentinel answers too are internal/redistext's, re-exported here;
+// errors_admin.go, errors_data.go and errors_hash.go hold those of one area.
 const (
 	ErrSyntax          = redistext.ErrSyntax
 	ErrNotInteger      = redistext.ErrNotInteger

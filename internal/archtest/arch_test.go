@@ -193,7 +193,8 @@ type rule struct {
 	allow func(g *graph, from, to string) bool
 }
 
-// rules is the dependency rule of shared/design.md, one row per rule.
+// rules is the dependency rule of docs/architecture.md, one row per rule;
+// that page lists them and must change with this table.
 var rules = []rule{
 	{
 		name:   "the sentinel core imports internal/redisutil and the standard library only",
@@ -316,7 +317,7 @@ func TestDependencyRule(t *testing.T) {
 }
 
 // TestOneACL: both binaries check permissions with the one ACL of
-// internal/acl (shared/design.md), not an ACL of their own.
+// internal/acl (docs/architecture.md), not an ACL of their own.
 func TestOneACL(t *testing.T) {
 	g := load(t)
 	for _, from := range []string{"server", "sentinel/daemon"} {

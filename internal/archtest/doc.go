@@ -1,7 +1,9 @@
 // Package archtest holds no code, only a test that enforces the dependency
-// rule of the design (shared/design.md): leaves import the standard library
-// only, nothing imports cmd or integration, client imports no server-side
-// package, and every package directory has a doc.go.
+// rule of docs/architecture.md ("The dependency rule", "The architecture
+// test"): the leaves import the standard library and internal/redisutil only,
+// nothing imports cmd or integration, client imports no server-side package,
+// replication and sentinel/daemon never import server, both binaries share
+// internal/acl, and every package directory has a doc.go.
 //
 // Its test runs `go list` from the module root; it imports the standard
 // library only.
