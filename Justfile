@@ -114,10 +114,10 @@ bench-mem n="1000000" datasets="":
     VIGIL_BENCH=1 VIGIL_BENCH_N={{n}} VIGIL_BENCH_DATASETS={{datasets}} go test -count=1 -timeout 30m ./integration/benchmem/ -v -run TestBenchMem
 
 # Replication: full sync of `keys` keys (vigil vs redis-server, same run),
-# What one write costs in a key of 1 k, 100 k and 1 M elements, per type
+# What one write costs in a key of 100, 1 k, 100 k and 1 M elements, per type
 # (string, list, hash, set, zset), vigil-server against redis-server in the
 # same run (integration/benchscale/doc.go): `just bench-scale 1000,100000 3`.
-bench-scale sizes="1000,100000,1000000" rounds="3" pairs="100000":
+bench-scale sizes="100,1000,100000,1000000" rounds="3" pairs="100000":
     VIGIL_BENCH=1 VIGIL_BENCH_SIZES={{sizes}} VIGIL_BENCH_ROUNDS={{rounds}} VIGIL_BENCH_PAIRS={{pairs}} go test -count=1 -timeout 60m ./integration/benchscale/ -v -run TestBenchScale
 
 # SET throughput at redis-benchmark -P 16 with two replicas attached vs

@@ -155,7 +155,7 @@ func TestBenchScale(t *testing.T) {
 		}
 	}
 	if len(sizes) == 0 {
-		sizes = []int{1_000, 100_000, 1_000_000}
+		sizes = []int{100, 1_000, 100_000, 1_000_000}
 	}
 	types := os.Getenv("VIGIL_BENCH_TYPES")
 	pairs := benchutil.EnvInt("VIGIL_BENCH_PAIRS", 100_000)

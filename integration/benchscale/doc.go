@@ -17,7 +17,7 @@
 // faster).
 //
 //	VIGIL_BENCH=1          required (the benchmark is long)
-//	VIGIL_BENCH_SIZES      comma-separated sizes (default 1000,100000,1000000)
+//	VIGIL_BENCH_SIZES      comma-separated sizes (default 100,1000,100000,1000000: 100 is below the compact encodings' limits)
 //	VIGIL_BENCH_TYPES      comma-separated subset of string,list,hash,set,zset
 //	VIGIL_BENCH_PAIRS      write pairs per round (default 100000)
 //	VIGIL_BENCH_ROUNDS     rounds (default 3)

@@ -37,8 +37,9 @@ func (ks *Keyspace) Check() error {
 //     hash-max-listpack-value bytes (the compact encodings convert one
 //     way, so the general ones may be small);
 //   - the internal counts agree: a sorted set's member map and skiplist
-//     (order, spans, backward links, tail), a hash's or set's size and
-//     its elements, a list's length and its elements.
+//     (order, spans, backward links, tail) and its listpack bytes, a
+//     hash's or set's size and its elements, a list's length and its
+//     elements.
 //
 // The thresholds are those of ks.Encodings now: after a CONFIG SET that
 // lowers one, older values may legitimately exceed it.
@@ -170,6 +171,7 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 	}
 	// Level 0: order, backward links, the map, the tail.
 	var prev *zslNode
+	var lpBytes uint64
 	n := 0
 	for x := l.header.level[0].forward; x != nil; x = x.level[0].forward {
 		n++
@@ -191,10 +193,14 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 		if z.listpack && len(x.member) > cfg.ZSetMaxListpackValue {
 			return fmt.Errorf("listpack member of %d bytes, zset-max-listpack-value is %d", len(x.member), cfg.ZSetMaxListpackValue)
 		}
+		lpBytes += zlpElemSize(x.member, x.score)
 		prev = x
 	}
 	if n != l.length || l.tail != prev {
 		return fmt.Errorf("skiplist walks %d nodes (length %d) or the tail is wrong", n, l.length)
+	}
+	if z.listpack && z.lpBytes != lpBytes {
+		return fmt.Errorf("listpack bytes kept as %d, the elements make %d", z.lpBytes, lpBytes)
 	}
 	// Spans: at every level, the ranks they add up to are level 0's.
 	rank := map[*zslNode]int{}

@@ -18,6 +18,10 @@ type ZSet struct {
 	dict     zindex
 	zsl      zskiplist
 	listpack bool
+	// lpBytes, while listpack: the bytes of the listpack's entries
+	// (zlpElemSize of every element), kept as elements come and go so that
+	// Size, which the memory accounting takes after every write, is O(1).
+	lpBytes uint64
 	// scanOrder is the members in ZSCAN's (hash) order, built by Scan
 	// and dropped by any membership change, so that an iteration with no
 	// writes in between costs O(log n + count) per call.
@@ -99,10 +103,12 @@ func (z *ZSet) ConvertToListpackIfNeeded(cfg EncodingConfig) {
 		}
 	}
 	z.listpack = true
+	z.lpBytes = 0
 	for n := z.zsl.header.level[0].forward; n != nil; n = n.level[0].forward {
 		if n.score == 0 {
 			n.score = 0 // -0 becomes the integer 0 (zzlInsertAt)
 		}
+		z.lpBytes += zlpElemSize(n.member, n.score)
 	}
 }
 
@@ -126,12 +132,18 @@ func (z *ZSet) Set(member string, score float64) bool {
 	}
 	if n := z.dict.getS(member); n != nil {
 		if n.score != score {
+			if z.listpack {
+				z.lpBytes += zlpElemSize(member, score) - zlpElemSize(member, n.score)
+			}
 			z.zsl.delete(n.score, member)
 			z.dict.del(n)
 			z.dict.add(z.zsl.insert(score, n.member))
 			z.scanOrder = nil
 		}
 		return false
+	}
+	if z.listpack {
+		z.lpBytes += zlpElemSize(member, score)
 	}
 	z.dict.add(z.zsl.insert(score, member))
 	z.scanOrder = nil
@@ -143,6 +155,9 @@ func (z *ZSet) Remove(member []byte) bool {
 	n := z.dict.getB(member)
 	if n == nil {
 		return false
+	}
+	if z.listpack {
+		z.lpBytes -= zlpElemSize(n.member, n.score)
 	}
 	z.zsl.delete(n.score, n.member)
 	z.dict.del(n)
@@ -563,17 +578,7 @@ func (z *ZSet) Dup() Value {
 // levels in Redis, so they are estimated with the expected level).
 func (z *ZSet) Size(samples int) uint64 {
 	if z.listpack {
-		n := uint64(7) // header + end
-		z.ForEach(func(m string, s float64) bool {
-			n += zlpEntrySize(m)
-			if s >= -math.MaxInt64/2 && s <= math.MaxInt64/2 && s == math.Trunc(s) {
-				n += zlpEntrySize(strconv.FormatInt(int64(s), 10)) // double2ll
-			} else {
-				n += zlpEntrySize(D2String(s))
-			}
-			return true
-		})
-		return RobjSize + JemallocSize(n)
+		return RobjSize + JemallocSize(7+z.lpBytes) // header + entries + end
 	}
 	const zsetStruct, zslStruct, dictStruct = 16, 32, 56
 	slots := uint64(0)
@@ -598,36 +603,55 @@ func (z *ZSet) Size(samples int) uint64 {
 	return asize + uint64(float64(elesize)/float64(cnt)*float64(z.zsl.length))
 }
 
+// zlpElemSize is the bytes of one element's two listpack entries: the
+// member, and the score as zzlInsertAt stores it (an integer when
+// double2ll takes it, else D2String's text).
+func zlpElemSize(member string, score float64) uint64 {
+	n := zlpEntrySize(member)
+	if score >= -math.MaxInt64/2 && score <= math.MaxInt64/2 && score == math.Trunc(score) {
+		return n + zlpBacklen(zlpIntSize(int64(score)))
+	}
+	return n + zlpEntrySize(D2String(score))
+}
+
 // zlpEntrySize is the bytes of one listpack entry holding s (lpInsert:
 // integers in their smallest encoding, else a string, plus the backlen).
 func zlpEntrySize(s string) uint64 {
-	var l uint64
-	if v, ok := string2ll([]byte(s)); ok {
-		switch {
-		case v >= 0 && v <= 127:
-			l = 1
-		case v >= -4096 && v <= 4095:
-			l = 2
-		case v >= math.MinInt16 && v <= math.MaxInt16:
-			l = 3
-		case v >= -1<<23 && v < 1<<23:
-			l = 4
-		case v >= math.MinInt32 && v <= math.MaxInt32:
-			l = 5
-		default:
-			l = 9
-		}
-	} else {
-		n := uint64(len(s))
-		switch {
-		case n < 64:
-			l = 1 + n
-		case n < 4096:
-			l = 2 + n
-		default:
-			l = 5 + n
-		}
+	if v, ok := string2llString(s); ok {
+		return zlpBacklen(zlpIntSize(v))
 	}
+	var l uint64
+	n := uint64(len(s))
+	switch {
+	case n < 64:
+		l = 1 + n
+	case n < 4096:
+		l = 2 + n
+	default:
+		l = 5 + n
+	}
+	return zlpBacklen(l)
+}
+
+// zlpIntSize is the bytes of the encoding of the integer v in a listpack.
+func zlpIntSize(v int64) uint64 {
+	switch {
+	case v >= 0 && v <= 127:
+		return 1
+	case v >= -4096 && v <= 4095:
+		return 2
+	case v >= math.MinInt16 && v <= math.MaxInt16:
+		return 3
+	case v >= -1<<23 && v < 1<<23:
+		return 4
+	case v >= math.MinInt32 && v <= math.MaxInt32:
+		return 5
+	}
+	return 9
+}
+
+// zlpBacklen is an entry of l encoded bytes with its backlen.
+func zlpBacklen(l uint64) uint64 {
 	switch {
 	case l <= 127:
 		return l + 1
