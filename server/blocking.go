@@ -513,6 +513,11 @@ func (s *Server) parkBlocked(c *Client) bool {
 	c.w.B = nil
 	c.pushSpans = c.pushSpans[:0] // offsets into pending, settled already
 	s.aofBeforeReply()            // persistence: the AOF is written before the replies (persist_aof.go)
+	// A WAIT that just blocked asked for acknowledgements: the GETACK goes
+	// out now, after the writes it waits for, as beforeSleep's
+	// replicationRequestAckFromSlaves does before the event loop sleeps,
+	// not at the next replication cron tick (up to 100 ms later).
+	s.sendGetAck()
 	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.mu.Unlock()
 	ok := true
