@@ -49,6 +49,7 @@ type Server struct {
 	pubsub   pubsub               // guarded by mu
 	pause    pauseState           // guarded by mu
 	blocking blockingState        // guarded by mu (blocking.go)
+	idleGC   idleGC               // guarded by mu, except the atomic inside (idlegc.go)
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
 	props    []Propagator         // guarded by mu: consumers of the write path (propagate.go)
 	pending  []Op                 // guarded by mu: the current execution unit's operations
@@ -440,7 +441,8 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.replCron() // repl: replicationCron, once a second
 		// evict.go: an eviction stopped at its time limit goes on.
 		s.evictCron()
-		s.obufCron() // clientsCron's output buffer limits (obuf.go)
+		s.obufCron()   // clientsCron's output buffer limits (obuf.go)
+		s.idleGCCron() // a write burst's garbage goes back once idle (idlegc.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

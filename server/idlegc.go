@@ -1,0 +1,96 @@
+package server
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+	"time"
+)
+
+// # Returning a write burst's garbage when the server goes idle
+//
+// Go collects its heap as allocation goes on (GOGC, default 100: the next
+// collection when the heap has grown by as much as was live after the
+// last one), and nothing else runs one but the runtime's forced collection
+// every two minutes; the background scavenger returns free pages only down
+// to about the next collection's goal. So after a burst of writes that
+// stops (a `redis-cli --pipe` load, a full sync, a migration), or a
+// FLUSHALL or DEL of big values, up to a live heap's worth of garbage stays
+// resident while the server idles: after a 1 M-key load and a FLUSHALL,
+// vigil-server kept 166 MB of RSS for minutes, where Redis's RSS is what
+// its allocator holds for live data. Redis users read RSS whenever they
+// like (INFO's used_memory_rss, their container's memory).
+//
+// So once the server has run no command for idleGCAfter, and what a
+// collection and a scavenge may give back is at least max(idleGCMinGarbage,
+// an eighth of the live heap) — what the heap allocated and the keyspace
+// freed (its used_memory figure) since the last collection, plus the free
+// pages still resident — the cron starts a collection and returns the
+// freed pages to the OS, off the lock (debug.FreeOSMemory, as MEMORY
+// PURGE). It runs at most once per idle period, and only after a burst:
+// the collection resets the counts. It costs nothing while commands flow, so it does not
+// trade throughput or latency under load for RSS. No memory limit is set
+// (GOMEMLIMIT is honoured when given), and GOGC stays at Go's default.
+
+const (
+	// idleGCAfter is how long the server must have run no command.
+	idleGCAfter = time.Second
+	// idleGCMinGarbage is the least garbage worth a collection of its own.
+	idleGCMinGarbage = 16 << 20
+)
+
+// idleGC is the cron's state for it; guarded by mu except running.
+type idleGC struct {
+	lastCommands int64     // stats.commands at the last look
+	lastActive   time.Time // when stats.commands last changed
+	cycles       uint64    // completed GC cycles at the last look
+	allocsAtGC   uint64    // cumulative heap allocation when cycles last changed
+	usedAtGC     uint64    // the keyspace's memory then
+	collected    bool      // a collection was started in this idle period
+	samples      []metrics.Sample
+	running      atomic.Bool
+}
+
+// idleGCDue is the decision: idle long enough, and enough allocated or
+// freed since the last collection, or free and resident, against the live
+// heap it found.
+func idleGCDue(idle time.Duration, allocated, freed, free, live uint64) bool {
+	return idle >= idleGCAfter && allocated+freed+free >= max(idleGCMinGarbage, live/8)
+}
+
+// idleGCCron runs from the cron (lock held).
+func (s *Server) idleGCCron() {
+	g := &s.idleGC
+	if g.samples == nil {
+		g.samples = []metrics.Sample{
+			{Name: "/gc/cycles/total:gc-cycles"},
+			{Name: "/gc/heap/allocs:bytes"},
+			{Name: "/gc/heap/live:bytes"},
+			{Name: "/memory/classes/heap/free:bytes"},
+		}
+	}
+	metrics.Read(g.samples)
+	cycles, allocs, live := g.samples[0].Value.Uint64(), g.samples[1].Value.Uint64(), g.samples[2].Value.Uint64()
+	if cycles != g.cycles {
+		g.cycles, g.allocsAtGC, g.usedAtGC = cycles, allocs, s.ks.Memory()
+	}
+	now := s.clock.Now()
+	if s.stats.commands != g.lastCommands || g.lastActive.IsZero() {
+		g.lastCommands, g.lastActive, g.collected = s.stats.commands, now, false
+		return
+	}
+	if g.collected || g.running.Load() {
+		return
+	}
+	used := s.ks.Memory()
+	free := g.samples[3].Value.Uint64()
+	if !idleGCDue(now.Sub(g.lastActive), allocs-g.allocsAtGC, g.usedAtGC-min(used, g.usedAtGC), free, live) {
+		return
+	}
+	g.collected = true
+	g.running.Store(true)
+	go func() {
+		defer g.running.Store(false)
+		debug.FreeOSMemory()
+	}()
+}

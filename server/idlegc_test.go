@@ -1,0 +1,32 @@
+package server
+
+import (
+	"testing"
+	"time"
+)
+
+// TestIdleGCDue: a collection and scavenge are due only once the server
+// has idled for idleGCAfter and what the heap allocated and the keyspace
+// freed since the last collection, plus the free resident pages, is at
+// least max(idleGCMinGarbage, an eighth of the live heap).
+func TestIdleGCDue(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		idle                         time.Duration
+		allocated, freed, free, live uint64
+		want                         bool
+	}{
+		{idleGCAfter, 16 * mb, 0, 0, 8 * mb, true},
+		{idleGCAfter - time.Millisecond, 1 << 30, 1 << 30, 1 << 30, 0, false}, // still busy
+		{time.Hour, 16*mb - 1, 0, 0, 8 * mb, false},                            // too little to bother
+		{idleGCAfter, 49 * mb, 0, 0, 400 * mb, false},                          // below an eighth of the live heap
+		{idleGCAfter, 50 * mb, 0, 0, 400 * mb, true},
+		{idleGCAfter, 0, 50 * mb, 0, 400 * mb, true}, // a FLUSHALL allocates nothing
+		{idleGCAfter, 0, 0, 50 * mb, 400 * mb, true}, // free pages the scavenger keeps
+		{idleGCAfter, 20 * mb, 15 * mb, 15 * mb, 400 * mb, true},
+	} {
+		if got := idleGCDue(tc.idle, tc.allocated, tc.freed, tc.free, tc.live); got != tc.want {
+			t.Errorf("idleGCDue(%v, %d, %d, %d, %d) = %v, want %v", tc.idle, tc.allocated, tc.freed, tc.free, tc.live, got, tc.want)
+		}
+	}
+}
