@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 func newTestClient(t *testing.T, opt Options) *Client {
@@ -29,13 +31,7 @@ func newTestClient(t *testing.T, opt Options) *Client {
 // not a timing assertion) passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(t, 20*time.Second, what, cond)
 }
 
 // A sentinel that accepts connections but never answers must not delay

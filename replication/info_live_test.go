@@ -2,14 +2,12 @@ package replication
 
 import (
 	"bufio"
-	"net"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestInfoAgainstLiveRedis (interop) renders the replication section for
@@ -18,28 +16,7 @@ import (
 // replication byte for byte. Only the random replid is taken from the live
 // reply. It uses a unix socket, no TCP port.
 func TestInfoAgainstLiveRedis(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (apt-get install -y redis-server redis-tools)")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "r.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var c net.Conn
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err = net.Dial("unix", sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not start: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := testutil.StartRedis(t, testutil.RedisOptions{}).Dial(t)
 	br := bufio.NewReader(c)
 	do := func(args ...string) string {
 		c.SetDeadline(time.Now().Add(10 * time.Second))

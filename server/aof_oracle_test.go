@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/testutil"
 	"github.com/vigil-kv/vigil/server/aof"
 )
 
@@ -31,42 +31,14 @@ type aofOracle struct {
 // startRedis) and the oracle.
 func startRedisAOF(t *testing.T) (func(proto int) (net.Conn, *bufio.Reader), *aofOracle) {
 	t.Helper()
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "r.sock")
-	cmd := exec.Command(redisServerBin, "--port", "0", "--unixsocket", sock, "--save", "",
-		"--appendonly", "yes", "--appendfsync", "always", "--auto-aof-rewrite-percentage", "0",
-		"--enable-debug-command", "yes", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	dial := func(proto int) (net.Conn, *bufio.Reader) {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			c, err := net.Dial("unix", sock)
-			if err == nil {
-				t.Cleanup(func() { c.Close() })
-				br := bufio.NewReader(c)
-				if proto == 3 {
-					rawDo(t, c, br, "HELLO", "3")
-				}
-				return c, br
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("redis-server did not start: %v", err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	r := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--appendonly", "yes", "--appendfsync", "always",
+		"--auto-aof-rewrite-percentage", "0", "--enable-debug-command", "yes"}})
+	dial := redisDialer(t, r)
 	c, br := dial(2)
 	if got := rawDo(t, c, br, "DEBUG", "SET-ACTIVE-EXPIRE", "0"); got != "+OK\r\n" {
 		t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 0: %q", got)
 	}
-	return dial, &aofOracle{dir: dir}
+	return dial, &aofOracle{dir: r.Dir}
 }
 
 // incr returns the whole incremental AOF file.

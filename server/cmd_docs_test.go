@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -257,45 +256,6 @@ func TestCommandTableMatchesRedis(t *testing.T) {
 			if got := ts.doProto(c, proto, "COMMAND", "INFO", cmd.fullName); got != string(w.B) {
 				t.Errorf("COMMAND INFO %s (RESP%d):\n got %s\nwant %s", cmd.fullName, proto, renderValue(parseReply(t, got)), renderValue(parseReply(t, string(w.B))))
 			}
-		}
-	}
-}
-
-// startRedis starts redis-server on a unix socket and returns a dialer, or
-// skips the test when it is not installed.
-func startRedis(t *testing.T) func(proto int) (net.Conn, *bufio.Reader) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
-	dir, err := os.MkdirTemp("", "vigil-docs-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "r.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return func(proto int) (net.Conn, *bufio.Reader) {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			c, err := net.Dial("unix", sock)
-			if err == nil {
-				t.Cleanup(func() { c.Close() })
-				br := bufio.NewReader(c)
-				if proto == 3 {
-					rawDo(t, c, br, "HELLO", "3")
-				}
-				return c, br
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("redis-server did not start: %v", err)
-			}
-			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,10 +16,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
-
-// redisServerBin is Debian's redis-server 7.0.15, the oracle of
-// TestDifferential.
-const redisServerBin = "/usr/bin/redis-server"
 
 // TestDifferential replays every golden script (testdata/scripts/*.txt) on a
 // real redis-server 7.0.15 and checks each reply against the script's
@@ -185,45 +180,6 @@ func ttlElapsed(args []string, want, got string) bool {
 		return w-g >= 0 && w-g <= 1000
 	}
 	return false
-}
-
-// startRedisOracle starts redis-server on a unix socket (no TCP port, no
-// persistence) and returns the socket path.
-func startRedisOracle(t *testing.T, directives []string) string {
-	t.Helper()
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	argv := append([]string{"--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log")}, directives...)
-	cmd := exec.Command(redisServerBin, argv...)
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return sock
-}
-
-// dialOracle connects to the oracle, retrying while it starts. There is
-// no separate readiness probe: a probe connection would take a client id
-// and could still be listed by CLIENT LIST when the script starts.
-func dialOracle(t *testing.T, sock string) *diffConn {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			return &diffConn{c: c, br: bufio.NewReader(c)}
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(filepath.Dir(sock), "redis.log"))
-			t.Fatalf("redis-server did not start: %v\n%s", err, log)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // expectedReplies is how many replies the expected line stands for:

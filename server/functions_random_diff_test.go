@@ -15,19 +15,17 @@ import (
 // reply byte for byte and, at the end, the propagated stream with Redis's
 // AOF: FUNCTION's write subcommands propagate verbatim, FCALL its effects.
 func TestFunctionsDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 12, testFunctionsDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 12, testFunctionsDifferentialRandom) // diffharness_test.go
 }
 
 func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	dial, aof := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t)
+	h := newDiffHarness(t, nil)
+	h.keep = 20
+	ts := h.ts
 	ts.clk.Advance(time.Until(ts.clk.Now()) * -1)
-	c := ts.client()
-	mark := aof.begin(t, ts, rc, rbr, c)
+	side := h.side(2)
+	rc, rbr, c := side.rc, side.rbr, side.vc
+	h.begin(side)
 	rng := rand.New(rand.NewPCG(2026, seed))
 	libs := []string{"la", "lb", "lc"}
 	fnames := []string{"fa", "fb", "fc", "fd", "shared"}
@@ -78,15 +76,13 @@ func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		return b.String()
 	}
-	var history []string
 	do := func(args ...string) (string, string) {
 		t.Helper()
-		history = append(history, strings.Join(args, " "))
-		want, got := rawDo(t, rc, rbr, args...), ts.do(c, args...)
+		want, got := h.both(side, args...)
 		if want != got {
 			w, _ := render(want)
 			g, _ := render(got)
-			t.Fatalf("%q:\n vigil: %s\n redis: %s\nlast commands:\n%s", args, g, w, strings.Join(history[max(0, len(history)-20):], "\n"))
+			h.fatalf("%q:\n vigil: %s\n redis: %s", args, g, w)
 		}
 		return want, got
 	}
@@ -113,12 +109,12 @@ func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
 			// Each side dumps its own libraries and restores that later;
 			// with one library at most, so that the propagated RESTOREs
 			// are the same bytes (Redis orders several as its dict).
-			history = append(history, "FUNCTION DUMP")
+			h.record("FUNCTION DUMP")
 			dumps[0] = bulkOf(t, rawDo(t, rc, rbr, "FUNCTION", "DUMP"))
 			dumps[1] = bulkOf(t, ts.do(c, "FUNCTION", "DUMP"))
 		case r == 7 && dumps[0] != "":
 			policy := []string{"APPEND", "REPLACE", "FLUSH"}[rng.IntN(3)]
-			history = append(history, "FUNCTION RESTORE <dump> "+policy)
+			h.record("FUNCTION RESTORE <dump> " + policy)
 			want := rawDo(t, rc, rbr, "FUNCTION", "RESTORE", dumps[0], policy)
 			got := ts.do(c, "FUNCTION", "RESTORE", dumps[1], policy)
 			if want == "+OK\r\n" {
@@ -126,7 +122,7 @@ func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
 			}
 			if want != got && !(strings.HasPrefix(want, "-ERR Library") && strings.HasPrefix(got, "-ERR Library")) &&
 				!(strings.HasPrefix(want, "-ERR Function") && strings.HasPrefix(got, "-ERR Function")) {
-				t.Fatalf("FUNCTION RESTORE %s: redis %q, vigil %q\n%s", policy, want, got, strings.Join(history[max(0, len(history)-20):], "\n"))
+				h.fatalf("FUNCTION RESTORE %s: redis %q, vigil %q", policy, want, got)
 			}
 		case r == 8:
 			do("MULTI")
@@ -154,7 +150,7 @@ func testFunctionsDifferentialRandom(t *testing.T, seed uint64) {
 	if restored == 0 || called < 100 {
 		t.Fatalf("the stream ran %d successful RESTOREs and %d FCALLs of existing functions: too few to compare", restored, called)
 	}
-	aof.check(t, ts, mark, history)
+	h.checkAOF()
 }
 
 func vigilLibCount(ts *testServer) int {

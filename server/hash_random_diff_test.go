@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,36 +22,17 @@ import (
 // ENCODING, and for a listpack its MEMORY USAGE, must agree; at the end the
 // propagated stream must equal Redis's AOF.
 func TestHashDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 4, testHashDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 4, testHashDifferentialRandom) // diffharness_test.go
 }
 
 func testHashDifferentialRandom(t *testing.T, seed uint64) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	dial, aof := startRedisAOF(t)
-	rc2, rbr2 := dial(2)
-	rc3, rbr3 := dial(3)
-	ts := newTestServer(t)
-	vc2, vc3 := ts.client(), ts.client()
-	vc3.w.Proto = 3
-	type pair struct {
-		rc  net.Conn
-		rbr *bufio.Reader
-		vc  *Client
-	}
-	conns := []pair{{rc2, rbr2, vc2}, {rc3, rbr3, vc3}}
+	h := newDiffHarness(t, nil)
+	ts := h.ts
+	conns := []*diffSide{h.side(2), h.side(3)}
 	rng := rand.New(rand.NewPCG(2026, seed))
 
-	mark := aof.begin(t, ts, rc2, rbr2, vc2)
-	var history []string
-	both := func(p pair, args ...string) (redis, vigil string) {
-		history = append(history, strings.Join(args, " "))
-		if len(history) > 30 {
-			history = history[1:]
-		}
-		return rawDo(t, p.rc, p.rbr, args...), ts.do(p.vc, args...)
-	}
+	h.begin(conns[0])
+	both := h.both
 	for _, d := range [][]string{{"hash-max-listpack-entries", "12"}, {"hash-max-listpack-value", "10"}} {
 		r, v := both(conns[0], "CONFIG", "SET", d[0], d[1])
 		if r != "+OK\r\n" || v != r {
@@ -177,7 +157,7 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 	}
 
 	// hashOrder reports whether key's order is a hashtable's on Vigil.
-	hashtable := func(p pair, key string) bool {
+	hashtable := func(p *diffSide, key string) bool {
 		return ts.do(p.vc, "OBJECT", "ENCODING", key) == "$9\r\nhashtable\r\n"
 	}
 	parse := func(raw string) resp.Value {
@@ -212,7 +192,7 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 	}
 	// fullScan runs HSCAN key <cursor> opts... from 0 to the end and
 	// returns the set of pairs it saw.
-	fullScan := func(p pair, key string, opts []string, vigil bool) string {
+	fullScan := func(p *diffSide, key string, opts []string, vigil bool) string {
 		cursor := "0"
 		seen := map[string]bool{}
 		for i := 0; i < 10000; i++ {
@@ -221,7 +201,7 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 			if vigil {
 				raw = ts.do(p.vc, args...)
 			} else {
-				raw = rawDo(t, p.rc, p.rbr, args...)
+				raw = h.redis(p, args...)
 			}
 			v := parse(raw)
 			if v.IsError() || len(v.Elems) != 2 {
@@ -243,12 +223,12 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 		slices.Sort(ps)
 		return strings.Join(ps, ",")
 	}
-	compare := func(p pair, args []string, r, v string, i int) {
+	compare := func(p *diffSide, args []string, r, v string, i int) {
 		if r == v {
 			return
 		}
 		fail := func() {
-			t.Fatalf("command %d %q (RESP%d):\n vigil: %q\n redis: %q\nlast commands:\n%s", i, args, p.vc.w.Proto, v, r, strings.Join(history, "\n"))
+			h.fatalf("command %d %q (RESP%d):\n vigil: %q\n redis: %q", i, args, p.proto, v, r)
 		}
 		rv, vv := parse(r), parse(v)
 		if rv.IsError() || vv.IsError() || rv.Kind != vv.Kind {
@@ -311,7 +291,7 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 			if n, _ := strconv.Atoi(args[2]); n > 0 && len(distinct) != len(got)/step {
 				fail() // a positive count returns distinct fields
 			}
-			if withValues && p.vc.w.Proto == 3 {
+			if withValues && p.proto == 3 {
 				for _, e := range vv.Elems {
 					if e.Kind != resp.KindArray || len(e.Elems) != 2 {
 						fail()
@@ -322,14 +302,14 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 			fail()
 		}
 	}
-	checkKey := func(p pair, key string, i int) {
+	checkKey := func(p *diffSide, key string, i int) {
 		for _, cmd := range [][]string{{"OBJECT", "ENCODING", key}, {"MEMORY", "USAGE", key}} {
 			if cmd[0] == "MEMORY" && hashtable(p, key) {
 				continue // the sampled entries and rehash progress follow Redis's hash seed
 			}
 			r, v := both(p, cmd...)
 			if r != v {
-				t.Fatalf("after command %d, %v: vigil %q, redis %q\nlast commands:\n%s", i, cmd, v, r, strings.Join(history, "\n"))
+				h.fatalf("after command %d, %v: vigil %q, redis %q", i, cmd, v, r)
 			}
 		}
 	}
@@ -366,7 +346,7 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	aof.check(t, ts, mark, history)
+	h.checkAOF()
 	for _, k := range keys {
 		for _, cmd := range [][]string{{"HLEN", k}, {"TYPE", k}} {
 			r, v := both(conns[0], cmd...)

@@ -18,17 +18,15 @@ import (
 // end both propagated the same stream (PFCOUNT included when it refreshed
 // the cached cardinality).
 func TestHLLDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 14, testHLLDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 14, testHLLDifferentialRandom) // diffharness_test.go
 }
 
 func testHLLDifferentialRandom(t *testing.T, seed uint64) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	dial, aof := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t)
-	c := ts.client()
+	h := newDiffHarness(t, nil)
+	h.keep = 40
+	ts := h.ts
+	side := h.side(2)
+	rc, rbr, c := side.rc, side.rbr, side.vc
 	if v, err := strconv.ParseUint(os.Getenv("VIGIL_HLL_SEED"), 10, 64); err == nil {
 		seed = v // to explore other streams
 	}
@@ -160,8 +158,7 @@ func testHLLDifferentialRandom(t *testing.T, seed uint64) {
 		k := key()
 		return []string{"OBJECT", "ENCODING", k}, nil
 	}
-	mark := aof.begin(t, ts, rc, rbr, c)
-	var history []string
+	h.begin(side)
 	seen := map[string]int{}
 	compare := func(i int, args []string) {
 		t.Helper()
@@ -171,7 +168,7 @@ func testHLLDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		got := ts.doR(t, c, args...)
 		if got != want {
-			t.Fatalf("command %d %q:\n vigil: %.300s\n redis: %.300s\nlast commands:\n%s", i, args, got, want, strings.Join(history[max(0, len(history)-40):], "\n"))
+			h.fatalf("command %d %q:\n vigil: %.300s\n redis: %.300s", i, args, got, want)
 		}
 		for _, s := range []string{"INVALIDOBJ", "WRONGTYPE", "+dense", "+sparse", "-9223372036854775808"} {
 			if strings.Contains(got, s) {
@@ -192,7 +189,7 @@ func testHLLDifferentialRandom(t *testing.T, seed uint64) {
 				}
 				compare(i, args)
 				touched = append(touched, tk...)
-				history = append(history, "  "+fmtArgs(args))
+				h.record("  " + fmtArgs(args))
 			}
 			compare(i, []string{"EXEC"})
 			inMulti = false
@@ -204,7 +201,7 @@ func testHLLDifferentialRandom(t *testing.T, seed uint64) {
 			continue
 		}
 		args, touched := gen()
-		history = append(history, fmtArgs(args))
+		h.record(fmtArgs(args))
 		compare(i, args)
 		for _, k := range touched {
 			compare(i, []string{"GET", k})
@@ -212,7 +209,7 @@ func testHLLDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		compared++
 	}
-	aof.check(t, ts, mark, history)
+	h.checkAOF()
 	for _, k := range keys {
 		for _, cmd := range [][]string{{"GET", k}, {"OBJECT", "ENCODING", k}, {"STRLEN", k}, {"MEMORY", "USAGE", k}} {
 			compare(-1, cmd)

@@ -19,19 +19,13 @@ import (
 // the propagated streams (aof.check), and each key's LRANGE, OBJECT
 // ENCODING and MEMORY USAGE.
 func TestListDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 1125, testListDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 1125, testListDifferentialRandom) // diffharness_test.go
 }
 
 func testListDifferentialRandom(t *testing.T, seed uint64) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	dial, aof := startRedisAOF(t)
-	rc2, rbr2 := dial(2)
-	rc3, rbr3 := dial(3)
-	ts := newTestServer(t)
-	c2, c3 := ts.client(), ts.client()
-	ts.do(c3, "HELLO", "3")
+	h := newDiffHarness(t, nil)
+	ts := h.ts
+	sides := map[int]*diffSide{2: h.side(2), 3: h.side(3)}
 	if v, err := strconv.ParseUint(os.Getenv("VIGIL_LIST_SEED"), 10, 64); err == nil {
 		seed = v // explore other streams locally
 	}
@@ -182,27 +176,19 @@ func testListDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		return true
 	}
-	mark := aof.begin(t, ts, rc2, rbr2, c2)
-	var history []string
+	h.begin(sides[2])
 	compared := 0
 	send := func(proto int, args ...string) {
 		t.Helper()
-		rc, rbr, c := rc2, rbr2, c2
-		if proto == 3 {
-			rc, rbr, c = rc3, rbr3, c3
+		line := strings.Join(args, " ")
+		if len(line) > 120 {
+			line = line[:120] + "..."
 		}
-		want := rawDo(t, rc, rbr, args...)
-		got := ts.do(c, args...)
-		h := strings.Join(args, " ")
-		if len(h) > 120 {
-			h = h[:120] + "..."
-		}
-		history = append(history, h)
-		if len(history) > 30 {
-			history = history[1:]
-		}
+		h.record(line)
+		want := h.redis(sides[proto], args...)
+		got := h.vigil(sides[proto], args...)
 		if got != want {
-			t.Fatalf("command %d (RESP%d) %q:\n vigil: %q\n redis: %q\nlast commands:\n%s", compared, proto, args, got, want, strings.Join(history, "\n"))
+			h.fatalf("command %d (RESP%d) %q:\n vigil: %q\n redis: %q", compared, proto, args, got, want)
 		}
 		compared++
 	}
@@ -225,7 +211,7 @@ func testListDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		send(proto, args...)
 	}
-	aof.check(t, ts, mark, history)
+	h.checkAOF()
 	for _, k := range keys {
 		for _, cmd := range [][]string{{"LRANGE", k, "0", "-1"}, {"OBJECT", "ENCODING", k}, {"TYPE", k}} {
 			send(2, cmd...)

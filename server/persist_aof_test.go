@@ -20,6 +20,7 @@ import (
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // aofWorkload is a command sequence covering every type, TTLs,
@@ -297,28 +298,15 @@ func testAOFPersistAndRewrite(t *testing.T, preamble string) {
 	if err := os.CopyFS(filepath.Join(rdir, "appendonlydir"), os.DirFS(adir)); err != nil {
 		t.Fatal(err)
 	}
-	rsock := filepath.Join(rdir, "r.sock")
-	cmd := exec.Command(redisServerBin, "--port", "0", "--unixsocket", rsock, "--save", "", "--appendonly", "yes",
-		"--aof-use-rdb-preamble", preamble, "--dir", rdir, "--logfile", filepath.Join(rdir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	rr := dialUnix(t, rsock)
+	ref := testutil.StartRedis(t, testutil.RedisOptions{Dir: rdir,
+		Args: []string{"--appendonly", "yes", "--aof-use-rdb-preamble", preamble}})
+	rr := dialUnix(t, ref.Sock)
 	// redis-server answers -LOADING meanwhile, and INFO's loading field
 	// can read 0 between two files of a multi-part AOF: wait for its
 	// "ready to accept connections", logged once everything is loaded.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		log, _ := os.ReadFile(filepath.Join(rdir, "redis.log"))
-		if bytes.Contains(log, []byte("ready to accept connections")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not finish loading:\n%s", log)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(t, 20*time.Second, "redis-server to finish loading", func() bool {
+		return strings.Contains(ref.Log(), "ready to accept connections")
+	})
 	if got := dumpKeys(t, rr); got != want {
 		log, _ := os.ReadFile(filepath.Join(rdir, "redis.log"))
 		t.Fatalf("redis-server loaded: %s\n%s", dumpDiff(got, want), log)
@@ -332,7 +320,7 @@ func testAOFPersistAndRewrite(t *testing.T, preamble string) {
 	rr.do("SET", "theirs", "1")
 	want = dumpKeys(t, rr)
 	rr.c.Write(resp.AppendCommandStrings(nil, "SHUTDOWN", "NOSAVE"))
-	cmd.Wait()
+	ref.Cmd.Wait()
 	l3, _ := startLiveAOF(t, rdir, pre...)
 	r3 := dialUnix(t, l3.sock)
 	if got := dumpKeys(t, r3); got != want {

@@ -10,48 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
 )
-
-// startRedisIn starts redis-server 7.0 with dir (loading its dump.rdb).
-func startRedisIn(t *testing.T, dir string) (net.Conn, *bufio.Reader) {
-	t.Helper()
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
-	}
-	sock := filepath.Join(dir, "r.sock")
-	cmd := exec.Command(redisServerBin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
-		"--enable-debug-command", "yes", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			t.Cleanup(func() { c.Close() })
-			br := bufio.NewReader(c)
-			// Wait for the load to end: PING answers -LOADING meanwhile.
-			for rawDo(t, c, br, "PING") != "+PONG\r\n" {
-				if time.Now().After(deadline) {
-					t.Fatal("redis-server still loading")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			return c, br
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			t.Fatalf("redis-server did not start: %v\n%s", err, log)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // bulkOf extracts a bulk string reply's bytes.
 func bulkOf(t *testing.T, raw string) string {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,20 +29,11 @@ import (
 // compared as a set (Redis's order depends on its random hash seed), and
 // RANDOMKEY only runs when the database holds at most one key.
 func TestRandomDifferential(t *testing.T) {
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
 	// VIGIL_RANDOM_SEEDS=n and VIGIL_RANDOM_COMMANDS=n run more.
-	seeds, n := 10, 3000
-	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_SEEDS")); err == nil {
-		seeds = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_COMMANDS")); err == nil {
-		n = v
-	}
+	seeds, n := randomDiffSeeds(10, 3000) // diffharness_test.go
 	// The oracle also writes its AOF: every run's propagated stream is
 	// compared with it (aof_oracle_test.go).
 	dial, aof := startRedisAOF(t)
@@ -61,9 +51,7 @@ func TestRandomDifferential(t *testing.T) {
 
 // rdSide is one of the two clients on both servers.
 type rdSide struct {
-	rc      net.Conn
-	rbr     *bufio.Reader
-	vc      *Client
+	*diffSide
 	inMulti bool
 }
 
@@ -533,20 +521,17 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 	if mode == "resp3" {
 		proto = 3
 	}
-	ts := newTestServer(t)
+	h := newDiffHarnessOn(t, dial, aof, nil)
+	h.keep = 60
+	ts := h.ts
 	now := time.Now()
 	ts.clk.Advance(now.Sub(ts.clk.Now()))
 	g := &rdGen{rng: rand.New(rand.NewPCG(seed, 7)), base: now.Unix()}
 	var sides [2]*rdSide
 	for i := range sides {
-		rc, rbr := dial(proto)
-		vc := ts.client()
-		if proto == 3 {
-			ts.do(vc, "HELLO", "3")
-		}
-		sides[i] = &rdSide{rc: rc, rbr: rbr, vc: vc}
+		sides[i] = &rdSide{diffSide: h.side(proto)}
 	}
-	aofStart := aof.begin(t, ts, sides[0].rc, sides[0].rbr, sides[0].vc)
+	h.begin(sides[0].diffSide)
 	if mode == "lru" {
 		for _, cfg := range [][]string{{"maxmemory", "1gb"}, {"maxmemory-policy", "allkeys-lru"}} {
 			args := append([]string{"CONFIG", "SET"}, cfg...)
@@ -560,11 +545,8 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 			rawDo(t, rc, rbr, "CONFIG", "SET", "maxmemory-policy", "noeviction")
 		})
 	}
-	var history []string
 	both := func(s *rdSide, args ...string) (want, got string) {
-		want = rawDo(t, s.rc, s.rbr, args...)
-		got = ts.do(s.vc, args...)
-		return
+		return h.redis(s.diffSide, args...), h.vigil(s.diffSide, args...)
 	}
 	defer func() {
 		if !t.Failed() {
@@ -596,9 +578,9 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 				continue
 			}
 			want, got := both(s, "DBSIZE")
-			history = append(history, strconv.Itoa(si)+": DBSIZE")
+			h.record(strconv.Itoa(si) + ": DBSIZE")
 			if want != got {
-				t.Fatalf("seed %d command %d DBSIZE:\n redis: %q\n vigil: %q\nhistory:\n%s", seed, i, want, got, strings.Join(history, "\n"))
+				h.fatalf("seed %d command %d DBSIZE:\n redis: %q\n vigil: %q", seed, i, want, got)
 			}
 			if want != ":0\r\n" && want != ":1\r\n" {
 				continue
@@ -623,14 +605,11 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 			}
 			quoted = append(quoted, strconv.Quote(a))
 		}
-		history = append(history, strconv.Itoa(si)+": "+strings.Join(quoted, " "))
-		if len(history) > 60 {
-			history = history[1:]
-		}
+		h.record(strconv.Itoa(si) + ": " + strings.Join(quoted, " "))
 		want, got := both(s, args...)
 		if !rdReplyEqual(args, want, got) {
-			t.Fatalf("seed %d command %d (client %d) %s:\n redis: %.300q\n vigil: %.300q\nhistory:\n%s",
-				seed, i, si, strings.Join(quoted, " "), want, got, strings.Join(history, "\n"))
+			h.fatalf("seed %d command %d (client %d) %s:\n redis: %.300q\n vigil: %.300q",
+				seed, i, si, strings.Join(quoted, " "), want, got)
 		}
 		switch {
 		case name == "MULTI" && want == "+OK\r\n":
@@ -640,7 +619,7 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 		}
 	}
 	// What both propagated, then the final state, every database.
-	aof.check(t, ts, aofStart, history)
+	h.checkAOF()
 	for db := 0; db < 3; db++ {
 		s := sides[0]
 		if s.inMulti {
@@ -678,19 +657,11 @@ func randomDiffRun(t *testing.T, dial func(int) (net.Conn, *bufio.Reader), aof *
 // The fence reads poll with a deadline. Client ids in HELLO replies are
 // masked.
 func TestRandomConnDifferential(t *testing.T) {
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	seeds, steps := 8, 150
-	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_SEEDS")); err == nil {
-		seeds = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("VIGIL_RANDOM_COMMANDS")); err == nil {
-		steps = v / 10
-	}
+	seeds, n := randomDiffSeeds(8, 1500) // diffharness_test.go
+	steps := n / 10
 	oracle := startRedisOracle(t, nil)
 	l, addr := startLiveTCP(t) // TCP: half-close and resets as clients meet them
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {

@@ -14,19 +14,16 @@ import (
 // with its AOF on, compares every reply byte for byte and, at the end, the
 // propagated stream with Redis's AOF (scripts propagate their effects).
 func TestScriptDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 11, testScriptDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 11, testScriptDifferentialRandom) // diffharness_test.go
 }
 
 func testScriptDifferentialRandom(t *testing.T, seed uint64) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	dial, aof := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t)
+	h := newDiffHarness(t, nil)
+	h.keep = 20
+	ts := h.ts
 	ts.clk.Advance(time.Until(ts.clk.Now()) * -1) // absolute expire times near Redis's
-	c := ts.client()
-	mark := aof.begin(t, ts, rc, rbr, c)
+	side := h.side(2)
+	h.begin(side)
 	rng := rand.New(rand.NewPCG(2026, seed))
 	keys := []string{"k1", "k2", "h1", "n1"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
@@ -80,15 +77,13 @@ func testScriptDifferentialRandom(t *testing.T, seed uint64) {
 		parts = append(parts, "return "+ret)
 		return strings.Join(parts, "\n")
 	}
-	var history []string
 	do := func(args ...string) {
 		t.Helper()
-		history = append(history, strings.Join(args, " "))
-		want, got := rawDo(t, rc, rbr, args...), ts.do(c, args...)
+		want, got := h.both(side, args...)
 		if want != got {
 			w, _ := render(want)
 			g, _ := render(got)
-			t.Fatalf("%q:\n vigil: %s\n redis: %s\nlast commands:\n%s", args, g, w, strings.Join(history[max(0, len(history)-20):], "\n"))
+			h.fatalf("%q:\n vigil: %s\n redis: %s", args, g, w)
 		}
 	}
 	var loaded []string
@@ -113,5 +108,5 @@ func testScriptDifferentialRandom(t *testing.T, seed uint64) {
 		do(args...)
 	}
 	do("SELECT", "0")
-	aof.check(t, ts, mark, history)
+	h.checkAOF()
 }

@@ -158,7 +158,7 @@ func TestLuaCompileErrorsDifferentialRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	forDiffSeeds(t, 10, testLuaCompileErrorsRandom) // diffseeds_test.go
+	forDiffSeeds(t, 10, testLuaCompileErrorsRandom) // diffharness_test.go
 }
 
 func testLuaCompileErrorsRandom(t *testing.T, seed uint64) {

@@ -23,24 +23,21 @@ import (
 // SPOP's SREMs aside) and so are every key's encoding, members and
 // MEMORY USAGE (of intsets: a hashtable's depends on the hash seed).
 func TestSetDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 6, testSetDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 6, testSetDifferentialRandom) // diffharness_test.go
 }
 
 func testSetDifferentialRandom(t *testing.T, seed uint64) {
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	dial, aof := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t)
-	c := ts.client()
+	h := newDiffHarness(t, nil)
+	ts := h.ts
+	side := h.side(2)
+	rc, rbr, c := side.rc, side.rbr, side.vc
 	rng := rand.New(rand.NewPCG(2026, seed))
 	const limit = 20
 	for _, cmd := range [][]string{{"CONFIG", "SET", "set-max-intset-entries", strconv.Itoa(limit)}} {
 		rawDo(t, rc, rbr, cmd...)
 		ts.do(c, cmd...)
 	}
-	mark := aof.begin(t, ts, rc, rbr, c)
+	h.begin(side)
 	keys := []string{"s1", "s2", "s3", "s4", "str", "nokey"}
 	setKeys := keys[:4]
 	key := func() string { return keys[rng.IntN(len(keys))] }
@@ -129,17 +126,10 @@ func testSetDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		return []string{"COPY", key(), key(), "REPLACE"}
 	}
-	var history []string
-	do := func(args ...string) (redis, vigil string) {
-		history = append(history, strings.Join(args, " "))
-		if len(history) > 30 {
-			history = history[1:]
-		}
-		return rawDo(t, rc, rbr, args...), ts.do(c, args...)
-	}
+	do := func(args ...string) (redis, vigil string) { return h.both(side, args...) }
 	fail := func(i int, args []string, format string, a ...any) {
 		t.Helper()
-		t.Fatalf("command %d %q: "+format+"\nlast commands:\n%s", append(append([]any{i, args}, a...), strings.Join(history, "\n"))...)
+		h.fatalf("command %d %q: "+format, append([]any{i, args}, a...)...)
 	}
 	encoding := func(k string) string { return ts.do(c, "OBJECT", "ENCODING", k) }
 	// ordered reports whether Redis's reply to args has a deterministic
@@ -260,7 +250,7 @@ func testSetDifferentialRandom(t *testing.T, seed uint64) {
 			do("SET", "str", "v") // keep a WRONGTYPE key around
 		}
 	}
-	checkSetAOF(t, aof, ts, mark, history)
+	checkSetAOF(t, h.aof, ts, h.mark, h.history)
 	for _, k := range keys {
 		for _, cmd := range [][]string{{"OBJECT", "ENCODING", k}, {"SCARD", k}, {"TYPE", k}} {
 			want, got := do(cmd...)

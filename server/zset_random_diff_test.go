@@ -20,7 +20,7 @@ import (
 // random generator (ZRANDMEMBER, ZSCAN of a skiplist) are compared as
 // multisets or by length.
 func TestZSetDifferentialRandom(t *testing.T) {
-	forDiffSeeds(t, 0, testZSetDifferentialRandom) // diffseeds_test.go
+	forDiffSeeds(t, 0, testZSetDifferentialRandom) // diffharness_test.go
 }
 
 func testZSetDifferentialRandom(t *testing.T, seed uint64) {
@@ -30,12 +30,10 @@ func testZSetDifferentialRandom(t *testing.T, seed uint64) {
 	dial, aof := startRedisAOF(t)
 	for _, proto := range []int{2, 3} {
 		t.Run("RESP"+strconv.Itoa(proto), func(t *testing.T) {
-			rc, rbr := dial(proto)
-			ts := newTestServer(t)
-			c := ts.client()
-			if proto == 3 {
-				ts.do(c, "HELLO", "3")
-			}
+			h := newDiffHarnessOn(t, dial, aof, nil)
+			ts := h.ts
+			side := h.side(proto)
+			rc, rbr, c := side.rc, side.rbr, side.vc
 			rng := rand.New(rand.NewPCG(2026+seed, uint64(proto)))
 			keys := []string{"z1", "z2", "z3", "s"}
 			key := func() string { return keys[rng.IntN(len(keys))] }
@@ -219,10 +217,9 @@ func testZSetDifferentialRandom(t *testing.T, seed uint64) {
 				}
 				return []string{"ZREMRANGEBYSCORE", key(), "(20", "+inf"}
 			}
-			mark := aof.begin(t, ts, rc, rbr, c)
+			h.begin(side)
 			rawDo(t, rc, rbr, "SET", "s", "str")
 			ts.do(c, "SET", "s", "str")
-			var history []string
 			inMulti := false
 			var queued [][]string
 			for i := 0; i < 4000; i++ {
@@ -245,21 +242,16 @@ func testZSetDifferentialRandom(t *testing.T, seed uint64) {
 					}
 					queued = append(queued, args)
 				}
-				history = append(history, strings.Join(args, " "))
-				if len(history) > 30 {
-					history = history[1:]
-				}
-				wantRaw := rawDo(t, rc, rbr, args...)
-				gotRaw := ts.do(c, args...)
+				wantRaw, gotRaw := h.both(side, args...)
 				if !zsetRepliesMatch(args, queued, wantRaw, gotRaw) {
-					t.Fatalf("command %d %q:\n vigil: %q\n redis: %q\nlast commands:\n%s", i, args, gotRaw, wantRaw, strings.Join(history, "\n"))
+					h.fatalf("command %d %q:\n vigil: %q\n redis: %q", i, args, gotRaw, wantRaw)
 				}
 			}
 			if inMulti {
 				rawDo(t, rc, rbr, "EXEC")
 				ts.do(c, "EXEC")
 			}
-			aof.check(t, ts, mark, history)
+			h.checkAOF()
 			for _, k := range append(keys, "lx") {
 				for _, cmd := range [][]string{{"OBJECT", "ENCODING", k}, {"ZCARD", k}, {"ZRANGE", k, "0", "-1", "WITHSCORES"}} {
 					want, _ := render(rawDo(t, rc, rbr, cmd...))

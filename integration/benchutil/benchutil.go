@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // SkipUnlessEnabled skips t unless VIGIL_BENCH=1: the benchmarks are long
@@ -50,13 +52,7 @@ func FreePort(t *testing.T) int {
 // waiting for what" after timeout.
 func WaitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(t, timeout, what, cond)
 }
 
 // Binary is a server executable to benchmark: Name is "vigil" or "redis".

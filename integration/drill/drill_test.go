@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,7 +47,8 @@ type report struct {
 		Error                 string `json:"error"`
 	} `json:"faults"`
 	Events []struct {
-		Type string `json:"event"`
+		Type    string `json:"event"`
+		Payload string `json:"payload"`
 	} `json:"events"`
 	Loss struct {
 		Checked int   `json:"checked"`
@@ -70,6 +72,25 @@ type report struct {
 	InitialMaster string `json:"initial_master"`
 	FinalMaster   string `json:"final_master"`
 	History       []any  `json:"history"`
+
+	// servers are the addresses of the drill's data servers (not in
+	// report.json: the ports the spec gave it).
+	servers []string
+}
+
+// switchMasters are the new masters the report's +switch-master events
+// name, in order ("ip:port").
+func (r report) switchMasters() []string {
+	var to []string
+	for _, e := range r.Events {
+		if e.Type != "+switch-master" {
+			continue
+		}
+		if p := strings.Fields(e.Payload); len(p) == 5 {
+			to = append(to, p[3]+":"+p[4])
+		}
+	}
+	return slices.Compact(to)
 }
 
 // runDrill runs one round of fault and returns the parsed report.
@@ -114,6 +135,9 @@ func runDrill(fault string, extra ...string) report {
 	Expect(err).NotTo(HaveOccurred())
 	var r report
 	Expect(json.Unmarshal(b, &r)).To(Succeed())
+	for i := 0; i < 3; i++ {
+		r.servers = append(r.servers, "127.0.0.1:"+itoa(base+i))
+	}
 	svg, err := os.Stat(filepath.Join(dir, "report", "timeline.svg"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(svg.Size()).To(BeNumerically(">", 0))
@@ -251,9 +275,26 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(f.Target).To(Equal(r.InitialMaster))
 		Expect(f.SwitchMaster).To(BeNumerically(">", 0), "redis-sentinel failed over")
 		Expect(f.NewMaster).NotTo(Equal(r.InitialMaster))
-		Expect(r.FinalMaster).To(Equal(f.NewMaster))
+		Expect(f.NewMaster).To(BeElementOf(r.servers))
 		Expect(r.Events).To(ContainElement(HaveField("Type", "+switch-master")))
 		Expect(r.Loss.Checked).To(BeNumerically(">", 0), "the loss check read back the acknowledged writes")
+		// redis-sentinel does not promise that the master the first
+		// failover chose stays master: it may fail over again (seen:
+		// 40099 -> 40101 -> 40100, losing acknowledged writes), and
+		// Redis's replication is asynchronous, so acknowledged writes may
+		// be lost. Those are findings about Redis for the drill's report,
+		// not failures of this spec: the spec asserts only that the
+		// report is complete and consistent, and records what it found.
+		Expect(r.FinalMaster).To(BeElementOf(r.servers), "the read-back went to one of the deployment's servers")
+		moves := append([]string{r.InitialMaster}, r.switchMasters()...)
+		if r.FinalMaster != f.NewMaster {
+			AddReportEntry("--against redis: redis-sentinel moved the master again",
+				fmt.Sprintf("masters %s, read back from %s; %d acknowledged write(s) lost of %d",
+					strings.Join(moves, " -> "), r.FinalMaster, len(r.Loss.Lost), r.Loss.Checked))
+		} else {
+			AddReportEntry("--against redis", fmt.Sprintf("masters %s; %d acknowledged write(s) lost of %d",
+				strings.Join(moves, " -> "), len(r.Loss.Lost), r.Loss.Checked))
+		}
 	})
 
 	It("kill-sentinel: a sentinel is killed and restarted without a failover, losing nothing (--expect-no-loss)", func() {

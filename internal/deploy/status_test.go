@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 func healthy() *Status {
@@ -141,13 +143,7 @@ func procState(pid int) string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(t, 10*time.Second, what, cond)
 }
 
 func TestNodeLifecycle(t *testing.T) {

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,23 +89,65 @@ func TestLoopbackMasterCredentialsChange(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Without them the link is re-made every second and dropped again at
-	// once, so nearly every sample sees it disconnected (a sentinel that
-	// kept its pub/sub connection would show none).
+	// Without them the others stay disconnected: each pub/sub link they
+	// re-make is refused at SUBSCRIBE (-NOAUTH) and dropped by the
+	// sentinel, which re-makes it later. A sentinel that kept its pub/sub
+	// connection would hold it open for good and make no new one. So,
+	// with no clock in the condition: the master receives new connections
+	// (links re-made, four at least: each of the two twice), and every
+	// unauthenticated connection it has seen whose last command was
+	// SUBSCRIBE goes away (redis-server never closes one itself).
 	for _, sc := range []*redis.SentinelClient{scs[1], late} {
-		seen := 0
-		var last string
-		for i := 0; i < 10; i++ {
-			last = flags(sc)
-			if strings.Contains(last, "disconnected") {
-				seen++
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if seen < 8 {
-			t.Fatalf("without the new credentials: disconnected in %d of 10 samples (last flags %q)", seen, last)
-		}
+		waitFor(t, 10*time.Second, "sentinel without the new credentials disconnected", func() bool {
+			return strings.Contains(flags(sc), "disconnected")
+		})
 	}
+	received := func() int {
+		info, err := conn.Do(ctx, "INFO", "stats").Text()
+		if err != nil {
+			t.Fatalf("INFO stats: %v", err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "total_connections_received:"); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatalf("no total_connections_received in %q", info)
+		return 0
+	}
+	refused := func() map[string]bool {
+		list, err := conn.Do(ctx, "CLIENT", "LIST").Text()
+		if err != nil {
+			t.Fatalf("CLIENT LIST: %v", err)
+		}
+		ids := map[string]bool{}
+		for _, line := range strings.Split(list, "\n") {
+			f := strings.Fields(line)
+			if slices.Contains(f, "user=default") && slices.Contains(f, "cmd=subscribe") {
+				ids[f[0]] = true // id=N
+			}
+		}
+		return ids
+	}
+	base := received()
+	seen := map[string]bool{}
+	waitFor(t, 20*time.Second, "the sentinels without the new credentials to re-make their links and drop every refused pub/sub connection", func() bool {
+		open := refused()
+		for id := range open {
+			seen[id] = true
+		}
+		if received() < base+4 {
+			return false
+		}
+		for id := range seen {
+			if open[id] {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("refused pub/sub connections seen open, all dropped since: %d", len(seen))
 
 	if err := conn.Do(ctx, "ACL", "SETUSER", "default", "on").Err(); err != nil {
 		t.Fatal(err)

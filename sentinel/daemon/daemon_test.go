@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,55 +13,26 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // redisServer starts Debian's redis-server on a free port, skipping the test
 // when it is not installed.
 func redisServer(t *testing.T, args ...string) int {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
-	port := freePort(t)
-	dir := t.TempDir()
-	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir,
-		"--appendonly", "no"}, args...)
-	cmd := exec.Command(bin, all...)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("redis-server: %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	waitFor(t, 10*time.Second, "redis-server up", func() bool {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return port
+	return testutil.StartRedis(t, testutil.RedisOptions{TCP: true, Args: args}).Port
 }
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testutil.FreePort(t)
 }
 
 // waitFor polls cond until it holds; the deadline only bounds the wait.
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Poll(t, limit, what, cond)
 }
 
 // startSentinel runs an in-process daemon with the given sentinel.conf body

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vigil-kv/vigil/internal/testutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -29,52 +28,16 @@ type redisProc struct {
 
 func needRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
-	}
-	return bin
+	return testutil.NeedRedis(t)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startRedis starts redis-server in dir (loading dir/dump.rdb if present).
+// startRedis starts redis-server in dir (loading dir/dump.rdb if present)
+// and returns once the load has ended.
 func startRedis(t *testing.T, dir string, extra ...string) *redisProc {
 	t.Helper()
-	bin := needRedis(t)
-	p := &redisProc{dir: dir, port: freePort(t)}
-	argv := append([]string{"--port", strconv.Itoa(p.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"), "--enable-debug-command", "yes"}, extra...)
-	p.cmd = exec.Command(bin, argv...)
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-	})
-	c := p.client(0)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			t.Fatalf("redis-server did not start: %v\n%s", err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return p
+	r := testutil.StartRedis(t, testutil.RedisOptions{Dir: dir, TCP: true, WaitLoaded: true,
+		Args: append([]string{"--enable-debug-command", "yes"}, extra...)})
+	return &redisProc{dir: dir, port: r.Port, cmd: r.Cmd}
 }
 
 func (p *redisProc) client(db int) *redis.Client {
