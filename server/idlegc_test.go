@@ -18,8 +18,8 @@ func TestIdleGCDue(t *testing.T) {
 	}{
 		{idleGCAfter, 16 * mb, 0, 0, 8 * mb, true},
 		{idleGCAfter - time.Millisecond, 1 << 30, 1 << 30, 1 << 30, 0, false}, // still busy
-		{time.Hour, 16*mb - 1, 0, 0, 8 * mb, false},                            // too little to bother
-		{idleGCAfter, 49 * mb, 0, 0, 400 * mb, false},                          // below an eighth of the live heap
+		{time.Hour, 16*mb - 1, 0, 0, 8 * mb, false},                           // too little to bother
+		{idleGCAfter, 49 * mb, 0, 0, 400 * mb, false},                         // below an eighth of the live heap
 		{idleGCAfter, 50 * mb, 0, 0, 400 * mb, true},
 		{idleGCAfter, 0, 50 * mb, 0, 400 * mb, true}, // a FLUSHALL allocates nothing
 		{idleGCAfter, 0, 0, 50 * mb, 400 * mb, true}, // free pages the scavenger keeps
