@@ -391,7 +391,13 @@ func (n *netnsNet) close() error {
 	}
 	if _, err := net.InterfaceByName(n.rootIf); err == nil {
 		if _, err := run(n.ipPath, "link", "del", n.rootIf); err != nil {
-			errs = append(errs, err)
+			// Deleting the namespaces deletes the veth's peer, and the
+			// kernel takes this end with it, which may happen between the
+			// look-up and the delete: only an interface still there is
+			// an error.
+			if _, gone := net.InterfaceByName(n.rootIf); gone == nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
