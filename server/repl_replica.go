@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -24,6 +25,12 @@ import (
 // path. The master's bytes are fed verbatim to this node's backlog as they
 // are applied (replicationFeedStreamFromMasterStream), so sub-replicas see
 // the same stream, IDs and offsets.
+
+// netClock reads the time of socket deadlines, which the kernel and the
+// netpoller count in real time: it is the real clock whatever clock the
+// server was given, as for the idle timeout (server.go, Server.clock).
+// Every other time of the replication shells is the server's clock.
+var netClock clock.Clock = clock.Real{}
 
 // replLink is this node's link to its master (server.masterhost, the
 // master client, repl_state). Fields are guarded by the execution lock
@@ -269,7 +276,7 @@ func (s *Server) linkSession(l *replLink) error {
 			acts = acts[1:]
 			switch a := a.(type) {
 			case replication.Send:
-				conn.SetWriteDeadline(time.Now().Add(timeout))
+				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				if _, err := conn.Write(a.Data); err != nil {
 					return err
 				}
@@ -316,7 +323,7 @@ func (s *Server) linkSession(l *replLink) error {
 				l.prePsync = a.PrePsync
 				s.mu.Unlock()
 				if a.SendAck {
-					conn.SetWriteDeadline(time.Now().Add(timeout))
+					conn.SetWriteDeadline(netClock.Now().Add(timeout))
 					if _, err := conn.Write(replication.AckCommand(a.Offset)); err != nil {
 						return err
 					}
@@ -329,7 +336,7 @@ func (s *Server) linkSession(l *replLink) error {
 		if connected {
 			return s.applyStream(l, conn, br, timeout)
 		}
-		conn.SetReadDeadline(time.Now().Add(timeout))
+		conn.SetReadDeadline(netClock.Now().Add(timeout))
 		b, err := br.ReadSlice('\n') // a line longer than the buffer is an error
 		if err != nil {
 			return fmt.Errorf("Error reading from MASTER: %v", err)
@@ -620,7 +627,7 @@ type deadlineReader struct {
 }
 
 func (d *deadlineReader) Read(p []byte) (int, error) {
-	d.conn.SetReadDeadline(time.Now().Add(d.timeout))
+	d.conn.SetReadDeadline(netClock.Now().Add(d.timeout))
 	return d.r.Read(p)
 }
 
@@ -637,7 +644,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 		created: s.clock.Now(), user: "default", authed: true}
 	mc.w.Proto = 2
 	mc.replRole.Store(kindMaster)
-	mc.lastInteraction.Store(time.Now().UnixMilli())
+	mc.lastInteraction.Store(s.clock.Now().UnixMilli())
 	s.clientsMu.Lock()
 	s.clients[mc.id] = mc
 	s.clientsMu.Unlock()
@@ -681,7 +688,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 		if len(cmds) == 0 {
 			// The deadline is re-armed at most every 100ms (the timeout
 			// is whole seconds): not a timer update per read.
-			if now := time.Now(); deadline.IsZero() || now.Add(timeout).Sub(deadline) > 100*time.Millisecond {
+			if now := netClock.Now(); deadline.IsZero() || now.Add(timeout).Sub(deadline) > 100*time.Millisecond {
 				deadline = now.Add(timeout)
 				conn.SetReadDeadline(deadline)
 			}
@@ -690,7 +697,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 			}
 			continue
 		}
-		now := time.Now()
+		now := s.clock.Now()
 		mc.lastInteraction.Store(now.UnixMilli())
 		s.mu.Lock()
 		if s.realClock {
@@ -717,7 +724,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 			}
 			argv := args[sc.a:sc.b:sc.b]
 			if len(argv) >= 2 && eqFold(argv[0], "replconf") && eqFold(argv[1], "getack") {
-				conn.SetWriteDeadline(time.Now().Add(timeout))
+				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				_, _ = conn.Write(l.offsets.GetAck())
 			} else {
 				s.repl.applying = true
@@ -765,7 +772,7 @@ func (l *replLink) cron(s *Server) {
 	if l.hs.State == replication.StateConnected && l.conn != nil && l.mc != nil {
 		if replication.AckDue(l.prePsync, l.lastAck, now) {
 			l.lastAck = now
-			l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			l.conn.SetWriteDeadline(netClock.Now().Add(time.Second))
 			_, _ = l.conn.Write(replication.AckCommand(l.offsets.Applied))
 		}
 	}
