@@ -1,7 +1,9 @@
 // Package archtest holds no code, only a test that enforces the dependency
 // rule of the design (shared/design.md): leaves import the standard library
 // only, nothing imports cmd or integration, client imports no server-side
-// package, and every package directory has a doc.go.
+// package, and every package directory has a doc.go. clock_test.go parses
+// the pure cores (replication, sentinel, server/keyspace) with go/parser:
+// their code reads no wall clock (time.Now, time.Sleep, time.After, ...).
 //
 // Its test runs `go list` from the module root; it imports the standard
 // library only.
