@@ -112,6 +112,21 @@ func TestModeMasterHostile(t *testing.T) {
 	if r.BufferCap() > 1<<20 {
 		t.Fatalf("buffer grew to %d", r.BufferCap())
 	}
+	// Nor when the bytes come one at a time: the buffer stays within a
+	// few times what it holds.
+	for _, mode := range []Mode{ModeMaster, ModeAOF} {
+		in := "*1\r\n$536870912\r\n" + strings.Repeat("x", 200<<10)
+		r := NewReader(iotest.OneByteReader(strings.NewReader(in)), DefaultLimits)
+		r.SetMode(mode)
+		for r.Fill() == nil {
+			if _, _, err := r.NextRaw(); err != nil {
+				t.Fatal(err)
+			}
+			if r.BufferCap() > 3*r.Buffered()+2*readChunk {
+				t.Fatalf("mode %d: a %d-byte buffer for %d bytes", mode, r.BufferCap(), r.Buffered())
+			}
+		}
+	}
 }
 
 var aofLimits = Limits{MaxBulkLen: 1 << 62, MaxArgs: 1 << 62, MaxInline: 128}

@@ -183,8 +183,9 @@ func (r *Reader) Fill() error {
 	need := readChunk
 	if r.inMulti && r.bulkLen >= 0 {
 		// Room for the rest of this bulk and its CRLF in one go; outside
-		// ModeClient (whose bulks proto-max-bulk-len bounds) at most twice
-		// the buffer, so that memory follows the bytes actually read.
+		// ModeClient (whose bulks proto-max-bulk-len bounds) room for at
+		// most as much as is held, so that the buffer stays within a few
+		// times the bytes actually read.
 		rem := int64(r.w - r.pos)
 		if r.bulkLen < math.MaxInt64-2 {
 			rem = r.bulkLen + 2 - rem
@@ -192,7 +193,7 @@ func (r *Reader) Fill() error {
 			rem = math.MaxInt64
 		}
 		if r.mode != ModeClient {
-			rem = min(rem, int64(max(len(r.buf), readChunk)))
+			rem = min(rem, int64(max(r.w, readChunk)))
 		}
 		if rem > int64(need) {
 			need = int(rem)
