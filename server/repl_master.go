@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -276,7 +277,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 	// The replies of the batch so far go out first: from now on the
 	// writer goroutine owns the socket's output.
 	if len(c.w.B) > 0 {
-		c.write(c.w.B, time.Now())
+		c.write(c.w.B, s.clock.Now())
 		c.w.B = c.w.B[:0]
 	}
 	rp := &replica{c: c, ip: info.ip, port: info.port, capaEOF: info.capaEOF, psync2: info.psync2,
@@ -365,7 +366,7 @@ func (s *Server) replicaWriter(rp *replica) {
 			fail(err)
 			return
 		}
-	} else if !c.write(rp.initial, time.Now()) {
+	} else if !c.write(rp.initial, s.clock.Now()) {
 		fail(errors.New("write error"))
 		return
 	}
@@ -402,7 +403,7 @@ func (s *Server) replicaWriter(rp *replica) {
 		rp.spill = nil
 		rp.cursor.Advance(len(a) + len(b))
 		s.mu.Unlock()
-		if len(out) > 0 && !c.write(out, time.Now()) {
+		if len(out) > 0 && !c.write(out, s.clock.Now()) {
 			fail(errors.New("write error"))
 			return
 		}
@@ -422,7 +423,7 @@ func (s *Server) fullSync(rp *replica) error {
 	diskless := s.cfg.ReplDisklessSync && rp.capaEOF
 	delay := time.Duration(s.cfg.ReplDisklessSyncDelay) * time.Second
 	s.mu.Unlock()
-	start := time.Now()
+	start := s.clock.Now()
 	lastNL := start
 	var snap *keyspace.Snapshot
 	var off int64
@@ -430,7 +431,7 @@ func (s *Server) fullSync(rp *replica) error {
 	var sizes [][2]int
 	var group []*replica
 	for {
-		now := time.Now()
+		now := s.clock.Now()
 		s.mu.Lock()
 		if rp.gone {
 			s.mu.Unlock()
@@ -494,12 +495,12 @@ func (s *Server) fullSync(rp *replica) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	mw := &multiConnWriter{members: group, failed: make([]error, len(group))}
+	mw := &multiConnWriter{clock: s.clock, members: group, failed: make([]error, len(group))}
 	s.mu.Lock()
 	line := replication.FullResyncLine(s.repl.ids.ID, off)
 	s.mu.Unlock()
 	for i, o := range group {
-		if !o.ack.PrePsync && !o.c.write([]byte(line), time.Now()) {
+		if !o.ack.PrePsync && !o.c.write([]byte(line), s.clock.Now()) {
 			mw.failed[i] = errors.New("write error")
 		}
 	}
@@ -651,6 +652,7 @@ func (s *Server) afterPayload(rp *replica, diskless bool) error {
 // multiConnWriter writes to several replicas' sockets; a member whose
 // write fails is skipped from then on. It fails only when all did.
 type multiConnWriter struct {
+	clock   clock.Clock // the server's: the time handed to each write
 	members []*replica
 	failed  []error
 }
@@ -665,7 +667,7 @@ func (m *multiConnWriter) allFailed() bool {
 }
 
 func (m *multiConnWriter) Write(p []byte) (int, error) {
-	now := time.Now()
+	now := m.clock.Now()
 	for i, o := range m.members {
 		if m.failed[i] == nil && !o.c.write(p, now) {
 			m.failed[i] = errors.New("write error")

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
@@ -24,6 +25,12 @@ import (
 // path. The master's bytes are fed verbatim to this node's backlog as they
 // are applied (replicationFeedStreamFromMasterStream), so sub-replicas see
 // the same stream, IDs and offsets.
+
+// netClock reads the time of socket deadlines, which the kernel and the
+// netpoller count in real time: it is the real clock whatever clock the
+// server was given, as for the idle timeout (server.go, Server.clock).
+// Every other time of the replication shells is the server's clock.
+var netClock clock.Clock = clock.Real{}
 
 // replLink is this node's link to its master (server.masterhost, the
 // master client, repl_state). Fields are guarded by the execution lock
@@ -269,7 +276,7 @@ func (s *Server) linkSession(l *replLink) error {
 			acts = acts[1:]
 			switch a := a.(type) {
 			case replication.Send:
-				conn.SetWriteDeadline(time.Now().Add(timeout))
+				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				if _, err := conn.Write(a.Data); err != nil {
 					return err
 				}
@@ -316,7 +323,7 @@ func (s *Server) linkSession(l *replLink) error {
 				l.prePsync = a.PrePsync
 				s.mu.Unlock()
 				if a.SendAck {
-					conn.SetWriteDeadline(time.Now().Add(timeout))
+					conn.SetWriteDeadline(netClock.Now().Add(timeout))
 					if _, err := conn.Write(replication.AckCommand(a.Offset)); err != nil {
 						return err
 					}
@@ -329,7 +336,7 @@ func (s *Server) linkSession(l *replLink) error {
 		if connected {
 			return s.applyStream(l, conn, br, timeout)
 		}
-		conn.SetReadDeadline(time.Now().Add(timeout))
+		conn.SetReadDeadline(netClock.Now().Add(timeout))
 		b, err := br.ReadSlice('\n') // a line longer than the buffer is an error
 		if err != nil {
 			return fmt.Errorf("Error reading from MASTER: %v", err)
@@ -620,7 +627,7 @@ type deadlineReader struct {
 }
 
 func (d *deadlineReader) Read(p []byte) (int, error) {
-	d.conn.SetReadDeadline(time.Now().Add(d.timeout))
+	d.conn.SetReadDeadline(netClock.Now().Add(d.timeout))
 	return d.r.Read(p)
 }
 
@@ -628,8 +635,8 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 // Redis's processInputBuffer on the master client, every complete command
 // already read is executed in one go, under one acquisition of the
 // execution lock: the commands are parsed in place from the read buffer
-// (parseStreamCommand; a command that does not fit in what was read is
-// read whole by readStreamCommand), so a batch costs one lock, one read
+// (internal/resp's Reader in ModeMaster, which grows its buffer for a
+// command longer than what was read), so a batch costs one lock, one read
 // deadline and no allocation per command. Each command still moves the
 // offsets and feeds the sub-replicas on its own, as it did one at a time.
 func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeout time.Duration) error {
@@ -637,7 +644,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 		created: s.clock.Now(), user: "default", authed: true}
 	mc.w.Proto = 2
 	mc.replRole.Store(kindMaster)
-	mc.lastInteraction.Store(time.Now().UnixMilli())
+	mc.lastInteraction.Store(s.clock.Now().UnixMilli())
 	s.clientsMu.Lock()
 	s.clients[mc.id] = mc
 	s.clientsMu.Unlock()
@@ -651,54 +658,46 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 	l.downSince = time.Time{}
 	l.lastAck = time.Time{} // the first cron tick ACKs
 	s.mu.Unlock()
+	// The stream is parsed in place by internal/resp's Reader in
+	// ModeMaster, first from what br holds after the handshake, then from
+	// the connection through it.
+	rd := resp.NewReader(br, resp.DefaultLimits)
+	rd.SetMode(resp.ModeMaster)
 	var (
-		raw, pendingRaw []byte
-		args            [][]byte    // the batch's argv, back to back
-		cmds            []streamCmd // the batch's commands
-		deadline        time.Time   // the read deadline armed last
+		pendingRaw []byte
+		args       [][]byte    // the batch's argv, back to back
+		cmds       []streamCmd // the batch's commands
+		deadline   time.Time   // the read deadline armed last
 	)
 	for {
 		if mc.killed.Load() {
 			return errors.New("master client killed")
 		}
-		if br.Buffered() == 0 {
+		args, cmds = args[:0], cmds[:0]
+		for {
+			argv, raw, err := rd.NextRaw()
+			if err != nil {
+				return err
+			}
+			if raw == nil {
+				break
+			}
+			cmds = append(cmds, streamCmd{raw: raw, a: len(args), b: len(args) + len(argv), bare: len(argv) == 0})
+			args = append(args, argv...)
+		}
+		if len(cmds) == 0 {
 			// The deadline is re-armed at most every 100ms (the timeout
 			// is whole seconds): not a timer update per read.
-			if now := time.Now(); deadline.IsZero() || now.Add(timeout).Sub(deadline) > 100*time.Millisecond {
+			if now := netClock.Now(); deadline.IsZero() || now.Add(timeout).Sub(deadline) > 100*time.Millisecond {
 				deadline = now.Add(timeout)
 				conn.SetReadDeadline(deadline)
 			}
-			if _, err := br.Peek(1); err != nil {
+			if err := rd.Fill(); err != nil {
 				return err
 			}
+			continue
 		}
-		window, _ := br.Peek(br.Buffered())
-		args, cmds = args[:0], cmds[:0]
-		consumed := 0
-		for consumed < len(window) {
-			argv, n, err := parseStreamCommand(window[consumed:], args)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				break // incomplete
-			}
-			cmds = append(cmds, streamCmd{raw: window[consumed : consumed+n], a: len(args), b: len(argv), bare: len(argv) == len(args)})
-			args = argv
-			consumed += n
-		}
-		if len(cmds) == 0 {
-			// A command longer than what is buffered: read it whole.
-			deadline = time.Now().Add(timeout)
-			conn.SetReadDeadline(deadline)
-			argv, _, err := readStreamCommand(br, &raw)
-			if err != nil {
-				return err
-			}
-			args = append(args, argv...)
-			cmds = append(cmds, streamCmd{raw: raw, a: 0, b: len(args), bare: len(argv) == 0})
-		}
-		now := time.Now()
+		now := s.clock.Now()
 		mc.lastInteraction.Store(now.UnixMilli())
 		s.mu.Lock()
 		if s.realClock {
@@ -725,7 +724,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 			}
 			argv := args[sc.a:sc.b:sc.b]
 			if len(argv) >= 2 && eqFold(argv[0], "replconf") && eqFold(argv[1], "getack") {
-				conn.SetWriteDeadline(time.Now().Add(timeout))
+				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				_, _ = conn.Write(l.offsets.GetAck())
 			} else {
 				s.repl.applying = true
@@ -751,9 +750,6 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 		}
 		mc.cmdEnd, mc.batchStart = time.Time{}, time.Time{}
 		s.mu.Unlock()
-		if consumed > 0 {
-			br.Discard(consumed)
-		}
 		if cap(pendingRaw) > 1<<20 && len(pendingRaw) == 0 {
 			pendingRaw = nil
 		}
@@ -769,131 +765,6 @@ type streamCmd struct {
 	bare bool
 }
 
-// parseStreamCommand parses the command at the start of b as
-// readStreamCommand does, without reading: n is its length in bytes, 0
-// when b holds only part of it. The command's arguments, aliasing b, are
-// appended to args (none for a bare newline or an empty multibulk).
-func parseStreamCommand(b []byte, args [][]byte) ([][]byte, int, error) {
-	line, pos := streamLine(b, 0)
-	if line == nil {
-		return args, 0, nil
-	}
-	if len(line) <= 2 && (len(line) == 1 || line[0] == '\r') {
-		return args, pos, nil // a bare newline
-	}
-	if line[0] != '*' {
-		return args, 0, errors.New("Protocol error: inline command from master")
-	}
-	cnt, ok := streamInt(line[1:])
-	if !ok || cnt < 0 || cnt > 1<<20 {
-		return args, 0, errors.New("Protocol error: invalid multibulk length from master")
-	}
-	base := len(args)
-	for i := 0; i < cnt; i++ {
-		line, pos = streamLine(b, pos)
-		if line == nil {
-			return args[:base], 0, nil
-		}
-		if line[0] != '$' {
-			return args[:base], 0, errors.New("Protocol error: expected '$' from master")
-		}
-		n, ok := streamInt(line[1:])
-		if !ok || n < 0 || n > 512<<20 {
-			return args[:base], 0, errors.New("Protocol error: invalid bulk length from master")
-		}
-		if len(b)-pos < n+2 {
-			return args[:base], 0, nil
-		}
-		args = append(args, b[pos:pos+n])
-		pos += n + 2
-	}
-	return args, pos, nil
-}
-
-// streamLine returns the line of b starting at pos (with its newline) and
-// the position after it; nil when b holds no newline from pos.
-func streamLine(b []byte, pos int) ([]byte, int) {
-	i := bytes.IndexByte(b[pos:], '\n')
-	if i < 0 {
-		return nil, pos
-	}
-	return b[pos : pos+i+1], pos + i + 1
-}
-
-// streamInt is readStreamCommand's strconv.Atoi of a count line without
-// its trailing \r and \n characters.
-func streamInt(b []byte) (int, bool) {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	if len(b) > 0 && len(b) <= 9 {
-		n := 0
-		for _, c := range b {
-			if c < '0' || c > '9' {
-				goto slow
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-slow:
-	n, err := strconv.Atoi(string(b))
-	return n, err == nil
-}
-
-// readStreamCommand reads one command of the replication stream: a RESP
-// multibulk, or a bare newline (argv nil). raw receives its bytes.
-func readStreamCommand(br *bufio.Reader, raw *[]byte) ([][]byte, int, error) {
-	*raw = (*raw)[:0]
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return nil, 0, err
-	}
-	*raw = append(*raw, line...)
-	if len(line) <= 2 && strings.TrimRight(string(line), "\r\n") == "" {
-		return nil, len(*raw), nil
-	}
-	if line[0] != '*' {
-		return nil, 0, errors.New("Protocol error: inline command from master")
-	}
-	cnt, ok := streamInt(line[1:])
-	if !ok || cnt < 0 || cnt > 1<<20 {
-		return nil, 0, errors.New("Protocol error: invalid multibulk length from master")
-	}
-	type span struct{ a, b int }
-	spans := make([]span, 0, min(cnt, 64))
-	for i := 0; i < cnt; i++ {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			return nil, 0, err
-		}
-		*raw = append(*raw, line...)
-		if line[0] != '$' {
-			return nil, 0, errors.New("Protocol error: expected '$' from master")
-		}
-		n, ok := streamInt(line[1:])
-		if !ok || n < 0 || n > 512<<20 {
-			return nil, 0, errors.New("Protocol error: invalid bulk length from master")
-		}
-		start := len(*raw)
-		for need := n + 2; need > 0; {
-			chunk, err := br.Peek(min(need, br.Size()))
-			if err != nil && len(chunk) == 0 {
-				return nil, 0, err
-			}
-			*raw = append(*raw, chunk...)
-			br.Discard(len(chunk))
-			need -= len(chunk)
-		}
-		spans = append(spans, span{start, start + n})
-	}
-	argv := make([][]byte, cnt)
-	for i, sp := range spans {
-		argv[i] = (*raw)[sp.a:sp.b]
-	}
-	return argv, len(*raw), nil
-}
-
 // cron is the replica half of replicationCron (lock held): the ACK every
 // second and the link timeout.
 func (l *replLink) cron(s *Server) {
@@ -901,7 +772,7 @@ func (l *replLink) cron(s *Server) {
 	if l.hs.State == replication.StateConnected && l.conn != nil && l.mc != nil {
 		if replication.AckDue(l.prePsync, l.lastAck, now) {
 			l.lastAck = now
-			l.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			l.conn.SetWriteDeadline(netClock.Now().Add(time.Second))
 			_, _ = l.conn.Write(replication.AckCommand(l.offsets.Applied))
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -16,59 +15,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/replication"
 )
-
-// readStreamCommand splits the master's stream into commands with their
-// exact byte counts (the offsets a replica ACKs), whatever the read sizes.
-func TestReadStreamCommand(t *testing.T) {
-	stream := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n*1\r\n$4\r\nPING\r\n"
-	br := bufio.NewReaderSize(iotest.OneByteReader(strings.NewReader(stream)), 16)
-	var raw []byte
-	type got struct {
-		argv string
-		n    int
-	}
-	want := []got{{"SELECT 0", 23}, {"", 1}, {"SET k ", 26}, {"PING", 14}}
-	total := 0
-	for i, w := range want {
-		argv, n, err := readStreamCommand(br, &raw)
-		if err != nil {
-			t.Fatalf("command %d: %v", i, err)
-		}
-		var parts []string
-		for _, a := range argv {
-			parts = append(parts, string(a))
-		}
-		if g := strings.Join(parts, " "); g != w.argv || n != w.n || len(raw) != n {
-			t.Fatalf("command %d: %q (%d bytes, raw %d), want %q (%d)", i, g, n, len(raw), w.argv, w.n)
-		}
-		total += n
-	}
-	if total != len(stream) {
-		t.Fatalf("counted %d bytes of %d", total, len(stream))
-	}
-}
-
-// A hostile or broken master gets an error, never a panic or a huge
-// allocation.
-func TestReadStreamCommandHostile(t *testing.T) {
-	for _, in := range []string{
-		"SET k v\r\n",               // inline text from a master
-		"*999999999999\r\n",         // absurd count
-		"*1048576\r\n$1\r\n",        // a big count, truncated: no big allocation
-		"*1\r\n$-1\r\n",             // negative length
-		"*1\r\n$99999999999\r\n",    // absurd length
-		"*1\r\n+OK\r\n",             // not a bulk
-		"*1\r\n$5\r\nab",            // truncated
-		"*x\r\n",                    // not a number
-		"*2\r\n$3\r\nGET\r\n$1\r\n", // truncated argument
-	} {
-		var raw []byte
-		br := bufio.NewReaderSize(strings.NewReader(in), 16)
-		if _, _, err := readStreamCommand(br, &raw); err == nil {
-			t.Errorf("%q: no error", in)
-		}
-	}
-}
 
 // SAVE resets the dirty counter: the negative delta must not propagate it
 // (call() clamps dirty to 0). It did, shifting replicas by 14 bytes
@@ -134,59 +80,6 @@ func TestReplLoadingStates(t *testing.T) {
 	ts.s.mu.Unlock()
 	if got := ts.do(c, "GET", "k"); got != "$3\r\nold\r\n" {
 		t.Errorf("GET after loading: %q", got)
-	}
-}
-
-// parseStreamCommand (the batch path) agrees with readStreamCommand on
-// every prefix of a stream: either the same command with the same byte
-// count, or "incomplete" (n 0) when the prefix cuts it; never an error
-// on a valid stream.
-func TestParseStreamCommandPrefixes(t *testing.T) {
-	stream := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n\r\n*0\r\n*1\r\n$4\r\nPING\r\n"
-	var raw []byte
-	br := bufio.NewReader(strings.NewReader(stream))
-	pos := 0
-	for pos < len(stream) {
-		want, wn, err := readStreamCommand(br, &raw)
-		if err != nil {
-			t.Fatalf("at %d: readStreamCommand: %v", pos, err)
-		}
-		for end := pos; end <= len(stream); end++ {
-			args := [][]byte{[]byte("before")}
-			got, n, err := parseStreamCommand([]byte(stream[pos:end]), args)
-			if err != nil {
-				t.Fatalf("%q: %v", stream[pos:end], err)
-			}
-			if end-pos < wn {
-				if n != 0 || len(got) != 1 {
-					t.Fatalf("%q: a partial command parsed as %d bytes, %d args", stream[pos:end], n, len(got))
-				}
-				continue
-			}
-			if n != wn || len(got) != 1+len(want) {
-				t.Fatalf("%q: %d bytes, %d args; want %d bytes, %d args", stream[pos:end], n, len(got)-1, wn, len(want))
-			}
-			for i, a := range want {
-				if string(got[1+i]) != string(a) {
-					t.Fatalf("%q: arg %d %q, want %q", stream[pos:end], i, got[1+i], a)
-				}
-			}
-		}
-		pos += wn
-	}
-}
-
-// The hostile inputs of TestReadStreamCommandHostile: an error or
-// "incomplete" (the truncated ones), never a panic.
-func TestParseStreamCommandHostile(t *testing.T) {
-	for _, in := range []string{
-		"SET k v\r\n", "*999999999999\r\n", "*1048576\r\n$1\r\n", "*1\r\n$-1\r\n", "*1\r\n$99999999999\r\n",
-		"*1\r\n+OK\r\n", "*1\r\n$5\r\nab", "*x\r\n", "*2\r\n$3\r\nGET\r\n$1\r\n", "*1\r\n\n", "*\r\n", "*-1\r\n",
-	} {
-		args, n, err := parseStreamCommand([]byte(in), nil)
-		if err == nil && (n != 0 || len(args) != 0) {
-			t.Errorf("%q: parsed as %d bytes, %d args", in, n, len(args))
-		}
 	}
 }
 

@@ -34,11 +34,59 @@ const (
 
 // ProtocolError is a malformed request. Its text is Redis's
 // ("Protocol error: ..."); the server replies "-ERR " + text and closes.
-type ProtocolError struct{ Msg string }
+type ProtocolError struct {
+	Msg string
+	// Offset is where in the stream (counted from the Reader's first
+	// byte) the bad bytes are; set in ModeAOF, whose loader reports it.
+	Offset int64
+}
 
 func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
 
 func protoErr(msg string) error { return &ProtocolError{Msg: msg} }
+
+// Mode selects the grammar a Reader accepts: each mode is one of Redis's
+// readers of the command protocol.
+type Mode uint8
+
+const (
+	// ModeClient reads a normal client's requests, as networking.c's
+	// processInputBuffer: a multibulk when the first byte is '*', else an
+	// inline request.
+	ModeClient Mode = iota
+	// ModeMaster reads the replication stream a replica gets from its
+	// master, as processInputBuffer does for a CLIENT_MASTER: multibulk
+	// only. An empty inline line (a bare "\n" or "\r\n", the keepalive a
+	// master sends while it prepares a payload) is an empty command; any
+	// other inline line is the protocol error "Master using the inline
+	// protocol. Desync?" (processInlineBuffer). The buffer grows with the
+	// bytes actually read, never with a claimed bulk length.
+	ModeMaster
+	// ModeAOF reads an append-only file as aof.c's
+	// loadSingleAppendOnlyFile does: "*<argc>" then argc times
+	// "$<len>" and <len> bytes, each header a line ended by "\n" (any
+	// "\r" before it ignored) of at most Limits.MaxInline bytes (fgets'
+	// buffer); a line starting with '#' where a command starts is an
+	// annotation and skipped; argc < 1 is an error; each bulk must end
+	// with "\r\n"; numbers are read as strtol reads them (sign and
+	// leading zeros allowed). Errors carry their Offset; the caller tells
+	// a cut last command (Fill's io.EOF with Buffered() > 0) from a clean
+	// end. The buffer grows with the bytes actually read.
+	ModeAOF
+)
+
+// Messages of ModeAOF's errors (the AOF loader and redis-check-aof print
+// them with their offset).
+const (
+	aofExpectedStar = "expected '*'"
+	aofBadArgc      = "invalid argument count"
+	aofExpectedDol  = "expected '$'"
+	aofBadBulkLen   = "invalid bulk length"
+	aofNoCRLF       = "expected CRLF after bulk"
+	aofLongLine     = "line too long"
+	aofEmptyLine    = "empty line"
+	masterInline    = "Master using the inline protocol. Desync?"
+)
 
 // IsProtocolError reports whether err is a ProtocolError.
 func IsProtocolError(err error) bool {
@@ -70,6 +118,9 @@ type Reader struct {
 	w   int // end of buffered data
 	r   int // start of the command being parsed
 
+	mode Mode
+	base int64 // stream offset of buf[0]
+
 	// state of a partially parsed multibulk command (offsets relative to r)
 	inMulti bool
 	argc    int   // declared argument count
@@ -96,6 +147,15 @@ func NewReader(rd io.Reader, lim Limits) *Reader {
 	return &Reader{rd: rd, lim: lim, buf: make([]byte, readChunk), bulkLen: -1}
 }
 
+// SetMode selects the grammar (ModeClient unless set); call it before the
+// first Next.
+func (r *Reader) SetMode(m Mode) { r.mode = m }
+
+// Offset is the stream offset (bytes since the Reader's first byte) just
+// after the last command returned or annotation skipped: where the command
+// being parsed starts.
+func (r *Reader) Offset() int64 { return r.base + int64(r.r) }
+
 // SetLimits changes the limits (CONFIG SET proto-max-bulk-len).
 func (r *Reader) SetLimits(lim Limits) { r.lim = lim }
 
@@ -119,17 +179,24 @@ func (r *Reader) Inline() bool { return r.inline }
 // the unparsed tail to the front and growing the buffer when a pending bulk
 // argument needs more room. It returns the reader's error (io.EOF etc.).
 func (r *Reader) Fill() error {
-	if r.r > 0 {
-		n := copy(r.buf, r.buf[r.r:r.w])
-		r.w = n
-		r.r = 0
-	}
+	r.compact()
 	need := readChunk
 	if r.inMulti && r.bulkLen >= 0 {
-		// Room for the rest of this bulk and its CRLF in one go.
-		rem := int(r.bulkLen) + 2 - (r.w - r.pos)
-		if rem > need {
-			need = rem
+		// Room for the rest of this bulk and its CRLF in one go; outside
+		// ModeClient (whose bulks proto-max-bulk-len bounds) room for at
+		// most as much as is held, so that the buffer stays within a few
+		// times the bytes actually read.
+		rem := int64(r.w - r.pos)
+		if r.bulkLen < math.MaxInt64-2 {
+			rem = r.bulkLen + 2 - rem
+		} else {
+			rem = math.MaxInt64
+		}
+		if r.mode != ModeClient {
+			rem = min(rem, int64(max(r.w, readChunk)))
+		}
+		if rem > int64(need) {
+			need = int(rem)
 		}
 	}
 	if len(r.buf)-r.w < need {
@@ -168,11 +235,7 @@ func (r *Reader) Fill() error {
 // Feed appends data directly (for tests and replication streams held in
 // memory) instead of reading from the underlying reader.
 func (r *Reader) Feed(p []byte) {
-	if r.r > 0 {
-		n := copy(r.buf, r.buf[r.r:r.w])
-		r.w = n
-		r.r = 0
-	}
+	r.compact()
 	if len(r.buf)-r.w < len(p) {
 		nb := make([]byte, r.w+len(p)+readChunk)
 		copy(nb, r.buf[:r.w])
@@ -181,37 +244,70 @@ func (r *Reader) Feed(p []byte) {
 	r.w += copy(r.buf[r.w:], p)
 }
 
+// compact moves the unparsed tail to the front of the buffer.
+func (r *Reader) compact() {
+	if r.r > 0 {
+		n := copy(r.buf, r.buf[r.r:r.w])
+		r.base += int64(r.r)
+		r.w = n
+		r.r = 0
+	}
+}
+
 // Next parses the next complete command from the buffer. It returns
 // (nil, nil) when more input is needed; a *ProtocolError for malformed input
 // (the connection must then be closed). Empty commands (an empty inline
 // line, "*0") are skipped.
 func (r *Reader) Next() ([][]byte, error) {
 	for {
-		if r.r >= r.w {
-			return nil, nil
-		}
-		if !r.inMulti && r.buf[r.r] != '*' {
-			args, done, err := r.parseInline()
-			if err != nil || !done {
-				return nil, err
-			}
-			if len(args) == 0 {
-				continue
-			}
-			r.inline = true
-			return args, nil
-		}
-		args, done, err := r.parseMulti()
-		if err != nil || !done {
+		args, raw, err := r.NextRaw()
+		if err != nil || raw == nil {
 			return nil, err
 		}
-		if len(args) == 0 {
-			continue
+		if len(args) > 0 {
+			return args, nil
 		}
-		r.inline = false
-		return args, nil
 	}
 }
+
+// NextRaw is Next for a caller that accounts for the stream's bytes (a
+// replica's offsets and its sub-replicas' stream, the AOF's truncation
+// point): it returns every command, empty ones included (no args: an
+// empty inline line, "*0"), with raw, the command's bytes in the stream
+// (a ModeAOF annotation skipped before it is not part of them). raw is nil
+// when more input is needed. args and raw alias the buffer until the next
+// Fill or Feed; the args slice itself is reused by the next call.
+func (r *Reader) NextRaw() (args [][]byte, raw []byte, err error) {
+	for r.r < r.w {
+		start := r.r
+		var done bool
+		switch {
+		case r.mode == ModeAOF:
+			args, done, err = r.parseAOF()
+			if err == errAnnotation {
+				continue
+			}
+		case !r.inMulti && r.buf[r.r] != '*':
+			args, done, err = r.parseInline()
+			if done {
+				r.inline = len(args) > 0
+			}
+		default:
+			args, done, err = r.parseMulti()
+			if done && len(args) > 0 {
+				r.inline = false
+			}
+		}
+		if err != nil || !done {
+			return nil, nil, err
+		}
+		return args, r.buf[start:r.r:r.r], nil
+	}
+	return nil, nil, nil
+}
+
+// errAnnotation: parseAOF skipped a ModeAOF annotation line.
+var errAnnotation = errors.New("annotation")
 
 func (r *Reader) parseInline() ([][]byte, bool, error) {
 	data := r.buf[r.r:r.w]
@@ -225,6 +321,15 @@ func (r *Reader) parseInline() ([][]byte, bool, error) {
 	line := data[:nl]
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
+	}
+	if r.mode == ModeMaster {
+		// processInlineBuffer: a master may send a bare newline to keep
+		// the link alive (an empty command), never an inline command.
+		if len(line) != 0 {
+			return nil, false, protoErr(masterInline)
+		}
+		r.r += nl + 1
+		return nil, true, nil
 	}
 	r.r += nl + 1
 	args, err := splitInline(line, r.args[:0])
@@ -302,6 +407,12 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 		r.pos += int(r.bulkLen) + 2
 		r.bulkLen = -1
 	}
+	return r.endMulti(), true, nil
+}
+
+// endMulti returns the arguments of the multibulk command just parsed and
+// moves past it.
+func (r *Reader) endMulti() [][]byte {
 	args := r.args[:0]
 	for i := 0; i < len(r.offs); i += 2 {
 		args = append(args, r.buf[r.r+r.offs[i]:r.r+r.offs[i+1]:r.r+r.offs[i+1]])
@@ -313,7 +424,98 @@ func (r *Reader) parseMulti() ([][]byte, bool, error) {
 	if cap(r.offs) > 2*maxPrealloc {
 		r.offs = nil
 	}
-	return args, true, nil
+	return args
+}
+
+// parseAOF continues parsing a ModeAOF command at r.pos (what
+// loadSingleAppendOnlyFile reads with fgets and fread).
+func (r *Reader) parseAOF() ([][]byte, bool, error) {
+	if !r.inMulti {
+		line, next, err := r.aofLine(r.r)
+		if err != nil || line == nil {
+			return nil, false, err
+		}
+		if line[0] == '#' { // an annotation: skipped as a command
+			r.r = next
+			return nil, false, errAnnotation
+		}
+		if line[0] != '*' {
+			return nil, false, r.errAt(aofExpectedStar, r.r)
+		}
+		n, ok := parseStrtol(line[1:])
+		if !ok || n < 1 || n > r.lim.MaxArgs {
+			return nil, false, r.errAt(aofBadArgc, r.r)
+		}
+		r.inMulti = true
+		r.argc = int(n)
+		r.pos = next - r.r
+		r.bulkLen = -1
+		r.offs = r.offs[:0]
+	}
+	for len(r.offs)/2 < r.argc {
+		abs := r.r + r.pos
+		if r.bulkLen < 0 {
+			line, next, err := r.aofLine(abs)
+			if err != nil || line == nil {
+				return nil, false, err
+			}
+			if line[0] != '$' {
+				return nil, false, r.errAt(aofExpectedDol, abs)
+			}
+			n, ok := parseStrtol(line[1:])
+			if !ok || n < 0 || n > r.lim.MaxBulkLen {
+				return nil, false, r.errAt(aofBadBulkLen, abs)
+			}
+			r.bulkLen = n
+			r.pos = next - r.r
+			abs = next
+		}
+		if r.bulkLen > int64(r.w-abs)-2 {
+			return nil, false, nil
+		}
+		end := abs + int(r.bulkLen)
+		if r.buf[end] != '\r' || r.buf[end+1] != '\n' {
+			return nil, false, r.errAt(aofNoCRLF, end)
+		}
+		r.offs = append(r.offs, r.pos, r.pos+int(r.bulkLen))
+		r.pos += int(r.bulkLen) + 2
+		r.bulkLen = -1
+	}
+	return r.endMulti(), true, nil
+}
+
+// aofLine returns the ModeAOF header line starting at buf[abs] without its
+// "\n" and the "\r"s before it, and the index after it; a nil line when
+// more input is needed.
+func (r *Reader) aofLine(abs int) (line []byte, next int, err error) {
+	data := r.buf[abs:r.w]
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		if len(data) > r.lim.MaxInline {
+			return nil, 0, r.errAt(aofLongLine, abs)
+		}
+		return nil, 0, nil
+	}
+	if nl > r.lim.MaxInline {
+		return nil, 0, r.errAt(aofLongLine, abs)
+	}
+	line = bytes.TrimRight(data[:nl], "\r")
+	if len(line) == 0 {
+		return nil, 0, r.errAt(aofEmptyLine, abs+nl)
+	}
+	return line, abs + nl + 1, nil
+}
+
+// errAt is a ProtocolError at buf[abs].
+func (r *Reader) errAt(msg string, abs int) error {
+	return &ProtocolError{Msg: msg, Offset: r.base + int64(abs)}
+}
+
+// parseStrtol reads a header number as the AOF loader does: decimal, an
+// optional sign, leading zeros allowed, nothing else.
+func parseStrtol(b []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil
 }
 
 // splitInline splits an inline request like sds.c sdssplitargs, appending to

@@ -1,14 +1,15 @@
 package aof
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
+
+	"github.com/vigil-kv/vigil/internal/resp"
 )
 
 // Status is what loading one file found (aof.c's AOF_OK, AOF_EMPTY,
@@ -246,138 +247,53 @@ func (e *FormatError) Error() string { return fmt.Sprintf("%s at offset %d", e.M
 // Scanner reads the commands of an AOF file as loadSingleAppendOnlyFile
 // and redis-check-aof's process do: "*<argc>\r\n" then argc times
 // "$<len>\r\n<bytes>\r\n"; lines starting with '#' are annotations and
-// skipped. Memory grows with the bytes actually read, never with a
-// claimed length or count.
+// skipped. It is internal/resp's Reader in resp.ModeAOF, the one command
+// parser. Memory grows with the bytes actually read, never with a claimed
+// length or count.
 type Scanner struct {
-	r   *bufio.Reader
-	off int64
+	rd    *resp.Reader
+	start int64
 }
 
 // NewScanner reads r, whose first byte is at offset start of the file.
 func NewScanner(r io.Reader, start int64) *Scanner {
-	return &Scanner{r: bufio.NewReaderSize(r, 64<<10), off: start}
+	rd := resp.NewReader(r, resp.Limits{MaxBulkLen: math.MaxInt64, MaxArgs: math.MaxInt64, MaxInline: maxLine})
+	rd.SetMode(resp.ModeAOF)
+	return &Scanner{rd: rd, start: start}
 }
 
 // Offset is the offset just after the last complete command.
-func (s *Scanner) Offset() int64 { return s.off }
+func (s *Scanner) Offset() int64 { return s.start + s.rd.Offset() }
 
 // maxLine bounds a header line ("*<n>" or "$<n>"): fgets' 128-byte buffer.
 const maxLine = 128
 
 // Next returns the next command: io.EOF at a clean end, ErrTruncated when
 // the file ends inside a command, *FormatError on bad bytes. The argv
-// slices are fresh (the caller may keep them).
+// slices alias the Scanner's buffer until the next call.
 func (s *Scanner) Next() ([][]byte, error) {
-	pos := s.off
 	for {
-		line, err := s.line(&pos)
+		argv, raw, err := s.rd.NextRaw()
 		if err != nil {
-			if err == io.EOF && pos == s.off {
-				return nil, io.EOF
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				return nil, &FormatError{Offset: s.start + pe.Offset, Msg: pe.Msg}
 			}
 			return nil, err
 		}
-		if line[0] == '#' { // annotation: skipped as a command
-			s.off = pos
-			continue
+		if raw != nil {
+			return argv, nil
 		}
-		if line[0] != '*' {
-			return nil, &FormatError{Offset: s.off, Msg: "expected '*'"}
-		}
-		argc, ok := parseLen(line[1:])
-		if !ok || argc < 1 {
-			return nil, &FormatError{Offset: s.off, Msg: "invalid argument count"}
-		}
-		argv := make([][]byte, 0, min(argc, 1024))
-		for j := int64(0); j < argc; j++ {
-			hdr := pos
-			line, err := s.line(&pos)
-			if err == io.EOF {
-				return nil, ErrTruncated
-			}
-			if err != nil {
+		if err := s.rd.Fill(); err != nil {
+			if err != io.EOF {
 				return nil, err
 			}
-			if line[0] != '$' {
-				return nil, &FormatError{Offset: hdr, Msg: "expected '$'"}
-			}
-			n, ok := parseLen(line[1:])
-			if !ok || n < 0 {
-				return nil, &FormatError{Offset: hdr, Msg: "invalid bulk length"}
-			}
-			arg, err := s.bulk(n)
-			if err != nil {
-				return nil, err
-			}
-			pos += n
-			var crlf [2]byte
-			if _, err := io.ReadFull(s.r, crlf[:]); err != nil {
+			if s.rd.Buffered() > 0 {
 				return nil, ErrTruncated
 			}
-			pos += 2
-			if crlf != [2]byte{'\r', '\n'} {
-				return nil, &FormatError{Offset: pos - 2, Msg: "expected CRLF after bulk"}
-			}
-			argv = append(argv, arg)
-		}
-		s.off = pos
-		return argv, nil
-	}
-}
-
-// line reads a header line through "\r\n" (fgets), without the newline.
-func (s *Scanner) line(pos *int64) ([]byte, error) {
-	var b []byte
-	for {
-		c, err := s.r.ReadByte()
-		if err != nil {
-			if err == io.EOF {
-				if len(b) == 0 {
-					return nil, io.EOF
-				}
-				return nil, ErrTruncated
-			}
-			return nil, err
-		}
-		*pos++
-		b = append(b, c)
-		if c == '\n' {
-			break
-		}
-		if len(b) > maxLine {
-			return nil, &FormatError{Offset: *pos - int64(len(b)), Msg: "line too long"}
+			return nil, io.EOF
 		}
 	}
-	b = bytes.TrimRight(b, "\r\n")
-	if len(b) == 0 {
-		return nil, &FormatError{Offset: *pos - 1, Msg: "empty line"}
-	}
-	return b, nil
-}
-
-// bulk reads n bytes in chunks, so a huge claimed length on a short file
-// fails with ErrTruncated having allocated only what was there.
-func (s *Scanner) bulk(n int64) ([]byte, error) {
-	const chunk = 1 << 20
-	if n <= chunk {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(s.r, b); err != nil {
-			return nil, ErrTruncated
-		}
-		return b, nil
-	}
-	var buf bytes.Buffer
-	buf.Grow(chunk)
-	if m, err := io.CopyN(&buf, s.r, n); err != nil || m != n {
-		return nil, ErrTruncated
-	}
-	return buf.Bytes(), nil
-}
-
-// parseLen is strtol on a header: decimal, optional sign, nothing else.
-func parseLen(b []byte) (int64, bool) {
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	return n, err == nil
 }
 
 func eqFold(b []byte, s string) bool {
