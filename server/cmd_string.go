@@ -44,7 +44,7 @@ func init() {
 	)
 }
 
-// --- helpers shared by the data-type families --------------------------------
+// --- helpers ---------------------------------------------------------------------
 
 // stringValue returns e's value when it is a string; ok is false (and the
 // caller replies WRONGTYPE) for any other type.
@@ -54,9 +54,6 @@ func stringValue(e *keyspace.Entry) (b []byte, ok bool) {
 	}
 	return nil, false
 }
-
-// copyBytes copies an argument for storing in the keyspace.
-func copyBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
 
 // checkStringLength is t_string.c's: the master link is exempt.
 func (c *Client) checkStringLength(size int64) bool {
@@ -74,26 +71,6 @@ func (c *Client) setString(key, val []byte, keepTTL bool) {
 	if c.multi != nil {
 		c.argvStored(e)
 	}
-}
-
-// argvStored records that e holds the current command's argument object
-// itself, as setKey(c->argv[i]) does, when the command runs inside EXEC:
-// Redis's OBJECT REFCOUNT then counts the transaction's queued argv too
-// until the EXEC ends (multi.c frees the queue afterwards).
-func (c *Client) argvStored(e *keyspace.Entry) {
-	if c.multi != nil && c.multi.executing {
-		c.srv.ks.MarkArgvExec(e)
-	}
-}
-
-// argvShared reports whether e's value is, in Redis, still shared with the
-// argv of the EXEC running now (see argvStored): not once a command
-// modified it in place (dbUnshareStringValue made a copy: StringRaw).
-func (c *Client) argvShared(e *keyspace.Entry) bool {
-	if s, ok := e.Value().(*keyspace.String); ok && s.Kind() == keyspace.StringRaw {
-		return false
-	}
-	return e.ArgvExec() && c.multi != nil && c.multi.executing
 }
 
 // storeString is setString for a caller that already looked the key up
@@ -126,11 +103,6 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 		}
 	}
 	return db.SetString(key, val, keyspace.StringAuto, now, keepTTL)
-}
-
-// errInvalidExpire is addReplyErrorExpireTime for a command.
-func errInvalidExpire(fullname string) string {
-	return "ERR invalid expire time in '" + fullname + "' command"
 }
 
 // Option flags of SET and GETEX (t_string.c OBJ_*).
