@@ -46,15 +46,6 @@ func init() {
 
 // --- helpers ---------------------------------------------------------------------
 
-// stringValue returns e's value when it is a string; ok is false (and the
-// caller replies WRONGTYPE) for any other type.
-func stringValue(e *keyspace.Entry) (b []byte, ok bool) {
-	if s, ok := e.StringValue(); ok {
-		return s.Bytes(), true
-	}
-	return nil, false
-}
-
 // checkStringLength is t_string.c's: the master link is exempt.
 func (c *Client) checkStringLength(size int64) bool {
 	if c.kind() != kindMaster && size > c.srv.protoMaxBulk.Load() {
@@ -192,17 +183,15 @@ func (c *Client) expireMillis(arg []byte, flags int, cmd string) (int64, bool) {
 // getGeneric is getGenericCommand: it replies with the value or null and
 // reports false after replying WRONGTYPE.
 func (c *Client) getGeneric(key []byte) bool {
-	e := c.lookupKeyRead(key)
-	if e == nil {
+	s, ok := lookupRead[*keyspace.String](c, key)
+	if !ok {
+		return false
+	}
+	if s == nil {
 		c.w.Null()
 		return true
 	}
-	b, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return false
-	}
-	c.w.Bulk(b)
+	c.w.Bulk(s.Bytes())
 	return true
 }
 
@@ -326,16 +315,15 @@ func cmdGetEx(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	e := c.lookupKeyRead(key)
-	if e == nil {
+	s, ok := lookupRead[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
+	if s == nil {
 		c.w.Null()
 		return
 	}
-	b, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	b := s.Bytes()
 	var when int64
 	if expIdx != 0 {
 		if when, ok = c.expireMillis(args[expIdx], flags, "getex"); !ok {
@@ -381,8 +369,8 @@ func cmdMGet(c *Client, args [][]byte) {
 			c.w.Null()
 			continue
 		}
-		if b, ok := stringValue(e); ok {
-			c.w.Bulk(b)
+		if s, ok := e.StringValue(); ok {
+			c.w.Bulk(s.Bytes())
 		} else {
 			c.w.Null()
 		}
@@ -423,7 +411,10 @@ func cmdMSetNX(c *Client, args [][]byte) {
 
 func cmdAppend(c *Client, args [][]byte) {
 	key, arg := args[1], args[2]
-	e := c.lookupKeyWrite(key)
+	old, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	if e == nil {
 		c.argvStored(c.db0().SetString(key, arg, keyspace.StringAuto, c.srv.nowMs, false))
 		c.srv.ks.Dirty++
@@ -433,12 +424,7 @@ func cmdAppend(c *Client, args [][]byte) {
 		c.w.Int(int64(len(arg)))
 		return
 	}
-	old, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
-	if !c.checkStringLength(int64(len(old)) + int64(len(arg))) {
+	if !c.checkStringLength(int64(len(old.Bytes())) + int64(len(arg))) {
 		return
 	}
 	// In place, reusing the spare capacity (sdscatlen's greedy growth),
@@ -454,17 +440,15 @@ func cmdAppend(c *Client, args [][]byte) {
 }
 
 func cmdStrlen(c *Client, args [][]byte) {
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	s, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
 		c.w.Int(0)
 		return
 	}
-	b, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
-	c.w.Int(int64(len(b)))
+	c.w.Int(int64(len(s.Bytes())))
 }
 
 // cmdGetRange is getrangeCommand, including Redis 7.0's clamping of a
@@ -476,16 +460,15 @@ func cmdGetRange(c *Client, args [][]byte) {
 		c.w.Error(ErrNotInteger)
 		return
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	v, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if v == nil {
 		c.w.BulkString("")
 		return
 	}
-	s, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	s := v.Bytes()
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
 		c.w.BulkString("")
@@ -524,7 +507,10 @@ func cmdSetRange(c *Client, args [][]byte) {
 		c.w.Error(ErrOffsetRange)
 		return
 	}
-	e := c.lookupKeyWrite(key)
+	sv, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	var old []byte
 	if e == nil {
 		if len(val) == 0 {
@@ -532,10 +518,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 			return
 		}
 	} else {
-		if old, ok = stringValue(e); !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
+		old = sv.Bytes()
 		if len(val) == 0 {
 			c.w.Int(int64(len(old)))
 			return
@@ -569,14 +552,12 @@ func cmdSetRange(c *Client, args [][]byte) {
 // incrDecr is incrDecrCommand: the TTL is kept.
 func (c *Client) incrDecr(key []byte, incr int64) {
 	var value int64
-	e := c.lookupKeyWrite(key)
+	s, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	if e != nil {
-		b, ok := stringValue(e)
-		if !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
-		if value, ok = parseInt(b); !ok {
+		if value, ok = parseInt(s.Bytes()); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
@@ -625,15 +606,13 @@ func cmdDecrBy(c *Client, args [][]byte) {
 // The arithmetic is emulated with big.Float at 64-bit precision.
 func cmdIncrByFloat(c *Client, args [][]byte) {
 	key := args[1]
-	e := c.lookupKeyWrite(key)
+	s, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	var value *big.Float
 	if e != nil {
-		b, ok := stringValue(e)
-		if !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
-		if value, ok = parseLongDouble(b); !ok {
+		if value, ok = parseLongDouble(s.Bytes()); !ok {
 			c.w.Error(ErrNotFloat)
 			return
 		}
@@ -867,18 +846,20 @@ func cmdLCS(c *Client, args [][]byte) {
 	eb := c.lookupKeyRead(args[2])
 	var a, b []byte
 	if ea != nil {
-		var ok bool
-		if a, ok = stringValue(ea); !ok {
+		s, ok := ea.StringValue()
+		if !ok {
 			c.w.Error(ErrLCSWrongType)
 			return
 		}
+		a = s.Bytes()
 	}
 	if eb != nil {
-		var ok bool
-		if b, ok = stringValue(eb); !ok {
+		s, ok := eb.StringValue()
+		if !ok {
 			c.w.Error(ErrLCSWrongType)
 			return
 		}
+		b = s.Bytes()
 	}
 	var minMatch int64
 	getLen, getIdx, withMatchLen := false, false, false
