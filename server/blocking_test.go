@@ -52,13 +52,13 @@ func serveBlockGet(c *Client, key []byte) bool {
 	if e == nil || e.ExpireAt != 0 && c.srv.nowMs > e.ExpireAt {
 		return false
 	}
-	b, ok := stringValue(e)
+	v, ok := e.StringValue()
 	if !ok {
 		return false
 	}
 	c.w.ArrayLen(2)
 	c.w.Bulk(key)
-	c.w.Bulk(b)
+	c.w.Bulk(v.Bytes())
 	c.db0().Delete(key)
 	c.srv.ks.Dirty++
 	c.touch(key)

@@ -102,16 +102,15 @@ func bitfieldType(arg []byte) (signed bool, nbits int, ok bool) {
 // running snapshot holds the value.
 func (c *Client) bitStringForWrite(key []byte, maxbit uint64) (b []byte, grown, ok bool) {
 	need := int(maxbit>>3) + 1
-	e := c.lookupKeyWrite(key)
+	_, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return nil, false, false
+	}
 	if e == nil {
 		b = make([]byte, need)
 		c.db0().Set(key, keyspace.NewString(b, keyspace.StringRaw), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 		return b, true, true
-	}
-	if _, ok = stringValue(e); !ok {
-		c.w.Error(ErrWrongType)
-		return nil, false, false
 	}
 	s := c.db0().Mutable(key, e).(*keyspace.String)
 	b = s.Bytes()
@@ -263,16 +262,15 @@ func cmdGetBit(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	v, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if v == nil {
 		c.w.Int(0)
 		return
 	}
-	s, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	s := v.Bytes()
 	if byteIdx := off >> 3; byteIdx < uint64(len(s)) && s[byteIdx]&(0x80>>(off&7)) != 0 {
 		c.w.Int(1)
 		return
@@ -286,16 +284,15 @@ func cmdGetBit(c *Client, args [][]byte) {
 // missing key answered 0) before the range is parsed, and two negative
 // indexes with start > end answer 0 before the unit is checked.
 func cmdBitCount(c *Client, args [][]byte) {
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	v, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if v == nil {
 		c.w.Int(0)
 		return
 	}
-	s, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	s := v.Bytes()
 	var sbit, ebit int64
 	switch len(args) {
 	case 4, 5:
@@ -351,16 +348,15 @@ func cmdBitPos(c *Client, args [][]byte) {
 		c.w.Error(ErrBitposBit)
 		return
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	v, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if v == nil {
 		c.w.Int(-bit)
 		return
 	}
-	s, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	s := v.Bytes()
 	n := int64(len(s))
 	var sbit, ebit int64
 	endGiven := false
@@ -442,15 +438,14 @@ func cmdBitOp(c *Client, args [][]byte) {
 	srcs := make([][]byte, len(args)-3)
 	maxlen := 0
 	for j, k := range args[3:] {
-		e := c.lookupKeyRead(k)
-		if e == nil {
-			continue
-		}
-		s, ok := stringValue(e)
+		v, ok := lookupRead[*keyspace.String](c, k)
 		if !ok {
-			c.w.Error(ErrWrongType)
 			return
 		}
+		if v == nil {
+			continue
+		}
+		s := v.Bytes()
 		srcs[j] = s
 		maxlen = max(maxlen, len(s))
 	}
@@ -625,12 +620,12 @@ func (c *Client) bitfield(args [][]byte, ro bool) {
 	var s []byte
 	grown := false
 	if readonly {
-		if e := c.lookupKeyRead(key); e != nil {
-			var ok bool
-			if s, ok = stringValue(e); !ok {
-				c.w.Error(ErrWrongType)
-				return
-			}
+		v, ok := lookupRead[*keyspace.String](c, key)
+		if !ok {
+			return
+		}
+		if v != nil {
+			s = v.Bytes()
 		}
 	} else {
 		if ro {

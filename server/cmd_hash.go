@@ -45,38 +45,30 @@ func init() {
 
 var wordHSet = []byte("HSET")
 
-// hashRead is lookupKeyReadOrReply plus checkType: the hash at key, or nil
-// after replying empty (when the key is missing) or WRONGTYPE. step tells
-// whether the value may do rehashing work (no snapshot shares it).
-func (c *Client) hashRead(key []byte, empty func()) (h *keyspace.Hash, step bool) {
+// hashRead is lookupRead for a hash, with step: whether the read may do
+// rehashing work (no running snapshot shares the value).
+func (c *Client) hashRead(key []byte) (h *keyspace.Hash, step, ok bool) {
 	e := c.lookupKeyRead(key)
-	if e == nil {
-		empty()
-		return nil, false
+	if h, ok = valueAs[*keyspace.Hash](c, e); h != nil {
+		step = c.db0().InPlace(e)
 	}
-	h, ok := e.Value().(*keyspace.Hash)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return nil, false
-	}
-	return h, c.db0().InPlace(e)
+	return h, step, ok
 }
 
 // hashWrite is hashTypeLookupWriteOrCreate: the hash at key, ready for an
 // in-place change, created (empty, listpack, with the "new" event) when
 // the key is missing; nil after replying WRONGTYPE.
 func (c *Client) hashWrite(key []byte) *keyspace.Hash {
+	_, e, ok := lookupWrite[*keyspace.Hash](c, key)
+	if !ok {
+		return nil
+	}
 	db := c.db0()
-	e := c.lookupKeyWrite(key)
 	if e == nil {
 		h := keyspace.NewHash()
 		db.Set(key, h, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 		return h
-	}
-	if e.Value().Type() != keyspace.TypeHash {
-		c.w.Error(ErrWrongType)
-		return nil
 	}
 	return db.Mutable(key, e).(*keyspace.Hash)
 }
@@ -120,13 +112,11 @@ func cmdHSet(c *Client, args [][]byte) {
 func cmdHSetNX(c *Client, args [][]byte) {
 	key, field := args[1], args[2]
 	db := c.db0()
-	var h *keyspace.Hash
-	if e := c.lookupKeyWrite(key); e != nil {
-		var ok bool
-		if h, ok = e.Value().(*keyspace.Hash); !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
+	h, e, ok := lookupWrite[*keyspace.Hash](c, key)
+	if !ok {
+		return
+	}
+	if e != nil {
 		if _, ok := h.Get(field, db.InPlace(e)); ok {
 			c.w.Int(0)
 			return
@@ -148,8 +138,12 @@ func cmdHSetNX(c *Client, args [][]byte) {
 
 // cmdHGet is hgetCommand.
 func cmdHGet(c *Client, args [][]byte) {
-	h, step := c.hashRead(args[1], c.w.Null)
+	h, step, ok := c.hashRead(args[1])
+	if !ok {
+		return
+	}
 	if h == nil {
+		c.w.Null()
 		return
 	}
 	if v, ok := h.Get(args[2], step); ok {
@@ -161,15 +155,9 @@ func cmdHGet(c *Client, args [][]byte) {
 
 // cmdHMGet is hmgetCommand: a missing key reads as an empty hash.
 func cmdHMGet(c *Client, args [][]byte) {
-	var h *keyspace.Hash
-	step := false
-	if e := c.lookupKeyRead(args[1]); e != nil {
-		var ok bool
-		if h, ok = e.Value().(*keyspace.Hash); !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
-		step = c.db0().InPlace(e)
+	h, step, ok := c.hashRead(args[1])
+	if !ok {
+		return
 	}
 	c.w.ArrayLen(len(args) - 2)
 	for _, f := range args[2:] {
@@ -188,13 +176,12 @@ func cmdHMGet(c *Client, args [][]byte) {
 func cmdHDel(c *Client, args [][]byte) {
 	key := args[1]
 	db := c.db0()
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		c.w.Int(0)
+	_, e, ok := lookupWrite[*keyspace.Hash](c, key)
+	if !ok {
 		return
 	}
-	if e.Value().Type() != keyspace.TypeHash {
-		c.w.Error(ErrWrongType)
+	if e == nil {
+		c.w.Int(0)
 		return
 	}
 	h := db.Mutable(key, e).(*keyspace.Hash)
@@ -221,19 +208,27 @@ func cmdHDel(c *Client, args [][]byte) {
 	c.w.Int(int64(deleted))
 }
 
-func (c *Client) replyZero() { c.w.Int(0) }
-
 // cmdHLen is hlenCommand.
 func cmdHLen(c *Client, args [][]byte) {
-	if h, _ := c.hashRead(args[1], c.replyZero); h != nil {
-		c.w.Int(int64(h.Len()))
+	h, _, ok := c.hashRead(args[1])
+	if !ok {
+		return
 	}
+	if h == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(h.Len()))
 }
 
 // cmdHStrlen is hstrlenCommand.
 func cmdHStrlen(c *Client, args [][]byte) {
-	h, step := c.hashRead(args[1], c.replyZero)
+	h, step, ok := c.hashRead(args[1])
+	if !ok {
+		return
+	}
 	if h == nil {
+		c.w.Int(0)
 		return
 	}
 	v, _ := h.Get(args[2], step)
@@ -242,12 +237,15 @@ func cmdHStrlen(c *Client, args [][]byte) {
 
 // cmdHExists is hexistsCommand.
 func cmdHExists(c *Client, args [][]byte) {
-	h, step := c.hashRead(args[1], c.replyZero)
-	if h == nil {
+	h, step, ok := c.hashRead(args[1])
+	if !ok {
 		return
 	}
-	_, ok := h.Get(args[2], step)
-	if ok {
+	if h == nil {
+		c.w.Int(0)
+		return
+	}
+	if _, found := h.Get(args[2], step); found {
 		c.w.Int(1)
 	} else {
 		c.w.Int(0)
@@ -340,12 +338,16 @@ const (
 // hgetAll is genericHgetallCommand: HGETALL is a map (RESP3), HKEYS and
 // HVALS arrays; a missing key is an empty map or array.
 func (c *Client) hgetAll(key []byte, what int) {
-	empty := func() { c.w.ArrayLen(0) }
-	if what == hashKeys|hashValues {
-		empty = func() { c.w.MapLen(0) }
+	h, _, ok := c.hashRead(key)
+	if !ok {
+		return
 	}
-	h, _ := c.hashRead(key, empty)
 	if h == nil {
+		if what == hashKeys|hashValues {
+			c.w.MapLen(0)
+		} else {
+			c.w.ArrayLen(0)
+		}
 		return
 	}
 	if what == hashKeys|hashValues {
@@ -386,8 +388,12 @@ func cmdHScan(c *Client, args [][]byte) {
 		c.w.Error(ErrInvalidCursor)
 		return
 	}
-	h, _ := c.hashRead(args[1], c.replyEmptyScan)
+	h, _, ok := c.hashRead(args[1])
+	if !ok {
+		return
+	}
 	if h == nil {
+		c.replyEmptyScan()
 		return
 	}
 	count, pattern, usePattern, _, ok := c.parseScanOptions(args, 3, false)
@@ -458,8 +464,12 @@ func cmdHRandField(c *Client, args [][]byte) {
 		c.hrandfieldWithCount(args[1], l, withValues)
 		return
 	}
-	h, step := c.hashRead(args[1], c.w.Null)
+	h, step, ok := c.hashRead(args[1])
+	if !ok {
+		return
+	}
 	if h == nil {
+		c.w.Null()
 		return
 	}
 	f, _, _ := h.RandomField(c.srv.rng, step)
@@ -473,8 +483,12 @@ func cmdHRandField(c *Client, args [][]byte) {
 // count is over a third of the size, else by drawing fair random ones).
 // RESP3 replies WITHVALUES pairs as two-element arrays, RESP2 flat.
 func (c *Client) hrandfieldWithCount(key []byte, l int64, withValues bool) {
-	h, step := c.hashRead(key, func() { c.w.ArrayLen(0) })
+	h, step, ok := c.hashRead(key)
+	if !ok {
+		return
+	}
 	if h == nil {
+		c.w.ArrayLen(0)
 		return
 	}
 	count, uniq := uint64(l), true

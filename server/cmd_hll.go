@@ -38,18 +38,19 @@ func init() {
 }
 
 // hllCheck is isHLLObjectOrReply: e's value is a string holding a valid
-// HLL header (replies and returns false otherwise).
-func (c *Client) hllCheck(e *keyspace.Entry) bool {
-	b, ok := stringValue(e)
+// HLL header, whose bytes it returns (it replies and returns false
+// otherwise).
+func (c *Client) hllCheck(e *keyspace.Entry) ([]byte, bool) {
+	s, ok := valueAs[*keyspace.String](c, e)
 	if !ok {
-		c.w.Error(ErrWrongType)
-		return false
+		return nil, false
 	}
+	b := s.Bytes()
 	if !hll.Valid(b) {
 		c.w.Error(ErrHLLWrongType)
-		return false
+		return nil, false
 	}
-	return true
+	return b, true
 }
 
 // hllUnshare is dbUnshareStringValue: the stored string, owned by this
@@ -96,7 +97,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 		c.notify(configs.NotifyNew, "new", key)
 		updated++
 	} else {
-		if !c.hllCheck(e) {
+		if _, ok := c.hllCheck(e); !ok {
 			return
 		}
 		s, b = c.hllUnshare(key, e)
@@ -137,10 +138,10 @@ func cmdPFCount(c *Client, args [][]byte) {
 			if e == nil {
 				continue
 			}
-			if !c.hllCheck(e) {
+			b, ok := c.hllCheck(e)
+			if !ok {
 				return
 			}
-			b, _ := stringValue(e)
 			if !hll.Merge(&max, b) {
 				c.w.Error(ErrHLLInvalid)
 				return
@@ -155,7 +156,7 @@ func cmdPFCount(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	if !c.hllCheck(e) {
+	if _, ok := c.hllCheck(e); !ok {
 		return
 	}
 	_, b := c.hllUnshare(key, e)
@@ -185,10 +186,10 @@ func cmdPFMerge(c *Client, args [][]byte) {
 		if e == nil {
 			continue
 		}
-		if !c.hllCheck(e) {
+		b, ok := c.hllCheck(e)
+		if !ok {
 			return
 		}
-		b, _ := stringValue(e)
 		if hll.Encoding(b) == hll.EncDense {
 			useDense = true
 		}
@@ -241,7 +242,7 @@ func cmdPFDebug(c *Client, args [][]byte) {
 		c.w.Error(ErrHLLNoKey)
 		return
 	}
-	if !c.hllCheck(e) {
+	if _, ok := c.hllCheck(e); !ok {
 		return
 	}
 	s, b := c.hllUnshare(key, e)

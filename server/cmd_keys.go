@@ -46,44 +46,6 @@ func init() {
 	)
 }
 
-// --- lookups (db.c lookupKey*) ---------------------------------------------------
-
-// lookupKeyRead is lookupKeyRead: expires the key if due, updates the access
-// time and counts a keyspace hit or miss.
-func (c *Client) lookupKeyRead(key []byte) *keyspace.Entry {
-	e := c.db0().Lookup(key, c.srv.nowMs)
-	c.countLookup(e)
-	if e == nil {
-		c.notify(configs.NotifyKeyMiss, "keymiss", key)
-	}
-	return e
-}
-
-// lookupKeyReadNoTouch is lookupKeyReadWithFlags(LOOKUP_NOTOUCH): counted,
-// but the access time is left alone (EXISTS, TYPE, TTL, OBJECT).
-func (c *Client) lookupKeyReadNoTouch(key []byte) *keyspace.Entry {
-	e := c.db0().LookupNoTouch(key, c.srv.nowMs)
-	c.countLookup(e)
-	if e == nil {
-		c.notify(configs.NotifyKeyMiss, "keymiss", key)
-	}
-	return e
-}
-
-// lookupKeyWrite is lookupKeyWrite: like a read but not counted in the
-// keyspace hit/miss statistics.
-func (c *Client) lookupKeyWrite(key []byte) *keyspace.Entry {
-	return c.db0().Lookup(key, c.srv.nowMs)
-}
-
-func (c *Client) countLookup(e *keyspace.Entry) {
-	if e == nil {
-		c.srv.stats.keyspaceMisses++
-	} else {
-		c.srv.stats.keyspaceHits++
-	}
-}
-
 // typeName is getObjectTypeName.
 func typeName(e *keyspace.Entry) string {
 	if e == nil {

@@ -70,12 +70,6 @@ var (
 	wordRight     = []byte("right")
 )
 
-// listValue returns e's list; ok is false for another type.
-func listValue(e *keyspace.Entry) (*keyspace.List, bool) {
-	l, ok := e.Value().(*keyspace.List)
-	return l, ok
-}
-
 // mutableList is the list of e (key's entry) for an in-place change.
 func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 	l := c.db0().Mutable(key, e).(*keyspace.List)
@@ -107,14 +101,11 @@ func listPosition(b []byte) (int, bool) {
 // pushGeneric is pushGenericCommand; xx is LPUSHX/RPUSHX.
 func (c *Client) pushGeneric(args [][]byte, where int, xx bool) {
 	key := args[1]
-	e := c.lookupKeyWrite(key)
-	var l *keyspace.List
+	l, e, ok := lookupWrite[*keyspace.List](c, key)
+	if !ok {
+		return
+	}
 	if e != nil {
-		var ok bool
-		if _, ok = listValue(e); !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
 		l = c.mutableList(key, e)
 	} else {
 		if xx {
@@ -202,17 +193,16 @@ func (c *Client) popGeneric(args [][]byte, where int) {
 		count = v
 	}
 	key := args[1]
-	e := c.lookupKeyWrite(key)
+	_, e, ok := lookupWrite[*keyspace.List](c, key)
+	if !ok {
+		return
+	}
 	if e == nil {
 		if hasCount {
 			c.w.NullArray()
 		} else {
 			c.w.Null()
 		}
-		return
-	}
-	if _, ok := listValue(e); !ok {
-		c.w.Error(ErrWrongType)
 		return
 	}
 	if hasCount && count == 0 {
@@ -238,31 +228,25 @@ func cmdRPop(c *Client, args [][]byte) { c.popGeneric(args, listTail) }
 
 // --- reads ----------------------------------------------------------------------
 
-// lookupListRead is lookupKeyReadOrReply + checkType: nil after writing
-// missing (for a missing key) or WRONGTYPE.
-func (c *Client) lookupListRead(key []byte, missing func()) *keyspace.List {
-	e := c.lookupKeyRead(key)
-	if e == nil {
-		missing()
-		return nil
-	}
-	l, ok := listValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return nil
-	}
-	return l
-}
-
 func cmdLLen(c *Client, args [][]byte) {
-	if l := c.lookupListRead(args[1], func() { c.w.Int(0) }); l != nil {
-		c.w.Int(int64(l.Len()))
+	l, ok := lookupRead[*keyspace.List](c, args[1])
+	if !ok {
+		return
 	}
+	if l == nil {
+		c.w.Int(0)
+		return
+	}
+	c.w.Int(int64(l.Len()))
 }
 
 func cmdLIndex(c *Client, args [][]byte) {
-	l := c.lookupListRead(args[1], func() { c.w.Null() })
+	l, ok := lookupRead[*keyspace.List](c, args[1])
+	if !ok {
+		return
+	}
 	if l == nil {
+		c.w.Null()
 		return
 	}
 	idx, ok := parseInt(args[2])
@@ -309,8 +293,12 @@ func cmdLRange(c *Client, args [][]byte) {
 		c.w.Error(ErrNotInteger)
 		return
 	}
-	l := c.lookupListRead(args[1], func() { c.w.ArrayLen(0) })
+	l, ok := lookupRead[*keyspace.List](c, args[1])
+	if !ok {
+		return
+	}
 	if l == nil {
+		c.w.ArrayLen(0)
 		return
 	}
 	s, e, ok := listRange(start, end, int64(l.Len()))
@@ -370,18 +358,16 @@ func cmdLPos(c *Client, args [][]byte) {
 		// As Redis, -LONG_MIN wraps to itself: every match then ranks.
 		rank, fromTail = -rank, true
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	l, ok := lookupRead[*keyspace.List](c, args[1])
+	if !ok {
+		return
+	}
+	if l == nil {
 		if count != -1 {
 			c.w.ArrayLen(0)
 		} else {
 			c.w.Null()
 		}
-		return
-	}
-	l, ok := listValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
 		return
 	}
 	n := int64(l.Len())
@@ -420,24 +406,14 @@ func cmdLPos(c *Client, args [][]byte) {
 
 // --- in-place writes ------------------------------------------------------------
 
-// lookupListWrite is lookupKeyWriteOrReply + checkType.
-func (c *Client) lookupListWrite(key []byte, missing func()) *keyspace.Entry {
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		missing()
-		return nil
-	}
-	if _, ok := listValue(e); !ok {
-		c.w.Error(ErrWrongType)
-		return nil
-	}
-	return e
-}
-
 func cmdLSet(c *Client, args [][]byte) {
 	key := args[1]
-	e := c.lookupListWrite(key, func() { c.w.Error(ErrNoSuchKey) })
+	l, e, ok := lookupWrite[*keyspace.List](c, key)
+	if !ok {
+		return
+	}
 	if e == nil {
+		c.w.Error(ErrNoSuchKey)
 		return
 	}
 	idx, ok := parseInt(args[2])
@@ -445,7 +421,6 @@ func cmdLSet(c *Client, args [][]byte) {
 		c.w.Error(ErrNotInteger)
 		return
 	}
-	l, _ := listValue(e)
 	n := int64(l.Len())
 	if idx < 0 {
 		idx += n
@@ -472,11 +447,14 @@ func cmdLInsert(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	e := c.lookupListWrite(key, func() { c.w.Int(0) })
-	if e == nil {
+	l, e, ok := lookupWrite[*keyspace.List](c, key)
+	if !ok {
 		return
 	}
-	l, _ := listValue(e)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
 	pos := -1
 	for i := 0; i < l.Len(); i++ {
 		if bytes.Equal(l.Index(i), args[3]) {
@@ -503,11 +481,14 @@ func cmdLRem(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	e := c.lookupListWrite(key, func() { c.w.Int(0) })
-	if e == nil {
+	l, e, ok := lookupWrite[*keyspace.List](c, key)
+	if !ok {
 		return
 	}
-	l, _ := listValue(e)
+	if e == nil {
+		c.w.Int(0)
+		return
+	}
 	ele := args[3]
 	// Find the indexes to drop first (a read), then change the list only
 	// if there are any.
@@ -562,8 +543,12 @@ func cmdLTrim(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	e := c.lookupListWrite(key, func() { c.w.OK() })
+	_, e, ok := lookupWrite[*keyspace.List](c, key)
+	if !ok {
+		return
+	}
 	if e == nil {
+		c.w.OK()
 		return
 	}
 	l := c.mutableList(key, e)
@@ -610,12 +595,9 @@ func (c *Client) lmovePush(dst []byte, dl *keyspace.List, value []byte, whereto 
 // src's entry, a non-empty list. It reports false (after replying
 // WRONGTYPE) when dst holds another type.
 func (c *Client) lmoveGeneric(src, dst []byte, se *keyspace.Entry, wherefrom, whereto int) bool {
-	de := c.lookupKeyWrite(dst)
-	if de != nil {
-		if _, ok := listValue(de); !ok {
-			c.w.Error(ErrWrongType)
-			return false
-		}
+	_, de, ok := lookupWrite[*keyspace.List](c, dst)
+	if !ok {
+		return false
 	}
 	sl := c.mutableList(src, se)
 	var value []byte
@@ -646,13 +628,12 @@ func (c *Client) lmoveGeneric(src, dst []byte, se *keyspace.Entry, wherefrom, wh
 }
 
 func (c *Client) lmoveCommand(src, dst []byte, wherefrom, whereto int) {
-	e := c.lookupKeyWrite(src)
-	if e == nil {
-		c.w.Null()
+	_, e, ok := lookupWrite[*keyspace.List](c, src)
+	if !ok {
 		return
 	}
-	if _, ok := listValue(e); !ok {
-		c.w.Error(ErrWrongType)
+	if e == nil {
+		c.w.Null()
 		return
 	}
 	c.lmoveGeneric(src, dst, e, wherefrom, whereto)
@@ -740,16 +721,11 @@ func cmdLMPop(c *Client, args [][]byte) {
 		return
 	}
 	for _, key := range keys {
-		e := c.lookupKeyWrite(key)
-		if e == nil {
-			continue
-		}
-		l, ok := listValue(e)
+		l, e, ok := lookupWrite[*keyspace.List](c, key)
 		if !ok {
-			c.w.Error(ErrWrongType)
 			return
 		}
-		if l.Len() == 0 {
+		if e == nil || l.Len() == 0 {
 			continue
 		}
 		c.popRangeWithKey(key, e, where, count, false)
@@ -785,16 +761,11 @@ func (c *Client) blockingPop(args, keys [][]byte, where int, timeout []byte, cou
 		return
 	}
 	for _, key := range keys {
-		e := c.lookupKeyWrite(key)
-		if e == nil {
-			continue
-		}
-		l, ok := listValue(e)
+		l, e, ok := lookupWrite[*keyspace.List](c, key)
 		if !ok {
-			c.w.Error(ErrWrongType)
 			return
 		}
-		if l.Len() == 0 {
+		if e == nil || l.Len() == 0 {
 			continue
 		}
 		c.popServe(key, e, where, count, false)
@@ -805,7 +776,7 @@ func (c *Client) blockingPop(args, keys [][]byte, where int, timeout []byte, cou
 		if e == nil {
 			return false
 		}
-		l, ok := listValue(e)
+		l, ok := e.Value().(*keyspace.List)
 		if !ok || l.Len() == 0 {
 			return false
 		}
@@ -880,12 +851,11 @@ func (c *Client) blmoveGeneric(args [][]byte, from, to int, timeout []byte, isRP
 		return
 	}
 	src, dst := args[1], args[2]
-	e := c.lookupKeyWrite(src)
+	_, e, ok := lookupWrite[*keyspace.List](c, src)
+	if !ok {
+		return
+	}
 	if e != nil {
-		if _, ok := listValue(e); !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
 		if c.lmoveGeneric(src, dst, e, from, to) && s.propagating() {
 			if isRPopLPush {
 				c.rewriteArgv(wordRPopLPush, src, dst)
@@ -905,7 +875,7 @@ func (c *Client) blmoveGeneric(args [][]byte, from, to int, timeout []byte, isRP
 		if e == nil {
 			return false
 		}
-		l, ok := listValue(e)
+		l, ok := e.Value().(*keyspace.List)
 		if !ok || l.Len() == 0 {
 			return false
 		}

@@ -4,19 +4,56 @@ import (
 	"github.com/vigil-kv/vigil/replication"
 )
 
-// Replication commands (replication.c): SYNC, PSYNC, REPLCONF, REPLICAOF
-// and SLAVEOF. ROLE and WAIT live in cmd_admin.go and call into
-// repl_master.go.
+// Replication commands (replication.c): SYNC, PSYNC, REPLCONF, REPLICAOF,
+// SLAVEOF, ROLE and WAIT. The state they read and change lives in
+// repl_master.go and repl_replica.go.
 
 func init() {
 	ad := FlagAdmin | FlagNoScript
+	ls := FlagLoading | FlagStale
+	conn := []string{"slow", "connection"}
 	register(
 		&Command{Name: "sync", Arity: 1, Flags: ad | FlagNoAsyncLoading | FlagNoMulti, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdSync},
 		&Command{Name: "psync", Arity: -3, Flags: ad | FlagNoAsyncLoading | FlagNoMulti, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdSync},
 		&Command{Name: "replconf", Arity: -1, Flags: ad | FlagLoading | FlagStale | FlagAllowBusy, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdReplconf},
 		&Command{Name: "replicaof", Arity: 3, Flags: ad | FlagStale | FlagNoAsyncLoading, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdReplicaof},
 		&Command{Name: "slaveof", Arity: 3, Flags: ad | FlagStale | FlagNoAsyncLoading, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdReplicaof},
+		&Command{Name: "role", Arity: 1, Flags: FlagNoScript | ls | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Handler: cmdRole},
+		&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, ACL: conn, Handler: cmdWait},
 	)
+}
+
+// cmdRole is roleCommand: the master's replicas, or the replica's link.
+func cmdRole(c *Client, args [][]byte) { c.srv.roleReply(c) }
+
+// cmdWait is waitCommand: WAIT numreplicas timeout (milliseconds, 0:
+// forever) replies how many replicas acknowledged the client's last write
+// (c.woff), at once when enough have (always with numreplicas <= 0) or when
+// blocking is denied (MULTI), else when enough acknowledge
+// (ReplicasAcked), at the timeout or on CLIENT UNBLOCK. Without replicas
+// it blocks for the whole timeout and replies 0, as 7.0.15 on a master
+// with none.
+func cmdWait(c *Client, args [][]byte) {
+	numreplicas, ok := parseInt(args[1])
+	if !ok {
+		c.w.Error(ErrNotInteger)
+		return
+	}
+	s := c.srv
+	if s.isReplica() { // repl
+		c.w.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	deadline, ok := s.blockDeadline(c, args[2], false)
+	if !ok {
+		return
+	}
+	acked := s.countAcks(c.woff)
+	if acked >= numreplicas || c.denyBlocking() {
+		c.w.Int(acked)
+		return
+	}
+	c.blockForAcks(s.lookup(args[0]), c.woff, numreplicas, deadline)
 }
 
 func cmdSync(c *Client, args [][]byte) { c.srv.syncRequest(c, args) }

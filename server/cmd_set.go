@@ -53,20 +53,6 @@ func init() {
 
 var wordSRem = []byte("SREM")
 
-// setOf returns e's value as a set; ok is false (after replying WRONGTYPE)
-// for another type (checkType). A nil e gives nil, true.
-func (c *Client) setOf(e *keyspace.Entry) (*keyspace.Set, bool) {
-	if e == nil {
-		return nil, true
-	}
-	s, ok := e.Value().(*keyspace.Set)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return nil, false
-	}
-	return s, true
-}
-
 // maxIntset is set-max-intset-entries.
 func (c *Client) maxIntset() int { return c.srv.ks.Encodings.SetMaxIntsetEntries }
 
@@ -104,8 +90,7 @@ func (c *Client) storeSet(key []byte, s *keyspace.Set) {
 
 func cmdSAdd(c *Client, args [][]byte) {
 	key := args[1]
-	e := c.lookupKeyWrite(key)
-	s, ok := c.setOf(e)
+	s, e, ok := lookupWrite[*keyspace.Set](c, key)
 	if !ok {
 		return
 	}
@@ -134,12 +119,12 @@ func cmdSAdd(c *Client, args [][]byte) {
 
 func cmdSRem(c *Client, args [][]byte) {
 	key := args[1]
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		c.w.Int(0)
+	_, e, ok := lookupWrite[*keyspace.Set](c, key)
+	if !ok {
 		return
 	}
-	if _, ok := c.setOf(e); !ok {
+	if e == nil {
+		c.w.Int(0)
 		return
 	}
 	db := c.db0()
@@ -175,22 +160,23 @@ func cmdSMove(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	if _, ok := c.setOf(se); !ok {
+	src, ok := valueAs[*keyspace.Set](c, se)
+	if !ok {
 		return
 	}
-	if _, ok := c.setOf(de); !ok {
+	if _, ok := valueAs[*keyspace.Set](c, de); !ok {
 		return
 	}
 	db := c.db0()
 	if se == de {
-		if se.Value().(*keyspace.Set).Contains(ele) {
+		if src.Contains(ele) {
 			c.w.Int(1)
 		} else {
 			c.w.Int(0)
 		}
 		return
 	}
-	src := db.Mutable(srcKey, se).(*keyspace.Set)
+	src = db.Mutable(srcKey, se).(*keyspace.Set)
 	if !src.Remove(ele) {
 		c.w.Int(0)
 		return
@@ -221,8 +207,7 @@ func cmdSMove(c *Client, args [][]byte) {
 // --- SISMEMBER, SMISMEMBER, SCARD ---------------------------------------------
 
 func cmdSIsMember(c *Client, args [][]byte) {
-	e := c.lookupKeyRead(args[1])
-	s, ok := c.setOf(e)
+	s, ok := lookupRead[*keyspace.Set](c, args[1])
 	if !ok {
 		return
 	}
@@ -234,7 +219,7 @@ func cmdSIsMember(c *Client, args [][]byte) {
 }
 
 func cmdSMIsMember(c *Client, args [][]byte) {
-	s, ok := c.setOf(c.lookupKeyRead(args[1]))
+	s, ok := lookupRead[*keyspace.Set](c, args[1])
 	if !ok {
 		return
 	}
@@ -249,7 +234,7 @@ func cmdSMIsMember(c *Client, args [][]byte) {
 }
 
 func cmdSCard(c *Client, args [][]byte) {
-	s, ok := c.setOf(c.lookupKeyRead(args[1]))
+	s, ok := lookupRead[*keyspace.Set](c, args[1])
 	if !ok {
 		return
 	}
@@ -274,12 +259,12 @@ func cmdSPop(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		c.w.Null()
+	_, e, ok := lookupWrite[*keyspace.Set](c, key)
+	if !ok {
 		return
 	}
-	if _, ok := c.setOf(e); !ok {
+	if e == nil {
+		c.w.Null()
 		return
 	}
 	db := c.db0()
@@ -313,12 +298,12 @@ func (c *Client) spopWithCount(args [][]byte) {
 	}
 	count := uint64(l)
 	key := args[1]
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		c.w.SetLen(0)
+	set, e, ok := lookupWrite[*keyspace.Set](c, key)
+	if !ok {
 		return
 	}
-	if _, ok := c.setOf(e); !ok {
+	if e == nil {
+		c.w.SetLen(0)
 		return
 	}
 	if count == 0 {
@@ -326,7 +311,7 @@ func (c *Client) spopWithCount(args [][]byte) {
 		return
 	}
 	db := c.db0()
-	size := uint64(e.Value().(*keyspace.Set).Len())
+	size := uint64(set.Len())
 	c.notify(configs.NotifySet, "spop", key)
 	c.srv.ks.Dirty += int64(min(count, size))
 
@@ -392,13 +377,12 @@ func cmdSRandMember(c *Client, args [][]byte) {
 		c.w.Error(ErrSyntax)
 		return
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
-		c.w.Null()
+	s, ok := lookupRead[*keyspace.Set](c, args[1])
+	if !ok {
 		return
 	}
-	s, ok := c.setOf(e)
-	if !ok {
+	if s == nil {
+		c.w.Null()
 		return
 	}
 	c.writeMember(s.Random(c.srv.rng))
@@ -424,13 +408,12 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	if !uniq {
 		count = uint64(-l)
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
-		c.w.ArrayLen(0)
+	s, ok := lookupRead[*keyspace.Set](c, args[1])
+	if !ok {
 		return
 	}
-	s, ok := c.setOf(e)
-	if !ok {
+	if s == nil {
+		c.w.ArrayLen(0)
 		return
 	}
 	size := uint64(s.Len())
@@ -527,7 +510,7 @@ func (c *Client) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 	sets := make([]*keyspace.Set, len(keys))
 	empty := false
 	for j, k := range keys {
-		s, ok := c.setOf(c.lookupKeyRead(k))
+		s, ok := lookupRead[*keyspace.Set](c, k)
 		if !ok {
 			return
 		}
@@ -627,7 +610,7 @@ func (c *Client) sunionDiff(keys [][]byte, dst []byte, op int) {
 	sets := make([]*keyspace.Set, len(keys))
 	sameset := false
 	for j, k := range keys {
-		s, ok := c.setOf(c.lookupKeyRead(k))
+		s, ok := lookupRead[*keyspace.Set](c, k)
 		if !ok {
 			return
 		}
@@ -740,15 +723,14 @@ func cmdSScan(c *Client, args [][]byte) {
 		c.w.Error(ErrInvalidCursor)
 		return
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	s, ok := lookupRead[*keyspace.Set](c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
 		c.w.ArrayLen(2)
 		c.w.BulkString("0")
 		c.w.ArrayLen(0)
-		return
-	}
-	s, ok := c.setOf(e)
-	if !ok {
 		return
 	}
 	count, pattern, usePattern, _, ok := c.parseScanOptions(args, 3, false)

@@ -45,19 +45,7 @@ func init() {
 	)
 }
 
-// --- helpers shared by the data-type families --------------------------------
-
-// stringValue returns e's value when it is a string; ok is false (and the
-// caller replies WRONGTYPE) for any other type.
-func stringValue(e *keyspace.Entry) (b []byte, ok bool) {
-	if s, ok := e.StringValue(); ok {
-		return s.Bytes(), true
-	}
-	return nil, false
-}
-
-// copyBytes copies an argument for storing in the keyspace.
-func copyBytes(b []byte) []byte { return append(make([]byte, 0, len(b)), b...) }
+// --- helpers ---------------------------------------------------------------------
 
 // checkStringLength is t_string.c's: the master link is exempt.
 func (c *Client) checkStringLength(size int64) bool {
@@ -75,26 +63,6 @@ func (c *Client) setString(key, val []byte, keepTTL bool) {
 	if c.multi != nil {
 		c.argvStored(e)
 	}
-}
-
-// argvStored records that e holds the current command's argument object
-// itself, as setKey(c->argv[i]) does, when the command runs inside EXEC:
-// Redis's OBJECT REFCOUNT then counts the transaction's queued argv too
-// until the EXEC ends (multi.c frees the queue afterwards).
-func (c *Client) argvStored(e *keyspace.Entry) {
-	if c.multi != nil && c.multi.executing {
-		c.srv.ks.MarkArgvExec(e)
-	}
-}
-
-// argvShared reports whether e's value is, in Redis, still shared with the
-// argv of the EXEC running now (see argvStored): not once a command
-// modified it in place (dbUnshareStringValue made a copy: StringRaw).
-func (c *Client) argvShared(e *keyspace.Entry) bool {
-	if s, ok := e.Value().(*keyspace.String); ok && s.Kind() == keyspace.StringRaw {
-		return false
-	}
-	return e.ArgvExec() && c.multi != nil && c.multi.executing
 }
 
 // storeString is setString for a caller that already looked the key up
@@ -127,11 +95,6 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 		}
 	}
 	return db.SetString(key, val, keyspace.StringAuto, now, keepTTL)
-}
-
-// errInvalidExpire is addReplyErrorExpireTime for a command.
-func errInvalidExpire(fullname string) string {
-	return "ERR invalid expire time in '" + fullname + "' command"
 }
 
 // Option flags of SET and GETEX (t_string.c OBJ_*).
@@ -221,17 +184,15 @@ func (c *Client) expireMillis(arg []byte, flags int, cmd string) (int64, bool) {
 // getGeneric is getGenericCommand: it replies with the value or null and
 // reports false after replying WRONGTYPE.
 func (c *Client) getGeneric(key []byte) bool {
-	e := c.lookupKeyRead(key)
-	if e == nil {
+	s, ok := lookupRead[*keyspace.String](c, key)
+	if !ok {
+		return false
+	}
+	if s == nil {
 		c.w.Null()
 		return true
 	}
-	b, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return false
-	}
-	c.w.Bulk(b)
+	c.w.Bulk(s.Bytes())
 	return true
 }
 
@@ -355,16 +316,15 @@ func cmdGetEx(c *Client, args [][]byte) {
 		return
 	}
 	key := args[1]
-	e := c.lookupKeyRead(key)
-	if e == nil {
+	s, ok := lookupRead[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
+	if s == nil {
 		c.w.Null()
 		return
 	}
-	b, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	b := s.Bytes()
 	var when int64
 	if expIdx != 0 {
 		if when, ok = c.expireMillis(args[expIdx], flags, "getex"); !ok {
@@ -410,8 +370,8 @@ func cmdMGet(c *Client, args [][]byte) {
 			c.w.Null()
 			continue
 		}
-		if b, ok := stringValue(e); ok {
-			c.w.Bulk(b)
+		if s, ok := e.StringValue(); ok {
+			c.w.Bulk(s.Bytes())
 		} else {
 			c.w.Null()
 		}
@@ -452,7 +412,10 @@ func cmdMSetNX(c *Client, args [][]byte) {
 
 func cmdAppend(c *Client, args [][]byte) {
 	key, arg := args[1], args[2]
-	e := c.lookupKeyWrite(key)
+	old, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	if e == nil {
 		c.argvStored(c.db0().SetString(key, arg, keyspace.StringAuto, c.srv.nowMs, false))
 		c.srv.ks.Dirty++
@@ -462,12 +425,7 @@ func cmdAppend(c *Client, args [][]byte) {
 		c.w.Int(int64(len(arg)))
 		return
 	}
-	old, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
-	if !c.checkStringLength(int64(len(old)) + int64(len(arg))) {
+	if !c.checkStringLength(int64(len(old.Bytes())) + int64(len(arg))) {
 		return
 	}
 	// In place, reusing the spare capacity (sdscatlen's greedy growth),
@@ -483,17 +441,15 @@ func cmdAppend(c *Client, args [][]byte) {
 }
 
 func cmdStrlen(c *Client, args [][]byte) {
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	s, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if s == nil {
 		c.w.Int(0)
 		return
 	}
-	b, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
-	c.w.Int(int64(len(b)))
+	c.w.Int(int64(len(s.Bytes())))
 }
 
 // cmdGetRange is getrangeCommand, including Redis 7.0's clamping of a
@@ -505,16 +461,15 @@ func cmdGetRange(c *Client, args [][]byte) {
 		c.w.Error(ErrNotInteger)
 		return
 	}
-	e := c.lookupKeyRead(args[1])
-	if e == nil {
+	v, ok := lookupRead[*keyspace.String](c, args[1])
+	if !ok {
+		return
+	}
+	if v == nil {
 		c.w.BulkString("")
 		return
 	}
-	s, ok := stringValue(e)
-	if !ok {
-		c.w.Error(ErrWrongType)
-		return
-	}
+	s := v.Bytes()
 	n := int64(len(s))
 	if start < 0 && end < 0 && start > end {
 		c.w.BulkString("")
@@ -553,7 +508,10 @@ func cmdSetRange(c *Client, args [][]byte) {
 		c.w.Error(ErrOffsetRange)
 		return
 	}
-	e := c.lookupKeyWrite(key)
+	sv, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	var old []byte
 	if e == nil {
 		if len(val) == 0 {
@@ -561,10 +519,7 @@ func cmdSetRange(c *Client, args [][]byte) {
 			return
 		}
 	} else {
-		if old, ok = stringValue(e); !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
+		old = sv.Bytes()
 		if len(val) == 0 {
 			c.w.Int(int64(len(old)))
 			return
@@ -609,14 +564,12 @@ func cmdSetRange(c *Client, args [][]byte) {
 // incrDecr is incrDecrCommand: the TTL is kept.
 func (c *Client) incrDecr(key []byte, incr int64) {
 	var value int64
-	e := c.lookupKeyWrite(key)
+	s, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	if e != nil {
-		b, ok := stringValue(e)
-		if !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
-		if value, ok = parseInt(b); !ok {
+		if value, ok = parseInt(s.Bytes()); !ok {
 			c.w.Error(ErrNotInteger)
 			return
 		}
@@ -665,15 +618,13 @@ func cmdDecrBy(c *Client, args [][]byte) {
 // The arithmetic is emulated with big.Float at 64-bit precision.
 func cmdIncrByFloat(c *Client, args [][]byte) {
 	key := args[1]
-	e := c.lookupKeyWrite(key)
+	s, e, ok := lookupWrite[*keyspace.String](c, key)
+	if !ok {
+		return
+	}
 	var value *big.Float
 	if e != nil {
-		b, ok := stringValue(e)
-		if !ok {
-			c.w.Error(ErrWrongType)
-			return
-		}
-		if value, ok = parseLongDouble(b); !ok {
+		if value, ok = parseLongDouble(s.Bytes()); !ok {
 			c.w.Error(ErrNotFloat)
 			return
 		}
@@ -907,18 +858,20 @@ func cmdLCS(c *Client, args [][]byte) {
 	eb := c.lookupKeyRead(args[2])
 	var a, b []byte
 	if ea != nil {
-		var ok bool
-		if a, ok = stringValue(ea); !ok {
+		s, ok := ea.StringValue()
+		if !ok {
 			c.w.Error(ErrLCSWrongType)
 			return
 		}
+		a = s.Bytes()
 	}
 	if eb != nil {
-		var ok bool
-		if b, ok = stringValue(eb); !ok {
+		s, ok := eb.StringValue()
+		if !ok {
 			c.w.Error(ErrLCSWrongType)
 			return
 		}
+		b = s.Bytes()
 	}
 	var minMatch int64
 	getLen, getIdx, withMatchLen := false, false, false

@@ -279,19 +279,6 @@ func parseLexRange(min, max []byte) (keyspace.LexRange, bool) {
 	return r, true
 }
 
-// zsetValue returns e's sorted set; ok is false (after replying WRONGTYPE)
-// for another type. A nil e gives nil, true.
-func (c *Client) zsetOf(e *keyspace.Entry) (*keyspace.ZSet, bool) {
-	if e == nil {
-		return nil, true
-	}
-	z, ok := e.Value().(*keyspace.ZSet)
-	if !ok {
-		c.w.Error(ErrWrongType)
-	}
-	return z, ok
-}
-
 // zsetMutable is the writable sorted set of key (e: its entry).
 func (c *Client) zsetMutable(key []byte, e *keyspace.Entry) *keyspace.ZSet {
 	return c.db0().Mutable(key, e).(*keyspace.ZSet)
@@ -397,8 +384,7 @@ parse:
 		}
 		scores[j] = v
 	}
-	e := c.lookupKeyWrite(key)
-	z, ok := c.zsetOf(e)
+	z, e, ok := lookupWrite[*keyspace.ZSet](c, key)
 	if !ok {
 		return
 	}
@@ -474,13 +460,12 @@ parse:
 // cmdZRem is zremCommand.
 func cmdZRem(c *Client, args [][]byte) {
 	key := args[1]
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		c.w.Int(0)
+	z, e, ok := lookupWrite[*keyspace.ZSet](c, key)
+	if !ok {
 		return
 	}
-	z, ok := c.zsetOf(e)
-	if !ok {
+	if e == nil {
+		c.w.Int(0)
 		return
 	}
 	z = c.zsetMutable(key, e)
@@ -509,14 +494,8 @@ func cmdZRem(c *Client, args [][]byte) {
 
 // --- reads ---------------------------------------------------------------------------
 
-// zsetRead looks key up for reading; z is nil for a missing key (after
-// nothing is replied), ok false after WRONGTYPE.
-func (c *Client) zsetRead(key []byte) (*keyspace.ZSet, bool) {
-	return c.zsetOf(c.lookupKeyRead(key))
-}
-
 func cmdZScore(c *Client, args [][]byte) {
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -532,7 +511,7 @@ func cmdZScore(c *Client, args [][]byte) {
 }
 
 func cmdZMScore(c *Client, args [][]byte) {
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -549,7 +528,7 @@ func cmdZMScore(c *Client, args [][]byte) {
 }
 
 func cmdZCard(c *Client, args [][]byte) {
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -566,7 +545,7 @@ func cmdZCount(c *Client, args [][]byte) {
 		c.w.Error(ErrZMinMaxFloat)
 		return
 	}
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -583,7 +562,7 @@ func cmdZLexCount(c *Client, args [][]byte) {
 		c.w.Error(ErrZMinMaxLex)
 		return
 	}
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -595,7 +574,7 @@ func cmdZLexCount(c *Client, args [][]byte) {
 }
 
 func zrankGeneric(c *Client, args [][]byte, rev bool) {
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -706,7 +685,7 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, rangetype
 			return
 		}
 	}
-	z, ok := c.zsetOf(c.lookupKeyRead(key))
+	z, ok := lookupRead[*keyspace.ZSet](c, key)
 	if !ok {
 		return
 	}
@@ -835,13 +814,12 @@ func zremrangeGeneric(c *Client, args [][]byte, rangetype int) {
 			return
 		}
 	}
-	e := c.lookupKeyWrite(key)
-	if e == nil {
-		c.w.Int(0)
+	z, e, ok := lookupWrite[*keyspace.ZSet](c, key)
+	if !ok {
 		return
 	}
-	z, ok := c.zsetOf(e)
-	if !ok {
+	if e == nil {
+		c.w.Int(0)
 		return
 	}
 	var deleted int
@@ -901,7 +879,7 @@ func zpopGeneric(c *Client, keys [][]byte, max, emitKey bool, count int64, neste
 			continue
 		}
 		var ok bool
-		if z, ok = c.zsetOf(e); !ok {
+		if z, ok = valueAs[*keyspace.ZSet](c, e); !ok {
 			return false, nil, 0
 		}
 		key = k
@@ -1085,13 +1063,12 @@ func bzpopGeneric(c *Client, args [][]byte, max bool) {
 func bzpopKeys(c *Client, args, keys [][]byte, deadline time.Time, max bool, count int64) {
 	serve := zpopServe(max, count)
 	for _, k := range keys {
-		e := c.lookupKeyWrite(k)
-		if e == nil {
-			continue
-		}
-		z, ok := c.zsetOf(e)
+		z, e, ok := lookupWrite[*keyspace.ZSet](c, k)
 		if !ok {
 			return
+		}
+		if e == nil {
+			continue
 		}
 		if z.Len() > 0 && serve(c, k) {
 			return
@@ -1448,7 +1425,7 @@ func cmdZRandMember(c *Client, args [][]byte) {
 		zrandWithCount(c, args[1], l, withscores)
 		return
 	}
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -1461,7 +1438,7 @@ func cmdZRandMember(c *Client, args [][]byte) {
 }
 
 func zrandWithCount(c *Client, key []byte, l int64, withscores bool) {
-	z, ok := c.zsetRead(key)
+	z, ok := lookupRead[*keyspace.ZSet](c, key)
 	if !ok {
 		return
 	}
@@ -1538,7 +1515,7 @@ func cmdZScan(c *Client, args [][]byte) {
 		c.w.Error(ErrInvalidCursor)
 		return
 	}
-	z, ok := c.zsetRead(args[1])
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}

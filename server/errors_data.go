@@ -18,3 +18,8 @@ const (
 
 // errUnsupportedOption is expire.c's reply to an unknown EXPIRE option.
 func errUnsupportedOption(opt []byte) string { return "ERR Unsupported option " + string(opt) }
+
+// errInvalidExpire is addReplyErrorExpireTime for a command.
+func errInvalidExpire(fullname string) string {
+	return "ERR invalid expire time in '" + fullname + "' command"
+}
