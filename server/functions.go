@@ -10,6 +10,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // Redis 7.0 functions (functions.c, function_lua.c): libraries of Lua
@@ -277,7 +278,7 @@ func sortedFnNames(l *fnLib) []string {
 // the functions it registers going to lib.
 func (fe *functionsEngine) runLoad(lib *fnLib, code string, timeout time.Duration) string {
 	L := fe.e.L
-	code, cmsg := luaSyntaxCheckStrip(code, "user_function") // scripting_syntax.go
+	code, cmsg := vlua.SyntaxCheckStrip(code, "user_function")
 	if cmsg != "" {
 		return "Error compiling function: " + cmsg
 	}
@@ -455,7 +456,7 @@ func luaStringish(v lua.LValue) (string, bool) {
 	case lua.LString:
 		return string(x), true
 	case lua.LNumber:
-		return luaNumber(float64(x)), true
+		return vlua.FormatNumber(float64(x)), true
 	}
 	return "", false
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // Lua scripting (Redis 7.0's eval.c, script_lua.c and script.c): EVAL,
@@ -150,7 +150,7 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	tostring := g.RawGetString("tostring")
 	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
 		if n, ok := L.Get(1).(lua.LNumber); ok && L.GetTop() == 1 {
-			L.Push(lua.LString(luaNumber(float64(n))))
+			L.Push(lua.LString(vlua.FormatNumber(float64(n))))
 			return 1
 		}
 		L.Push(tostring)
@@ -173,10 +173,7 @@ func (s *Server) newScriptEngine() *scriptEngine {
 	math.RawSetString("random", L.NewFunction(e.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomSeed))
 	e.openRedis(s, g)
-	openBit(L, g)
-	openCJSON(L, g)
-	openCMsgpack(L, g)
-	openStruct(L, g)
+	vlua.OpenLibs(L, g)
 
 	// The scripts' environment: reads of missing globals and every write
 	// fail, as lua_enablereadonlytable and the __index guard of 7.0. The
@@ -448,7 +445,7 @@ func (e *scriptEngine) load(body []byte) (string, string) {
 		}
 		code, flags, shebang = body[n:], f, true
 	}
-	stripped, msg := luaSyntaxCheckStrip(string(code), "user_script") // scripting_syntax.go
+	stripped, msg := vlua.SyntaxCheckStrip(string(code), "user_script")
 	if msg != "" {
 		return "", "ERR Error compiling script (new function): " + msg
 	}
@@ -882,20 +879,6 @@ func (e *scriptEngine) openRedis(s *Server, g *lua.LTable) {
 	r.RawSetString("REDIS_VERSION", lua.LString("7.0.15"))
 	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(0x07000f))
 	g.RawSetString("redis", r)
-}
-
-// luaNumber is Lua 5.1's LUA_NUMBER_FMT, "%.14g" (C's spelling of
-// infinities and NaN).
-func luaNumber(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 // luaArg converts one of redis.call's arguments, strings and numbers
