@@ -227,9 +227,9 @@ var rules = []rule{
 		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
 	},
 	{
-		name:   "the Lua engine imports gopher-lua, internal/resp and the standard library only",
+		name:   "the Lua engine imports gopher-lua, internal/resp (with its internal/redisutil) and the standard library only",
 		from:   exact("server/lua"),
-		forbid: but(nonStandard, either(external("github.com/yuin/gopher-lua"), exact("internal/resp"))),
+		forbid: but(nonStandard, either(external("github.com/yuin/gopher-lua"), exact("internal/resp", "internal/redisutil"))),
 	},
 	{
 		name:   "the ACL imports internal/resp and the standard library only",
@@ -425,7 +425,7 @@ func TestRulesCatchViolations(t *testing.T) {
 			"internal/redistext imports configs (internal/redistext -> configs)",
 			"internal/redistext imports github.com/other/lib (internal/redistext -> internal/resp -> github.com/other/lib)",
 		},
-		"the Lua engine imports gopher-lua, internal/resp and the standard library only": {
+		"the Lua engine imports gopher-lua, internal/resp (with its internal/redisutil) and the standard library only": {
 			"server/lua imports configs (server/lua -> server -> configs)",
 			"server/lua imports github.com/other/lib (server/lua -> internal/resp -> github.com/other/lib)",
 			"server/lua imports server (server/lua -> server)",
