@@ -5,11 +5,10 @@ import (
 	"strings"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
+	vlua "github.com/vigil-kv/vigil/server/lua"
 	"github.com/vigil-kv/vigil/server/rdb"
 )
 
@@ -200,18 +199,18 @@ func cmdFunctionList(c *Client, args [][]byte) {
 			f := l.funcs[n]
 			w.MapLen(3)
 			w.BulkString("name")
-			w.BulkString(f.name)
+			w.BulkString(f.Name)
 			w.BulkString("description")
-			if f.hasDesc {
-				w.BulkString(f.desc)
+			if f.HasDesc {
+				w.BulkString(f.Desc)
 			} else {
 				w.Null()
 			}
 			w.BulkString("flags")
 			var names []string
-			for _, fl := range fnFlagNames {
-				if f.flags&fl.f != 0 {
-					names = append(names, fl.name)
+			for _, fl := range vlua.FlagNames {
+				if f.Flags&fl.F != 0 {
+					names = append(names, fl.Name)
 				}
 			}
 			w.SetLen(len(names))
@@ -330,35 +329,25 @@ func fcallGeneric(c *Client, args [][]byte, ro bool) {
 		c.w.Error(msg)
 		return
 	}
-	e := fe.e
-	L := e.L
-	keys := L.CreateTable(int(numkeys), 0)
-	for i := 0; i < int(numkeys); i++ {
-		keys.RawSetInt(i+1, lua.LString(args[3+i]))
-	}
-	argv := L.CreateTable(len(args)-3-int(numkeys), 0)
-	for i, a := range args[3+numkeys:] {
-		argv.RawSetInt(i+1, lua.LString(a))
-	}
-	e.run(c, f.fn, []lua.LValue{keys, argv}, f.name, ro || f.flags&fnNoWrites != 0, f, args)
+	fe.h.run(c, nil, f, ro || f.Flags&vlua.NoWrites != 0, args[3:3+numkeys], args[3+numkeys:], args)
 }
 
 // fcallDenied is scriptPrepareForRun's checks of a function's flags
 // against the server's state (no cluster mode here: no-cluster never
 // refuses).
-func (s *Server) fcallDenied(c *Client, f *fnInfo, ro bool) string {
-	return s.scriptDenied(c, f.flags, ro)
+func (s *Server) fcallDenied(c *Client, f *vlua.Function, ro bool) string {
+	return s.scriptDenied(c, f.Flags, ro)
 }
 
 // scriptDenied is scriptPrepareForRun's checks of a function's or a
 // shebang script's flags.
-func (s *Server) scriptDenied(c *Client, flags fnFlags, ro bool) string {
+func (s *Server) scriptDenied(c *Client, flags vlua.Flags, ro bool) string {
 	obey := c.mustObey()
 	l := s.repl.link
-	if l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && flags&fnAllowStale == 0 {
+	if l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && flags&vlua.AllowStale == 0 {
 		return "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script."
 	}
-	if flags&fnNoWrites == 0 {
+	if flags&vlua.NoWrites == 0 {
 		if l != nil && s.cfg.ReplicaReadOnly && !obey {
 			return "READONLY Can not run script with write flag on readonly replica"
 		}
@@ -382,7 +371,7 @@ func (s *Server) scriptDenied(c *Client, flags fnFlags, ro bool) string {
 	// The OOM check, after the write checks: no-writes implies allow-oom.
 	// processCommand has refused a plain FCALL already; this is for one
 	// that got past it (queued in MULTI before memory ran out).
-	if s.cfg.Maxmemory > 0 && s.evict.preOOM && !obey && flags&(fnAllowOOM|fnNoWrites) == 0 {
+	if s.cfg.Maxmemory > 0 && s.evict.preOOM && !obey && flags&(vlua.AllowOOM|vlua.NoWrites) == 0 {
 		return "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
 	}
 	return ""

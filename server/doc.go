@@ -134,5 +134,6 @@
 // them and a master keeps them as replid2.
 //
 // It may import internal/resp, internal/clock, configs, server/keyspace,
-// internal/redistext, internal/acl, server/rdb, server/aof, replication and the chosen libraries (zerolog; gopher-lua for scripting.go).
+// internal/redistext, internal/acl, server/rdb, server/aof, server/lua (the Lua engine, behind its
+// Host interface: scripting.go's luaHost), replication and the chosen libraries (zerolog).
 package server

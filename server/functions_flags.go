@@ -1,5 +1,7 @@
 package server
 
+import vlua "github.com/vigil-kv/vigil/server/lua"
+
 // Functions' flags as command flags (server.c getCommandFlags ->
 // fcallGetCommandFlags -> scriptFlagsToCmdFlags): processCommand checks
 // FCALL and FCALL_RO of a known function with the flags its declaration
@@ -10,15 +12,15 @@ package server
 
 // scriptCmdFlags returns the Flags processCommand's checks use for an
 // FCALL/FCALL_RO of a function with flags ff (its static flags cmdFlags).
-func scriptCmdFlags(cmdFlags Flag, ff fnFlags) Flag {
+func scriptCmdFlags(cmdFlags Flag, ff vlua.Flags) Flag {
 	cmdFlags &^= FlagStale | FlagDenyOOM | FlagWrite | FlagMayReplicate
-	if ff&(fnAllowOOM|fnNoWrites) == 0 {
+	if ff&(vlua.AllowOOM|vlua.NoWrites) == 0 {
 		cmdFlags |= FlagDenyOOM
 	}
-	if ff&fnNoWrites == 0 {
+	if ff&vlua.NoWrites == 0 {
 		cmdFlags |= FlagWrite
 	}
-	if ff&fnAllowStale != 0 {
+	if ff&vlua.AllowStale != 0 {
 		cmdFlags |= FlagStale
 	}
 	return cmdFlags
@@ -33,7 +35,7 @@ func (s *Server) checkedCmd(cmd *Command, args [][]byte) *Command {
 	if cmd.Flags&FlagNoMandatoryKeys == 0 || len(args) < 2 {
 		return cmd
 	}
-	var flags fnFlags
+	var flags vlua.Flags
 	switch cmd.fullName {
 	case "fcall", "fcall_ro":
 		if s.fns == nil {
@@ -43,7 +45,7 @@ func (s *Server) checkedCmd(cmd *Command, args [][]byte) *Command {
 		if f == nil {
 			return cmd
 		}
-		flags = f.flags
+		flags = f.Flags
 	case "eval", "evalsha", "eval_ro", "evalsha_ro":
 		f, shebang := s.evalCheckedFlags(cmd, args) // scripting_shebang.go
 		if !shebang {

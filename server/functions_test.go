@@ -185,7 +185,7 @@ func fnPayload(records []byte) string {
 
 // luaMessageDiffers marks the table's commands whose error embeds a
 // runtime message of the Lua implementation itself (compile errors are
-// Lua 5.1's, scripting_syntax.go).
+// Lua 5.1's, server/lua/syntax.go).
 func luaMessageDiffers(args []string) bool {
 	return len(args) >= 2 && args[0] == "FCALL" && (args[1] == "f6" || args[1] == "f13")
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // EVALSHA through the dispatch (process under the batch's lock), as
@@ -15,7 +17,7 @@ func evalshaClient(tb testing.TB) (*Client, string) {
 	tb.Helper()
 	c := hotClient(tb)
 	runFed(c, pipeline(1, "SCRIPT", "LOAD", evalshaBenchScript))
-	sha := sha1hex([]byte(evalshaBenchScript))
+	sha := vlua.SHA1Hex([]byte(evalshaBenchScript))
 	if !strings.Contains(string(c.w.B), sha) {
 		tb.Fatalf("SCRIPT LOAD: %q", c.w.B)
 	}
@@ -35,6 +37,18 @@ func TestEvalshaHotPath(t *testing.T) {
 	}
 	if string(c.w.B) != want.String() {
 		t.Fatalf("replies %q", c.w.B)
+	}
+}
+
+// TestEvalshaAllocs: an EVALSHA whose script calls INCR through
+// redis.call costs at most 2 allocations (the engine's arenas hold
+// redis.call's argv, KEYS keeps an unchanged key's string).
+func TestEvalshaAllocs(t *testing.T) {
+	c, sha := evalshaClient(t)
+	in := pipeline(16, "EVALSHA", sha, "1", "evalsha:counter")
+	runFed(c, in)
+	if allocs := testing.AllocsPerRun(100, func() { runFed(c, in) }) / 16; allocs > 2 {
+		t.Fatalf("%.2f allocations per EVALSHA, want at most 2", allocs)
 	}
 }
 
@@ -60,7 +74,7 @@ func BenchmarkEvalCost(b *testing.B) {
 		b.Run(strings.ReplaceAll(sc, " ", "_"), func(b *testing.B) {
 			c := hotClient(b)
 			runFed(c, pipeline(1, "SCRIPT", "LOAD", sc))
-			sha := sha1hex([]byte(sc))
+			sha := vlua.SHA1Hex([]byte(sc))
 			in := pipeline(16, "EVALSHA", sha, "1", "evalsha:counter")
 			b.ReportAllocs()
 			for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // Busy scripts (script.c scriptInterrupt, server.c processCommand's busy
@@ -28,7 +29,6 @@ import (
 const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 	errUnkillable = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
-	errKilledMsg  = "ERR Script killed by user with SCRIPT KILL..."
 	// errBusyFn is shared.slowscripterr: the busy reply while a function
 	// (FCALL) runs.
 	errBusyFn = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
@@ -103,11 +103,9 @@ func (b *busyScript) doneCh() <-chan struct{} {
 
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
 
-// startBusy arms the busy state for a script about to run (under mu).
-func (s *Server) startBusy(e *scriptEngine) *busyScript { return s.startBusyFn(e, nil, nil) }
-
-// startBusyFn is startBusy for the function fi (nil: EVAL) called with argv.
-func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busyScript {
+// startBusyFn arms the busy state for a script about to run (under mu):
+// the function fi (nil: EVAL) called with argv.
+func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, argv [][]byte) *busyScript {
 	// The script starts at its command's time (s.now, set as the command
 	// began, microseconds ago); outside a command the clock is read.
 	start := s.now
@@ -116,32 +114,22 @@ func (s *Server) startBusyFn(e *scriptEngine, fi *fnInfo, argv [][]byte) *busySc
 	}
 	b := &busyScript{start: start, limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond}
 	if fi != nil {
-		b.fn = fi.name
+		b.fn = fi.Name
 		b.argv = make([][]byte, len(argv))
 		for i, a := range argv {
 			b.argv[i] = append([]byte(nil), a...)
 		}
 		b.nlib, b.nfuncs = len(s.fns.cur.libs), len(s.fns.cur.funcs)
 	}
-	// The Lua state keeps one cancellable context across scripts
-	// (context.WithCancel and the state's switch to its context-checking
-	// loop are not paid per call); a script that was stopped leaves it
-	// cancelled, and endBusy drops it.
-	if b.limit > 0 {
-		if e.cancel == nil {
-			ctx, cancel := context.WithCancel(context.Background())
-			e.cancel = cancel
-			e.L.SetContext(ctx)
-		}
-		b.cancel = e.cancel
-	} else if e.cancel != nil {
-		e.dropContext()
-	}
+	// The engine keeps one cancellable context across scripts (server/lua's
+	// busy.go); a script that was stopped leaves it cancelled, and
+	// endBusy drops it.
+	b.cancel = h.e.Arm(b.limit > 0)
 	s.busy.Store(b)
 	return b
 }
 
-func (s *Server) endBusy(e *scriptEngine, b *busyScript) {
+func (s *Server) endBusy(h *luaHost, b *busyScript) {
 	s.busy.Store(nil)
 	b.stopMu.Lock()
 	b.ended = true
@@ -150,18 +138,7 @@ func (s *Server) endBusy(e *scriptEngine, b *busyScript) {
 	}
 	cancelled := b.cancelled
 	b.stopMu.Unlock()
-	if (cancelled || e.coroutines) && e.cancel != nil {
-		e.dropContext()
-	}
-	e.coroutines = false
-}
-
-// dropContext removes the Lua state's context (cancelled, or no longer
-// wanted with busy-reply-threshold 0).
-func (e *scriptEngine) dropContext() {
-	e.cancel()
-	e.cancel = nil
-	e.L.RemoveContext()
+	h.e.Disarm(cancelled)
 }
 
 // lockBatch takes the execution lock for a batch, or returns false when a

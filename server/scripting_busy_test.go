@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // waitBusy polls until a script is running on l's server.
@@ -61,7 +62,7 @@ func TestBusyScriptKill(t *testing.T) {
 	if got := b.read(); got != "+OK" {
 		t.Fatalf("SCRIPT KILL: %s", got)
 	}
-	want := "-ERR Script killed by user with SCRIPT KILL... script: " + sha1hex([]byte(body)) + ", on @user_script:2."
+	want := "-ERR Script killed by user with SCRIPT KILL... script: " + vlua.SHA1Hex([]byte(body)) + ", on @user_script:2."
 	if got := a.read(); got != want {
 		t.Fatalf("killed script's reply:\n got %s\nwant %s", got, want)
 	}

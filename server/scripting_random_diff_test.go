@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // TestScriptDifferentialRandom sends a seeded stream of scripts (random
@@ -95,7 +97,7 @@ func testScriptDifferentialRandom(t *testing.T, seed uint64) {
 			args[0] = "EVAL_RO"
 		case r == 1:
 			do("SCRIPT", "LOAD", body)
-			loaded = append(loaded, sha1hex([]byte(body)))
+			loaded = append(loaded, vlua.SHA1Hex([]byte(body)))
 			args[0], args[1] = "EVALSHA", loaded[rng.IntN(len(loaded))]
 		case r == 2:
 			do("MULTI")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // evalShebangFlags is evalExtractShebangFlags: the flags of a script that
@@ -12,7 +13,7 @@ import (
 // it out of eval's compatibility mode) and the length of the shebang line
 // (the code compiled starts at its newline, so line numbers stay the
 // user's); msg is the error text (without "ERR ") for a bad shebang.
-func evalShebangFlags(body []byte) (flags fnFlags, n int, msg string) {
+func evalShebangFlags(body []byte) (flags vlua.Flags, n int, msg string) {
 	nl := bytes.IndexByte(body, '\n')
 	if nl < 0 {
 		return 0, 0, "Invalid script shebang"
@@ -34,9 +35,9 @@ func evalShebangFlags(body []byte) (flags fnFlags, n int, msg string) {
 		}
 		for _, name := range strings.Split(list, ",") {
 			found := false
-			for _, fl := range fnFlagNames {
-				if fl.name == name {
-					flags |= fl.f
+			for _, fl := range vlua.FlagNames {
+				if fl.Name == name {
+					flags |= fl.F
 					found = true
 					break
 				}
@@ -52,20 +53,19 @@ func evalShebangFlags(body []byte) (flags fnFlags, n int, msg string) {
 // evalCheckedFlags is evalGetCommandFlags: the script flags processCommand
 // sees for an EVAL/EVALSHA (_RO) call, and whether the script has a
 // shebang (false: compatibility mode, the command's own flags apply).
-func (s *Server) evalCheckedFlags(cmd *Command, args [][]byte) (fnFlags, bool) {
+func (s *Server) evalCheckedFlags(cmd *Command, args [][]byte) (vlua.Flags, bool) {
 	bySha := cmd.fullName == "evalsha" || cmd.fullName == "evalsha_ro"
 	if bySha {
-		if len(args[1]) != 40 || s.lua == nil || len(s.lua.shebang) == 0 {
+		if len(args[1]) != 40 || s.lua == nil || !s.lua.e.HasShebangScripts() {
 			return 0, false // no shebang script cached: nothing to look up
 		}
-		f, ok := s.lua.shebang[strings.ToLower(string(args[1]))]
-		return f, ok
+		return s.lua.e.ShebangFlags(strings.ToLower(string(args[1])))
 	}
 	if !bytes.HasPrefix(args[1], []byte("#!")) {
 		return 0, false
 	}
 	if s.lua != nil {
-		if f, ok := s.lua.shebang[sha1hex(args[1])]; ok {
+		if f, ok := s.lua.e.ShebangFlags(vlua.SHA1Hex(args[1])); ok {
 			return f, true
 		}
 	}

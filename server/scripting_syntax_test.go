@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
 // luaCompileErrors: bad scripts and Lua 5.1's messages for them, as Redis
@@ -92,7 +94,7 @@ func TestLuaCompileErrors(t *testing.T) {
 		}
 	}
 	for _, body := range luaCompileOK {
-		if msg := luaSyntaxCheck(body, "user_script"); msg != "" {
+		if msg := vlua.SyntaxCheck(body, "user_script"); msg != "" {
 			t.Errorf("%q: %s", body, msg)
 		}
 	}
@@ -127,23 +129,6 @@ func TestLuaCompileErrorsOracle(t *testing.T) {
 			t.Errorf("redis-server EVAL %q: %s", body, got)
 		}
 	}
-}
-
-// FuzzLuaSyntaxCheck: the checker never panics and agrees with gopher-lua
-// on what compiles, apart from Lua 5.1's stricter grammar.
-func FuzzLuaSyntaxCheck(f *testing.F) {
-	for _, tc := range luaCompileErrors {
-		f.Add(tc.body)
-	}
-	for _, body := range luaCompileOK {
-		f.Add(body)
-	}
-	f.Fuzz(func(t *testing.T, body string) {
-		msg := luaSyntaxCheck(body, "user_script")
-		if msg != "" && !strings.HasPrefix(msg, "user_script:") {
-			t.Fatalf("%q: %q", body, msg)
-		}
-	})
 }
 
 // TestLuaCompileErrorsDifferentialRandom (interop) mutates the tables' bodies at

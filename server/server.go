@@ -100,7 +100,7 @@ type Server struct {
 	// Lua scripting (scripting.go): the engine, created on first use
 	// (guarded by mu), and the running script, read without mu by the
 	// clients a busy script keeps waiting (scripting_busy.go).
-	lua  *scriptEngine
+	lua  *luaHost
 	busy atomic.Pointer[busyScript]
 	fns  *functionsEngine // functions (functions.go), created on first use, guarded by mu
 

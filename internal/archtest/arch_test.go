@@ -157,6 +157,17 @@ func below(dirs ...string) matcher {
 	}
 }
 
+// external matches the packages of the module mod (outside ours), its
+// subpackages included.
+func external(mod string) matcher {
+	return func(g *graph, path string) bool {
+		if _, ok := g.rel(path); ok {
+			return false
+		}
+		return path == mod || strings.HasPrefix(path, mod+"/")
+	}
+}
+
 // anyOurs matches every package of the module.
 func anyOurs(g *graph, path string) bool { _, ok := g.rel(path); return ok }
 
@@ -215,6 +226,11 @@ var rules = []rule{
 		name:   "the shared reply texts import internal/resp, internal/redisutil and the standard library only",
 		from:   exact("internal/redistext"),
 		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
+	},
+	{
+		name:   "the Lua engine imports gopher-lua, internal/resp (with its internal/redisutil) and the standard library only",
+		from:   exact("server/lua"),
+		forbid: but(nonStandard, either(external("github.com/yuin/gopher-lua"), exact("internal/resp", "internal/redisutil"))),
 	},
 	{
 		name:   "the ACL imports internal/resp and the standard library only",
@@ -362,6 +378,9 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/internal/redisutil", false, "fmt", "github.com/other/lib")
 	add(m+"/internal/redistext", false, m+"/internal/resp", m+"/configs")
 	add(m+"/internal/acl", false, m+"/internal/resp", m+"/configs")
+	add("github.com/yuin/gopher-lua", false, "fmt", "github.com/yuin/gopher-lua/parse")
+	add("github.com/yuin/gopher-lua/parse", false, "fmt")
+	add(m+"/server/lua", false, "github.com/yuin/gopher-lua", m+"/internal/resp", m+"/server")
 	add(m+"/server/rdb", false, m+"/server", m+"/sentinel")
 	add(m+"/replication", false, m+"/server")
 	add(m+"/sentinel/daemon", false, m+"/server")
@@ -407,6 +426,11 @@ func TestRulesCatchViolations(t *testing.T) {
 			"internal/redistext imports configs (internal/redistext -> configs)",
 			"internal/redistext imports github.com/other/lib (internal/redistext -> internal/resp -> github.com/other/lib)",
 		},
+		"the Lua engine imports gopher-lua, internal/resp (with its internal/redisutil) and the standard library only": {
+			"server/lua imports configs (server/lua -> server -> configs)",
+			"server/lua imports github.com/other/lib (server/lua -> internal/resp -> github.com/other/lib)",
+			"server/lua imports server (server/lua -> server)",
+		},
 		"the ACL imports internal/resp and the standard library only": {
 			"internal/acl imports configs (internal/acl -> configs)",
 			"internal/acl imports github.com/other/lib (internal/acl -> internal/resp -> github.com/other/lib)",
@@ -422,6 +446,7 @@ func TestRulesCatchViolations(t *testing.T) {
 			"replication imports server (replication -> server)",
 		},
 		"server subpackages never import server or sentinel": {
+			"server/lua imports server (server/lua -> server)",
 			"server/rdb imports sentinel (server/rdb -> sentinel)",
 			"server/rdb imports server (server/rdb -> server)",
 		},
@@ -430,6 +455,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		},
 		"the bottom layer never imports the layer above it": {
 			"replication imports server (replication -> server)",
+			"server/lua imports server (server/lua -> server)",
 			"server/rdb imports server (server/rdb -> server)",
 		},
 	}

@@ -1,4 +1,4 @@
-package server
+package lua
 
 import (
 	"encoding/binary"

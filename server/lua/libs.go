@@ -1,4 +1,4 @@
-package server
+package lua
 
 import (
 	"encoding/json"
@@ -9,6 +9,15 @@ import (
 
 // The Lua libraries Redis 7.0 bundles besides Lua's own (deps/lua/src):
 // bit (LuaBitOp) and cjson (lua-cjson).
+
+// OpenLibs adds the libraries Redis 7.0 bundles besides Lua's own to the
+// globals g: bit, cjson, cmsgpack and struct, in that order.
+func OpenLibs(L *lua.LState, g *lua.LTable) {
+	openBit(L, g)
+	openCJSON(L, g)
+	openCMsgpack(L, g)
+	openStruct(L, g)
+}
 
 // bitArg is LuaBitOp's barg: a number normalised to a signed 32-bit value.
 func bitArg(L *lua.LState, i int) int32 {
@@ -138,7 +147,7 @@ func cjsonToLua(L *lua.LState, v any, null *lua.LUserData) lua.LValue {
 
 // cjsonNumber is lua-cjson's "%.14g" number format.
 func cjsonNumber(buf []byte, f float64) []byte {
-	return append(buf, luaNumber(f)...)
+	return append(buf, FormatNumber(f)...)
 }
 
 func cjsonString(buf []byte, s string) []byte {

@@ -1,0 +1,157 @@
+package lua
+
+import (
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// respToLua is redisProtocolToLuaType.
+func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
+	switch v.Kind {
+	case resp.KindInt:
+		return lua.LNumber(v.Int)
+	case resp.KindBulk:
+		return lua.LString(v.Str)
+	case resp.KindSimple:
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(v.Str))
+		return t
+	case resp.KindError, resp.KindBlobErr:
+		return errTable(L, v.Str)
+	case resp.KindNull:
+		if proto == 3 {
+			return lua.LNil
+		}
+		return lua.LFalse
+	case resp.KindArray, resp.KindPush:
+		t := L.CreateTable(len(v.Elems), 0)
+		for i, el := range v.Elems {
+			t.RawSetInt(i+1, respToLua(L, el, proto))
+		}
+		return t
+	case resp.KindMap:
+		m := L.NewTable()
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			m.RawSet(respToLua(L, v.Elems[i], proto), respToLua(L, v.Elems[i+1], proto))
+		}
+		t := L.NewTable()
+		t.RawSetString("map", m)
+		return t
+	case resp.KindSet:
+		m := L.NewTable()
+		for _, el := range v.Elems {
+			m.RawSet(respToLua(L, el, proto), lua.LTrue)
+		}
+		t := L.NewTable()
+		t.RawSetString("set", m)
+		return t
+	case resp.KindDouble:
+		f, _ := strconv.ParseFloat(v.Str, 64)
+		t := L.NewTable()
+		t.RawSetString("double", lua.LNumber(f))
+		return t
+	case resp.KindBool:
+		return lua.LBool(v.Int != 0)
+	case resp.KindBigNum:
+		t := L.NewTable()
+		t.RawSetString("big_number", lua.LString(v.Str))
+		return t
+	case resp.KindVerbatim:
+		vt := L.NewTable()
+		format, text := "txt", v.Str
+		if len(text) >= 4 && text[3] == ':' {
+			format, text = text[:3], text[4:]
+		}
+		vt.RawSetString("string", lua.LString(text))
+		vt.RawSetString("format", lua.LString(format))
+		t := L.NewTable()
+		t.RawSetString("verbatim_string", vt)
+		return t
+	}
+	return lua.LFalse
+}
+
+// luaToResp is luaReplyToRedisReply, in the caller's protocol.
+// A boolean follows the script's protocol (redis.setresp): with 2, true is
+// 1 and false a null; with 3 a RESP3 boolean (1/0 to a RESP2 caller).
+func luaToResp(w *resp.Writer, v lua.LValue, proto, depth int) (counted bool) {
+	switch x := v.(type) {
+	case lua.LString:
+		w.Bulk([]byte(string(x)))
+	case lua.LBool:
+		if proto == 2 {
+			if x {
+				w.Int(1)
+			} else {
+				w.Null()
+			}
+		} else {
+			w.Bool(bool(x))
+		}
+	case lua.LNumber:
+		w.Int(int64(float64(x)))
+	case *lua.LTable:
+		if depth > 1000 {
+			w.Error("ERR reached lua stack limit")
+			return
+		}
+		if ev, ok := x.RawGetString("err").(lua.LString); ok {
+			if depth == 0 && lua.LVAsBool(x.RawGetString("ignore_error_stats_update")) {
+				counted = true
+			}
+			w.Error(string(ev))
+			return
+		}
+		if ok, is := x.RawGetString("ok").(lua.LString); is {
+			w.Simple(string(ok))
+			return
+		}
+		if d, is := x.RawGetString("double").(lua.LNumber); is {
+			w.Double(float64(d))
+			return
+		}
+		if b, is := x.RawGetString("big_number").(lua.LString); is {
+			w.BigNumber(string(b))
+			return
+		}
+		if m, is := x.RawGetString("map").(*lua.LTable); is {
+			var ks, vs []lua.LValue
+			m.ForEach(func(k, v lua.LValue) { ks, vs = append(ks, k), append(vs, v) })
+			w.MapLen(len(ks))
+			for i := range ks {
+				luaToResp(w, ks[i], proto, depth+1)
+				luaToResp(w, vs[i], proto, depth+1)
+			}
+			return
+		}
+		if m, is := x.RawGetString("set").(*lua.LTable); is {
+			var ks []lua.LValue
+			m.ForEach(func(k, _ lua.LValue) { ks = append(ks, k) })
+			w.SetLen(len(ks))
+			for _, k := range ks {
+				luaToResp(w, k, proto, depth+1)
+			}
+			return
+		}
+		if vt, is := x.RawGetString("verbatim_string").(*lua.LTable); is {
+			f, _ := vt.RawGetString("format").(lua.LString)
+			t, _ := vt.RawGetString("string").(lua.LString)
+			w.Verbatim(string(f), string(t))
+			return
+		}
+		n := 0
+		for x.RawGetInt(n+1) != lua.LNil {
+			n++
+		}
+		w.ArrayLen(n)
+		for i := 1; i <= n; i++ {
+			luaToResp(w, x.RawGetInt(i), proto, depth+1)
+		}
+	default:
+		w.Null()
+	}
+	return counted
+}

@@ -1,0 +1,153 @@
+package lua
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// fakeHost answers redis.call from a table of replies by command name.
+type fakeHost struct {
+	calls   []string
+	protos  []int
+	repls   []Repl
+	replies map[string]resp.Value
+	errors  []string
+	logs    []string
+}
+
+func (h *fakeHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string) {
+	var parts []string
+	for _, a := range argv {
+		parts = append(parts, string(a))
+	}
+	h.calls = append(h.calls, strings.Join(parts, " "))
+	h.protos, h.repls = append(h.protos, proto), append(h.repls, repl)
+	v, ok := h.replies[strings.ToLower(string(argv[0]))]
+	if !ok {
+		h.errors = append(h.errors, "ERR Unknown Redis command called from script")
+		return resp.Value{}, "ERR Unknown Redis command called from script"
+	}
+	return v, ""
+}
+
+func (h *fakeHost) CountError(msg string) { h.errors = append(h.errors, msg) }
+func (h *fakeHost) Log(level int, msg string) {
+	h.logs = append(h.logs, string(rune('0'+level))+" "+msg)
+}
+
+// eval runs body as EVAL would and returns its reply.
+func eval(t *testing.T, e *Engine, body string, keys, argv []string) string {
+	t.Helper()
+	sha := SHA1Hex([]byte(body))
+	if e.Script(sha) == nil {
+		if msg := e.Compile(sha, []byte(body), 0, false); msg != "" {
+			return "-" + msg
+		}
+	}
+	bs := func(ss []string) [][]byte {
+		var out [][]byte
+		for _, s := range ss {
+			out = append(out, []byte(s))
+		}
+		return out
+	}
+	e.SetArgs(bs(keys), bs(argv))
+	e.ResetArenas(false)
+	e.Prepare(sha)
+	var w resp.Writer
+	w.Proto = 2
+	e.WriteResult(&w, e.RunScript(e.Script(sha)), false)
+	return string(w.B)
+}
+
+func TestEngineEval(t *testing.T) {
+	h := &fakeHost{replies: map[string]resp.Value{
+		"incr": {Kind: resp.KindInt, Int: 7},
+		"ping": {Kind: resp.KindSimple, Str: "PONG"},
+		"get":  {Kind: resp.KindNull},
+		"bad":  {Kind: resp.KindError, Str: "WRONGTYPE no"},
+		"arr":  {Kind: resp.KindArray, Elems: []resp.Value{{Kind: resp.KindBulk, Str: "a"}, {Kind: resp.KindInt, Int: 2}}},
+	}}
+	e := New(h)
+	defer e.Close()
+	for _, tc := range []struct {
+		body       string
+		keys, argv []string
+		want       string
+	}{
+		{"return redis.call('incr', KEYS[1])", []string{"k"}, nil, ":7\r\n"},
+		{"return redis.call('ping')", nil, nil, "+PONG\r\n"},
+		{"return redis.call('get', 'x')", nil, nil, "$-1\r\n"},
+		{"return redis.call('arr')", nil, nil, "*2\r\n$1\r\na\r\n:2\r\n"},
+		{"return {ARGV[1], 1.5, true, false}", nil, []string{"v"}, "*4\r\n$1\r\nv\r\n:1\r\n:1\r\n$-1\r\n"},
+		{"return redis.pcall('bad')", nil, nil, "-WRONGTYPE no\r\n"},
+		{"return redis.call('bad')", nil, nil, "-WRONGTYPE no script: " + SHA1Hex([]byte("return redis.call('bad')")) + ", on @user_script:1.\r\n"},
+		{"redis.setresp(3) return redis.call('get', 'x') == nil", nil, nil, ":1\r\n"},
+		{"return redis.call('incr', 10, 2.5)", nil, nil, ":7\r\n"},
+		{"return redis.call({})", nil, nil, "-ERR Lua redis lib command arguments must be strings or integers script: " + SHA1Hex([]byte("return redis.call({})")) + ", on @user_script:1.\r\n"},
+		{"return 1 +", nil, nil, "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'"},
+	} {
+		got := eval(t, e, tc.body, tc.keys, tc.argv)
+		if got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.body, got, tc.want)
+		}
+	}
+	// The numbers went as "%.17g" strings; the arena kept each argv intact.
+	if want := "incr 10 2.5"; h.calls[len(h.calls)-1] != want {
+		t.Errorf("last call %q want %q", h.calls[len(h.calls)-1], want)
+	}
+	if got := strings.Join(h.errors, "|"); got != "ERR Lua redis lib command arguments must be strings or integers" {
+		t.Errorf("errors counted: %q", got)
+	}
+	// redis.set_repl reaches the host; redis.log too.
+	h.calls = nil
+	eval(t, e, "redis.set_repl(redis.REPL_AOF) redis.call('ping') redis.log(redis.LOG_WARNING, 'hi', 1)", nil, nil)
+	if len(h.repls) == 0 || h.repls[len(h.repls)-1] != ReplAOF || len(h.logs) != 1 || h.logs[0] != "3 hi 1" {
+		t.Errorf("set_repl/log: %v %q", h.repls, h.logs)
+	}
+	// A stopped script reports the kill.
+	body := "local i = 0 while true do i = i + 1 end"
+	sha := SHA1Hex([]byte(body))
+	if msg := e.Compile(sha, []byte(body), 0, false); msg != "" {
+		t.Fatal(msg)
+	}
+	cancel := e.Arm(true)
+	time.AfterFunc(10*time.Millisecond, cancel)
+	e.Prepare(sha)
+	var w resp.Writer
+	e.WriteResult(&w, e.RunScript(e.Script(sha)), true)
+	e.Disarm(true)
+	if want := "-" + ErrKilled + " script: " + sha + ", on @user_script:1.\r\n"; string(w.B) != want {
+		t.Errorf("killed: got %q want %q", w.B, want)
+	}
+}
+
+func TestEngineFunctions(t *testing.T) {
+	h := &fakeHost{replies: map[string]resp.Value{"ping": {Kind: resp.KindSimple, Str: "PONG"}}}
+	e := New(h)
+	defer e.Close()
+	e.EnableFunctions()
+	funcs, msg := e.LoadLibrary("\nredis.register_function{function_name='f', callback=function(keys, args) return {keys[1], args[1], redis.call('ping')} end, flags={'no-writes'}, description='d'}", 0)
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	f := funcs["f"]
+	if f == nil || f.Flags != NoWrites || f.Desc != "d" || !f.HasDesc {
+		t.Fatalf("registered %+v", f)
+	}
+	e.Prepare("f")
+	var w resp.Writer
+	e.WriteResult(&w, e.RunFunction(f, [][]byte{[]byte("k")}, [][]byte{[]byte("a")}), false)
+	if want := "*3\r\n$1\r\nk\r\n$1\r\na\r\n+PONG\r\n"; string(w.B) != want {
+		t.Errorf("FCALL: got %q want %q", w.B, want)
+	}
+	if _, msg := e.LoadLibrary("redis.call('ping')", 0); !strings.Contains(msg, "Script attempted to access nonexistent global variable 'call'") {
+		t.Errorf("load-time redis.call: %q", msg)
+	}
+	if _, msg := e.LoadLibrary("while true do end", 20*time.Millisecond); msg != "Error registering functions: ERR FUNCTION LOAD timeout" {
+		t.Errorf("timeout: %q", msg)
+	}
+}

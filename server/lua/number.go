@@ -1,0 +1,20 @@
+package lua
+
+import (
+	"math"
+	"strconv"
+)
+
+// FormatNumber is Lua 5.1's LUA_NUMBER_FMT, "%.14g" (C's spelling of
+// infinities and NaN): how Lua turns a number into a string.
+func FormatNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
+}
