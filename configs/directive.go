@@ -105,12 +105,6 @@ type Directive struct {
 	check   func(*Config) error // Validate; nil = get/set round trip
 }
 
-// Immutable reports whether CONFIG SET refuses the directive.
-func (d Directive) Immutable() bool { return d.Flags&Immutable != 0 }
-
-// Sensitive reports whether the directive's value must be redacted.
-func (d Directive) Sensitive() bool { return d.Flags&Sensitive != 0 }
-
 // Directives returns the directive table, in a stable order.
 func Directives() []Directive {
 	out := make([]Directive, len(table))

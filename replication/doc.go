@@ -1,10 +1,11 @@
 // Package replication owns the backlog (a ring addressed by replication offset),
-// replication IDs, the pure PSYNC decision and the replica handshake state
-// machine, plus the shells that stream to replicas and follow a master.
-// It never imports server: it declares the interfaces it needs.
+// replication IDs, the pure PSYNC decision, the replica handshake state
+// machine and the other decisions of replication.c. The shells that stream
+// to replicas and follow a master live in package server (below); this
+// package never imports server.
 // It may import internal/resp, internal/clock and configs.
 //
-// # The functional core (this package today)
+// # The functional core
 //
 // Everything here is pure: no sockets, no goroutines, no time.Now; time and
 // randomness come in as arguments (a *rand.Rand for IDs). Each piece names
@@ -43,7 +44,7 @@
 //
 // # Settled by the server's write path (server/doc.go, server/propagate.go)
 //
-// The backlog will be one of the server's Propagators. It receives each
+// The backlog is one of the server's Propagators. It receives each
 // execution unit's operations under the execution lock, in execution order
 // (already wrapped in MULTI/EXEC when the unit has several), so the backlog's
 // order is the execution order and equals the AOF's; it takes the operations

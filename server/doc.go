@@ -53,7 +53,10 @@
 //   - Client.forcePropagation adds a command that changed nothing (FLUSHALL,
 //     FLUSHDB: both targets; PUBLISH, SPUBLISH: replicas only), and
 //     Client.preventPropagation keeps a command out while what it added with
-//     Server.alsoPropagate stays (SPOP -> SREM, BLPOP -> LPOP: later issues).
+//     Server.alsoPropagate stays (SPOP with a count -> one SREM per member;
+//     a blocked BLPOP served by a later write -> LPOP). Otherwise SPOP and
+//     the blocking pops rewrite their argv (SPOP -> SREM, or DEL/UNLINK when
+//     it takes the whole set; BLPOP served at once -> LPOP).
 //   - a script (EVAL, EVALSHA and their _RO forms, scripting.go) is never
 //     propagated itself: the commands it runs with redis.call go through
 //     exec and join its unit (7.0's effects replication, so several writes

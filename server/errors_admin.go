@@ -29,9 +29,6 @@ const (
 	// ErrTrackingUnsupported is Vigil's own: client-side caching
 	// (CLIENT TRACKING ON) is not implemented.
 	ErrTrackingUnsupported = "ERR CLIENT TRACKING is not supported by this server"
-	// ErrPersistenceNotImplemented is Vigil's own reply to SAVE, BGSAVE and
-	// BGREWRITEAOF until persistence lands.
-	ErrPersistenceNotImplemented = "ERR persistence is not implemented yet"
 )
 
 // errUnknownClientType is clientCommand's reply to a bad TYPE.

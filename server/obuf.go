@@ -198,22 +198,6 @@ func (s *Server) obufCron() {
 	}
 }
 
-// obufTotal is the output buffer bytes of every client but the running
-// one (lock held): what the server holds for its peers.
-func (s *Server) obufTotal() int64 {
-	s.clientsMu.Lock()
-	cls := make([]*Client, 0, len(s.clients))
-	for _, c := range s.clients {
-		cls = append(cls, c)
-	}
-	s.clientsMu.Unlock()
-	var n int64
-	for _, c := range cls {
-		n += s.asyncBytes(c)
-	}
-	return n
-}
-
 // obufState is the server's part: the limits the cron saw last and a
 // generation bumped when they change, so that a client waiting for its
 // output to drain (waitDrain) takes its new cap, as Redis applies new

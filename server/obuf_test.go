@@ -591,3 +591,19 @@ func TestObufLimitSetWhileStuck(t *testing.T) {
 		t.Fatal("still connected after the normal hard limit was set")
 	}
 }
+
+// obufTotal is the output buffer bytes of every client but the running
+// one (lock held): what the server holds for its peers.
+func (s *Server) obufTotal() int64 {
+	s.clientsMu.Lock()
+	cls := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		cls = append(cls, c)
+	}
+	s.clientsMu.Unlock()
+	var n int64
+	for _, c := range cls {
+		n += s.asyncBytes(c)
+	}
+	return n
+}

@@ -430,16 +430,6 @@ func (s *Server) killBgsave() {
 	s.log.Warn().Msg("Background saving terminated by signal 10")
 }
 
-// waitBgsave waits for a running BGSAVE to end (lock held on entry and
-// exit). For tests and DEBUG RELOAD-like callers.
-func (s *Server) waitBgsave() {
-	for job := s.rdb.job; job != nil; job = s.rdb.job {
-		s.mu.Unlock()
-		<-job.done
-		s.mu.Lock()
-	}
-}
-
 // rdbCron is serverCron's persistence part: a scheduled BGSAVE and the
 // save points. Lock held.
 func (s *Server) rdbCron() {

@@ -775,3 +775,13 @@ func TestMisconfMasterStream(t *testing.T) {
 		t.Fatalf("a normal client's write under MISCONF: %q", got)
 	}
 }
+
+// waitBgsave waits for a running BGSAVE to end (lock held on entry and
+// exit).
+func (s *Server) waitBgsave() {
+	for job := s.rdb.job; job != nil; job = s.rdb.job {
+		s.mu.Unlock()
+		<-job.done
+		s.mu.Lock()
+	}
+}

@@ -1,10 +1,6 @@
 package server
 
-import (
-	"strconv"
-
-	"github.com/vigil-kv/vigil/internal/resp"
-)
+import "strconv"
 
 // The write path (server.c's call(), alsoPropagate and
 // propagatePendingCommands).
@@ -197,32 +193,3 @@ func (s *Server) delWord(lazy bool) []byte {
 
 // msArg formats a millisecond time for a rewritten argv.
 func msArg(ms int64) []byte { return strconv.AppendInt(nil, ms, 10) }
-
-// Recorder is a Propagator that keeps the stream as the AOF would hold it
-// (operations for the AOF only, RESP-encoded with SELECT), for tests and
-// tools that compare Vigil's stream with Redis's appendonly file.
-type Recorder struct {
-	Target Target // which operations to keep; 0 means TargetAOF
-	stream resp.CommandStream
-	buf    []byte
-}
-
-// Propagate implements Propagator.
-func (r *Recorder) Propagate(ops []Op) {
-	want := r.Target
-	if want == 0 {
-		want = TargetAOF
-	}
-	for _, op := range ops {
-		if op.Target&want != 0 {
-			r.buf = r.stream.Append(r.buf, op.DB, op.Argv)
-		}
-	}
-}
-
-// Bytes returns the recorded stream (read it under the server's lock or
-// when the server is idle).
-func (r *Recorder) Bytes() []byte { return r.buf }
-
-// Reset empties the recording; the next operation starts with SELECT.
-func (r *Recorder) Reset() { r.buf = r.buf[:0]; r.stream.Reset() }

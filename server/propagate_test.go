@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/resp"
 )
 
 // propagateCases are golden cases of the write path, one per rewrite rule
@@ -373,3 +375,32 @@ func TestPropagateReplTarget(t *testing.T) {
 		t.Fatalf("replication stream %s", got)
 	}
 }
+
+// Recorder is a Propagator that keeps the stream as the AOF would hold it
+// (operations for the AOF only, RESP-encoded with SELECT), for the tests
+// that compare Vigil's stream with Redis's appendonly file.
+type Recorder struct {
+	Target Target // which operations to keep; 0 means TargetAOF
+	stream resp.CommandStream
+	buf    []byte
+}
+
+// Propagate implements Propagator.
+func (r *Recorder) Propagate(ops []Op) {
+	want := r.Target
+	if want == 0 {
+		want = TargetAOF
+	}
+	for _, op := range ops {
+		if op.Target&want != 0 {
+			r.buf = r.stream.Append(r.buf, op.DB, op.Argv)
+		}
+	}
+}
+
+// Bytes returns the recorded stream (read it under the server's lock or
+// when the server is idle).
+func (r *Recorder) Bytes() []byte { return r.buf }
+
+// Reset empties the recording; the next operation starts with SELECT.
+func (r *Recorder) Reset() { r.buf = r.buf[:0]; r.stream.Reset() }

@@ -170,11 +170,6 @@ func setTerm(b []byte, v byte) []byte {
 	return append(b, v)[:len(b)]
 }
 
-// ClearTerm zeroes the byte after b (see at): a string Redis created
-// afresh (SET, dbUnshareStringValue of a shared or embstr value) ends
-// with a NUL.
-func ClearTerm(b []byte) { setTerm(b, 0) }
-
 // denseGet is HLL_DENSE_GET_REGISTER on the registers r.
 func denseGet(r []byte, i int) uint8 {
 	byt := i * bits / 8

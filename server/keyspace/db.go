@@ -193,15 +193,6 @@ type DB struct {
 	expiresCursor uint64  // db->expires_cursor
 }
 
-// NewDB returns an empty database of its own one-database Keyspace (reach
-// it with Keyspace, for its Stats and OnExpire hook).
-func NewDB() *DB {
-	ks := &Keyspace{Encodings: DefaultEncodingConfig()}
-	db := &DB{dict: Dict{nodes: true}, ks: ks}
-	ks.DBs = []*DB{db}
-	return db
-}
-
 // ID is the database's index in its Keyspace.
 func (db *DB) ID() int { return db.id }
 

@@ -567,3 +567,12 @@ func TestSetString(t *testing.T) {
 		t.Errorf("SetString of a new key: %v allocations, want 1", n)
 	}
 }
+
+// NewDB returns an empty database of its own one-database Keyspace (reach
+// it with Keyspace, for its Stats and OnExpire hook).
+func NewDB() *DB {
+	ks := &Keyspace{Encodings: DefaultEncodingConfig()}
+	db := &DB{dict: Dict{nodes: true}, ks: ks}
+	ks.DBs = []*DB{db}
+	return db
+}

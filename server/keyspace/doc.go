@@ -2,7 +2,8 @@
 // implements expiry against a time passed in by the caller. It holds no locks
 // and does no I/O: the server serialises access with its execution lock.
 //
-// It imports the standard library only.
+// It imports the standard library and internal/redisutil (util.c's
+// string2ll and stringmatchlen, shared byte for byte with the server).
 //
 // # Pieces and their Redis 7.0 parallels
 //

@@ -59,6 +59,3 @@ func CRC64(prev uint64, p []byte) uint64 {
 	}
 	return crc
 }
-
-// crc64Byte is CRC64 of one byte.
-func crc64Byte(crc uint64, c byte) uint64 { return crcTab[0][byte(crc)^c] ^ crc>>8 }

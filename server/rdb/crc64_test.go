@@ -43,3 +43,6 @@ func TestCRC64Sliced(t *testing.T) {
 		t.Fatalf("crc64Byte: %#x, want %#x", c, want)
 	}
 }
+
+// crc64Byte is CRC64 of one byte.
+func crc64Byte(crc uint64, c byte) uint64 { return crcTab[0][byte(crc)^c] ^ crc>>8 }
