@@ -11,8 +11,10 @@ import (
 
 // List commands, as Redis 7.0.15's t_list.c (and blocked.c's
 // serveClientsBlockedOnListKey for the blocking ones). Values are
-// *keyspace.List; a write changes one only through DB.Mutable. Elements are
-// copied from the arguments before they are stored.
+// *keyspace.List; a write changes one only through DB.Mutable. The list
+// copies the bytes it stores (pushes, LSET, LINSERT take the arguments as
+// they are); Index returns views valid until the list changes, pops bytes
+// the caller owns.
 
 func init() {
 	w, r := FlagWrite, FlagReadonly
@@ -116,9 +118,9 @@ func (c *Client) pushGeneric(args [][]byte, where int, xx bool) {
 	}
 	for _, a := range args[2:] {
 		if where == listHead {
-			l.PushFront(copyBytes(a))
+			l.PushFront(a)
 		} else {
-			l.PushBack(copyBytes(a))
+			l.PushBack(a)
 		}
 	}
 	c.w.Int(int64(l.Len()))
@@ -429,7 +431,7 @@ func cmdLSet(c *Client, args [][]byte) {
 		c.w.Error(ErrIndexRange)
 		return
 	}
-	c.mutableList(key, e).Set(int(idx), copyBytes(args[3]))
+	c.mutableList(key, e).Set(int(idx), args[3])
 	c.w.OK()
 	c.touch(key)
 	c.notify(configs.NotifyList, "lset", key)
@@ -467,7 +469,7 @@ func cmdLInsert(c *Client, args [][]byte) {
 		return
 	}
 	l = c.mutableList(key, e)
-	l.Insert(pos, after, copyBytes(args[4]))
+	l.Insert(pos, after, args[4])
 	c.touch(key)
 	c.notify(configs.NotifyList, "linsert", key)
 	c.srv.ks.Dirty++

@@ -117,8 +117,8 @@ func checkList(l *List) error {
 	if l.n <= 0 {
 		return fmt.Errorf("empty list (length %d)", l.n)
 	}
-	if l.n > len(l.buf) || (len(l.buf)&(len(l.buf)-1)) != 0 {
-		return fmt.Errorf("length %d in a ring of %d", l.n, len(l.buf))
+	if err := checkChunks(l); err != nil {
+		return err
 	}
 	entries := 0
 	for _, nd := range l.nodes {
@@ -126,6 +126,58 @@ func checkList(l *List) error {
 	}
 	if len(l.nodes) > 0 && entries != l.n {
 		return fmt.Errorf("quicklist nodes count %d entries, the list holds %d", entries, l.n)
+	}
+	return nil
+}
+
+// checkChunks verifies a list's chunks: they lie in their array, none is
+// empty, their counts add up to the length and their coordinates follow
+// each other from base; each chunk's entries, walked forwards, end at hi
+// after cnt entries whose back-lengths agree with their headers (so the
+// backward walk is the same); a chunk of more than one entry holds at most
+// chunkMax bytes; the cursor points at an entry.
+func checkChunks(l *List) error {
+	if len(l.ch) > 0 && (l.c0+len(l.ch) > len(l.cbuf) || &l.cbuf[l.c0] != &l.ch[0]) {
+		return fmt.Errorf("chunks are not cbuf[c0:]")
+	}
+	total, x := 0, l.base
+	for k := range l.ch {
+		c := &l.ch[k]
+		if c.cnt <= 0 || c.lo < 0 || c.lo > c.hi || c.hi > len(c.b) || len(c.b) != cap(c.b) {
+			return fmt.Errorf("chunk %d: %d entries in [%d, %d) of %d bytes (cap %d)", k, c.cnt, c.lo, c.hi, len(c.b), cap(c.b))
+		}
+		if c.start != x {
+			return fmt.Errorf("chunk %d starts at coordinate %d, want %d", k, c.start, x)
+		}
+		if c.cnt > 1 && c.used() > chunkMax {
+			return fmt.Errorf("chunk %d: %d entries in %d bytes, over %d", k, c.cnt, c.used(), chunkMax)
+		}
+		p, j := c.lo, 0
+		for ; p < c.hi; j++ {
+			n, h := readFwd(c.b, p)
+			e := p + n + 2*h
+			if e > c.hi {
+				return fmt.Errorf("chunk %d: entry %d at %d overruns hi %d", k, j, p, c.hi)
+			}
+			if bn, bh := readBack(c.b, e); bn != n || bh != h || h != uvarintLen(n) {
+				return fmt.Errorf("chunk %d: entry %d has length %d (%d bytes), backlen %d (%d bytes)", k, j, n, h, bn, bh)
+			}
+			p = e
+		}
+		if j != c.cnt {
+			return fmt.Errorf("chunk %d holds %d entries, counted %d", k, j, c.cnt)
+		}
+		total += c.cnt
+		x += c.cnt
+	}
+	if total != l.n {
+		return fmt.Errorf("chunks hold %d elements, the list %d", total, l.n)
+	}
+	if cur := l.cur.Load(); cur != noCursor {
+		k, j, off := int(cur>>32), int(cur>>16&0xffff), int(cur&0xffff)
+		if k >= len(l.ch) || j >= l.ch[k].cnt || l.ch[k].walk(0, l.ch[k].lo, j) != l.ch[k].lo+off {
+			return fmt.Errorf("cursor (%d, %d, %d) is not at an entry", k, j, off)
+		}
 	}
 	return nil
 }

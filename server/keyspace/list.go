@@ -1,24 +1,40 @@
 package keyspace
 
-import "slices"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // List is a list value (OBJ_LIST). Redis 7.0 always encodes a list as a
 // quicklist (a doubly linked list of listpack nodes; 7.2's small-list
 // listpack encoding does not exist yet), so Encoding is always
 // EncodingQuicklist.
 //
-// The elements are kept in a ring buffer (a deque): push and pop at both
-// ends are amortized O(1) and indexing is O(1); inserting or removing in
-// the middle moves elements, O(n) as Redis's listpack memmoves. Element
-// bytes are never changed in place once stored (LSET replaces the slice),
-// so Dup shares them.
+// The elements are packed in chunks of a few KB, as a quicklist's
+// listpacks (see listchunk.go): a deque of chunks, each a []byte of
+// length-prefixed entries with a back-length, so that push and pop at both
+// ends are amortized O(1) with no whole-list copy, and an element costs
+// its bytes and two length bytes, no slice header, allocation or pointer.
+// Inserting or replacing in the middle moves bytes within one chunk (or
+// splits it). Index is O(1) when it follows the previous Index (a cursor),
+// else O(log S) over the S chunks and a walk within one chunk.
+//
+// Slices that Index and Filter hand out are views into the chunks, valid
+// until the list's next change; pops return bytes the caller owns; the
+// bytes given to a push, Set or Insert are copied.
 //
 // A List reachable through an Entry is changed only through DB.Mutable.
+// Reads (Index included, which moves the cursor atomically) may run
+// concurrently with each other: a snapshot reads the value it holds while
+// the server reads it too.
 type List struct {
-	buf  [][]byte // ring; len(buf) is 0 or a power of two
-	head int      // index in buf of the first element
-	n    int      // number of elements
-	fill int      // list-max-listpack-size (quicklist fill)
+	ch   []lchunk // the chunks, head to tail: ch is cbuf[c0:c0+len(ch)]
+	cbuf []lchunk
+	c0   int           // free slots before ch, for O(1) chunk pushes at the head
+	base int           // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
+	n    int           // number of elements
+	cur  atomic.Uint64 // the cursor of seek (packCursor), noCursor when unset
+	fill int           // list-max-listpack-size (quicklist fill)
 
 	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
 	// of each, head to tail) for Size, changed as quicklist.c changes
@@ -74,40 +90,25 @@ func (l *List) Len() int { return l.n }
 // the server's current setting on each insertion).
 func (l *List) SetFill(fill int) { l.fill = fill }
 
-func (l *List) grow() {
-	c := len(l.buf) * 2
-	if c == 0 {
-		c = 4
-	}
-	nb := make([][]byte, c)
-	for i := 0; i < l.n; i++ {
-		nb[i] = l.buf[(l.head+i)&(len(l.buf)-1)]
-	}
-	l.buf, l.head = nb, 0
+// Index returns element i (0 <= i < Len): a view into the list, valid
+// until its next change; do not modify it. O(1) after Index(i-1) or
+// Index(i+1) (LRANGE, LPOS, the RDB and AOF encodings walk the list so).
+func (l *List) Index(i int) []byte {
+	k, _, p := l.seek(i)
+	return view(l.ch[k].b, p)
 }
 
-func (l *List) slot(i int) int { return (l.head + i) & (len(l.buf) - 1) }
-
-// Index returns element i (0 <= i < Len). Do not modify it.
-func (l *List) Index(i int) []byte { return l.buf[l.slot(i)] }
-
-// Set replaces element i (handed over).
+// Set replaces element i with a copy of b.
 func (l *List) Set(i int, b []byte) {
-	s := l.slot(i)
 	if k, _ := l.nodeOf(i); k >= 0 {
-		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.buf[s])
+		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.Index(i))
 	}
-	l.buf[s] = b
+	l.dataSet(i, b)
 }
 
-// PushFront adds b (handed over) at the head.
+// PushFront adds a copy of b at the head.
 func (l *List) PushFront(b []byte) {
-	if l.n == len(l.buf) {
-		l.grow()
-	}
-	l.head = (l.head - 1) & (len(l.buf) - 1)
-	l.buf[l.head] = b
-	l.n++
+	l.dataPushFront(b)
 	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, l.fill, len(b)) {
 		l.nodes[0].count++
 		l.nodes[0].sz += lpEntrySizeB(b)
@@ -116,13 +117,9 @@ func (l *List) PushFront(b []byte) {
 	l.nodePushFront(qlNode{1, lpHdrSize + 1 + lpEntrySizeB(b)})
 }
 
-// PushBack adds b (handed over) at the tail.
+// PushBack adds a copy of b at the tail.
 func (l *List) PushBack(b []byte) {
-	if l.n == len(l.buf) {
-		l.grow()
-	}
-	l.buf[l.slot(l.n)] = b
-	l.n++
+	l.dataPushBack(b)
 	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, l.fill, len(b)) {
 		l.nodes[k].count++
 		l.nodes[k].sz += lpEntrySizeB(b)
@@ -131,27 +128,20 @@ func (l *List) PushBack(b []byte) {
 	l.nodePushBack(qlNode{1, lpHdrSize + 1 + lpEntrySizeB(b)})
 }
 
-// PopFront removes and returns the head element (the list is not empty).
+// PopFront removes and returns the head element (the list is not empty),
+// in bytes the caller owns.
 func (l *List) PopFront() []byte {
-	s := l.head
-	b := l.buf[s]
-	l.buf[s] = nil
-	l.head = (l.head + 1) & (len(l.buf) - 1)
-	l.n--
-	l.shrink()
+	b := l.dataPopFront()
 	l.nodeRemove(0, b)
-	return b
+	return append([]byte(nil), b...)
 }
 
-// PopBack removes and returns the tail element (the list is not empty).
+// PopBack removes and returns the tail element (the list is not empty),
+// in bytes the caller owns.
 func (l *List) PopBack() []byte {
-	s := l.slot(l.n - 1)
-	b := l.buf[s]
-	l.buf[s] = nil
-	l.n--
-	l.shrink()
+	b := l.dataPopBack()
 	l.nodeRemove(len(l.nodes)-1, b)
-	return b
+	return append([]byte(nil), b...)
 }
 
 // nodeOf returns the node holding element i and i's offset in it.
@@ -188,19 +178,8 @@ func (l *List) nodeRemove(k int, b []byte) {
 	}
 }
 
-// shrink gives memory back when the ring is mostly empty.
-func (l *List) shrink() {
-	if len(l.buf) > 64 && l.n < len(l.buf)/4 {
-		nb := make([][]byte, len(l.buf)/2)
-		for i := 0; i < l.n; i++ {
-			nb[i] = l.buf[l.slot(i)]
-		}
-		l.buf, l.head = nb, 0
-	}
-}
-
-// Insert inserts b (handed over) before element pivot, or after it when
-// after (LINSERT), with the node changes of _quicklistInsert.
+// Insert inserts a copy of b before element pivot, or after it when after
+// (LINSERT), with the node changes of _quicklistInsert.
 func (l *List) Insert(pivot int, after bool, b []byte) {
 	i := pivot
 	if after {
@@ -215,14 +194,7 @@ func (l *List) Insert(pivot int, after bool, b []byte) {
 		return
 	}
 	l.nodeInsert(pivot, after, b)
-	if l.n == len(l.buf) {
-		l.grow()
-	}
-	l.n++
-	for j := l.n - 1; j > i; j-- {
-		l.buf[l.slot(j)] = l.buf[l.slot(j-1)]
-	}
-	l.buf[l.slot(i)] = b
+	l.dataInsert(i, b)
 }
 
 // exceeds is _quicklistNodeExceedsLimit for a node of sz bytes and count
@@ -292,7 +264,7 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) {
 		}
 		left := qlNode{cut, lpHdrSize + 1}
 		for j := 0; j < cut; j++ {
-			left.sz += lpEntrySizeB(l.buf[l.slot(start+j)])
+			left.sz += lpEntrySizeB(l.Index(start + j))
 		}
 		right := qlNode{nd.count - cut, nd.sz - (left.sz - lpHdrSize - 1)}
 		center := k
@@ -345,44 +317,46 @@ func (l *List) mergeAround(c int) {
 }
 
 // Filter keeps, in order, the elements for which keep returns true; keep
-// sees every element once, head to tail. O(n).
+// sees every element once, head to tail (b a view, valid during the call).
+// O(n): the kept elements are packed into new chunks.
 func (l *List) Filter(keep func(i int, b []byte) bool) {
-	w := 0
 	k, left := 0, 0 // node of element r, and its elements after r
 	if len(l.nodes) > 0 {
 		left = l.nodes[0].count
 	}
-	for r := 0; r < l.n; r++ {
-		for left == 0 && k+1 < len(l.nodes) {
-			k++
-			left = l.nodes[k].count
-		}
-		left--
-		b := l.buf[l.slot(r)]
-		if keep(r, b) {
-			l.buf[l.slot(w)] = b
-			w++
-		} else if k < len(l.nodes) {
-			l.nodes[k].count--
-			l.nodes[k].sz -= lpEntrySizeB(b)
+	var nl List // the kept elements' chunks
+	r := 0
+	for ci := range l.ch {
+		c := &l.ch[ci]
+		for p := c.lo; p < c.hi; p = next(c.b, p) {
+			for left == 0 && k+1 < len(l.nodes) {
+				k++
+				left = l.nodes[k].count
+			}
+			left--
+			b := view(c.b, p)
+			if keep(r, b) {
+				nl.dataPushBack(b)
+			} else if k < len(l.nodes) {
+				l.nodes[k].count--
+				l.nodes[k].sz -= lpEntrySizeB(b)
+			}
+			r++
 		}
 	}
 	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
-	for j := w; j < l.n; j++ {
-		l.buf[l.slot(j)] = nil
-	}
-	l.n = w
-	l.shrink()
+	l.ch, l.cbuf, l.c0, l.base, l.n = nl.ch, nl.cbuf, nl.c0, nl.base, nl.n
+	l.changed()
 }
 
 // Trim keeps elements start..end inclusive (0 <= start <= end < Len) and
 // drops the rest (LTRIM).
 func (l *List) Trim(start, end int) {
 	for l.n > end+1 {
-		l.PopBack()
+		l.nodeRemove(len(l.nodes)-1, l.dataPopBack())
 	}
 	for k := 0; k < start; k++ {
-		l.PopFront()
+		l.nodeRemove(0, l.dataPopFront())
 	}
 }
 
@@ -392,19 +366,19 @@ func (l *List) Type() Type { return TypeList }
 // Encoding is always quicklist in Redis 7.0.
 func (l *List) Encoding() Encoding { return EncodingQuicklist }
 
-// Dup is listTypeDup: an independent list (the elements' bytes, never
-// changed in place, are shared).
+// Dup is listTypeDup: an independent list, its chunks copied (each to a
+// buffer of its size).
 func (l *List) Dup() Value {
-	c := &List{fill: l.fill, n: l.n, nodes: slices.Clone(l.nodes)}
+	c := &List{fill: l.fill, n: l.n, base: l.base, nodes: slices.Clone(l.nodes)}
 	c.nbuf = c.nodes[:cap(c.nodes)]
-	if l.n > 0 {
-		size := 4
-		for size < l.n {
-			size *= 2
-		}
-		c.buf = make([][]byte, size)
-		for i := 0; i < l.n; i++ {
-			c.buf[i] = l.buf[l.slot(i)]
+	if len(l.ch) > 0 {
+		c.ch = make([]lchunk, len(l.ch))
+		c.cbuf = c.ch
+		for k := range l.ch {
+			o := &l.ch[k]
+			b := make([]byte, o.used())
+			b = b[:cap(b)]
+			c.ch[k] = lchunk{b: b, hi: copy(b, o.b[o.lo:o.hi]), cnt: o.cnt, start: o.start}
 		}
 	}
 	return c

@@ -47,11 +47,36 @@ func TestListOpsModel(t *testing.T) {
 				t.Fatalf("step %d: [%d] = %q, want %q", step, i, l.Index(i), m[i])
 			}
 		}
+		if len(m) > 0 {
+			if err := checkList(l); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		// Backwards (the cursor steps back) and at random.
+		for i := len(m) - 1; i >= 0; i -= 1 + rng.IntN(3) {
+			if string(l.Index(i)) != string(m[i]) {
+				t.Fatalf("step %d: backwards [%d] = %q, want %q", step, i, l.Index(i), m[i])
+			}
+		}
+		for range min(len(m), 20) {
+			i := rng.IntN(len(m))
+			if string(l.Index(i)) != string(m[i]) {
+				t.Fatalf("step %d: random [%d] = %q, want %q", step, i, l.Index(i), m[i])
+			}
+		}
 	}
 	for step := 0; step < 20000; step++ {
 		v := []byte(strconv.Itoa(step))
-		if rng.IntN(10) == 0 {
+		switch rng.IntN(40) {
+		case 0, 1, 2, 3:
 			v = make([]byte, rng.IntN(3000))
+		case 4: // bigger than a chunk
+			v = make([]byte, chunkMax+rng.IntN(3000))
+		}
+		if len(v) > 20 {
+			for j := range v {
+				v[j] = byte(rng.IntN(256))
+			}
 		}
 		switch op := rng.IntN(9); {
 		case op < 2:
@@ -160,5 +185,94 @@ func TestListSize(t *testing.T) {
 	}
 	if lpEntrySizeB([]byte("127")) != 2 || lpEntrySizeB([]byte("-4096")) != 3 || lpEntrySizeB([]byte("007")) != 5 || lpEntrySizeB(make([]byte, 64)) != 67 {
 		t.Error("lpEntrySize")
+	}
+}
+
+// TestListChunks: the packed layout at scale: pushes fill chunks to
+// chunkMax, a rotation on one list (LMOVE l l) pops into bytes the caller
+// owns, Dup copies, and concurrent readers share the cursor.
+func TestListChunks(t *testing.T) {
+	l := NewList(-2)
+	const n = 100000
+	for i := range n {
+		if i%2 == 0 {
+			l.PushBack([]byte("value:" + strconv.Itoa(i)))
+		} else {
+			l.PushFront([]byte("value:" + strconv.Itoa(i)))
+		}
+	}
+	want := func(i int) string { // element i of the list built above
+		h := n / 2 // elements pushed at the front: odd values, last first
+		if i < h {
+			return "value:" + strconv.Itoa(n-1-2*i)
+		}
+		return "value:" + strconv.Itoa(2*(i-h))
+	}
+	if err := checkList(l); err != nil {
+		t.Fatal(err)
+	}
+	bytes := 0
+	for k := range l.ch {
+		bytes += len(l.ch[k].b)
+	}
+	if data := n * entrySize(len("value:12345")); bytes > data+data/8 || len(l.ch) > bytes/chunkMax+2 {
+		t.Errorf("%d elements of about %d bytes take %d bytes in %d chunks", n, data, bytes, len(l.ch))
+	}
+	for i := range n {
+		if got := string(l.Index(i)); got != want(i) {
+			t.Fatalf("[%d] = %q, want %q", i, got, want(i))
+		}
+	}
+	// LMOVE l l RIGHT LEFT, n times: back where it started.
+	for range n {
+		v := l.PopBack()
+		l.PushFront(v)
+		if string(v) != string(l.Index(0)) {
+			t.Fatalf("moved %q, the head is %q", v, l.Index(0))
+		}
+	}
+	if err := checkList(l); err != nil {
+		t.Fatal(err)
+	}
+	d := l.Dup().(*List)
+	for i := range n {
+		d.Set(i, []byte("x"))
+	}
+	if err := checkList(d); err != nil {
+		t.Fatal(err)
+	}
+	// Concurrent sequential readers (a snapshot and the server).
+	done := make(chan string, 2)
+	for g := range 2 {
+		go func() {
+			for i := range n {
+				j := i
+				if g == 1 {
+					j = n - 1 - i
+				}
+				if got := string(l.Index(j)); got != want(j) {
+					done <- "[" + strconv.Itoa(j) + "] = " + got + ", want " + want(j)
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 2 {
+		if msg := <-done; msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	if string(d.Index(n/2)) != "x" || l.Len() != n {
+		t.Fatal("Dup is not independent")
+	}
+	// Draining gives the chunk array back.
+	for i := range n - 10 {
+		if got := string(l.PopFront()); got != want(i) {
+			t.Fatalf("pop %d: %q, want %q", i, got, want(i))
+		}
+	}
+	if err := checkList(l); err != nil || len(l.cbuf) > 64 {
+		t.Fatalf("%v; %d chunks in an array of %d", err, len(l.ch), len(l.cbuf))
 	}
 }

@@ -99,7 +99,7 @@ func (l *List) NodeCounts(fn func(count int) bool) {
 	}
 }
 
-// AppendNode appends elems (handed over) as one quicklist node of sz
+// AppendNode appends (copies of) elems as one quicklist node of sz
 // listpack bytes, as quicklistAppendListpack when loading an RDB
 // LIST_QUICKLIST_2 node: the node boundaries come from the file.
 func (l *List) AppendNode(elems [][]byte, sz int) {
@@ -107,11 +107,7 @@ func (l *List) AppendNode(elems [][]byte, sz int) {
 		return
 	}
 	for _, b := range elems {
-		if l.n == len(l.buf) {
-			l.grow()
-		}
-		l.buf[l.slot(l.n)] = b
-		l.n++
+		l.dataPushBack(b)
 	}
 	l.nodePushBack(qlNode{count: len(elems), sz: sz})
 }
