@@ -257,9 +257,14 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 		waitSynced(m, r)
 		Expect(r.Session.Command.Process.Signal(syscall.SIGSTOP)).To(Succeed())
 		DeferCleanup(func() { _ = r.Session.Command.Process.Signal(syscall.SIGCONT) })
-		fill(m.c, "more:", 2000) // 200 KB: far more than the backlog
 		Eventually(func() string { return m.replField("connected_slaves") }).
 			WithTimeout(syncTimeout).WithPolling(100 * time.Millisecond).Should(Equal("0"))
+		// 200 KB, far more than the backlog, written once the master has
+		// dropped the replica: written before, it could all wait in the
+		// loopback socket's buffers (autotuned up to tcp_rmem's 32 MB
+		// here) and reach the replica when it resumes, which then
+		// continues with a partial resync.
+		fill(m.c, "more:", 2000)
 		full := m.stat("sync_full")
 		w := watchReplica(r.Addr())
 		Expect(r.Session.Command.Process.Signal(syscall.SIGCONT)).To(Succeed())
