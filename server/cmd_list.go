@@ -170,9 +170,9 @@ func (c *Client) popRange(l *keyspace.List, where int, count int64) int {
 	c.w.ArrayLen(n)
 	for i := 0; i < n; i++ {
 		if where == listHead {
-			c.w.Bulk(l.PopFront())
+			c.w.Bulk(l.PopFrontView())
 		} else {
-			c.w.Bulk(l.PopBack())
+			c.w.Bulk(l.PopBackView())
 		}
 	}
 	return n
@@ -214,9 +214,9 @@ func (c *Client) popGeneric(args [][]byte, where int) {
 	l := c.mutableList(key, e)
 	if !hasCount {
 		if where == listHead {
-			c.w.Bulk(l.PopFront())
+			c.w.Bulk(l.PopFrontView())
 		} else {
-			c.w.Bulk(l.PopBack())
+			c.w.Bulk(l.PopBackView())
 		}
 		c.listElementsRemoved(key, where, l, 1)
 		return
@@ -800,9 +800,9 @@ func (c *Client) popServe(key []byte, e *keyspace.Entry, where int, count int64,
 	c.w.ArrayLen(2)
 	c.w.Bulk(key)
 	if where == listHead {
-		c.w.Bulk(l.PopFront())
+		c.w.Bulk(l.PopFrontView())
 	} else {
-		c.w.Bulk(l.PopBack())
+		c.w.Bulk(l.PopBackView())
 	}
 	c.listElementsRemoved(key, where, l, 1)
 	if c.srv.propagating() {

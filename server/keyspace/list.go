@@ -130,18 +130,25 @@ func (l *List) PushBack(b []byte) {
 
 // PopFront removes and returns the head element (the list is not empty),
 // in bytes the caller owns.
-func (l *List) PopFront() []byte {
+func (l *List) PopFront() []byte { return append([]byte(nil), l.PopFrontView()...) }
+
+// PopFrontView is PopFront for a caller done with the bytes before the
+// list's next change (a reply written at once): a view, not a copy.
+func (l *List) PopFrontView() []byte {
 	b := l.dataPopFront()
 	l.nodeRemove(0, b)
-	return append([]byte(nil), b...)
+	return b
 }
 
 // PopBack removes and returns the tail element (the list is not empty),
 // in bytes the caller owns.
-func (l *List) PopBack() []byte {
+func (l *List) PopBack() []byte { return append([]byte(nil), l.PopBackView()...) }
+
+// PopBackView is PopBack as a view (see PopFrontView).
+func (l *List) PopBackView() []byte {
 	b := l.dataPopBack()
 	l.nodeRemove(len(l.nodes)-1, b)
-	return append([]byte(nil), b...)
+	return b
 }
 
 // nodeOf returns the node holding element i and i's offset in it.
