@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -166,49 +167,26 @@ func (s *Server) serveConn(conn net.Conn) {
 		srv:     s,
 		conn:    conn,
 		id:      s.nextID.Add(1),
-		addr:    conn.RemoteAddr().String(),
-		laddr:   conn.LocalAddr().String(),
 		created: s.clock.Now(),
 		user:    "default",
 	}
 	c.w.Proto = 2
 	c.lastInteraction.Store(time.Now().UnixMilli())
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-		s.mu.Lock()
-		ka := s.cfg.TCPKeepAlive
-		s.mu.Unlock()
-		if ka > 0 {
-			_ = tc.SetKeepAlive(true)
-			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-		}
-	} else {
-		c.unix = true
-		c.addr = "/unixsocket:0"
-		if ua, ok := conn.LocalAddr().(*net.UnixAddr); ok {
-			c.laddr = ua.Name + ":0"
-			c.addr = ua.Name + ":0"
-		}
-	}
+	s.mu.Lock()
+	ka := s.cfg.TCPKeepAlive
+	s.mu.Unlock()
+	nc := netshell.Accepted(conn, ka)
+	c.unix, c.addr, c.laddr = nc.Unix, nc.Addr, nc.LAddr
 	// Admission, as networking.c acceptCommonHandler.
 	s.clientsMu.Lock()
 	n := len(s.clients)
 	s.clientsMu.Unlock()
-	if int64(n) >= s.maxClients.Load() {
-		conn.Write([]byte("-" + ErrMaxClients + "\r\n"))
-		conn.Close()
-		s.mu.Lock()
-		s.stats.rejectedConns++
-		s.mu.Unlock()
-		return
-	}
 	s.mu.Lock()
 	protected := s.cfg.ProtectedMode && s.aclDefaultNoPass()
 	needAuth := !s.aclDefaultOpen()
 	s.mu.Unlock()
-	if protected && !c.unix && !isLoopback(conn.RemoteAddr()) {
-		conn.Write([]byte("-" + ProtectedModeDenied + "\r\n"))
-		conn.Close()
+	if refusal := netshell.Admit(nc, conn.RemoteAddr(), n, int(s.maxClients.Load()), protected); refusal != "" {
+		netshell.Refuse(conn, refusal)
 		s.mu.Lock()
 		s.stats.rejectedConns++
 		s.mu.Unlock()
@@ -237,12 +215,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	s.readLoop(c)
 }
 
-func isLoopback(a net.Addr) bool {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.IsLoopback()
-	}
-	return true
-}
+func isLoopback(a net.Addr) bool { return netshell.IsLoopback(a) }
 
 // readLoop is the per-connection loop of design.md: read what the socket
 // has, run every complete command under one lock, write all replies once.

@@ -25,7 +25,6 @@ const (
 	errConfigUsage    = "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported."
 	errUnknownSimFail = "ERR Unknown failure simulation specified"
 	errHelloNoAuth    = redistext.ErrHelloNoAuth
-	errProtectedMode  = redistext.ErrProtectedMode
 )
 
 // The shared formats (redistext).

@@ -3,13 +3,11 @@ package daemon
 import (
 	"errors"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -48,58 +46,15 @@ type client struct {
 	psubs map[string]bool
 }
 
-// Listen opens the TCP listeners for the bind addresses and port of the
-// configuration (port 0: no listener), as redis-sentinel does. Addresses
-// prefixed with "-" are optional.
+// Listen opens the listeners of the configuration as the server does
+// (netshell.Listen: bind addresses, port 0 for none, the unix socket).
 func (d *Daemon) Listen() error {
-	srv := d.st.Server
-	var opened []net.Listener
-	if srv.UnixSocket != "" {
-		_ = os.Remove(srv.UnixSocket)
-		ln, err := net.Listen("unix", srv.UnixSocket)
-		if err != nil {
-			return err
-		}
-		if srv.UnixSocketPerm != 0 {
-			_ = os.Chmod(srv.UnixSocket, os.FileMode(srv.UnixSocketPerm))
-		}
-		opened = append(opened, ln)
-	}
-	if srv.Port == 0 {
-		d.lnMu.Lock()
-		d.listeners = append(d.listeners, opened...)
-		d.lnMu.Unlock()
-		return nil
-	}
-	binds := srv.Bind
-	if len(binds) == 0 {
-		binds = []string{"*", "-::*"}
-	}
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		network := "tcp"
-		host := b
-		switch b {
-		case "*":
-			network, host = "tcp4", "0.0.0.0"
-		case "::*":
-			network, host = "tcp6", "::"
-		}
-		ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(srv.Port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			for _, l := range opened {
-				l.Close()
-			}
-			return err
-		}
-		opened = append(opened, ln)
+	ls, err := netshell.Listen(d.st.Server)
+	if err != nil {
+		return err
 	}
 	d.lnMu.Lock()
-	d.listeners = append(d.listeners, opened...)
+	d.listeners = append(d.listeners, ls.List...)
 	d.lnMu.Unlock()
 	return nil
 }
@@ -144,33 +99,15 @@ func (d *Daemon) acceptLoop(ln net.Listener) {
 	}
 }
 
-func isLoopback(a net.Addr) bool {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.IsLoopback()
-	}
-	return true
-}
-
 func (d *Daemon) serveConn(conn net.Conn) {
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-		if ka := d.st.Server.TCPKeepAlive; ka > 0 {
-			_ = tc.SetKeepAlive(true)
-			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-		}
-	}
 	srv := d.st.Server
-	if srv.ProtectedMode && d.acl.defaultNoPassFlag() && !isLoopback(conn.RemoteAddr()) {
-		conn.Write([]byte("-" + errProtectedMode + "\r\n"))
-		conn.Close()
-		d.rejected.Add(1)
-		return
-	}
+	nc := netshell.Accepted(conn, srv.TCPKeepAlive)
+	protected := srv.ProtectedMode && d.acl.defaultNoPassFlag()
 	d.clientsMu.Lock()
-	if srv.MaxClients > 0 && len(d.clients) >= srv.MaxClients {
+	refusal := netshell.Admit(nc, conn.RemoteAddr(), len(d.clients), srv.MaxClients, protected)
+	if refusal != "" {
 		d.clientsMu.Unlock()
-		conn.Write([]byte("-ERR max number of clients reached\r\n"))
-		conn.Close()
+		netshell.Refuse(conn, refusal)
 		d.rejected.Add(1)
 		return
 	}
@@ -178,8 +115,8 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		d:       d,
 		conn:    conn,
 		id:      d.nextID.Add(1),
-		addr:    conn.RemoteAddr().String(),
-		laddr:   conn.LocalAddr().String(),
+		addr:    nc.Addr,
+		laddr:   nc.LAddr,
 		created: time.Now(),
 		w:       resp.Writer{Proto: 2},
 		authed:  d.acl.defaultNoPass(),
