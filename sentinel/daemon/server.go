@@ -42,8 +42,8 @@ type client struct {
 	wdone   chan struct{}
 
 	// subs and psubs are guarded by hub.mu.
-	subs  map[string]bool
-	psubs map[string]bool
+	subs  map[string]struct{}
+	psubs map[string]struct{}
 }
 
 // Listen opens the listeners of the configuration as the server does
