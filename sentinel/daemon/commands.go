@@ -154,10 +154,18 @@ const (
 )
 
 // dispatch runs one command, honouring CLIENT REPLY OFF/SKIP.
-func (c *client) dispatch(args []string) {
+// dispatch runs one command as read (argv, valid until the next read);
+// the ACL checks argv itself, the handlers its strings.
+func (c *client) dispatch(argv [][]byte) {
+	args := make([]string, len(argv))
+	for i, a := range argv {
+		args[i] = string(a)
+	}
 	mark := len(c.w.B)
 	mode := c.replyMode
+	c.argv = argv
 	c.exec(args)
+	c.argv = nil
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		c.d.stats.errors.Add(1) // afterErrorReply, even when CLIENT REPLY drops it
 	}

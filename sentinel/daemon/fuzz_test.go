@@ -99,7 +99,7 @@ func FuzzDispatch(f *testing.F) {
 					continue
 				}
 			}
-			c.dispatch(args)
+			c.dispatch(toBytes(args))
 			c.flush()
 		}
 	})

@@ -26,6 +26,7 @@ type client struct {
 	user      string
 	u         *acl.User // the authenticated user; nil = default
 	lastCmd   string
+	argv      [][]byte // the running command's arguments as read (dispatch)
 	close     bool
 	replyMode int
 	idleAt    time.Time
@@ -160,11 +161,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 			if args == nil {
 				break
 			}
-			sargs := make([]string, len(args))
-			for i, a := range args {
-				sargs[i] = string(a)
-			}
-			c.dispatch(sargs)
+			c.dispatch(args)
 			c.idleAt = time.Now()
 			if c.close {
 				c.flush()
