@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	mrand "math/rand/v2"
 	"net"
 	"os"
@@ -321,31 +320,10 @@ func (s *Server) requestShutdown(r shutdownReq) {
 }
 
 func (s *Server) acceptLoop(l net.Listener) {
-	var delay time.Duration
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			// EMFILE and friends: back off like net/http.
-			if delay == 0 {
-				delay = 5 * time.Millisecond
-			} else if delay *= 2; delay > time.Second {
-				delay = time.Second
-			}
-			s.log.Warn().Err(err).Msg("Accepting client connection")
-			time.Sleep(delay)
-			continue
-		}
-		delay = 0
+	netshell.Serve(l, s.closing.Load, func(conn net.Conn) {
 		s.connWG.Add(1)
 		go s.serveConn(conn)
-	}
+	}, func(err error) { s.log.Warn().Err(err).Msg("Accepting client connection") })
 }
 
 // cron is serverCron: active expiry hz times a second, on the server's

@@ -1,6 +1,7 @@
 package netshell
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -155,4 +156,37 @@ func IsLoopback(a net.Addr) bool {
 		return ta.IP.IsLoopback()
 	}
 	return true
+}
+
+// Serve accepts connections on l until it is closed or closing reports
+// true after an accept error, handing each to serve (which starts the
+// connection's goroutine). Other accept errors (EMFILE and friends) are
+// reported to onError and back off as net/http does, from 5 ms doubling
+// to 1 s.
+func Serve(l net.Listener, closing func() bool, serve func(net.Conn), onError func(error)) {
+	var delay time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if closing() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else if delay *= 2; delay > time.Second {
+				delay = time.Second
+			}
+			if onError != nil {
+				onError(err)
+			}
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		serve(conn)
+	}
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"errors"
 	"net"
 	"sync"
 	"time"
@@ -78,26 +77,15 @@ func (d *Daemon) Serve(ln net.Listener) {
 }
 
 func (d *Daemon) acceptLoop(ln net.Listener) {
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			select {
-			case <-d.done:
-				return
-			default:
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
+	closing := func() bool {
+		select {
+		case <-d.done:
+			return true
+		default:
+			return false
 		}
-		go d.serveConn(conn)
 	}
+	netshell.Serve(ln, closing, func(conn net.Conn) { go d.serveConn(conn) }, nil)
 }
 
 func (d *Daemon) serveConn(conn net.Conn) {
