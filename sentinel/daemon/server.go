@@ -33,13 +33,7 @@ type client struct {
 	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
 	name string
 
-	// Output queue, written by writeLoop.
-	qmu     sync.Mutex
-	q       [][]byte
-	qbytes  int
-	qclosed bool
-	qsig    chan struct{}
-	wdone   chan struct{}
+	out *netshell.Queue // the output queue and its writer
 
 	// subs and psubs are guarded by hub.mu.
 	subs  map[string]struct{}
@@ -111,10 +105,9 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		authed:  d.acl.defaultNoPass(),
 		user:    "default",
 		idleAt:  time.Now(),
-		qsig:    make(chan struct{}, 1),
-		wdone:   make(chan struct{}),
 	}
-	go c.writeLoop()
+	c.out = netshell.NewQueue(conn, maxPendingOutput, &d.stats.writes, &d.stats.netOut)
+	go c.out.Run()
 	d.clients[c.id] = c
 	d.clientsMu.Unlock()
 	d.totalConns.Add(1) // stat_numconnections: accepted, not rejected
@@ -123,7 +116,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		d.clientsMu.Lock()
 		delete(d.clients, c.id)
 		d.clientsMu.Unlock()
-		c.closeQueue()
+		c.out.Close()
 		conn.Close()
 	}()
 	rd := resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
@@ -167,7 +160,7 @@ func (c *client) flush() bool {
 	if len(c.w.B) == 0 {
 		return true
 	}
-	ok := c.enqueue(append([]byte(nil), c.w.B...))
+	ok := c.out.Push(append([]byte(nil), c.w.B...))
 	c.w.Reset()
 	return ok
 }
@@ -177,81 +170,8 @@ func (c *client) flush() bool {
 // client-output-buffer-limit.
 const maxPendingOutput = 32 << 20
 
-// enqueue hands bytes to the client's writer goroutine; it never blocks, so
-// the event loop can publish to slow subscribers. A client over the limit
-// is disconnected.
-func (c *client) enqueue(b []byte) bool {
-	c.qmu.Lock()
-	if c.qclosed {
-		c.qmu.Unlock()
-		return false
-	}
-	if c.qbytes+len(b) > maxPendingOutput {
-		c.qclosed = true
-		c.qmu.Unlock()
-		c.conn.Close()
-		return false
-	}
-	c.q = append(c.q, b)
-	c.qbytes += len(b)
-	c.qmu.Unlock()
-	select {
-	case c.qsig <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// writeLoop writes queued output in order until the queue is closed and
-// drained (closeQueue) or a write fails.
-func (c *client) writeLoop() {
-	defer close(c.wdone)
-	for {
-		c.qmu.Lock()
-		q := c.q
-		c.q = nil
-		c.qbytes = 0
-		closed := c.qclosed
-		c.qmu.Unlock()
-		for _, b := range q {
-			// Counted before the write, as writeToClient does: a client that
-			// has read this reply and asks INFO must see it counted.
-			c.d.stats.writes.Add(1)
-			c.d.stats.netOut.Add(int64(len(b)))
-			c.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			n, err := c.conn.Write(b)
-			if err != nil {
-				c.d.stats.netOut.Add(int64(n - len(b)))
-				c.qmu.Lock()
-				c.qclosed = true
-				c.qmu.Unlock()
-				c.conn.Close()
-				return
-			}
-		}
-		if closed && len(q) == 0 {
-			return
-		}
-		if len(q) == 0 {
-			<-c.qsig
-		}
-	}
-}
-
-// closeQueue stops accepting output and waits for the writer to drain.
-func (c *client) closeQueue() {
-	c.qmu.Lock()
-	c.qclosed = true
-	c.qmu.Unlock()
-	select {
-	case c.qsig <- struct{}{}:
-	default:
-	}
-	<-c.wdone
-}
-
 // writePush queues an out-of-band message (pub/sub).
-func (c *client) writePush(b []byte) { c.enqueue(b) }
+func (c *client) writePush(b []byte) { c.out.Push(b) }
 
 func (c *client) getName() string {
 	c.mu.Lock()
