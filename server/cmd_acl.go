@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redistext"
 )
 
@@ -10,25 +11,54 @@ import (
 // under.
 
 func init() {
-	ls := FlagNoScript | FlagLoading | FlagStale
-	adm := FlagAdmin | ls
-	admACL := []string{"admin", "slow", "dangerous"}
-	slow := []string{"slow"}
-	register(&Command{Name: "acl", Arity: -2, ACL: slow, Subs: []*Command{
-		{Name: "cat", Arity: -2, Flags: ls, ACL: slow, Handler: cmdACLCat},
-		{Name: "deluser", Arity: -3, Flags: adm, ACL: admACL, Handler: cmdACLDelUser},
-		{Name: "dryrun", Arity: -4, Flags: adm, ACL: admACL, Handler: cmdACLDryRun},
-		{Name: "genpass", Arity: -2, Flags: ls, ACL: slow, Handler: cmdACLGenPass},
-		{Name: "getuser", Arity: 3, Flags: adm, ACL: admACL, Handler: cmdACLGetUser},
-		{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: slow, Handler: func(c *Client, _ [][]byte) { redistext.Help(&c.w, "ACL", acl.HelpLines) }},
-		{Name: "list", Arity: 2, Flags: adm, ACL: admACL, Handler: func(c *Client, _ [][]byte) { acl.WriteList(&c.w, c.srv.acl) }},
-		{Name: "load", Arity: 2, Flags: adm, ACL: admACL, Handler: cmdACLLoad},
-		{Name: "log", Arity: -2, Flags: adm, ACL: admACL, Handler: cmdACLLog},
-		{Name: "save", Arity: 2, Flags: adm, ACL: admACL, Handler: cmdACLSave},
-		{Name: "setuser", Arity: -3, Flags: adm, ACL: admACL, Handler: cmdACLSetUser},
-		{Name: "users", Arity: 2, Flags: adm, ACL: admACL, Handler: func(c *Client, _ [][]byte) { acl.WriteUsers(&c.w, c.srv.acl) }},
-		{Name: "whoami", Arity: 2, Flags: ls, ACL: slow, Handler: func(c *Client, _ [][]byte) { c.w.BulkString(c.user) }},
-	}})
+	handlers := map[string]Handler{
+		"cat":     cmdACLCat,
+		"deluser": cmdACLDelUser,
+		"dryrun":  cmdACLDryRun,
+		"genpass": cmdACLGenPass,
+		"getuser": cmdACLGetUser,
+		"help":    func(c *Client, _ [][]byte) { redistext.Help(&c.w, "ACL", acl.HelpLines) },
+		"list":    func(c *Client, _ [][]byte) { acl.WriteList(&c.w, c.srv.acl) },
+		"load":    cmdACLLoad,
+		"log":     cmdACLLog,
+		"save":    cmdACLSave,
+		"setuser": cmdACLSetUser,
+		"users":   func(c *Client, _ [][]byte) { acl.WriteUsers(&c.w, c.srv.acl) },
+		"whoami":  func(c *Client, _ [][]byte) { c.w.BulkString(c.user) },
+	}
+	register(&Command{Name: "acl", Arity: -2, ACL: []string{"slow"}, Subs: subcommands(netshell.ACLSubcommands, handlers)})
+}
+
+// subcommands builds the Subs of a command from a table both binaries
+// share (netshell), pairing each row with its handler.
+func subcommands(table []netshell.Subcommand, handlers map[string]Handler) []*Command {
+	out := make([]*Command, 0, len(table))
+	for _, sc := range table {
+		h := handlers[sc.Name]
+		if h == nil {
+			panic("no handler for subcommand " + sc.Name)
+		}
+		out = append(out, &Command{Name: sc.Name, Arity: sc.Arity, Flags: flagsNamed(sc.Flags), ACL: sc.ACL, Handler: h})
+	}
+	return out
+}
+
+// flagsNamed is the Flag set of COMMAND INFO flag names.
+func flagsNamed(names []string) Flag {
+	var f Flag
+	for _, name := range names {
+		found := false
+		for _, n := range flagNames {
+			if n.name == name {
+				f |= n.f
+				found = true
+			}
+		}
+		if !found {
+			panic("unknown command flag " + name)
+		}
+	}
+	return f
 }
 
 func strArgs(args [][]byte) []string {

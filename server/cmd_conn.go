@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
@@ -95,59 +96,30 @@ func redactArgs(args [][]byte, from, to int) {
 	}
 }
 
-// cmdHello is networking.c helloCommand.
+// cmdHello is networking.c helloCommand (parsed by netshell.ParseHello).
 func cmdHello(c *Client, args [][]byte) {
-	ver := int64(0)
-	i := 1
-	if len(args) >= 2 {
-		v, ok := parseInt(args[1])
-		if !ok {
-			c.w.Error("ERR Protocol version is not an integer or out of range")
-			return
-		}
-		ver = v
-		i = 2
-		if ver < 2 || ver > 3 {
-			c.w.Error(ErrNoProto)
-			return
-		}
-	}
-	var setname []byte
-	haveName := false
-	for ; i < len(args); i++ {
-		more := len(args) - i - 1
-		switch {
-		case eqFold(args[i], "auth") && more >= 2:
-			user, pass := string(args[i+1]), string(args[i+2])
-			ok := c.srv.aclAuthenticate(c, user, pass, args)
-			redactArgs(args, i+1, i+2)
-			if !ok {
-				c.w.Error(ErrWrongPass)
-				return
-			}
-			i += 2
-		case eqFold(args[i], "setname") && more >= 1:
-			setname = args[i+1]
-			haveName = true
-			i++
-		default:
-			c.w.Error("ERR Syntax error in HELLO option '" + string(args[i]) + "'")
-			return
-		}
+	h, errText := netshell.ParseHello(args, func(i int) bool {
+		ok := c.srv.aclAuthenticate(c, string(args[i]), string(args[i+1]), args)
+		redactArgs(args, i, i+1)
+		return ok
+	})
+	if errText != "" {
+		c.w.Error(errText)
+		return
 	}
 	if !c.authed {
 		c.w.Error(redistext.ErrHelloNoAuth)
 		return
 	}
-	if haveName {
-		if !validClientName(setname) {
+	if h.HaveName {
+		if !validClientName(h.Name) {
 			c.w.Error(ErrClientNameSpace)
 			return
 		}
-		c.name = string(setname)
+		c.name = string(h.Name)
 	}
-	if ver != 0 {
-		c.w.Proto = int(ver)
+	if h.Proto != 0 {
+		c.w.Proto = h.Proto
 	}
 	redistext.Hello(&c.w, RedisVersion, c.id, "standalone", "master")
 }

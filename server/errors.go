@@ -1,6 +1,9 @@
 package server
 
-import "github.com/vigil-kv/vigil/internal/redistext"
+import (
+	"github.com/vigil-kv/vigil/internal/netshell"
+	"github.com/vigil-kv/vigil/internal/redistext"
+)
 
 // Redis 7.0 error replies, in one place (docs/architecture.md, "Errors: one
 // source of truth"). Each is the text after the leading '-'. The texts
@@ -16,7 +19,7 @@ const (
 	ErrWrongPass       = redistext.ErrWrongPass
 	ErrAuthNotSet      = redistext.ErrAuthNotSet
 	ErrDBIndex         = "ERR DB index is out of range"
-	ErrMaxClients      = "ERR max number of clients reached"
+	ErrMaxClients      = netshell.ErrMaxClients
 	ErrIncrOverflow    = "ERR increment or decrement would overflow"
 	ErrIncrNaN         = "ERR increment would produce NaN or Infinity"
 	ErrStringTooLong   = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"

@@ -5,44 +5,31 @@ import (
 	"strconv"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
-// pubsub holds channel, pattern and shard channel subscriptions; guarded
-// by Server.mu. Shard channels (SSUBSCRIBE/SPUBLISH, Redis 7.0) are a
-// namespace of their own: without cluster mode they behave like plain
-// channels, with their own counts and no pattern matching.
+// pubsub is the pub/sub hub (netshell.Hub, one implementation for both
+// binaries), guarded by Server.mu. Shard channels (SSUBSCRIBE/SPUBLISH,
+// Redis 7.0) are a namespace of their own: without cluster mode they
+// behave like plain channels, with their own counts and no pattern
+// matching. channels, patterns and shard are the hub's maps by name.
 type pubsub struct {
-	channels map[string]map[*Client]struct{}
-	patterns map[string]map[*Client]struct{}
-	shard    map[string]map[*Client]struct{}
+	netshell.Hub[*Client]
+	channels, patterns, shard map[string]map[*Client]struct{}
 }
 
 func (p *pubsub) init() {
-	p.channels = map[string]map[*Client]struct{}{}
-	p.patterns = map[string]map[*Client]struct{}{}
-	p.shard = map[string]map[*Client]struct{}{}
+	p.Init()
+	p.channels = p.Names[netshell.Channel]
+	p.patterns = p.Names[netshell.Pattern]
+	p.shard = p.Names[netshell.Shard]
 }
 
 func (p *pubsub) unsubscribeAll(c *Client) {
-	for ch := range c.subs {
-		delete(p.channels[ch], c)
-		if len(p.channels[ch]) == 0 {
-			delete(p.channels, ch)
-		}
-	}
-	for pat := range c.psubs {
-		delete(p.patterns[pat], c)
-		if len(p.patterns[pat]) == 0 {
-			delete(p.patterns, pat)
-		}
-	}
-	for ch := range c.ssubs {
-		delete(p.shard[ch], c)
-		if len(p.shard[ch]) == 0 {
-			delete(p.shard, ch)
-		}
-	}
+	p.UnsubscribeAll(netshell.Channel, c, c.subs)
+	p.UnsubscribeAll(netshell.Pattern, c, c.psubs)
+	p.UnsubscribeAll(netshell.Shard, c, c.ssubs)
 	c.subs, c.psubs, c.ssubs = nil, nil, nil
 }
 
@@ -124,17 +111,7 @@ func (c *Client) dropReply(mark int) {
 func cmdSubscribe(c *Client, args [][]byte) {
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
-		ch := string(a)
-		if c.subs == nil {
-			c.subs = map[string]struct{}{}
-		}
-		if _, ok := c.subs[ch]; !ok {
-			c.subs[ch] = struct{}{}
-			if p.channels[ch] == nil {
-				p.channels[ch] = map[*Client]struct{}{}
-			}
-			p.channels[ch][c] = struct{}{}
-		}
+		p.Subscribe(netshell.Channel, c, &c.subs, string(a))
 		c.replySubAlways("subscribe", a, false)
 	}
 }
@@ -142,28 +119,9 @@ func cmdSubscribe(c *Client, args [][]byte) {
 func cmdPSubscribe(c *Client, args [][]byte) {
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
-		pat := string(a)
-		if c.psubs == nil {
-			c.psubs = map[string]struct{}{}
-		}
-		if _, ok := c.psubs[pat]; !ok {
-			c.psubs[pat] = struct{}{}
-			if p.patterns[pat] == nil {
-				p.patterns[pat] = map[*Client]struct{}{}
-			}
-			p.patterns[pat][c] = struct{}{}
-		}
+		p.Subscribe(netshell.Pattern, c, &c.psubs, string(a))
 		c.replySubAlways("psubscribe", a, false)
 	}
-}
-
-func sortedKeys(m map[string]struct{}) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func cmdUnsubscribe(c *Client, args [][]byte) {
@@ -174,19 +132,12 @@ func cmdUnsubscribe(c *Client, args [][]byte) {
 			c.replySubAlways("unsubscribe", nil, true)
 			return
 		}
-		for _, ch := range sortedKeys(c.subs) {
+		for _, ch := range netshell.Sorted(c.subs) {
 			names = append(names, []byte(ch))
 		}
 	}
 	for _, a := range names {
-		ch := string(a)
-		if _, ok := c.subs[ch]; ok {
-			delete(c.subs, ch)
-			delete(p.channels[ch], c)
-			if len(p.channels[ch]) == 0 {
-				delete(p.channels, ch)
-			}
-		}
+		p.Unsubscribe(netshell.Channel, c, c.subs, string(a))
 		c.replySubAlways("unsubscribe", a, false)
 	}
 }
@@ -199,19 +150,12 @@ func cmdPUnsubscribe(c *Client, args [][]byte) {
 			c.replySubAlways("punsubscribe", nil, true)
 			return
 		}
-		for _, pat := range sortedKeys(c.psubs) {
+		for _, pat := range netshell.Sorted(c.psubs) {
 			names = append(names, []byte(pat))
 		}
 	}
 	for _, a := range names {
-		pat := string(a)
-		if _, ok := c.psubs[pat]; ok {
-			delete(c.psubs, pat)
-			delete(p.patterns[pat], c)
-			if len(p.patterns[pat]) == 0 {
-				delete(p.patterns, pat)
-			}
-		}
+		p.Unsubscribe(netshell.Pattern, c, c.psubs, string(a))
 		c.replySubAlways("punsubscribe", a, false)
 	}
 }
@@ -219,22 +163,10 @@ func cmdPUnsubscribe(c *Client, args [][]byte) {
 // publish delivers msg and returns the number of receivers
 // (pubsubPublishMessage).
 func (s *Server) publish(channel, msg []byte) int64 {
-	var n int64
 	s.stats.pubsubMessages++
-	for sub := range s.pubsub.channels[string(channel)] {
-		s.deliver(sub, encodePush(sub.w.Proto, []byte("message"), channel, msg))
-		n++
-	}
-	for pat, subs := range s.pubsub.patterns {
-		if !keyspace.GlobMatch([]byte(pat), channel, false) {
-			continue
-		}
-		for sub := range subs {
-			s.deliver(sub, encodePush(sub.w.Proto, []byte("pmessage"), []byte(pat), channel, msg))
-			n++
-		}
-	}
-	return n
+	return s.pubsub.Publish(channel, func(sub *Client, pat string, isPat bool) {
+		s.deliver(sub, netshell.Message(sub.w.Proto, pat, isPat, channel, msg))
+	})
 }
 
 // notify is notify.c's notifyKeyspaceEvent: when notify-keyspace-events
@@ -290,17 +222,7 @@ func cmdSSubscribe(c *Client, args [][]byte) {
 	}
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
-		ch := string(a)
-		if c.ssubs == nil {
-			c.ssubs = map[string]struct{}{}
-		}
-		if _, ok := c.ssubs[ch]; !ok {
-			c.ssubs[ch] = struct{}{}
-			if p.shard[ch] == nil {
-				p.shard[ch] = map[*Client]struct{}{}
-			}
-			p.shard[ch][c] = struct{}{}
-		}
+		p.Subscribe(netshell.Shard, c, &c.ssubs, string(a))
 		c.replySubAlways("ssubscribe", a, false)
 	}
 }
@@ -313,19 +235,12 @@ func cmdSUnsubscribe(c *Client, args [][]byte) {
 			c.replySubAlways("sunsubscribe", nil, true)
 			return
 		}
-		for _, ch := range sortedKeys(c.ssubs) {
+		for _, ch := range netshell.Sorted(c.ssubs) {
 			names = append(names, []byte(ch))
 		}
 	}
 	for _, a := range names {
-		ch := string(a)
-		if _, ok := c.ssubs[ch]; ok {
-			delete(c.ssubs, ch)
-			delete(p.shard[ch], c)
-			if len(p.shard[ch]) == 0 {
-				delete(p.shard, ch)
-			}
-		}
+		p.Unsubscribe(netshell.Shard, c, c.ssubs, string(a))
 		c.replySubAlways("sunsubscribe", a, false)
 	}
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	mrand "math/rand/v2"
 	"net"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +19,7 @@ import (
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -201,73 +199,23 @@ func (s *Server) Addrs() []net.Addr {
 	return out
 }
 
-// Listen opens the configured TCP and unix listeners, as Redis's
-// listenToPort: "*" binds all IPv4 addresses, "::*" all IPv6; a leading
-// "-" makes an address optional (skipped when unavailable).
+// Listen opens the configured TCP and unix listeners (netshell.Listen, as
+// Redis's listenToPort: "*" binds all IPv4 addresses, "::*" all IPv6; a
+// leading "-" makes an address optional).
 func (s *Server) Listen() error {
 	s.mu.Lock()
-	binds := append([]string(nil), s.cfg.Bind...)
-	port := s.cfg.Port
-	unix := s.cfg.UnixSocket
-	perm := s.cfg.UnixSocketPerm
+	cfg := *s.cfg
+	cfg.Bind = append([]string(nil), s.cfg.Bind...)
 	s.mu.Unlock()
-	var ls []net.Listener
-	fail := func(err error) error {
-		for _, l := range ls {
-			l.Close()
-		}
+	ls, err := netshell.Listen(&cfg)
+	if err != nil {
 		return err
 	}
-	if port != 0 {
-		if len(binds) == 0 {
-			binds = []string{"*", "-::*"}
-		}
-		for _, b := range binds {
-			optional := strings.HasPrefix(b, "-")
-			b = strings.TrimPrefix(b, "-")
-			network, host := "tcp", b
-			switch b {
-			case "*":
-				network, host = "tcp4", "0.0.0.0"
-			case "::*":
-				network, host = "tcp6", "::"
-			default:
-				if strings.Contains(b, ":") {
-					network = "tcp6"
-				} else {
-					network = "tcp4"
-				}
-			}
-			l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
-			if err != nil {
-				if optional {
-					continue
-				}
-				return fail(fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", b, port, err))
-			}
-			if port == -1 || port == 0 {
-				port = l.Addr().(*net.TCPAddr).Port
-			}
-			ls = append(ls, l)
-		}
-		if len(ls) == 0 {
-			return fail(fmt.Errorf("Failed listening on port %d (tcp), aborting.", port))
-		}
-		s.tcpPort = port
-	}
-	if unix != "" {
-		_ = os.Remove(unix)
-		l, err := net.Listen("unix", unix)
-		if err != nil {
-			return fail(fmt.Errorf("Failed opening Unix socket: %w", err))
-		}
-		if perm != 0 {
-			_ = os.Chmod(unix, os.FileMode(perm))
-		}
-		ls = append(ls, l)
+	if ls.Port != 0 {
+		s.tcpPort = ls.Port
 	}
 	s.listenersMu.Lock()
-	s.listeners = ls
+	s.listeners = ls.List
 	s.listenersMu.Unlock()
 	return nil
 }
@@ -373,31 +321,10 @@ func (s *Server) requestShutdown(r shutdownReq) {
 }
 
 func (s *Server) acceptLoop(l net.Listener) {
-	var delay time.Duration
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			// EMFILE and friends: back off like net/http.
-			if delay == 0 {
-				delay = 5 * time.Millisecond
-			} else if delay *= 2; delay > time.Second {
-				delay = time.Second
-			}
-			s.log.Warn().Err(err).Msg("Accepting client connection")
-			time.Sleep(delay)
-			continue
-		}
-		delay = 0
+	netshell.Serve(l, s.closing.Load, func(conn net.Conn) {
 		s.connWG.Add(1)
 		go s.serveConn(conn)
-	}
+	}, func(err error) { s.log.Warn().Err(err).Msg("Accepting client connection") })
 }
 
 // cron is serverCron: active expiry hz times a second, on the server's

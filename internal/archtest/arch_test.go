@@ -238,6 +238,11 @@ var rules = []rule{
 		forbid: but(nonStandard, tree("internal/resp", "internal/redisutil")),
 	},
 	{
+		name:   "the network shell never imports the binaries it serves",
+		from:   tree("internal/netshell"),
+		forbid: either(exact("server"), tree("sentinel", "replication", "client", "cmd")),
+	},
+	{
 		name:   "client imports no server-side package",
 		from:   tree("client"),
 		forbid: tree("server", "sentinel", "replication", "configs", "internal"),
@@ -391,6 +396,7 @@ func TestRulesCatchViolations(t *testing.T) {
 	add(m+"/integration", false, "fmt")
 	add(m+"/integration/failover", false, m+"/integration")
 	add(m+"/internal/drill", false, m+"/integration")
+	add(m+"/internal/netshell", false, m+"/configs", m+"/sentinel/daemon")
 	sort.Strings(g.ours)
 	// Deps is the transitive closure of Imports, as go list reports it.
 	for _, p := range g.pkgs {
@@ -434,6 +440,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		"the ACL imports internal/resp and the standard library only": {
 			"internal/acl imports configs (internal/acl -> configs)",
 			"internal/acl imports github.com/other/lib (internal/acl -> internal/resp -> github.com/other/lib)",
+		},
+		"the network shell never imports the binaries it serves": {
+			"internal/netshell imports sentinel/daemon (internal/netshell -> sentinel/daemon)",
+			"internal/netshell imports server (internal/netshell -> sentinel/daemon -> server)",
 		},
 		"client imports no server-side package": {
 			"client imports configs (client -> configs)",

@@ -157,8 +157,15 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	if err := d.Listen(); err != nil {
-		log.Warn().Msgf("Warning: Could not create server TCP listening socket *:%d: %s", cfg.Port, logging.ErrText(err))
-		log.Error().Msgf("Failed listening on port %d (tcp), aborting.", cfg.Port)
+		// As the server's main: the texts are netshell.Listen's.
+		if msg := err.Error(); strings.HasPrefix(msg, "Failed") {
+			log.Error().Msg(msg)
+		} else {
+			log.Warn().Msg("Warning: " + msg)
+			if cfg.Port != 0 {
+				log.Error().Msgf("Failed listening on port %d (tcp), aborting.", cfg.Port)
+			}
+		}
 		return 1
 	}
 	if cfg.PidFile != "" {

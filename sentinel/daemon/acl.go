@@ -7,19 +7,14 @@ import (
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 )
 
-// ACL in sentinel mode: the ACL subcommands over the users of
-// acl_user.go (aclState), as redis-sentinel 7.0.15 answers them.
-
-// ACL in sentinel mode: the ACL subcommands over the users of
-// internal/acl (aclState), as redis-sentinel 7.0.15 answers them.
+// ACL in sentinel mode: the ACL subcommands (the table both binaries
+// share, netshell.ACLSubcommands) over the users of internal/acl
+// (aclState), as redis-sentinel 7.0.15 answers them.
 
 func aclSubcommands() []subcommand {
-	ls := []string{"noscript", "loading", "stale"}
-	adm := append([]string{"admin"}, ls...)
-	admACL := []string{"@admin", "@slow", "@dangerous"}
-	slow := []string{"@slow"}
 	locked := func(f func(c *client, st *acl.Store, args []string)) func(c *client, args []string) {
 		return func(c *client, args []string) {
 			c.d.acl.mu.Lock()
@@ -27,21 +22,39 @@ func aclSubcommands() []subcommand {
 			f(c, c.d.acl.st, args)
 		}
 	}
-	return []subcommand{
-		{"cat", -2, ls, slow, func(c *client, a []string) { acl.WriteCat(&c.w, aclTable(), a) }},
-		{"deluser", -3, adm, admACL, aclDeluser},
-		{"dryrun", -4, adm, admACL, aclDryrun},
-		{"genpass", -2, ls, slow, func(c *client, a []string) { acl.WriteGenPass(&c.w, a) }},
-		{"getuser", 3, adm, admACL, locked(func(c *client, st *acl.Store, a []string) { acl.WriteGetUser(&c.w, st.User(a[2])) })},
-		{"help", 2, []string{"loading", "stale"}, slow, func(c *client, _ []string) { c.help("ACL", acl.HelpLines) }},
-		{"list", 2, adm, admACL, locked(func(c *client, st *acl.Store, _ []string) { acl.WriteList(&c.w, st) })},
-		{"load", 2, adm, admACL, func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) }},
-		{"log", -2, adm, admACL, aclLogCmd},
-		{"save", 2, adm, admACL, func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) }},
-		{"setuser", -3, adm, admACL, aclSetuser},
-		{"users", 2, adm, admACL, locked(func(c *client, st *acl.Store, _ []string) { acl.WriteUsers(&c.w, st) })},
-		{"whoami", 2, ls, slow, func(c *client, _ []string) { c.w.BulkString(c.user) }},
+	return subcommands(netshell.ACLSubcommands, map[string]func(c *client, args []string){
+		"cat":     func(c *client, a []string) { acl.WriteCat(&c.w, aclTable(), a) },
+		"deluser": aclDeluser,
+		"dryrun":  aclDryrun,
+		"genpass": func(c *client, a []string) { acl.WriteGenPass(&c.w, a) },
+		"getuser": locked(func(c *client, st *acl.Store, a []string) { acl.WriteGetUser(&c.w, st.User(a[2])) }),
+		"help":    func(c *client, _ []string) { c.help("ACL", acl.HelpLines) },
+		"list":    locked(func(c *client, st *acl.Store, _ []string) { acl.WriteList(&c.w, st) }),
+		"load":    func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) },
+		"log":     aclLogCmd,
+		"save":    func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) },
+		"setuser": aclSetuser,
+		"users":   locked(func(c *client, st *acl.Store, _ []string) { acl.WriteUsers(&c.w, st) }),
+		"whoami":  func(c *client, _ []string) { c.w.BulkString(c.user) },
+	})
+}
+
+// subcommands builds a subcommand table from one both binaries share
+// (netshell), pairing each row with its handler.
+func subcommands(table []netshell.Subcommand, handlers map[string]func(c *client, args []string)) []subcommand {
+	out := make([]subcommand, 0, len(table))
+	for _, sc := range table {
+		h := handlers[sc.Name]
+		if h == nil {
+			panic("no handler for subcommand " + sc.Name)
+		}
+		cats := make([]string, len(sc.ACL))
+		for i, cat := range sc.ACL {
+			cats[i] = "@" + cat
+		}
+		out = append(out, subcommand{sc.Name, sc.Arity, sc.Flags, cats, h})
 	}
+	return out
 }
 
 // aclState is the ACL of one daemon (an acl.Store: the users, the default
@@ -147,15 +160,6 @@ func (c *client) authenticate(name, pass, object string) bool {
 	return true
 }
 
-// toBytes converts a sentinel command's arguments for acl.User.Check.
-func toBytes(args []string) [][]byte {
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		out[i] = []byte(a)
-	}
-	return out
-}
-
 // aclCheck is the ACL part of processCommand: NOPERM (and a log entry)
 // when the client's user may not run the command.
 func (c *client) aclCheck(cmd *command, sub *subcommand, args []string) bool {
@@ -172,7 +176,7 @@ func (c *client) aclCheck(cmd *command, sub *subcommand, args []string) bool {
 	}
 	res, idx := acl.OK, 0
 	if !u.Unrestricted() {
-		res, idx = u.Check(id, cmd.noAuth, toBytes(args), nil)
+		res, idx = u.Check(id, cmd.noAuth, c.argv, nil)
 	}
 	a.mu.Unlock()
 	switch res {
@@ -352,7 +356,7 @@ func aclDryrun(c *client, args []string) {
 		return
 	}
 	a.mu.Lock()
-	res, idx := u.Check(id, cmd.noAuth, toBytes(cargs), nil)
+	res, idx := u.Check(id, cmd.noAuth, c.argv[3:], nil)
 	a.mu.Unlock()
 	if res == acl.OK {
 		c.w.OK()

@@ -166,6 +166,15 @@ func TestACLCheck(t *testing.T) {
 	}
 }
 
+// toBytes converts a command's arguments as the reader returns them.
+func toBytes(args []string) [][]byte {
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		out[i] = []byte(a)
+	}
+	return out
+}
+
 // TestACLConfigUsers: user lines and requirepass at start-up, and their
 // errors, as redis-sentinel 7.0.15 reports them.
 func TestACLConfigUsers(t *testing.T) {

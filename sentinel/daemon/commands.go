@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
@@ -25,7 +26,6 @@ const (
 	errConfigUsage    = "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported."
 	errUnknownSimFail = "ERR Unknown failure simulation specified"
 	errHelloNoAuth    = redistext.ErrHelloNoAuth
-	errProtectedMode  = redistext.ErrProtectedMode
 )
 
 // The shared formats (redistext).
@@ -155,10 +155,18 @@ const (
 )
 
 // dispatch runs one command, honouring CLIENT REPLY OFF/SKIP.
-func (c *client) dispatch(args []string) {
+// dispatch runs one command as read (argv, valid until the next read);
+// the ACL checks argv itself, the handlers its strings.
+func (c *client) dispatch(argv [][]byte) {
+	args := make([]string, len(argv))
+	for i, a := range argv {
+		args[i] = string(a)
+	}
 	mark := len(c.w.B)
 	mode := c.replyMode
+	c.argv = argv
 	c.exec(args)
+	c.argv = nil
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		c.d.stats.errors.Add(1) // afterErrorReply, even when CLIENT REPLY drops it
 	}
@@ -251,57 +259,32 @@ func cmdAuth(c *client, args []string) {
 	c.w.OK()
 }
 
-// cmdHello is helloCommand; in sentinel mode the reply has no "role".
+// cmdHello is helloCommand (parsed by netshell.ParseHello); in sentinel
+// mode the reply has no "role".
 func cmdHello(c *client, args []string) {
-	ver := int64(0)
-	i := 1
-	if len(args) >= 2 {
-		v, ok := redisutil.String2ll(args[1])
-		if !ok {
-			c.w.Error("ERR Protocol version is not an integer or out of range")
-			return
-		}
-		ver = v
-		i = 2
-		if ver < 2 || ver > 3 {
-			c.w.Error(errNoProto)
-			return
-		}
-	}
-	setname, haveName := "", false
-	for ; i < len(args); i++ {
-		more := len(args) - i - 1
-		switch {
-		case strings.EqualFold(args[i], "auth") && more >= 2:
-			if !c.authenticate(args[i+1], args[i+2], args[0]) {
-				c.w.Error(errWrongPass)
-				return
-			}
-			i += 2
-		case strings.EqualFold(args[i], "setname") && more >= 1:
-			setname, haveName = args[i+1], true
-			i++
-		default:
-			c.w.Error("ERR Syntax error in HELLO option '" + args[i] + "'")
-			return
-		}
+	h, errText := netshell.ParseHello(c.argv, func(i int) bool {
+		return c.authenticate(args[i], args[i+1], args[0])
+	})
+	if errText != "" {
+		c.w.Error(errText)
+		return
 	}
 	if !c.authed {
 		c.w.Error(errHelloNoAuth)
 		return
 	}
-	if haveName {
-		if !validClientName(setname) {
+	if h.HaveName {
+		if !validClientName(string(h.Name)) {
 			c.w.Error(errClientName)
 			return
 		}
 		c.mu.Lock()
-		c.name = setname
+		c.name = string(h.Name)
 		c.mu.Unlock()
 	}
-	if ver != 0 {
+	if h.Proto != 0 {
 		c.mu.Lock()
-		c.w.Proto = int(ver)
+		c.w.Proto = h.Proto
 		c.mu.Unlock()
 	}
 	redistext.Hello(&c.w, RedisVersion, c.id, "sentinel", "")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vigil-kv/vigil/internal/netshell"
 )
 
 var (
@@ -52,9 +54,10 @@ func fuzzClient(t testing.TB) *client {
 		}
 	}()
 	c := &client{d: fuzzDaemon, conn: a, id: fuzzDaemon.nextID.Add(1), created: time.Now(), idleAt: time.Now(),
-		authed: true, user: "default", qsig: make(chan struct{}, 1), wdone: make(chan struct{})}
+		authed: true, user: "default"}
+	c.out = netshell.NewQueue(a, maxPendingOutput, &fuzzDaemon.stats.writes, &fuzzDaemon.stats.netOut)
 	c.w.Proto = 2
-	go c.writeLoop()
+	go c.out.Run()
 	return c
 }
 
@@ -82,7 +85,7 @@ func FuzzDispatch(f *testing.F) {
 		c := fuzzClient(t)
 		defer func() {
 			c.d.hub.unsubscribeAll(c)
-			c.closeQueue()
+			c.out.Close()
 			c.conn.Close()
 		}()
 		for _, line := range strings.Split(script, "\n") {
@@ -99,7 +102,7 @@ func FuzzDispatch(f *testing.F) {
 					continue
 				}
 			}
-			c.dispatch(args)
+			c.dispatch(toBytes(args))
 			c.flush()
 		}
 	})

@@ -1,66 +1,48 @@
 package daemon
 
 import (
-	"sort"
 	"sync"
 
-	"github.com/vigil-kv/vigil/internal/redisutil"
-	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/netshell"
 )
 
 // hub is the sentinel's own pub/sub: clients subscribe to event channels
 // ("+switch-master", "*"...) and every Notify is published on the channel
-// named by its type.
+// named by its type. It is the server's hub (netshell.Hub) behind a lock:
+// clients subscribe from their goroutines, the event loop publishes.
 type hub struct {
-	mu       sync.Mutex
-	channels map[string]map[*client]bool
-	patterns map[string]map[*client]bool
+	mu sync.Mutex
+	h  netshell.Hub[*client] // guarded by mu, as the clients' subs and psubs
 }
 
 func newHub() *hub {
-	return &hub{channels: map[string]map[*client]bool{}, patterns: map[string]map[*client]bool{}}
+	h := &hub{}
+	h.h.Init()
+	return h
 }
 
 func (h *hub) counts() (channels, patterns int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.channels), len(h.patterns)
+	return h.h.Count(netshell.Channel), h.h.Count(netshell.Pattern)
 }
 
 // publish delivers msg to the subscribers of channel and of the patterns
 // matching it; it returns the number of receivers.
 func (h *hub) publish(channel, msg string) int {
 	type delivery struct {
-		c       *client
-		pattern string
+		c         *client
+		pattern   string
+		isPattern bool
 	}
 	var ds []delivery
 	h.mu.Lock()
-	for c := range h.channels[channel] {
-		ds = append(ds, delivery{c, ""})
-	}
-	for p, cs := range h.patterns {
-		if redisutil.StringMatch(p, channel, false) {
-			for c := range cs {
-				ds = append(ds, delivery{c, p})
-			}
-		}
-	}
+	h.h.Publish([]byte(channel), func(c *client, pattern string, isPattern bool) {
+		ds = append(ds, delivery{c, pattern, isPattern})
+	})
 	h.mu.Unlock()
 	for _, dv := range ds {
-		var w resp.Writer
-		w.Proto = dv.c.proto()
-		if dv.pattern == "" {
-			w.PushLen(3)
-			w.BulkString("message")
-		} else {
-			w.PushLen(4)
-			w.BulkString("pmessage")
-			w.BulkString(dv.pattern)
-		}
-		w.BulkString(channel)
-		w.BulkString(msg)
-		dv.c.writePush(w.B)
+		dv.c.writePush(netshell.Message(dv.c.proto(), dv.pattern, dv.isPattern, []byte(channel), []byte(msg)))
 	}
 	return len(ds)
 }
@@ -71,25 +53,21 @@ func (c *client) proto() int {
 	return c.w.Proto
 }
 
+// own is the client's set of names of a namespace; guarded by hub.mu.
+func (c *client) own(pattern bool) (netshell.Kind, *map[string]struct{}) {
+	if pattern {
+		return netshell.Pattern, &c.psubs
+	}
+	return netshell.Channel, &c.subs
+}
+
 // subscribe implements SUBSCRIBE / PSUBSCRIBE for one name; it returns the
 // client's subscription count after it.
 func (h *hub) subscribe(c *client, name string, pattern bool) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	m, own := h.channels, &c.subs
-	if pattern {
-		m, own = h.patterns, &c.psubs
-	}
-	if *own == nil {
-		*own = map[string]bool{}
-	}
-	if !(*own)[name] {
-		(*own)[name] = true
-		if m[name] == nil {
-			m[name] = map[*client]bool{}
-		}
-		m[name][c] = true
-	}
+	k, own := c.own(pattern)
+	h.h.Subscribe(k, c, own, name)
 	return len(c.subs) + len(c.psubs)
 }
 
@@ -97,17 +75,8 @@ func (h *hub) subscribe(c *client, name string, pattern bool) int {
 func (h *hub) unsubscribe(c *client, name string, pattern bool) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	m, own := h.channels, c.subs
-	if pattern {
-		m, own = h.patterns, c.psubs
-	}
-	if own[name] {
-		delete(own, name)
-		delete(m[name], c)
-		if len(m[name]) == 0 {
-			delete(m, name)
-		}
-	}
+	k, own := c.own(pattern)
+	h.h.Unsubscribe(k, c, *own, name)
 	return len(c.subs) + len(c.psubs)
 }
 
@@ -115,23 +84,14 @@ func (h *hub) unsubscribe(c *client, name string, pattern bool) int {
 func (h *hub) list(c *client, pattern bool) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	own := c.subs
-	if pattern {
-		own = c.psubs
-	}
-	out := make([]string, 0, len(own))
-	for n := range own {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	_, own := c.own(pattern)
+	return netshell.Sorted(*own)
 }
 
 func (h *hub) unsubscribeAll(c *client) {
-	for _, n := range h.list(c, false) {
-		h.unsubscribe(c, n, false)
-	}
-	for _, n := range h.list(c, true) {
-		h.unsubscribe(c, n, true)
-	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.h.UnsubscribeAll(netshell.Channel, c, c.subs)
+	h.h.UnsubscribeAll(netshell.Pattern, c, c.psubs)
+	c.subs, c.psubs = nil, nil
 }

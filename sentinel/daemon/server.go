@@ -1,15 +1,12 @@
 package daemon
 
 import (
-	"errors"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -28,6 +25,7 @@ type client struct {
 	user      string
 	u         *acl.User // the authenticated user; nil = default
 	lastCmd   string
+	argv      [][]byte // the running command's arguments as read (dispatch)
 	close     bool
 	replyMode int
 	idleAt    time.Time
@@ -35,71 +33,22 @@ type client struct {
 	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
 	name string
 
-	// Output queue, written by writeLoop.
-	qmu     sync.Mutex
-	q       [][]byte
-	qbytes  int
-	qclosed bool
-	qsig    chan struct{}
-	wdone   chan struct{}
+	out *netshell.Queue // the output queue and its writer
 
 	// subs and psubs are guarded by hub.mu.
-	subs  map[string]bool
-	psubs map[string]bool
+	subs  map[string]struct{}
+	psubs map[string]struct{}
 }
 
-// Listen opens the TCP listeners for the bind addresses and port of the
-// configuration (port 0: no listener), as redis-sentinel does. Addresses
-// prefixed with "-" are optional.
+// Listen opens the listeners of the configuration as the server does
+// (netshell.Listen: bind addresses, port 0 for none, the unix socket).
 func (d *Daemon) Listen() error {
-	srv := d.st.Server
-	var opened []net.Listener
-	if srv.UnixSocket != "" {
-		_ = os.Remove(srv.UnixSocket)
-		ln, err := net.Listen("unix", srv.UnixSocket)
-		if err != nil {
-			return err
-		}
-		if srv.UnixSocketPerm != 0 {
-			_ = os.Chmod(srv.UnixSocket, os.FileMode(srv.UnixSocketPerm))
-		}
-		opened = append(opened, ln)
-	}
-	if srv.Port == 0 {
-		d.lnMu.Lock()
-		d.listeners = append(d.listeners, opened...)
-		d.lnMu.Unlock()
-		return nil
-	}
-	binds := srv.Bind
-	if len(binds) == 0 {
-		binds = []string{"*", "-::*"}
-	}
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		network := "tcp"
-		host := b
-		switch b {
-		case "*":
-			network, host = "tcp4", "0.0.0.0"
-		case "::*":
-			network, host = "tcp6", "::"
-		}
-		ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(srv.Port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			for _, l := range opened {
-				l.Close()
-			}
-			return err
-		}
-		opened = append(opened, ln)
+	ls, err := netshell.Listen(d.st.Server)
+	if err != nil {
+		return err
 	}
 	d.lnMu.Lock()
-	d.listeners = append(d.listeners, opened...)
+	d.listeners = append(d.listeners, ls.List...)
 	d.lnMu.Unlock()
 	return nil
 }
@@ -122,55 +71,26 @@ func (d *Daemon) Serve(ln net.Listener) {
 }
 
 func (d *Daemon) acceptLoop(ln net.Listener) {
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			select {
-			case <-d.done:
-				return
-			default:
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
+	closing := func() bool {
+		select {
+		case <-d.done:
+			return true
+		default:
+			return false
 		}
-		go d.serveConn(conn)
 	}
-}
-
-func isLoopback(a net.Addr) bool {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.IsLoopback()
-	}
-	return true
+	netshell.Serve(ln, closing, func(conn net.Conn) { go d.serveConn(conn) }, nil)
 }
 
 func (d *Daemon) serveConn(conn net.Conn) {
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-		if ka := d.st.Server.TCPKeepAlive; ka > 0 {
-			_ = tc.SetKeepAlive(true)
-			_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-		}
-	}
 	srv := d.st.Server
-	if srv.ProtectedMode && d.acl.defaultNoPassFlag() && !isLoopback(conn.RemoteAddr()) {
-		conn.Write([]byte("-" + errProtectedMode + "\r\n"))
-		conn.Close()
-		d.rejected.Add(1)
-		return
-	}
+	nc := netshell.Accepted(conn, srv.TCPKeepAlive)
+	protected := srv.ProtectedMode && d.acl.defaultNoPassFlag()
 	d.clientsMu.Lock()
-	if srv.MaxClients > 0 && len(d.clients) >= srv.MaxClients {
+	refusal := netshell.Admit(nc, conn.RemoteAddr(), len(d.clients), srv.MaxClients, protected)
+	if refusal != "" {
 		d.clientsMu.Unlock()
-		conn.Write([]byte("-ERR max number of clients reached\r\n"))
-		conn.Close()
+		netshell.Refuse(conn, refusal)
 		d.rejected.Add(1)
 		return
 	}
@@ -178,17 +98,16 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		d:       d,
 		conn:    conn,
 		id:      d.nextID.Add(1),
-		addr:    conn.RemoteAddr().String(),
-		laddr:   conn.LocalAddr().String(),
+		addr:    nc.Addr,
+		laddr:   nc.LAddr,
 		created: time.Now(),
 		w:       resp.Writer{Proto: 2},
 		authed:  d.acl.defaultNoPass(),
 		user:    "default",
 		idleAt:  time.Now(),
-		qsig:    make(chan struct{}, 1),
-		wdone:   make(chan struct{}),
 	}
-	go c.writeLoop()
+	c.out = netshell.NewQueue(conn, maxPendingOutput, &d.stats.writes, &d.stats.netOut)
+	go c.out.Run()
 	d.clients[c.id] = c
 	d.clientsMu.Unlock()
 	d.totalConns.Add(1) // stat_numconnections: accepted, not rejected
@@ -197,7 +116,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		d.clientsMu.Lock()
 		delete(d.clients, c.id)
 		d.clientsMu.Unlock()
-		c.closeQueue()
+		c.out.Close()
 		conn.Close()
 	}()
 	rd := resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
@@ -223,11 +142,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 			if args == nil {
 				break
 			}
-			sargs := make([]string, len(args))
-			for i, a := range args {
-				sargs[i] = string(a)
-			}
-			c.dispatch(sargs)
+			c.dispatch(args)
 			c.idleAt = time.Now()
 			if c.close {
 				c.flush()
@@ -245,7 +160,7 @@ func (c *client) flush() bool {
 	if len(c.w.B) == 0 {
 		return true
 	}
-	ok := c.enqueue(append([]byte(nil), c.w.B...))
+	ok := c.out.Push(append([]byte(nil), c.w.B...))
 	c.w.Reset()
 	return ok
 }
@@ -255,81 +170,8 @@ func (c *client) flush() bool {
 // client-output-buffer-limit.
 const maxPendingOutput = 32 << 20
 
-// enqueue hands bytes to the client's writer goroutine; it never blocks, so
-// the event loop can publish to slow subscribers. A client over the limit
-// is disconnected.
-func (c *client) enqueue(b []byte) bool {
-	c.qmu.Lock()
-	if c.qclosed {
-		c.qmu.Unlock()
-		return false
-	}
-	if c.qbytes+len(b) > maxPendingOutput {
-		c.qclosed = true
-		c.qmu.Unlock()
-		c.conn.Close()
-		return false
-	}
-	c.q = append(c.q, b)
-	c.qbytes += len(b)
-	c.qmu.Unlock()
-	select {
-	case c.qsig <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// writeLoop writes queued output in order until the queue is closed and
-// drained (closeQueue) or a write fails.
-func (c *client) writeLoop() {
-	defer close(c.wdone)
-	for {
-		c.qmu.Lock()
-		q := c.q
-		c.q = nil
-		c.qbytes = 0
-		closed := c.qclosed
-		c.qmu.Unlock()
-		for _, b := range q {
-			// Counted before the write, as writeToClient does: a client that
-			// has read this reply and asks INFO must see it counted.
-			c.d.stats.writes.Add(1)
-			c.d.stats.netOut.Add(int64(len(b)))
-			c.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			n, err := c.conn.Write(b)
-			if err != nil {
-				c.d.stats.netOut.Add(int64(n - len(b)))
-				c.qmu.Lock()
-				c.qclosed = true
-				c.qmu.Unlock()
-				c.conn.Close()
-				return
-			}
-		}
-		if closed && len(q) == 0 {
-			return
-		}
-		if len(q) == 0 {
-			<-c.qsig
-		}
-	}
-}
-
-// closeQueue stops accepting output and waits for the writer to drain.
-func (c *client) closeQueue() {
-	c.qmu.Lock()
-	c.qclosed = true
-	c.qmu.Unlock()
-	select {
-	case c.qsig <- struct{}{}:
-	default:
-	}
-	<-c.wdone
-}
-
 // writePush queues an out-of-band message (pub/sub).
-func (c *client) writePush(b []byte) { c.enqueue(b) }
+func (c *client) writePush(b []byte) { c.out.Push(b) }
 
 func (c *client) getName() string {
 	c.mu.Lock()

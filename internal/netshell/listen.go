@@ -1,0 +1,192 @@
+package netshell
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redistext"
+)
+
+// ErrMaxClients is networking.c's refusal of a connection over maxclients.
+const ErrMaxClients = "ERR max number of clients reached"
+
+// Listeners are what Listen opened: the TCP listeners in bind order, then
+// the unix socket's.
+type Listeners struct {
+	List []net.Listener
+	Port int // the TCP port bound, 0 without TCP
+}
+
+// Close closes every listener.
+func (ls Listeners) Close() {
+	for _, l := range ls.List {
+		l.Close()
+	}
+}
+
+// BindNetwork maps a bind address (without its "-" prefix) to the network
+// and host to listen on, as Redis's listenToPort: "*" is every IPv4
+// address, "::*" every IPv6 one, an address with a colon IPv6, any other
+// IPv4.
+func BindNetwork(bind string) (network, host string) {
+	switch bind {
+	case "*":
+		return "tcp4", "0.0.0.0"
+	case "::*":
+		return "tcp6", "::"
+	}
+	if strings.Contains(bind, ":") {
+		return "tcp6", bind
+	}
+	return "tcp4", bind
+}
+
+// Listen opens the TCP listeners of cfg's bind addresses and port and its
+// unix socket, as Redis's listenToPort and initServer: no bind means "*"
+// and "-::*"; a leading "-" makes an address optional (skipped when it
+// cannot be bound); port 0 opens no TCP listener. The errors carry Redis's log texts; on error nothing stays open.
+func Listen(cfg *configs.Config) (Listeners, error) {
+	var ls Listeners
+	fail := func(err error) (Listeners, error) {
+		ls.Close()
+		return Listeners{}, err
+	}
+	port := cfg.Port
+	if port != 0 {
+		binds := cfg.Bind
+		if len(binds) == 0 {
+			binds = []string{"*", "-::*"}
+		}
+		for _, b := range binds {
+			optional := strings.HasPrefix(b, "-")
+			b = strings.TrimPrefix(b, "-")
+			network, host := BindNetwork(b)
+			l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				if optional {
+					continue
+				}
+				return fail(fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", b, port, err))
+			}
+			if port == -1 || port == 0 {
+				port = l.Addr().(*net.TCPAddr).Port
+			}
+			ls.List = append(ls.List, l)
+		}
+		if len(ls.List) == 0 {
+			return fail(fmt.Errorf("Failed listening on port %d (tcp), aborting.", port))
+		}
+		ls.Port = port
+	}
+	if unix := cfg.UnixSocket; unix != "" {
+		_ = os.Remove(unix)
+		l, err := net.Listen("unix", unix)
+		if err != nil {
+			return fail(fmt.Errorf("Failed opening Unix socket: %w", err))
+		}
+		if perm := cfg.UnixSocketPerm; perm != 0 {
+			_ = os.Chmod(unix, os.FileMode(perm))
+		}
+		ls.List = append(ls.List, l)
+	}
+	return ls, nil
+}
+
+// Conn is what the shell knows of an accepted connection before a client
+// is made of it.
+type Conn struct {
+	Unix        bool
+	Addr, LAddr string // CLIENT LIST addr and laddr: "/path:0" on a unix socket, as Redis
+}
+
+// Accepted tunes a new connection as Redis's acceptTcpHandler and
+// connSocketAccept do (TCP_NODELAY, keepalive every keepAlive seconds when
+// positive) and names its ends.
+func Accepted(conn net.Conn, keepAlive int) Conn {
+	c := Conn{Addr: conn.RemoteAddr().String(), LAddr: conn.LocalAddr().String()}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+		if keepAlive > 0 {
+			_ = tc.SetKeepAlive(true)
+			_ = tc.SetKeepAlivePeriod(time.Duration(keepAlive) * time.Second)
+		}
+		return c
+	}
+	c.Unix = true
+	c.Addr = "/unixsocket:0"
+	if ua, ok := conn.LocalAddr().(*net.UnixAddr); ok {
+		c.LAddr = ua.Name + ":0"
+		c.Addr = ua.Name + ":0"
+	}
+	return c
+}
+
+// Admit decides, as networking.c's acceptCommonHandler and
+// clientAcceptHandler, whether a new connection is served: refused with
+// ErrMaxClients when clients (those connected) reach maxClients, then with
+// the protected-mode text when protected is on and the peer is neither
+// loopback nor on the unix socket. It returns "" to serve, else the error
+// text, which Refuse sends.
+func Admit(c Conn, remote net.Addr, clients, maxClients int, protected bool) string {
+	if clients >= maxClients {
+		return ErrMaxClients
+	}
+	if protected && !c.Unix && !IsLoopback(remote) {
+		return redistext.ErrProtectedMode
+	}
+	return ""
+}
+
+// Refuse sends the refusal text as an error reply and closes conn.
+func Refuse(conn net.Conn, text string) {
+	_, _ = conn.Write([]byte("-" + text + "\r\n"))
+	conn.Close()
+}
+
+// IsLoopback reports whether a peer address is a loopback TCP address; a
+// non-TCP (unix) peer counts as local.
+func IsLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return true
+}
+
+// Serve accepts connections on l until it is closed or closing reports
+// true after an accept error, handing each to serve (which starts the
+// connection's goroutine). Other accept errors (EMFILE and friends) are
+// reported to onError and back off as net/http does, from 5 ms doubling
+// to 1 s.
+func Serve(l net.Listener, closing func() bool, serve func(net.Conn), onError func(error)) {
+	var delay time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if closing() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if delay == 0 {
+				delay = 5 * time.Millisecond
+			} else if delay *= 2; delay > time.Second {
+				delay = time.Second
+			}
+			if onError != nil {
+				onError(err)
+			}
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		serve(conn)
+	}
+}

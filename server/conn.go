@@ -1,0 +1,586 @@
+package server
+
+// Connection I/O: accepting a client (netshell's admission), the read loop
+// and its raw-read fast path, writing replies and asynchronous pushes, and
+// closing. The client's state and the batch that runs its commands are in
+// client.go.
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/vigil-kv/vigil/internal/netshell"
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+func (s *Server) serveConn(conn net.Conn) {
+	defer s.connWG.Done()
+	c := &Client{
+		srv:     s,
+		conn:    conn,
+		id:      s.nextID.Add(1),
+		created: s.clock.Now(),
+		user:    "default",
+	}
+	c.w.Proto = 2
+	c.lastInteraction.Store(time.Now().UnixMilli())
+	s.mu.Lock()
+	ka := s.cfg.TCPKeepAlive
+	s.mu.Unlock()
+	nc := netshell.Accepted(conn, ka)
+	c.unix, c.addr, c.laddr = nc.Unix, nc.Addr, nc.LAddr
+	// Admission, as networking.c acceptCommonHandler.
+	s.clientsMu.Lock()
+	n := len(s.clients)
+	s.clientsMu.Unlock()
+	s.mu.Lock()
+	protected := s.cfg.ProtectedMode && s.aclDefaultNoPass()
+	needAuth := !s.aclDefaultOpen()
+	s.mu.Unlock()
+	if refusal := netshell.Admit(nc, conn.RemoteAddr(), n, int(s.maxClients.Load()), protected); refusal != "" {
+		netshell.Refuse(conn, refusal)
+		s.mu.Lock()
+		s.stats.rejectedConns++
+		s.mu.Unlock()
+		return
+	}
+	c.authed = !needAuth
+	var rd io.Reader = conn
+	if raw := newRawReader(conn); raw != nil {
+		c.raw, rd = raw, raw
+		if sp := s.spinner; sp != nil {
+			_ = raw.rc.Control(func(fd uintptr) { sp.add(int(fd)) })
+		}
+	}
+	c.rd = resp.NewReader(rd, resp.Limits{MaxBulkLen: s.protoMaxBulk.Load(), MaxArgs: resp.DefaultLimits.MaxArgs})
+	c.rd.SetUnauthenticated(!c.authed)
+	s.clientsMu.Lock()
+	s.clients[c.id] = c
+	s.clientsMu.Unlock()
+	s.mu.Lock()
+	s.stats.totalConns++
+	s.mu.Unlock()
+	if s.closing.Load() {
+		conn.Close()
+	}
+	defer s.unlinkClient(c)
+	s.readLoop(c)
+}
+
+func isLoopback(a net.Addr) bool { return netshell.IsLoopback(a) }
+
+// readLoop is the per-connection loop of design.md: read what the socket
+// has, run every complete command under one lock, write all replies once.
+func (s *Server) readLoop(c *Client) {
+	for {
+		var err error
+		if c.raw != nil {
+			var closeConn bool
+			closeConn, err = s.rawReadLoop(c)
+			if closeConn {
+				return
+			}
+		} else {
+			s.setReadDeadline(c)
+			if err = s.fill(c); err == nil {
+				if !s.runBatch(c) {
+					return
+				}
+				continue
+			}
+		}
+		if c.killed.Load() || s.closing.Load() {
+			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			if s.idleTimedOut(c) {
+				s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
+				return
+			}
+			continue // the deadline was stale: set the current one
+		}
+		if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
+			s.log.Debug().Err(err).Str("addr", c.addr).Msg("Client read error")
+		}
+		return
+	}
+}
+
+// fill reads once from the socket into the query buffer.
+func (s *Server) fill(c *Client) error {
+	before := c.rd.Buffered()
+	err := c.rd.Fill()
+	if n := c.rd.Buffered() - before; n > 0 {
+		s.stats.netInput.Add(int64(n))
+		s.adm.reads.Add(1)
+	}
+	return err
+}
+
+// rawReadLoop is readLoop's body run inside the socket's RawConn.Read, so
+// that after a batch whose read drained the socket the loop waits for
+// readiness instead of trying a read that would return EAGAIN: conn.Read
+// always tries first, one wasted system call per request when each client
+// waits for its reply (redis-benchmark -P 1).
+//
+// Waiting is safe only when the socket is known to be drained, data and
+// end of stream alike. The netpoller is edge-triggered: anything that
+// arrives after a read raises a readiness event that the next wait sees
+// (even when it came before the wait; a stale readiness only costs one
+// EAGAIN), but what was already queued when the read ran raised its event
+// before, and that event was consumed by the wait that led to the read (or
+// cleared when RawConn.Read began). A short read does not prove the socket
+// drained: a read returns the queued data without the FIN behind it (the
+// next read returns 0), so a client that sends its last request and
+// half-closes (nc -q, proxies, health checkers) would never be seen to
+// leave when the FIN came with the data. So a read tells whether more
+// waits (rawReader.more): on TCP the kernel says so itself (TCP_INQ, see
+// enableInq: the count of bytes still queued, non-zero after a FIN), at no
+// extra system call; elsewhere (unix sockets, kernels before 4.18) the
+// loop reads again until EAGAIN. It returns closeConn when the connection
+// must be closed without looking at err (a batch ended it), else the
+// error that stopped reading (deadline, EOF, close).
+func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
+	r := c.raw
+	if r.fn == nil {
+		r.fn = func(fd uintptr) bool {
+			r.fd = int(fd)
+			for {
+				s.setReadDeadline(c)
+				if err := s.fill(c); err != nil {
+					if err == errWouldBlock {
+						return false // wait for readiness
+					}
+					r.err = err
+					return true
+				}
+				if !s.runBatch(c) {
+					r.closeConn = true
+					return true
+				}
+				if !r.more {
+					if sp := s.spinner; sp != nil {
+						sp.activity()
+					}
+					return false // drained: wait before reading again
+				}
+			}
+		}
+	}
+	r.err, r.closeConn = nil, false
+	s.setReadDeadline(c) // before RawConn.Read checks it
+	err = r.rc.Read(r.fn)
+	r.fd = -1
+	if err != nil {
+		return false, err
+	}
+	return r.closeConn, r.err
+}
+
+// setReadDeadline arms the idle timeout (the timeout directive) before a
+// read. A deadline is set only when there is none or when the timeout
+// changed: an armed deadline that fires early is re-armed from the last
+// interaction by idleTimedOut, so the common case costs no syscall or timer
+// update per read. While the server shuts down the deadline Run set is left
+// alone.
+func (s *Server) setReadDeadline(c *Client) {
+	if s.closing.Load() {
+		return
+	}
+	if t := s.timeoutSec.Load(); t > 0 && c.kind() == kindNormal && !c.monitor {
+		if c.readDeadline.IsZero() {
+			last := time.UnixMilli(c.lastInteraction.Load())
+			c.readDeadline = last.Add(time.Duration(t) * time.Second)
+			c.conn.SetReadDeadline(c.readDeadline)
+		}
+		return
+	}
+	if !c.readDeadline.IsZero() {
+		c.readDeadline = time.Time{}
+		c.conn.SetReadDeadline(time.Time{})
+	}
+}
+
+// idleTimedOut reports, after a read deadline fired, whether the client
+// has really been idle for the configured timeout (as clientsCronHandleTimeout);
+// if not, the deadline is cleared so that setReadDeadline re-arms it.
+func (s *Server) idleTimedOut(c *Client) bool {
+	t := s.timeoutSec.Load()
+	c.readDeadline = time.Time{}
+	if t <= 0 || c.kind() != kindNormal || c.monitor {
+		return false
+	}
+	idle := time.Now().UnixMilli() - c.lastInteraction.Load()
+	return idle >= t*1000
+}
+
+// write sends b on the socket, serialised with asynchronous pushes.
+func (c *Client) write(b []byte, now time.Time) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeLocked(b, now)
+}
+
+// There is no write deadline: as with Redis, a peer that does not read is
+// disconnected only by client-output-buffer-limit (obuf.go) or a kill;
+// either closes the socket, which ends the write. The write goes in
+// pieces so that inflight tells what the kernel has not taken.
+func (c *Client) writeLocked(b []byte, _ time.Time) bool {
+	for len(b) > 0 {
+		c.inflight.Store(int64(len(b)))
+		n := min(len(b), writeChunk)
+		if _, err := c.conn.Write(b[:n]); err != nil {
+			c.inflight.Store(0)
+			return false
+		}
+		b = b[n:]
+	}
+	c.inflight.Store(0)
+	return true
+}
+
+// writeReplies is write for the client's own loop while it runs inside
+// rawReadLoop's callback: the socket is written directly (it is
+// non-blocking, so the write cannot block the thread); only what the
+// kernel does not take at once goes through conn.Write, which waits for
+// the socket to drain.
+func (c *Client) writeReplies(b []byte, now time.Time) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.writeRepliesLocked(b, now)
+}
+
+func (c *Client) writeRepliesLocked(b []byte, now time.Time) bool {
+	r := c.raw
+	if r == nil || r.fd < 0 {
+		return c.writeLocked(b, now)
+	}
+	for len(b) > 0 {
+		n, errno := rawWrite(r.fd, b)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return c.writeLocked(b, now)
+		case errno != 0:
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// maxKeptReplyBuf is the largest reply buffer kept between batches.
+const maxKeptReplyBuf = 4 << 20
+
+// push queues out-of-band output (pub/sub, MONITOR). Called with the
+// server lock held by another client's goroutine; never blocks on the
+// network. A client over its client-output-buffer-limit is closed
+// (obuf.go), and one being closed gets nothing more.
+func (c *Client) push(b []byte) {
+	c.amu.Lock()
+	if c.aclosed || c.killed.Load() {
+		c.amu.Unlock()
+		return
+	}
+	c.startAsync()
+	c.abuf = append(c.abuf, b...)
+	select {
+	case c.asig <- struct{}{}:
+	default:
+	}
+	c.amu.Unlock()
+	c.srv.checkObuf(c, 0)
+}
+
+// startAsync starts the client's asynchronous queue (amu held).
+func (c *Client) startAsync() {
+	if !c.asyncOn {
+		c.asyncOn = true
+		c.asyncLive.Store(true)
+		c.asig = make(chan struct{}, 1)
+		c.drained = make(chan struct{}, 1)
+		go c.pushLoop()
+	}
+}
+
+// queueReplies appends the client's replies to its asynchronous queue when
+// it has one or may get one (a subscriber, a monitor), so that they keep
+// their place among the pushes; it reports whether it did. Called by the
+// client's loop with the server lock held, like push.
+func (c *Client) queueReplies(b []byte) bool {
+	if !c.monitor && c.kind() != kindPubSub && !c.asyncLive.Load() {
+		return false
+	}
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if c.aclosed {
+		return true // the connection is going away: drop
+	}
+	c.startAsync()
+	c.abuf = append(c.abuf, b...)
+	return true
+}
+
+// flushQueued writes the asynchronous queue from the client's own loop,
+// right after queueReplies, so that replies are not left to pushLoop's
+// next turn. Taking wmu before the queue keeps the queue's order on the
+// wire against pushLoop.
+func (c *Client) flushQueued(now time.Time) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.amu.Lock()
+	out := c.abuf
+	c.abuf = c.aspare[:0]
+	c.inflight.Store(int64(len(out)))
+	c.amu.Unlock()
+	ok := len(out) == 0 || c.writeRepliesLocked(out, now)
+	c.amu.Lock()
+	c.inflight.Store(0)
+	c.aspare = out[:0]
+	c.amu.Unlock()
+	return ok
+}
+
+// flushQueuedNB is flushQueued without waiting for the peer: what the
+// socket takes at once is written, the rest goes back to the front of the
+// queue for pushLoop. When pushLoop is writing, it takes the queue after
+// its write.
+func (c *Client) flushQueuedNB() {
+	r := c.raw
+	if !c.wmu.TryLock() {
+		c.signalPush()
+		return
+	}
+	defer c.wmu.Unlock()
+	if r == nil || r.fd < 0 {
+		c.signalPush() // no direct access to the socket: pushLoop writes
+		return
+	}
+	c.amu.Lock()
+	out := c.abuf
+	c.abuf = c.aspare[:0]
+	c.inflight.Store(int64(len(out)))
+	c.amu.Unlock()
+	rest := out
+	for len(rest) > 0 {
+		n, errno := rawWrite(r.fd, rest)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			break // EAGAIN: pushLoop waits; an error: pushLoop sees it
+		}
+		rest = rest[n:]
+		c.inflight.Store(int64(len(rest)))
+	}
+	c.amu.Lock()
+	if len(rest) > 0 {
+		// Before what was pushed meanwhile (wmu kept pushLoop out).
+		if len(c.abuf) == 0 {
+			c.abuf = rest
+		} else {
+			c.abuf = append(append(out[:0:0], rest...), c.abuf...)
+		}
+	} else {
+		c.aspare = out[:0]
+	}
+	c.inflight.Store(0)
+	c.amu.Unlock()
+	if len(rest) > 0 {
+		c.signalPush()
+	}
+}
+
+// writeNB writes b as far as the socket takes it now and returns the
+// rest (with the socket not read directly, all of it, waiting). ok is
+// false when the connection failed.
+func (c *Client) writeNB(b []byte, now time.Time) (rest []byte, ok bool) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	r := c.raw
+	if r == nil || r.fd < 0 {
+		return nil, c.writeLocked(b, now)
+	}
+	for len(b) > 0 {
+		n, errno := rawWrite(r.fd, b)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return b, true
+		case errno != 0:
+			return nil, false
+		}
+		b = b[n:]
+	}
+	return nil, true
+}
+
+// queueRest hands the unwritten rest of the client's replies to its
+// queue, which takes the buffer over when it is empty.
+func (c *Client) queueRest(rest []byte) {
+	c.amu.Lock()
+	if !c.aclosed {
+		c.startAsync()
+		if len(c.abuf) == 0 {
+			c.abuf = rest
+		} else {
+			c.abuf = append(c.abuf, rest...)
+		}
+		select {
+		case c.asig <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
+}
+
+// signalPush wakes pushLoop.
+func (c *Client) signalPush() {
+	c.amu.Lock()
+	if c.asyncOn && !c.aclosed {
+		select {
+		case c.asig <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
+}
+
+// signalDrained wakes waitDrain.
+func (c *Client) signalDrained() {
+	c.amu.Lock()
+	if c.drained != nil {
+		select {
+		case c.drained <- struct{}{}:
+		default:
+		}
+	}
+	c.amu.Unlock()
+}
+
+func (c *Client) pushLoop() {
+	defer c.signalDrained()
+	for range c.asig {
+		c.wmu.Lock()
+		c.amu.Lock()
+		out := c.abuf
+		c.abuf = c.aspare[:0]
+		c.inflight.Store(int64(len(out)))
+		c.amu.Unlock()
+		ok := len(out) == 0 || c.writeLocked(out, time.Now())
+		c.amu.Lock()
+		c.inflight.Store(0)
+		c.aspare = out[:0]
+		c.amu.Unlock()
+		c.wmu.Unlock()
+		c.signalDrained()
+		if !ok {
+			c.kill()
+			return
+		}
+	}
+}
+
+// kill closes the connection; the client's loop then unlinks it.
+//
+// The close runs on its own goroutine. A client's loop runs its batches
+// inside RawConn.Read (rawReadLoop), holding a reference on the socket, and
+// net.Conn.Close waits until references drop: a killer holding the
+// execution lock (CLIENT KILL, PUBLISH over the output buffer limit) would
+// wait for a batch that waits for that lock, and a client killing itself
+// would wait for itself. The close still wakes the loop at once when it is
+// waiting for input or for a write to drain; a loop inside a batch stops
+// at the next command (runBatch checks killed). The socket is shut down
+// first, which needs no exclusive access, so that the peer sees the
+// connection end now even while the loop is parked (CLIENT PAUSE).
+func (c *Client) kill() {
+	if c.killed.CompareAndSwap(false, true) {
+		if c.raw != nil {
+			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
+		}
+		go c.conn.Close()
+		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
+	}
+}
+
+// isEPIPE reports broken-pipe style errors (quiet in logs).
+func isEPIPE(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+}
+
+// errWouldBlock is rawReader's EAGAIN: wait for readiness, then read.
+var errWouldBlock = errors.New("read would block")
+
+// rawReader reads the socket's file descriptor directly; its Read is only
+// called from rawReadLoop's callback, which sets fd.
+type rawReader struct {
+	rc        syscall.RawConn
+	fn        func(fd uintptr) bool // built once: no closure per read
+	fd        int
+	more      bool      // the last read may have left data or EOF queued: read again before waiting
+	inq       *inqState // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
+	err       error
+	closeConn bool
+}
+
+func newRawReader(conn net.Conn) *rawReader {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	r := &rawReader{rc: rc, fd: -1}
+	if _, tcp := conn.(*net.TCPConn); tcp {
+		enableInq(r)
+	}
+	return r
+}
+
+func (r *rawReader) Read(p []byte) (int, error) {
+	r.more = true
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		var n int
+		var errno syscall.Errno
+		if r.inq != nil {
+			n, r.more, errno = r.readInq(p)
+		} else {
+			// A raw system call: the socket is non-blocking, so the
+			// scheduler need not know (no entersyscall, no sysmon
+			// hand-off of the P).
+			r0, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(r.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			n, errno = int(r0), e
+		}
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			r.more = false
+			return 0, errWouldBlock
+		case errno != 0:
+			return 0, os.NewSyscallError("read", errno)
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// rawWrite is write(2) on a non-blocking socket, as a raw system call.
+func rawWrite(fd int, b []byte) (int, syscall.Errno) {
+	r0, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(r0), errno
+}
