@@ -2,8 +2,15 @@ package geo
 
 import "math"
 
+// dR is D_R, (M_PI / 180.0): M_PI rounded to a double, then divided in
+// double precision (Go's constant arithmetic would round the exact
+// quotient, one ulp away).
+var dR = func() float64 {
+	pi := math.Pi
+	return pi / 180.0
+}()
+
 const (
-	dR                  = math.Pi / 180.0
 	earthRadiusInMeters = 6372797.560856
 	mercatorMax         = 20037726.37
 )
