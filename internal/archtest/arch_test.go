@@ -219,7 +219,7 @@ var rules = []rule{
 	},
 	{
 		name:   "leaf packages import internal/redisutil and the standard library only",
-		from:   exact("internal/resp", "internal/clock", "configs", "server/keyspace"),
+		from:   exact("internal/resp", "internal/clock", "configs", "server/keyspace", "server/geo"),
 		forbid: but(nonStandard, exact("internal/redisutil")),
 	},
 	{
