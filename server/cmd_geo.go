@@ -272,7 +272,7 @@ const (
 func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 	var storekey []byte
 	storedist := false
-	z, ok := c.zsetOf(c.lookupKeyRead(args[src]))
+	z, ok := lookupRead[*keyspace.ZSet](c, args[src])
 	if !ok {
 		return
 	}
@@ -545,7 +545,7 @@ func geoMemberPos(z *keyspace.ZSet, member []byte) (lon, lat float64, ok bool) {
 
 // cmdGeoHash is geohashCommand.
 func cmdGeoHash(c *Client, args [][]byte) {
-	z, ok := c.zsetOf(c.lookupKeyRead(args[1]))
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -568,7 +568,7 @@ func cmdGeoHash(c *Client, args [][]byte) {
 
 // cmdGeoPos is geoposCommand.
 func cmdGeoPos(c *Client, args [][]byte) {
-	z, ok := c.zsetOf(c.lookupKeyRead(args[1]))
+	z, ok := lookupRead[*keyspace.ZSet](c, args[1])
 	if !ok {
 		return
 	}
@@ -605,7 +605,7 @@ func cmdGeoDist(c *Client, args [][]byte) {
 		c.w.Null()
 		return
 	}
-	z, ok := c.zsetOf(e)
+	z, ok := valueAs[*keyspace.ZSet](c, e)
 	if !ok {
 		return
 	}
