@@ -48,7 +48,7 @@ func cmdBlockGet(c *Client, args [][]byte) {
 
 // serveBlockGet is BLOCKGET's ServeFunc.
 func serveBlockGet(c *Client, key []byte) bool {
-	e := c.db0().Peek(key)
+	e := c.selectedDB().Peek(key)
 	if e == nil || e.ExpireAt != 0 && c.srv.nowMs > e.ExpireAt {
 		return false
 	}
@@ -59,7 +59,7 @@ func serveBlockGet(c *Client, key []byte) bool {
 	c.w.ArrayLen(2)
 	c.w.Bulk(key)
 	c.w.Bulk(v.Bytes())
-	c.db0().Delete(key)
+	c.selectedDB().Delete(key)
 	c.srv.ks.Dirty++
 	c.touch(key)
 	// Propagated as the non-blocking form (BLPOP -> LPOP): DEL key, whether

@@ -108,11 +108,11 @@ func (c *Client) bitStringForWrite(key []byte, maxbit uint64) (b []byte, grown, 
 	}
 	if e == nil {
 		b = make([]byte, need)
-		c.db0().Set(key, keyspace.NewString(b, keyspace.StringRaw), c.srv.nowMs)
+		c.selectedDB().Set(key, keyspace.NewString(b, keyspace.StringRaw), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 		return b, true, true
 	}
-	s := c.db0().Mutable(key, e).(*keyspace.String)
+	s := c.selectedDB().Mutable(key, e).(*keyspace.String)
 	b = s.Bytes()
 	if len(b) < need {
 		// The spare capacity belongs to this value alone (replies and COPY
@@ -450,7 +450,7 @@ func cmdBitOp(c *Client, args [][]byte) {
 		maxlen = max(maxlen, len(s))
 	}
 	if maxlen == 0 {
-		if c.db0().Delete(dest) {
+		if c.selectedDB().Delete(dest) {
 			c.touch(dest)
 			c.notify(configs.NotifyGeneric, "del", dest)
 			c.srv.ks.Dirty++
@@ -462,7 +462,7 @@ func cmdBitOp(c *Client, args [][]byte) {
 	bitop(op, res, srcs)
 	// setKey: lookupKeyWrite, dbAdd or dbOverwrite, removeExpire.
 	existed := c.lookupKeyWrite(dest) != nil
-	c.db0().Set(dest, keyspace.NewString(res, keyspace.StringRaw), c.srv.nowMs)
+	c.selectedDB().Set(dest, keyspace.NewString(res, keyspace.StringRaw), c.srv.nowMs)
 	if !existed {
 		c.notify(configs.NotifyNew, "new", dest)
 	}

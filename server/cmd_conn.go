@@ -165,7 +165,7 @@ func cmdSwapDB(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-func cmdDBSize(c *Client, args [][]byte) { c.w.Int(int64(c.db0().Len())) }
+func cmdDBSize(c *Client, args [][]byte) { c.w.Int(int64(c.selectedDB().Len())) }
 
 // flushMode parses FLUSHDB/FLUSHALL's optional ASYNC|SYNC.
 func flushMode(c *Client, args [][]byte) bool {
@@ -184,7 +184,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	if !flushMode(c, args) {
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	c.srv.touchAllWatchedInDB(c.db, -1)
 	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
 	db.Flush()

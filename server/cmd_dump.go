@@ -91,7 +91,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.w.Error("ERR " + err.Error())
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	deleted := false
 	if replace {
 		deleted = db.Delete(key)

@@ -526,8 +526,8 @@ func geoCvtLL(f float64) int64 {
 
 // geoDeleteStore is the empty result of a STORE: the destination deleted.
 func (c *Client) geoDeleteStore(dst []byte) {
-	c.db0().LookupNoTouch(dst, c.srv.nowMs)
-	if c.db0().Delete(dst) {
+	c.selectedDB().LookupNoTouch(dst, c.srv.nowMs)
+	if c.selectedDB().Delete(dst) {
 		c.touch(dst)
 		c.notify(configs.NotifyGeneric, "del", dst)
 		c.srv.ks.Dirty++

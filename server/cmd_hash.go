@@ -50,7 +50,7 @@ var wordHSet = []byte("HSET")
 func (c *Client) hashRead(key []byte) (h *keyspace.Hash, step, ok bool) {
 	e := c.lookupKeyRead(key)
 	if h, ok = valueAs[*keyspace.Hash](c, e); h != nil {
-		step = c.db0().InPlace(e)
+		step = c.selectedDB().InPlace(e)
 	}
 	return h, step, ok
 }
@@ -63,7 +63,7 @@ func (c *Client) hashWrite(key []byte) *keyspace.Hash {
 	if !ok {
 		return nil
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	if e == nil {
 		h := keyspace.NewHash()
 		db.Set(key, h, c.srv.nowMs)
@@ -111,7 +111,7 @@ func cmdHSet(c *Client, args [][]byte) {
 // cmdHSetNX is hsetnxCommand.
 func cmdHSetNX(c *Client, args [][]byte) {
 	key, field := args[1], args[2]
-	db := c.db0()
+	db := c.selectedDB()
 	h, e, ok := lookupWrite[*keyspace.Hash](c, key)
 	if !ok {
 		return
@@ -175,7 +175,7 @@ func cmdHMGet(c *Client, args [][]byte) {
 // after "hdel"); Dirty counts the deleted fields.
 func cmdHDel(c *Client, args [][]byte) {
 	key := args[1]
-	db := c.db0()
+	db := c.selectedDB()
 	_, e, ok := lookupWrite[*keyspace.Hash](c, key)
 	if !ok {
 		return

@@ -60,7 +60,7 @@ func (c *Client) hllCheck(e *keyspace.Entry) ([]byte, bool) {
 // (trimmed by trimStringObjectIfNeeded) for a raw string SET wrote, one
 // greedy growth for a string changed in place.
 func (c *Client) hllUnshare(key []byte, e *keyspace.Entry) (*keyspace.String, []byte) {
-	s := c.db0().Mutable(key, e).(*keyspace.String)
+	s := c.selectedDB().Mutable(key, e).(*keyspace.String)
 	b := s.Bytes()
 	if s.Kind() != keyspace.StringSized {
 		n := uint64(len(b))
@@ -93,7 +93,7 @@ func cmdPFAdd(c *Client, args [][]byte) {
 	if e == nil {
 		b = hll.New()
 		s = keyspace.NewString(b, keyspace.StringSized)
-		c.db0().Set(key, s, c.srv.nowMs)
+		c.selectedDB().Set(key, s, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 		updated++
 	} else {
@@ -205,7 +205,7 @@ func cmdPFMerge(c *Client, args [][]byte) {
 	if e == nil {
 		b = hll.New()
 		s = keyspace.NewString(b, keyspace.StringSized)
-		c.db0().Set(key, s, c.srv.nowMs)
+		c.selectedDB().Set(key, s, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
 		s, b = c.hllUnshare(key, e)

@@ -61,7 +61,7 @@ func typeName(e *keyspace.Entry) string {
 // counted; on a replica, where expiry only hides keys, it is deleted and
 // counted, so the master's DEL of an expired key removes it.
 func cmdDel(c *Client, args [][]byte) {
-	db := c.db0()
+	db := c.selectedDB()
 	n := int64(0)
 	for _, k := range args[1:] {
 		db.LookupNoTouch(k, c.srv.nowMs)
@@ -90,7 +90,7 @@ func cmdType(c *Client, args [][]byte) { c.w.Simple(typeName(c.lookupKeyReadNoTo
 
 func cmdKeys(c *Client, args [][]byte) {
 	var keys []string
-	c.db0().Keys(args[1], c.srv.nowMs, func(k string) { keys = append(keys, k) })
+	c.selectedDB().Keys(args[1], c.srv.nowMs, func(k string) { keys = append(keys, k) })
 	c.w.ArrayLen(len(keys))
 	for _, k := range keys {
 		c.w.BulkString(k)
@@ -152,7 +152,7 @@ func cmdScan(c *Client, args [][]byte) {
 		count = math.MaxInt32
 	}
 	var keys []string
-	next := c.db0().Scan(cursor, int(count), c.srv.nowMs, func(k string, e *keyspace.Entry) {
+	next := c.selectedDB().Scan(cursor, int(count), c.srv.nowMs, func(k string, e *keyspace.Entry) {
 		if usePattern && !keyspace.GlobMatchString(pattern, k, false) {
 			return
 		}
@@ -232,7 +232,7 @@ func eqFoldString(b []byte, s string) bool {
 }
 
 func cmdRandomKey(c *Client, args [][]byte) {
-	k, ok := c.db0().RandomKey(c.srv.nowMs, c.srv.rng)
+	k, ok := c.selectedDB().RandomKey(c.srv.nowMs, c.srv.rng)
 	if !ok {
 		c.w.Null()
 		return
@@ -265,7 +265,7 @@ func (c *Client) renameGeneric(args [][]byte, nx bool) {
 		c.w.Int(0)
 		return
 	}
-	c.db0().Rename(src, dst, c.srv.nowMs)
+	c.selectedDB().Rename(src, dst, c.srv.nowMs)
 	c.srv.ks.Dirty++
 	c.touch(src)
 	c.touch(dst)
@@ -318,7 +318,7 @@ func cmdMove(c *Client, args [][]byte) {
 		return
 	}
 	// The object itself moves, with its TTL and access metadata.
-	c.db0().Move(key, dst, c.srv.nowMs)
+	c.selectedDB().Move(key, dst, c.srv.nowMs)
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.srv.touchWatched(id, key)
@@ -330,7 +330,7 @@ func cmdMove(c *Client, args [][]byte) {
 
 func cmdCopy(c *Client, args [][]byte) {
 	src, dstKey := args[1], args[2]
-	dst, dstID := c.db0(), c.db
+	dst, dstID := c.selectedDB(), c.db
 	replace := false
 	for j := 3; j < len(args); j++ {
 		switch {
@@ -458,7 +458,7 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 			return
 		}
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	if c.alreadyExpired(when) {
 		db.Delete(key)
 		c.notify(configs.NotifyGeneric, "del", key)
@@ -529,7 +529,7 @@ func cmdExpireTime(c *Client, args [][]byte)  { c.ttlGeneric(args[1], false, tru
 func cmdPExpireTime(c *Client, args [][]byte) { c.ttlGeneric(args[1], true, true) }
 
 func cmdPersist(c *Client, args [][]byte) {
-	if c.lookupKeyWrite(args[1]) != nil && c.db0().Persist(args[1]) {
+	if c.lookupKeyWrite(args[1]) != nil && c.selectedDB().Persist(args[1]) {
 		c.srv.ks.Dirty++
 		c.touch(args[1])
 		c.notify(configs.NotifyGeneric, "persist", args[1])
@@ -554,7 +554,7 @@ func cmdTouch(c *Client, args [][]byte) {
 // objectLookup is objectCommandLookupOrReply: no touch, no keymiss event
 // (LOOKUP_NONOTIFY), null when missing.
 func (c *Client) objectLookup(key []byte) *keyspace.Entry {
-	e := c.db0().LookupNoTouch(key, c.srv.nowMs)
+	e := c.selectedDB().LookupNoTouch(key, c.srv.nowMs)
 	c.countLookup(e)
 	if e == nil {
 		c.w.Null()

@@ -74,7 +74,7 @@ var (
 
 // mutableList is the list of e (key's entry) for an in-place change.
 func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
-	l := c.db0().Mutable(key, e).(*keyspace.List)
+	l := c.selectedDB().Mutable(key, e).(*keyspace.List)
 	l.SetFill(c.srv.ks.Encodings.ListMaxListpackSize)
 	return l
 }
@@ -82,7 +82,7 @@ func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 // newListKey is createQuicklistObject + dbAdd (the "new" event).
 func (c *Client) newListKey(key []byte) (*keyspace.Entry, *keyspace.List) {
 	l := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
-	e := c.db0().Set(key, l, c.srv.nowMs)
+	e := c.selectedDB().Set(key, l, c.srv.nowMs)
 	c.notify(configs.NotifyNew, "new", key)
 	return e, l
 }
@@ -151,7 +151,7 @@ func (c *Client) listElementsRemoved(key []byte, where int, l *keyspace.List, co
 	}
 	deleted := false
 	if l.Len() == 0 {
-		c.db0().Delete(key)
+		c.selectedDB().Delete(key)
 		c.notify(configs.NotifyGeneric, "del", key)
 		deleted = true
 	}
@@ -529,7 +529,7 @@ func cmdLRem(c *Client, args [][]byte) {
 		c.touch(key)
 		c.notify(configs.NotifyList, "lrem", key)
 		if l.Len() == 0 {
-			c.db0().Delete(key)
+			c.selectedDB().Delete(key)
 			c.notify(configs.NotifyGeneric, "del", key)
 		}
 		c.srv.ks.Dirty += int64(removed)
@@ -566,7 +566,7 @@ func cmdLTrim(c *Client, args [][]byte) {
 	}
 	c.notify(configs.NotifyList, "ltrim", key)
 	if l.Len() == 0 {
-		c.db0().Delete(key)
+		c.selectedDB().Delete(key)
 		c.notify(configs.NotifyGeneric, "del", key)
 	}
 	c.touch(key)
@@ -621,7 +621,7 @@ func (c *Client) lmoveGeneric(src, dst []byte, se *keyspace.Entry, wherefrom, wh
 		c.notify(configs.NotifyList, "rpop", src)
 	}
 	if sl.Len() == 0 {
-		c.db0().Delete(src)
+		c.selectedDB().Delete(src)
 		c.notify(configs.NotifyGeneric, "del", src)
 	}
 	c.touch(src)

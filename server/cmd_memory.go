@@ -88,7 +88,7 @@ func cmdMemoryUsage(c *Client, args [][]byte) {
 		}
 		j++
 	}
-	e := c.db0().Peek(args[2])
+	e := c.selectedDB().Peek(args[2])
 	if e == nil {
 		c.w.Null()
 		return

@@ -79,7 +79,7 @@ func memberArg(m keyspace.Member) []byte {
 // ("new"), loses its TTL, and WATCH sees it.
 func (c *Client) storeSet(key []byte, s *keyspace.Set) {
 	exists := c.lookupKeyWrite(key) != nil
-	c.db0().Set(key, s, c.srv.nowMs)
+	c.selectedDB().Set(key, s, c.srv.nowMs)
 	if !exists {
 		c.notify(configs.NotifyNew, "new", key)
 	}
@@ -94,7 +94,7 @@ func cmdSAdd(c *Client, args [][]byte) {
 	if !ok {
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	if s == nil {
 		s = keyspace.NewSetFor(args[2])
 		db.Set(key, s, c.srv.nowMs)
@@ -127,7 +127,7 @@ func cmdSRem(c *Client, args [][]byte) {
 		c.w.Int(0)
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	s := db.Mutable(key, e).(*keyspace.Set)
 	deleted := int64(0)
 	removed := false
@@ -167,7 +167,7 @@ func cmdSMove(c *Client, args [][]byte) {
 	if _, ok := valueAs[*keyspace.Set](c, de); !ok {
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	if se == de {
 		if src.Contains(ele) {
 			c.w.Int(1)
@@ -267,7 +267,7 @@ func cmdSPop(c *Client, args [][]byte) {
 		c.w.Null()
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	s := db.Mutable(key, e).(*keyspace.Set)
 	m := s.Random(c.srv.rng)
 	s.RemoveMember(m)
@@ -310,7 +310,7 @@ func (c *Client) spopWithCount(args [][]byte) {
 		c.w.SetLen(0)
 		return
 	}
-	db := c.db0()
+	db := c.selectedDB()
 	size := uint64(set.Len())
 	c.notify(configs.NotifySet, "spop", key)
 	c.srv.ks.Dirty += int64(min(count, size))
@@ -522,7 +522,7 @@ func (c *Client) sinter(keys [][]byte, dst []byte, cardOnly bool, limit int64) {
 	if empty {
 		switch {
 		case dst != nil:
-			if c.db0().Delete(dst) {
+			if c.selectedDB().Delete(dst) {
 				c.touch(dst)
 				c.notify(configs.NotifyGeneric, "del", dst)
 				c.srv.ks.Dirty++
@@ -588,7 +588,7 @@ func (c *Client) finishStore(dst []byte, out *keyspace.Set, event string) {
 		return
 	}
 	c.w.Int(0)
-	if c.db0().Delete(dst) {
+	if c.selectedDB().Delete(dst) {
 		c.srv.ks.Dirty++
 		c.touch(dst)
 		c.notify(configs.NotifyGeneric, "del", dst)

@@ -172,7 +172,7 @@ func (c *Client) sortLookup(pattern, subst []byte) (val []byte, ok bool) {
 		if !isHash {
 			return nil, false
 		}
-		v, found := h.Get(field, c.db0().InPlace(e))
+		v, found := h.Get(field, c.selectedDB().InPlace(e))
 		if !found {
 			return nil, false
 		}
@@ -374,7 +374,7 @@ func (c *Client) sortGeneric(args [][]byte, readonly bool) {
 	// zsetConvert(OBJ_ENCODING_SKIPLIST): SORT converts a listpack sorted
 	// set for good, even SORT_RO.
 	if z, ok := val.(*keyspace.ZSet); ok && z.IsListpack() {
-		z = c.db0().Mutable(key, e).(*keyspace.ZSet)
+		z = c.selectedDB().Mutable(key, e).(*keyspace.ZSet)
 		z.ConvertToSkiplist()
 		val = z
 	}
@@ -519,14 +519,14 @@ func (c *Client) sortGeneric(args [][]byte, readonly bool) {
 		}
 		if outputlen > 0 {
 			exists := c.lookupKeyWrite(storekey) != nil
-			c.db0().Set(storekey, out, c.srv.nowMs)
+			c.selectedDB().Set(storekey, out, c.srv.nowMs)
 			if !exists {
 				c.notify(configs.NotifyNew, "new", storekey)
 			}
 			c.touch(storekey)
 			c.notify(configs.NotifyList, "sortstore", storekey)
 			c.srv.ks.Dirty += outputlen
-		} else if c.db0().Delete(storekey) {
+		} else if c.selectedDB().Delete(storekey) {
 			c.touch(storekey)
 			c.notify(configs.NotifyGeneric, "del", storekey)
 			c.srv.ks.Dirty++

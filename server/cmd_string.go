@@ -72,7 +72,7 @@ func (c *Client) setString(key, val []byte, keepTTL bool) {
 // allocation (the hot path of SET, MSET and INCR). Replies copy stored
 // bytes, so nothing else holds them.
 func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *keyspace.Entry {
-	db := c.db0()
+	db := c.selectedDB()
 	now := c.srv.nowMs
 	c.srv.ks.Dirty++
 	c.touch(key)
@@ -232,7 +232,7 @@ func (c *Client) setGeneric(args [][]byte, flags, expIdx int, cmd string, intRep
 	c.argvStored(c.storeString(e, key, val, flags&setKeepTTL != 0))
 	c.notify(configs.NotifyString, "set", key)
 	if expIdx != 0 {
-		c.db0().SetExpire(key, when)
+		c.selectedDB().SetExpire(key, when)
 		c.notify(configs.NotifyGeneric, "expire", key)
 	}
 	if c.srv.propagating() {
@@ -297,7 +297,7 @@ func cmdGetDel(c *Client, args [][]byte) {
 	if !c.getGeneric(args[1]) {
 		return
 	}
-	if c.db0().Delete(args[1]) {
+	if c.selectedDB().Delete(args[1]) {
 		c.srv.ks.Dirty++
 		c.touch(args[1])
 		c.notify(configs.NotifyGeneric, "del", args[1])
@@ -332,7 +332,7 @@ func cmdGetEx(c *Client, args [][]byte) {
 		}
 	}
 	c.w.Bulk(b)
-	db := c.db0()
+	db := c.selectedDB()
 	switch {
 	case flags&(setEXAT|setPXAT) != 0 && c.alreadyExpired(when):
 		db.Delete(key)
@@ -417,7 +417,7 @@ func cmdAppend(c *Client, args [][]byte) {
 		return
 	}
 	if e == nil {
-		c.argvStored(c.db0().SetString(key, arg, keyspace.StringAuto, c.srv.nowMs, false))
+		c.argvStored(c.selectedDB().SetString(key, arg, keyspace.StringAuto, c.srv.nowMs, false))
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyNew, "new", key)
@@ -430,7 +430,7 @@ func cmdAppend(c *Client, args [][]byte) {
 	}
 	// In place, reusing the spare capacity (sdscatlen's greedy growth),
 	// unless a running snapshot holds the value (Mutable copies it).
-	s := c.db0().Mutable(key, e).(*keyspace.String)
+	s := c.selectedDB().Mutable(key, e).(*keyspace.String)
 	nv := append(s.Bytes(), arg...)
 	s.Set(nv, keyspace.StringRaw)
 	e.ClearArgvExec()
@@ -536,14 +536,14 @@ func cmdSetRange(c *Client, args [][]byte) {
 	if e == nil {
 		nv := make([]byte, size)
 		copy(nv[offset:], val)
-		c.db0().Set(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
+		c.selectedDB().Set(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
 		// In place, as setrangeCommand's sdsgrowzero + memcpy: O(len(val))
 		// unless the string grows past its capacity (amortised by
 		// append's growth), not a copy of the whole value per write.
 		// Mutable copies it first if a running snapshot holds it.
-		s := c.db0().Mutable(key, e).(*keyspace.String)
+		s := c.selectedDB().Mutable(key, e).(*keyspace.String)
 		nv := s.Bytes()
 		if n := len(nv); int64(n) < size {
 			nv = slices.Grow(nv, int(size)-n)[:size]
@@ -646,9 +646,9 @@ func cmdIncrByFloat(c *Client, args [][]byte) {
 	// object also replaces the argument in argv (propagated as SET).
 	v := keyspace.NewString(out, keyspace.StringEmbstr)
 	if e != nil {
-		e = c.db0().SetKeepTTL(key, v, c.srv.nowMs)
+		e = c.selectedDB().SetKeepTTL(key, v, c.srv.nowMs)
 	} else {
-		e = c.db0().Set(key, v, c.srv.nowMs)
+		e = c.selectedDB().Set(key, v, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	}
 	c.argvStored(e)

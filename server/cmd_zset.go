@@ -281,7 +281,7 @@ func parseLexRange(min, max []byte) (keyspace.LexRange, bool) {
 
 // zsetMutable is the writable sorted set of key (e: its entry).
 func (c *Client) zsetMutable(key []byte, e *keyspace.Entry) *keyspace.ZSet {
-	return c.db0().Mutable(key, e).(*keyspace.ZSet)
+	return c.selectedDB().Mutable(key, e).(*keyspace.ZSet)
 }
 
 // zsetAddOne is zsetAdd on a set being written: the listpack conversion
@@ -309,7 +309,7 @@ func (c *Client) newZSetFor(firstMember []byte) *keyspace.ZSet {
 // caller's, in Redis's order); it reports the deletion.
 func (c *Client) zdeleteIfEmpty(key []byte, z *keyspace.ZSet) bool {
 	if z.Len() == 0 {
-		c.db0().Delete(key)
+		c.selectedDB().Delete(key)
 		return true
 	}
 	return false
@@ -396,7 +396,7 @@ parse:
 		elements = 0 // no key + XX: nothing to do
 	case z == nil:
 		z = c.newZSetFor(args[scoreidx+1])
-		c.db0().Set(key, z, c.srv.nowMs)
+		c.selectedDB().Set(key, z, c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	default:
 		z = c.zsetMutable(key, e)
@@ -476,7 +476,7 @@ func cmdZRem(c *Client, args [][]byte) {
 			deleted++
 		}
 		if z.Len() == 0 {
-			c.db0().Delete(key)
+			c.selectedDB().Delete(key)
 			removed = true
 			break
 		}
@@ -756,8 +756,8 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, rangetype
 	dst := args[1]
 	if len(res) == 0 {
 		c.w.Int(0)
-		c.db0().LookupNoTouch(dst, c.srv.nowMs)
-		if c.db0().Delete(dst) {
+		c.selectedDB().LookupNoTouch(dst, c.srv.nowMs)
+		if c.selectedDB().Delete(dst) {
 			c.touch(dst)
 			c.notify(configs.NotifyGeneric, "del", dst)
 			c.srv.ks.Dirty++
@@ -781,7 +781,7 @@ func (c *Client) storeZSet(dst []byte, z *keyspace.ZSet) {
 	if c.lookupKeyWrite(dst) == nil {
 		c.notify(configs.NotifyNew, "new", dst)
 	}
-	c.db0().Set(dst, z, c.srv.nowMs)
+	c.selectedDB().Set(dst, z, c.srv.nowMs)
 	c.touch(dst)
 }
 
@@ -1027,7 +1027,7 @@ func zpopArgv(key []byte, max bool, count int64) [][]byte {
 // ZPOPMIN|ZPOPMAX key [<popped count>] (count only for BZMPOP).
 func zpopServe(max bool, count int64) ServeFunc {
 	return func(c *Client, key []byte) bool {
-		e := c.db0().Peek(key)
+		e := c.selectedDB().Peek(key)
 		if e == nil || e.ExpireAt != 0 && c.srv.nowMs > e.ExpireAt {
 			return false
 		}
@@ -1348,8 +1348,8 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 			c.srv.ks.Dirty++
 		} else {
 			c.w.Int(0)
-			c.db0().LookupNoTouch(dst, c.srv.nowMs)
-			if c.db0().Delete(dst) {
+			c.selectedDB().LookupNoTouch(dst, c.srv.nowMs)
+			if c.selectedDB().Delete(dst) {
 				c.touch(dst)
 				c.notify(configs.NotifyGeneric, "del", dst)
 				c.srv.ks.Dirty++

@@ -11,7 +11,7 @@ import (
 // lookupKeyRead is lookupKeyRead: expires the key if due, updates the access
 // time and counts a keyspace hit or miss.
 func (c *Client) lookupKeyRead(key []byte) *keyspace.Entry {
-	e := c.db0().Lookup(key, c.srv.nowMs)
+	e := c.selectedDB().Lookup(key, c.srv.nowMs)
 	c.countLookup(e)
 	if e == nil {
 		c.notify(configs.NotifyKeyMiss, "keymiss", key)
@@ -22,7 +22,7 @@ func (c *Client) lookupKeyRead(key []byte) *keyspace.Entry {
 // lookupKeyReadNoTouch is lookupKeyReadWithFlags(LOOKUP_NOTOUCH): counted,
 // but the access time is left alone (EXISTS, TYPE, TTL, OBJECT).
 func (c *Client) lookupKeyReadNoTouch(key []byte) *keyspace.Entry {
-	e := c.db0().LookupNoTouch(key, c.srv.nowMs)
+	e := c.selectedDB().LookupNoTouch(key, c.srv.nowMs)
 	c.countLookup(e)
 	if e == nil {
 		c.notify(configs.NotifyKeyMiss, "keymiss", key)
@@ -33,7 +33,7 @@ func (c *Client) lookupKeyReadNoTouch(key []byte) *keyspace.Entry {
 // lookupKeyWrite is lookupKeyWrite: like a read but not counted in the
 // keyspace hit/miss statistics.
 func (c *Client) lookupKeyWrite(key []byte) *keyspace.Entry {
-	return c.db0().Lookup(key, c.srv.nowMs)
+	return c.selectedDB().Lookup(key, c.srv.nowMs)
 }
 
 func (c *Client) countLookup(e *keyspace.Entry) {

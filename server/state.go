@@ -45,8 +45,8 @@ func (s *Server) resetStats() {
 	s.ks.Stats = keyspace.Stats{}
 }
 
-// db returns the client's selected database.
-func (c *Client) db0() *keyspace.DB { return c.srv.ks.DBs[c.db] }
+// selectedDB is the database the client has SELECTed (Redis's c->db).
+func (c *Client) selectedDB() *keyspace.DB { return c.srv.ks.DBs[c.db] }
 
 // --- slowlog ---------------------------------------------------------------
 
