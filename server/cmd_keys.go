@@ -586,6 +586,9 @@ func (s *Server) applyKeyspaceConfig() {
 	s.ks.Encodings.SetMaxIntsetEntries = int(s.cfg.SetMaxIntsetEntries)
 	s.ks.Encodings.ZSetMaxListpackEntries = int(s.cfg.ZsetMaxListpackEntries)
 	s.ks.Encodings.ZSetMaxListpackValue = int(s.cfg.ZsetMaxListpackValue)
+	// active-expire-effort: the keys per loop, the acceptable stale share
+	// and the cron's time budget of the active expire cycle (expire.c).
+	s.ks.ActiveExpireEffort = s.cfg.ActiveExpireEffort
 }
 
 // sharingIntegers reports whether Redis would use its shared integer

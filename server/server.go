@@ -350,8 +350,9 @@ func (s *Server) cron(stop <-chan struct{}) {
 			continue
 		}
 		s.setNow()
-		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: 25% of a cron period.
-		budget := int64(1000000/s.cfg.Hz) * 25 / 100
+		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC (25%) of a cron period, plus
+		// 2% per step of active-expire-effort above 1, as expire.c.
+		budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
 		if !s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
 			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
 		}
