@@ -57,7 +57,7 @@ func borrowProc() (release func(), borrowed bool) {
 // 2-core machine and left clients a third of their normal throughput
 // (1 M keys, 8 clients: 0.33-0.45 of normal, the save 0.55x Redis's
 // duration). Lowering the thread's priority (nice 5 or 19) instead did
-// worse on both counts. README.md ("Snapshots without stopping the world")
+// worse on both counts. docs/benchmarks.md ("Snapshots without stopping the world")
 // has the runs that chose the share.
 const snapshotDuty = 0.45
 

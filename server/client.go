@@ -180,9 +180,9 @@ const defaultYieldAfter = 1 * time.Microsecond
 // -P 16, vigil-server spent 12-13% of its CPU in those wake-ups, against
 // 3-5% for redis-server (perf). With SET -P 16 on 1 M random keys the yield
 // took the server's system time per request from about 1.1 us to 0.8 us
-// (README.md, Replication); EVALSHA at -P 16 went from 0.44x redis-server's
+// (docs/benchmarks.md, Replication); EVALSHA at -P 16 went from 0.44x redis-server's
 // throughput to 0.8-1.4x. Whether the 1 us threshold costs the -P 1 tests
-// anything against 5 us is not settled (README.md, Benchmarks). Only a
+// anything against 5 us is not settled (docs/benchmarks.md, Throughput). Only a
 // batch shorter than
 // yieldAfter (nothing, or next to nothing, to run) is written at once.
 var yieldAfter = func() time.Duration {

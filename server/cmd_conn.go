@@ -4,8 +4,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/redistext"
 
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
@@ -330,9 +328,3 @@ func init() {
 		&Command{Name: "discard", Arity: 1, Flags: FlagNoScript | ls | FlagFast | FlagAllowBusy, ACL: []string{"fast", "transaction"}, Handler: cmdDiscard},
 	)
 }
-
-// upper is strings.ToUpper for command names in messages.
-func upper(s string) string { return strings.ToUpper(s) }
-
-// itoa formats an int.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -74,8 +74,9 @@ func (s *Server) serveConn(conn net.Conn) {
 
 func isLoopback(a net.Addr) bool { return netshell.IsLoopback(a) }
 
-// readLoop is the per-connection loop of design.md: read what the socket
-// has, run every complete command under one lock, write all replies once.
+// readLoop is the per-connection loop of docs/architecture.md ("The
+// server's shell"): read what the socket has, run every complete command
+// under one lock, write all replies once.
 func (s *Server) readLoop(c *Client) {
 	for {
 		var err error
@@ -509,11 +510,6 @@ func (c *Client) kill() {
 		go c.conn.Close()
 		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
 	}
-}
-
-// isEPIPE reports broken-pipe style errors (quiet in logs).
-func isEPIPE(err error) bool {
-	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
 }
 
 // errWouldBlock is rawReader's EAGAIN: wait for readiness, then read.

@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestAOFWriteErrorMisconf(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"before", "failed", "after"} {
-		if !strings.Contains(string(b), "$"+itoa(int64(len(k)))+"\r\n"+k+"\r\n") {
+		if !strings.Contains(string(b), "$"+strconv.Itoa(len(k))+"\r\n"+k+"\r\n") {
 			t.Fatalf("%s missing from the AOF:\n%q", k, b)
 		}
 	}

@@ -402,7 +402,7 @@ func (s *Server) setNow() {
 // goroutines take turns on one thread and no spinning threads or sysmon
 // hand-offs compete for the CPU with the clients or other processes. On a
 // machine shared with its clients this gave 10-40% more throughput than
-// GOMAXPROCS=2 (README.md, Benchmarks). Raise io-threads (or set
+// GOMAXPROCS=2 (docs/benchmarks.md, Throughput). Raise io-threads (or set
 // GOMAXPROCS) to parallelise socket I/O and parsing on a dedicated host.
 // Called once by cmd/vigil-server; tests and embedders leave the runtime
 // alone. A background snapshot borrows one more P while it runs
@@ -427,7 +427,7 @@ func ConfigureRuntime(cfg *configs.Config) int {
 
 // CPUProfileEnv names the environment variable that makes Run write a Go
 // CPU profile (go tool pprof) to the file it names, from start to shutdown:
-// an opt-in for profiling under a real load (README.md, Benchmarks). No
+// an opt-in for profiling under a real load (docs/benchmarks.md, Profiling). No
 // port is opened.
 const CPUProfileEnv = "VIGIL_CPUPROFILE"
 

@@ -27,8 +27,8 @@ const defaultSpinBudget = 20 * time.Microsecond
 // must wake it, and the kernel charges that wake-up (an inter-processor
 // interrupt, a VM exit on a virtual machine) to the client's send. With a
 // client that is the bottleneck (redis-benchmark on a 2-core machine) this
-// costs the client about 10% of its CPU per request (README.md,
-// Benchmarks). While the thread polls, a send only marks the socket ready.
+// costs the client about 10% of its CPU per request (docs/benchmarks.md,
+// Throughput). While the thread polls, a send only marks the socket ready.
 //
 // How, without starving Go's netpoller: a goroutine that spins with
 // runtime.Gosched stays runnable, and the scheduler polls the network only

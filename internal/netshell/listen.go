@@ -50,7 +50,9 @@ func BindNetwork(bind string) (network, host string) {
 // Listen opens the TCP listeners of cfg's bind addresses and port and its
 // unix socket, as Redis's listenToPort and initServer: no bind means "*"
 // and "-::*"; a leading "-" makes an address optional (skipped when it
-// cannot be bound); port 0 opens no TCP listener. The errors carry Redis's log texts; on error nothing stays open.
+// cannot be bound); port 0 opens no TCP listener (the configuration
+// allows 0..65535). The errors carry Redis's log texts; on error nothing
+// stays open.
 func Listen(cfg *configs.Config) (Listeners, error) {
 	var ls Listeners
 	fail := func(err error) (Listeners, error) {
@@ -73,9 +75,6 @@ func Listen(cfg *configs.Config) (Listeners, error) {
 					continue
 				}
 				return fail(fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", b, port, err))
-			}
-			if port == -1 || port == 0 {
-				port = l.Addr().(*net.TCPAddr).Port
 			}
 			ls.List = append(ls.List, l)
 		}
