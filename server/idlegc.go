@@ -36,7 +36,7 @@ const (
 	// idleGCAfter is how long the server must have run no command.
 	idleGCAfter = time.Second
 	// idleGCMinGarbage is the least garbage worth a collection of its own.
-	idleGCMinGarbage = 16 << 20
+	idleGCMinGarbage = 4 << 20
 )
 
 // idleGC is the cron's state for it; guarded by mu except running.

@@ -16,9 +16,9 @@ func TestIdleGCDue(t *testing.T) {
 		allocated, freed, free, live uint64
 		want                         bool
 	}{
-		{idleGCAfter, 16 * mb, 0, 0, 8 * mb, true},
+		{idleGCAfter, 4 * mb, 0, 0, 8 * mb, true},
 		{idleGCAfter - time.Millisecond, 1 << 30, 1 << 30, 1 << 30, 0, false}, // still busy
-		{time.Hour, 16*mb - 1, 0, 0, 8 * mb, false},                           // too little to bother
+		{time.Hour, 4*mb - 1, 0, 0, 8 * mb, false},                            // too little to bother
 		{idleGCAfter, 49 * mb, 0, 0, 400 * mb, false},                         // below an eighth of the live heap
 		{idleGCAfter, 50 * mb, 0, 0, 400 * mb, true},
 		{idleGCAfter, 0, 50 * mb, 0, 400 * mb, true}, // a FLUSHALL allocates nothing
