@@ -20,22 +20,8 @@ func helpHandler(cmd string, lines []string) Handler {
 // util.c's string2ll (redisutil.String2ll).
 func parseInt(b []byte) (int64, bool) { return redisutil.String2ll(b) }
 
-// eqFold compares an argument to a lower-case keyword.
-func eqFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch != lower[i] {
-			return false
-		}
-	}
-	return true
-}
+// eqFold compares an argument to a lower-case keyword (redisutil.EqFold).
+func eqFold(b []byte, lower string) bool { return redisutil.EqFold(b, lower) }
 
 func cmdPing(c *Client, args [][]byte) {
 	redistext.Ping(&c.w, c.w.Proto == 2 && c.kind() == kindPubSub, args)

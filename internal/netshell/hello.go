@@ -53,18 +53,4 @@ func ParseHello(args [][]byte, auth func(userAt int) bool) (h Hello, errText str
 
 // keyword compares an argument to a lower-case keyword, ASCII
 // case-insensitively (strcasecmp).
-func keyword(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		if ch != lower[i] {
-			return false
-		}
-	}
-	return true
-}
+func keyword(b []byte, lower string) bool { return redisutil.EqFold(b, lower) }

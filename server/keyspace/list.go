@@ -47,29 +47,37 @@ type List struct {
 	nh    int      // free slots before nodes, for O(1) pushes at the head
 }
 
-// nodePushFront adds a node at the head, amortized O(1): the array keeps
-// room before the first node, re-made (as much room as nodes) when used up.
-func (l *List) nodePushFront(nd qlNode) {
-	if l.nh == 0 {
-		n := len(l.nodes)
-		room := max(4, n)
-		nb := make([]qlNode, room+n, 2*room+n)
-		copy(nb[room:], l.nodes)
-		l.nbuf, l.nh = nb[:cap(nb)], room
-		l.nodes = nb[room : room+n]
+// nodePushFront adds a node at the head, amortized O(1) (pushFront).
+func (l *List) nodePushFront(nd qlNode) { pushFront(&l.nodes, &l.nbuf, &l.nh, nd, 4) }
+
+// nodePushBack adds a node at the tail (pushBack).
+func (l *List) nodePushBack(nd qlNode) { pushBack(&l.nodes, &l.nbuf, &l.nh, nd) }
+
+// pushFront adds x before the first element of *s, a slice of the array
+// *buf starting at *h, amortized O(1): the array keeps room before the
+// first element, re-made (as much room as elements, at least minRoom)
+// when used up.
+func pushFront[T any](s, buf *[]T, h *int, x T, minRoom int) {
+	if *h == 0 {
+		n := len(*s)
+		room := max(minRoom, n)
+		nb := make([]T, room+n, 2*room+n)
+		copy(nb[room:], *s)
+		*buf, *h = nb[:cap(nb)], room
+		*s = nb[room : room+n]
 	}
-	l.nh--
-	l.nodes = l.nbuf[l.nh : l.nh+len(l.nodes)+1]
-	l.nodes[0] = nd
+	*h--
+	*s = (*buf)[*h : *h+len(*s)+1]
+	(*s)[0] = x
 }
 
-// nodePushBack adds a node at the tail (append; a new array has no room
-// before it).
-func (l *List) nodePushBack(nd qlNode) {
-	old := cap(l.nodes)
-	l.nodes = append(l.nodes, nd)
-	if cap(l.nodes) != old {
-		l.nbuf, l.nh = l.nodes[:cap(l.nodes)], 0
+// pushBack adds x after the last element of *s (append; a new array has
+// no room before it).
+func pushBack[T any](s, buf *[]T, h *int, x T) {
+	old := cap(*s)
+	*s = append(*s, x)
+	if cap(*s) != old {
+		*buf, *h = (*s)[:cap(*s)], 0
 	}
 }
 

@@ -318,30 +318,11 @@ func (l *List) changed() {
 	}
 }
 
-// chunkPushFront adds a chunk at the head, amortized O(1) as
-// nodePushFront.
-func (l *List) chunkPushFront(c lchunk) {
-	if l.c0 == 0 {
-		n := len(l.ch)
-		room := max(1, n)
-		nb := make([]lchunk, room+n, 2*room+n)
-		copy(nb[room:], l.ch)
-		l.cbuf, l.c0 = nb[:cap(nb)], room
-		l.ch = nb[room : room+n]
-	}
-	l.c0--
-	l.ch = l.cbuf[l.c0 : l.c0+len(l.ch)+1]
-	l.ch[0] = c
-}
+// chunkPushFront adds a chunk at the head, amortized O(1) (pushFront).
+func (l *List) chunkPushFront(c lchunk) { pushFront(&l.ch, &l.cbuf, &l.c0, c, 1) }
 
-// chunkPushBack adds a chunk at the tail.
-func (l *List) chunkPushBack(c lchunk) {
-	old := cap(l.ch)
-	l.ch = append(l.ch, c)
-	if cap(l.ch) != old {
-		l.cbuf, l.c0 = l.ch[:cap(l.ch)], 0
-	}
-}
+// chunkPushBack adds a chunk at the tail (pushBack).
+func (l *List) chunkPushBack(c lchunk) { pushBack(&l.ch, &l.cbuf, &l.c0, c) }
 
 // chunkInsert inserts c at index k of the chunks.
 func (l *List) chunkInsert(k int, c lchunk) {
