@@ -171,38 +171,28 @@ func Score(longitude, latitude float64) uint64 {
 	return Align52(h)
 }
 
-func moveX(h *Bits, d int) {
-	if d == 0 {
-		return
-	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - uint(h.Step)*2)
-	if d > 0 {
-		x = x + (zz + 1)
-	} else {
-		x = x | zz
-		x = x - (zz + 1)
-	}
-	x &= 0xaaaaaaaaaaaaaaaa >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
-}
+func moveX(h *Bits, d int) { move(h, d, 0xaaaaaaaaaaaaaaaa) }
 
-func moveY(h *Bits, d int) {
+func moveY(h *Bits, d int) { move(h, d, 0x5555555555555555) }
+
+// move is geohash_move_x (mask: the longitude bits, 0xaaaa...) and
+// geohash_move_y (the latitude bits, 0x5555...): the interleaved bits
+// under mask step by d (-1, 0 or 1) cells, the others stay.
+func move(h *Bits, d int, mask uint64) {
 	if d == 0 {
 		return
 	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.Step)*2)
+	m := h.Bits & mask
+	rest := h.Bits &^ mask
+	zz := ^mask >> (64 - uint(h.Step)*2)
 	if d > 0 {
-		y = y + (zz + 1)
+		m = m + (zz + 1)
 	} else {
-		y = y | zz
-		y = y - (zz + 1)
+		m = m | zz
+		m = m - (zz + 1)
 	}
-	y &= 0x5555555555555555 >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
+	m &= mask >> (64 - uint(h.Step)*2)
+	h.Bits = m | rest
 }
 
 // NeighborsOf is geohashNeighbors.
