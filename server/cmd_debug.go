@@ -91,6 +91,10 @@ func cmdDebug(c *Client, args [][]byte) {
 	case eqFold(sub, "log") && len(args) == 3:
 		s.log.Warn().Msg("DEBUG LOG: " + string(args[2]))
 		c.w.OK()
+	case eqFold(sub, "digest") && len(args) == 2: // cmd_debug_digest.go
+		debugDigest(c)
+	case eqFold(sub, "digest-value"):
+		debugDigestValue(c, args[2:])
 	case eqFold(sub, "error") && len(args) == 3:
 		c.w.Error(string(args[2]))
 	default:
