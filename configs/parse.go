@@ -55,6 +55,10 @@ func strtoll(s string, base int) (v int64, rest string, overflow bool) {
 	return int64(u), s[i:], false
 }
 
+// Memtoull is memtoull for the server's commands that take a memory
+// argument (DEBUG QUICKLIST-PACKED-THRESHOLD).
+func Memtoull(s string) (uint64, bool) { return memtoull(s) }
+
 // memtoull is Redis's util.c memtoull: digits followed by an optional unit
 // (b, k=1000, kb=1024, m, mb, g, gb, case-insensitive). As in C, a missing
 // number is 0 ("" and "mb" parse), a number too large saturates at

@@ -30,6 +30,9 @@ type RewriteState struct {
 	optionToLines  map[string][]int
 	rewritten      map[string]bool
 	needsSignature bool
+	// forceAll writes every option, defaults included (DEBUG
+	// CONFIG-REWRITE-FORCE-ALL: rewriteConfig's force_write).
+	forceAll bool
 }
 
 // NewRewriteState reads the old content of a configuration file as
@@ -84,7 +87,7 @@ func (s *RewriteState) MarkProcessed(option string) { s.rewritten[option] = true
 func (s *RewriteState) RewriteLine(option, line string, force bool) bool {
 	s.MarkProcessed(option)
 	old := s.optionToLines[option]
-	if len(old) == 0 && !force {
+	if len(old) == 0 && !force && !s.forceAll {
 		return false
 	}
 	if len(old) > 0 {
@@ -182,7 +185,13 @@ func optionKey(args []string) (string, bool) {
 //
 // The file is replaced atomically (see WriteFileAtomic). Errors are replies:
 // ErrNoConfigFile, or "ERR Rewriting config file: <reason>".
-func (c *Config) Rewrite() error {
+func (c *Config) Rewrite() error { return c.rewrite(false) }
+
+// RewriteForceAll is Rewrite writing every directive, those at their
+// default included (DEBUG CONFIG-REWRITE-FORCE-ALL).
+func (c *Config) RewriteForceAll() error { return c.rewrite(true) }
+
+func (c *Config) rewrite(forceAll bool) error {
 	if c.File == "" {
 		return ErrNoConfigFile
 	}
@@ -191,6 +200,7 @@ func (c *Config) Rewrite() error {
 		return fmt.Errorf(errRewriteFailed, strerror(err))
 	}
 	s := NewRewriteState(old, optionKey)
+	s.forceAll = forceAll
 	for _, d := range table {
 		d.rewrite(c, s)
 	}

@@ -86,7 +86,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.w.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
-	val, err := rdb.ParsePayload(args[3], s.ks.Encodings)
+	val, err := rdb.ParsePayloadOpts(args[3], s.ks.Encodings, s.dbg.skipChecksum) // DEBUG SET-SKIP-CHECKSUM-VALIDATION
 	if err != nil {
 		c.w.Error("ERR " + err.Error())
 		return

@@ -627,7 +627,7 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 	}
 	n := 0
 	opts := rdb.LoadOptions{
-		VerifyChecksum: s.cfg.RDBChecksum,
+		VerifyChecksum: s.cfg.RDBChecksum && !s.dbg.skipChecksum, // DEBUG SET-SKIP-CHECKSUM-VALIDATION
 		Databases:      len(s.ks.DBs),
 		Enc:            s.ks.Encodings,
 		OnResizeDB: func(db int, keys, expires uint64) {

@@ -49,6 +49,7 @@ type Server struct {
 	blocking blockingState        // guarded by mu (blocking.go)
 	idleGC   idleGC               // guarded by mu, except the atomic inside (idlegc.go)
 	adm      adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
+	dbg      debugState           // guarded by mu (cmd_debug_more.go)
 	props    []Propagator         // guarded by mu: consumers of the write path (propagate.go)
 	pending  []Op                 // guarded by mu: the current execution unit's operations
 	// execDepth counts the commands running (EXEC nests its queue): the
@@ -345,7 +346,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		case <-t.C():
 		}
 		s.mu.Lock()
-		if s.rdb.loading { // persist: no cron while the dataset loads
+		if s.rdb.loading || s.dbg.pauseCron { // persist: no cron while the dataset loads; DEBUG PAUSE-CRON
 			s.mu.Unlock()
 			continue
 		}

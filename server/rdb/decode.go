@@ -499,6 +499,12 @@ func moduleName(id uint64) string {
 // the footer (RDB version <= 10, CRC-64 unless it is all zero... as Redis:
 // always) and decodes the value.
 func ParsePayload(p []byte, enc keyspace.EncodingConfig) (keyspace.Value, error) {
+	return ParsePayloadOpts(p, enc, false)
+}
+
+// ParsePayloadOpts is ParsePayload; skipCRC leaves the CRC-64 unchecked
+// (server.skip_checksum_validation: the version is still checked).
+func ParsePayloadOpts(p []byte, enc keyspace.EncodingConfig, skipCRC bool) (keyspace.Value, error) {
 	if len(p) < 10 {
 		return nil, ErrPayload
 	}
@@ -506,7 +512,7 @@ func ParsePayload(p []byte, enc keyspace.EncodingConfig) (keyspace.Value, error)
 	if binary.LittleEndian.Uint16(footer) > Version {
 		return nil, ErrPayload
 	}
-	if CRC64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
+	if !skipCRC && CRC64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
 		return nil, ErrPayload
 	}
 	rd := newReader(&byteReader{b: p[:len(p)-10]}, false)
