@@ -129,8 +129,12 @@ var debugHelp = []string{
 }
 
 // debugAllowed is allowProtectedAction(server.enable_debug_cmd, c).
-func (c *Client) debugAllowed() bool {
-	switch strings.ToLower(c.srv.cfg.EnableDebugCommand) {
+func (c *Client) debugAllowed() bool { return c.protectedAction(c.srv.cfg.EnableDebugCommand) }
+
+// protectedAction is allowProtectedAction: setting is no, yes or local
+// (loopback and unix clients only).
+func (c *Client) protectedAction(setting string) bool {
+	switch strings.ToLower(setting) {
 	case "yes":
 		return true
 	case "local":

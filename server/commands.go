@@ -35,6 +35,7 @@ const (
 	FlagNoAsyncLoading
 	FlagProtected   // CMD_PROTECTED (DEBUG): gated by enable-debug-command, not shown by COMMAND
 	FlagMovableKeys // CMD_MOVABLE_KEYS: keys found by key specs other than a range (SINTERCARD's numkeys)
+	FlagAsking      // CMD_ASKING (RESTORE-ASKING): served to ASKING clients in cluster mode
 )
 
 var flagNames = []struct {
@@ -44,7 +45,7 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
+	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagAsking, "asking"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
 	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
 	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
@@ -240,9 +241,11 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, errWrongArgs(cmd.fullName))
 		return
 	}
-	if cmd.has(FlagProtected) && !c.debugAllowed() {
-		s.reject(c, cmd, ErrDebugDisabled)
-		return
+	if cmd.has(FlagProtected) {
+		if ok, msg := c.protectedAllowed(cmd); !ok { // cmd_cluster.go
+			s.reject(c, cmd, msg)
+			return
+		}
 	}
 	if !c.authed && !cmd.has(FlagNoAuth) && !s.aclDefaultOpen() {
 		s.reject(c, cmd, ErrNoAuth)
