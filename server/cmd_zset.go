@@ -1248,12 +1248,10 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 			withscores = true
 			j++
 		case cardOnly && remaining >= 2 && eqFold(a, "limit"):
+			// getPositiveLongFromObjectOrReply with its message: an
+			// argument that is not an integer gets it too.
 			n, ok := parseInt(args[j+1])
-			if !ok {
-				c.w.Error(ErrNotInteger)
-				return
-			}
-			if n < 0 {
+			if !ok || n < 0 {
 				c.w.Error(ErrZLimitNegative)
 				return
 			}
