@@ -36,6 +36,11 @@ const (
 	FlagProtected   // CMD_PROTECTED (DEBUG): gated by enable-debug-command, not shown by COMMAND
 	FlagMovableKeys // CMD_MOVABLE_KEYS: keys found by key specs other than a range (SINTERCARD's numkeys)
 	FlagAsking      // CMD_ASKING (RESTORE-ASKING): served to ASKING clients in cluster mode
+	// FlagTouchesArbitraryKeys is CMD_TOUCHES_ARBITRARY_KEYS (SCAN,
+	// RANDOMKEY: they may lazily expire keys they were not given), not
+	// shown by COMMAND: run directly, the DELs of the keys they expire are
+	// not wrapped in MULTI/EXEC (propagate.go).
+	FlagTouchesArbitraryKeys
 )
 
 var flagNames = []struct {

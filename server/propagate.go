@@ -89,12 +89,18 @@ func (s *Server) alsoPropagate(db int, target Target, argv ...[]byte) {
 }
 
 // propagatePending ends an execution unit (propagatePendingCommands).
-func (s *Server) propagatePending() {
+func (s *Server) propagatePending() { s.propagateUnit(true) }
+
+// propagateUnit ends an execution unit; wrap false sends its operations
+// unwrapped, as Redis does for a unit that is a command flagged
+// CMD_TOUCHES_ARBITRARY_KEYS run directly (the lazy-expire DELs of a SCAN
+// or RANDOMKEY, "much like active-expire"), not inside EXEC or a script.
+func (s *Server) propagateUnit(wrap bool) {
 	ops := s.pending
 	if len(ops) == 0 {
 		return
 	}
-	if len(ops) > 1 {
+	if wrap && len(ops) > 1 {
 		wrapped := make([]Op, 0, len(ops)+2)
 		wrapped = append(wrapped, Op{DB: ops[0].DB, Argv: argvMulti, Target: TargetAll})
 		wrapped = append(wrapped, ops...)
@@ -178,7 +184,7 @@ func (s *Server) afterHandler(c *Client, cmd *Command, args [][]byte, dirty int6
 	}
 	c.prop = propState{}
 	if s.execDepth == 0 {
-		s.propagatePending()
+		s.propagateUnit(!cmd.has(FlagTouchesArbitraryKeys))
 	}
 }
 
