@@ -69,6 +69,10 @@ type Client struct {
 	noEvict    bool
 	monitor    bool
 	multi      *multiState
+	// busyUnwatch: a transaction was discarded while a script was busy
+	// (serveBusy, without the lock); its WATCHed keys are released
+	// before the client's next command runs.
+	busyUnwatch bool
 
 	// Blocking (blocking.go), guarded by mu: the blocked command (nil when
 	// not blocked), the command postponed by CLIENT PAUSE, and woff, the
@@ -358,6 +362,10 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 // by a script): call, then the reply flags, as Redis's processCommand and
 // resetClient.
 func (s *Server) process(c *Client, args [][]byte) {
+	if c.busyUnwatch {
+		c.busyUnwatch = false
+		s.unwatchAll(c, true)
+	}
 	c.replySeg = len(c.w.B)
 	s.call(c, args)
 	if c.blocked != nil {

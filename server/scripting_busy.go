@@ -190,6 +190,12 @@ func (s *Server) serveBusy(c *Client) bool {
 			break
 		}
 		cmd := s.lookup(args[0])
+		// rejectCommand flags the transaction of a client in MULTI
+		// (flagTransaction): its EXEC will abort. MULTI and DISCARD are
+		// allowed while busy (CMD_ALLOW_BUSY, so that a pipelined
+		// transaction is not cut in two); EXEC is rejected, and that
+		// aborts the transaction (execCommandAbort).
+		n := len(w.B)
 		switch {
 		case cmd == nil:
 			w.Error(errUnknownCommand(args))
@@ -226,10 +232,37 @@ func (s *Server) serveBusy(c *Client) bool {
 			w.Error(errWrongArgs(cmd.Name))
 		case cmd.Name == "function" && len(args) == 2 && strings.EqualFold(string(args[1]), "stats"):
 			busyFunctionStats(&w, b, s.clock.Now())
+		case cmd.Name == "multi":
+			if c.multi != nil {
+				w.Error("ERR MULTI calls can not be nested")
+			} else {
+				c.multi = &multiState{}
+				w.OK()
+			}
+			continue
+		case cmd.Name == "discard":
+			if c.multi == nil {
+				w.Error("ERR DISCARD without MULTI")
+			} else {
+				c.multi, c.busyUnwatch = nil, true
+				w.OK()
+			}
+			continue
+		case c.multi != nil && cmd.Name == "exec":
+			msg := errBusy
+			if b != nil && b.fn != "" {
+				msg = errBusyFn
+			}
+			c.multi, c.busyUnwatch = nil, true
+			w.Error("EXECABORT Transaction discarded because of: " + msg)
+			continue
 		case b != nil && b.fn != "":
 			w.Error(errBusyFn)
 		default:
 			w.Error(errBusy)
+		}
+		if c.multi != nil && len(w.B) > n && w.B[n] == '-' {
+			c.multi.dirty = true
 		}
 	}
 	now := time.Now()
