@@ -392,7 +392,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("keyspace_misses", st.keyspaceMisses)
 	w.int("pubsub_channels", int64(len(s.pubsub.channels)))
 	w.int("pubsub_patterns", int64(len(s.pubsub.patterns)))
-	w.int("pubsubshard_channels", 0)
+	w.int("pubsubshard_channels", int64(len(s.pubsub.shard)))
 	w.int("latest_fork_usec", 0)
 	w.int("total_forks", 0)
 	w.int("migrate_cached_sockets", 0)
