@@ -276,6 +276,9 @@ func commandKeyRefs(cmd *Command, argv [][]byte) (keys []keyRef, hasKeys bool) {
 	if cmd.fullName == "sort_ro" && len(argv) >= 2 { // sortROGetKeys
 		return []keyRef{{pos: 1, flags: []string{"RO", "access"}}}, true
 	}
+	if cmd.fullName == "migrate" && len(argv) >= 6 { // migrateGetKeys (cmd_migrate.go)
+		return migrateGetKeys(argv), true
+	}
 	if cmd.fullName == "bitfield" && len(argv) >= 2 { // bitfieldGetKeys
 		return []keyRef{{pos: 1, flags: bitfieldKeyFlags(argv)}}, true
 	}
