@@ -92,3 +92,29 @@ func atoiMatch(t *testing.T, s, re string) int {
 	n, _ := strconv.Atoi(m[1])
 	return n
 }
+
+// TestDebugChangeReplID: DEBUG CHANGE-REPL-ID draws a new master_replid and
+// clears master_replid2 (changeReplicationId + clearReplicationId2).
+func TestDebugChangeReplID(t *testing.T) {
+	ts := newTestServer(t, "--enable-debug-command", "yes")
+	c := ts.client()
+	field := func(name string) string {
+		t.Helper()
+		m := regexp.MustCompile(name + `:(\w+)\r\n`).FindStringSubmatch(ts.do(c, "INFO", "replication"))
+		if m == nil {
+			t.Fatalf("no %s in INFO replication", name)
+		}
+		return m[1]
+	}
+	before := field("master_replid")
+	if got := ts.do(c, "DEBUG", "CHANGE-REPL-ID"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	after := field("master_replid")
+	if after == before || len(after) != 40 {
+		t.Fatalf("master_replid %s -> %s", before, after)
+	}
+	if id2 := field("master_replid2"); id2 != strings.Repeat("0", 40) {
+		t.Fatalf("master_replid2 %s", id2)
+	}
+}
