@@ -264,7 +264,10 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 	for i := 0; i < l.level; i++ {
 		at, x := 0, l.header
 		for x.lv(i).forward != nil {
-			at += x.lv(i).span
+			if f := x.lv(i).forward; x.lv(i).fscore != float32(f.score) {
+				return fmt.Errorf("level %d: the link to %q caches score %v, the node has %v", i, f.member, x.lv(i).fscore, f.score)
+			}
+			at += int(x.lv(i).span)
 			x = x.lv(i).forward
 			if rank[x] != at {
 				return fmt.Errorf("level %d: span sum %d reaches %q of rank %d", i, at, x.member, rank[x])

@@ -40,9 +40,18 @@ const (
 	zslP        = 0.25 // ZSKIPLIST_P
 )
 
+// zslLevel is one level of a node: the next node on it, the ranks it
+// skips, and the next node's score rounded to float32. Rounding is
+// monotonic, so a walk decides from fscore alone whether the next node
+// is before or after its target, except when the rounded scores tie, and
+// does not read the next node when it stops (a cache miss saved on about
+// one step in five at a million members). span is 32 bits so that a level
+// stays 16 bytes: a sorted set holds fewer than 4 G members (each takes
+// 64 bytes or more).
 type zslLevel struct {
 	forward *zslNode
-	span    int
+	span    uint32
+	fscore  float32 // float32(forward.score) while forward != nil
 }
 
 // zslNode is a skiplist node. Its levels follow it in the same allocation
@@ -226,8 +235,8 @@ func (l *zskiplist) byRank(r int) *zslNode {
 	x := l.header
 	traversed := 0
 	for i := l.level - 1; i >= 0; i-- {
-		for x.lv(i).forward != nil && traversed+x.lv(i).span <= r {
-			traversed += x.lv(i).span
+		for x.lv(i).forward != nil && traversed+int(x.lv(i).span) <= r {
+			traversed += int(x.lv(i).span)
 			x = x.lv(i).forward
 		}
 		if traversed == r {
@@ -756,6 +765,7 @@ func (l *zskiplist) insertNode(x *zslNode) {
 	var update [zslMaxLevel]*zslNode
 	var rank [zslMaxLevel]int
 	score, member := x.score, x.member
+	s32 := float32(score)
 	p := l.header
 	for i := l.level - 1; i >= 0; i-- {
 		if i != l.level-1 {
@@ -764,10 +774,10 @@ func (l *zskiplist) insertNode(x *zslNode) {
 		for {
 			pl := p.lv(i)
 			f := pl.forward
-			if f == nil || !zless(f.score, f.member, score, member) {
+			if f == nil || pl.fscore > s32 || pl.fscore == s32 && !zless(f.score, f.member, score, member) {
 				break
 			}
-			rank[i] += pl.span
+			rank[i] += int(pl.span)
 			p = f
 		}
 		update[i] = p
@@ -777,16 +787,16 @@ func (l *zskiplist) insertNode(x *zslNode) {
 		for i := l.level; i < level; i++ {
 			rank[i] = 0
 			update[i] = l.header
-			update[i].lv(i).span = l.length
+			update[i].lv(i).span = uint32(l.length)
 		}
 		l.level = level
 	}
 	for i := 0; i < level; i++ {
 		xl, ul := x.lv(i), update[i].lv(i)
-		xl.forward = ul.forward
-		ul.forward = x
-		xl.span = ul.span - (rank[0] - rank[i])
-		ul.span = (rank[0] - rank[i]) + 1
+		xl.forward, xl.fscore = ul.forward, ul.fscore
+		ul.forward, ul.fscore = x, s32
+		xl.span = ul.span - uint32(rank[0]-rank[i])
+		ul.span = uint32(rank[0]-rank[i]) + 1
 	}
 	for i := level; i < l.level; i++ {
 		update[i].lv(i).span++
@@ -806,11 +816,13 @@ func (l *zskiplist) insertNode(x *zslNode) {
 // find fills update with the last node before (score, member) at each
 // level (zslDelete's walk) and returns the node after it at level 0.
 func (l *zskiplist) find(score float64, member string, update *[zslMaxLevel]*zslNode) *zslNode {
+	s32 := float32(score)
 	x := l.header
 	for i := l.level - 1; i >= 0; i-- {
 		for {
-			f := x.lv(i).forward
-			if f == nil || !zless(f.score, f.member, score, member) {
+			xl := x.lv(i)
+			f := xl.forward
+			if f == nil || xl.fscore > s32 || xl.fscore == s32 && !zless(f.score, f.member, score, member) {
 				break
 			}
 			x = f
@@ -826,7 +838,7 @@ func (l *zskiplist) deleteNode(x *zslNode, update *[zslMaxLevel]*zslNode) {
 		ul := update[i].lv(i)
 		if ul.forward == x {
 			ul.span += x.lv(i).span - 1
-			ul.forward = x.lv(i).forward
+			ul.forward, ul.fscore = x.lv(i).forward, x.lv(i).fscore
 		} else {
 			ul.span--
 		}
@@ -863,6 +875,9 @@ func (l *zskiplist) updateScore(x *zslNode, newscore float64) {
 	if (x.backward == nil || x.backward.score < newscore) &&
 		(x.lv(0).forward == nil || x.lv(0).forward.score > newscore) {
 		x.score = newscore
+		for i := 0; i < int(x.nlevel); i++ {
+			update[i].lv(i).fscore = float32(newscore) // update[i] links to x on every level of x
+		}
 		return
 	}
 	l.deleteNode(x, &update)
@@ -877,7 +892,7 @@ func (l *zskiplist) rank(score float64, member string) int {
 	for i := l.level - 1; i >= 0; i-- {
 		for x.lv(i).forward != nil && (zless(x.lv(i).forward.score, x.lv(i).forward.member, score, member) ||
 			(x.lv(i).forward.score == score && x.lv(i).forward.member == member)) {
-			r += x.lv(i).span
+			r += int(x.lv(i).span)
 			x = x.lv(i).forward
 		}
 		if x != l.header && x.member == member && x.score == score {

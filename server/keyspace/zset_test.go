@@ -66,7 +66,7 @@ func checkSpans(t *testing.T, z *ZSet) {
 			if f == nil && n.lv(lv).span == 0 {
 				continue
 			}
-			if n.lv(lv).span != want {
+			if int(n.lv(lv).span) != want {
 				t.Fatalf("span of %q level %d = %d, want %d", n.member, lv, n.lv(lv).span, want)
 			}
 		}
