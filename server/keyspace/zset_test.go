@@ -299,3 +299,41 @@ func TestZslRandomLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestZSetScoresTiedInFloat32: the walks decide from each level's cached
+// float32 score and read the node only on a tie of the rounded scores;
+// scores that differ but round to the same float32 (2^30 + k, k < 64),
+// beyond float32's range (rounded to infinity), infinities and -0 must
+// still order as float64s. Random adds, score changes and removals against
+// a model, with keyspace.Check's invariants (cached scores included).
+func TestZSetScoresTiedInFloat32(t *testing.T) {
+	scores := []float64{math.Inf(-1), -1e300, -1e39, math.Copysign(0, -1), 0, 1, 1.0000001, 1.00000011920929,
+		1 << 30, 1<<30 + 1, 1<<30 + 2, 1<<30 + 63, 1<<30 + 64, 1e39, 1e300, math.MaxFloat64, math.Inf(1)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	z := NewZSet(false)
+	model := map[string]float64{}
+	for i := 0; i < 20000; i++ {
+		m := "m" + strconv.Itoa(rng.IntN(400))
+		if rng.IntN(4) == 0 {
+			z.Remove([]byte(m))
+			delete(model, m)
+		} else {
+			s := scores[rng.IntN(len(scores))]
+			z.Set(m, s)
+			model[m] = s
+		}
+		if i%500 == 0 || i == 19999 {
+			if len(model) > 0 {
+				if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+			}
+			checkSpans(t, z)
+			for r, e := range zmodelSort(model) {
+				if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
+					t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
+				}
+			}
+		}
+	}
+}
