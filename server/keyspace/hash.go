@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
@@ -116,6 +117,18 @@ func (h *Hash) Set(field []byte, value string, cfg EncodingConfig) bool {
 		h.convert()
 	}
 	return true
+}
+
+// SetB is Set with the value as bytes, copied: a hashtable field copies
+// them into its entry, so no string is made for the value on the way.
+func (h *Hash) SetB(field, value []byte, cfg EncodingConfig) bool {
+	if h.ht == nil && (len(field) > cfg.HashMaxListpackValue || len(value) > cfg.HashMaxListpackValue) {
+		h.convert()
+	}
+	if h.ht != nil {
+		return h.ht.set(field, unsafe.String(unsafe.SliceData(value), len(value))) // copied: fieldDict.set keeps no reference
+	}
+	return h.Set(field, string(value), cfg)
 }
 
 // Delete is hashTypeDelete: it removes field and reports whether it was

@@ -302,3 +302,21 @@ func TestFieldEntryBytes(t *testing.T) {
 		t.Fatalf("after overwrite: %q (the earlier read: %q), %d fields", got, old, h.Len())
 	}
 }
+
+// TestHashSetBCopies: SetB keeps no reference to the caller's bytes (a
+// connection's read buffer), in either encoding.
+func TestHashSetBCopies(t *testing.T) {
+	for _, entries := range []int{128, 0} {
+		cfg := EncodingConfig{HashMaxListpackEntries: entries, HashMaxListpackValue: 64}
+		h := NewHash()
+		f, v := []byte("field"), []byte("value")
+		if !h.SetB(f, v, cfg) || h.SetB(f, v, cfg) {
+			t.Fatalf("entries %d: SetB new/existing reported wrong", entries)
+		}
+		copy(f, "XXXXX")
+		copy(v, "YYYYY")
+		if got, ok := h.Get([]byte("field"), true); !ok || got != "value" {
+			t.Fatalf("entries %d (%v): after the caller's bytes changed: %q, %v", entries, h.Encoding(), got, ok)
+		}
+	}
+}
