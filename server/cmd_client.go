@@ -243,7 +243,7 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 	case isSelf && cmdName != "":
 		b = append(b, cmdName...)
 	case cl.postponed != nil: // Redis set lastcmd before postponing it
-		b = append(b, cl.postponed.fullName...)
+		b = append(b, cl.postponed.FullName()...)
 	case cl.lastCmd != "":
 		b = append(b, cl.lastCmd...)
 	default:

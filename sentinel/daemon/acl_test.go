@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -158,7 +159,7 @@ func TestACLCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		cmd := strings.Split(c.cmd, "|")[0]
-		noAuth := commandIndex[cmd].noAuth
+		noAuth := table.Get(cmd).Has(netshell.FlagNoAuth)
 		res, at := c.u.Check(id(c.cmd), noAuth, toBytes(c.args), nil)
 		if res != c.res || at != c.deniedAt {
 			t.Errorf("%v: got %d at %d, want %d at %d", c.args, res, at, c.res, c.deniedAt)
@@ -398,14 +399,45 @@ func TestACLRewrite(t *testing.T) {
 // TestACLTableCoversCommands: every command and subcommand of the table
 // has an ACL id, so none escapes the permission check.
 func TestACLTableCoversCommands(t *testing.T) {
-	for _, c := range commandTable {
-		if _, ok := aclLookup(c.name); !ok {
-			t.Errorf("no ACL id for %s", c.name)
+	for _, c := range table.All {
+		if _, ok := aclLookup(c.FullName()); !ok {
+			t.Errorf("no ACL id for %s", c.FullName())
 		}
-		for _, s := range c.subs {
-			if _, ok := aclLookup(c.name + "|" + s.name); !ok {
-				t.Errorf("no ACL id for %s|%s", c.name, s.name)
-			}
+	}
+}
+
+// TestTableMatchesRecording: the table's arity, flags and ACL categories
+// are redis-sentinel 7.0.15's (the recorded COMMAND reply).
+func TestTableMatchesRecording(t *testing.T) {
+	recorded := map[string]resp.Value{}
+	for _, e := range commandInfos {
+		recorded[e.Elems[0].Str] = e
+		for _, sub := range e.Elems[9].Elems {
+			recorded[sub.Elems[0].Str] = sub
+		}
+	}
+	set := func(vs []resp.Value, trim string) string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, strings.TrimPrefix(v.Str, trim))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for _, c := range table.All {
+		e, ok := recorded[c.FullName()]
+		if !ok {
+			t.Errorf("%s is not in the recording", c.FullName())
+			continue
+		}
+		flags := slices.Clone(c.Flags.Names())
+		slices.Sort(flags)
+		cats := slices.Clone(c.ACL)
+		slices.Sort(cats)
+		if int(e.Elems[1].Int) != c.Arity || set(e.Elems[2].Elems, "") != strings.Join(flags, ",") ||
+			set(e.Elems[6].Elems, "@") != strings.Join(cats, ",") {
+			t.Errorf("%s: arity %d flags %v acl %v, recorded %d %s %s", c.FullName(), c.Arity, flags, cats,
+				e.Elems[1].Int, set(e.Elems[2].Elems, ""), set(e.Elems[6].Elems, "@"))
 		}
 	}
 }

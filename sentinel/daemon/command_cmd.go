@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"strings"
 
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
@@ -72,14 +73,15 @@ func commandListNames() []struct{ name, acl string } {
 
 // cmdCommand is COMMAND and its subcommands over the 15 commands of
 // sentinel mode.
-func cmdCommand(c *client, args []string) {
-	if len(args) == 1 {
+func cmdCommand(c *client, argv [][]byte) {
+	if len(argv) == 1 {
 		c.w.ArrayLen(len(commandInfos))
 		for _, e := range commandInfos {
 			c.w.Value(e)
 		}
 		return
 	}
+	args := strs(argv)
 	sub := strings.ToLower(args[1])
 	arity := map[string]int{"count": 2, "list": -2, "info": -2, "docs": -2, "help": 2, "getkeys": -4, "getkeysandflags": -4}
 	a, ok := arity[sub]
@@ -87,7 +89,7 @@ func cmdCommand(c *client, args []string) {
 		c.w.Error(errUnknownSubcommand(args[1], "COMMAND"))
 		return
 	}
-	if !arityOK(a, len(args)) {
+	if !netshell.ArityOK(a, len(args)) {
 		c.w.Error(errWrongArgs("command|" + sub))
 		return
 	}
@@ -163,7 +165,7 @@ func cmdCommand(c *client, args []string) {
 	case "getkeys", "getkeysandflags":
 		// lookupCommand(argv+2, argc-2): a container's subcommand must
 		// exist too. None of sentinel mode's commands has keys.
-		if cmd := c.d.cmds[strings.ToLower(args[2])]; cmd == nil || (len(args) > 3 && len(cmd.subs) > 0 && cmd.sub(args[3]) == nil) {
+		if cmd := netshell.Lookup(c.d.cmds, argv[2]); cmd == nil || (len(args) > 3 && cmd.IsContainer() && cmd.Sub(argv[3]) == nil) {
 			c.w.Error("ERR Invalid command specified")
 		} else {
 			c.w.Error("ERR The command has no key arguments")

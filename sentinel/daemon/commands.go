@@ -32,118 +32,77 @@ const (
 var (
 	errWrongArgs         = redistext.WrongArgs
 	errUnknownSubcommand = redistext.UnknownSubcommand
-	errUnknownCommand    = redistext.UnknownCommand[string]
+	errUnknownCommand    = redistext.UnknownCommand[[]byte]
 	trunc                = redistext.Trunc
 	validClientName      = redistext.ValidClientName[string]
 )
 
-// command is one entry of the sentinel's command table (sentinelcmds).
-type command struct {
-	name     string
-	arity    int
-	flags    []string
-	acl      []string
-	noAuth   bool
-	pubsubOK bool // allowed in RESP2 pub/sub context
-	handler  func(c *client, args []string)
-	subs     []subcommand
-}
+// handler runs one command for c with its arguments as read (argv, valid
+// until the next read) and writes its reply into c.w.
+type handler func(c *client, argv [][]byte)
 
-type subcommand struct {
-	name    string
-	arity   int
-	flags   []string
-	acl     []string
-	handler func(c *client, args []string)
-}
+// command is one entry of the sentinel's command table (sentinelcmds): the
+// table type both binaries share (netshell.Command).
+type command = netshell.Command[handler]
 
-var commandTable []*command
-var commandIndex map[string]*command
+// table is sentinel mode's command table. Its flags and categories are
+// Redis's; COMMAND answers from the recorded replies (command_cmd.go).
+var table *netshell.Table[handler]
 
 func init() {
-	ls := []string{"noscript", "loading", "stale"}
-	adm := []string{"admin"}
-	admACL := []string{"@admin", "@slow", "@dangerous"}
-	commandTable = []*command{
-		{name: "acl", arity: -2, acl: []string{"@slow"}, subs: aclSubcommands()},
-		{name: "auth", arity: -2, flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, acl: []string{"@fast", "@connection"}, noAuth: true, handler: cmdAuth},
-		{name: "client", arity: -2, acl: []string{"@slow"}, subs: []subcommand{
-			{"help", 2, []string{"loading", "stale"}, []string{"@slow", "@connection"}, func(c *client, _ []string) { c.help("CLIENT", clientHelp) }},
-			{"id", 2, ls, []string{"@slow", "@connection"}, func(c *client, _ []string) { c.w.Int(c.id) }},
-			{"getname", 2, ls, []string{"@slow", "@connection"}, cmdClientGetName},
-			{"setname", 3, ls, []string{"@slow", "@connection"}, cmdClientSetName},
-			{"info", 2, ls, []string{"@slow", "@connection"}, func(c *client, _ []string) {
+	ls := netshell.FlagNoScript | netshell.FlagLoading | netshell.FlagStale
+	adm := netshell.FlagAdmin | ls
+	noAuth := ls | netshell.FlagFast | netshell.FlagNoAuth | netshell.FlagAllowBusy
+	pubsub := netshell.FlagPubSub | ls
+	conn := []string{"slow", "connection"}
+	admConn := []string{"admin", "slow", "dangerous", "connection"}
+	admACL := []string{"admin", "slow", "dangerous"}
+	table = netshell.NewTable([]*command{
+		{Name: "acl", Arity: -2, ACL: []string{"slow"}, Subs: aclSubcommands()},
+		{Name: "auth", Arity: -2, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdAuth},
+		{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: []*command{
+			{Name: "help", Arity: 2, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: func(c *client, _ [][]byte) { c.help("CLIENT", clientHelp) }},
+			{Name: "id", Arity: 2, Flags: ls, ACL: conn, Handler: func(c *client, _ [][]byte) { c.w.Int(c.id) }},
+			{Name: "getname", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientGetName},
+			{Name: "setname", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientSetName},
+			{Name: "info", Arity: 2, Flags: ls, ACL: conn, Handler: func(c *client, _ [][]byte) {
 				c.w.Verbatim("txt", c.d.clientInfo(c, c, "client|info")+"\n")
 			}},
-			{"list", -2, append([]string{"admin"}, ls...), append(admACL, "@connection"), cmdClientList},
-			{"kill", -3, append([]string{"admin"}, ls...), append(admACL, "@connection"), cmdClientKill},
-			{"getredir", 2, ls, []string{"@slow", "@connection"}, func(c *client, _ []string) { c.w.Int(-1) }},
-			{"no-evict", 3, append([]string{"admin"}, ls...), append(admACL, "@connection"), cmdClientOnOff},
-			{"pause", -3, append([]string{"admin"}, ls...), append(admACL, "@connection"), cmdClientPause},
-			{"unpause", 2, append([]string{"admin"}, ls...), append(admACL, "@connection"), func(c *client, _ []string) { c.w.OK() }},
-			{"unblock", -3, append([]string{"admin"}, ls...), append(admACL, "@connection"), cmdClientUnblock},
-			{"reply", 3, ls, []string{"@slow", "@connection"}, cmdClientReply},
+			{Name: "list", Arity: -2, Flags: adm, ACL: admConn, Handler: cmdClientList},
+			{Name: "kill", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientKill},
+			{Name: "getredir", Arity: 2, Flags: ls, ACL: conn, Handler: func(c *client, _ [][]byte) { c.w.Int(-1) }},
+			{Name: "no-evict", Arity: 3, Flags: adm, ACL: admConn, Handler: cmdClientOnOff},
+			{Name: "pause", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientPause},
+			{Name: "unpause", Arity: 2, Flags: adm, ACL: admConn, Handler: func(c *client, _ [][]byte) { c.w.OK() }},
+			{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock},
+			{Name: "reply", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientReply},
 		}},
-		{name: "command", arity: -1, flags: []string{"loading", "stale"}, acl: []string{"@slow", "@connection"}, handler: cmdCommand},
-		{name: "hello", arity: -1, flags: []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}, acl: []string{"@fast", "@connection"}, noAuth: true, handler: cmdHello},
-		{name: "info", arity: -1, flags: []string{"loading", "stale"}, acl: []string{"@slow", "@dangerous"}, handler: cmdInfo},
-		{name: "ping", arity: -1, flags: []string{"fast"}, acl: []string{"@fast", "@connection"}, pubsubOK: true, handler: cmdPing},
-		{name: "psubscribe", arity: -2, flags: []string{"pubsub", "noscript", "loading", "stale"}, acl: []string{"@pubsub", "@slow"}, pubsubOK: true, handler: cmdSubscribe},
-		{name: "publish", arity: 3, flags: []string{"pubsub", "loading", "stale", "fast"}, acl: []string{"@pubsub", "@fast"}, handler: cmdPublish},
-		{name: "punsubscribe", arity: -1, flags: []string{"pubsub", "noscript", "loading", "stale"}, acl: []string{"@pubsub", "@slow"}, pubsubOK: true, handler: cmdUnsubscribe},
-		{name: "role", arity: 1, flags: []string{"noscript", "loading", "stale", "fast"}, acl: []string{"@admin", "@fast", "@dangerous"}, handler: cmdRole},
-		{name: "sentinel", arity: -2, flags: adm, acl: admACL, subs: sentinelSubcommands()},
-		{name: "shutdown", arity: -1, flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "allow_busy"}, acl: admACL, handler: cmdShutdown},
-		{name: "subscribe", arity: -2, flags: []string{"pubsub", "noscript", "loading", "stale"}, acl: []string{"@pubsub", "@slow"}, pubsubOK: true, handler: cmdSubscribe},
-		{name: "unsubscribe", arity: -1, flags: []string{"pubsub", "noscript", "loading", "stale"}, acl: []string{"@pubsub", "@slow"}, pubsubOK: true, handler: cmdUnsubscribe},
-	}
-	commandIndex = map[string]*command{}
-	for _, c := range commandTable {
-		commandIndex[c.name] = c
-	}
-}
-
-// commandsRenamed is commandIndex after rename-command (original name ->
-// new name, "" = removed), as Redis renames entries of sentinel mode's
-// command table while loading the configuration. Errors keep naming the
-// original command, as Redis's do (they use the command's fullname).
-func commandsRenamed(renames map[string]string) map[string]*command {
-	if len(renames) == 0 {
-		return commandIndex
-	}
-	m := make(map[string]*command, len(commandIndex))
-	for name, c := range commandIndex {
-		if _, renamed := renames[name]; !renamed {
-			m[name] = c
-		}
-	}
-	for orig, to := range renames {
-		if c := commandIndex[orig]; c != nil && to != "" {
-			m[to] = c
-		}
-	}
-	return m
-}
-
-// sub finds a subcommand by name, case-insensitively (nil if none).
-func (cmd *command) sub(name string) *subcommand {
-	name = strings.ToLower(name)
-	for i := range cmd.subs {
-		if cmd.subs[i].name == name {
-			return &cmd.subs[i]
-		}
-	}
-	return nil
+		{Name: "command", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: cmdCommand},
+		{Name: "hello", Arity: -1, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdHello},
+		{Name: "info", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: []string{"slow", "dangerous"}, Handler: cmdInfo},
+		{Name: "ping", Arity: -1, Flags: netshell.FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdPing},
+		{Name: "psubscribe", Arity: -2, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdSubscribe},
+		{Name: "publish", Arity: 3, Flags: netshell.FlagPubSub | netshell.FlagLoading | netshell.FlagStale | netshell.FlagFast, ACL: []string{"pubsub", "fast"}, Handler: cmdPublish},
+		{Name: "punsubscribe", Arity: -1, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdUnsubscribe},
+		{Name: "role", Arity: 1, Flags: ls | netshell.FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Handler: cmdRole},
+		{Name: "sentinel", Arity: -2, Flags: netshell.FlagAdmin, ACL: admACL, Subs: sentinelSubcommands()},
+		{Name: "shutdown", Arity: -1, Flags: adm | netshell.FlagNoMulti | netshell.FlagAllowBusy, ACL: admACL, Handler: cmdShutdown},
+		{Name: "subscribe", Arity: -2, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdSubscribe},
+		{Name: "unsubscribe", Arity: -1, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdUnsubscribe},
+	})
 }
 
 // knownCommand tells configs.Load which names rename-command may rename.
-func knownCommand(name string) bool { return commandIndex[strings.ToLower(name)] != nil }
+func knownCommand(name string) bool { return table.Get(strings.ToLower(name)) != nil }
 
-func arityOK(arity, n int) bool {
-	if arity >= 0 {
-		return n == arity
+// strs converts arguments to strings where a handler keeps or compares
+// them as such.
+func strs(argv [][]byte) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = string(a)
 	}
-	return n >= -arity
+	return out
 }
 
 // Reply modes of CLIENT REPLY.
@@ -154,19 +113,12 @@ const (
 	replySkip
 )
 
-// dispatch runs one command, honouring CLIENT REPLY OFF/SKIP.
-// dispatch runs one command as read (argv, valid until the next read);
-// the ACL checks argv itself, the handlers its strings.
+// dispatch runs one command as read (argv, valid until the next read),
+// honouring CLIENT REPLY OFF/SKIP.
 func (c *client) dispatch(argv [][]byte) {
-	args := make([]string, len(argv))
-	for i, a := range argv {
-		args[i] = string(a)
-	}
 	mark := len(c.w.B)
 	mode := c.replyMode
-	c.argv = argv
-	c.exec(args)
-	c.argv = nil
+	c.exec(argv)
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		c.d.stats.errors.Add(1) // afterErrorReply, even when CLIENT REPLY drops it
 	}
@@ -181,54 +133,33 @@ func (c *client) dispatch(argv [][]byte) {
 	}
 }
 
-// exec is processCommand for the sentinel's table.
-func (c *client) exec(args []string) {
-	cmd := c.d.cmds[strings.ToLower(args[0])]
+// exec is processCommand for the sentinel's table: lookup, subcommand and
+// arity (netshell), authentication, ACL, the RESP2 pub/sub context.
+func (c *client) exec(argv [][]byte) {
+	cmd := netshell.Lookup(c.d.cmds, argv[0])
 	if cmd == nil {
-		c.w.Error(errUnknownCommand(args))
+		c.w.Error(errUnknownCommand(argv))
 		return
 	}
-	name := cmd.name
-	var sub *subcommand
-	if len(cmd.subs) > 0 && len(args) >= 2 {
-		if sub = cmd.sub(args[1]); sub == nil {
-			c.w.Error(errUnknownSubcommand(args[1], strings.ToUpper(name)))
-			return
-		}
-	}
-	if !arityOK(cmd.arity, len(args)) {
-		c.w.Error(errWrongArgs(name))
+	cmd, msg := cmd.Resolve(argv)
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
-	if sub != nil && !arityOK(sub.arity, len(args)) {
-		c.w.Error(errWrongArgs(name + "|" + sub.name))
-		return
-	}
-	if !c.authed && !cmd.noAuth && !c.d.acl.defaultNoPass() {
+	if !c.authed && !cmd.Has(netshell.FlagNoAuth) && !c.d.acl.defaultNoPass() {
 		c.w.Error(errNoAuth)
 		return
 	}
-	if !c.aclCheck(cmd, sub, args) {
+	if !c.aclCheck(cmd, argv) {
 		return
 	}
-	if c.w.Proto == 2 && !cmd.pubsubOK && c.subscribed() {
-		c.w.Error("ERR Can't execute '" + fullName(name, sub) + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	if c.w.Proto == 2 && !cmd.AllowedSubscribed() && c.subscribed() {
+		c.w.Error("ERR Can't execute '" + cmd.FullName() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 		return
 	}
-	c.lastCmd = fullName(name, sub)
-	if sub != nil {
-		sub.handler(c, args)
-	} else {
-		cmd.handler(c, args)
-	}
+	c.lastCmd = cmd.FullName()
+	cmd.Handler(c, argv)
 	c.d.totalCmds.Add(1) // call(): counted after the command, rejected ones never
-}
-
-func fullName(name string, sub *subcommand) string {
-	if sub == nil {
-		return name
-	}
-	return name + "|" + sub.name
 }
 
 // help is addReplyHelp.
@@ -236,11 +167,12 @@ func (c *client) help(cmd string, lines []string) {
 	redistext.Help(&c.w, cmd, lines)
 }
 
-func cmdPing(c *client, args []string) {
-	redistext.Ping(&c.w, c.w.Proto == 2 && c.subscribed(), args)
+func cmdPing(c *client, argv [][]byte) {
+	redistext.Ping(&c.w, c.w.Proto == 2 && c.subscribed(), argv)
 }
 
-func cmdAuth(c *client, args []string) {
+func cmdAuth(c *client, argv [][]byte) {
+	args := strs(argv)
 	if len(args) > 3 {
 		c.w.Error(errSyntax)
 		return
@@ -261,9 +193,9 @@ func cmdAuth(c *client, args []string) {
 
 // cmdHello is helloCommand (parsed by netshell.ParseHello); in sentinel
 // mode the reply has no "role".
-func cmdHello(c *client, args []string) {
-	h, errText := netshell.ParseHello(c.argv, func(i int) bool {
-		return c.authenticate(args[i], args[i+1], args[0])
+func cmdHello(c *client, argv [][]byte) {
+	h, errText := netshell.ParseHello(argv, func(i int) bool {
+		return c.authenticate(string(argv[i]), string(argv[i+1]), string(argv[0]))
 	})
 	if errText != "" {
 		c.w.Error(errText)
@@ -290,7 +222,8 @@ func cmdHello(c *client, args []string) {
 	redistext.Hello(&c.w, RedisVersion, c.id, "sentinel", "")
 }
 
-func cmdClientOnOff(c *client, args []string) {
+func cmdClientOnOff(c *client, argv [][]byte) {
+	args := strs(argv)
 	switch strings.ToLower(args[2]) {
 	case "on", "off":
 		c.w.OK()
@@ -300,7 +233,8 @@ func cmdClientOnOff(c *client, args []string) {
 }
 
 // cmdClientPause validates like Redis; a sentinel has no writes to hold.
-func cmdClientPause(c *client, args []string) {
+func cmdClientPause(c *client, argv [][]byte) {
+	args := strs(argv)
 	if n, ok := redisutil.String2ll(args[2]); !ok || n < 0 {
 		c.w.Error("ERR timeout is not an integer or out of range")
 		return
@@ -316,7 +250,8 @@ func cmdClientPause(c *client, args []string) {
 	c.w.OK()
 }
 
-func cmdClientUnblock(c *client, args []string) {
+func cmdClientUnblock(c *client, argv [][]byte) {
+	args := strs(argv)
 	if _, ok := redisutil.String2ll(args[2]); !ok {
 		c.w.Error(errNotInteger)
 		return
@@ -333,7 +268,8 @@ func cmdClientUnblock(c *client, args []string) {
 }
 
 // cmdClientReply is CLIENT REPLY ON|OFF|SKIP.
-func cmdClientReply(c *client, args []string) {
+func cmdClientReply(c *client, argv [][]byte) {
+	args := strs(argv)
 	switch strings.ToLower(args[2]) {
 	case "on":
 		c.replyMode = replyOn
@@ -349,7 +285,7 @@ func cmdClientReply(c *client, args []string) {
 	}
 }
 
-func cmdClientGetName(c *client, _ []string) {
+func cmdClientGetName(c *client, _ [][]byte) {
 	n := c.getName()
 	if n == "" {
 		c.w.Null()
@@ -358,7 +294,8 @@ func cmdClientGetName(c *client, _ []string) {
 	c.w.BulkString(n)
 }
 
-func cmdClientSetName(c *client, args []string) {
+func cmdClientSetName(c *client, argv [][]byte) {
+	args := strs(argv)
 	if !validClientName(args[2]) {
 		c.w.Error(errClientName)
 		return
@@ -417,7 +354,8 @@ func (d *Daemon) clientInfo(cl, self *client, cmdName string) string {
 	return b.String()
 }
 
-func cmdClientList(c *client, args []string) {
+func cmdClientList(c *client, argv [][]byte) {
+	args := strs(argv)
 	typ := -1
 	if len(args) == 4 && strings.EqualFold(args[2], "type") {
 		switch strings.ToLower(args[3]) {
@@ -456,7 +394,8 @@ func clientType(cl *client) int {
 }
 
 // cmdClientKill is CLIENT KILL, old (ip:port) and new (filters) forms.
-func cmdClientKill(c *client, args []string) {
+func cmdClientKill(c *client, argv [][]byte) {
+	args := strs(argv)
 	var id int64 = -1
 	addr, laddr, user := "", "", ""
 	typ := -1
@@ -546,7 +485,8 @@ func cmdClientKill(c *client, args []string) {
 	c.w.Int(int64(killed))
 }
 
-func cmdSubscribe(c *client, args []string) {
+func cmdSubscribe(c *client, argv [][]byte) {
+	args := strs(argv)
 	pattern := strings.EqualFold(args[0], "psubscribe")
 	kind := "subscribe"
 	if pattern {
@@ -561,7 +501,8 @@ func cmdSubscribe(c *client, args []string) {
 	}
 }
 
-func cmdUnsubscribe(c *client, args []string) {
+func cmdUnsubscribe(c *client, argv [][]byte) {
+	args := strs(argv)
 	pattern := strings.EqualFold(args[0], "punsubscribe")
 	kind := "unsubscribe"
 	if pattern {
@@ -591,17 +532,17 @@ func cmdUnsubscribe(c *client, args []string) {
 }
 
 // cmdPublish is sentinelPublishCommand: only hellos are accepted.
-func cmdPublish(c *client, args []string) {
-	if args[1] != sentinel.HelloChannel {
+func cmdPublish(c *client, argv [][]byte) {
+	if string(argv[1]) != sentinel.HelloChannel {
 		c.w.Error(errOnlyHello)
 		return
 	}
-	payload := args[2]
+	payload := string(argv[2])
 	c.d.call(func() { c.d.step(sentinel.HelloReceived{Payload: payload}) })
 	c.w.Int(1)
 }
 
-func cmdRole(c *client, _ []string) {
+func cmdRole(c *client, _ [][]byte) {
 	var names []string
 	c.d.call(func() { names = c.d.core.MasterNames() })
 	c.w.ArrayLen(2)
@@ -612,9 +553,9 @@ func cmdRole(c *client, _ []string) {
 	}
 }
 
-func cmdShutdown(c *client, args []string) {
-	for _, a := range args[1:] {
-		switch strings.ToLower(a) {
+func cmdShutdown(c *client, argv [][]byte) {
+	for _, a := range argv[1:] {
+		switch strings.ToLower(string(a)) {
 		case "nosave", "save", "now", "force", "abort":
 		default:
 			c.w.Error(errSyntax)

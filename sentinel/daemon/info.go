@@ -153,15 +153,15 @@ func (d *Daemon) hz() int {
 // cpu and sentinel (genRedisInfoString's order, whatever order they are
 // asked in); "default", "all" and "everything" give all of them, other
 // section names nothing.
-func cmdInfo(c *client, args []string) {
+func cmdInfo(c *client, argv [][]byte) {
 	want := map[string]bool{}
-	if len(args) == 1 {
+	if len(argv) == 1 {
 		for _, s := range infoSections {
 			want[s] = true
 		}
 	}
-	for _, a := range args[1:] {
-		switch a = strings.ToLower(a); a {
+	for _, arg := range argv[1:] {
+		switch a := strings.ToLower(string(arg)); a {
 		case "default", "all", "everything":
 			for _, s := range infoSections {
 				want[s] = true

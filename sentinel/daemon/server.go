@@ -25,7 +25,6 @@ type client struct {
 	user      string
 	u         *acl.User // the authenticated user; nil = default
 	lastCmd   string
-	argv      [][]byte // the running command's arguments as read (dispatch)
 	close     bool
 	replyMode int
 	idleAt    time.Time
