@@ -5,6 +5,7 @@ package server
 
 import (
 	"errors"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"net"
 	"os"
 	"runtime"
@@ -17,7 +18,8 @@ import (
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
-// Client kinds for CLIENT LIST/KILL TYPE.
+// Client kinds for CLIENT LIST/KILL TYPE, numbered as netshell.ClientType
+// (checked below).
 const (
 	kindNormal = iota
 	kindReplica
@@ -25,11 +27,15 @@ const (
 	kindPubSub
 )
 
+var _ = [1]struct{}{}[kindReplica-int(netshell.ClientReplica)]
+var _ = [1]struct{}{}[kindMaster-int(netshell.ClientMaster)]
+var _ = [1]struct{}{}[kindPubSub-int(netshell.ClientPubSub)]
+
 // Reply flags (CLIENT REPLY), as Redis's client flags: none is ON.
 const (
-	replyOff      = 1 << iota // CLIENT_REPLY_OFF: no replies
-	replySkip                 // CLIENT_REPLY_SKIP: no replies for the command being run
-	replySkipNext             // CLIENT_REPLY_SKIP_NEXT: SKIP was issued, skip the next command
+	replyOff      = netshell.ReplyOff      // CLIENT_REPLY_OFF: no replies
+	replySkip     = netshell.ReplySkip     // CLIENT_REPLY_SKIP: no replies for the command being run
+	replySkipNext = netshell.ReplySkipNext // CLIENT_REPLY_SKIP_NEXT: SKIP was issued, skip the next command
 )
 
 // Client is one connection. Fields without a note are touched only by the
@@ -64,7 +70,7 @@ type Client struct {
 	lastCmd string
 	// replyFlags are the CLIENT REPLY flags; replySeg is where the reply
 	// written under the current flags began (applyReplyFlags).
-	replyFlags uint8
+	replyFlags netshell.ReplyFlags
 	replySeg   int
 	noEvict    bool
 	monitor    bool
@@ -384,11 +390,11 @@ func (s *Server) process(c *Client, args [][]byte) {
 // when the flags change (setReplyFlags) or the command ends.
 
 // suppressing reports whether replies are being dropped now.
-func (c *Client) suppressing() bool { return c.replyFlags&(replyOff|replySkip) != 0 }
+func (c *Client) suppressing() bool { return c.replyFlags.Suppressing() }
 
 // setReplyFlags is how CLIENT REPLY and RESET change the flags: the reply
 // written before, under the old flags, is settled first.
-func (c *Client) setReplyFlags(f uint8) {
+func (c *Client) setReplyFlags(f netshell.ReplyFlags) {
 	if c.suppressing() {
 		c.dropReply(c.replySeg)
 	}
@@ -401,12 +407,18 @@ func (c *Client) endReplyFlags() {
 	if c.suppressing() {
 		c.dropReply(c.replySeg)
 	}
-	f := c.replyFlags &^ replySkip
-	if f&replySkipNext != 0 {
-		f = f&^replySkipNext | replySkip
-	}
-	c.replyFlags = f
+	c.replyFlags = c.replyFlags.Next()
 }
+
+// The client state the shared AUTH and CLIENT handlers use
+// (netshell.Session).
+
+func (c *Client) Writer() *resp.Writer                { return &c.w }
+func (c *Client) ClientID() int64                     { return c.id }
+func (c *Client) ClientName() string                  { return c.name }
+func (c *Client) SetClientName(name string)           { c.name = name }
+func (c *Client) ReplyFlags() netshell.ReplyFlags     { return c.replyFlags }
+func (c *Client) SetReplyFlags(f netshell.ReplyFlags) { c.setReplyFlags(f) }
 
 // unlinkClient is freeClient: the client's subscriptions, watches and
 // MONITOR go before its connection closes, so that a peer that has seen

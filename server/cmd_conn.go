@@ -35,27 +35,15 @@ func cmdQuit(c *Client, args [][]byte) {
 }
 
 func cmdAuth(c *Client, args [][]byte) {
-	if len(args) > 3 {
-		c.w.Error(ErrSyntax)
-		return
+	if netshell.Auth(&c.w, args, c.srv.aclDefaultNoPass(), func(user, pass string) bool {
+		ok := c.srv.aclAuthenticate(c, user, pass, args)
+		if !ok {
+			c.srv.log.Debug().Str("addr", c.addr).Msg("AUTH failed")
+		}
+		return ok
+	}) {
+		redactArgs(args, 1, len(args)-1) // the handler has read them
 	}
-	user, pass := "default", string(args[1])
-	if len(args) == 3 {
-		user, pass = string(args[1]), string(args[2])
-	}
-	if len(args) == 2 && c.srv.aclDefaultNoPass() {
-		redactArgs(args, 1, len(args)-1)
-		c.w.Error(ErrAuthNotSet)
-		return
-	}
-	ok := c.srv.aclAuthenticate(c, user, pass, args)
-	redactArgs(args, 1, len(args)-1)
-	if !ok {
-		c.srv.log.Debug().Str("addr", c.addr).Msg("AUTH failed")
-		c.w.Error(ErrWrongPass)
-		return
-	}
-	c.w.OK()
 }
 
 // setAuthed records whether the client is authenticated; until it is, its

@@ -7,21 +7,16 @@ import (
 	"strings"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
-	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
 // Redis 7.0 error texts used by the sentinel's commands.
 const (
 	errNoAuth         = redistext.ErrNoAuth
-	errWrongPass      = redistext.ErrWrongPass
-	errAuthNotSet     = redistext.ErrAuthNotSet
 	errSyntax         = redistext.ErrSyntax
 	errNotInteger     = redistext.ErrNotInteger
 	errNoSuchMaster   = "ERR No such master with that name"
-	errNoSuchClient   = redistext.ErrNoSuchClient
 	errClientName     = redistext.ErrClientName
-	errNoProto        = redistext.ErrNoProto
 	errOnlyHello      = "ERR Only HELLO messages are accepted by Sentinel instances."
 	errConfigUsage    = "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported."
 	errUnknownSimFail = "ERR Unknown failure simulation specified"
@@ -33,7 +28,6 @@ var (
 	errWrongArgs         = redistext.WrongArgs
 	errUnknownSubcommand = redistext.UnknownSubcommand
 	errUnknownCommand    = redistext.UnknownCommand[[]byte]
-	trunc                = redistext.Trunc
 	validClientName      = redistext.ValidClientName[string]
 )
 
@@ -55,28 +49,21 @@ func init() {
 	noAuth := ls | netshell.FlagFast | netshell.FlagNoAuth | netshell.FlagAllowBusy
 	pubsub := netshell.FlagPubSub | ls
 	conn := []string{"slow", "connection"}
-	admConn := []string{"admin", "slow", "dangerous", "connection"}
 	admACL := []string{"admin", "slow", "dangerous"}
 	table = netshell.NewTable([]*command{
 		{Name: "acl", Arity: -2, ACL: []string{"slow"}, Subs: aclSubcommands()},
 		{Name: "auth", Arity: -2, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdAuth},
-		{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: []*command{
-			{Name: "help", Arity: 2, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: func(c *client, _ [][]byte) { c.help("CLIENT", clientHelp) }},
-			{Name: "id", Arity: 2, Flags: ls, ACL: conn, Handler: func(c *client, _ [][]byte) { c.w.Int(c.id) }},
-			{Name: "getname", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientGetName},
-			{Name: "setname", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientSetName},
-			{Name: "info", Arity: 2, Flags: ls, ACL: conn, Handler: func(c *client, _ [][]byte) {
+		{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: netshell.ClientSubcommands(map[string]handler{
+			"info": func(c *client, _ [][]byte) {
 				c.w.Verbatim("txt", c.d.clientInfo(c, c, "client|info")+"\n")
-			}},
-			{Name: "list", Arity: -2, Flags: adm, ACL: admConn, Handler: cmdClientList},
-			{Name: "kill", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientKill},
-			{Name: "getredir", Arity: 2, Flags: ls, ACL: conn, Handler: func(c *client, _ [][]byte) { c.w.Int(-1) }},
-			{Name: "no-evict", Arity: 3, Flags: adm, ACL: admConn, Handler: cmdClientOnOff},
-			{Name: "pause", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientPause},
-			{Name: "unpause", Arity: 2, Flags: adm, ACL: admConn, Handler: func(c *client, _ [][]byte) { c.w.OK() }},
-			{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock},
-			{Name: "reply", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientReply},
-		}},
+			},
+			"list":     cmdClientList,
+			"kill":     cmdClientKill,
+			"no-evict": func(c *client, argv [][]byte) { _, ok := netshell.ParseOnOff(&c.w, argv[2]); okIf(c, ok) },
+			"pause":    func(c *client, argv [][]byte) { _, _, ok := netshell.ParsePause(&c.w, argv); okIf(c, ok) },
+			"unpause":  func(c *client, _ [][]byte) { c.w.OK() },
+			"unblock":  cmdClientUnblock,
+		})},
 		{Name: "command", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: cmdCommand},
 		{Name: "hello", Arity: -1, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdHello},
 		{Name: "info", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: []string{"slow", "dangerous"}, Handler: cmdInfo},
@@ -105,31 +92,20 @@ func strs(argv [][]byte) []string {
 	return out
 }
 
-// Reply modes of CLIENT REPLY.
-const (
-	replyOn = iota
-	replyOff
-	replySkipNext // set by SKIP, becomes replySkip for the next command
-	replySkip
-)
-
 // dispatch runs one command as read (argv, valid until the next read),
 // honouring CLIENT REPLY OFF/SKIP.
 func (c *client) dispatch(argv [][]byte) {
 	mark := len(c.w.B)
-	mode := c.replyMode
+	c.replySeg = mark
 	c.exec(argv)
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		c.d.stats.errors.Add(1) // afterErrorReply, even when CLIENT REPLY drops it
 	}
-	if (mode == replyOff && c.replyMode != replyOn) || mode == replySkip {
-		c.w.B = c.w.B[:mark]
-	}
-	switch c.replyMode {
-	case replySkip:
-		c.replyMode = replyOn
-	case replySkipNext:
-		c.replyMode = replySkip
+	if c.replyFlags != 0 {
+		if c.replyFlags.Suppressing() {
+			c.w.B = c.w.B[:c.replySeg]
+		}
+		c.replyFlags = c.replyFlags.Next()
 	}
 }
 
@@ -172,23 +148,9 @@ func cmdPing(c *client, argv [][]byte) {
 }
 
 func cmdAuth(c *client, argv [][]byte) {
-	args := strs(argv)
-	if len(args) > 3 {
-		c.w.Error(errSyntax)
-		return
-	}
-	user, pass := "default", args[1]
-	if len(args) == 3 {
-		user, pass = args[1], args[2]
-	} else if c.d.acl.defaultNoPassFlag() {
-		c.w.Error(errAuthNotSet)
-		return
-	}
-	if !c.authenticate(user, pass, args[0]) {
-		c.w.Error(errWrongPass)
-		return
-	}
-	c.w.OK()
+	netshell.Auth(&c.w, argv, c.d.acl.defaultNoPassFlag(), func(user, pass string) bool {
+		return c.authenticate(user, pass, string(argv[0]))
+	})
 }
 
 // cmdHello is helloCommand (parsed by netshell.ParseHello); in sentinel
@@ -222,88 +184,20 @@ func cmdHello(c *client, argv [][]byte) {
 	redistext.Hello(&c.w, RedisVersion, c.id, "sentinel", "")
 }
 
-func cmdClientOnOff(c *client, argv [][]byte) {
-	args := strs(argv)
-	switch strings.ToLower(args[2]) {
-	case "on", "off":
+// okIf answers the CLIENT subcommands a sentinel validates but has
+// nothing to do for (NO-EVICT, PAUSE: no evictions, no writes to hold);
+// the parser replied to bad arguments.
+func okIf(c *client, ok bool) {
+	if ok {
 		c.w.OK()
-	default:
-		c.w.Error(errSyntax)
 	}
 }
 
-// cmdClientPause validates like Redis; a sentinel has no writes to hold.
-func cmdClientPause(c *client, argv [][]byte) {
-	args := strs(argv)
-	if n, ok := redisutil.String2ll(args[2]); !ok || n < 0 {
-		c.w.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if len(args) == 4 && !strings.EqualFold(args[3], "write") && !strings.EqualFold(args[3], "all") {
-		c.w.Error(errSyntax)
-		return
-	}
-	if len(args) > 4 {
-		c.w.Error(errSyntax)
-		return
-	}
-	c.w.OK()
-}
-
+// cmdClientUnblock: nobody blocks in a sentinel.
 func cmdClientUnblock(c *client, argv [][]byte) {
-	args := strs(argv)
-	if _, ok := redisutil.String2ll(args[2]); !ok {
-		c.w.Error(errNotInteger)
-		return
+	if _, _, ok := netshell.ParseUnblock(&c.w, argv); ok {
+		c.w.Int(0)
 	}
-	if len(args) == 4 && !strings.EqualFold(args[3], "timeout") && !strings.EqualFold(args[3], "error") {
-		c.w.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
-		return
-	}
-	if len(args) > 4 {
-		c.w.Error(errSyntax)
-		return
-	}
-	c.w.Int(0) // nobody blocks in a sentinel
-}
-
-// cmdClientReply is CLIENT REPLY ON|OFF|SKIP.
-func cmdClientReply(c *client, argv [][]byte) {
-	args := strs(argv)
-	switch strings.ToLower(args[2]) {
-	case "on":
-		c.replyMode = replyOn
-		c.w.OK()
-	case "off":
-		c.replyMode = replyOff
-	case "skip":
-		if c.replyMode == replyOn {
-			c.replyMode = replySkipNext
-		}
-	default:
-		c.w.Error(errSyntax)
-	}
-}
-
-func cmdClientGetName(c *client, _ [][]byte) {
-	n := c.getName()
-	if n == "" {
-		c.w.Null()
-		return
-	}
-	c.w.BulkString(n)
-}
-
-func cmdClientSetName(c *client, argv [][]byte) {
-	args := strs(argv)
-	if !validClientName(args[2]) {
-		c.w.Error(errClientName)
-		return
-	}
-	c.mu.Lock()
-	c.name = args[2]
-	c.mu.Unlock()
-	c.w.OK()
 }
 
 func (d *Daemon) clientsSorted() []*client {
@@ -355,134 +249,68 @@ func (d *Daemon) clientInfo(cl, self *client, cmdName string) string {
 }
 
 func cmdClientList(c *client, argv [][]byte) {
-	args := strs(argv)
-	typ := -1
-	if len(args) == 4 && strings.EqualFold(args[2], "type") {
-		switch strings.ToLower(args[3]) {
-		case "normal":
-			typ = 0
-		case "pubsub":
-			typ = 1
-		case "master", "replica", "slave":
-			typ = 2
-		default:
-			c.w.Error("ERR Unknown client type '" + args[3] + "'")
-			return
-		}
-	} else if len(args) != 2 {
-		c.w.Error(errSyntax)
+	f, ok := netshell.ParseList(&c.w, argv)
+	if !ok {
 		return
 	}
 	var b strings.Builder
-	for _, cl := range c.d.clientsSorted() {
-		if typ >= 0 && clientType(cl) != typ {
-			continue
-		}
+	line := func(cl *client) {
 		b.WriteString(c.d.clientInfo(cl, c, "client|list"))
 		b.WriteByte('\n')
+	}
+	clients := c.d.clientsSorted()
+	if f.IDs != nil {
+		for _, id := range f.IDs {
+			for _, cl := range clients {
+				if cl.id == id {
+					line(cl)
+				}
+			}
+		}
+	} else {
+		for _, cl := range clients {
+			if !f.HasType || clientType(cl) == f.Type {
+				line(cl)
+			}
+		}
 	}
 	c.w.Verbatim("txt", b.String())
 }
 
-func clientType(cl *client) int {
+func clientType(cl *client) netshell.ClientType {
 	cl.d.hub.mu.Lock()
 	defer cl.d.hub.mu.Unlock()
 	if len(cl.subs)+len(cl.psubs) > 0 {
-		return 1
+		return netshell.ClientPubSub
 	}
-	return 0
+	return netshell.ClientNormal
 }
 
-// cmdClientKill is CLIENT KILL, old (ip:port) and new (filters) forms.
+// cmdClientKill is CLIENT KILL, old (ip:port) and new (filters) forms
+// (netshell.ParseKill).
 func cmdClientKill(c *client, argv [][]byte) {
-	args := strs(argv)
-	var id int64 = -1
-	addr, laddr, user := "", "", ""
-	typ := -1
-	skipme := true
-	if len(args) == 3 {
-		addr = args[2]
-		skipme = false
-	} else if len(args)%2 != 0 {
-		c.w.Error(errSyntax)
+	f, ok := netshell.ParseKill(&c.w, argv, func(name string) bool {
+		c.d.acl.mu.Lock()
+		defer c.d.acl.mu.Unlock()
+		return c.d.acl.st.User(name) != nil
+	})
+	if !ok {
 		return
-	} else {
-		for i := 2; i+1 < len(args); i += 2 {
-			v := args[i+1]
-			switch strings.ToLower(args[i]) {
-			case "id":
-				n, ok := redisutil.String2ll(v)
-				if !ok || n <= 0 {
-					c.w.Error("ERR client-id should be greater than 0")
-					return
-				}
-				id = n
-			case "type":
-				switch strings.ToLower(v) {
-				case "normal":
-					typ = 0
-				case "pubsub":
-					typ = 1
-				case "master", "replica", "slave":
-					typ = 2
-				default:
-					c.w.Error("ERR Unknown client type '" + v + "'")
-					return
-				}
-			case "addr":
-				addr = v
-			case "laddr":
-				laddr = v
-			case "user":
-				c.d.acl.mu.Lock()
-				known := c.d.acl.st.User(v) != nil
-				c.d.acl.mu.Unlock()
-				if !known {
-					c.w.Error("ERR No such user '" + v + "'")
-					return
-				}
-				user = v
-			case "skipme":
-				switch strings.ToLower(v) {
-				case "yes":
-					skipme = true
-				case "no":
-					skipme = false
-				default:
-					c.w.Error(errSyntax)
-					return
-				}
-			default:
-				c.w.Error(errSyntax)
-				return
-			}
-		}
 	}
 	killed := 0
 	for _, cl := range c.d.clientsSorted() {
-		if (id >= 0 && cl.id != id) || (addr != "" && cl.addr != addr) || (laddr != "" && cl.laddr != laddr) ||
-			(user != "" && cl.user != user) || (typ >= 0 && clientType(cl) != typ) {
+		v := netshell.ClientView{ID: cl.id, Addr: cl.addr, LAddr: cl.laddr, User: cl.user, Type: clientType(cl)}
+		if !f.Match(v, cl == c) {
 			continue
 		}
 		if cl == c {
-			if skipme {
-				continue
-			}
 			c.close = true
 		} else {
 			cl.conn.Close()
 		}
 		killed++
 	}
-	if len(args) == 3 {
-		if killed == 0 {
-			c.w.Error(errNoSuchClient)
-			return
-		}
-		c.w.OK()
-		return
-	}
-	c.w.Int(int64(killed))
+	f.Reply(&c.w, killed)
 }
 
 func cmdSubscribe(c *client, argv [][]byte) {

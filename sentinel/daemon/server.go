@@ -20,14 +20,15 @@ type client struct {
 	created time.Time
 
 	// Owned by the client's goroutine.
-	w         resp.Writer
-	authed    bool
-	user      string
-	u         *acl.User // the authenticated user; nil = default
-	lastCmd   string
-	close     bool
-	replyMode int
-	idleAt    time.Time
+	w          resp.Writer
+	authed     bool
+	user       string
+	u          *acl.User // the authenticated user; nil = default
+	lastCmd    string
+	close      bool
+	replyFlags netshell.ReplyFlags // CLIENT REPLY
+	replySeg   int                 // where the running command's reply starts in w
+	idleAt     time.Time
 
 	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
 	name string
@@ -171,6 +172,29 @@ const maxPendingOutput = 32 << 20
 
 // writePush queues an out-of-band message (pub/sub).
 func (c *client) writePush(b []byte) { c.out.Push(b) }
+
+// The client state the shared AUTH and CLIENT handlers use
+// (netshell.Session).
+
+func (c *client) Writer() *resp.Writer            { return &c.w }
+func (c *client) ClientID() int64                 { return c.id }
+func (c *client) ClientName() string              { return c.getName() }
+func (c *client) ReplyFlags() netshell.ReplyFlags { return c.replyFlags }
+
+func (c *client) SetClientName(name string) {
+	c.mu.Lock()
+	c.name = name
+	c.mu.Unlock()
+}
+
+// SetReplyFlags settles the reply written under the old flags first.
+func (c *client) SetReplyFlags(f netshell.ReplyFlags) {
+	if c.replyFlags.Suppressing() {
+		c.w.B = c.w.B[:c.replySeg]
+	}
+	c.replyFlags = f
+	c.replySeg = len(c.w.B)
+}
 
 func (c *client) getName() string {
 	c.mu.Lock()
