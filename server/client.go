@@ -234,61 +234,55 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	// The client's output not in this batch: it only shrinks while the
 	// batch holds the lock (pushLoop writes), so the cap below is kept.
 	base := s.asyncBytes(c)
-	for {
-		if c.killed.Load() {
-			keep = false
-			break
-		}
-		args, err := c.rd.Next()
-		if err != nil {
-			var pe *resp.ProtocolError
-			if errors.As(err, &pe) {
-				s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
-				c.w.Error("ERR " + pe.Error())
-			}
-			keep = false
-			break
-		}
-		if args == nil {
-			break
-		}
-		s.process(c, args)
-		// A command that blocked the client (blocking.go) parks it here,
-		// outside the lock, until it is served, times out or is
-		// unblocked; the rest of the batch waits in the query buffer.
-		if c.blocked != nil {
-			if !s.parkBlocked(c) {
-				keep = false
-				break
-			}
-			now = time.Now()
-			if c.replyFlags != 0 { // c.w holds just the reply it was given
-				c.replySeg = 0
-				c.endReplyFlags()
-			}
-		}
-		if c.closeAfterReply {
-			keep = false
-			break
-		}
-		// client-output-buffer-limit (obuf.go): checked as each reply
-		// is added; the batch stops at the client's output cap.
-		if len(c.w.B) > 0 {
-			if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
-				if s.checkObuf(c, len(c.w.B)) {
-					keep = false
-					break
+	// netshell's batch: every complete command, until the buffer is
+	// drained or a command stops it.
+	st, err := netshell.Close, error(nil)
+	if !c.killed.Load() {
+		st, err = netshell.Batch(c.rd, func(args [][]byte) netshell.Step {
+			s.process(c, args)
+			// A command that blocked the client (blocking.go) parks it
+			// here, outside the lock, until it is served, times out or
+			// is unblocked; the rest of the batch waits in the query
+			// buffer.
+			if c.blocked != nil {
+				if !s.parkBlocked(c) {
+					return netshell.Close
 				}
-				if int64(len(c.w.B))+base >= obufCap(l) {
-					more = true
-					break
+				now = time.Now()
+				if c.replyFlags != 0 { // c.w holds just the reply it was given
+					c.replySeg = 0
+					c.endReplyFlags()
 				}
-			} else if int64(len(c.w.B))+base >= replyChunk {
-				more = true
-				break
 			}
-		}
+			if c.closeAfterReply {
+				return netshell.Close
+			}
+			// client-output-buffer-limit (obuf.go): checked as each
+			// reply is added; the batch stops at the client's output cap.
+			if len(c.w.B) > 0 {
+				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
+					if s.checkObuf(c, len(c.w.B)) {
+						return netshell.Close
+					}
+					if int64(len(c.w.B))+base >= obufCap(l) {
+						return netshell.Pause
+					}
+				} else if int64(len(c.w.B))+base >= replyChunk {
+					return netshell.Pause
+				}
+			}
+			if c.killed.Load() { // before the next command, as Redis frees it
+				return netshell.Close
+			}
+			return netshell.Continue
+		})
 	}
+	var pe *resp.ProtocolError
+	if err != nil && errors.As(err, &pe) {
+		s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
+		c.w.Error("ERR " + pe.Error())
+	}
+	keep, more = st != netshell.Close, st == netshell.Pause
 	maxOut, gen := s.obufCapOf(c), s.obuf.gen.Load()
 	if c.obufClosed.Load() {
 		c.w.B = c.w.B[:0] // closed for its output buffer: dropped

@@ -20,6 +20,7 @@ type client struct {
 	created time.Time
 
 	// Owned by the client's goroutine.
+	rd         *resp.Reader
 	w          resp.Writer
 	authed     bool
 	user       string
@@ -119,40 +120,44 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		c.out.Close()
 		conn.Close()
 	}()
-	rd := resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
-	for {
-		// The timeout directive (clientsCronHandleTimeout): idle clients
-		// are closed, pub/sub subscribers never.
-		if t := srv.Timeout; t > 0 && !c.subscribed() {
-			_ = conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
-		} else {
-			_ = conn.SetReadDeadline(time.Time{})
-		}
-		if err := rd.Fill(); err != nil {
-			return
-		}
-		for {
-			args, err := rd.Next()
-			if err != nil {
-				c.w.Error("ERR " + err.Error())
-				d.stats.errors.Add(1)
-				c.flush()
-				return
-			}
-			if args == nil {
-				break
-			}
-			c.dispatch(args)
-			c.idleAt = time.Now()
-			if c.close {
-				c.flush()
-				return
-			}
-		}
-		if !c.flush() {
-			return
-		}
+	c.rd = resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
+	netshell.Loop(c)
+}
+
+// The client's hooks of netshell.Loop: read, run the batch, flush.
+
+// BeforeRead arms the timeout directive (clientsCronHandleTimeout): idle
+// clients are closed, pub/sub subscribers never.
+func (c *client) BeforeRead() {
+	if t := c.d.st.Server.Timeout; t > 0 && !c.subscribed() {
+		_ = c.conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+	} else {
+		_ = c.conn.SetReadDeadline(time.Time{})
 	}
+}
+
+func (c *client) Fill() error { return c.rd.Fill() }
+
+// ReadFailed closes the connection on any read error (a deadline here is
+// the idle timeout).
+func (c *client) ReadFailed(error) bool { return false }
+
+// RunBatch runs the buffered commands and queues their replies; a
+// protocol error is replied and closes the connection.
+func (c *client) RunBatch() bool {
+	st, err := netshell.Batch(c.rd, func(argv [][]byte) netshell.Step {
+		c.dispatch(argv)
+		c.idleAt = time.Now()
+		if c.close {
+			return netshell.Close
+		}
+		return netshell.Continue
+	})
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		c.d.stats.errors.Add(1)
+	}
+	return c.flush() && st != netshell.Close
 }
 
 // flush writes the pending replies.
