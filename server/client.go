@@ -411,6 +411,7 @@ func (c *Client) Writer() *resp.Writer                { return &c.w }
 func (c *Client) ClientID() int64                     { return c.id }
 func (c *Client) ClientName() string                  { return c.name }
 func (c *Client) SetClientName(name string)           { c.name = name }
+func (c *Client) SetProto(proto int)                  { c.w.Proto = proto }
 func (c *Client) ReplyFlags() netshell.ReplyFlags     { return c.replyFlags }
 func (c *Client) SetReplyFlags(f netshell.ReplyFlags) { c.setReplyFlags(f) }
 

@@ -70,34 +70,12 @@ func redactArgs(args [][]byte, from, to int) {
 
 // cmdHello is networking.c helloCommand (parsed by netshell.ParseHello).
 func cmdHello(c *Client, args [][]byte) {
-	h, errText := netshell.ParseHello(args, func(i int) bool {
+	netshell.HelloCommand(c, args, func(i int) bool {
 		ok := c.srv.aclAuthenticate(c, string(args[i]), string(args[i+1]), args)
 		redactArgs(args, i, i+1)
 		return ok
-	})
-	if errText != "" {
-		c.w.Error(errText)
-		return
-	}
-	if !c.authed {
-		c.w.Error(redistext.ErrHelloNoAuth)
-		return
-	}
-	if h.HaveName {
-		if !validClientName(h.Name) {
-			c.w.Error(ErrClientNameSpace)
-			return
-		}
-		c.name = string(h.Name)
-	}
-	if h.Proto != 0 {
-		c.w.Proto = h.Proto
-	}
-	redistext.Hello(&c.w, RedisVersion, c.id, "standalone", "master")
+	}, func() bool { return c.authed }, RedisVersion, "standalone", "master")
 }
-
-// validClientName is clientSetName's check: no spaces or control chars.
-var validClientName = redistext.ValidClientName[[]byte]
 
 // cmdSelect is selectCommand: getIntFromObjectOrReply, then selectDb.
 func cmdSelect(c *Client, args [][]byte) {

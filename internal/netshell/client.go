@@ -19,6 +19,7 @@ type Session interface {
 	ClientID() int64
 	ClientName() string
 	SetClientName(name string)
+	SetProto(proto int) // HELLO's protover: the writer's protocol
 	ReplyFlags() ReplyFlags
 	// SetReplyFlags changes the flags in the middle of a command (CLIENT
 	// REPLY, RESET): the reply written under the old flags is settled

@@ -16,11 +16,9 @@ const (
 	errSyntax         = redistext.ErrSyntax
 	errNotInteger     = redistext.ErrNotInteger
 	errNoSuchMaster   = "ERR No such master with that name"
-	errClientName     = redistext.ErrClientName
 	errOnlyHello      = "ERR Only HELLO messages are accepted by Sentinel instances."
 	errConfigUsage    = "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported."
 	errUnknownSimFail = "ERR Unknown failure simulation specified"
-	errHelloNoAuth    = redistext.ErrHelloNoAuth
 )
 
 // The shared formats (redistext).
@@ -28,7 +26,6 @@ var (
 	errWrongArgs         = redistext.WrongArgs
 	errUnknownSubcommand = redistext.UnknownSubcommand
 	errUnknownCommand    = redistext.UnknownCommand[[]byte]
-	validClientName      = redistext.ValidClientName[string]
 )
 
 // handler runs one command for c with its arguments as read (argv, valid
@@ -153,35 +150,12 @@ func cmdAuth(c *client, argv [][]byte) {
 	})
 }
 
-// cmdHello is helloCommand (parsed by netshell.ParseHello); in sentinel
-// mode the reply has no "role".
+// cmdHello is helloCommand (netshell); in sentinel mode the reply has no
+// "role".
 func cmdHello(c *client, argv [][]byte) {
-	h, errText := netshell.ParseHello(argv, func(i int) bool {
+	netshell.HelloCommand(c, argv, func(i int) bool {
 		return c.authenticate(string(argv[i]), string(argv[i+1]), string(argv[0]))
-	})
-	if errText != "" {
-		c.w.Error(errText)
-		return
-	}
-	if !c.authed {
-		c.w.Error(errHelloNoAuth)
-		return
-	}
-	if h.HaveName {
-		if !validClientName(string(h.Name)) {
-			c.w.Error(errClientName)
-			return
-		}
-		c.mu.Lock()
-		c.name = string(h.Name)
-		c.mu.Unlock()
-	}
-	if h.Proto != 0 {
-		c.mu.Lock()
-		c.w.Proto = h.Proto
-		c.mu.Unlock()
-	}
-	redistext.Hello(&c.w, RedisVersion, c.id, "sentinel", "")
+	}, func() bool { return c.authed }, RedisVersion, "sentinel", "")
 }
 
 // okIf answers the CLIENT subcommands a sentinel validates but has

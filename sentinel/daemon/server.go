@@ -192,6 +192,12 @@ func (c *client) SetClientName(name string) {
 	c.mu.Unlock()
 }
 
+func (c *client) SetProto(proto int) {
+	c.mu.Lock()
+	c.w.Proto = proto
+	c.mu.Unlock()
+}
+
 // SetReplyFlags settles the reply written under the old flags first.
 func (c *client) SetReplyFlags(f netshell.ReplyFlags) {
 	if c.replyFlags.Suppressing() {
