@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"sort"
 	"strings"
 
@@ -17,15 +18,15 @@ func init() {
 	ls := FlagLoading | FlagStale
 	conn := []string{"slow", "connection"}
 	register(
-		&Command{Name: "command", Arity: -1, Flags: ls, ACL: conn, Handler: cmdCommand, Subs: []*Command{
-			{Name: "count", Arity: 2, Flags: ls, ACL: conn, Handler: cmdCommandCount},
-			{Name: "docs", Arity: -2, Flags: ls, ACL: conn, Handler: cmdCommandDocs},
-			{Name: "getkeys", Arity: -4, Flags: ls, ACL: conn, Handler: cmdCommandGetKeys},
-			{Name: "getkeysandflags", Arity: -4, Flags: ls, ACL: conn, Handler: cmdCommandGetKeysAndFlags},
-			{Name: "help", Arity: 2, Flags: ls, ACL: conn, Handler: helpHandler("COMMAND", commandHelp)},
-			{Name: "info", Arity: -2, Flags: ls, ACL: conn, Handler: cmdCommandInfo},
-			{Name: "list", Arity: -2, Flags: ls, ACL: conn, Handler: cmdCommandList},
-		}},
+		&Command{Name: "command", Arity: -1, Flags: ls, ACL: conn, Handler: cmdCommand, Subs: netshell.CommandSubcommands(map[string]Handler{
+			"count":           cmdCommandCount,
+			"docs":            cmdCommandDocs,
+			"getkeys":         cmdCommandGetKeys,
+			"getkeysandflags": cmdCommandGetKeysAndFlags,
+			"help":            helpHandler("COMMAND", commandHelp),
+			"info":            cmdCommandInfo,
+			"list":            cmdCommandList,
+		})},
 	)
 }
 

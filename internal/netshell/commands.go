@@ -49,3 +49,19 @@ func ACLSubcommands[H any](handlers map[string]H) []*Command[H] {
 		{Name: "whoami", Arity: 2, Flags: lsFlags, ACL: slowACL},
 	}, handlers)
 }
+
+// CommandSubcommands is COMMAND's subcommand table (Redis 7.0's
+// commands.def), the same for both binaries, with each binary's handlers.
+func CommandSubcommands[H any](handlers map[string]H) []*Command[H] {
+	ls := FlagLoading | FlagStale
+	conn := []string{"slow", "connection"}
+	return Subcommands([]Command[H]{
+		{Name: "count", Arity: 2, Flags: ls, ACL: conn},
+		{Name: "docs", Arity: -2, Flags: ls, ACL: conn},
+		{Name: "getkeys", Arity: -4, Flags: ls, ACL: conn},
+		{Name: "getkeysandflags", Arity: -4, Flags: ls, ACL: conn},
+		{Name: "help", Arity: 2, Flags: ls, ACL: conn},
+		{Name: "info", Arity: -2, Flags: ls, ACL: conn},
+		{Name: "list", Arity: -2, Flags: ls, ACL: conn},
+	}, handlers)
+}

@@ -145,7 +145,7 @@ func (c *client) authenticate(name, pass, object string) bool {
 // aclCheck is the ACL part of processCommand: NOPERM (and a log entry)
 // when the client's user may not run the command.
 func (c *client) aclCheck(cmd *command, argv [][]byte) bool {
-	name := aclName(cmd, argv)
+	name := cmd.FullName()
 	id, ok := aclLookup(name)
 	if !ok {
 		return true
@@ -171,31 +171,6 @@ func (c *client) aclCheck(cmd *command, argv [][]byte) bool {
 	}
 	c.w.Error(acl.NoPermMessage(res, name))
 	return false
-}
-
-// commandSubArity is the arity of a COMMAND subcommand ("command|info").
-func commandSubArity(name string) (int, bool) {
-	for _, e := range commandInfos {
-		for _, sub := range e.Elems[9].Elems {
-			if sub.Elems[0].Str == name {
-				return int(sub.Elems[1].Int), true
-			}
-		}
-	}
-	return 0, false
-}
-
-// aclName is the fullname of the command the ACL checks: COMMAND's
-// subcommands are parsed by its handler, not by the table, but have ids of
-// their own as in Redis.
-func aclName(cmd *command, argv [][]byte) string {
-	if cmd.FullName() == "command" && len(argv) >= 2 {
-		n := "command|" + strings.ToLower(string(argv[1]))
-		if _, ok := aclLookup(n); ok {
-			return n
-		}
-	}
-	return cmd.FullName()
 }
 
 // aclLog is addACLLogEntry (acl.Store.AddLog); cmdName is the command
@@ -311,19 +286,7 @@ func aclDryrun(c *client, argv [][]byte) {
 		c.w.Error("ERR Command '" + string(cargs[0]) + "' not found")
 		return
 	}
-	name := aclName(cmd, cargs)
-	if cmd.FullName() == "command" && len(cargs) >= 2 {
-		// COMMAND's subcommands, parsed by its handler: lookupCommand
-		// finds them (and their arity) in the recorded table.
-		a, ok := commandSubArity(name)
-		if !ok {
-			c.w.Error("ERR Command '" + string(cargs[0]) + "' not found")
-			return
-		}
-		if !netshell.ArityOK(a, len(cargs)) {
-			msg = errWrongArgs(name)
-		}
-	}
+	name := cmd.FullName()
 	if msg != "" {
 		c.w.Error(msg)
 		return

@@ -538,3 +538,45 @@ func TestACLDifferential(t *testing.T) {
 		do(ours, "ACL", "DELUSER", name)
 	}
 }
+
+// TestContainerErrorsBeforeAuth: an unknown subcommand or a wrong number of
+// arguments is answered before NOAUTH, as processCommand does (replies of
+// redis-sentinel 7.0.15 with requirepass); COMMAND's subcommands included,
+// now that they are rows of the table.
+func TestContainerErrorsBeforeAuth(t *testing.T) {
+	port, _ := startSentinel(t, "requirepass pw\n")
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for _, tc := range []struct{ cmd, want string }{
+		{"COMMAND foo", `-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n`},
+		{"COMMAND count x", `-ERR wrong number of arguments for 'command|count' command\r\n`},
+		{"COMMAND getkeys", `-ERR wrong number of arguments for 'command|getkeys' command\r\n`},
+		{"COMMAND", `-NOAUTH Authentication required.\r\n`},
+		{"COMMAND COUNT", `-NOAUTH Authentication required.\r\n`},
+		{"AUTH pw", `+OK\r\n`},
+		{"ACL DRYRUN default COMMAND foo", `-ERR Command 'COMMAND' not found\r\n`},
+		{"ACL DRYRUN default COMMAND count x", `-ERR wrong number of arguments for 'command|count' command\r\n`},
+		{"ACL DRYRUN default COMMAND count", `+OK\r\n`},
+		{"CLIENT LIST ID x", `-ERR Invalid client ID\r\n`},
+		{"CLIENT KILL ID 0 x", `-ERR client-id should be greater than 0\r\n`},
+		{"CLIENT PAUSE 10 foo", `-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n`},
+		{"CLIENT UNBLOCK x foo", `-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n`},
+		{"CLIENT CACHING yes", `-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled\r\n`},
+	} {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write(resp.AppendCommandStrings(nil, strings.Fields(tc.cmd)...)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := readFrame(br)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cmd, err)
+		}
+		if got := escape(b); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.cmd, got, tc.want)
+		}
+	}
+}

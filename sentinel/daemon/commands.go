@@ -21,12 +21,8 @@ const (
 	errUnknownSimFail = "ERR Unknown failure simulation specified"
 )
 
-// The shared formats (redistext).
-var (
-	errWrongArgs         = redistext.WrongArgs
-	errUnknownSubcommand = redistext.UnknownSubcommand
-	errUnknownCommand    = redistext.UnknownCommand[[]byte]
-)
+// errUnknownCommand is the shared format (redistext).
+var errUnknownCommand = redistext.UnknownCommand[[]byte]
 
 // handler runs one command for c with its arguments as read (argv, valid
 // until the next read) and writes its reply into c.w.
@@ -61,7 +57,7 @@ func init() {
 			"unpause":  func(c *client, _ [][]byte) { c.w.OK() },
 			"unblock":  cmdClientUnblock,
 		})},
-		{Name: "command", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: cmdCommand},
+		{Name: "command", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: cmdCommand, Subs: commandSubcommands()},
 		{Name: "hello", Arity: -1, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdHello},
 		{Name: "info", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: []string{"slow", "dangerous"}, Handler: cmdInfo},
 		{Name: "ping", Arity: -1, Flags: netshell.FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdPing},
