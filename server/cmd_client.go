@@ -4,8 +4,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/netshell"
 
 	"sort"
-	"strconv"
-	"syscall"
 	"time"
 	"unsafe"
 )
@@ -58,21 +56,6 @@ func (s *Server) clientByID(id int64) *Client {
 		return cl
 	}
 	return nil
-}
-
-// connFD returns the socket's file descriptor, -1 when it has none.
-func connFD(cl *Client) int64 {
-	sc, ok := cl.conn.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1
-	}
-	fd := int64(-1)
-	_ = rc.Control(func(f uintptr) { fd = int64(f) })
-	return fd
 }
 
 // clientFlags is the flags= field of catClientInfoString.
@@ -140,93 +123,49 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		// Inside EXEC Redis reports the EXEC command itself.
 		args, cmdName = [][]byte{[]byte("EXEC")}, "exec"
 	}
-	b = append(b, "id="...)
-	b = strconv.AppendInt(b, cl.id, 10)
-	b = append(b, " addr="...)
-	b = append(b, cl.addr...)
-	b = append(b, " laddr="...)
-	b = append(b, cl.laddr...)
-	b = append(b, " fd="...)
-	b = strconv.AppendInt(b, connFD(cl), 10)
-	b = append(b, " name="...)
-	b = append(b, cl.name...)
-	b = append(b, " age="...)
-	b = strconv.AppendInt(b, max(0, nowMs/1000-cl.created.Unix()), 10)
-	b = append(b, " idle="...)
-	idle := int64(0)
+	var flags [12]byte
+	l := netshell.ClientLine{
+		ID: cl.id, Addr: cl.addr, LAddr: cl.laddr, FD: netshell.ConnFD(cl.conn), Name: cl.name,
+		Age:   max(0, nowMs/1000-cl.created.Unix()),
+		Flags: clientFlags(flags[:0], cl), DB: int64(cl.db),
+		Sub: int64(len(cl.subs)), PSub: int64(len(cl.psubs)), SSub: int64(len(cl.ssubs)), Multi: -1,
+		Events: "r", Cmd: "NULL", User: cl.user, Resp: int64(cl.w.Proto),
+	}
 	if !isSelf {
 		last := cl.lastInteraction.Load()
 		if last == 0 {
 			last = cl.created.UnixMilli()
 		}
-		idle = max(0, (nowMs-last)/1000)
+		l.Idle = max(0, (nowMs-last)/1000)
 	}
-	b = strconv.AppendInt(b, idle, 10)
-	b = append(b, " flags="...)
-	b = clientFlags(b, cl)
-	b = append(b, " db="...)
-	b = strconv.AppendInt(b, int64(cl.db), 10)
-	b = append(b, " sub="...)
-	b = strconv.AppendInt(b, int64(len(cl.subs)), 10)
-	b = append(b, " psub="...)
-	b = strconv.AppendInt(b, int64(len(cl.psubs)), 10)
-	b = append(b, " ssub="...)
-	b = strconv.AppendInt(b, int64(len(cl.ssubs)), 10)
-	b = append(b, " multi="...)
 	if cl.multi != nil {
-		b = strconv.AppendInt(b, int64(len(cl.multi.cmds)), 10)
-	} else {
-		b = append(b, "-1"...)
+		l.Multi = int64(len(cl.multi.cmds))
 	}
-	var argvMem, rbs, batch int64
+	var batch int64
 	if isSelf {
 		for _, a := range args {
-			argvMem += int64(len(a))
+			l.ArgvMem += int64(len(a))
 		}
-		rbs = int64(cap(cl.w.B))
+		l.Rbs = int64(cap(cl.w.B))
 		batch = int64(len(cl.w.B))
 	}
-	mm := multiMem(cl)
-	obl, oll, omem := s.obufSplit(cl, int(batch)) // obuf.go
-	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
-	b = strconv.AppendInt(b, argvMem, 10)
-	b = append(b, " multi-mem="...)
-	b = strconv.AppendInt(b, mm, 10)
-	b = append(b, " rbs="...)
-	b = strconv.AppendInt(b, rbs, 10)
-	b = append(b, " rbp="...)
-	b = strconv.AppendInt(b, rbs, 10)
-	b = append(b, " obl="...)
-	b = strconv.AppendInt(b, obl, 10)
-	b = append(b, " oll="...)
-	b = strconv.AppendInt(b, oll, 10)
-	b = append(b, " omem="...)
-	b = strconv.AppendInt(b, omem, 10)
-	b = append(b, " tot-mem="...)
+	l.Rbp = l.Rbs
+	l.MultiMem = multiMem(cl)
+	l.Obl, l.Oll, l.Omem = s.obufSplit(cl, int(batch)) // obuf.go
 	// The batch's replies are in rbs already: the rest of the output on top.
-	b = strconv.AppendInt(b, int64(unsafe.Sizeof(Client{}))+argvMem+mm+rbs+obl+omem-batch, 10)
-	b = append(b, " events="...)
-	if omem > 0 || obl > 0 {
-		b = append(b, "rw"...)
-	} else {
-		b = append(b, 'r')
+	l.TotMem = int64(unsafe.Sizeof(Client{})) + l.ArgvMem + l.MultiMem + l.Rbs + l.Obl + l.Omem - batch
+	if l.Omem > 0 || l.Obl > 0 {
+		l.Events = "rw"
 	}
-	b = append(b, " cmd="...)
 	switch {
 	case isSelf && cmdName != "":
-		b = append(b, cmdName...)
+		l.Cmd = cmdName
 	case cl.postponed != nil: // Redis set lastcmd before postponing it
-		b = append(b, cl.postponed.FullName()...)
+		l.Cmd = cl.postponed.FullName()
 	case cl.lastCmd != "":
-		b = append(b, cl.lastCmd...)
-	default:
-		b = append(b, "NULL"...)
+		l.Cmd = cl.lastCmd
 	}
-	b = append(b, " user="...)
-	b = append(b, cl.user...)
-	b = append(b, " redir=-1 resp="...)
-	b = strconv.AppendInt(b, int64(cl.w.Proto), 10)
-	return b
+	return l.Append(b)
 }
 
 func cmdClientInfo(c *Client, args [][]byte) {

@@ -1,6 +1,10 @@
 package netshell
 
 import (
+	"net"
+	"strconv"
+	"syscall"
+
 	"github.com/vigil-kv/vigil/internal/redistext"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
@@ -447,4 +451,75 @@ func ClientTrackingInfo(c Session, _ [][]byte) {
 	w.Int(-1)
 	w.BulkString("prefixes")
 	w.ArrayLen(0)
+}
+
+// ClientLine is one line of CLIENT LIST and CLIENT INFO
+// (catClientInfoString's fields in Redis 7.0's order); each binary fills
+// in what it knows of a client.
+type ClientLine struct {
+	ID                int64
+	Addr, LAddr       string
+	FD                int64
+	Name              string
+	Age, Idle         int64
+	Flags             []byte // "N" when none
+	DB                int64
+	Sub, PSub, SSub   int64
+	Multi             int64 // -1 outside MULTI
+	ArgvMem, MultiMem int64
+	Rbs, Rbp          int64
+	Obl, Oll, Omem    int64
+	TotMem            int64
+	Events            string // "r" or "rw"
+	Cmd, User         string // Cmd: "NULL" before the first command
+	Resp              int64
+}
+
+// Append appends the line (without its newline) to b.
+func (l *ClientLine) Append(b []byte) []byte {
+	num := func(b []byte, key string, n int64) []byte {
+		b = append(b, key...)
+		return strconv.AppendInt(b, n, 10)
+	}
+	b = num(b, "id=", l.ID)
+	b = append(append(append(append(b, " addr="...), l.Addr...), " laddr="...), l.LAddr...)
+	b = num(b, " fd=", l.FD)
+	b = append(append(b, " name="...), l.Name...)
+	b = num(b, " age=", l.Age)
+	b = num(b, " idle=", l.Idle)
+	b = append(append(b, " flags="...), l.Flags...)
+	b = num(b, " db=", l.DB)
+	b = num(b, " sub=", l.Sub)
+	b = num(b, " psub=", l.PSub)
+	b = num(b, " ssub=", l.SSub)
+	b = num(b, " multi=", l.Multi)
+	b = append(b, " qbuf=0 qbuf-free=0"...)
+	b = num(b, " argv-mem=", l.ArgvMem)
+	b = num(b, " multi-mem=", l.MultiMem)
+	b = num(b, " rbs=", l.Rbs)
+	b = num(b, " rbp=", l.Rbp)
+	b = num(b, " obl=", l.Obl)
+	b = num(b, " oll=", l.Oll)
+	b = num(b, " omem=", l.Omem)
+	b = num(b, " tot-mem=", l.TotMem)
+	b = append(append(b, " events="...), l.Events...)
+	b = append(append(b, " cmd="...), l.Cmd...)
+	b = append(append(b, " user="...), l.User...)
+	return num(b, " redir=-1 resp=", l.Resp)
+}
+
+// ConnFD is a connection's file descriptor (CLIENT LIST's fd), -1 when it
+// has none.
+func ConnFD(conn net.Conn) int64 {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := int64(-1)
+	_ = rc.Control(func(f uintptr) { fd = int64(f) })
+	return fd
 }

@@ -3,7 +3,6 @@ package daemon
 import (
 	"github.com/vigil-kv/vigil/internal/redistext"
 
-	"strconv"
 	"strings"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
@@ -190,32 +189,24 @@ func (d *Daemon) clientInfo(cl, self *client, cmdName string) string {
 	d.hub.mu.Lock()
 	sub, psub := len(cl.subs), len(cl.psubs)
 	d.hub.mu.Unlock()
-	flags := "N"
-	if sub+psub > 0 {
-		flags = "P"
-	}
 	now := timeNow()
-	idle := int64(0)
-	last := cl.lastCmd
+	l := netshell.ClientLine{
+		ID: cl.id, Addr: cl.addr, LAddr: cl.laddr, FD: netshell.ConnFD(cl.conn), Name: cl.getName(),
+		Age: int64(now.Sub(cl.created).Seconds()), Flags: []byte("N"), Sub: int64(sub), PSub: int64(psub),
+		Multi: -1, Rbs: 1024, TotMem: 1024, Events: "r", Cmd: cl.lastCmd, User: cl.user, Resp: int64(cl.proto()),
+	}
+	if sub+psub > 0 {
+		l.Flags = []byte("P")
+	}
 	if cl != self {
-		idle = int64(now.Sub(cl.idleAt).Seconds())
+		l.Idle = int64(now.Sub(cl.idleAt).Seconds())
 	} else {
-		last = cmdName
+		l.Cmd = cmdName
 	}
-	if last == "" {
-		last = "NULL"
+	if l.Cmd == "" {
+		l.Cmd = "NULL"
 	}
-	proto := cl.proto()
-	var b strings.Builder
-	b.WriteString("id=" + strconv.FormatInt(cl.id, 10))
-	b.WriteString(" addr=" + cl.addr + " laddr=" + cl.laddr + " fd=" + strconv.FormatInt(connFD(cl), 10))
-	b.WriteString(" name=" + cl.getName())
-	b.WriteString(" age=" + strconv.FormatInt(int64(now.Sub(cl.created).Seconds()), 10))
-	b.WriteString(" idle=" + strconv.FormatInt(idle, 10))
-	b.WriteString(" flags=" + flags + " db=0 sub=" + strconv.Itoa(sub) + " psub=" + strconv.Itoa(psub))
-	b.WriteString(" ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r")
-	b.WriteString(" cmd=" + last + " user=" + cl.user + " redir=-1 resp=" + strconv.Itoa(proto))
-	return b.String()
+	return string(l.Append(nil))
 }
 
 func cmdClientList(c *client, argv [][]byte) {

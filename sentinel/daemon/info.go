@@ -23,19 +23,6 @@ const RedisVersion = configs.RedisVersion
 
 func timeNow() time.Time { return time.Now() }
 
-// connFD returns the socket's file descriptor number, as CLIENT LIST shows.
-func connFD(c *client) int64 {
-	if sc, ok := c.conn.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			var fd uintptr
-			if rc.Control(func(f uintptr) { fd = f }) == nil {
-				return int64(fd)
-			}
-		}
-	}
-	return -1
-}
-
 var processRunID = func() string {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
