@@ -81,13 +81,9 @@ func cmdACLDryRun(c *Client, args [][]byte) {
 		return
 	}
 	argv := args[3:]
-	cmd := s.lookupArgv(argv)
-	if cmd == nil {
-		c.w.Error("ERR Command '" + string(argv[0]) + "' not found")
-		return
-	}
-	if (cmd.Arity > 0 && cmd.Arity != len(argv)) || len(argv) < -cmd.Arity {
-		c.w.Error(errWrongArgs(cmd.FullName()))
+	cmd, msg := netshell.LookupArgv(s.cmds, argv)
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
 	id, ok := s.acl.Table().Lookup(cmd.FullName())

@@ -25,7 +25,7 @@ func init() {
 }
 
 // clientUnblockCmd is CLIENT UNBLOCK's table entry (its commandstats).
-func clientUnblockCmd() *Command { return table.Get("client").SubNamed("unblock") }
+func clientUnblockCmd() *Command { return indexedTable.Get("client").SubNamed("unblock") }
 
 // clientView is what CLIENT LIST and KILL filter cl on.
 func clientView(cl *Client) netshell.ClientView {

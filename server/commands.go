@@ -62,16 +62,16 @@ var allCommands []*Command
 
 var tableOnce sync.Once
 
-// table is the indexed command table (netshell.NewTable), built by
+// indexedTable is the indexed command table (netshell.NewTable), built by
 // initTable.
-var table *netshell.Table[Handler]
+var indexedTable *netshell.Table[Handler]
 
 // initTable builds allCommands once per process: every cmd_*.go init has
 // registered by then, and servers started concurrently (tests) share it.
 func initTable() {
 	tableOnce.Do(func() {
-		table = netshell.NewTable(commandTable)
-		allCommands = table.All
+		indexedTable = netshell.NewTable(commandTable)
+		allCommands = indexedTable.All
 	})
 }
 
@@ -79,7 +79,7 @@ func initTable() {
 // (a rename to "" disables the command).
 func buildCommandTable(renames map[string]string) (map[string]*Command, error) {
 	initTable()
-	return table.Renamed(renames)
+	return indexedTable.Renamed(renames)
 }
 
 // lookup finds a command by name case-insensitively without allocating.

@@ -157,6 +157,19 @@ func (c *Command[H]) Resolve(argv [][]byte) (*Command[H], string) {
 	return c, ""
 }
 
+// LookupArgv is ACL DRYRUN's lookup (lookupCommand and its arity check):
+// the command argv would run from m, or the error to reply.
+func LookupArgv[H any](m map[string]*Command[H], argv [][]byte) (*Command[H], string) {
+	cmd, msg := Lookup(m, argv[0]), ""
+	if cmd != nil {
+		cmd, msg = cmd.Resolve(argv)
+	}
+	if cmd == nil {
+		return nil, "ERR Command '" + string(argv[0]) + "' not found"
+	}
+	return cmd, msg
+}
+
 // AllowedSubscribed reports the commands a RESP2 client in pub/sub context
 // may run (processCommand's list).
 func (c *Command[H]) AllowedSubscribed() bool {

@@ -11,11 +11,12 @@
 //     Flag set, key range, ACL categories, subcommands, the binary's
 //     handler type) with its index (NewTable), rename-command (Renamed),
 //     the case-insensitive lookup and Resolve (subcommand, arity,
-//     "parent|sub");
-//   - commands.go, client.go, hello.go: the tables both declare (ACL's and
-//     CLIENT's subcommands), AUTH, HELLO and the CLIENT subcommands over a
-//     small Session interface of the binary's client, and the parsers of
-//     the CLIENT subcommands whose effect differs per binary;
+//     "parent|sub"), and ACL DRYRUN's LookupArgv;
+//   - commands.go, client.go, hello.go: the rows both declare (ACL's,
+//     CLIENT's and COMMAND's subcommands), AUTH, HELLO and the CLIENT
+//     subcommands over a small Session interface of the binary's client,
+//     the parsers of the CLIENT subcommands whose effect differs per
+//     binary, and the CLIENT LIST/INFO line (ClientLine);
 //   - pubsub.go, queue.go: the pub/sub hub and the bounded output queue
 //     the sentinel writes through.
 //

@@ -277,20 +277,12 @@ func aclDryrun(c *client, argv [][]byte) {
 		return
 	}
 	cargs := argv[3:]
-	cmd := netshell.Lookup(c.d.cmds, cargs[0])
-	var msg string
-	if cmd != nil {
-		cmd, msg = cmd.Resolve(cargs)
-	}
-	if cmd == nil {
-		c.w.Error("ERR Command '" + string(cargs[0]) + "' not found")
-		return
-	}
-	name := cmd.FullName()
+	cmd, msg := netshell.LookupArgv(c.d.cmds, cargs)
 	if msg != "" {
 		c.w.Error(msg)
 		return
 	}
+	name := cmd.FullName()
 	id, ok := aclLookup(name)
 	if !ok {
 		c.w.OK()
