@@ -176,7 +176,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.db = 0
 	c.w.Proto = 2
 	c.name = ""
-	c.setReplyFlags(c.replyFlags &^ (replyOff | replySkipNext)) // clearClientConnectionState
+	c.setReplyFlags(c.rep.Flags &^ (replyOff | replySkipNext)) // clearClientConnectionState
 	c.noEvict = false
 	c.setAuthed(s.aclDefaultOpen()) // clientSetDefaultAuth
 	c.user = "default"

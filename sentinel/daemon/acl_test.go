@@ -580,3 +580,33 @@ func TestContainerErrorsBeforeAuth(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeUnderReplyOff: SUBSCRIBE's confirmations are pushes, sent
+// whatever CLIENT REPLY says (redis-sentinel 7.0.15's bytes for CLIENT
+// REPLY OFF, SUBSCRIBE a b, PING, UNSUBSCRIBE a in one write: PING's
+// reply is dropped).
+func TestSubscribeUnderReplyOff(t *testing.T) {
+	port, _ := startSentinel(t, "")
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("CLIENT REPLY OFF\r\nSUBSCRIBE a b\r\nPING\r\nUNSUBSCRIBE a\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	var got []string
+	for i := 0; i < 3; i++ {
+		b, err := readFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, escape(b))
+	}
+	want := []string{`*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n`, `*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n`, `*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:1\r\n`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("replies %q, want %q", got, want)
+	}
+}

@@ -60,14 +60,14 @@ func init() {
 		{Name: "hello", Arity: -1, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdHello},
 		{Name: "info", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: []string{"slow", "dangerous"}, Handler: cmdInfo},
 		{Name: "ping", Arity: -1, Flags: netshell.FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdPing},
-		{Name: "psubscribe", Arity: -2, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdSubscribe},
+		{Name: "psubscribe", Arity: -2, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: subscribe(true)},
 		{Name: "publish", Arity: 3, Flags: netshell.FlagPubSub | netshell.FlagLoading | netshell.FlagStale | netshell.FlagFast, ACL: []string{"pubsub", "fast"}, Handler: cmdPublish},
-		{Name: "punsubscribe", Arity: -1, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdUnsubscribe},
+		{Name: "punsubscribe", Arity: -1, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: unsubscribe(true)},
 		{Name: "role", Arity: 1, Flags: ls | netshell.FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Handler: cmdRole},
 		{Name: "sentinel", Arity: -2, Flags: netshell.FlagAdmin, ACL: admACL, Subs: sentinelSubcommands()},
 		{Name: "shutdown", Arity: -1, Flags: adm | netshell.FlagNoMulti | netshell.FlagAllowBusy, ACL: admACL, Handler: cmdShutdown},
-		{Name: "subscribe", Arity: -2, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdSubscribe},
-		{Name: "unsubscribe", Arity: -1, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: cmdUnsubscribe},
+		{Name: "subscribe", Arity: -2, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: subscribe(false)},
+		{Name: "unsubscribe", Arity: -1, Flags: pubsub, ACL: []string{"pubsub", "slow"}, Handler: unsubscribe(false)},
 	})
 }
 
@@ -88,16 +88,13 @@ func strs(argv [][]byte) []string {
 // honouring CLIENT REPLY OFF/SKIP.
 func (c *client) dispatch(argv [][]byte) {
 	mark := len(c.w.B)
-	c.replySeg = mark
+	c.rep.Start(&c.w)
 	c.exec(argv)
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		c.d.stats.errors.Add(1) // afterErrorReply, even when CLIENT REPLY drops it
 	}
-	if c.replyFlags != 0 {
-		if c.replyFlags.Suppressing() {
-			c.w.B = c.w.B[:c.replySeg]
-		}
-		c.replyFlags = c.replyFlags.Next()
+	if c.rep.Flags != 0 {
+		c.rep.End(&c.w)
 	}
 }
 
@@ -274,50 +271,60 @@ func cmdClientKill(c *client, argv [][]byte) {
 	f.Reply(&c.w, killed)
 }
 
-func cmdSubscribe(c *client, argv [][]byte) {
-	args := strs(argv)
-	pattern := strings.EqualFold(args[0], "psubscribe")
+// subscribe is SUBSCRIBE (PSUBSCRIBE with pattern); its confirmations
+// are pushes, sent whatever CLIENT REPLY says (CLIENT_PUSHING).
+func subscribe(pattern bool) handler {
 	kind := "subscribe"
 	if pattern {
 		kind = "psubscribe"
 	}
-	for _, name := range args[1:] {
-		n := c.d.hub.subscribe(c, name, pattern)
-		c.w.PushLen(3)
-		c.w.BulkString(kind)
-		c.w.BulkString(name)
-		c.w.Int(int64(n))
+	return func(c *client, argv [][]byte) {
+		for _, name := range argv[1:] {
+			c.subReply(kind, name, c.d.hub.subscribe(c, string(name), pattern))
+		}
 	}
 }
 
-func cmdUnsubscribe(c *client, argv [][]byte) {
-	args := strs(argv)
-	pattern := strings.EqualFold(args[0], "punsubscribe")
+// unsubscribe is UNSUBSCRIBE (PUNSUBSCRIBE with pattern): without names,
+// from every channel (pattern) the client has, in order.
+func unsubscribe(pattern bool) handler {
 	kind := "unsubscribe"
 	if pattern {
 		kind = "punsubscribe"
 	}
-	names := args[1:]
-	if len(names) == 0 {
-		names = c.d.hub.list(c, pattern)
+	return func(c *client, argv [][]byte) {
+		names := argv[1:]
 		if len(names) == 0 {
-			c.w.PushLen(3)
-			c.w.BulkString(kind)
-			c.w.Null()
-			c.d.hub.mu.Lock()
-			n := len(c.subs) + len(c.psubs)
-			c.d.hub.mu.Unlock()
-			c.w.Int(int64(n))
-			return
+			for _, n := range c.d.hub.list(c, pattern) {
+				names = append(names, []byte(n))
+			}
+			if len(names) == 0 {
+				c.d.hub.mu.Lock()
+				n := len(c.subs) + len(c.psubs)
+				c.d.hub.mu.Unlock()
+				c.subReply(kind, nil, n)
+				return
+			}
+		}
+		for _, name := range names {
+			c.subReply(kind, name, c.d.hub.unsubscribe(c, string(name), pattern))
 		}
 	}
-	for _, name := range names {
-		n := c.d.hub.unsubscribe(c, name, pattern)
-		c.w.PushLen(3)
-		c.w.BulkString(kind)
-		c.w.BulkString(name)
-		c.w.Int(int64(n))
+}
+
+// subReply is addReplyPubsubSubscribed and friends: a push kept when
+// CLIENT REPLY drops the command's reply; a nil name is a null.
+func (c *client) subReply(kind string, name []byte, count int) {
+	start := len(c.w.B)
+	c.w.PushLen(3)
+	c.w.BulkString(kind)
+	if name == nil {
+		c.w.Null()
+	} else {
+		c.w.Bulk(name)
 	}
+	c.w.Int(int64(count))
+	c.rep.Pushed(&c.w, start)
 }
 
 // cmdPublish is sentinelPublishCommand: only hellos are accepted.

@@ -20,16 +20,15 @@ type client struct {
 	created time.Time
 
 	// Owned by the client's goroutine.
-	rd         *resp.Reader
-	w          resp.Writer
-	authed     bool
-	user       string
-	u          *acl.User // the authenticated user; nil = default
-	lastCmd    string
-	close      bool
-	replyFlags netshell.ReplyFlags // CLIENT REPLY
-	replySeg   int                 // where the running command's reply starts in w
-	idleAt     time.Time
+	rd      *resp.Reader
+	w       resp.Writer
+	authed  bool
+	user    string
+	u       *acl.User // the authenticated user; nil = default
+	lastCmd string
+	close   bool
+	rep     netshell.Replies // CLIENT REPLY
+	idleAt  time.Time
 
 	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
 	name string
@@ -162,6 +161,7 @@ func (c *client) RunBatch() bool {
 
 // flush writes the pending replies.
 func (c *client) flush() bool {
+	c.rep.Pushes = c.rep.Pushes[:0] // offsets into the buffer written now
 	if len(c.w.B) == 0 {
 		return true
 	}
@@ -184,7 +184,7 @@ func (c *client) writePush(b []byte) { c.out.Push(b) }
 func (c *client) Writer() *resp.Writer            { return &c.w }
 func (c *client) ClientID() int64                 { return c.id }
 func (c *client) ClientName() string              { return c.getName() }
-func (c *client) ReplyFlags() netshell.ReplyFlags { return c.replyFlags }
+func (c *client) ReplyFlags() netshell.ReplyFlags { return c.rep.Flags }
 
 func (c *client) SetClientName(name string) {
 	c.mu.Lock()
@@ -199,13 +199,7 @@ func (c *client) SetProto(proto int) {
 }
 
 // SetReplyFlags settles the reply written under the old flags first.
-func (c *client) SetReplyFlags(f netshell.ReplyFlags) {
-	if c.replyFlags.Suppressing() {
-		c.w.B = c.w.B[:c.replySeg]
-	}
-	c.replyFlags = f
-	c.replySeg = len(c.w.B)
-}
+func (c *client) SetReplyFlags(f netshell.ReplyFlags) { c.rep.Set(&c.w, f) }
 
 func (c *client) getName() string {
 	c.mu.Lock()
