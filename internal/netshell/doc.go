@@ -17,6 +17,7 @@
 //     subcommands over a small Session interface of the binary's client,
 //     the parsers of the CLIENT subcommands whose effect differs per
 //     binary, and the CLIENT LIST/INFO line (ClientLine);
+//   - replies.go: CLIENT REPLY's emulation over a reply buffer (Replies);
 //   - pubsub.go, queue.go: the pub/sub hub and the bounded output queue
 //     the sentinel writes through.
 //
