@@ -135,7 +135,7 @@ func (p *pauseState) mustWait(cmd *Command, now time.Time) bool {
 	if p.all {
 		return true
 	}
-	return cmd.has(FlagWrite | FlagMayReplicate)
+	return cmd.Has(FlagWrite | FlagMayReplicate)
 }
 
 func (p *pauseState) start(until time.Time, all bool) {
