@@ -280,6 +280,13 @@ func (s *Server) linkSession(l *replLink) error {
 			case replication.Send:
 				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				if _, err := conn.Write(a.Data); err != nil {
+					s.mu.Lock()
+					if l.hs.State == replication.StateReceivePsyncReply && l.hs.FailingOver() {
+						// syncWithMaster: the PSYNC ... FAILOVER could not
+						// be sent: abortFailover (back to a master).
+						s.abortFailover("Write error to failover target")
+					}
+					s.mu.Unlock()
 					return err
 				}
 			case replication.Log:
