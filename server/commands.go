@@ -316,8 +316,8 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.queueMulti(c, chk, args)
 		return
 	}
-	if s.pause.blocks(c, cmd, s.now) {
-		for s.pause.blocks(c, cmd, s.now) {
+	if pc := s.pausedCmd(c, cmd); s.pause.blocks(c, pc, s.now) {
+		for s.pause.blocks(c, pc, s.now) {
 			s.pause.wait(s)
 			if c.killed.Load() { // CLIENT KILL while parked: never runs
 				return

@@ -36,6 +36,10 @@ func cmdFailover(c *Client, args [][]byte) {
 		s.log.Info().Msg(d.Log)
 		s.repl.failover.Start(d.Request, s.clock.Now())
 		s.pause.startFailover()
+		// While paused the dataset stays static: expired keys read as
+		// missing but are not deleted (expireIfNeeded returns 1 without
+		// deleting when clients are paused), as on a replica.
+		s.ks.Replica = true
 	}
 	c.w.Raw([]byte(d.Reply))
 }
@@ -92,6 +96,7 @@ func (s *Server) abortFailover(reason string) {
 func (s *Server) clearFailover() {
 	s.repl.failover.Clear()
 	s.pause.endFailover()
+	s.ks.Replica = s.isReplica()
 }
 
 // failoverReply handles the target's answer to PSYNC ... FAILOVER
@@ -108,4 +113,23 @@ func (s *Server) failoverReply(a replication.FailoverReply) bool {
 	s.log.Warn().Msgf("PSYNC FAILOVER rejected by the target: %s", a.Reply)
 	s.abortFailover("Failover target rejected psync request")
 	return false
+}
+
+// pausedCmd is the command the pause check sees for cmd from c: EXEC of a
+// transaction that queued a write (or a command that may replicate) counts
+// as one, as processCommand's is_may_replicate_command looks at
+// mstate.cmd_flags; a copy, so that CLIENT LIST still shows exec (lock
+// held).
+func (s *Server) pausedCmd(c *Client, cmd *Command) *Command {
+	if s.pause.ch == nil || cmd.fullName != "exec" || c.multi == nil || cmd.has(FlagWrite|FlagMayReplicate) {
+		return cmd
+	}
+	for _, q := range c.multi.cmds {
+		if q.cmd.has(FlagWrite | FlagMayReplicate) {
+			x := *cmd
+			x.Flags |= FlagMayReplicate
+			return &x
+		}
+	}
+	return cmd
 }

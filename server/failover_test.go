@@ -231,6 +231,17 @@ func TestFailoverAbortTimeoutForce(t *testing.T) {
 	}
 	w.send("SET", "a", "1")
 	parked(t, l, info, 1)
+	// EXEC of a transaction with a write waits too; a read-only one runs.
+	x := l.dial(t)
+	for _, cmd := range [][]string{{"MULTI"}, {"GET", "a"}, {"EXEC"}} {
+		x.do(cmd...)
+	}
+	x.do("MULTI")
+	if got := x.do("SET", "t", "1"); got != "+QUEUED" {
+		t.Fatalf("queued SET: %s", got)
+	}
+	x.send("EXEC")
+	parked(t, l, info, 2)
 	if got := c.do("FAILOVER", "TIMEOUT", "10"); got != "-ERR FAILOVER already in progress." {
 		t.Fatalf("second FAILOVER: %s", got)
 	}
@@ -243,6 +254,9 @@ func TestFailoverAbortTimeoutForce(t *testing.T) {
 	if got := w.read(); got != "+OK" {
 		t.Fatalf("the paused write after ABORT: %s", got)
 	}
+	if got := x.read(); got != "[+OK]" {
+		t.Fatalf("the paused EXEC after ABORT: %s", got)
+	}
 	if got := state(); got != "no-failover" {
 		t.Fatalf("after ABORT: %s", got)
 	}
@@ -250,14 +264,30 @@ func TestFailoverAbortTimeoutForce(t *testing.T) {
 		t.Fatalf("ABORT again: %s", got)
 	}
 
+	if got := c.do("SET", "e", "1", "PX", "100"); got != "+OK" {
+		t.Fatalf("SET PX: %s", got)
+	}
 	if got := c.do("FAILOVER", "TIMEOUT", "500"); got != "+OK" {
 		t.Fatalf("FAILOVER TIMEOUT: %s", got)
 	}
+	off := liveInfoField(t, info, "replication", "master_repl_offset")
 	w.send("SET", "b", "1")
 	parked(t, l, info, 1)
 	l.cronTick(499 * time.Millisecond)
 	if got := state(); got != "waiting-for-sync" {
 		t.Fatalf("before the deadline: %s", got)
+	}
+	// The dataset stays static while paused: the expired key reads as
+	// missing, but neither the cron nor the read deletes it (no DEL in the
+	// stream, which would move the offset the replica must acknowledge).
+	if got := c.do("GET", "e"); got != "(nil)" {
+		t.Fatalf("GET of an expired key: %s", got)
+	}
+	if got := liveInfoField(t, info, "stats", "expired_keys"); got != "0" {
+		t.Fatalf("expired_keys while paused: %s", got)
+	}
+	if got := liveInfoField(t, info, "replication", "master_repl_offset"); got != off {
+		t.Fatalf("master_repl_offset moved while paused: %s, was %s", got, off)
 	}
 	l.cronTick(time.Millisecond)
 	if got := state(); got != "no-failover" {
@@ -265,6 +295,9 @@ func TestFailoverAbortTimeoutForce(t *testing.T) {
 	}
 	if got := w.read(); got != "+OK" {
 		t.Fatalf("the paused write after the timeout: %s", got)
+	}
+	if got := c.do("GET", "e"); got != "(nil)" || liveInfoField(t, info, "stats", "expired_keys") != "1" {
+		t.Fatalf("the expired key after the pause: %s", got)
 	}
 
 	replid := liveInfoField(t, info, "replication", "master_replid")
