@@ -404,3 +404,46 @@ func TestFailoverTargetPromotes(t *testing.T) {
 		t.Fatalf("write on the new master: %s", got)
 	}
 }
+
+// The pause's purposes combine as 7.0's: the strictest mode of those
+// active, CLIENT UNPAUSE ends only CLIENT PAUSE's, and an expired CLIENT
+// PAUSE leaves the failover's (writes only).
+func TestPausePurposes(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	read := &Command{Flags: FlagReadonly}
+	write := &Command{Flags: FlagWrite}
+	var p pauseState
+	check := func(when string, now time.Time, wantRead, wantWrite bool) {
+		t.Helper()
+		if got := p.mustWait(read, now); got != wantRead {
+			t.Errorf("%s: read waits %v", when, got)
+		}
+		if got := p.mustWait(write, now); got != wantWrite {
+			t.Errorf("%s: write waits %v", when, got)
+		}
+	}
+	check("no pause", t0, false, false)
+	p.startFailover()
+	check("failover", t0, false, true)
+	p.start(t0.Add(time.Second), true)
+	check("failover + CLIENT PAUSE ALL", t0, true, true)
+	p.end() // CLIENT UNPAUSE
+	check("after CLIENT UNPAUSE", t0, false, true)
+	p.start(t0.Add(time.Second), true)
+	check("CLIENT PAUSE expired", t0.Add(time.Second), false, true)
+	if p.ch == nil {
+		t.Fatal("the failover's pause ended with CLIENT PAUSE's")
+	}
+	p.start(t0.Add(time.Second), false)
+	ch := p.ch
+	p.endFailover()
+	if ch == p.ch {
+		t.Fatal("ending a purpose must wake the parked commands")
+	}
+	check("CLIENT PAUSE WRITE alone", t0, false, true)
+	p.end()
+	check("nothing", t0, false, false)
+	if p.ch != nil {
+		t.Fatal("pause channel left after every purpose ended")
+	}
+}
