@@ -206,11 +206,18 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.queueMulti(c, chk, args)
 		return
 	}
-	for s.pause.blocks(c, cmd, s.now) {
-		s.pause.wait(s)
-		if c.killed.Load() { // CLIENT KILL while parked: never runs
-			return
+	if pc := s.pausedCmd(c, cmd); s.pause.blocks(c, pc, s.now) {
+		for s.pause.blocks(c, pc, s.now) {
+			s.pause.wait(s)
+			if c.killed.Load() { // CLIENT KILL while parked: never runs
+				return
+			}
 		}
+		// A postponed command goes through processCommand again, as Redis
+		// reprocesses an unblocked client's input: the node may have become
+		// a replica meanwhile (FAILOVER), and its write gets -READONLY.
+		s.call(c, args)
+		return
 	}
 	if s.realClock {
 		c.cmdEnd = s.now // exec's start: after any pause
