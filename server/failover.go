@@ -121,11 +121,11 @@ func (s *Server) failoverReply(a replication.FailoverReply) bool {
 // mstate.cmd_flags; a copy, so that CLIENT LIST still shows exec (lock
 // held).
 func (s *Server) pausedCmd(c *Client, cmd *Command) *Command {
-	if s.pause.ch == nil || cmd.fullName != "exec" || c.multi == nil || cmd.has(FlagWrite|FlagMayReplicate) {
+	if s.pause.ch == nil || cmd.FullName() != "exec" || c.multi == nil || cmd.Has(FlagWrite|FlagMayReplicate) {
 		return cmd
 	}
 	for _, q := range c.multi.cmds {
-		if q.cmd.has(FlagWrite | FlagMayReplicate) {
+		if q.cmd.Has(FlagWrite | FlagMayReplicate) {
 			x := *cmd
 			x.Flags |= FlagMayReplicate
 			return &x
