@@ -37,6 +37,10 @@
 //   - ReplicaAck, CountAcks, WaitDone, GoodReplicas, WritesAllowed,
 //     ReplicaTimedOut, NeedsNewline, PingDue, LinkTimeout: the master's and
 //     replica's replicationCron / WAIT / min-replicas decisions.
+//   - DecideFailoverCommand (failoverCommand), Failover.Update/Start/Clear
+//     (updateFailoverStatus, clearFailoverState), FindReplica: the FAILOVER
+//     command; the Handshake sends PSYNC ... FAILOVER when configured with
+//     Failover and reports the answer as FailoverReply.
 //   - ParseReplconf (replconfCommand), DecideReplicaof (replicaofCommand),
 //     WriteRoleMaster / WriteRoleReplica (roleCommand).
 //   - Info / AppendInfoSection (genRedisInfoString's replication section),

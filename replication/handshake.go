@@ -232,7 +232,21 @@ type Synced struct {
 	SendAck  bool
 }
 
+// FailoverReply: the answer to PSYNC ... FAILOVER (HandshakeConfig.Failover)
+// arrived. Accepted (+CONTINUE or +FULLRESYNC): the shell clears its
+// failover state and the actions of the answer follow. Otherwise the
+// handshake is over (state NONE, a Close follows) and the shell aborts the
+// failover ("Failover target rejected psync request").
+type FailoverReply struct {
+	Accepted bool
+	Reply    string
+}
+
+// FailingOver reports whether the next PSYNC carries FAILOVER.
+func (h *Handshake) FailingOver() bool { return h.cfg.Failover }
+
 func (Dial) isAction()          {}
+func (FailoverReply) isAction() {}
 func (Send) isAction()          {}
 func (Close) isAction()         {}
 func (Log) isAction()           {}
@@ -409,6 +423,18 @@ func (h *Handshake) psyncReply(line string) []Action {
 		// "The master may send empty newlines after it receives PSYNC and
 		// before to reply, just to keep the connection alive."
 		return nil // PSYNC_WAIT_REPLY
+	}
+	if h.cfg.Failover {
+		// syncWithMaster in FAILOVER_IN_PROGRESS: +CONTINUE or +FULLRESYNC
+		// completes the failover (clearFailoverState), anything else aborts
+		// it (abortFailover: the shell turns the node back into a master,
+		// which stops this handshake). Later PSYNCs carry no FAILOVER.
+		h.cfg.Failover = false
+		if !strings.HasPrefix(line, "+FULLRESYNC") && !strings.HasPrefix(line, "+CONTINUE") {
+			h.State = StateNone
+			return []Action{FailoverReply{Reply: line}, Close{Reason: "Failover target rejected psync request"}}
+		}
+		return append([]Action{FailoverReply{Accepted: true, Reply: line}}, h.psyncReply(line)...)
 	}
 	if strings.HasPrefix(line, "+FULLRESYNC") {
 		var acts []Action

@@ -110,6 +110,7 @@ type Decision struct {
 const (
 	ContinueLine               = "+CONTINUE\r\n"
 	errFailoverReplID          = "-ERR PSYNC FAILOVER replid must match my replid.\r\n"
+	errFailoverToMaster        = "-ERR PSYNC FAILOVER can't be sent to a master.\r\n"
 	errSyncWhileFailingOver    = "-NOMASTERLINK Can't SYNC while failing over\r\n"
 	errSyncWhileNotConnected   = "-NOMASTERLINK Can't SYNC while not connected with my master\r\n"
 	errSyncWithPendingOutput   = "-ERR SYNC and PSYNC are invalid with pending output\r\n"
@@ -136,6 +137,9 @@ func Decide(req PsyncRequest, st MasterState) Decision {
 	// "Check if this is a failover request to a replica with the same
 	// replid and become a master if so."
 	if !req.Sync && req.Failover {
+		if !st.IsReplica {
+			return Decision{Outcome: PsyncReject, Reply: errFailoverToMaster}
+		}
 		if strings.EqualFold(req.ReplID, st.IDs.ID) {
 			return Decision{Outcome: PsyncPromote, Log: "MASTER MODE enabled (failover request)"}
 		}

@@ -85,6 +85,8 @@ func TestDecide(t *testing.T) {
 		{"SYNC is always full", PsyncRequest{Sync: true}, st, PsyncFull, "", 0},
 		{"PSYNC FAILOVER with my replid promotes", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, replicaUp, PsyncPromote, "", 0},
 		{"PSYNC FAILOVER with another replid", PsyncRequest{ReplID: idA, Offset: "700", Failover: true}, replicaUp, PsyncReject, "-ERR PSYNC FAILOVER replid must match my replid.\r\n", 0},
+		{"PSYNC FAILOVER to a master", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, st, PsyncReject, "-ERR PSYNC FAILOVER can't be sent to a master.\r\n", 0},
+		{"PSYNC FAILOVER with a down link still promotes", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, replicaDown, PsyncPromote, "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Decide(c.req, c.st)

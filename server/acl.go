@@ -19,7 +19,7 @@ func aclTable() *acl.Table {
 	initTable()
 	specs := make([]acl.CommandSpec, 0, len(allCommands))
 	for _, c := range allCommands {
-		specs = append(specs, acl.CommandSpec{Name: c.fullName, Categories: c.ACL})
+		specs = append(specs, acl.CommandSpec{Name: c.FullName(), Categories: c.ACL})
 	}
 	return acl.NewTable(specs)
 }
@@ -122,11 +122,11 @@ func (s *Server) aclCheck(c *Client, cmd *Command, args [][]byte) (acl.Result, i
 	if u.Unrestricted() {
 		return acl.OK, 0
 	}
-	id, ok := s.acl.Table().Lookup(cmd.fullName)
+	id, ok := s.acl.Table().Lookup(cmd.FullName())
 	if !ok {
 		return acl.OK, 0
 	}
-	return u.Check(id, cmd.has(FlagNoAuth), args, aclKeys(cmd, args))
+	return u.Check(id, cmd.Has(FlagNoAuth), args, aclKeys(cmd, args))
 }
 
 // aclAllowed is processCommand's ACL step: a denied command is logged
@@ -141,8 +141,8 @@ func (s *Server) aclAllowed(c *Client, cmd *Command, args [][]byte) bool {
 	if c.multi != nil {
 		ctx = "multi"
 	}
-	s.aclLogDenied(c, res, ctx, cmd, args, idx, cmd.fullName)
-	s.reject(c, cmd, acl.NoPermMessage(res, cmd.fullName))
+	s.aclLogDenied(c, res, ctx, cmd, args, idx, cmd.FullName())
+	s.reject(c, cmd, acl.NoPermMessage(res, cmd.FullName()))
 	return false
 }
 
@@ -164,7 +164,7 @@ func (s *Server) aclExecAllowed(c *Client, cmd *Command, args [][]byte) bool {
 // aclLogDenied is addACLLogEntry for a denied command: the object is the
 // command's full name, or the denied key or channel.
 func (s *Server) aclLogDenied(c *Client, res acl.Result, ctx string, cmd *Command, args [][]byte, idx int, cmdName string) {
-	object := cmd.fullName
+	object := cmd.FullName()
 	if res != acl.DeniedCmd && idx < len(args) {
 		object = string(args[idx])
 	}

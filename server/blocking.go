@@ -511,8 +511,8 @@ func (s *Server) parkBlocked(c *Client) bool {
 	// replies so far leave it.
 	pending := c.w.B
 	c.w.B = nil
-	c.pushSpans = c.pushSpans[:0] // offsets into pending, settled already
-	s.aofBeforeReply()            // persistence: the AOF is written before the replies (persist_aof.go)
+	c.rep.Pushes = c.rep.Pushes[:0] // offsets into pending, settled already
+	s.aofBeforeReply()              // persistence: the AOF is written before the replies (persist_aof.go)
 	// A WAIT that just blocked asked for acknowledgements: the GETACK goes
 	// out now, after the writes it waits for, as beforeSleep's
 	// replicationRequestAckFromSlaves does before the event loop sleeps,

@@ -26,8 +26,7 @@ import (
 // commandstats slot: its calls and failures show as cmdstat_getdel.
 func addBlockGet(s *Server) {
 	cmd := &Command{Name: "blockget", Arity: -3, Flags: FlagWrite | FlagBlocking, FirstKey: 1, LastKey: -2, Step: 1, Handler: cmdBlockGet}
-	cmd.fullName = "blockget"
-	cmd.idx = s.cmds["getdel"].idx
+	cmd.Detached(s.cmds["getdel"])
 	s.cmds["blockget"] = cmd
 }
 

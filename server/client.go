@@ -5,6 +5,7 @@ package server
 
 import (
 	"errors"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"net"
 	"os"
 	"runtime"
@@ -17,7 +18,8 @@ import (
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
-// Client kinds for CLIENT LIST/KILL TYPE.
+// Client kinds for CLIENT LIST/KILL TYPE, numbered as netshell.ClientType
+// (checked below).
 const (
 	kindNormal = iota
 	kindReplica
@@ -25,11 +27,15 @@ const (
 	kindPubSub
 )
 
+var _ = [1]struct{}{}[kindReplica-int(netshell.ClientReplica)]
+var _ = [1]struct{}{}[kindMaster-int(netshell.ClientMaster)]
+var _ = [1]struct{}{}[kindPubSub-int(netshell.ClientPubSub)]
+
 // Reply flags (CLIENT REPLY), as Redis's client flags: none is ON.
 const (
-	replyOff      = 1 << iota // CLIENT_REPLY_OFF: no replies
-	replySkip                 // CLIENT_REPLY_SKIP: no replies for the command being run
-	replySkipNext             // CLIENT_REPLY_SKIP_NEXT: SKIP was issued, skip the next command
+	replyOff      = netshell.ReplyOff      // CLIENT_REPLY_OFF: no replies
+	replySkip     = netshell.ReplySkip     // CLIENT_REPLY_SKIP: no replies for the command being run
+	replySkipNext = netshell.ReplySkipNext // CLIENT_REPLY_SKIP_NEXT: SKIP was issued, skip the next command
 )
 
 // Client is one connection. Fields without a note are touched only by the
@@ -62,13 +68,14 @@ type Client struct {
 	aclUser *acl.User // the authenticated ACL user; nil: the default user (acl.go)
 	created time.Time
 	lastCmd string
-	// replyFlags are the CLIENT REPLY flags; replySeg is where the reply
-	// written under the current flags began (applyReplyFlags).
-	replyFlags uint8
-	replySeg   int
-	noEvict    bool
-	monitor    bool
-	multi      *multiState
+	// rep is the CLIENT REPLY state (netshell.Replies): the flags, where
+	// the reply written under them began, and the pub/sub pushes in the
+	// reply buffer that OFF/SKIP must not drop (replySubAlways); its
+	// pushes are empty between batches.
+	rep     netshell.Replies
+	noEvict bool
+	monitor bool
+	multi   *multiState
 	// busyUnwatch: a transaction was discarded while a script was busy
 	// (serveBusy, without the lock); its WATCHed keys are released
 	// before the client's next command runs.
@@ -132,11 +139,6 @@ type Client struct {
 	argvMem  int
 	totalNet atomic.Int64
 	prop     propState // what the running command propagates (propagate.go); guarded by mu
-
-	// pushSpans are the pub/sub pushes in the reply buffer that CLIENT
-	// REPLY OFF/SKIP must not drop (replySubAlways, dropReply); empty
-	// between batches.
-	pushSpans [][2]int
 
 	// inScript marks the scripting client (scripting.go): Redis's
 	// CLIENT_SCRIPT, which may not block.
@@ -232,61 +234,55 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	// The client's output not in this batch: it only shrinks while the
 	// batch holds the lock (pushLoop writes), so the cap below is kept.
 	base := s.asyncBytes(c)
-	for {
-		if c.killed.Load() {
-			keep = false
-			break
-		}
-		args, err := c.rd.Next()
-		if err != nil {
-			var pe *resp.ProtocolError
-			if errors.As(err, &pe) {
-				s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
-				c.w.Error("ERR " + pe.Error())
-			}
-			keep = false
-			break
-		}
-		if args == nil {
-			break
-		}
-		s.process(c, args)
-		// A command that blocked the client (blocking.go) parks it here,
-		// outside the lock, until it is served, times out or is
-		// unblocked; the rest of the batch waits in the query buffer.
-		if c.blocked != nil {
-			if !s.parkBlocked(c) {
-				keep = false
-				break
-			}
-			now = time.Now()
-			if c.replyFlags != 0 { // c.w holds just the reply it was given
-				c.replySeg = 0
-				c.endReplyFlags()
-			}
-		}
-		if c.closeAfterReply {
-			keep = false
-			break
-		}
-		// client-output-buffer-limit (obuf.go): checked as each reply
-		// is added; the batch stops at the client's output cap.
-		if len(c.w.B) > 0 {
-			if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
-				if s.checkObuf(c, len(c.w.B)) {
-					keep = false
-					break
+	// netshell's batch: every complete command, until the buffer is
+	// drained or a command stops it.
+	st, err := netshell.Close, error(nil)
+	if !c.killed.Load() {
+		st, err = netshell.Batch(c.rd, func(args [][]byte) netshell.Step {
+			s.process(c, args)
+			// A command that blocked the client (blocking.go) parks it
+			// here, outside the lock, until it is served, times out or
+			// is unblocked; the rest of the batch waits in the query
+			// buffer.
+			if c.blocked != nil {
+				if !s.parkBlocked(c) {
+					return netshell.Close
 				}
-				if int64(len(c.w.B))+base >= obufCap(l) {
-					more = true
-					break
+				now = time.Now()
+				if c.rep.Flags != 0 { // c.w holds just the reply it was given
+					c.rep.Seg = 0
+					c.endReplyFlags()
 				}
-			} else if int64(len(c.w.B))+base >= replyChunk {
-				more = true
-				break
 			}
-		}
+			if c.closeAfterReply {
+				return netshell.Close
+			}
+			// client-output-buffer-limit (obuf.go): checked as each
+			// reply is added; the batch stops at the client's output cap.
+			if len(c.w.B) > 0 {
+				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
+					if s.checkObuf(c, len(c.w.B)) {
+						return netshell.Close
+					}
+					if int64(len(c.w.B))+base >= obufCap(l) {
+						return netshell.Pause
+					}
+				} else if int64(len(c.w.B))+base >= replyChunk {
+					return netshell.Pause
+				}
+			}
+			if c.killed.Load() { // before the next command, as Redis frees it
+				return netshell.Close
+			}
+			return netshell.Continue
+		})
 	}
+	var pe *resp.ProtocolError
+	if err != nil && errors.As(err, &pe) {
+		s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
+		c.w.Error("ERR " + pe.Error())
+	}
+	keep, more = st != netshell.Close, st == netshell.Pause
 	maxOut, gen := s.obufCapOf(c), s.obuf.gen.Load()
 	if c.obufClosed.Load() {
 		c.w.B = c.w.B[:0] // closed for its output buffer: dropped
@@ -302,8 +298,8 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		// (repl_master.go); what it asks gets no reply once it is one.
 		c.w.B = c.w.B[:0]
 	}
-	if len(c.pushSpans) != 0 {
-		c.pushSpans = c.pushSpans[:0] // the buffer is about to be written
+	if len(c.rep.Pushes) != 0 {
+		c.rep.Pushes = c.rep.Pushes[:0] // the buffer is about to be written
 	}
 	// A client that gets asynchronous output (pub/sub messages, MONITOR
 	// lines) sends its replies through the same queue, in the order the
@@ -366,7 +362,7 @@ func (s *Server) process(c *Client, args [][]byte) {
 		c.busyUnwatch = false
 		s.unwatchAll(c, true)
 	}
-	c.replySeg = len(c.w.B)
+	c.rep.Start(&c.w)
 	s.call(c, args)
 	if c.blocked != nil {
 		// A blocked client is reset when it is unblocked (Redis's
@@ -374,47 +370,32 @@ func (s *Server) process(c *Client, args [][]byte) {
 		// gets then (runBatch, after parkBlocked).
 		return
 	}
-	if c.replyFlags != 0 {
+	if c.rep.Flags != 0 {
 		c.endReplyFlags()
 	}
 }
 
-// CLIENT REPLY is emulated as Redis does it: prepareClientToWrite refuses
-// every reply written while CLIENT_REPLY_OFF or CLIENT_REPLY_SKIP is set
-// (pub/sub pushes excepted: CLIENT_PUSHING), CLIENT REPLY and RESET change
-// the flags in the middle of a command (of EXEC, say), and resetClient
-// clears SKIP and turns SKIP_NEXT into SKIP after each top-level command.
-// So a command refused before it runs (unknown, arity, NOAUTH) counts as
-// the skipped one, commands inside EXEC do not, and the EXEC header is
-// sent or not by the flags when EXEC began. Vigil writes replies first and
-// drops them after: the reply since replySeg is dropped (dropReply, which
-// keeps pushes) when a segment written under suppression ends, that is
-// when the flags change (setReplyFlags) or the command ends.
+// CLIENT REPLY is emulated as netshell.Replies says, for both binaries.
 
 // suppressing reports whether replies are being dropped now.
-func (c *Client) suppressing() bool { return c.replyFlags&(replyOff|replySkip) != 0 }
+func (c *Client) suppressing() bool { return c.rep.Flags.Suppressing() }
 
-// setReplyFlags is how CLIENT REPLY and RESET change the flags: the reply
-// written before, under the old flags, is settled first.
-func (c *Client) setReplyFlags(f uint8) {
-	if c.suppressing() {
-		c.dropReply(c.replySeg)
-	}
-	c.replyFlags = f
-	c.replySeg = len(c.w.B)
-}
+// setReplyFlags is how CLIENT REPLY and RESET change the flags.
+func (c *Client) setReplyFlags(f netshell.ReplyFlags) { c.rep.Set(&c.w, f) }
 
 // endReplyFlags settles a top-level command's reply and moves SKIP on.
-func (c *Client) endReplyFlags() {
-	if c.suppressing() {
-		c.dropReply(c.replySeg)
-	}
-	f := c.replyFlags &^ replySkip
-	if f&replySkipNext != 0 {
-		f = f&^replySkipNext | replySkip
-	}
-	c.replyFlags = f
-}
+func (c *Client) endReplyFlags() { c.rep.End(&c.w) }
+
+// The client state the shared AUTH and CLIENT handlers use
+// (netshell.Session).
+
+func (c *Client) Writer() *resp.Writer                { return &c.w }
+func (c *Client) ClientID() int64                     { return c.id }
+func (c *Client) ClientName() string                  { return c.name }
+func (c *Client) SetClientName(name string)           { c.name = name }
+func (c *Client) SetProto(proto int)                  { c.w.Proto = proto }
+func (c *Client) ReplyFlags() netshell.ReplyFlags     { return c.rep.Flags }
+func (c *Client) SetReplyFlags(f netshell.ReplyFlags) { c.setReplyFlags(f) }
 
 // unlinkClient is freeClient: the client's subscriptions, watches and
 // MONITOR go before its connection closes, so that a peer that has seen

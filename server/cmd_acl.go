@@ -26,39 +26,7 @@ func init() {
 		"users":   func(c *Client, _ [][]byte) { acl.WriteUsers(&c.w, c.srv.acl) },
 		"whoami":  func(c *Client, _ [][]byte) { c.w.BulkString(c.user) },
 	}
-	register(&Command{Name: "acl", Arity: -2, ACL: []string{"slow"}, Subs: subcommands(netshell.ACLSubcommands, handlers)})
-}
-
-// subcommands builds the Subs of a command from a table both binaries
-// share (netshell), pairing each row with its handler.
-func subcommands(table []netshell.Subcommand, handlers map[string]Handler) []*Command {
-	out := make([]*Command, 0, len(table))
-	for _, sc := range table {
-		h := handlers[sc.Name]
-		if h == nil {
-			panic("no handler for subcommand " + sc.Name)
-		}
-		out = append(out, &Command{Name: sc.Name, Arity: sc.Arity, Flags: flagsNamed(sc.Flags), ACL: sc.ACL, Handler: h})
-	}
-	return out
-}
-
-// flagsNamed is the Flag set of COMMAND INFO flag names.
-func flagsNamed(names []string) Flag {
-	var f Flag
-	for _, name := range names {
-		found := false
-		for _, n := range flagNames {
-			if n.name == name {
-				f |= n.f
-				found = true
-			}
-		}
-		if !found {
-			panic("unknown command flag " + name)
-		}
-	}
-	return f
+	register(&Command{Name: "acl", Arity: -2, ACL: []string{"slow"}, Subs: netshell.ACLSubcommands(handlers)})
 }
 
 func strArgs(args [][]byte) []string {
@@ -113,26 +81,22 @@ func cmdACLDryRun(c *Client, args [][]byte) {
 		return
 	}
 	argv := args[3:]
-	cmd := s.lookupArgv(argv)
-	if cmd == nil {
-		c.w.Error("ERR Command '" + string(argv[0]) + "' not found")
+	cmd, msg := netshell.LookupArgv(s.cmds, argv)
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
-	if (cmd.Arity > 0 && cmd.Arity != len(argv)) || len(argv) < -cmd.Arity {
-		c.w.Error(errWrongArgs(cmd.fullName))
-		return
-	}
-	id, ok := s.acl.Table().Lookup(cmd.fullName)
+	id, ok := s.acl.Table().Lookup(cmd.FullName())
 	if !ok {
 		c.w.OK()
 		return
 	}
-	res, idx := u.Check(id, cmd.has(FlagNoAuth), argv, aclKeys(cmd, argv))
+	res, idx := u.Check(id, cmd.Has(FlagNoAuth), argv, aclKeys(cmd, argv))
 	if res == acl.OK {
 		c.w.OK()
 		return
 	}
-	c.w.BulkString(acl.DryRunMessage(res, cmd.fullName, string(argv[idx])))
+	c.w.BulkString(acl.DryRunMessage(res, cmd.FullName(), string(argv[idx])))
 }
 
 // aclFile is the aclfile directive ("" when unset).

@@ -131,16 +131,16 @@ func (s *Server) afterCommand(cmd *Command, dur time.Duration) {
 	if len(a.hist) != len(allCommands) {
 		a.hist = make([]*cmdHistogram, len(allCommands))
 	}
-	h := a.hist[cmd.idx]
+	h := a.hist[cmd.Index()]
 	if h == nil {
 		h = new(cmdHistogram)
-		a.hist[cmd.idx] = h
+		a.hist[cmd.Index()] = h
 	}
 	h.add(dur.Nanoseconds())
 }
 
 func latencyEventOf(cmd *Command) string {
-	if cmd.has(FlagFast) {
+	if cmd.Has(FlagFast) {
 		return "fast-command"
 	}
 	return "command"

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"github.com/vigil-kv/vigil/internal/redistext"
+	"github.com/vigil-kv/vigil/internal/netshell"
 
 	"sort"
-	"strconv"
-	"syscall"
 	"time"
 	"unsafe"
 )
@@ -15,50 +13,23 @@ import (
 // the "unknown subcommand" error 7.0 answers, as it does with Vigil.
 
 func init() {
-	ls := FlagNoScript | FlagLoading | FlagStale
-	adm := FlagAdmin | ls
-	conn := []string{"slow", "connection"}
-	admConn := []string{"admin", "slow", "dangerous", "connection"}
-	clientUnblockCmd = &Command{Name: "unblock", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientUnblock}
-	register(&Command{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
-		{Name: "caching", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientCaching},
-		{Name: "getname", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientGetName},
-		{Name: "getredir", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientGetRedir},
-		{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: conn, Handler: helpHandler("CLIENT", clientHelp)},
-		{Name: "id", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientID},
-		{Name: "info", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientInfo},
-		{Name: "kill", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientKill},
-		{Name: "list", Arity: -2, Flags: adm, ACL: admConn, Handler: cmdClientList},
-		{Name: "no-evict", Arity: 3, Flags: adm, ACL: admConn, Handler: cmdClientNoEvict},
-		{Name: "pause", Arity: -3, Flags: adm, ACL: admConn, Handler: cmdClientPause},
-		{Name: "reply", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientReply},
-		{Name: "setname", Arity: 3, Flags: ls, ACL: conn, Handler: cmdClientSetName},
-		{Name: "tracking", Arity: -3, Flags: ls, ACL: conn, Handler: cmdClientTracking},
-		{Name: "trackinginfo", Arity: 2, Flags: ls, ACL: conn, Handler: cmdClientTrackingInfo},
-		clientUnblockCmd,
-		{Name: "unpause", Arity: 2, Flags: adm, ACL: admConn, Handler: cmdClientUnpause},
-	}})
+	register(&Command{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: netshell.ClientSubcommands(map[string]Handler{
+		"info":     cmdClientInfo,
+		"kill":     cmdClientKill,
+		"list":     cmdClientList,
+		"no-evict": cmdClientNoEvict,
+		"pause":    cmdClientPause,
+		"unblock":  cmdClientUnblock,
+		"unpause":  cmdClientUnpause,
+	})})
 }
 
 // clientUnblockCmd is CLIENT UNBLOCK's table entry (its commandstats).
-var clientUnblockCmd *Command
+func clientUnblockCmd() *Command { return indexedTable.Get("client").SubNamed("unblock") }
 
-// clientHelp is Redis 7.0's CLIENT HELP text.
-var clientHelp = redistext.ClientHelp
-
-// parseClientType is getClientTypeByName.
-func parseClientType(b []byte) (int, bool) {
-	switch {
-	case eqFold(b, "normal"):
-		return kindNormal, true
-	case eqFold(b, "slave"), eqFold(b, "replica"):
-		return kindReplica, true
-	case eqFold(b, "pubsub"):
-		return kindPubSub, true
-	case eqFold(b, "master"):
-		return kindMaster, true
-	}
-	return 0, false
+// clientView is what CLIENT LIST and KILL filter cl on.
+func clientView(cl *Client) netshell.ClientView {
+	return netshell.ClientView{ID: cl.id, Addr: cl.addr, LAddr: cl.laddr, User: cl.user, Type: netshell.ClientType(cl.kind())}
 }
 
 // clientsByID returns the registered clients ordered by id (Redis's
@@ -85,21 +56,6 @@ func (s *Server) clientByID(id int64) *Client {
 		return cl
 	}
 	return nil
-}
-
-// connFD returns the socket's file descriptor, -1 when it has none.
-func connFD(cl *Client) int64 {
-	sc, ok := cl.conn.(syscall.Conn)
-	if !ok {
-		return -1
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1
-	}
-	fd := int64(-1)
-	_ = rc.Control(func(f uintptr) { fd = int64(f) })
-	return fd
 }
 
 // clientFlags is the flags= field of catClientInfoString.
@@ -167,96 +123,50 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		// Inside EXEC Redis reports the EXEC command itself.
 		args, cmdName = [][]byte{[]byte("EXEC")}, "exec"
 	}
-	b = append(b, "id="...)
-	b = strconv.AppendInt(b, cl.id, 10)
-	b = append(b, " addr="...)
-	b = append(b, cl.addr...)
-	b = append(b, " laddr="...)
-	b = append(b, cl.laddr...)
-	b = append(b, " fd="...)
-	b = strconv.AppendInt(b, connFD(cl), 10)
-	b = append(b, " name="...)
-	b = append(b, cl.name...)
-	b = append(b, " age="...)
-	b = strconv.AppendInt(b, max(0, nowMs/1000-cl.created.Unix()), 10)
-	b = append(b, " idle="...)
-	idle := int64(0)
+	var flags [12]byte
+	l := netshell.ClientLine{
+		ID: cl.id, Addr: cl.addr, LAddr: cl.laddr, FD: netshell.ConnFD(cl.conn), Name: cl.name,
+		Age:   max(0, nowMs/1000-cl.created.Unix()),
+		Flags: clientFlags(flags[:0], cl), DB: int64(cl.db),
+		Sub: int64(len(cl.subs)), PSub: int64(len(cl.psubs)), SSub: int64(len(cl.ssubs)), Multi: -1,
+		Events: "r", Cmd: "NULL", User: cl.user, Resp: int64(cl.w.Proto),
+	}
 	if !isSelf {
 		last := cl.lastInteraction.Load()
 		if last == 0 {
 			last = cl.created.UnixMilli()
 		}
-		idle = max(0, (nowMs-last)/1000)
+		l.Idle = max(0, (nowMs-last)/1000)
 	}
-	b = strconv.AppendInt(b, idle, 10)
-	b = append(b, " flags="...)
-	b = clientFlags(b, cl)
-	b = append(b, " db="...)
-	b = strconv.AppendInt(b, int64(cl.db), 10)
-	b = append(b, " sub="...)
-	b = strconv.AppendInt(b, int64(len(cl.subs)), 10)
-	b = append(b, " psub="...)
-	b = strconv.AppendInt(b, int64(len(cl.psubs)), 10)
-	b = append(b, " ssub="...)
-	b = strconv.AppendInt(b, int64(len(cl.ssubs)), 10)
-	b = append(b, " multi="...)
 	if cl.multi != nil {
-		b = strconv.AppendInt(b, int64(len(cl.multi.cmds)), 10)
-	} else {
-		b = append(b, "-1"...)
+		l.Multi = int64(len(cl.multi.cmds))
 	}
-	var argvMem, rbs, batch int64
+	var batch int64
 	if isSelf {
 		for _, a := range args {
-			argvMem += int64(len(a))
+			l.ArgvMem += int64(len(a))
 		}
-		rbs = int64(cap(cl.w.B))
+		l.Rbs = int64(cap(cl.w.B))
 		batch = int64(len(cl.w.B))
 	}
-	mm := multiMem(cl)
-	obl, oll, omem := s.obufSplit(cl, int(batch)) // obuf.go
-	b = append(b, " qbuf=0 qbuf-free=0 argv-mem="...)
-	b = strconv.AppendInt(b, argvMem, 10)
-	b = append(b, " multi-mem="...)
-	b = strconv.AppendInt(b, mm, 10)
-	b = append(b, " rbs="...)
-	b = strconv.AppendInt(b, rbs, 10)
-	b = append(b, " rbp="...)
-	b = strconv.AppendInt(b, rbs, 10)
-	b = append(b, " obl="...)
-	b = strconv.AppendInt(b, obl, 10)
-	b = append(b, " oll="...)
-	b = strconv.AppendInt(b, oll, 10)
-	b = append(b, " omem="...)
-	b = strconv.AppendInt(b, omem, 10)
-	b = append(b, " tot-mem="...)
+	l.Rbp = l.Rbs
+	l.MultiMem = multiMem(cl)
+	l.Obl, l.Oll, l.Omem = s.obufSplit(cl, int(batch)) // obuf.go
 	// The batch's replies are in rbs already: the rest of the output on top.
-	b = strconv.AppendInt(b, int64(unsafe.Sizeof(Client{}))+argvMem+mm+rbs+obl+omem-batch, 10)
-	b = append(b, " events="...)
-	if omem > 0 || obl > 0 {
-		b = append(b, "rw"...)
-	} else {
-		b = append(b, 'r')
+	l.TotMem = int64(unsafe.Sizeof(Client{})) + l.ArgvMem + l.MultiMem + l.Rbs + l.Obl + l.Omem - batch
+	if l.Omem > 0 || l.Obl > 0 {
+		l.Events = "rw"
 	}
-	b = append(b, " cmd="...)
 	switch {
 	case isSelf && cmdName != "":
-		b = append(b, cmdName...)
+		l.Cmd = cmdName
 	case cl.postponed != nil: // Redis set lastcmd before postponing it
-		b = append(b, cl.postponed.fullName...)
+		l.Cmd = cl.postponed.FullName()
 	case cl.lastCmd != "":
-		b = append(b, cl.lastCmd...)
-	default:
-		b = append(b, "NULL"...)
+		l.Cmd = cl.lastCmd
 	}
-	b = append(b, " user="...)
-	b = append(b, cl.user...)
-	b = append(b, " redir=-1 resp="...)
-	b = strconv.AppendInt(b, int64(cl.w.Proto), 10)
-	return b
+	return l.Append(b)
 }
-
-func cmdClientID(c *Client, args [][]byte) { c.w.Int(c.id) }
 
 func cmdClientInfo(c *Client, args [][]byte) {
 	b := c.srv.appendClientInfo(nil, c, c, args, "client|info")
@@ -266,42 +176,23 @@ func cmdClientInfo(c *Client, args [][]byte) {
 
 func cmdClientList(c *Client, args [][]byte) {
 	s := c.srv
+	f, ok := netshell.ParseList(&c.w, args)
+	if !ok {
+		return
+	}
 	var b []byte
-	switch {
-	case len(args) == 4 && eqFold(args[2], "type"):
-		kind, ok := parseClientType(args[3])
-		if !ok {
-			c.w.Error(errUnknownClientType(args[3]))
-			return
-		}
-		for _, cl := range s.clientsByID() {
-			if cl.kind() != kind {
-				continue
-			}
-			b = s.appendClientInfo(b, cl, c, args, "client|list")
-			b = append(b, '\n')
-		}
-	case len(args) > 3 && eqFold(args[2], "id"):
-		ids := make([]int64, 0, len(args)-3)
-		for _, a := range args[3:] {
-			id, ok := parseInt(a)
-			if !ok {
-				c.w.Error(ErrInvalidClientID)
-				return
-			}
-			ids = append(ids, id)
-		}
-		for _, id := range ids {
+	if f.IDs != nil {
+		for _, id := range f.IDs {
 			if cl := s.clientByID(id); cl != nil {
 				b = s.appendClientInfo(b, cl, c, args, "client|list")
 				b = append(b, '\n')
 			}
 		}
-	case len(args) != 2:
-		c.w.Error(ErrSyntax)
-		return
-	default:
+	} else {
 		for _, cl := range s.clientsByID() {
+			if f.HasType && netshell.ClientType(cl.kind()) != f.Type {
+				continue
+			}
 			b = s.appendClientInfo(b, cl, c, args, "client|list")
 			b = append(b, '\n')
 		}
@@ -309,106 +200,19 @@ func cmdClientList(c *Client, args [][]byte) {
 	c.w.Verbatim("txt", string(b))
 }
 
-func cmdClientSetName(c *Client, args [][]byte) {
-	if !validClientName(args[2]) {
-		c.w.Error(ErrClientNameSpace)
-		return
-	}
-	c.name = string(args[2])
-	c.w.OK()
-}
-
-func cmdClientGetName(c *Client, args [][]byte) {
-	if c.name == "" {
-		c.w.Null()
-		return
-	}
-	c.w.BulkString(c.name)
-}
-
-// killFilter is the parsed CLIENT KILL arguments.
-type killFilter struct {
-	addr, laddr, user []byte
-	hasAddr, hasLaddr bool
-	hasUser           bool
-	kind              int // -1: any
-	id                int64
-	skipMe            bool
-}
-
-func (f *killFilter) match(cl, self *Client) bool {
-	switch {
-	case f.hasAddr && cl.addr != string(f.addr),
-		f.hasLaddr && cl.laddr != string(f.laddr),
-		f.kind >= 0 && cl.kind() != f.kind,
-		f.id != 0 && cl.id != f.id,
-		f.hasUser && cl.user != string(f.user),
-		cl == self && f.skipMe:
-		return false
-	}
-	return true
-}
-
-// cmdClientKill is CLIENT KILL in both forms. Other clients are closed at
-// once (their loops stop before running anything more); the caller, when it
-// matches with SKIPME no or the old form, gets its reply and is then closed.
+// cmdClientKill is CLIENT KILL in both forms (netshell.ParseKill). Other
+// clients are closed at once (their loops stop before running anything
+// more); the caller, when it matches with SKIPME no or the old form, gets
+// its reply and is then closed.
 func cmdClientKill(c *Client, args [][]byte) {
 	s := c.srv
-	f := killFilter{kind: -1, skipMe: true}
-	oldForm := len(args) == 3
-	if oldForm {
-		f.addr, f.hasAddr, f.skipMe = args[2], true, false
-	} else {
-		for i := 2; i < len(args); i += 2 {
-			if i+1 >= len(args) {
-				c.w.Error(ErrSyntax)
-				return
-			}
-			opt, val := args[i], args[i+1]
-			switch {
-			case eqFold(opt, "id"):
-				id, ok := parseInt(val)
-				if !ok || id < 1 {
-					c.w.Error(ErrClientIDPositive)
-					return
-				}
-				f.id = id
-			case eqFold(opt, "type"):
-				k, ok := parseClientType(val)
-				if !ok {
-					c.w.Error(errUnknownClientType(val))
-					return
-				}
-				f.kind = k
-			case eqFold(opt, "addr"):
-				f.addr, f.hasAddr = val, true
-			case eqFold(opt, "laddr"):
-				f.laddr, f.hasLaddr = val, true
-			case eqFold(opt, "user"):
-				if !s.userExists(string(val)) {
-					c.w.Error(errNoSuchUser(val))
-					return
-				}
-				f.user, f.hasUser = val, true
-			case eqFold(opt, "skipme"):
-				switch {
-				case eqFold(val, "yes"):
-					f.skipMe = true
-				case eqFold(val, "no"):
-					f.skipMe = false
-				default:
-					c.w.Error(ErrSyntax)
-					return
-				}
-			default:
-				c.w.Error(ErrSyntax)
-				return
-			}
-		}
+	f, ok := netshell.ParseKill(&c.w, args, s.userExists)
+	if !ok {
+		return
 	}
-	killed := int64(0)
+	killed := 0
 	for _, cl := range s.clientsByID() {
-		if !f.match(cl, c) {
+		if !f.Match(clientView(cl), cl == c) {
 			continue
 		}
 		if cl == c {
@@ -426,15 +230,7 @@ func cmdClientKill(c *Client, args [][]byte) {
 		}
 		killed++
 	}
-	if oldForm {
-		if killed == 0 {
-			c.w.Error(ErrNoSuchClient)
-		} else {
-			c.w.OK()
-		}
-		return
-	}
-	c.w.Int(killed)
+	f.Reply(&c.w, killed)
 }
 
 // cmdClientPause is CLIENT PAUSE timeout [WRITE|ALL]: later commands (all,
@@ -442,28 +238,8 @@ func cmdClientKill(c *Client, args [][]byte) {
 // lock, until the deadline or CLIENT UNPAUSE (commands.go call ->
 // pauseState.wait).
 func cmdClientPause(c *Client, args [][]byte) {
-	if len(args) > 4 {
-		c.w.Error(errSubcommandSyntax(args[1], "CLIENT"))
-		return
-	}
-	all := true
-	if len(args) == 4 {
-		switch {
-		case eqFold(args[3], "write"):
-			all = false
-		case eqFold(args[3], "all"):
-		default:
-			c.w.Error(ErrPauseMode)
-			return
-		}
-	}
-	ms, ok := parseInt(args[2])
+	ms, all, ok := netshell.ParsePause(&c.w, args)
 	if !ok {
-		c.w.Error(ErrTimeout)
-		return
-	}
-	if ms < 0 {
-		c.w.Error(ErrTimeoutNegative)
 		return
 	}
 	until := time.Time{}
@@ -479,61 +255,19 @@ func cmdClientUnpause(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdClientReply is CLIENT REPLY ON|OFF|SKIP (clientCommand): ON clears
-// OFF and SKIP (not a pending SKIP_NEXT) and answers; OFF and SKIP get no
-// reply; SKIP while OFF changes nothing. process applies the flags
-// (client.go).
-func cmdClientReply(c *Client, args [][]byte) {
-	switch {
-	case eqFold(args[2], "on"):
-		c.setReplyFlags(c.replyFlags &^ (replyOff | replySkip))
-		c.w.OK()
-	case eqFold(args[2], "off"):
-		c.setReplyFlags(c.replyFlags | replyOff)
-	case eqFold(args[2], "skip"):
-		if c.replyFlags&replyOff == 0 {
-			c.setReplyFlags(c.replyFlags | replySkipNext)
-		}
-	default:
-		c.w.Error(ErrSyntax)
-	}
-}
-
 func cmdClientNoEvict(c *Client, args [][]byte) {
-	switch {
-	case eqFold(args[2], "on"):
-		c.noEvict = true
-	case eqFold(args[2], "off"):
-		c.noEvict = false
-	default:
-		c.w.Error(ErrSyntax)
-		return
+	if on, ok := netshell.ParseOnOff(&c.w, args[2]); ok {
+		c.noEvict = on
+		c.w.OK()
 	}
-	c.w.OK()
 }
 
 // cmdClientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked
 // by a blocking command (blocking.go) gets its timed-out reply, or the
 // UNBLOCKED error, and goes on; 1 if it was blocked, else 0.
 func cmdClientUnblock(c *Client, args [][]byte) {
-	if len(args) > 4 {
-		c.w.Error(errSubcommandSyntax(args[1], "CLIENT"))
-		return
-	}
-	withError := false
-	if len(args) == 4 {
-		switch {
-		case eqFold(args[3], "timeout"):
-		case eqFold(args[3], "error"):
-			withError = true
-		default:
-			c.w.Error(ErrUnblockReason)
-			return
-		}
-	}
-	id, ok := parseInt(args[2])
+	id, withError, ok := netshell.ParseUnblock(&c.w, args)
 	if !ok {
-		c.w.Error(ErrNotInteger)
 		return
 	}
 	s := c.srv
@@ -541,39 +275,10 @@ func cmdClientUnblock(c *Client, args [][]byte) {
 		if withError {
 			// 7.0.15's call() charges any error reply made during a
 			// command to it: the one sent to the target too.
-			s.cmdStats(clientUnblockCmd).failed++
+			s.cmdStats(clientUnblockCmd()).failed++
 		}
 		c.w.Int(1)
 		return
 	}
 	c.w.Int(0)
-}
-
-// cmdClientTracking accepts OFF (tracking is never on) and refuses ON:
-// client-side caching is not implemented.
-func cmdClientTracking(c *Client, args [][]byte) {
-	switch {
-	case eqFold(args[2], "on"):
-		c.w.Error(ErrTrackingUnsupported)
-	case eqFold(args[2], "off"):
-		c.w.OK()
-	default:
-		c.w.Error(ErrSyntax)
-	}
-}
-
-func cmdClientCaching(c *Client, args [][]byte) { c.w.Error(ErrCachingNoTracking) }
-
-func cmdClientGetRedir(c *Client, args [][]byte) { c.w.Int(-1) }
-
-// cmdClientTrackingInfo is the reply of a client with tracking off.
-func cmdClientTrackingInfo(c *Client, args [][]byte) {
-	c.w.MapLen(3)
-	c.w.BulkString("flags")
-	c.w.SetLen(1)
-	c.w.BulkString("off")
-	c.w.BulkString("redirect")
-	c.w.Int(-1)
-	c.w.BulkString("prefixes")
-	c.w.ArrayLen(0)
 }

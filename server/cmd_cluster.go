@@ -93,7 +93,7 @@ func cmdModuleUnload(c *Client, args [][]byte) {
 // MODULE LOAD/LOADEX/UNLOAD follow enable-module-command, DEBUG
 // enable-debug-command.
 func (c *Client) protectedAllowed(cmd *Command) (bool, string) {
-	if cmd.parent != nil && cmd.parent.Name == "module" {
+	if cmd.Parent() != nil && cmd.Parent().Name == "module" {
 		return c.protectedAction(c.srv.cfg.EnableModuleCommand), ErrModuleDisabled
 	}
 	return c.debugAllowed(), ErrDebugDisabled

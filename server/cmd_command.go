@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"sort"
 	"strings"
 
@@ -17,15 +18,15 @@ func init() {
 	ls := FlagLoading | FlagStale
 	conn := []string{"slow", "connection"}
 	register(
-		&Command{Name: "command", Arity: -1, Flags: ls, ACL: conn, Handler: cmdCommand, Subs: []*Command{
-			{Name: "count", Arity: 2, Flags: ls, ACL: conn, Handler: cmdCommandCount},
-			{Name: "docs", Arity: -2, Flags: ls, ACL: conn, Handler: cmdCommandDocs},
-			{Name: "getkeys", Arity: -4, Flags: ls, ACL: conn, Handler: cmdCommandGetKeys},
-			{Name: "getkeysandflags", Arity: -4, Flags: ls, ACL: conn, Handler: cmdCommandGetKeysAndFlags},
-			{Name: "help", Arity: 2, Flags: ls, ACL: conn, Handler: helpHandler("COMMAND", commandHelp)},
-			{Name: "info", Arity: -2, Flags: ls, ACL: conn, Handler: cmdCommandInfo},
-			{Name: "list", Arity: -2, Flags: ls, ACL: conn, Handler: cmdCommandList},
-		}},
+		&Command{Name: "command", Arity: -1, Flags: ls, ACL: conn, Handler: cmdCommand, Subs: netshell.CommandSubcommands(map[string]Handler{
+			"count":           cmdCommandCount,
+			"docs":            cmdCommandDocs,
+			"getkeys":         cmdCommandGetKeys,
+			"getkeysandflags": cmdCommandGetKeysAndFlags,
+			"help":            helpHandler("COMMAND", commandHelp),
+			"info":            cmdCommandInfo,
+			"list":            cmdCommandList,
+		})},
 	)
 }
 
@@ -49,22 +50,22 @@ func aclCategories(cmd *Command) []string {
 	for _, c := range cmd.ACL {
 		has[strings.TrimPrefix(strings.ToLower(c), "@")] = true
 	}
-	if cmd.has(FlagWrite) {
+	if cmd.Has(FlagWrite) {
 		has["write"] = true
 	}
-	if cmd.has(FlagReadonly) && !has["scripting"] {
+	if cmd.Has(FlagReadonly) && !has["scripting"] {
 		has["read"] = true
 	}
-	if cmd.has(FlagAdmin) {
+	if cmd.Has(FlagAdmin) {
 		has["admin"], has["dangerous"] = true, true
 	}
-	if cmd.has(FlagPubSub) {
+	if cmd.Has(FlagPubSub) {
 		has["pubsub"] = true
 	}
-	if cmd.has(FlagFast) {
+	if cmd.Has(FlagFast) {
 		has["fast"] = true
 	}
-	if cmd.has(FlagBlocking) {
+	if cmd.Has(FlagBlocking) {
 		has["blocking"] = true
 	}
 	if !has["fast"] {
@@ -87,19 +88,19 @@ func (s *Server) lookupFullName(name string) *Command {
 	if cmd == nil || !isSub {
 		return cmd
 	}
-	if cmd.subMap == nil || strings.Contains(sub, "|") {
+	if !cmd.IsContainer() || strings.Contains(sub, "|") {
 		return nil
 	}
-	return cmd.subMap[sub]
+	return cmd.SubNamed(sub)
 }
 
 // lookupArgv finds the command an argv would run (lookupCommand).
 func (s *Server) lookupArgv(argv [][]byte) *Command {
 	cmd := s.lookup(argv[0])
-	if cmd == nil || cmd.subMap == nil || len(argv) < 2 {
+	if cmd == nil || !cmd.IsContainer() || len(argv) < 2 {
 		return cmd
 	}
-	return cmd.subMap[lowerASCII(argv[1])]
+	return cmd.Sub(argv[1])
 }
 
 // topCommands returns the commands enabled in this server (after
@@ -117,9 +118,9 @@ func (s *Server) topCommands() []*Command {
 // table has key positions, not Redis's per-spec flags.
 func keySpecFlags(cmd *Command) []string {
 	switch {
-	case cmd.has(FlagWrite):
+	case cmd.Has(FlagWrite):
 		return []string{"RW", "update"}
-	case cmd.has(FlagReadonly):
+	case cmd.Has(FlagReadonly):
 		return []string{"RO", "access"}
 	}
 	return []string{"RW"}
@@ -129,7 +130,7 @@ func keySpecFlags(cmd *Command) []string {
 // spec that is not an index begin_search with a range find_keys (LMPOP's
 // keynum, a keyword search).
 func movableKeys(cmd *Command) bool {
-	rc := redisCommands()[cmd.fullName]
+	rc := redisCommands()[cmd.FullName()]
 	if rc == nil {
 		return false
 	}
@@ -144,10 +145,10 @@ func movableKeys(cmd *Command) bool {
 // writeCommandInfo is addReplyCommandInfo: the 10-element 7.0 entry.
 func writeCommandInfo(w *resp.Writer, cmd *Command) {
 	w.ArrayLen(10)
-	w.BulkString(cmd.fullName)
+	w.BulkString(cmd.FullName())
 	w.Int(int64(cmd.Arity))
 	flags := cmd.Flags.Names()
-	if movableKeys(cmd) && !cmd.has(FlagMovableKeys) {
+	if movableKeys(cmd) && !cmd.Has(FlagMovableKeys) {
 		// Derived from the key specs when the table does not say so
 		// (FlagMovableKeys prints it in Redis's flag order already).
 		flags = append(flags, "movablekeys")
@@ -164,7 +165,7 @@ func writeCommandInfo(w *resp.Writer, cmd *Command) {
 	for _, c := range cats {
 		w.Simple("@" + c)
 	}
-	if rc := redisCommands()[cmd.fullName]; rc != nil {
+	if rc := redisCommands()[cmd.FullName()]; rc != nil {
 		w.Value(rc.info.Elems[infoTips])
 		w.Value(rc.info.Elems[infoKeySpecs])
 	} else {
@@ -273,7 +274,7 @@ func cmdCommandList(c *Client, args [][]byte) {
 				return false
 			}
 		case eqFold(args[3], "pattern"):
-			match = func(cmd *Command) bool { return keyspace.GlobMatchString(val, cmd.fullName, true) }
+			match = func(cmd *Command) bool { return keyspace.GlobMatchString(val, cmd.FullName(), true) }
 		default:
 			c.w.Error(ErrSyntax)
 			return
@@ -285,11 +286,11 @@ func cmdCommandList(c *Client, args [][]byte) {
 	var out []string
 	for _, cmd := range c.srv.topCommands() {
 		if match(cmd) {
-			out = append(out, cmd.fullName)
+			out = append(out, cmd.FullName())
 		}
 		for _, sub := range cmd.Subs {
 			if match(sub) {
-				out = append(out, sub.fullName)
+				out = append(out, sub.FullName())
 			}
 		}
 	}
@@ -337,7 +338,7 @@ func getKeysCommon(c *Client, args [][]byte) (*Command, []keyRef, bool) {
 		c.w.Error(ErrInvalidArgCount)
 		return nil, nil, false
 	}
-	if len(keys) == 0 && !cmd.has(FlagNoMandatoryKeys) {
+	if len(keys) == 0 && !cmd.Has(FlagNoMandatoryKeys) {
 		c.w.Error(ErrInvalidArguments)
 		return nil, nil, false
 	}
@@ -400,7 +401,7 @@ func writeCommandDocs(w *resp.Writer, cmd *Command) {
 	if len(cmd.Subs) > 0 {
 		n++
 	}
-	rc := redisCommands()[cmd.fullName]
+	rc := redisCommands()[cmd.FullName()]
 	if rc != nil {
 		n += len(rc.docs.Elems) / 2
 		w.MapLen(n)
@@ -416,7 +417,7 @@ func writeCommandDocs(w *resp.Writer, cmd *Command) {
 		w.BulkString("subcommands")
 		w.MapLen(len(cmd.Subs))
 		for _, sub := range cmd.Subs {
-			w.BulkString(sub.fullName)
+			w.BulkString(sub.FullName())
 			writeCommandDocs(w, sub)
 		}
 	}
@@ -437,7 +438,7 @@ func cmdCommandDocs(c *Client, args [][]byte) {
 	}
 	c.w.MapLen(len(cmds))
 	for _, cmd := range cmds {
-		c.w.BulkString(cmd.fullName)
+		c.w.BulkString(cmd.FullName())
 		writeCommandDocs(&c.w, cmd)
 	}
 }

@@ -35,27 +35,15 @@ func cmdQuit(c *Client, args [][]byte) {
 }
 
 func cmdAuth(c *Client, args [][]byte) {
-	if len(args) > 3 {
-		c.w.Error(ErrSyntax)
-		return
+	if netshell.Auth(&c.w, args, c.srv.aclDefaultNoPass(), func(user, pass string) bool {
+		ok := c.srv.aclAuthenticate(c, user, pass, args)
+		if !ok {
+			c.srv.log.Debug().Str("addr", c.addr).Msg("AUTH failed")
+		}
+		return ok
+	}) {
+		redactArgs(args, 1, len(args)-1) // the handler has read them
 	}
-	user, pass := "default", string(args[1])
-	if len(args) == 3 {
-		user, pass = string(args[1]), string(args[2])
-	}
-	if len(args) == 2 && c.srv.aclDefaultNoPass() {
-		redactArgs(args, 1, len(args)-1)
-		c.w.Error(ErrAuthNotSet)
-		return
-	}
-	ok := c.srv.aclAuthenticate(c, user, pass, args)
-	redactArgs(args, 1, len(args)-1)
-	if !ok {
-		c.srv.log.Debug().Str("addr", c.addr).Msg("AUTH failed")
-		c.w.Error(ErrWrongPass)
-		return
-	}
-	c.w.OK()
 }
 
 // setAuthed records whether the client is authenticated; until it is, its
@@ -82,34 +70,12 @@ func redactArgs(args [][]byte, from, to int) {
 
 // cmdHello is networking.c helloCommand (parsed by netshell.ParseHello).
 func cmdHello(c *Client, args [][]byte) {
-	h, errText := netshell.ParseHello(args, func(i int) bool {
+	netshell.HelloCommand(c, args, func(i int) bool {
 		ok := c.srv.aclAuthenticate(c, string(args[i]), string(args[i+1]), args)
 		redactArgs(args, i, i+1)
 		return ok
-	})
-	if errText != "" {
-		c.w.Error(errText)
-		return
-	}
-	if !c.authed {
-		c.w.Error(redistext.ErrHelloNoAuth)
-		return
-	}
-	if h.HaveName {
-		if !validClientName(h.Name) {
-			c.w.Error(ErrClientNameSpace)
-			return
-		}
-		c.name = string(h.Name)
-	}
-	if h.Proto != 0 {
-		c.w.Proto = h.Proto
-	}
-	redistext.Hello(&c.w, RedisVersion, c.id, "standalone", "master")
+	}, func() bool { return c.authed }, RedisVersion, "standalone", "master")
 }
-
-// validClientName is clientSetName's check: no spaces or control chars.
-var validClientName = redistext.ValidClientName[[]byte]
 
 // cmdSelect is selectCommand: getIntFromObjectOrReply, then selectDb.
 func cmdSelect(c *Client, args [][]byte) {
@@ -210,7 +176,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.db = 0
 	c.w.Proto = 2
 	c.name = ""
-	c.setReplyFlags(c.replyFlags &^ (replyOff | replySkipNext)) // clearClientConnectionState
+	c.setReplyFlags(c.rep.Flags &^ (replyOff | replySkipNext)) // clearClientConnectionState
 	c.noEvict = false
 	c.setAuthed(s.aclDefaultOpen()) // clientSetDefaultAuth
 	c.user = "default"

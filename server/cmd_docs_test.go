@@ -133,8 +133,8 @@ func TestCommandData(t *testing.T) {
 	}
 	initTable()
 	for _, cmd := range allCommands {
-		if m[cmd.fullName] == nil {
-			t.Errorf("%s: not in commanddata.resp (Redis 7.0.15 has no such command)", cmd.fullName)
+		if m[cmd.FullName()] == nil {
+			t.Errorf("%s: not in commanddata.resp (Redis 7.0.15 has no such command)", cmd.FullName())
 		}
 	}
 	// A round trip through writeValue gives the recorded bytes back.
@@ -186,14 +186,14 @@ func TestCommandDocsData(t *testing.T) {
 	c := ts.client()
 	data := redisCommands()
 	for _, cmd := range allCommands {
-		rc := data[cmd.fullName]
+		rc := data[cmd.FullName()]
 		if rc == nil {
 			continue // TestCommandData reports it
 		}
 		for _, proto := range []int{2, 3} {
 			w := &resp.Writer{Proto: proto}
 			w.MapLen(1)
-			w.BulkString(cmd.fullName)
+			w.BulkString(cmd.FullName())
 			n := len(rc.docs.Elems) / 2
 			if len(cmd.Subs) > 0 {
 				n++
@@ -206,16 +206,16 @@ func TestCommandDocsData(t *testing.T) {
 				w.BulkString("subcommands")
 				w.MapLen(len(cmd.Subs))
 				for _, sub := range cmd.Subs {
-					w.BulkString(sub.fullName)
-					sd := data[sub.fullName].docs
+					w.BulkString(sub.FullName())
+					sd := data[sub.FullName()].docs
 					w.MapLen(len(sd.Elems) / 2)
 					for _, e := range sd.Elems {
 						w.Value(e)
 					}
 				}
 			}
-			if got := ts.doProto(c, proto, "COMMAND", "DOCS", cmd.fullName); got != string(w.B) {
-				t.Errorf("COMMAND DOCS %s (RESP%d):\n got %q\nwant %q", cmd.fullName, proto, got, w.B)
+			if got := ts.doProto(c, proto, "COMMAND", "DOCS", cmd.FullName()); got != string(w.B) {
+				t.Errorf("COMMAND DOCS %s (RESP%d):\n got %q\nwant %q", cmd.FullName(), proto, got, w.B)
 			}
 		}
 	}
@@ -234,7 +234,7 @@ func TestCommandTableMatchesRedis(t *testing.T) {
 	c := ts.client()
 	data := redisCommands()
 	for _, cmd := range allCommands {
-		rc := data[cmd.fullName]
+		rc := data[cmd.FullName()]
 		if rc == nil {
 			continue
 		}
@@ -243,7 +243,7 @@ func TestCommandTableMatchesRedis(t *testing.T) {
 			want.Elems = slices.Clone(want.Elems)
 			var subs []resp.Value
 			for _, sub := range cmd.Subs {
-				if sd := data[sub.fullName]; sd != nil {
+				if sd := data[sub.FullName()]; sd != nil {
 					subs = append(subs, sd.info)
 				}
 			}
@@ -253,8 +253,8 @@ func TestCommandTableMatchesRedis(t *testing.T) {
 			w := &resp.Writer{Proto: proto}
 			w.ArrayLen(1)
 			w.Value(want)
-			if got := ts.doProto(c, proto, "COMMAND", "INFO", cmd.fullName); got != string(w.B) {
-				t.Errorf("COMMAND INFO %s (RESP%d):\n got %s\nwant %s", cmd.fullName, proto, renderValue(parseReply(t, got)), renderValue(parseReply(t, string(w.B))))
+			if got := ts.doProto(c, proto, "COMMAND", "INFO", cmd.FullName()); got != string(w.B) {
+				t.Errorf("COMMAND INFO %s (RESP%d):\n got %s\nwant %s", cmd.FullName(), proto, renderValue(parseReply(t, got)), renderValue(parseReply(t, string(w.B))))
 			}
 		}
 	}
@@ -311,8 +311,8 @@ func TestCommandDocsAgainstRedis(t *testing.T) {
 		}
 		for _, cmd := range allCommands {
 			for _, sub := range []string{"DOCS", "INFO"} {
-				want := rawDo(t, rc, rbr, "COMMAND", sub, cmd.fullName)
-				got := ts.doProto(c, proto, "COMMAND", sub, cmd.fullName)
+				want := rawDo(t, rc, rbr, "COMMAND", sub, cmd.FullName())
+				got := ts.doProto(c, proto, "COMMAND", sub, cmd.FullName())
 				if got == want {
 					continue
 				}
@@ -323,10 +323,10 @@ func TestCommandDocsAgainstRedis(t *testing.T) {
 				}
 				canon(&g, all)
 				if dropped := canon(&w, implemented); len(dropped) > 0 && proto == 2 {
-					t.Logf("COMMAND %s %s: Vigil lacks %v", sub, cmd.fullName, dropped)
+					t.Logf("COMMAND %s %s: Vigil lacks %v", sub, cmd.FullName(), dropped)
 				}
 				if encode(g) != encode(w) {
-					t.Errorf("COMMAND %s %s (RESP%d):\n got %s\nwant %s", sub, cmd.fullName, proto, renderValue(g), renderValue(w))
+					t.Errorf("COMMAND %s %s (RESP%d):\n got %s\nwant %s", sub, cmd.FullName(), proto, renderValue(g), renderValue(w))
 				}
 			}
 		}

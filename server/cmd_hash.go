@@ -94,7 +94,7 @@ func cmdHSet(c *Client, args [][]byte) {
 	h.TryConversion(args[2:], enc)
 	created := 0
 	for i := 2; i < len(args); i += 2 {
-		if h.Set(args[i], string(args[i+1]), enc) {
+		if h.SetB(args[i], args[i+1], enc) {
 			created++
 		}
 	}
@@ -129,7 +129,7 @@ func cmdHSetNX(c *Client, args [][]byte) {
 	}
 	enc := c.srv.ks.Encodings
 	h.TryConversion(args[2:4], enc)
-	h.Set(field, string(args[3]), enc)
+	h.SetB(field, args[3], enc)
 	c.w.Int(1)
 	c.touch(key)
 	c.notify(configs.NotifyHash, "hset", key)

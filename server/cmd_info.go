@@ -449,10 +449,10 @@ func (s *Server) infoCPU(w *infoWriter) {
 
 func (s *Server) infoCommandStats(w *infoWriter) {
 	for _, cmd := range allCommands {
-		if cmd.idx >= len(s.stats.cmds) {
+		if cmd.Index() >= len(s.stats.cmds) {
 			continue
 		}
-		st := s.stats.cmds[cmd.idx]
+		st := s.stats.cmds[cmd.Index()]
 		if st.calls == 0 && st.failed == 0 && st.rejected == 0 {
 			continue
 		}
@@ -460,7 +460,7 @@ func (s *Server) infoCommandStats(w *infoWriter) {
 		if st.calls > 0 {
 			perCall = float64(st.usec) / float64(st.calls)
 		}
-		w.str("cmdstat_"+cmd.fullName, "calls="+strconv.FormatInt(st.calls, 10)+
+		w.str("cmdstat_"+cmd.FullName(), "calls="+strconv.FormatInt(st.calls, 10)+
 			",usec="+strconv.FormatInt(st.usec, 10)+
 			",usec_per_call="+strconv.FormatFloat(perCall, 'f', 2, 64)+
 			",rejected_calls="+strconv.FormatInt(st.rejected, 10)+
@@ -497,7 +497,7 @@ func (s *Server) infoLatencyStats(w *infoWriter) {
 			v = append(v, '=')
 			v = strconv.AppendFloat(v, h.percentile(p), 'f', 3, 64)
 		}
-		w.str("latency_percentiles_usec_"+cmd.fullName, string(v))
+		w.str("latency_percentiles_usec_"+cmd.FullName(), string(v))
 	}
 }
 

@@ -450,7 +450,7 @@ func cmdLatencyHistogram(c *Client, args [][]byte) {
 	c.w.MapLen(len(cmds))
 	for _, cmd := range cmds {
 		h := s.histogramOf(cmd)
-		c.w.BulkString(cmd.fullName)
+		c.w.BulkString(cmd.FullName())
 		c.w.MapLen(2)
 		c.w.BulkString("calls")
 		c.w.Int(h.total)
@@ -474,10 +474,10 @@ func cmdLatencyHistogram(c *Client, args [][]byte) {
 }
 
 func (s *Server) histogramOf(cmd *Command) *cmdHistogram {
-	if cmd.idx >= len(s.adm.hist) {
+	if cmd.Index() >= len(s.adm.hist) {
 		return nil
 	}
-	h := s.adm.hist[cmd.idx]
+	h := s.adm.hist[cmd.Index()]
 	if h == nil || h.total == 0 {
 		return nil
 	}

@@ -86,14 +86,16 @@ func cmdReplconf(c *Client, args [][]byte) {
 
 func cmdReplicaof(c *Client, args [][]byte) {
 	s := c.srv
-	st := replication.ReplicaofState{ClusterEnabled: s.cfg.ClusterEnabled, ClientIsReplica: s.replicaOf(c) != nil}
+	st := replication.ReplicaofState{ClusterEnabled: s.cfg.ClusterEnabled, ClientIsReplica: s.replicaOf(c) != nil,
+		FailingOver: s.repl.failover.State != replication.NoFailover}
 	if l := s.repl.link; l != nil {
 		st.MasterHost, st.MasterPort = l.host, l.port
 	}
 	d := replication.DecideReplicaof(args, st)
 	switch d.Action {
 	case replication.ReplicaofPromote:
-		s.promote()
+		s.unsetMaster()
+		s.log.Info().Msgf("MASTER MODE enabled (user request from '%s')", s.appendClientInfo(nil, c, c, args, "replicaof"))
 	case replication.ReplicaofFollow:
 		s.startReplication(d.Host, d.Port)
 	}

@@ -70,11 +70,11 @@ func (c *Client) sortFullKeyAccess(cmd *Command, args [][]byte) bool {
 	if u.Unrestricted() {
 		return true
 	}
-	id, ok := c.srv.acl.Table().Lookup(cmd.fullName)
+	id, ok := c.srv.acl.Table().Lookup(cmd.FullName())
 	if !ok {
 		return true
 	}
-	return u.CheckUnrestrictedKeys(id, cmd.has(FlagNoAuth), args, aclKeys(cmd, args), acl.KeyRead)
+	return u.CheckUnrestrictedKeys(id, cmd.Has(FlagNoAuth), args, aclKeys(cmd, args), acl.KeyRead)
 }
 
 // sortItem is redisSortObject: an element and its weight, a score or

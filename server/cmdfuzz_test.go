@@ -177,9 +177,9 @@ func runCmdFuzz(t *testing.T, data []byte) {
 				idx += 128 * int(a0[1])
 			}
 			cmd := allCommands[idx%len(allCommands)]
-			name := [][]byte{[]byte(cmd.fullName)}
-			if cmd.parent != nil {
-				name = [][]byte{[]byte(cmd.parent.Name), []byte(cmd.Name)}
+			name := [][]byte{[]byte(cmd.FullName())}
+			if cmd.Parent() != nil {
+				name = [][]byte{[]byte(cmd.Parent().Name), []byte(cmd.Name)}
 			}
 			argv = append(name, argv[1:]...)
 		}

@@ -267,22 +267,22 @@ func setKeyFlags(argv [][]byte) []string {
 // otherwise the table's FirstKey/LastKey/Step with derived flags. hasKeys
 // is doesCommandHaveKeys.
 func commandKeyRefs(cmd *Command, argv [][]byte) (keys []keyRef, hasKeys bool) {
-	if cmd.fullName == "set" && len(argv) >= 3 {
+	if cmd.FullName() == "set" && len(argv) >= 3 {
 		return []keyRef{{pos: 1, flags: setKeyFlags(argv)}}, true
 	}
-	if cmd.fullName == "sort" && len(argv) >= 2 { // sortGetKeys
+	if cmd.FullName() == "sort" && len(argv) >= 2 { // sortGetKeys
 		return sortGetKeys(argv), true
 	}
-	if cmd.fullName == "sort_ro" && len(argv) >= 2 { // sortROGetKeys
+	if cmd.FullName() == "sort_ro" && len(argv) >= 2 { // sortROGetKeys
 		return []keyRef{{pos: 1, flags: []string{"RO", "access"}}}, true
 	}
-	if cmd.fullName == "migrate" && len(argv) >= 6 { // migrateGetKeys (cmd_migrate.go)
+	if cmd.FullName() == "migrate" && len(argv) >= 6 { // migrateGetKeys (cmd_migrate.go)
 		return migrateGetKeys(argv), true
 	}
-	if cmd.fullName == "bitfield" && len(argv) >= 2 { // bitfieldGetKeys
+	if cmd.FullName() == "bitfield" && len(argv) >= 2 { // bitfieldGetKeys
 		return []keyRef{{pos: 1, flags: bitfieldKeyFlags(argv)}}, true
 	}
-	if rc := redisCommands()[cmd.fullName]; rc != nil {
+	if rc := redisCommands()[cmd.FullName()]; rc != nil {
 		specs := rc.keySpecs()
 		variable := false
 		for _, ks := range specs {

@@ -2,100 +2,53 @@ package server
 
 import (
 	"fmt"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Flag is a command flag, named as in Redis 7.0's command table.
-type Flag uint32
+// Flag is a command flag, named as in Redis 7.0's command table: the one
+// Flag set of both binaries (netshell).
+type Flag = netshell.Flag
 
-// Command flags. Their Redis names (Flag.Names) are what COMMAND INFO prints,
-// except may_replicate, which Redis 7.0 hides there.
+// Command flags (netshell's). Their Redis names (Flag.Names) are what
+// COMMAND INFO prints, except may_replicate, which Redis 7.0 hides there.
 const (
-	FlagWrite Flag = 1 << iota
-	FlagReadonly
-	FlagDenyOOM
-	FlagAdmin
-	FlagPubSub
-	FlagNoScript
-	FlagBlocking
-	FlagLoading
-	FlagStale
-	FlagSkipMonitor
-	FlagSkipSlowlog
-	FlagFast
-	FlagNoAuth
-	FlagMayReplicate
-	FlagNoMandatoryKeys
-	FlagNoMulti
-	FlagAllowBusy
-	FlagNoAsyncLoading
-	FlagProtected   // CMD_PROTECTED (DEBUG): gated by enable-debug-command, not shown by COMMAND
-	FlagMovableKeys // CMD_MOVABLE_KEYS: keys found by key specs other than a range (SINTERCARD's numkeys)
-	FlagAsking      // CMD_ASKING (RESTORE-ASKING): served to ASKING clients in cluster mode
-	// FlagTouchesArbitraryKeys is CMD_TOUCHES_ARBITRARY_KEYS (SCAN,
-	// RANDOMKEY: they may lazily expire keys they were not given), not
-	// shown by COMMAND: run directly, the DELs of the keys they expire are
-	// not wrapped in MULTI/EXEC (propagate.go).
-	FlagTouchesArbitraryKeys
+	FlagWrite           = netshell.FlagWrite
+	FlagReadonly        = netshell.FlagReadonly
+	FlagDenyOOM         = netshell.FlagDenyOOM
+	FlagAdmin           = netshell.FlagAdmin
+	FlagPubSub          = netshell.FlagPubSub
+	FlagNoScript        = netshell.FlagNoScript
+	FlagBlocking        = netshell.FlagBlocking
+	FlagLoading         = netshell.FlagLoading
+	FlagStale           = netshell.FlagStale
+	FlagSkipMonitor     = netshell.FlagSkipMonitor
+	FlagSkipSlowlog     = netshell.FlagSkipSlowlog
+	FlagFast            = netshell.FlagFast
+	FlagNoAuth          = netshell.FlagNoAuth
+	FlagMayReplicate    = netshell.FlagMayReplicate
+	FlagNoMandatoryKeys = netshell.FlagNoMandatoryKeys
+	FlagNoMulti         = netshell.FlagNoMulti
+	FlagAllowBusy       = netshell.FlagAllowBusy
+	FlagNoAsyncLoading  = netshell.FlagNoAsyncLoading
+	FlagProtected       = netshell.FlagProtected   // CMD_PROTECTED (DEBUG): gated by enable-debug-command, not shown by COMMAND
+	FlagMovableKeys     = netshell.FlagMovableKeys // CMD_MOVABLE_KEYS: keys found by key specs other than a range (SINTERCARD's numkeys)
+	FlagAsking          = netshell.FlagAsking      // CMD_ASKING (RESTORE-ASKING)
+	// FlagTouchesArbitraryKeys: SCAN, RANDOMKEY (propagate.go).
+	FlagTouchesArbitraryKeys = netshell.FlagTouchesArbitraryKeys
 )
-
-var flagNames = []struct {
-	f    Flag
-	name string
-}{
-	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
-	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagAsking, "asking"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"},
-	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
-	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
-}
-
-// Names lists the flag names in Redis's order, as addReplyFlagsForCommand
-// prints them (may_replicate is "hidden on purpose" there).
-func (f Flag) Names() []string {
-	var out []string
-	for _, n := range flagNames {
-		if f&n.f != 0 {
-			out = append(out, n.name)
-		}
-	}
-	return out
-}
 
 // Handler runs one command for c, with the server lock held, and writes
 // exactly one reply into c.w.
 type Handler func(c *Client, args [][]byte)
 
-// Command is one entry of the command table (server.c's redisCommand).
-// Arity is Redis's: N means exactly N arguments including the name, -N at
-// least N. FirstKey/LastKey/Step locate keys (LastKey -1 = last argument).
-type Command struct {
-	Name     string
-	Arity    int
-	Flags    Flag
-	FirstKey int
-	LastKey  int
-	Step     int
-	ACL      []string // ACL categories without '@'
-	Handler  Handler
-	Subs     []*Command // subcommands (CONFIG GET ...), Name is the subcommand
-
-	parent   *Command
-	fullName string // "get", "config|get"
-	idx      int    // index into Server.cmdStats
-	subMap   map[string]*Command
-}
-
-// FullName is Redis's fullname: "name" or "parent|sub".
-func (c *Command) FullName() string { return c.fullName }
-
-func (c *Command) has(f Flag) bool { return c.Flags&f != 0 }
+// Command is one entry of the command table (server.c's redisCommand),
+// the table type both binaries share (netshell.Command: Name, Arity, Flags,
+// FirstKey/LastKey/Step, ACL, Handler, Subs; FullName, Has, Resolve).
+type Command = netshell.Command[Handler]
 
 var commandTable []*Command
 
@@ -112,69 +65,28 @@ var allCommands []*Command
 
 var tableOnce sync.Once
 
+// indexedTable is the indexed command table (netshell.NewTable), built by
+// initTable.
+var indexedTable *netshell.Table[Handler]
+
 // initTable builds allCommands once per process: every cmd_*.go init has
 // registered by then, and servers started concurrently (tests) share it.
-func initTable() { tableOnce.Do(buildTable) }
-
-func buildTable() {
-	sort.Slice(commandTable, func(i, j int) bool { return commandTable[i].Name < commandTable[j].Name })
-	for _, c := range commandTable {
-		c.fullName = c.Name
-		c.idx = len(allCommands)
-		allCommands = append(allCommands, c)
-		if len(c.Subs) > 0 {
-			c.subMap = map[string]*Command{}
-			for _, sc := range c.Subs {
-				sc.parent = c
-				sc.fullName = c.Name + "|" + sc.Name
-				sc.idx = len(allCommands)
-				allCommands = append(allCommands, sc)
-				c.subMap[sc.Name] = sc
-			}
-		}
-	}
+func initTable() {
+	tableOnce.Do(func() {
+		indexedTable = netshell.NewTable(commandTable)
+		allCommands = indexedTable.All
+	})
 }
 
 // buildCommandTable returns the name -> command map after rename-command
 // (a rename to "" disables the command).
 func buildCommandTable(renames map[string]string) (map[string]*Command, error) {
 	initTable()
-	m := make(map[string]*Command, len(commandTable))
-	for _, c := range commandTable {
-		m[c.Name] = c
-	}
-	for from, to := range renames {
-		from = strings.ToLower(from)
-		c, ok := m[from]
-		if !ok {
-			return nil, fmt.Errorf("No such command in rename-command: '%s'", from)
-		}
-		delete(m, from)
-		if to != "" {
-			to = strings.ToLower(to)
-			if _, dup := m[to]; dup {
-				return nil, fmt.Errorf("Target command name already exists in rename-command: '%s'", to)
-			}
-			m[to] = c
-		}
-	}
-	return m, nil
+	return indexedTable.Renamed(renames)
 }
 
 // lookup finds a command by name case-insensitively without allocating.
-func (s *Server) lookup(name []byte) *Command {
-	var buf [32]byte
-	if len(name) > len(buf) {
-		return s.cmds[strings.ToLower(string(name))]
-	}
-	for i, ch := range name {
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	return s.cmds[string(buf[:len(name)])]
-}
+func (s *Server) lookup(name []byte) *Command { return netshell.Lookup(s.cmds, name) }
 
 // lookupCached is lookup with a one-entry cache of the client's last
 // command name, as typed (a pipeline usually repeats one command): a hit
@@ -190,20 +102,6 @@ func (c *Client) lookupCached(name []byte) *Command {
 		c.lastLookup = cmd
 	}
 	return cmd
-}
-
-func lowerASCII(b []byte) string {
-	var buf [32]byte
-	if len(b) > len(buf) {
-		return strings.ToLower(string(b))
-	}
-	for i, ch := range b {
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
-	}
-	return string(buf[:len(b)])
 }
 
 // cmdStat is INFO commandstats for one command.
@@ -226,33 +124,22 @@ func (s *Server) call(c *Client, args [][]byte) {
 		c.w.Error(msg)
 		return
 	}
-	// A container with its own handler (COMMAND) runs it when called
-	// without a subcommand.
-	if cmd.subMap != nil && (len(args) >= 2 || cmd.Handler == nil) {
-		if len(args) < 2 {
-			s.reject(c, cmd, errWrongArgs(cmd.fullName))
-			return
-		}
-		sub := cmd.subMap[lowerASCII(args[1])]
-		if sub == nil {
-			// Not charged to the container's commandstats: Redis's lookup
-			// finds no command at all.
-			s.reject(c, nil, errUnknownSubcommand(string(args[1]), strings.ToUpper(cmd.Name)))
-			return
-		}
-		cmd = sub
-	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
-		s.reject(c, cmd, errWrongArgs(cmd.fullName))
+	// Subcommand and arity (netshell): a container with its own handler
+	// (COMMAND) runs it when called without a subcommand; an unknown
+	// subcommand is not charged to the container's commandstats (Redis's
+	// lookup finds no command at all).
+	cmd, msg := cmd.Resolve(args)
+	if msg != "" {
+		s.reject(c, cmd, msg)
 		return
 	}
-	if cmd.has(FlagProtected) {
+	if cmd.Has(FlagProtected) {
 		if ok, msg := c.protectedAllowed(cmd); !ok { // cmd_cluster.go
 			s.reject(c, cmd, msg)
 			return
 		}
 	}
-	if !c.authed && !cmd.has(FlagNoAuth) && !s.aclDefaultOpen() {
+	if !c.authed && !cmd.Has(FlagNoAuth) && !s.aclDefaultOpen() {
 		s.reject(c, cmd, ErrNoAuth)
 		return
 	}
@@ -269,7 +156,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	}
 	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
 	// for writes and PING after a failed BGSAVE or AOF write.
-	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.fullName == "ping" || isWriteCommand(c, chk)) {
+	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.FullName() == "ping" || isWriteCommand(c, chk)) {
 		if msg := s.diskErrorDenies(); msg != "" {
 			if c.kind() != kindMaster && !c.aofClient {
 				s.reject(c, cmd, msg)
@@ -278,7 +165,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 			// processCommand's obey_client branch: a replica never
 			// refuses its master's stream (that would diverge silently);
 			// Redis 7.0 panics (7.2 added repl-ignore-disk-write-error).
-			if !c.aofClient && cmd.fullName != "ping" {
+			if !c.aofClient && cmd.FullName() != "ping" {
 				s.log.Error().Str("error", msg).Msg("Replica was unable to write command to disk.")
 				replicaDiskWriteExit(1)
 			}
@@ -292,12 +179,12 @@ func (s *Server) call(c *Client, args [][]byte) {
 		}
 	}
 	if c.w.Proto == 2 && c.kind() == kindPubSub && !allowedInSubscribedContext(cmd) {
-		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.fullName))
+		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.FullName()))
 		return
 	}
 	// A monitor is flagged CLIENT_SLAVE in Redis, and processCommand
 	// refuses a replica's commands that read, write or may replicate.
-	if c.monitor && chk.has(FlagReadonly|FlagWrite|FlagMayReplicate) {
+	if c.monitor && chk.Has(FlagReadonly|FlagWrite|FlagMayReplicate) {
 		s.reject(c, cmd, ErrReplicaKeyspace)
 		return
 	}
@@ -306,16 +193,16 @@ func (s *Server) call(c *Client, args [][]byte) {
 	// repl: during a swapdb async load (repl_replica.go) the old data is
 	// served; only the commands flagged no-async-loading are refused.
 	async := s.asyncLoading()
-	if s.rdb.loading && !async && !cmd.has(FlagLoading) && !c.aofClient {
+	if s.rdb.loading && !async && !cmd.Has(FlagLoading) && !c.aofClient {
 		s.reject(c, cmd, errLoadingMsg)
 		return
 	}
-	if async && cmd.has(FlagNoAsyncLoading) {
+	if async && cmd.Has(FlagNoAsyncLoading) {
 		s.reject(c, cmd, errLoadingMsg)
 		return
 	}
 	if c.multi != nil && !runsInMulti(cmd) {
-		if cmd.has(FlagNoMulti) {
+		if cmd.Has(FlagNoMulti) {
 			s.reject(c, cmd, "ERR Command not allowed inside a transaction")
 			return
 		}
@@ -324,11 +211,18 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.queueMulti(c, chk, args)
 		return
 	}
-	for s.pause.blocks(c, cmd, s.now) {
-		s.pause.wait(s)
-		if c.killed.Load() { // CLIENT KILL while parked: never runs
-			return
+	if pc := s.pausedCmd(c, cmd); s.pause.blocks(c, pc, s.now) {
+		for s.pause.blocks(c, pc, s.now) {
+			s.pause.wait(s)
+			if c.killed.Load() { // CLIENT KILL while parked: never runs
+				return
+			}
 		}
+		// A postponed command goes through processCommand again, as Redis
+		// reprocesses an unblocked client's input: the node may have become
+		// a replica meanwhile (FAILOVER), and its write gets -READONLY.
+		s.call(c, args)
+		return
 	}
 	if s.realClock {
 		c.cmdEnd = s.now // exec's start: after any pause
@@ -361,12 +255,12 @@ func (s *Server) setCmdNow(c *Client) {
 // or an EXEC whose queue holds one (mstate.cmd_flags), so that a
 // transaction queued before a failed BGSAVE is refused as a whole.
 func isWriteCommand(c *Client, cmd *Command) bool {
-	if cmd.has(FlagWrite) {
+	if cmd.Has(FlagWrite) {
 		return true
 	}
-	if cmd.fullName == "exec" && c.multi != nil {
+	if cmd.FullName() == "exec" && c.multi != nil {
 		for _, q := range c.multi.cmds {
-			if q.cmd.has(FlagWrite) {
+			if q.cmd.Has(FlagWrite) {
 				return true
 			}
 		}
@@ -378,7 +272,7 @@ func isWriteCommand(c *Client, cmd *Command) bool {
 // of being queued (processCommand's list: EXEC, DISCARD, MULTI, WATCH, QUIT,
 // RESET). Commands flagged no_multi (SHUTDOWN, SAVE...) are refused there.
 func runsInMulti(cmd *Command) bool {
-	switch cmd.fullName {
+	switch cmd.FullName() {
 	case "exec", "discard", "multi", "watch", "quit", "reset":
 		return true
 	}
@@ -393,7 +287,7 @@ func (s *Server) reject(c *Client, cmd *Command, msg string) {
 	if c.multi != nil {
 		c.multi.dirty = true
 	}
-	if cmd != nil && cmd.fullName == "exec" {
+	if cmd != nil && cmd.FullName() == "exec" {
 		// execCommandAbort: a rejected EXEC discards the transaction (if
 		// any) and says why, without the ERR prefix.
 		c.multi = nil
@@ -408,7 +302,7 @@ func (s *Server) cmdStats(cmd *Command) *cmdStat {
 	if len(s.stats.cmds) != len(allCommands) {
 		s.stats.cmds = make([]cmdStat, len(allCommands))
 	}
-	return &s.stats.cmds[cmd.idx]
+	return &s.stats.cmds[cmd.Index()]
 }
 
 // exec runs an accepted command and accounts for it.
@@ -454,11 +348,11 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	}
 	c.errCounted = false
 	s.stats.commands++
-	c.lastCmd = cmd.fullName
-	if !cmd.has(FlagSkipSlowlog) {
+	c.lastCmd = cmd.FullName()
+	if !cmd.Has(FlagSkipSlowlog) {
 		s.slowlog.maybeAdd(s, c, args, dur)
 	}
-	if len(s.monitors) > 0 && !cmd.has(FlagSkipMonitor|FlagAdmin) {
+	if len(s.monitors) > 0 && !cmd.Has(FlagSkipMonitor|FlagAdmin) {
 		s.feedMonitors(c, args)
 	}
 	// CLIENT REPLY OFF/SKIP apply in runBatch (applyReplyMode), to every
@@ -481,10 +375,4 @@ func (s *Server) countError(reply []byte) {
 	}
 }
 
-func allowedInSubscribedContext(cmd *Command) bool {
-	switch cmd.fullName {
-	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "ping", "quit", "reset":
-		return true
-	}
-	return false
-}
+func allowedInSubscribedContext(cmd *Command) bool { return cmd.AllowedSubscribed() }

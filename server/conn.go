@@ -75,42 +75,42 @@ func (s *Server) serveConn(conn net.Conn) {
 func isLoopback(a net.Addr) bool { return netshell.IsLoopback(a) }
 
 // readLoop is the per-connection loop of docs/architecture.md ("The
-// server's shell"): read what the socket has, run every complete command
-// under one lock, write all replies once.
-func (s *Server) readLoop(c *Client) {
-	for {
-		var err error
-		if c.raw != nil {
-			var closeConn bool
-			closeConn, err = s.rawReadLoop(c)
-			if closeConn {
-				return
-			}
-		} else {
-			s.setReadDeadline(c)
-			if err = s.fill(c); err == nil {
-				if !s.runBatch(c) {
-					return
-				}
-				continue
-			}
-		}
-		if c.killed.Load() || s.closing.Load() {
-			return
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			if s.idleTimedOut(c) {
-				s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
-				return
-			}
-			continue // the deadline was stale: set the current one
-		}
-		if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
-			s.log.Debug().Err(err).Str("addr", c.addr).Msg("Client read error")
-		}
-		return
+// server's shell"), netshell.Loop: read what the socket has, run every
+// complete command under one lock, write all replies once; with the
+// raw-read fast path (rawReadLoop) when the socket allows it.
+func (s *Server) readLoop(c *Client) { netshell.Loop(connLoop{s, c}) }
+
+// connLoop is the server's hooks of netshell.Loop.
+type connLoop struct {
+	s *Server
+	c *Client
+}
+
+func (l connLoop) BeforeRead()                          { l.s.setReadDeadline(l.c) }
+func (l connLoop) Fill() error                          { return l.s.fill(l.c) }
+func (l connLoop) RunBatch() bool                       { return l.s.runBatch(l.c) }
+func (l connLoop) UseRaw() bool                         { return l.c.raw != nil }
+func (l connLoop) RawLoop() (closeConn bool, err error) { return l.s.rawReadLoop(l.c) }
+
+// ReadFailed: a kill or the shutdown closes; a read deadline that fired
+// before the client was idle for the timeout is re-armed.
+func (l connLoop) ReadFailed(err error) bool {
+	s, c := l.s, l.c
+	if c.killed.Load() || s.closing.Load() {
+		return false
 	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		if s.idleTimedOut(c) {
+			s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
+			return false
+		}
+		return true // the deadline was stale: set the current one
+	}
+	if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
+		s.log.Debug().Err(err).Str("addr", c.addr).Msg("Client read error")
+	}
+	return false
 }
 
 // fill reads once from the socket into the query buffer.

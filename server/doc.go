@@ -28,7 +28,7 @@
 // offset (ReplicasAcked takes mu), or, without a reply, CLIENT KILL, the
 // cron's sweep of killed clients and closed peers, and shutdown. The woken
 // goroutine takes mu again before it touches c.w, then runs the rest of its
-// batch. Commands postponed by CLIENT PAUSE park the same way, in
+// batch. Commands postponed by CLIENT PAUSE or FAILOVER park the same way, in
 // pauseState.wait. Nothing parks while holding mu, clientsMu, a client's
 // wmu or amu.
 //
@@ -82,7 +82,7 @@
 // byte for byte, absolute times within a minute. A command added later must
 // be covered there too.
 //
-// # Replication (repl_master.go, repl_replica.go, cmd_repl.go)
+// # Replication (repl_master.go, repl_replica.go, cmd_repl.go, failover.go)
 //
 // The shells around the replication package's pure core. All state is in
 // Server.repl (replState), guarded by mu.
@@ -135,6 +135,16 @@
 // returns 0 for the master client). RDBs carry repl-id/repl-offset whenever
 // a backlog exists; at startup (restoreReplInfo) a replica resumes from
 // them and a master keeps them as replid2.
+//
+// FAILOVER (failover.go) executes replication.DecideFailoverCommand and
+// Failover.Update (run every cron tick, as beforeSleep's
+// updateFailoverStatus): it pauses the writes (pauseState's failover
+// purpose, which CLIENT UNPAUSE does not end; a postponed command runs
+// processCommand's checks again when it wakes, so it gets -READONLY if the
+// node became a replica), then follows the target with startReplication,
+// whose Handshake sends PSYNC ... FAILOVER; the target's answer
+// (FailoverReply) clears the state or aborts back to a master
+// (unsetMaster). The target's half is syncRequest's PsyncPromote.
 //
 // It may import internal/resp, internal/clock, configs, server/keyspace,
 // internal/redistext, internal/acl, server/rdb, server/aof, server/lua (the Lua engine, behind its

@@ -1,15 +1,12 @@
 package server
 
+import "github.com/vigil-kv/vigil/internal/netshell"
+
 // Redis 7.0 error replies of the administrative commands (networking.c
 // clientCommand, config.c, server.c, slowlog.c, latency.c, debug.c); the
 // shared ones are in errors.go.
 const (
-	ErrInvalidClientID     = "ERR Invalid client ID"
-	ErrClientIDPositive    = "ERR client-id should be greater than 0"
 	ErrTimeoutNegative     = "ERR timeout is negative"
-	ErrPauseMode           = "ERR CLIENT PAUSE mode must be WRITE or ALL"
-	ErrUnblockReason       = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
-	ErrCachingNoTracking   = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
 	ErrNoConfigFile        = "ERR The server is running without a config file"
 	ErrSlowlogCount        = "ERR count should be greater than or equal to -1"
 	ErrInvalidCommand      = "ERR Invalid command specified"
@@ -25,23 +22,11 @@ const (
 	// ErrUnblocked is the reply of a client unblocked by CLIENT UNBLOCK
 	// ERROR (no ERR prefix).
 	ErrUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
-
-	// ErrTrackingUnsupported is Vigil's own: client-side caching
-	// (CLIENT TRACKING ON) is not implemented.
-	ErrTrackingUnsupported = "ERR CLIENT TRACKING is not supported by this server"
 )
-
-// errUnknownClientType is clientCommand's reply to a bad TYPE.
-func errUnknownClientType(t []byte) string { return "ERR Unknown client type '" + string(t) + "'" }
-
-// errNoSuchUser is CLIENT KILL USER's reply for an unknown user.
-func errNoSuchUser(u []byte) string { return "ERR No such user '" + string(u) + "'" }
 
 // errSubcommandSyntax is addReplySubcommandSyntaxError: cmd is the
 // container's name in upper case.
-func errSubcommandSyntax(sub []byte, cmd string) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + trunc(string(sub), 128) + "'. Try " + cmd + " HELP."
-}
+var errSubcommandSyntax = netshell.ErrSubcommandSyntax
 
 // errLatencyNoSamples is LATENCY HISTORY/GRAPH for an event without data.
 func errLatencyNoSamples(event []byte) string {

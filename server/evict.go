@@ -259,16 +259,16 @@ func (s *Server) oomRejects(c *Client, cmd *Command) bool {
 	if c.aofClient || c.kind() == kindMaster || c.kind() == kindReplica {
 		return false
 	}
-	if cmd.has(FlagDenyOOM) {
+	if cmd.Has(FlagDenyOOM) {
 		return true
 	}
 	if c.multi != nil {
-		switch cmd.fullName {
+		switch cmd.FullName() {
 		case "exec":
 			// EXEC is refused when a queued command is denyoom
 			// (mstate.cmd_flags).
 			for _, q := range c.multi.cmds {
-				if q.cmd.has(FlagDenyOOM) {
+				if q.cmd.Has(FlagDenyOOM) {
 					return true
 				}
 			}
@@ -290,10 +290,10 @@ func (s *Server) scriptVerifyOOM(caller *Client, cmd *Command) string {
 		return ""
 	}
 	obey := caller != nil && (caller.aofClient || caller.kind() == kindMaster)
-	if !obey && !s.evict.scriptWrote && s.evict.preOOM && cmd.has(FlagDenyOOM) {
+	if !obey && !s.evict.scriptWrote && s.evict.preOOM && cmd.Has(FlagDenyOOM) {
 		return ErrOOM
 	}
-	if cmd.has(FlagWrite) {
+	if cmd.Has(FlagWrite) {
 		s.evict.scriptWrote = true
 	}
 	return ""

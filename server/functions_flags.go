@@ -36,7 +36,7 @@ func (s *Server) checkedCmd(cmd *Command, args [][]byte) *Command {
 		return cmd
 	}
 	var flags vlua.Flags
-	switch cmd.fullName {
+	switch cmd.FullName() {
 	case "fcall", "fcall_ro":
 		if s.fns == nil {
 			return cmd

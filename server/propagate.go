@@ -169,7 +169,7 @@ func (c *Client) preventPropagation() { c.prop.prevent = true }
 // just ran to the unit if it wrote, and ends the unit when it is the
 // outermost command.
 func (s *Server) afterHandler(c *Client, cmd *Command, args [][]byte, dirty int64) {
-	if len(s.props) != 0 && cmd.fullName != "exec" && !c.prop.prevent {
+	if len(s.props) != 0 && cmd.FullName() != "exec" && !c.prop.prevent {
 		t := c.prop.force
 		if dirty > 0 { // persist: call()'s "if (dirty < 0) dirty = 0" (SAVE, DEBUG LOADAOF reset it)
 			t = TargetAll
@@ -184,7 +184,7 @@ func (s *Server) afterHandler(c *Client, cmd *Command, args [][]byte, dirty int6
 	}
 	c.prop = propState{}
 	if s.execDepth == 0 {
-		s.propagateUnit(!cmd.has(FlagTouchesArbitraryKeys))
+		s.propagateUnit(!cmd.Has(FlagTouchesArbitraryKeys))
 	}
 }
 

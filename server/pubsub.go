@@ -59,7 +59,7 @@ func (c *Client) replySub(kind string, name []byte, null bool) {
 // (addReplyPubsubSubscribed and friends set CLIENT_PUSHING, which
 // prepareClientToWrite lets through OFF and SKIP). While replies are
 // suppressed the push's place in the reply buffer is recorded, and
-// dropReply keeps it when the command's reply is discarded.
+// netshell.Replies keeps it when the command's reply is dropped.
 func (c *Client) replySubAlways(kind string, name []byte, null bool) {
 	if !c.suppressing() {
 		c.replySub(kind, name, null)
@@ -67,7 +67,7 @@ func (c *Client) replySubAlways(kind string, name []byte, null bool) {
 	}
 	start := len(c.w.B)
 	c.replySub(kind, name, null)
-	c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
+	c.rep.Pushed(&c.w, start)
 }
 
 // deliver queues a pub/sub message for sub. The client whose batch is
@@ -87,25 +87,7 @@ func (s *Server) deliver(sub *Client, b []byte) {
 func (c *Client) pushOwn(b []byte) {
 	start := len(c.w.B)
 	c.w.B = append(c.w.B, b...)
-	if c.suppressing() {
-		c.pushSpans = append(c.pushSpans, [2]int{start, len(c.w.B)})
-	}
-}
-
-// dropReply discards the reply written from mark on, for CLIENT REPLY
-// OFF and SKIP (setReplyFlags, endReplyFlags), except the pub/sub pushes
-// recorded by replySubAlways and pushOwn, which move down to mark in their
-// order. Pushes recorded before mark are in a reply already settled.
-func (c *Client) dropReply(mark int) {
-	out := mark
-	for _, sp := range c.pushSpans {
-		if sp[0] < mark || sp[1] > len(c.w.B) {
-			continue
-		}
-		out += copy(c.w.B[out:], c.w.B[sp[0]:sp[1]])
-	}
-	c.w.B = c.w.B[:out]
-	c.pushSpans = c.pushSpans[:0]
+	c.rep.Pushed(&c.w, start)
 }
 
 func cmdSubscribe(c *Client, args [][]byte) {

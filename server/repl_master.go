@@ -59,6 +59,9 @@ type replState struct {
 
 	syncFull, partialOK, partialErr int64
 
+	// failover is the FAILOVER command's state (failover.go).
+	failover replication.Failover
+
 	// Replica side (repl_replica.go): nil on a master.
 	link *replLink
 	// applying: the master's stream is being executed: the backlog is fed
@@ -245,21 +248,24 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		info = &replicaInfo{}
 	}
 	req.PSYNC2 = info.psync2
-	st := replication.MasterState{IDs: s.repl.ids, MasterReplOffset: s.repl.offset, Backlog: s.repl.backlog.Window(),
-		Replicas: len(s.repl.replicas), IsReplica: s.isReplica()}
-	if l := s.repl.link; l != nil {
-		st.LinkUp = l.hs.State == replication.StateConnected
+	if req.Failover && !req.AlreadyReplica {
+		s.log.Warn().Msgf("Failover request received for replid %s.", req.ReplID)
 	}
-	d := replication.Decide(req, st)
+	d := replication.Decide(req, s.masterState())
+	if d.Outcome == replication.PsyncPromote {
+		// The master running FAILOVER hands over: promote, then serve its
+		// PSYNC as any other (its replid is now this node's replid2, valid
+		// up to the offset it asks for: +CONTINUE <new replid>).
+		s.unsetMaster()
+		s.log.Info().Msgf("MASTER MODE enabled (failover request from '%s')", s.appendClientInfo(nil, c, c, args, "psync"))
+		req.Failover = false
+		d = replication.Decide(req, s.masterState())
+	}
 	switch d.Outcome {
 	case replication.PsyncIgnore:
 		return
 	case replication.PsyncReject, replication.PsyncPromote:
-		if d.Reply != "" {
-			c.w.Raw([]byte(d.Reply))
-		} else {
-			c.w.Error("ERR FAILOVER is not supported")
-		}
+		c.w.Raw([]byte(d.Reply))
 		return
 	}
 	if d.PartialOK {
@@ -308,6 +314,16 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 	c.replRole.Store(kindReplica)
 	s.repl.replicas = append(s.repl.replicas, rp)
 	go s.replicaWriter(rp)
+}
+
+// masterState is what Decide consults (lock held).
+func (s *Server) masterState() replication.MasterState {
+	st := replication.MasterState{IDs: s.repl.ids, MasterReplOffset: s.repl.offset, Backlog: s.repl.backlog.Window(),
+		Replicas: len(s.repl.replicas), IsReplica: s.isReplica(), FailingOver: s.repl.failover.State != replication.NoFailover}
+	if l := s.repl.link; l != nil {
+		st.LinkUp = l.hs.State == replication.StateConnected
+	}
+	return st
 }
 
 func hostOf(addr string) string {
@@ -772,7 +788,9 @@ func (s *Server) replicaAcks() []replication.ReplicaAck {
 
 // sendGetAck is beforeSleep's replicationRequestAckFromSlaves.
 func (s *Server) sendGetAck() {
-	if !s.repl.getackPending {
+	// Not while clients are paused (beforeSleep): the GETACK would move
+	// master_repl_offset; it goes out after the pause if still a master.
+	if !s.repl.getackPending || s.pause.active(s.clock.Now()) {
 		return
 	}
 	s.repl.getackPending = false
@@ -785,6 +803,7 @@ func (s *Server) sendGetAck() {
 // replCron is replicationCron, once a second (lock held).
 func (s *Server) replCron() {
 	now := s.clock.Now()
+	s.updateFailover() // beforeSleep's updateFailoverStatus
 	if now.Sub(s.repl.lastCron) < time.Second {
 		s.sendGetAck()
 		return
@@ -798,7 +817,7 @@ func (s *Server) replCron() {
 	if l := s.repl.link; l != nil {
 		l.cron(s)
 	}
-	if !s.isReplica() && replication.PingDue(s.repl.cronLoops, s.cfg.ReplPingReplicaPeriod, len(s.repl.replicas)) {
+	if !s.isReplica() && !s.repl.failover.PingPaused(s.pause.active(now)) && replication.PingDue(s.repl.cronLoops, s.cfg.ReplPingReplicaPeriod, len(s.repl.replicas)) {
 		s.replFeed([]byte(replication.PingCommand))
 	}
 	s.repl.cronLoops++ // after the PING check, as replication_cron_loops
@@ -827,7 +846,7 @@ func (s *Server) writesDenied(c *Client, cmd *Command) string {
 		if write && s.cfg.ReplicaReadOnly {
 			return ErrReadOnly
 		}
-		if !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.has(FlagStale) {
+		if !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.Has(FlagStale) {
 			return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 		}
 		return ""
@@ -844,7 +863,7 @@ func (s *Server) writesDenied(c *Client, cmd *Command) string {
 // replInfo is INFO replication (lock held).
 func (s *Server) replInfo(w *infoWriter) {
 	in := replication.Info{IDs: s.repl.ids, MasterReplOffset: s.repl.offset, Backlog: s.repl.backlog,
-		BacklogSize: s.cfg.ReplBacklogSize, FailoverState: replication.NoFailover}
+		BacklogSize: s.cfg.ReplBacklogSize, FailoverState: s.repl.failover.State}
 	if s.repl.backlog != nil {
 		in.BacklogSize = s.repl.backlog.Size()
 	}

@@ -90,8 +90,10 @@ func (s *Server) startReplication(host string, port int) {
 	if port0 == 0 {
 		port0 = s.tcpPort
 	}
+	// In FAILOVER_IN_PROGRESS (failover.go) the PSYNC carries FAILOVER.
 	hc := replication.HandshakeConfig{MasterUser: s.cfg.MasterUser, MasterAuth: s.cfg.MasterAuth,
-		ListeningPort: port0, AnnounceIP: s.cfg.ReplicaAnnounceIP}
+		ListeningPort: port0, AnnounceIP: s.cfg.ReplicaAnnounceIP,
+		Failover: s.repl.failover.State == replication.FailoverInProgress}
 	hs := replication.NewHandshake(hc, cached)
 	l := &replLink{host: host, port: port, hs: hs, hsConfig: hc, stop: make(chan struct{}), downSince: downSince}
 	if cached != nil {
@@ -133,8 +135,9 @@ func (s *Server) stopLink(l *replLink) {
 	}
 }
 
-// promote is replicationUnsetMaster (REPLICAOF NO ONE; lock held).
-func (s *Server) promote() {
+// unsetMaster is replicationUnsetMaster (REPLICAOF NO ONE, a PSYNC
+// FAILOVER from the master, an aborted FAILOVER; lock held).
+func (s *Server) unsetMaster() {
 	l := s.repl.link
 	if l == nil {
 		return
@@ -151,7 +154,6 @@ func (s *Server) promote() {
 	if s.repl.backlog == nil {
 		s.createBacklog()
 	}
-	s.log.Info().Msgf("MASTER MODE enabled (user request from '%s')", "client")
 }
 
 // runLink is the link goroutine: connect, sync, stream, and again after a
@@ -278,6 +280,13 @@ func (s *Server) linkSession(l *replLink) error {
 			case replication.Send:
 				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				if _, err := conn.Write(a.Data); err != nil {
+					s.mu.Lock()
+					if l.hs.State == replication.StateReceivePsyncReply && l.hs.FailingOver() {
+						// syncWithMaster: the PSYNC ... FAILOVER could not
+						// be sent: abortFailover (back to a master).
+						s.abortFailover("Write error to failover target")
+					}
+					s.mu.Unlock()
 					return err
 				}
 			case replication.Log:
@@ -288,6 +297,13 @@ func (s *Server) linkSession(l *replLink) error {
 				}
 			case replication.Close:
 				return errors.New(a.Reason)
+			case replication.FailoverReply:
+				s.mu.Lock()
+				ok := s.failoverReply(a)
+				s.mu.Unlock()
+				if !ok {
+					return errors.New("Failover target rejected psync request")
+				}
 			case replication.FullResync:
 				s.mu.Lock()
 				l.masterReplID = a.ReplID

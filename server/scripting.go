@@ -217,28 +217,28 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		return resp.Value{}, msg
 	}
 	cmd := s.lookup(args[0])
-	if cmd != nil && cmd.subMap != nil && (len(args) >= 2 || cmd.Handler == nil) {
-		if len(args) < 2 {
-			return fail("ERR Wrong number of args calling Redis command from script")
-		}
-		cmd = cmd.subMap[lowerASCII(args[1])]
-	}
 	if cmd == nil {
 		return fail("ERR Unknown Redis command called from script")
 	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+	// scriptCall's lookup (netshell's Resolve): an unknown subcommand is
+	// an unknown command, a wrong count a wrong number of args.
+	cmd, msg := cmd.Resolve(args)
+	if cmd == nil {
+		return fail("ERR Unknown Redis command called from script")
+	}
+	if msg != "" {
 		return fail("ERR Wrong number of args calling Redis command from script")
 	}
-	if cmd.has(FlagNoScript) && !s.dbg.disableDenyScripts { // DEBUG SET-DISABLE-DENY-SCRIPTS
+	if cmd.Has(FlagNoScript) && !s.dbg.disableDenyScripts { // DEBUG SET-DISABLE-DENY-SCRIPTS
 		return fail("ERR This Redis command is not allowed from script")
 	}
-	if cmd.has(FlagWrite) && h.ro {
+	if cmd.Has(FlagWrite) && h.ro {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	c := h.fake
 	if res, idx := s.aclCheck(c, cmd, args); res != acl.OK {
 		// scriptVerifyACL: logged with the context "lua".
-		s.aclLogDenied(h.caller, res, "lua", cmd, args, idx, cmd.fullName)
+		s.aclLogDenied(h.caller, res, "lua", cmd, args, idx, cmd.FullName())
 		switch res {
 		case acl.DeniedKey:
 			return fail("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments")
@@ -252,7 +252,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	}
 	// scriptVerifyAllowStale: a function flagged allow-stale runs on a
 	// stale replica, the commands it calls only if they are flagged stale.
-	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.has(FlagStale) {
+	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.Has(FlagStale) {
 		return fail("ERR Can not execute the command on a stale replica")
 	}
 	c.w.Reset()

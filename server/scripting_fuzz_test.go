@@ -13,10 +13,10 @@ func TestScriptEveryCommand(t *testing.T) {
 	c := ts.client()
 	initTable()
 	for _, cmd := range allCommands {
-		if cmd.has(FlagNoScript) || cmd.fullName == "shutdown" || cmd.fullName == "debug" || strings.HasPrefix(cmd.fullName, "debug|") {
+		if cmd.Has(FlagNoScript) || cmd.FullName() == "shutdown" || cmd.FullName() == "debug" || strings.HasPrefix(cmd.FullName(), "debug|") {
 			continue
 		}
-		name := cmd.fullName
+		name := cmd.FullName()
 		var args []string
 		if i := strings.IndexByte(name, '|'); i > 0 {
 			args = []string{"'" + name[:i] + "'", "'" + name[i+1:] + "'"}

@@ -54,7 +54,7 @@ func evalShebangFlags(body []byte) (flags vlua.Flags, n int, msg string) {
 // sees for an EVAL/EVALSHA (_RO) call, and whether the script has a
 // shebang (false: compatibility mode, the command's own flags apply).
 func (s *Server) evalCheckedFlags(cmd *Command, args [][]byte) (vlua.Flags, bool) {
-	bySha := cmd.fullName == "evalsha" || cmd.fullName == "evalsha_ro"
+	bySha := cmd.FullName() == "evalsha" || cmd.FullName() == "evalsha_ro"
 	if bySha {
 		if len(args[1]) != 40 || s.lua == nil || !s.lua.e.HasShebangScripts() {
 			return 0, false // no shebang script cached: nothing to look up

@@ -354,7 +354,9 @@ func (s *Server) cron(stop <-chan struct{}) {
 		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC (25%) of a cron period, plus
 		// 2% per step of active-expire-effort above 1, as expire.c.
 		budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
-		if !s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
+		// Not while clients are paused (CLIENT PAUSE, FAILOVER): the
+		// dataset stays static, as activeExpireCycle returns then.
+		if !s.adm.noActiveExpire && !s.pause.active(s.now) { // DEBUG SET-ACTIVE-EXPIRE 0
 			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
 		}
 		// databasesCron: shrink sparse tables and, with activerehashing,

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -98,13 +99,21 @@ func (l *slowlog) maybeAdd(s *Server, c *Client, args [][]byte, dur time.Duratio
 	}
 }
 
-// --- pause (CLIENT PAUSE) ------------------------------------------------
+// --- pause (CLIENT PAUSE, FAILOVER) ----------------------------------------
 
+// pauseState is Redis 7.0's client pause, per purpose: CLIENT PAUSE
+// (PAUSE_BY_CLIENT_COMMAND: until a deadline, WRITE or ALL) and FAILOVER
+// (PAUSE_DURING_FAILOVER: writes, until the failover ends; failover.go).
+// The effective pause is the union; CLIENT UNPAUSE ends only its own. ch
+// is non-nil while any pause is active and is closed whenever one ends,
+// so that the parked commands look again.
 type pauseState struct {
-	until   time.Time
-	all     bool // ALL, else WRITE
-	ch      chan struct{}
-	waiters int // commands parked in wait
+	client   bool      // a CLIENT PAUSE is active
+	until    time.Time // its deadline
+	all      bool      // ALL, else WRITE
+	failover bool      // PAUSE_DURING_FAILOVER
+	ch       chan struct{}
+	waiters  int // commands parked in wait
 }
 
 // blocks reports whether cmd from c must wait for the pause to end. It
@@ -125,23 +134,32 @@ func (p *pauseState) blocks(c *Client, cmd *Command, now time.Time) bool {
 }
 
 func (p *pauseState) mustWait(cmd *Command, now time.Time) bool {
-	if p.ch == nil {
+	if !p.active(now) {
 		return false
 	}
-	if !now.Before(p.until) {
-		p.end()
-		return false
-	}
-	if p.all {
+	if p.client && p.all {
 		return true
 	}
-	return cmd.has(FlagWrite | FlagMayReplicate)
+	return cmd.Has(FlagWrite | FlagMayReplicate)
+}
+
+// active is checkClientPauseTimeoutAndReturnIfPaused: an expired CLIENT
+// PAUSE ends here.
+func (p *pauseState) active(now time.Time) bool {
+	if p.client && !now.Before(p.until) {
+		p.end()
+	}
+	return p.ch != nil
 }
 
 func (p *pauseState) start(until time.Time, all bool) {
 	if p.ch == nil {
 		p.ch = make(chan struct{})
 	}
+	if !p.client {
+		p.until, p.all = time.Time{}, false
+	}
+	p.client = true
 	// Redis keeps the later deadline and the stricter mode.
 	if until.After(p.until) {
 		p.until = until
@@ -149,30 +167,69 @@ func (p *pauseState) start(until time.Time, all bool) {
 	p.all = p.all || all
 }
 
+// end ends the CLIENT PAUSE (CLIENT UNPAUSE, or its deadline).
 func (p *pauseState) end() {
+	if !p.client {
+		return
+	}
+	p.client, p.all, p.until = false, false, time.Time{}
+	p.changed()
+}
+
+// startFailover is pauseClients(PAUSE_DURING_FAILOVER, LLONG_MAX,
+// CLIENT_PAUSE_WRITE).
+func (p *pauseState) startFailover() {
+	if p.ch == nil {
+		p.ch = make(chan struct{})
+	}
+	p.failover = true
+}
+
+// endFailover is unpauseClients(PAUSE_DURING_FAILOVER).
+func (p *pauseState) endFailover() {
+	if !p.failover {
+		return
+	}
+	p.failover = false
+	p.changed()
+}
+
+// changed wakes the parked commands after a pause ended; ch stays non-nil
+// while another pause is active.
+func (p *pauseState) changed() {
 	if p.ch != nil {
 		close(p.ch)
 		p.ch = nil
-		p.all = false
-		p.until = time.Time{}
+	}
+	if p.client || p.failover {
+		p.ch = make(chan struct{})
 	}
 }
 
-// wait releases the server lock until the pause ends or expires (on the
-// server's clock, so a fake clock drives it in tests).
+// wait releases the server lock until a pause ends or the CLIENT PAUSE
+// expires (on the server's clock, so a fake clock drives it in tests).
 func (p *pauseState) wait(s *Server) {
-	ch := p.ch
-	d := p.until.Sub(s.clock.Now())
+	ch, client := p.ch, p.client
+	var d time.Duration
+	if client {
+		d = p.until.Sub(s.clock.Now())
+	}
 	p.waiters++
 	s.mu.Unlock()
-	if ch != nil && d > 0 {
-		expired := make(chan struct{})
-		t := s.clock.AfterFunc(d, func() { close(expired) })
+	if ch != nil && (!client || d > 0) {
+		var expired chan struct{}
+		var t clock.Timer
+		if d > 0 {
+			expired = make(chan struct{})
+			t = s.clock.AfterFunc(d, func() { close(expired) })
+		}
 		select {
 		case <-ch:
 		case <-expired:
 		}
-		t.Stop()
+		if t != nil {
+			t.Stop()
+		}
 	}
 	s.mu.Lock()
 	p.waiters--

@@ -173,32 +173,41 @@ func TestBenchScale(t *testing.T) {
 	if len(bins) < 2 {
 		t.Skip("redis-server not installed (apt-get install -y redis-server): nothing to compare with")
 	}
+	bins = bins[:2]
+	if p := os.Getenv("VIGIL_BENCH_BASE_BIN"); p != "" {
+		// A second vigil-server (e.g. main's) in the same run: a change's
+		// before and after, side by side with redis-server.
+		bins = append(bins, benchutil.Binary{Name: "base", Path: p})
+	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%d write pairs per round, %d rounds; times are redis-cli --pipe wall times, medians\n", pairs, rounds)
 	fmt.Fprintf(&report, "%-7s %9s | %10s %10s %6s | %12s %12s %6s %s\n", "type", "size",
 		"fill redis", "fill vigil", "ratio", "write redis", "write vigil", "ratio", "rounds")
+	if len(bins) > 2 {
+		fmt.Fprintf(&report, "(each line is followed by the base binary's: its write time and ratio redis / base)\n")
+	}
 	worst := 0.0
 	for _, k := range kinds {
 		if types != "" && !slices.Contains(strings.Split(types, ","), k.name) {
 			continue
 		}
 		for _, n := range sizes {
-			servers := make([]*benchutil.Server, 2)
-			for i, b := range bins[:2] {
+			servers := make([]*benchutil.Server, len(bins))
+			for i, b := range bins {
 				servers[i] = benchutil.Start(t, b.Name, b.Path, redis.Options{})
 			}
 			fill := stream(t, dir, "fill", k.fills(n), func(i int, w *bufio.Writer) { writeCmd(w, k.fill(i, n)) })
-			var fillTimes [2]time.Duration
+			fillTimes := make([]time.Duration, len(servers))
 			for i, s := range servers {
 				fillTimes[i] = pipe(t, s, fill)
 				if got, err := s.Client.Do(ctx, k.size, key).Int(); err != nil || got != n {
 					t.Fatalf("%s: %s after the fill: %d, %v (want %d)", s.Name, k.size, got, err, n)
 				}
 			}
-			var times [2][]float64
-			var ratios []float64
+			times := make([][]float64, len(servers))
+			var ratios, baseRatios []float64
 			for r := 0; r < rounds; r++ {
 				rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
 				lo := r * pairs
@@ -207,9 +216,9 @@ func TestBenchScale(t *testing.T) {
 					writeCmd(w, p[0])
 					writeCmd(w, p[1])
 				})
-				var d [2]time.Duration
-				for j := 0; j < 2; j++ {
-					i := (j + r) % 2 // take turns going first
+				d := make([]time.Duration, len(servers))
+				for j := range servers {
+					i := (j + r) % len(servers) // take turns going first
 					d[i] = pipe(t, servers[i], f)
 				}
 				for i := range d {
@@ -217,6 +226,9 @@ func TestBenchScale(t *testing.T) {
 				}
 				// servers[0] is vigil, servers[1] redis: redis time / vigil time.
 				ratios = append(ratios, d[1].Seconds()/d[0].Seconds())
+				if len(d) > 2 {
+					baseRatios = append(baseRatios, d[1].Seconds()/d[2].Seconds())
+				}
 			}
 			for _, s := range servers {
 				if got, err := s.Client.Do(ctx, k.size, key).Int(); err != nil || got != n {
@@ -235,6 +247,15 @@ func TestBenchScale(t *testing.T) {
 			fmt.Fprintf(&report, "%-7s %9d | %9.2fs %9.2fs %6.2f | %11.3fs %11.3fs %6.2f %s\n", k.name, n,
 				fillTimes[1].Seconds(), fillTimes[0].Seconds(), fillTimes[1].Seconds()/fillTimes[0].Seconds(),
 				median(times[1]), median(times[0]), ratio, strings.Join(rs, " "))
+			if len(servers) > 2 {
+				var bs []string
+				for _, x := range baseRatios {
+					bs = append(bs, fmt.Sprintf("%.2f", x))
+				}
+				fmt.Fprintf(&report, "%-7s %9s | %10s %9.2fs %6.2f | %12s %11.3fs %6.2f %s\n", "  base", "",
+					"", fillTimes[2].Seconds(), fillTimes[1].Seconds()/fillTimes[2].Seconds(),
+					"", median(times[2]), median(baseRatios), strings.Join(bs, " "))
+			}
 		}
 	}
 	fmt.Fprintf(&report, "ratios are redis time / vigil time (above 1: vigil-server faster); lowest write ratio %.2f\n", worst)

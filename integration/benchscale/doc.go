@@ -22,4 +22,5 @@
 //	VIGIL_BENCH_PAIRS      write pairs per round (default 100000)
 //	VIGIL_BENCH_ROUNDS     rounds (default 3)
 //	VIGIL_SERVER_BIN       use this vigil-server binary instead of building one
+//	VIGIL_BENCH_BASE_BIN   a second vigil-server binary (say main's) run in the same rounds: before and after a change, side by side
 package benchscale

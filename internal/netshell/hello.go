@@ -51,6 +51,34 @@ func ParseHello(args [][]byte, auth func(userAt int) bool) (h Hello, errText str
 	return h, ""
 }
 
+// HelloCommand is helloCommand for both binaries: the parse (ParseHello,
+// with authenticate for each AUTH option), then authed (whether the client
+// is authenticated now), the name and the protocol, and the reply of
+// redistext.Hello with the binary's version, mode and role ("" for none).
+func HelloCommand(c Session, argv [][]byte, authenticate func(userAt int) bool, authed func() bool, version, mode, role string) {
+	h, errText := ParseHello(argv, authenticate)
+	w := c.Writer()
+	if errText != "" {
+		w.Error(errText)
+		return
+	}
+	if !authed() {
+		w.Error(redistext.ErrHelloNoAuth)
+		return
+	}
+	if h.HaveName {
+		if !redistext.ValidClientName(h.Name) {
+			w.Error(redistext.ErrClientName)
+			return
+		}
+		c.SetClientName(string(h.Name))
+	}
+	if h.Proto != 0 {
+		c.SetProto(h.Proto)
+	}
+	redistext.Hello(w, version, c.ClientID(), mode, role)
+}
+
 // keyword compares an argument to a lower-case keyword, ASCII
 // case-insensitively (strcasecmp).
 func keyword(b []byte, lower string) bool { return redisutil.EqFold(b, lower) }

@@ -14,47 +14,29 @@ import (
 // share, netshell.ACLSubcommands) over the users of internal/acl
 // (aclState), as redis-sentinel 7.0.15 answers them.
 
-func aclSubcommands() []subcommand {
-	locked := func(f func(c *client, st *acl.Store, args []string)) func(c *client, args []string) {
-		return func(c *client, args []string) {
+func aclSubcommands() []*command {
+	locked := func(f func(c *client, st *acl.Store, argv [][]byte)) handler {
+		return func(c *client, argv [][]byte) {
 			c.d.acl.mu.Lock()
 			defer c.d.acl.mu.Unlock()
-			f(c, c.d.acl.st, args)
+			f(c, c.d.acl.st, argv)
 		}
 	}
-	return subcommands(netshell.ACLSubcommands, map[string]func(c *client, args []string){
-		"cat":     func(c *client, a []string) { acl.WriteCat(&c.w, aclTable(), a) },
+	return netshell.ACLSubcommands(map[string]handler{
+		"cat":     func(c *client, a [][]byte) { acl.WriteCat(&c.w, aclTable(), strs(a)) },
 		"deluser": aclDeluser,
 		"dryrun":  aclDryrun,
-		"genpass": func(c *client, a []string) { acl.WriteGenPass(&c.w, a) },
-		"getuser": locked(func(c *client, st *acl.Store, a []string) { acl.WriteGetUser(&c.w, st.User(a[2])) }),
-		"help":    func(c *client, _ []string) { c.help("ACL", acl.HelpLines) },
-		"list":    locked(func(c *client, st *acl.Store, _ []string) { acl.WriteList(&c.w, st) }),
-		"load":    func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) },
+		"genpass": func(c *client, a [][]byte) { acl.WriteGenPass(&c.w, strs(a)) },
+		"getuser": locked(func(c *client, st *acl.Store, a [][]byte) { acl.WriteGetUser(&c.w, st.User(string(a[2]))) }),
+		"help":    func(c *client, _ [][]byte) { c.help("ACL", acl.HelpLines) },
+		"list":    locked(func(c *client, st *acl.Store, _ [][]byte) { acl.WriteList(&c.w, st) }),
+		"load":    func(c *client, _ [][]byte) { c.w.Error(acl.ErrNoACLFile) },
 		"log":     aclLogCmd,
-		"save":    func(c *client, _ []string) { c.w.Error(acl.ErrNoACLFile) },
+		"save":    func(c *client, _ [][]byte) { c.w.Error(acl.ErrNoACLFile) },
 		"setuser": aclSetuser,
-		"users":   locked(func(c *client, st *acl.Store, _ []string) { acl.WriteUsers(&c.w, st) }),
-		"whoami":  func(c *client, _ []string) { c.w.BulkString(c.user) },
+		"users":   locked(func(c *client, st *acl.Store, _ [][]byte) { acl.WriteUsers(&c.w, st) }),
+		"whoami":  func(c *client, _ [][]byte) { c.w.BulkString(c.user) },
 	})
-}
-
-// subcommands builds a subcommand table from one both binaries share
-// (netshell), pairing each row with its handler.
-func subcommands(table []netshell.Subcommand, handlers map[string]func(c *client, args []string)) []subcommand {
-	out := make([]subcommand, 0, len(table))
-	for _, sc := range table {
-		h := handlers[sc.Name]
-		if h == nil {
-			panic("no handler for subcommand " + sc.Name)
-		}
-		cats := make([]string, len(sc.ACL))
-		for i, cat := range sc.ACL {
-			cats[i] = "@" + cat
-		}
-		out = append(out, subcommand{sc.Name, sc.Arity, sc.Flags, cats, h})
-	}
-	return out
 }
 
 // aclState is the ACL of one daemon (an acl.Store: the users, the default
@@ -162,8 +144,8 @@ func (c *client) authenticate(name, pass, object string) bool {
 
 // aclCheck is the ACL part of processCommand: NOPERM (and a log entry)
 // when the client's user may not run the command.
-func (c *client) aclCheck(cmd *command, sub *subcommand, args []string) bool {
-	name := aclName(cmd, sub, args)
+func (c *client) aclCheck(cmd *command, argv [][]byte) bool {
+	name := cmd.FullName()
 	id, ok := aclLookup(name)
 	if !ok {
 		return true
@@ -176,7 +158,7 @@ func (c *client) aclCheck(cmd *command, sub *subcommand, args []string) bool {
 	}
 	res, idx := acl.OK, 0
 	if !u.Unrestricted() {
-		res, idx = u.Check(id, cmd.noAuth, c.argv, nil)
+		res, idx = u.Check(id, cmd.Has(netshell.FlagNoAuth), argv, nil)
 	}
 	a.mu.Unlock()
 	switch res {
@@ -185,35 +167,10 @@ func (c *client) aclCheck(cmd *command, sub *subcommand, args []string) bool {
 	case acl.DeniedCmd:
 		c.aclLog(res, c.user, name, name)
 	default:
-		c.aclLog(res, c.user, args[idx], name)
+		c.aclLog(res, c.user, string(argv[idx]), name)
 	}
 	c.w.Error(acl.NoPermMessage(res, name))
 	return false
-}
-
-// commandSubArity is the arity of a COMMAND subcommand ("command|info").
-func commandSubArity(name string) (int, bool) {
-	for _, e := range commandInfos {
-		for _, sub := range e.Elems[9].Elems {
-			if sub.Elems[0].Str == name {
-				return int(sub.Elems[1].Int), true
-			}
-		}
-	}
-	return 0, false
-}
-
-// aclName is the fullname of the command the ACL checks: COMMAND's
-// subcommands are parsed by its handler, not by the table, but have ids of
-// their own as in Redis.
-func aclName(cmd *command, sub *subcommand, args []string) string {
-	if cmd.name == "command" && len(args) >= 2 {
-		n := "command|" + strings.ToLower(args[1])
-		if _, ok := aclLookup(n); ok {
-			return n
-		}
-	}
-	return fullName(cmd.name, sub)
 }
 
 // aclLog is addACLLogEntry (acl.Store.AddLog); cmdName is the command
@@ -226,18 +183,18 @@ func (c *client) aclLog(reason acl.Result, username, object, cmdName string) {
 	a.st.AddLog(timeNow(), reason, "toplevel", object, username, cinfo)
 }
 
-func aclLogCmd(c *client, args []string) {
+func aclLogCmd(c *client, argv [][]byte) {
 	a := c.d.acl
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	acl.WriteLog(&c.w, a.st, args, timeNow())
+	acl.WriteLog(&c.w, a.st, strs(argv), timeNow())
 }
 
-func aclSetuser(c *client, args []string) {
+func aclSetuser(c *client, argv [][]byte) {
 	a := c.d.acl
 	clients := c.d.clientsSorted() // lock order: clientsMu, then acl.mu
 	a.mu.Lock()
-	u, kill, msg := a.st.SetUser(args[2], args[3:])
+	u, kill, msg := a.st.SetUser(string(argv[2]), strs(argv[3:]))
 	if msg != "" {
 		a.mu.Unlock()
 		c.w.Error(msg)
@@ -282,11 +239,11 @@ func (d *Daemon) pubsubToKill(clients []*client, u *acl.User, kill acl.KillFunc)
 	return out
 }
 
-func aclDeluser(c *client, args []string) {
+func aclDeluser(c *client, argv [][]byte) {
 	a := c.d.acl
 	clients := c.d.clientsSorted()
 	a.mu.Lock()
-	gone, msg := a.st.DelUser(args[2:])
+	gone, msg := a.st.DelUser(strs(argv[2:]))
 	if msg != "" {
 		a.mu.Unlock()
 		c.w.Error(msg)
@@ -310,57 +267,33 @@ func aclDeluser(c *client, args []string) {
 	c.w.Int(int64(len(gone)))
 }
 
-func aclDryrun(c *client, args []string) {
+func aclDryrun(c *client, argv [][]byte) {
 	a := c.d.acl
 	a.mu.Lock()
-	u := a.st.User(args[2])
+	u := a.st.User(string(argv[2]))
 	a.mu.Unlock()
 	if u == nil {
-		c.w.Error("ERR User '" + args[2] + "' not found")
+		c.w.Error("ERR User '" + string(argv[2]) + "' not found")
 		return
 	}
-	cargs := args[3:]
-	cmd := c.d.cmds[strings.ToLower(cargs[0])]
-	var sub *subcommand
-	if cmd != nil && len(cmd.subs) > 0 && len(cargs) >= 2 {
-		if sub = cmd.sub(cargs[1]); sub == nil {
-			cmd = nil
-		}
-	}
-	if cmd == nil {
-		c.w.Error("ERR Command '" + cargs[0] + "' not found")
+	cargs := argv[3:]
+	cmd, msg := netshell.LookupArgv(c.d.cmds, cargs)
+	if msg != "" {
+		c.w.Error(msg)
 		return
 	}
-	arity := cmd.arity
-	if sub != nil {
-		arity = sub.arity
-	}
-	if cmd.name == "command" && len(cargs) >= 2 {
-		// COMMAND's subcommands, parsed by its handler: lookupCommand
-		// finds them (and their arity) in the recorded table.
-		a, ok := commandSubArity("command|" + strings.ToLower(cargs[1]))
-		if !ok {
-			c.w.Error("ERR Command '" + cargs[0] + "' not found")
-			return
-		}
-		arity = a
-	}
-	name := aclName(cmd, sub, cargs)
-	if !arityOK(arity, len(cargs)) {
-		c.w.Error(errWrongArgs(name))
-		return
-	}
+	name := cmd.FullName()
 	id, ok := aclLookup(name)
 	if !ok {
 		c.w.OK()
 		return
 	}
 	a.mu.Lock()
-	res, idx := u.Check(id, cmd.noAuth, c.argv[3:], nil)
+	res, idx := u.Check(id, cmd.Has(netshell.FlagNoAuth), cargs, nil)
 	a.mu.Unlock()
 	if res == acl.OK {
 		c.w.OK()
 		return
 	}
-	c.w.BulkString(acl.DryRunMessage(res, name, cargs[idx]))
+	c.w.BulkString(acl.DryRunMessage(res, name, string(cargs[idx])))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/vigil-kv/vigil/internal/acl"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -158,7 +159,7 @@ func TestACLCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		cmd := strings.Split(c.cmd, "|")[0]
-		noAuth := commandIndex[cmd].noAuth
+		noAuth := table.Get(cmd).Has(netshell.FlagNoAuth)
 		res, at := c.u.Check(id(c.cmd), noAuth, toBytes(c.args), nil)
 		if res != c.res || at != c.deniedAt {
 			t.Errorf("%v: got %d at %d, want %d at %d", c.args, res, at, c.res, c.deniedAt)
@@ -398,14 +399,45 @@ func TestACLRewrite(t *testing.T) {
 // TestACLTableCoversCommands: every command and subcommand of the table
 // has an ACL id, so none escapes the permission check.
 func TestACLTableCoversCommands(t *testing.T) {
-	for _, c := range commandTable {
-		if _, ok := aclLookup(c.name); !ok {
-			t.Errorf("no ACL id for %s", c.name)
+	for _, c := range table.All {
+		if _, ok := aclLookup(c.FullName()); !ok {
+			t.Errorf("no ACL id for %s", c.FullName())
 		}
-		for _, s := range c.subs {
-			if _, ok := aclLookup(c.name + "|" + s.name); !ok {
-				t.Errorf("no ACL id for %s|%s", c.name, s.name)
-			}
+	}
+}
+
+// TestTableMatchesRecording: the table's arity, flags and ACL categories
+// are redis-sentinel 7.0.15's (the recorded COMMAND reply).
+func TestTableMatchesRecording(t *testing.T) {
+	recorded := map[string]resp.Value{}
+	for _, e := range commandInfos {
+		recorded[e.Elems[0].Str] = e
+		for _, sub := range e.Elems[9].Elems {
+			recorded[sub.Elems[0].Str] = sub
+		}
+	}
+	set := func(vs []resp.Value, trim string) string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, strings.TrimPrefix(v.Str, trim))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	for _, c := range table.All {
+		e, ok := recorded[c.FullName()]
+		if !ok {
+			t.Errorf("%s is not in the recording", c.FullName())
+			continue
+		}
+		flags := slices.Clone(c.Flags.Names())
+		slices.Sort(flags)
+		cats := slices.Clone(c.ACL)
+		slices.Sort(cats)
+		if int(e.Elems[1].Int) != c.Arity || set(e.Elems[2].Elems, "") != strings.Join(flags, ",") ||
+			set(e.Elems[6].Elems, "@") != strings.Join(cats, ",") {
+			t.Errorf("%s: arity %d flags %v acl %v, recorded %d %s %s", c.FullName(), c.Arity, flags, cats,
+				e.Elems[1].Int, set(e.Elems[2].Elems, ""), set(e.Elems[6].Elems, "@"))
 		}
 	}
 }
@@ -504,5 +536,77 @@ func TestACLDifferential(t *testing.T) {
 		}
 		do(real, "ACL", "DELUSER", name)
 		do(ours, "ACL", "DELUSER", name)
+	}
+}
+
+// TestContainerErrorsBeforeAuth: an unknown subcommand or a wrong number of
+// arguments is answered before NOAUTH, as processCommand does (replies of
+// redis-sentinel 7.0.15 with requirepass); COMMAND's subcommands included,
+// now that they are rows of the table.
+func TestContainerErrorsBeforeAuth(t *testing.T) {
+	port, _ := startSentinel(t, "requirepass pw\n")
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for _, tc := range []struct{ cmd, want string }{
+		{"COMMAND foo", `-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n`},
+		{"COMMAND count x", `-ERR wrong number of arguments for 'command|count' command\r\n`},
+		{"COMMAND getkeys", `-ERR wrong number of arguments for 'command|getkeys' command\r\n`},
+		{"COMMAND", `-NOAUTH Authentication required.\r\n`},
+		{"COMMAND COUNT", `-NOAUTH Authentication required.\r\n`},
+		{"AUTH pw", `+OK\r\n`},
+		{"ACL DRYRUN default COMMAND foo", `-ERR Command 'COMMAND' not found\r\n`},
+		{"ACL DRYRUN default COMMAND count x", `-ERR wrong number of arguments for 'command|count' command\r\n`},
+		{"ACL DRYRUN default COMMAND count", `+OK\r\n`},
+		{"CLIENT LIST ID x", `-ERR Invalid client ID\r\n`},
+		{"CLIENT KILL ID 0 x", `-ERR client-id should be greater than 0\r\n`},
+		{"CLIENT PAUSE 10 foo", `-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n`},
+		{"CLIENT UNBLOCK x foo", `-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n`},
+		{"CLIENT CACHING yes", `-ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled\r\n`},
+	} {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write(resp.AppendCommandStrings(nil, strings.Fields(tc.cmd)...)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := readFrame(br)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cmd, err)
+		}
+		if got := escape(b); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// TestSubscribeUnderReplyOff: SUBSCRIBE's confirmations are pushes, sent
+// whatever CLIENT REPLY says (redis-sentinel 7.0.15's bytes for CLIENT
+// REPLY OFF, SUBSCRIBE a b, PING, UNSUBSCRIBE a in one write: PING's
+// reply is dropped).
+func TestSubscribeUnderReplyOff(t *testing.T) {
+	port, _ := startSentinel(t, "")
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("CLIENT REPLY OFF\r\nSUBSCRIBE a b\r\nPING\r\nUNSUBSCRIBE a\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	var got []string
+	for i := 0; i < 3; i++ {
+		b, err := readFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, escape(b))
+	}
+	want := []string{`*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n`, `*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n`, `*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:1\r\n`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("replies %q, want %q", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"strings"
 
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
@@ -70,107 +71,110 @@ func commandListNames() []struct{ name, acl string } {
 	return out
 }
 
-// cmdCommand is COMMAND and its subcommands over the 15 commands of
+// COMMAND and its subcommands (netshell's rows) over the 15 commands of
 // sentinel mode.
-func cmdCommand(c *client, args []string) {
-	if len(args) == 1 {
-		c.w.ArrayLen(len(commandInfos))
-		for _, e := range commandInfos {
-			c.w.Value(e)
+func commandSubcommands() []*command {
+	return netshell.CommandSubcommands(map[string]handler{
+		"count":           func(c *client, _ [][]byte) { c.w.Int(int64(len(commandInfos))) },
+		"docs":            cmdCommandDocs,
+		"getkeys":         cmdCommandGetKeys,
+		"getkeysandflags": cmdCommandGetKeys,
+		"help":            func(c *client, _ [][]byte) { c.help("COMMAND", redistext.CommandHelp) },
+		"info":            cmdCommandInfo,
+		"list":            cmdCommandList,
+	})
+}
+
+// cmdCommand is COMMAND without a subcommand: every command's entry.
+func cmdCommand(c *client, _ [][]byte) {
+	c.w.ArrayLen(len(commandInfos))
+	for _, e := range commandInfos {
+		c.w.Value(e)
+	}
+}
+
+func cmdCommandList(c *client, argv [][]byte) {
+	names := commandListNames()
+	var out []string
+	switch {
+	case len(argv) == 2:
+		for _, n := range names {
+			out = append(out, n.name)
 		}
-		return
-	}
-	sub := strings.ToLower(args[1])
-	arity := map[string]int{"count": 2, "list": -2, "info": -2, "docs": -2, "help": 2, "getkeys": -4, "getkeysandflags": -4}
-	a, ok := arity[sub]
-	if !ok {
-		c.w.Error(errUnknownSubcommand(args[1], "COMMAND"))
-		return
-	}
-	if !arityOK(a, len(args)) {
-		c.w.Error(errWrongArgs("command|" + sub))
-		return
-	}
-	switch sub {
-	case "count":
-		c.w.Int(int64(len(commandInfos)))
-	case "list":
-		names := commandListNames()
-		var out []string
+	case len(argv) == 5 && redisutil.EqFold(argv[2], "filterby"):
 		switch {
-		case len(args) == 2:
+		case redisutil.EqFold(argv[3], "module"):
+		case redisutil.EqFold(argv[3], "aclcat"):
+			cat := "," + strings.ToLower(string(argv[4])) + ","
 			for _, n := range names {
-				out = append(out, n.name)
+				if strings.Contains(n.acl, cat) {
+					out = append(out, n.name)
+				}
 			}
-		case len(args) == 5 && strings.EqualFold(args[2], "filterby"):
-			switch strings.ToLower(args[3]) {
-			case "module":
-			case "aclcat":
-				for _, n := range names {
-					if strings.Contains(n.acl, ","+strings.ToLower(args[4])+",") {
-						out = append(out, n.name)
-					}
+		case redisutil.EqFold(argv[3], "pattern"):
+			for _, n := range names {
+				if redisutil.StringMatch(string(argv[4]), n.name, true) {
+					out = append(out, n.name)
 				}
-			case "pattern":
-				for _, n := range names {
-					if redisutil.StringMatch(args[4], n.name, true) {
-						out = append(out, n.name)
-					}
-				}
-			default:
-				c.w.Error(errSyntax)
-				return
 			}
 		default:
 			c.w.Error(errSyntax)
 			return
 		}
-		c.w.ArrayLen(len(out))
-		for _, n := range out {
-			c.w.BulkString(n)
-		}
-	case "info":
-		if len(args) == 2 {
-			c.w.ArrayLen(len(commandInfos))
-			for _, e := range commandInfos {
-				c.w.Value(e)
-			}
-			return
-		}
-		c.w.ArrayLen(len(args) - 2)
-		for _, n := range args[2:] {
-			if e, ok := commandInfo[strings.ToLower(n)]; ok {
-				c.w.Value(e)
-			} else {
-				c.w.Null()
-			}
-		}
-	case "docs":
-		names := commandNames
-		if len(args) > 2 {
-			names = nil
-			for _, n := range args[2:] {
-				if _, ok := commandDocs[strings.ToLower(n)]; ok {
-					names = append(names, strings.ToLower(n))
-				}
-			}
-		}
-		c.w.MapLen(len(names))
-		for _, n := range names {
-			c.w.BulkString(n)
-			c.w.Value(commandDocs[n])
-		}
-	case "getkeys", "getkeysandflags":
-		// lookupCommand(argv+2, argc-2): a container's subcommand must
-		// exist too. None of sentinel mode's commands has keys.
-		if cmd := c.d.cmds[strings.ToLower(args[2])]; cmd == nil || (len(args) > 3 && len(cmd.subs) > 0 && cmd.sub(args[3]) == nil) {
-			c.w.Error("ERR Invalid command specified")
-		} else {
-			c.w.Error("ERR The command has no key arguments")
-		}
-	case "help":
-		c.help("COMMAND", commandHelp)
+	default:
+		c.w.Error(errSyntax)
+		return
+	}
+	c.w.ArrayLen(len(out))
+	for _, n := range out {
+		c.w.BulkString(n)
 	}
 }
 
-var commandHelp = redistext.CommandHelp
+func cmdCommandInfo(c *client, argv [][]byte) {
+	if len(argv) == 2 {
+		cmdCommand(c, argv)
+		return
+	}
+	c.w.ArrayLen(len(argv) - 2)
+	for _, n := range argv[2:] {
+		if e, ok := commandInfo[strings.ToLower(string(n))]; ok {
+			c.w.Value(e)
+		} else {
+			c.w.Null()
+		}
+	}
+}
+
+func cmdCommandDocs(c *client, argv [][]byte) {
+	names := commandNames
+	if len(argv) > 2 {
+		names = nil
+		for _, n := range argv[2:] {
+			if name := strings.ToLower(string(n)); hasDocs(name) {
+				names = append(names, name)
+			}
+		}
+	}
+	c.w.MapLen(len(names))
+	for _, n := range names {
+		c.w.BulkString(n)
+		c.w.Value(commandDocs[n])
+	}
+}
+
+func hasDocs(name string) bool {
+	_, ok := commandDocs[name]
+	return ok
+}
+
+// cmdCommandGetKeys is COMMAND GETKEYS and GETKEYSANDFLAGS:
+// lookupCommand(argv+2, argc-2), where a container's subcommand must exist
+// too. None of sentinel mode's commands has keys.
+func cmdCommandGetKeys(c *client, argv [][]byte) {
+	if cmd := netshell.Lookup(c.d.cmds, argv[2]); cmd == nil || (len(argv) > 3 && cmd.IsContainer() && cmd.Sub(argv[3]) == nil) {
+		c.w.Error("ERR Invalid command specified")
+	} else {
+		c.w.Error("ERR The command has no key arguments")
+	}
+}

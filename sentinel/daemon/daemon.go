@@ -42,7 +42,7 @@ type Options struct {
 // run on their own goroutines and hand their facts to the loop through an
 // unbounded inbox, so nothing that runs on the loop ever blocks on them.
 type Daemon struct {
-	// cmds is the command table by the names clients use: commandIndex
+	// cmds is the command table by the names clients use: the table
 	// after the configuration's rename-command directives.
 	cmds map[string]*command
 	opts Options
@@ -133,7 +133,12 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.acl = acl
 	d.st.userLines = acl.lines
-	d.cmds = commandsRenamed(d.st.Server.RenameCommands)
+	// rename-command, as Redis renames entries of sentinel mode's table
+	// while loading the configuration (checked there: configs.Load).
+	// Errors keep naming the original command (its fullname).
+	if d.cmds, err = table.Renamed(d.st.Server.RenameCommands); err != nil {
+		return nil, err
+	}
 	port := d.st.Server.Port
 	d.core = sentinel.New(sentinel.Options{Port: port, Tunables: opts.Tunables, RequirePass: d.st.Server.RequirePass != "",
 		Resolve: resolveHost}, rand.New(rand.NewSource(seed)))

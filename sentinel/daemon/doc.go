@@ -23,7 +23,11 @@
 //     (SENTINEL, INFO, ROLE, HELLO, AUTH, CLIENT, COMMAND, ACL, SUBSCRIBE,
 //     PUBLISH of hellos...) over RESP2/RESP3, and the event channels
 //     clients subscribe to (+switch-master...). COMMAND's replies are
-//     redis-sentinel 7.0.15's, recorded in command_*.resp.
+//     redis-sentinel 7.0.15's, recorded in command_*.resp. The listeners,
+//     the connection loop, the command table type and its lookup, AUTH,
+//     HELLO and the CLIENT subcommands are internal/netshell's, shared
+//     with vigil-server; what is the sentinel's here is its client line,
+//     its table rows and handlers, and the hooks of netshell.Loop.
 //   - acl.go: the ACL of acl.c, internal/acl's (shared with vigil-server),
 //     and its glue: users from the "user" lines
 //     (requirepass is the default user's password), AUTH/HELLO AUTH of

@@ -23,19 +23,6 @@ const RedisVersion = configs.RedisVersion
 
 func timeNow() time.Time { return time.Now() }
 
-// connFD returns the socket's file descriptor number, as CLIENT LIST shows.
-func connFD(c *client) int64 {
-	if sc, ok := c.conn.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			var fd uintptr
-			if rc.Control(func(f uintptr) { fd = f }) == nil {
-				return int64(fd)
-			}
-		}
-	}
-	return -1
-}
-
 var processRunID = func() string {
 	b := make([]byte, 20)
 	_, _ = rand.Read(b)
@@ -153,15 +140,15 @@ func (d *Daemon) hz() int {
 // cpu and sentinel (genRedisInfoString's order, whatever order they are
 // asked in); "default", "all" and "everything" give all of them, other
 // section names nothing.
-func cmdInfo(c *client, args []string) {
+func cmdInfo(c *client, argv [][]byte) {
 	want := map[string]bool{}
-	if len(args) == 1 {
+	if len(argv) == 1 {
 		for _, s := range infoSections {
 			want[s] = true
 		}
 	}
-	for _, a := range args[1:] {
-		switch a = strings.ToLower(a); a {
+	for _, arg := range argv[1:] {
+		switch a := strings.ToLower(string(arg)); a {
 		case "default", "all", "everything":
 			for _, s := range infoSections {
 				want[s] = true

@@ -5,34 +5,34 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
-func sentinelSubcommands() []subcommand {
-	adm := []string{"admin"}
-	acl := []string{"@admin", "@slow", "@dangerous"}
-	s := func(name string, arity int, h func(*client, []string)) subcommand {
-		return subcommand{name, arity, adm, acl, h}
+func sentinelSubcommands() []*command {
+	acl := []string{"admin", "slow", "dangerous"}
+	s := func(name string, arity int, h handler) *command {
+		return &command{Name: name, Arity: arity, Flags: netshell.FlagAdmin, ACL: acl, Handler: h}
 	}
-	return []subcommand{
+	return []*command{
 		s("ckquorum", 3, sCKQuorum),
 		s("config", -3, sConfig),
 		s("debug", -2, sDebug),
-		s("failover", 3, func(c *client, a []string) { c.coreReply(sentinel.FailoverRequested{Name: a[2]}) }),
-		s("flushconfig", 2, func(c *client, a []string) { c.coreReply(sentinel.FlushConfigRequested{}) }),
+		s("failover", 3, func(c *client, a [][]byte) { c.coreReply(sentinel.FailoverRequested{Name: string(a[2])}) }),
+		s("flushconfig", 2, func(c *client, a [][]byte) { c.coreReply(sentinel.FlushConfigRequested{}) }),
 		s("get-master-addr-by-name", 3, sGetMasterAddr),
-		{"help", 2, []string{"loading", "stale"}, []string{"@slow"}, func(c *client, _ []string) { c.help("SENTINEL", sentinelHelp) }},
+		{Name: "help", Arity: 2, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: []string{"slow"}, Handler: func(c *client, _ [][]byte) { c.help("SENTINEL", sentinelHelp) }},
 		s("info-cache", -3, sInfoCache),
 		s("is-master-down-by-addr", 6, sIsMasterDown),
 		s("master", 3, sMaster),
 		s("masters", 2, sMasters),
 		s("monitor", 6, sMonitor),
-		s("myid", 2, func(c *client, _ []string) { c.w.BulkString(c.d.MyID()) }),
+		s("myid", 2, func(c *client, _ [][]byte) { c.w.BulkString(c.d.MyID()) }),
 		s("pending-scripts", 2, sPendingScripts),
-		s("remove", 3, func(c *client, a []string) { c.coreReply(sentinel.RemoveRequested{Name: a[2]}) }),
+		s("remove", 3, func(c *client, a [][]byte) { c.coreReply(sentinel.RemoveRequested{Name: string(a[2])}) }),
 		s("replicas", 3, sReplicas),
-		s("reset", 3, func(c *client, a []string) { c.coreReply(sentinel.ResetRequested{Pattern: a[2]}) }),
+		s("reset", 3, func(c *client, a [][]byte) { c.coreReply(sentinel.ResetRequested{Pattern: string(a[2])}) }),
 		s("sentinels", 3, sSentinels),
 		s("set", -5, sSet),
 		s("simulate-failure", -3, sSimulateFailure),
@@ -83,7 +83,7 @@ func (c *client) writeFields(f []sentinel.Field) {
 	}
 }
 
-func sMasters(c *client, _ []string) {
+func sMasters(c *client, _ [][]byte) {
 	var ms [][]sentinel.Field
 	c.d.call(func() { ms = c.d.core.Masters(nowMs()) })
 	c.w.ArrayLen(len(ms))
@@ -92,10 +92,11 @@ func sMasters(c *client, _ []string) {
 	}
 }
 
-func sMaster(c *client, a []string) {
+func sMaster(c *client, a [][]byte) {
 	var f []sentinel.Field
 	ok := false
-	c.d.call(func() { f, ok = c.d.core.Master(nowMs(), a[2]) })
+	name := string(a[2])
+	c.d.call(func() { f, ok = c.d.core.Master(nowMs(), name) })
 	if !ok {
 		c.w.Error(errNoSuchMaster)
 		return
@@ -114,24 +115,27 @@ func (c *client) writeInstances(list [][]sentinel.Field, ok bool) {
 	}
 }
 
-func sReplicas(c *client, a []string) {
+func sReplicas(c *client, a [][]byte) {
 	var list [][]sentinel.Field
 	ok := false
-	c.d.call(func() { list, ok = c.d.core.Replicas(nowMs(), a[2]) })
+	name := string(a[2])
+	c.d.call(func() { list, ok = c.d.core.Replicas(nowMs(), name) })
 	c.writeInstances(list, ok)
 }
 
-func sSentinels(c *client, a []string) {
+func sSentinels(c *client, a [][]byte) {
 	var list [][]sentinel.Field
 	ok := false
-	c.d.call(func() { list, ok = c.d.core.Sentinels(nowMs(), a[2]) })
+	name := string(a[2])
+	c.d.call(func() { list, ok = c.d.core.Sentinels(nowMs(), name) })
 	c.writeInstances(list, ok)
 }
 
-func sGetMasterAddr(c *client, a []string) {
+func sGetMasterAddr(c *client, a [][]byte) {
 	var addr sentinel.Addr
 	ok := false
-	c.d.call(func() { addr, ok = c.d.core.MasterAddr(a[2]) })
+	name := string(a[2])
+	c.d.call(func() { addr, ok = c.d.core.MasterAddr(name) })
 	if !ok {
 		c.w.NullArray()
 		return
@@ -141,10 +145,11 @@ func sGetMasterAddr(c *client, a []string) {
 	c.w.BulkString(strconv.Itoa(addr.Port))
 }
 
-func sCKQuorum(c *client, a []string) {
+func sCKQuorum(c *client, a [][]byte) {
 	var text string
 	var ok, found bool
-	c.d.call(func() { text, ok, found = c.d.core.CKQuorum(a[2]) })
+	name := string(a[2])
+	c.d.call(func() { text, ok, found = c.d.core.CKQuorum(name) })
 	switch {
 	case !found:
 		c.w.Error(errNoSuchMaster)
@@ -156,9 +161,9 @@ func sCKQuorum(c *client, a []string) {
 }
 
 // getLong is getLongFromObjectOrReply's parse (string2l).
-func getLong(s string) (int64, bool) { return redisutil.String2ll(s) }
+func getLong(b []byte) (int64, bool) { return redisutil.String2ll(b) }
 
-func sMonitor(c *client, a []string) {
+func sMonitor(c *client, a [][]byte) {
 	quorum, ok := getLong(a[5])
 	if !ok {
 		c.w.Error("ERR Invalid quorum")
@@ -180,10 +185,10 @@ func sMonitor(c *client, a []string) {
 	if quorum > 1<<31-1 {
 		quorum = 1<<31 - 1
 	}
-	c.coreReply(sentinel.MonitorRequested{Name: a[2], IP: a[3], Port: int(port), Quorum: int(quorum)})
+	c.coreReply(sentinel.MonitorRequested{Name: string(a[2]), IP: string(a[3]), Port: int(port), Quorum: int(quorum)})
 }
 
-func sIsMasterDown(c *client, a []string) {
+func sIsMasterDown(c *client, a [][]byte) {
 	port, ok := getLong(a[3])
 	if !ok {
 		c.w.Error(errNotInteger)
@@ -194,13 +199,13 @@ func sIsMasterDown(c *client, a []string) {
 		c.w.Error(errNotInteger)
 		return
 	}
-	c.coreReply(sentinel.IsMasterDownAsked{IP: a[2], Port: int(port), Epoch: uint64(epoch), RunID: a[5]})
+	c.coreReply(sentinel.IsMasterDownAsked{IP: string(a[2]), Port: int(port), Epoch: uint64(epoch), RunID: string(a[5])})
 }
 
 // sSet checks script paths (access X_OK) before the core applies the
 // options, as sentinelSetCommand does.
-func sSet(c *client, a []string) {
-	args := a[3:]
+func sSet(c *client, a [][]byte) {
+	args := strs(a[3:])
 	for j := 0; j+1 < len(args); j++ {
 		opt := strings.ToLower(args[j])
 		if opt == "notification-script" || opt == "client-reconfig-script" {
@@ -217,13 +222,13 @@ func sSet(c *client, a []string) {
 			}
 		}
 	}
-	c.coreReply(sentinel.SetRequested{Name: a[2], Args: append([]string(nil), args...)})
+	c.coreReply(sentinel.SetRequested{Name: string(a[2]), Args: args})
 }
 
-func sSimulateFailure(c *client, a []string) {
+func sSimulateFailure(c *client, a [][]byte) {
 	ev := sentinel.SimulateFailureRequested{}
 	for _, x := range a[2:] {
-		switch strings.ToLower(x) {
+		switch strings.ToLower(string(x)) {
 		case "crash-after-election":
 			ev.CrashAfterElection = true
 		case "crash-after-promotion":
@@ -241,7 +246,7 @@ func sSimulateFailure(c *client, a []string) {
 	c.coreReply(ev)
 }
 
-func sDebug(c *client, a []string) {
+func sDebug(c *client, a [][]byte) {
 	if len(a) == 2 {
 		var f []sentinel.Field
 		c.d.call(func() { f = c.d.core.Debug() })
@@ -252,25 +257,27 @@ func sDebug(c *client, a []string) {
 		}
 		return
 	}
-	c.coreReply(sentinel.DebugRequested{Args: append([]string(nil), a[2:]...)})
+	c.coreReply(sentinel.DebugRequested{Args: strs(a[2:])})
 }
 
-func sConfig(c *client, a []string) {
+func sConfig(c *client, a [][]byte) {
 	switch {
-	case len(a) == 4 && strings.EqualFold(a[2], "get"):
+	case len(a) == 4 && redisutil.EqFold(a[2], "get"):
 		var f []sentinel.Field
-		c.d.call(func() { f = c.d.core.ConfigGet(a[3]) })
+		param := string(a[3])
+		c.d.call(func() { f = c.d.core.ConfigGet(param) })
 		c.writeFields(f)
-	case len(a) == 5 && strings.EqualFold(a[2], "set"):
-		c.coreReply(sentinel.ConfigSetRequested{Param: a[3], Value: a[4]})
+	case len(a) == 5 && redisutil.EqFold(a[2], "set"):
+		c.coreReply(sentinel.ConfigSetRequested{Param: string(a[3]), Value: string(a[4])})
 	default:
 		c.w.Error(errConfigUsage)
 	}
 }
 
-func sInfoCache(c *client, a []string) {
+func sInfoCache(c *client, a [][]byte) {
 	var ms []sentinel.InfoCacheMaster
-	c.d.call(func() { ms = c.d.core.InfoCache(nowMs(), a[2:]) })
+	names := strs(a[2:])
+	c.d.call(func() { ms = c.d.core.InfoCache(nowMs(), names) })
 	c.w.ArrayLen(2 * len(ms))
 	for _, m := range ms {
 		c.w.BulkString(m.Name)
@@ -287,7 +294,7 @@ func sInfoCache(c *client, a []string) {
 	}
 }
 
-func sPendingScripts(c *client, _ []string) {
+func sPendingScripts(c *client, _ [][]byte) {
 	var jobs []scriptInfo
 	c.d.call(func() { jobs = c.d.scripts.pending(nowMs()) })
 	c.w.ArrayLen(len(jobs))

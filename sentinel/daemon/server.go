@@ -20,15 +20,15 @@ type client struct {
 	created time.Time
 
 	// Owned by the client's goroutine.
-	w         resp.Writer
-	authed    bool
-	user      string
-	u         *acl.User // the authenticated user; nil = default
-	lastCmd   string
-	argv      [][]byte // the running command's arguments as read (dispatch)
-	close     bool
-	replyMode int
-	idleAt    time.Time
+	rd      *resp.Reader
+	w       resp.Writer
+	authed  bool
+	user    string
+	u       *acl.User // the authenticated user; nil = default
+	lastCmd string
+	close   bool
+	rep     netshell.Replies // CLIENT REPLY
+	idleAt  time.Time
 
 	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
 	name string
@@ -119,44 +119,49 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		c.out.Close()
 		conn.Close()
 	}()
-	rd := resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
-	for {
-		// The timeout directive (clientsCronHandleTimeout): idle clients
-		// are closed, pub/sub subscribers never.
-		if t := srv.Timeout; t > 0 && !c.subscribed() {
-			_ = conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
-		} else {
-			_ = conn.SetReadDeadline(time.Time{})
-		}
-		if err := rd.Fill(); err != nil {
-			return
-		}
-		for {
-			args, err := rd.Next()
-			if err != nil {
-				c.w.Error("ERR " + err.Error())
-				d.stats.errors.Add(1)
-				c.flush()
-				return
-			}
-			if args == nil {
-				break
-			}
-			c.dispatch(args)
-			c.idleAt = time.Now()
-			if c.close {
-				c.flush()
-				return
-			}
-		}
-		if !c.flush() {
-			return
-		}
+	c.rd = resp.NewReader(countingConn{conn, &d.stats}, resp.Limits{})
+	netshell.Loop(c)
+}
+
+// The client's hooks of netshell.Loop: read, run the batch, flush.
+
+// BeforeRead arms the timeout directive (clientsCronHandleTimeout): idle
+// clients are closed, pub/sub subscribers never.
+func (c *client) BeforeRead() {
+	if t := c.d.st.Server.Timeout; t > 0 && !c.subscribed() {
+		_ = c.conn.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+	} else {
+		_ = c.conn.SetReadDeadline(time.Time{})
 	}
+}
+
+func (c *client) Fill() error { return c.rd.Fill() }
+
+// ReadFailed closes the connection on any read error (a deadline here is
+// the idle timeout).
+func (c *client) ReadFailed(error) bool { return false }
+
+// RunBatch runs the buffered commands and queues their replies; a
+// protocol error is replied and closes the connection.
+func (c *client) RunBatch() bool {
+	st, err := netshell.Batch(c.rd, func(argv [][]byte) netshell.Step {
+		c.dispatch(argv)
+		c.idleAt = time.Now()
+		if c.close {
+			return netshell.Close
+		}
+		return netshell.Continue
+	})
+	if err != nil {
+		c.w.Error("ERR " + err.Error())
+		c.d.stats.errors.Add(1)
+	}
+	return c.flush() && st != netshell.Close
 }
 
 // flush writes the pending replies.
 func (c *client) flush() bool {
+	c.rep.Pushes = c.rep.Pushes[:0] // offsets into the buffer written now
 	if len(c.w.B) == 0 {
 		return true
 	}
@@ -172,6 +177,29 @@ const maxPendingOutput = 32 << 20
 
 // writePush queues an out-of-band message (pub/sub).
 func (c *client) writePush(b []byte) { c.out.Push(b) }
+
+// The client state the shared AUTH and CLIENT handlers use
+// (netshell.Session).
+
+func (c *client) Writer() *resp.Writer            { return &c.w }
+func (c *client) ClientID() int64                 { return c.id }
+func (c *client) ClientName() string              { return c.getName() }
+func (c *client) ReplyFlags() netshell.ReplyFlags { return c.rep.Flags }
+
+func (c *client) SetClientName(name string) {
+	c.mu.Lock()
+	c.name = name
+	c.mu.Unlock()
+}
+
+func (c *client) SetProto(proto int) {
+	c.mu.Lock()
+	c.w.Proto = proto
+	c.mu.Unlock()
+}
+
+// SetReplyFlags settles the reply written under the old flags first.
+func (c *client) SetReplyFlags(f netshell.ReplyFlags) { c.rep.Set(&c.w, f) }
 
 func (c *client) getName() string {
 	c.mu.Lock()

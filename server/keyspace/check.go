@@ -225,7 +225,7 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 	var prev *zslNode
 	var lpBytes uint64
 	n := 0
-	for x := l.header.level[0].forward; x != nil; x = x.level[0].forward {
+	for x := l.header.lv(0).forward; x != nil; x = x.lv(0).forward {
 		n++
 		if n > l.length {
 			return fmt.Errorf("skiplist longer than its length %d", l.length)
@@ -257,15 +257,18 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 	// Spans: at every level, the ranks they add up to are level 0's.
 	rank := map[*zslNode]int{}
 	r := 0
-	for x := l.header.level[0].forward; x != nil; x = x.level[0].forward {
+	for x := l.header.lv(0).forward; x != nil; x = x.lv(0).forward {
 		r++
 		rank[x] = r
 	}
 	for i := 0; i < l.level; i++ {
 		at, x := 0, l.header
-		for x.level[i].forward != nil {
-			at += x.level[i].span
-			x = x.level[i].forward
+		for x.lv(i).forward != nil {
+			if f := x.lv(i).forward; x.lv(i).fscore != float32(f.score) {
+				return fmt.Errorf("level %d: the link to %q caches score %v, the node has %v", i, f.member, x.lv(i).fscore, f.score)
+			}
+			at += int(x.lv(i).span)
+			x = x.lv(i).forward
 			if rank[x] != at {
 				return fmt.Errorf("level %d: span sum %d reaches %q of rank %d", i, at, x.member, rank[x])
 			}

@@ -70,7 +70,7 @@ func TestCheckFindsViolations(t *testing.T) {
 		{"zset map", func(db *DB) { z := db.Peek([]byte("zsl")).Value().(*ZSet); z.dict.del(z.dict.getS("m5")) }, "member map"},
 		{"zset span", func(db *DB) {
 			z := db.Peek([]byte("zsl")).Value().(*ZSet)
-			z.zsl.header.level[z.zsl.level-1].span++
+			z.zsl.header.lv(z.zsl.level-1).span++
 		}, "span"},
 		{"zset listpack value", func(db *DB) { db.ks.Encodings.ZSetMaxListpackValue = 0 }, "zset-max-listpack-value"},
 		{"hash listpack value", func(db *DB) { db.ks.Encodings.HashMaxListpackValue = 0 }, "hash-max-listpack-value"},

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
@@ -68,7 +69,7 @@ func (h *Hash) lpFind(field []byte) int {
 func (h *Hash) Get(field []byte, step bool) (string, bool) {
 	if h.ht != nil {
 		if de := h.ht.find(hashBytes(field), field, step); de != nil {
-			return de.val, true
+			return de.val(), true
 		}
 		return "", false
 	}
@@ -118,6 +119,18 @@ func (h *Hash) Set(field []byte, value string, cfg EncodingConfig) bool {
 	return true
 }
 
+// SetB is Set with the value as bytes, copied: a hashtable field copies
+// them into its entry, so no string is made for the value on the way.
+func (h *Hash) SetB(field, value []byte, cfg EncodingConfig) bool {
+	if h.ht == nil && (len(field) > cfg.HashMaxListpackValue || len(value) > cfg.HashMaxListpackValue) {
+		h.convert()
+	}
+	if h.ht != nil {
+		return h.ht.set(field, unsafe.String(unsafe.SliceData(value), len(value))) // copied: fieldDict.set keeps no reference
+	}
+	return h.Set(field, string(value), cfg)
+}
+
 // Delete is hashTypeDelete: it removes field and reports whether it was
 // there. A hashtable shrinks when less than 10% full, as Redis's.
 func (h *Hash) Delete(field []byte) bool {
@@ -151,7 +164,7 @@ func (h *Hash) convert() {
 // modify h.
 func (h *Hash) Range(fn func(field, value string) bool) {
 	if h.ht != nil {
-		h.ht.rangeEntries(func(de *fieldEntry) bool { return fn(de.key, de.val) })
+		h.ht.rangeEntries(func(de *fieldEntry) bool { return fn(de.key(), de.val()) })
 		return
 	}
 	for _, p := range h.lp {
@@ -172,7 +185,7 @@ func (h *Hash) Scan(cursor uint64, fn func(field, value string)) uint64 {
 		}
 		return 0
 	}
-	return h.ht.scan(cursor, func(de *fieldEntry) { fn(de.key, de.val) })
+	return h.ht.scan(cursor, func(de *fieldEntry) { fn(de.key(), de.val()) })
 }
 
 // At returns the i-th pair of a listpack hash (0 <= i < Len).
@@ -187,7 +200,7 @@ func (h *Hash) RandomField(rng *rand.Rand, step bool) (field, value string, ok b
 		if de == nil {
 			return "", "", false
 		}
-		return de.key, de.val, true
+		return de.key(), de.val(), true
 	}
 	if len(h.lp) == 0 {
 		return "", "", false
@@ -210,7 +223,7 @@ func (h *Hash) Size(samples int) uint64 {
 		if samples > 0 && n >= uint64(samples) {
 			return false
 		}
-		elesize += SdsNewSize(uint64(len(de.key))) + SdsNewSize(uint64(len(de.val))) + DictEntrySize
+		elesize += SdsNewSize(uint64(len(de.key()))) + SdsNewSize(uint64(len(de.val()))) + DictEntrySize
 		n++
 		return true
 	})
@@ -231,7 +244,7 @@ func (h *Hash) Dup() Value {
 	d := &fieldDict{}
 	d.expand(h.ht.Len())
 	h.ht.rangeEntries(func(de *fieldEntry) bool {
-		d.add(hashString(de.key), de.key, de.val)
+		d.add(hashString(de.key()), de.key(), de.val())
 		return true
 	})
 	return &Hash{ht: d}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 func hashFields(h *Hash) []string {
@@ -263,6 +265,58 @@ func TestHashSnapshotCopyOnWrite(t *testing.T) {
 		}
 		if v, _ := db.Lookup([]byte(it.Key), 0).Value().(*Hash).Get([]byte("a"), false); v != "2" {
 			t.Errorf("live %s has a=%q", it.Key, v)
+		}
+	}
+}
+
+// TestFieldEntryBytes: a hashtable field keeps its field and value bytes
+// in its own allocation up to 256 bytes (one size class, no per-string
+// slack), longer ones as strings; every length reads back, and a value
+// read before an overwrite keeps its bytes.
+func TestFieldEntryBytes(t *testing.T) {
+	for _, kl := range []int{0, 1, 7, 8, 100, 239, 240, 241, 1000} {
+		for _, vl := range []int{0, 1, 8, 15, 16, 200, 5000} {
+			k := strings.Repeat("k", kl)
+			v := strings.Repeat("v", vl)
+			e := newFieldEntry(k, v)
+			if e.key() != k || e.val() != v || !e.keyIs([]byte(k)) || e.keyIs([]byte(k+"x")) {
+				t.Fatalf("key %d, val %d bytes: read back %d, %d bytes", kl, vl, len(e.key()), len(e.val()))
+			}
+			if inline := kl+vl <= 256-int(fieldEntrySize); inline != (e.klen != fieldExt) {
+				t.Fatalf("key %d, val %d bytes: inline %v", kl, vl, !inline)
+			}
+		}
+	}
+	// "field-123456" = "value-123456": 16 + 24 bytes, the 48-byte class.
+	if n := unsafe.Sizeof(fieldEntryN[[48 - fieldEntrySize]byte]{}); n != 48 || fieldEntrySize != 16 {
+		t.Fatalf("field entry of 48 - %d bytes is %d bytes", fieldEntrySize, n)
+	}
+	h := NewHash()
+	cfg := EncodingConfig{HashMaxListpackEntries: 0, HashMaxListpackValue: 64}
+	h.Set([]byte("f"), "old", cfg)
+	old, _ := h.Get([]byte("f"), true)
+	if h.Set([]byte("f"), "new value", cfg) {
+		t.Fatal("overwrite reported a new field")
+	}
+	if got, _ := h.Get([]byte("f"), true); got != "new value" || old != "old" || h.Len() != 1 {
+		t.Fatalf("after overwrite: %q (the earlier read: %q), %d fields", got, old, h.Len())
+	}
+}
+
+// TestHashSetBCopies: SetB keeps no reference to the caller's bytes (a
+// connection's read buffer), in either encoding.
+func TestHashSetBCopies(t *testing.T) {
+	for _, entries := range []int{128, 0} {
+		cfg := EncodingConfig{HashMaxListpackEntries: entries, HashMaxListpackValue: 64}
+		h := NewHash()
+		f, v := []byte("field"), []byte("value")
+		if !h.SetB(f, v, cfg) || h.SetB(f, v, cfg) {
+			t.Fatalf("entries %d: SetB new/existing reported wrong", entries)
+		}
+		copy(f, "XXXXX")
+		copy(v, "YYYYY")
+		if got, ok := h.Get([]byte("field"), true); !ok || got != "value" {
+			t.Fatalf("entries %d (%v): after the caller's bytes changed: %q, %v", entries, h.Encoding(), got, ok)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package keyspace
 
+import "unsafe"
+
 // zindex is a sorted set's member index (Redis's zset dict): a chained hash
 // table whose chains run through the skiplist nodes themselves
 // (zslNode.hnext), so a member costs one bucket pointer and no entry of its
@@ -25,19 +27,25 @@ const zindexStep = 4
 func (x *zindex) len() int          { return x.used[0] + x.used[1] }
 func (x *zindex) isRehashing() bool { return x.ht[1] != nil }
 
-// getS returns the node of member, or nil.
-func (x *zindex) getS(member string) *zslNode {
+// zindexHash is a member's hash in the index (kept in its node as
+// zslNode.hash). 32 bits index tables of up to 4 G buckets, more than any
+// set reaches.
+func zindexHash(member string) uint32 { return uint32(hashString(member)) }
+
+// find returns the node of member, whose zindexHash is h, or nil. Chain
+// nodes are compared by hash first, so a walk reads no other member's
+// bytes (a cache miss each at a million members).
+func (x *zindex) find(h uint32, member string) *zslNode {
 	if x.len() == 0 {
 		return nil
 	}
-	h := hashString(member)
 	for t := 0; t < 2; t++ {
 		tbl := x.ht[t]
 		if len(tbl) == 0 {
 			break
 		}
-		for n := tbl[h&uint64(len(tbl)-1)]; n != nil; n = n.hnext {
-			if n.member == member {
+		for n := tbl[uint64(h)&uint64(len(tbl)-1)]; n != nil; n = n.hnext {
+			if n.hash == h && n.member == member {
 				return n
 			}
 		}
@@ -48,27 +56,20 @@ func (x *zindex) getS(member string) *zslNode {
 	return nil
 }
 
+// getS returns the node of member, or nil.
+func (x *zindex) getS(member string) *zslNode {
+	if x.len() == 0 {
+		return nil
+	}
+	return x.find(zindexHash(member), member)
+}
+
 // getB is getS for a []byte member; it does not allocate.
 func (x *zindex) getB(member []byte) *zslNode {
 	if x.len() == 0 {
 		return nil
 	}
-	h := hashBytes(member)
-	for t := 0; t < 2; t++ {
-		tbl := x.ht[t]
-		if len(tbl) == 0 {
-			break
-		}
-		for n := tbl[h&uint64(len(tbl)-1)]; n != nil; n = n.hnext {
-			if n.member == string(member) {
-				return n
-			}
-		}
-		if !x.isRehashing() {
-			break
-		}
-	}
-	return nil
+	return x.find(uint32(hashBytes(member)), unsafe.String(unsafe.SliceData(member), len(member)))
 }
 
 // resize starts rehashing into a table of the smallest power of two >=
@@ -98,7 +99,7 @@ func (x *zindex) rehash(n int) {
 		}
 		for e := x.ht[0][x.rehashIdx]; e != nil; {
 			next := e.hnext
-			i := hashString(e.member) & mask
+			i := uint64(e.hash) & mask
 			e.hnext = x.ht[1][i]
 			x.ht[1][i] = e
 			x.used[0]--
@@ -126,7 +127,7 @@ func (x *zindex) add(n *zslNode) {
 		t = 1
 	}
 	tbl := x.ht[t]
-	i := hashString(n.member) & uint64(len(tbl)-1)
+	i := uint64(n.hash) & uint64(len(tbl)-1)
 	n.hnext = tbl[i]
 	tbl[i] = n
 	x.used[t]++
@@ -136,7 +137,7 @@ func (x *zindex) add(n *zslNode) {
 // less than dictMinFill percent full.
 func (x *zindex) del(n *zslNode) {
 	x.rehash(zindexStep)
-	h := hashString(n.member)
+	h := uint64(n.hash)
 	for t := 0; t < 2; t++ {
 		tbl := x.ht[t]
 		if len(tbl) == 0 {

@@ -59,7 +59,12 @@ func TestNodeSizes(t *testing.T) {
 	if n := unsafe.Sizeof(keyNode{}); n > 80 {
 		t.Errorf("keyNode is %d bytes, want <= 80", n)
 	}
-	if n := unsafe.Sizeof(zslNode{}); n > 64 {
-		t.Errorf("zslNode is %d bytes, want <= 64", n)
+	// A sorted-set node of level 1 (3 in 4) with its level: one 64-byte
+	// size class and cache line.
+	if n := unsafe.Sizeof(zslNodeN[[1]zslLevel]{}); n != 64 {
+		t.Errorf("a level-1 zslNode is %d bytes, want 64", n)
+	}
+	if n := unsafe.Sizeof(zslNodeN[[2]zslLevel]{}); n != 80 {
+		t.Errorf("a level-2 zslNode is %d bytes, want 80", n)
 	}
 }

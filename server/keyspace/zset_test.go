@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ func checkSpans(t *testing.T, z *ZSet) {
 	rank := map[*zslNode]int{l.header: 0}
 	i := 0
 	var prev *zslNode
-	for n := l.header.level[0].forward; n != nil; n = n.level[0].forward {
+	for n := l.header.lv(0).forward; n != nil; n = n.lv(0).forward {
 		i++
 		rank[n] = i
 		if n.backward != prev {
@@ -56,17 +57,17 @@ func checkSpans(t *testing.T, z *ZSet) {
 		t.Fatalf("tail/length broken: length %d, walked %d, dict %d", l.length, i, z.dict.len())
 	}
 	for n := range rank {
-		for lv := 0; lv < len(n.level) && (n != l.header || lv < l.level); lv++ {
-			f := n.level[lv].forward
+		for lv := 0; lv < int(n.nlevel) && (n != l.header || lv < l.level); lv++ {
+			f := n.lv(lv).forward
 			want := l.length - rank[n]
 			if f != nil {
 				want = rank[f] - rank[n]
 			}
-			if f == nil && n.level[lv].span == 0 {
+			if f == nil && n.lv(lv).span == 0 {
 				continue
 			}
-			if n.level[lv].span != want {
-				t.Fatalf("span of %q level %d = %d, want %d", n.member, lv, n.level[lv].span, want)
+			if int(n.lv(lv).span) != want {
+				t.Fatalf("span of %q level %d = %d, want %d", n.member, lv, n.lv(lv).span, want)
 			}
 		}
 	}
@@ -234,5 +235,105 @@ func TestZSetListpackSize(t *testing.T) {
 	}
 	if got := z.Size(0); got != 144 {
 		t.Fatalf("Size = %d, want 144", got)
+	}
+}
+
+// TestZSetUpdateScore: a score change keeps the member's node
+// (zslUpdateScore), in place when its neighbours allow it and relinked
+// otherwise, with the spans, order and index intact either way.
+func TestZSetUpdateScore(t *testing.T) {
+	z := NewZSet(false)
+	for i := 0; i < 200; i++ {
+		z.Set("m"+strconv.Itoa(i), float64(i*10))
+	}
+	node := z.dict.getS("m50")
+	cases := []struct {
+		score float64
+		rank  int
+	}{
+		{505, 50},   // between m49 (490) and m51 (510): in place
+		{491, 50},   // in place again
+		{510, 50},   // ties m51's score ("m50" < "m51"): relinked at the same rank
+		{-1, 0},     // to the head
+		{5000, 199}, // to the tail
+		{1995, 199}, // the tail, in place
+		{0, 1},      // ties m0 ("m0" < "m50")
+		{0.5, 1},    // between m0 and m1 (10), in place
+	}
+	for _, c := range cases {
+		before := z.zsl.length
+		z.Set("m50", c.score)
+		if z.dict.getS("m50") != node {
+			t.Fatalf("score %v: the member's node changed", c.score)
+		}
+		if s, _ := z.Score([]byte("m50")); s != c.score || z.zsl.length != before {
+			t.Fatalf("score %v: Score = %v, length %d", c.score, s, z.zsl.length)
+		}
+		if r, _ := z.Rank([]byte("m50"), false); r != c.rank {
+			t.Fatalf("score %v: rank %d, want %d", c.score, r, c.rank)
+		}
+		checkSpans(t, z)
+		if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
+			t.Fatalf("score %v: %v", c.score, err)
+		}
+	}
+}
+
+// TestZslRandomLevel: level k+1 comes with probability 1/4^k * 3/4
+// (ZSKIPLIST_P), capped at 32.
+func TestZslRandomLevel(t *testing.T) {
+	const n = 1 << 20
+	var count [zslMaxLevel + 1]int
+	for i := 0; i < n; i++ {
+		l := zslRandomLevel()
+		if l < 1 || l > zslMaxLevel {
+			t.Fatalf("level %d", l)
+		}
+		count[l]++
+	}
+	// Within 6 standard deviations: the test does not flake.
+	for l, want := 1, 0.75; l <= 4; l, want = l+1, want/4 {
+		got := float64(count[l]) / n
+		if sd := math.Sqrt(want * (1 - want) / n); math.Abs(got-want) > 6*sd {
+			t.Errorf("level %d: frequency %.5f, want %.5f", l, got, want)
+		}
+	}
+}
+
+// TestZSetScoresTiedInFloat32: the walks decide from each level's cached
+// float32 score and read the node only on a tie of the rounded scores;
+// scores that differ but round to the same float32 (2^30 + k, k < 64),
+// beyond float32's range (rounded to infinity), infinities and -0 must
+// still order as float64s. Random adds, score changes and removals against
+// a model, with keyspace.Check's invariants (cached scores included).
+func TestZSetScoresTiedInFloat32(t *testing.T) {
+	scores := []float64{math.Inf(-1), -1e300, -1e39, math.Copysign(0, -1), 0, 1, 1.0000001, 1.00000011920929,
+		1 << 30, 1<<30 + 1, 1<<30 + 2, 1<<30 + 63, 1<<30 + 64, 1e39, 1e300, math.MaxFloat64, math.Inf(1)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	z := NewZSet(false)
+	model := map[string]float64{}
+	for i := 0; i < 20000; i++ {
+		m := "m" + strconv.Itoa(rng.IntN(400))
+		if rng.IntN(4) == 0 {
+			z.Remove([]byte(m))
+			delete(model, m)
+		} else {
+			s := scores[rng.IntN(len(scores))]
+			z.Set(m, s)
+			model[m] = s
+		}
+		if i%500 == 0 || i == 19999 {
+			if len(model) > 0 {
+				if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+			}
+			checkSpans(t, z)
+			for r, e := range zmodelSort(model) {
+				if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
+					t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,47 @@
+package keyspace
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkZSetWrite is integration/benchscale's sorted-set step in
+// process: a set of size members ("element:i", scores spread over
+// 0..1000002), then pairs of ZADD of a new member at a random score and
+// ZREM of the oldest, with the memory accounting the server runs after
+// every command (Settle). The cost of a pair must grow no faster than
+// the skiplist's log n.
+func BenchmarkZSetWrite(b *testing.B) {
+	for _, size := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			ks := New(1)
+			db := ks.DBs[0]
+			key := []byte("big")
+			db.Set(key, NewZSet(false), 0)
+			var buf []byte
+			elem := func(i int) []byte {
+				buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
+				return buf
+			}
+			for i := 0; i < size; i++ {
+				z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+				z.Set(string(elem(i)), float64(i*7919%1000003))
+				ks.Settle()
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+				z.Set(string(elem(size+i)), float64(rng.IntN(1000003)))
+				ks.Settle()
+				z = db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+				if !z.Remove(elem(i)) {
+					b.Fatal("missing", i)
+				}
+				ks.Settle()
+			}
+		})
+	}
+}
