@@ -285,7 +285,9 @@ func (s *Stream) Add(fv [][]byte, useID *StreamID, seqGiven bool, nowMs int64, c
 		id = *useID
 	case s.lastID.Ms == useID.Ms:
 		if s.lastID.Seq == math.MaxUint64 {
-			return id, ErrStreamID
+			// 7.0.15 sets no errno here: xaddCommand answers ERANGE's
+			// text.
+			return id, ErrStreamTooLarge
 		}
 		id = StreamID{s.lastID.Ms, s.lastID.Seq + 1}
 	default:
@@ -385,30 +387,29 @@ func (s *Stream) nodeFor(id StreamID) int {
 	return i
 }
 
-// entryIndex is the position of the first entry >= id in n.
-func (n *StreamNode) entryIndex(id StreamID) int {
-	return sort.Search(len(n.Entries), func(j int) bool { return n.Entries[j].ID.Cmp(id) >= 0 })
-}
-
 // Range calls fn on the live entries from start to end (inclusive), in
 // order or, with rev, in reverse, while fn returns true (the stream
 // iterator). fn must not change the stream.
+//
+// As streamIteratorGetID, a node is walked entry by entry from its start
+// (a node holds at most stream-node-max-entries): a deleted entry is
+// skipped whatever its ID, and the walk ends at the first live entry past
+// the range. A node's entries are in ID order except after an XSETID below
+// a deleted tail entry, which Redis allows; the walk gives Redis's answer
+// then too.
 func (s *Stream) Range(start, end StreamID, rev bool, fn func(n *StreamNode, e *StreamEntry) bool) {
-	if len(s.nodes) == 0 || start.Cmp(end) > 0 {
+	if len(s.nodes) == 0 {
 		return
 	}
 	if !rev {
 		for ni := s.nodeFor(start); ni < len(s.nodes); ni++ {
 			n := s.nodes[ni]
-			if n.Master.Cmp(end) > 0 {
-				return
-			}
-			for j := n.entryIndex(start); j < len(n.Entries); j++ {
+			for j := range n.Entries {
 				e := &n.Entries[j]
-				if e.ID.Cmp(end) > 0 {
-					return
+				if e.Flags&StreamFlagDeleted != 0 || e.ID.Cmp(start) < 0 {
+					continue
 				}
-				if e.Flags&StreamFlagDeleted == 0 && !fn(n, e) {
+				if e.ID.Cmp(end) > 0 || !fn(n, e) {
 					return
 				}
 			}
@@ -417,16 +418,12 @@ func (s *Stream) Range(start, end StreamID, rev bool, fn func(n *StreamNode, e *
 	}
 	for ni := s.nodeFor(end); ni >= 0; ni-- {
 		n := s.nodes[ni]
-		j := n.entryIndex(end)
-		if j == len(n.Entries) || n.Entries[j].ID.Cmp(end) > 0 {
-			j--
-		}
-		for ; j >= 0; j-- {
+		for j := len(n.Entries) - 1; j >= 0; j-- {
 			e := &n.Entries[j]
-			if e.ID.Cmp(start) < 0 {
-				return
+			if e.Flags&StreamFlagDeleted != 0 || e.ID.Cmp(end) > 0 {
+				continue
 			}
-			if e.Flags&StreamFlagDeleted == 0 && !fn(n, e) {
+			if e.ID.Cmp(start) < 0 || !fn(n, e) {
 				return
 			}
 		}
@@ -441,14 +438,33 @@ func (s *Stream) find(id StreamID) (int, int, bool) {
 	}
 	ni := s.nodeFor(id)
 	n := s.nodes[ni]
-	j := n.entryIndex(id)
-	return ni, j, j < len(n.Entries) && n.Entries[j].ID == id
+	for j := range n.Entries {
+		if n.Entries[j].ID == id {
+			return ni, j, true
+		}
+	}
+	return ni, 0, false
+}
+
+// findLive is find for a live entry.
+func (s *Stream) findLive(id StreamID) (int, int, bool) {
+	if len(s.nodes) == 0 {
+		return 0, 0, false
+	}
+	ni := s.nodeFor(id)
+	n := s.nodes[ni]
+	for j := range n.Entries {
+		if n.Entries[j].ID == id && n.Entries[j].Flags&StreamFlagDeleted == 0 {
+			return ni, j, true
+		}
+	}
+	return ni, 0, false
 }
 
 // Exists is streamEntryExists: id is a live entry.
 func (s *Stream) Exists(id StreamID) bool {
-	ni, j, ok := s.find(id)
-	return ok && s.nodes[ni].Entries[j].Flags&StreamFlagDeleted == 0
+	_, _, ok := s.findLive(id)
+	return ok
 }
 
 // EdgeID is streamGetEdgeID(first, skip_tombstones=1): the first (or
@@ -475,15 +491,12 @@ func (s *Stream) LastValidID() StreamID { return s.EdgeID(false) }
 // deleteItem is streamDeleteItem (streamIteratorRemoveEntry): flag id
 // deleted, dropping its node when it was the node's last live entry.
 func (s *Stream) deleteItem(id StreamID) bool {
-	ni, j, ok := s.find(id)
+	ni, j, ok := s.findLive(id)
 	if !ok {
 		return false
 	}
 	n := s.nodes[ni]
 	e := &n.Entries[j]
-	if e.Flags&StreamFlagDeleted != 0 {
-		return false
-	}
 	if n.Count == 1 {
 		s.removeNode(ni)
 	} else {
@@ -865,7 +878,7 @@ func (s *Stream) nodeAlloc(n *StreamNode) uint64 {
 // group's PEL, each NACK naming its consumer.
 func checkStream(s *Stream) error {
 	var live uint64
-	var prev StreamID
+	var prev, prevLive StreamID
 	var bytes uint64
 	for i, n := range s.nodes {
 		if len(n.Entries) == 0 || n.Count == 0 {
@@ -874,10 +887,11 @@ func checkStream(s *Stream) error {
 		if i > 0 && n.Master.Cmp(prev) <= 0 {
 			return fmt.Errorf("stream node %d master %v not after %v", i, n.Master, prev)
 		}
+		prev = n.Master
 		c, d := 0, 0
 		for j := range n.Entries {
 			e := &n.Entries[j]
-			if e.ID.Cmp(n.Master) < 0 || (j > 0 && e.ID.Cmp(n.Entries[j-1].ID) <= 0) {
+			if e.ID.Cmp(n.Master) < 0 || (e.Flags&StreamFlagDeleted == 0 && live+uint64(c) > 0 && e.ID.Cmp(prevLive) <= 0) {
 				return fmt.Errorf("stream node %d entry %v out of order", i, e.ID)
 			}
 			if e.Flags&StreamFlagSameFields != 0 && len(e.Vals) != len(n.MasterFields) {
@@ -890,8 +904,8 @@ func checkStream(s *Stream) error {
 				d++
 			} else {
 				c++
+				prevLive = e.ID
 			}
-			prev = e.ID
 		}
 		if c != n.Count || d != n.Deleted {
 			return fmt.Errorf("stream node %d counts %d/%d, holds %d/%d", i, n.Count, n.Deleted, c, d)
@@ -908,8 +922,8 @@ func checkStream(s *Stream) error {
 	if bytes != s.bytes {
 		return fmt.Errorf("stream bytes %d, nodes hold %d", s.bytes, bytes)
 	}
-	if len(s.nodes) > 0 && prev.Cmp(s.lastID) > 0 {
-		return fmt.Errorf("stream last_id %v before entry %v", s.lastID, prev)
+	if live > 0 && prevLive.Cmp(s.lastID) > 0 {
+		return fmt.Errorf("stream last_id %v before entry %v", s.lastID, prevLive)
 	}
 	if s.length == 0 && !s.firstID.IsZero() {
 		return fmt.Errorf("empty stream with first_id %v", s.firstID)

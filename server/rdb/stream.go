@@ -57,12 +57,22 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	}
 	// The rax orders its keys; a node must end before the next begins.
 	sort.Slice(list, func(i, j int) bool { return list[i].Master.Cmp(list[j].Master) < 0 })
+	// Live entries must ascend across the nodes (deleted ones may not,
+	// after an XSETID below them).
 	var live uint64
-	for i, n := range list {
-		if i > 0 && list[i-1].Entries[len(list[i-1].Entries)-1].ID.Cmp(n.Master) >= 0 {
-			return nil, rd.errorf("Stream listpack integrity check failed.")
+	var prev keyspace.StreamID
+	for _, n := range list {
+		for j := range n.Entries {
+			e := &n.Entries[j]
+			if e.Flags&keyspace.StreamFlagDeleted != 0 {
+				continue
+			}
+			if live > 0 && e.ID.Cmp(prev) <= 0 {
+				return nil, rd.errorf("Stream listpack integrity check failed.")
+			}
+			prev = e.ID
+			live++
 		}
-		live += uint64(n.Count)
 		s.LoadNode(n)
 	}
 	length, err := rd.len()
@@ -90,11 +100,8 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	}
 	s.SetLength(length)
 	last := keyspace.StreamID{Ms: ids[0], Seq: ids[1]}
-	if len(list) > 0 {
-		top := list[len(list)-1]
-		if top.Entries[len(top.Entries)-1].ID.Cmp(last) > 0 {
-			return nil, rd.errorf("Stream last_id is smaller than the last entry")
-		}
+	if live > 0 && prev.Cmp(last) > 0 {
+		return nil, rd.errorf("Stream last_id is smaller than the last entry")
 	}
 	if t == TypeStreamListpacks2 {
 		s.SetMeta(last, keyspace.StreamID{Ms: ids[2], Seq: ids[3]}, keyspace.StreamID{Ms: ids[4], Seq: ids[5]}, added)
@@ -282,7 +289,7 @@ func parseStreamNode(master keyspace.StreamID, ents [][]byte) (*keyspace.StreamN
 		if c, ok := nextInt(); !ok || c != lpCount {
 			return nil, false
 		}
-		if e.ID.Cmp(master) < 0 || (len(n.Entries) > 0 && e.ID.Cmp(n.Entries[len(n.Entries)-1].ID) <= 0) {
+		if e.ID.Cmp(master) < 0 {
 			return nil, false
 		}
 		if flags&keyspace.StreamFlagDeleted != 0 {
