@@ -299,7 +299,7 @@ func parseStreamNode(master keyspace.StreamID, ents [][]byte) (*keyspace.StreamN
 		}
 		n.Entries = append(n.Entries, e)
 	}
-	if int64(live) != count || int64(dead) != deleted || live == 0 {
+	if int64(live) != count || int64(dead) != deleted || len(n.Entries) == 0 {
 		return nil, false
 	}
 	n.Count, n.Deleted = live, dead
