@@ -28,6 +28,25 @@ func init() {
 		&Command{Name: "xtrim", Arity: -4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "stream", "slow"), Handler: cmdXTrim},
 		&Command{Name: "xsetid", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "stream", "fast"), Handler: cmdXSetID},
 		&Command{Name: "xread", Arity: -4, Flags: r | b, FirstKey: 0, LastKey: 0, Step: 0, ACL: acl("read", "stream", "slow", "blocking"), Handler: cmdXRead},
+		&Command{Name: "xreadgroup", Arity: -7, Flags: w | b, FirstKey: 0, LastKey: 0, Step: 0, ACL: acl("write", "stream", "slow", "blocking"), Handler: cmdXReadGroup},
+		&Command{Name: "xack", Arity: -4, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "stream", "fast"), Handler: cmdXAck},
+		&Command{Name: "xpending", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("read", "stream", "slow"), Handler: cmdXPending},
+		&Command{Name: "xclaim", Arity: -6, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "stream", "fast"), Handler: cmdXClaim},
+		&Command{Name: "xautoclaim", Arity: -6, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, ACL: acl("write", "stream", "fast"), Handler: cmdXAutoClaim},
+		&Command{Name: "xgroup", Arity: -2, ACL: acl("slow"), Subs: []*Command{
+			{Name: "create", Arity: -5, Flags: w | d, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("write", "stream", "slow"), Handler: cmdXGroupCreate},
+			{Name: "setid", Arity: -5, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("write", "stream", "slow"), Handler: cmdXGroupSetID},
+			{Name: "destroy", Arity: 4, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("write", "stream", "slow"), Handler: cmdXGroupDestroy},
+			{Name: "createconsumer", Arity: 5, Flags: w | d, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("write", "stream", "slow"), Handler: cmdXGroupCreateConsumer},
+			{Name: "delconsumer", Arity: 5, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("write", "stream", "slow"), Handler: cmdXGroupDelConsumer},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: acl("stream", "slow"), Handler: helpHandler("XGROUP", xgroupHelp)},
+		}},
+		&Command{Name: "xinfo", Arity: -2, ACL: acl("slow"), Subs: []*Command{
+			{Name: "consumers", Arity: 4, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("read", "stream", "slow"), Handler: cmdXInfoConsumers},
+			{Name: "groups", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("read", "stream", "slow"), Handler: cmdXInfoGroups},
+			{Name: "stream", Arity: -3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, ACL: acl("read", "stream", "slow"), Handler: cmdXInfoStream},
+			{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: acl("stream", "slow"), Handler: helpHandler("XINFO", xinfoHelp)},
+		}},
 	)
 }
 
@@ -676,15 +695,20 @@ func cmdXSetID(c *Client, args [][]byte) {
 	c.srv.ks.Dirty++
 }
 
-// --- XREAD --------------------------------------------------------------------------
+// --- XREAD / XREADGROUP -----------------------------------------------------------
 
-// cmdXRead is xreadCommand for XREAD (XREADGROUP is not there yet).
-func cmdXRead(c *Client, args [][]byte) {
+func cmdXRead(c *Client, args [][]byte)      { xreadGeneric(c, args, false) }
+func cmdXReadGroup(c *Client, args [][]byte) { xreadGeneric(c, args, true) }
+
+// xreadGeneric is xreadCommand, for XREAD and XREADGROUP.
+func xreadGeneric(c *Client, args [][]byte, xreadgroup bool) {
 	s := c.srv
 	var count int64
 	timeout := false
 	var deadline time.Time
 	streamsArg, nstreams := 0, 0
+	var groupName, consName []byte
+	noack := false
 	for i := 1; i < len(args); i++ {
 		more := len(args) - i - 1
 		o := args[i]
@@ -712,17 +736,25 @@ func cmdXRead(c *Client, args [][]byte) {
 			streamsArg = i + 1
 			nstreams = len(args) - streamsArg
 			if nstreams%2 != 0 {
+				// 7.0.15 names XREAD and '$' for XREADGROUP too.
 				c.w.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return
 			}
 			nstreams /= 2
 			i = len(args)
 		case eqFold(o, "group") && more >= 2:
-			c.w.Error(ErrStreamGroupXRead)
-			return
+			if !xreadgroup {
+				c.w.Error(ErrStreamGroupXRead)
+				return
+			}
+			groupName, consName = args[i+1], args[i+2]
+			i += 2
 		case eqFold(o, "noack"):
-			c.w.Error(ErrStreamNoAckXRead)
-			return
+			if !xreadgroup {
+				c.w.Error(ErrStreamNoAckXRead)
+				return
+			}
+			noack = true
 		default:
 			c.w.Error(ErrSyntax)
 			return
@@ -732,6 +764,10 @@ func cmdXRead(c *Client, args [][]byte) {
 		c.w.Error(ErrSyntax)
 		return
 	}
+	if xreadgroup && groupName == nil {
+		c.w.Error("ERR Missing GROUP option for XREADGROUP")
+		return
+	}
 	keys := args[streamsArg : streamsArg+nstreams]
 	ids := make([]keyspace.StreamID, nstreams)
 	for i, arg := range args[streamsArg+nstreams:] {
@@ -739,15 +775,27 @@ func cmdXRead(c *Client, args [][]byte) {
 		if !ok {
 			return
 		}
+		if groupName != nil && (st == nil || st.Group(groupName) == nil) {
+			c.w.Error("NOGROUP No such key '" + string(keys[i]) + "' or consumer group '" + string(groupName) + "' in XREADGROUP with GROUP option")
+			return
+		}
 		if len(arg) == 1 && arg[0] == '$' {
+			if xreadgroup {
+				c.w.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				return
+			}
 			if st != nil {
 				ids[i] = st.LastID()
 			}
 			continue
 		}
 		if len(arg) == 1 && arg[0] == '>' {
-			c.w.Error(ErrStreamGtXRead)
-			return
+			if !xreadgroup {
+				c.w.Error(ErrStreamGtXRead)
+				return
+			}
+			ids[i] = keyspace.MaxStreamID
+			continue
 		}
 		id, ok := streamIDOrReply(c, arg, 0, true)
 		if !ok {
@@ -755,36 +803,69 @@ func cmdXRead(c *Client, args [][]byte) {
 		}
 		ids[i] = id
 	}
-	// Serve synchronously what can be served.
-	type served struct {
-		key []byte
-		st  *keyspace.Stream
-		gt  keyspace.StreamID
-	}
-	var out []served
+	// Serve synchronously what can be served. The reply's length is known
+	// at the end: the parts are written first, the header inserted.
+	mark := len(c.w.B)
+	served := 0
 	for i, key := range keys {
-		st, _ := valueAs[*keyspace.Stream](c, c.lookupKeyRead(key))
-		if st == nil || st.Len() == 0 {
+		e := c.lookupKeyRead(key)
+		if e == nil {
 			continue
 		}
-		if st.LastValidID().Cmp(ids[i]) > 0 {
-			out = append(out, served{key, st, ids[i]})
+		st := e.Value().(*keyspace.Stream)
+		gt := ids[i]
+		sync, history := false, false
+		var g *keyspace.StreamCG
+		var cons *keyspace.StreamConsumer
+		if groupName != nil {
+			st = c.mutableStream(key, e)
+			g = st.Group(groupName)
+			if gt != keyspace.MaxStreamID {
+				sync, history = true, true
+			} else if st.Len() > 0 && st.LastValidID().Cmp(g.LastID) > 0 {
+				sync = true
+				gt = g.LastID
+			}
+		} else if st.Len() > 0 && st.LastValidID().Cmp(gt) > 0 {
+			sync = true
+		}
+		if !sync {
+			continue
+		}
+		if g != nil {
+			// 7.0.15 looks the consumer up (or creates it) only to serve.
+			var created bool
+			if cons, created = lookupOrCreateConsumer(c, key, g, consName); created {
+				propagateConsumerCreation(c, key, groupName, cons.Name)
+			}
+		}
+		served++
+		start, _ := gt.Incr()
+		if c.w.Proto == 2 {
+			c.w.ArrayLen(2)
+		}
+		c.w.Bulk(key)
+		switch {
+		case g == nil:
+			replyStreamRange(c, st, start, keyspace.MaxStreamID, count, false)
+		case history:
+			replyConsumerHistory(c, st, cons, start, count)
+		default:
+			replyGroupRange(c, key, groupName, st, g, cons, start, count, noack)
+		}
+		if g != nil {
+			s.ks.Dirty++
 		}
 	}
-	if len(out) > 0 {
-		if c.w.Proto == 2 {
-			c.w.ArrayLen(len(out))
-		} else {
-			c.w.MapLen(len(out))
+	if xreadgroup {
+		c.preventPropagation()
+	}
+	if served > 0 {
+		kind := byte('*')
+		if c.w.Proto != 2 {
+			kind = '%'
 		}
-		for _, x := range out {
-			if c.w.Proto == 2 {
-				c.w.ArrayLen(2)
-			}
-			c.w.Bulk(x.key)
-			start, _ := x.gt.Incr()
-			replyStreamRange(c, x.st, start, keyspace.MaxStreamID, count, false)
-		}
+		c.w.B = insertLen(c.w.B, mark, kind, served)
 		return
 	}
 	if !timeout {
@@ -800,6 +881,9 @@ func cmdXRead(c *Client, args [][]byte) {
 			gts[string(k)] = ids[i] // blockForKeys keeps a key's first ID
 		}
 	}
+	if groupName != nil {
+		groupName, consName = copyBytes(groupName), copyBytes(consName)
+	}
 	serve := func(c *Client, key []byte) bool {
 		e := c.lookupKeyWrite(key)
 		if e == nil {
@@ -810,6 +894,14 @@ func cmdXRead(c *Client, args [][]byte) {
 			return false
 		}
 		gt := gts[string(key)]
+		var g *keyspace.StreamCG
+		if groupName != nil {
+			if g = st.Group(groupName); g == nil {
+				c.w.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+				return true
+			}
+			gt = g.LastID
+		}
 		if st.LastID().Cmp(gt) <= 0 {
 			return false
 		}
@@ -821,7 +913,18 @@ func cmdXRead(c *Client, args [][]byte) {
 			c.w.MapLen(1)
 		}
 		c.w.Bulk(key)
-		replyStreamRange(c, st, start, keyspace.MaxStreamID, count, false)
+		if g == nil {
+			replyStreamRange(c, st, start, keyspace.MaxStreamID, count, false)
+			return true
+		}
+		st = c.mutableStream(key, e)
+		g = st.Group(groupName)
+		cons, created := lookupOrCreateConsumer(c, key, g, consName)
+		if created {
+			propagateConsumerCreation(c, key, groupName, cons.Name)
+		}
+		replyGroupRange(c, key, groupName, st, g, cons, start, count, noack)
+		c.preventPropagation()
 		return true
 	}
 	c.blockOnKeys(s.lookup(args[0]), copyArgs(keys), deadline, serve, nil)

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -981,4 +982,74 @@ func (s *Stream) EstimateEntriesRead(id StreamID) int64 {
 		}
 	}
 	return -1
+}
+
+// HasTombstonesFrom is streamRangeHasTombstones(s, start, NULL): whether
+// a deleted entry may lie at or after start (max_deleted_entry_id is).
+func (s *Stream) HasTombstonesFrom(start StreamID) bool {
+	if s.length == 0 || s.maxDeleted.IsZero() {
+		return false
+	}
+	if s.firstID.Cmp(s.maxDeleted) > 0 {
+		return false
+	}
+	return start.Cmp(s.maxDeleted) <= 0
+}
+
+// Lag is streamReplyWithCGLag: the entries the group has yet to read,
+// false when it cannot be known.
+func (s *Stream) Lag(g *StreamCG) (int64, bool) {
+	if s.entriesAdded == 0 {
+		return 0, true
+	}
+	if g.EntriesRead != -1 && !s.HasTombstonesFrom(g.LastID) {
+		return int64(s.entriesAdded) - g.EntriesRead, true
+	}
+	if read := s.EstimateEntriesRead(g.LastID); read != -1 {
+		return int64(s.entriesAdded) - read, true
+	}
+	return 0, false
+}
+
+// RaxNodes is rax->numnodes of the radix tree holding the nodes' 16-byte
+// big-endian master IDs, as a compressed trie of those keys (the head, a
+// compressed node per run without branching, a branching node per
+// divergence, a leaf per key). O(nodes).
+func (s *Stream) RaxNodes() int {
+	if len(s.nodes) == 0 {
+		return 1
+	}
+	keys := make([][16]byte, len(s.nodes))
+	for i, n := range s.nodes {
+		binary.BigEndian.PutUint64(keys[i][:8], n.Master.Ms)
+		binary.BigEndian.PutUint64(keys[i][8:], n.Master.Seq)
+	}
+	return raxCount(keys, 0)
+}
+
+// raxCount counts the nodes under a rax node at depth d whose keys
+// (sorted, sharing their first d bytes) are keys.
+func raxCount(keys [][16]byte, d int) int {
+	if d == 16 {
+		return 1
+	}
+	first, last := keys[0], keys[len(keys)-1]
+	l := d
+	for l < 16 && first[l] == last[l] {
+		l++
+	}
+	if l > d {
+		// A compressed node for the shared run, then what follows it.
+		return 1 + raxCount(keys, l)
+	}
+	n := 1 // the branching node
+	for i := 0; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j][d] == keys[i][d] {
+			j++
+		}
+		n += raxCount(keys[i:j], d+1)
+		i = j
+	}
+	return n
 }
