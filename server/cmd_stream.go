@@ -833,9 +833,11 @@ func xreadGeneric(c *Client, args [][]byte, xreadgroup bool) {
 			continue
 		}
 		if g != nil {
-			// 7.0.15 looks the consumer up (or creates it) only to serve.
+			// 7.0.15 looks the consumer up (or creates it) only to serve,
+			// and propagates its creation only with NOACK (otherwise the
+			// XCLAIMs create it on the replica).
 			var created bool
-			if cons, created = lookupOrCreateConsumer(c, key, g, consName); created {
+			if cons, created = lookupOrCreateConsumer(c, key, g, consName); created && noack {
 				propagateConsumerCreation(c, key, groupName, cons.Name)
 			}
 		}
@@ -920,7 +922,7 @@ func xreadGeneric(c *Client, args [][]byte, xreadgroup bool) {
 		st = c.mutableStream(key, e)
 		g = st.Group(groupName)
 		cons, created := lookupOrCreateConsumer(c, key, g, consName)
-		if created {
+		if created && noack {
 			propagateConsumerCreation(c, key, groupName, cons.Name)
 		}
 		replyGroupRange(c, key, groupName, st, g, cons, start, count, noack)
