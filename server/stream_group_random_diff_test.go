@@ -1,8 +1,8 @@
 package server
 
 import (
-	"os"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
