@@ -888,11 +888,17 @@ func xreadGeneric(c *Client, args [][]byte, xreadgroup bool) {
 	}
 	serve := func(c *Client, key []byte) bool {
 		e := c.lookupKeyWrite(key)
-		if e == nil {
-			return false
+		var st *keyspace.Stream
+		if e != nil {
+			st, _ = e.Value().(*keyspace.Stream)
 		}
-		st, ok := e.Value().(*keyspace.Stream)
-		if !ok {
+		if st == nil {
+			if groupName != nil {
+				// 7.0.15's signalDeletedKeyAsReady: a group reader
+				// learns that its stream is gone (deleted or replaced).
+				c.w.Error("UNBLOCKED the stream key no longer exists")
+				return true
+			}
 			return false
 		}
 		gt := gts[string(key)]

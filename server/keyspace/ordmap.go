@@ -131,30 +131,6 @@ func (m *ordMap[K, V]) ascendAt(ci, j int, fn func(k K, v V) bool) {
 	}
 }
 
-// Descend calls fn on the keys <= from in reverse order while it returns
-// true.
-func (m *ordMap[K, V]) Descend(from K, fn func(k K, v V) bool) {
-	if len(m.chunks) == 0 {
-		return
-	}
-	ci, j, ok := m.find(from)
-	if !ok {
-		j--
-	}
-	for ; ci >= 0; ci-- {
-		c := m.chunks[ci]
-		if j >= len(c.keys) {
-			j = len(c.keys) - 1
-		}
-		for ; j >= 0; j-- {
-			if !fn(c.keys[j], c.vals[j]) {
-				return
-			}
-		}
-		j = 1 << 62
-	}
-}
-
 // First is the smallest key.
 func (m *ordMap[K, V]) First() (K, V, bool) {
 	if m.n == 0 {
