@@ -828,7 +828,7 @@ func raxUsage(n int) uint64 {
 // last counted at their average, the last measured; Redis preallocates the
 // tail node at min(stream-node-max-bytes, 4096) and shrinks it when the
 // next node starts), and the groups' and consumers' structures and PELs.
-// samples 0 measures every node.
+// samples 0 measures every node, group and consumer.
 func (s *Stream) Size(samples int) uint64 {
 	size := RobjSize + streamStructSize + raxUsage(len(s.nodes))
 	if samples <= 0 {
@@ -851,14 +851,32 @@ func (s *Stream) Size(samples int) uint64 {
 		}
 		size += lpsize*uint64(len(s.nodes)-1) + s.nodeAlloc(s.nodes[len(s.nodes)-1])
 	}
+	// The groups and their consumers: Redis walks them all; here at most
+	// samples of each are measured and the rest counted at their average,
+	// so that the memory accounting after a write (5 samples) does not
+	// walk thousands of consumers.
+	var gsize uint64
+	gtaken := 0
 	s.Groups(func(g *StreamCG) bool {
-		size += 112 + raxUsage(g.PEL.Len()) + 32*uint64(g.PEL.Len())
+		gsize += 112 + raxUsage(g.PEL.Len()) + 32*uint64(g.PEL.Len())
+		var csize uint64
+		ctaken := 0
 		g.ConsumersRange(func(c *StreamConsumer) bool {
-			size += 40 + uint64(len(c.Name)) + raxUsage(c.PEL.Len())
-			return true
+			csize += 40 + uint64(len(c.Name)) + raxUsage(c.PEL.Len())
+			ctaken++
+			return ctaken < samples
 		})
-		return true
+		if ctaken > 0 && ctaken < g.NumConsumers() {
+			csize = csize / uint64(ctaken) * uint64(g.NumConsumers())
+		}
+		gsize += csize
+		gtaken++
+		return gtaken < samples
 	})
+	if gtaken > 0 && gtaken < s.NumGroups() {
+		gsize = gsize / uint64(gtaken) * uint64(s.NumGroups())
+	}
+	size += gsize
 	return size
 }
 
