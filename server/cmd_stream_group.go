@@ -56,14 +56,19 @@ var xinfoHelp = []string{
 	"    Show information about the stream.",
 }
 
-// propagateXClaim is streamPropagateXCLAIM.
+// propagateXClaim is streamPropagateXCLAIM. The ID is XCLAIM's argument as
+// given (Redis propagates c->argv[j]: "29" stays "29"), else formatted.
 func propagateXClaim(c *Client, key, group []byte, g *keyspace.StreamCG, id keyspace.StreamID, nack *keyspace.StreamNACK) {
+	propagateXClaimArg(c, key, group, g, id.AppendTo(nil), nack)
+}
+
+func propagateXClaimArg(c *Client, key, group []byte, g *keyspace.StreamCG, idArg []byte, nack *keyspace.StreamNACK) {
 	var cons []byte
 	if nack.Consumer != nil {
 		cons = []byte(nack.Consumer.Name)
 	}
 	c.srv.alsoPropagate(c.db, TargetAll, wordXClaim, copyBytes(key), copyBytes(group), cons, wordZero,
-		id.AppendTo(nil), wordTime, strconv.AppendInt(nil, nack.DeliveryTime, 10),
+		idArg, wordTime, strconv.AppendInt(nil, nack.DeliveryTime, 10),
 		wordRetryCount, strconv.AppendUint(nil, nack.DeliveryCount, 10), wordForce, wordJustID,
 		wordLastID, g.LastID.AppendTo(nil))
 }
@@ -574,6 +579,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 		}
 		ids = append(ids, id)
 	}
+	idArgs := args[5 : 5+len(ids)]
 	now := c.srv.nowMs
 	retry, delivery := int64(-1), int64(-1)
 	force, justid := false, false
@@ -640,11 +646,11 @@ func cmdXClaim(c *Client, args [][]byte) {
 	var cons *keyspace.StreamConsumer
 	mark := len(c.w.B)
 	n := 0
-	for _, id := range ids {
+	for k, id := range ids {
 		nack := g.PELGet(id)
 		if !s.Exists(id) {
 			if nack != nil {
-				propagateXClaim(c, key, gname, g, id, nack)
+				propagateXClaimArg(c, key, gname, g, copyBytes(idArgs[k]), nack)
 				propagateLast = false
 				c.srv.ks.Dirty++
 				g.PELDelete(id)
@@ -684,7 +690,7 @@ func cmdXClaim(c *Client, args [][]byte) {
 			c.w.Null()
 		}
 		n++
-		propagateXClaim(c, key, gname, g, id, nack)
+		propagateXClaimArg(c, key, gname, g, copyBytes(idArgs[k]), nack)
 		propagateLast = false
 		c.srv.ks.Dirty++
 	}
