@@ -815,11 +815,16 @@ func (s *Stream) Dup() Value {
 // streamStructSize is sizeof(stream) in 7.0.
 const streamStructSize = 80
 
-// raxUsage is streamRadixTreeMemoryUsage for a rax of n 16-byte keys,
-// counting n+1 rax nodes (Redis's exact node count depends on the keys'
-// shared prefixes).
+// raxUsage is streamRadixTreeMemoryUsage for a rax of n 16-byte keys. The
+// rax's node count depends on the keys' shared prefixes (RaxNodes counts
+// it, in O(n)); here it is estimated in O(1) as two nodes a key (a
+// compressed run and a leaf under a branching node, what IDs differing in
+// their low bytes give), one for the head, two in all for a single key.
 func raxUsage(n int) uint64 {
 	nodes := uint64(n + 1)
+	if n > 1 {
+		nodes = uint64(2*n + 1)
+	}
 	return uint64(n)*16 + nodes*4 + nodes*8*30
 }
 
