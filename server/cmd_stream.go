@@ -189,9 +189,14 @@ func writeStreamEntry(c *Client, n *keyspace.StreamNode, e *keyspace.StreamEntry
 	streamIDBulk(c, e.ID)
 	nf := e.NumFields()
 	c.w.ArrayLen(2 * nf)
+	same := e.SameFields()
 	for i := 0; i < nf; i++ {
-		c.w.BulkString(e.Field(n, i))
-		c.w.BulkString(e.Value(i))
+		if same {
+			c.w.BulkString(n.MasterFields[i])
+		} else {
+			c.w.Bulk(e.Field(i))
+		}
+		c.w.Bulk(e.Value(i))
 	}
 }
 
@@ -370,7 +375,7 @@ func rewriteTrimArgs(argv [][]byte, s *keyspace.Stream, a *streamAddTrimArgs) {
 // first entry, deleted or not (the max ID when empty).
 func firstIDWithTombstones(s *keyspace.Stream) keyspace.StreamID {
 	if nodes := s.Nodes(); len(nodes) > 0 {
-		return nodes[0].Entries[0].ID
+		return nodes[0].FirstEntryID()
 	}
 	return keyspace.MaxStreamID
 }

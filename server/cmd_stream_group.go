@@ -104,19 +104,21 @@ func lookupOrCreateConsumer(c *Client, key []byte, g *keyspace.StreamCG, name []
 // noack) and propagated as XCLAIM.
 func replyGroupRange(c *Client, key, group []byte, s *keyspace.Stream, g *keyspace.StreamCG, cons *keyspace.StreamConsumer, start keyspace.StreamID, count int64, noack bool) {
 	type ent struct {
-		n *keyspace.StreamNode
-		e *keyspace.StreamEntry
+		n   *keyspace.StreamNode
+		off int
 	}
 	var ents []ent
 	s.Range(start, keyspace.MaxStreamID, false, func(n *keyspace.StreamNode, e *keyspace.StreamEntry) bool {
-		ents = append(ents, ent{n, e})
+		ents = append(ents, ent{n, e.Off()})
 		return count == 0 || int64(len(ents)) < count
 	})
+	var e keyspace.StreamEntry
 	c.w.ArrayLen(len(ents))
 	propagateLast := false
 	now := c.srv.nowMs
 	for _, x := range ents {
-		id := x.e.ID
+		x.n.EntryAt(x.off, &e)
+		id := e.ID
 		if id.Cmp(g.LastID) > 0 {
 			if g.EntriesRead != -1 && !s.HasTombstonesFrom(id) {
 				g.EntriesRead++
@@ -128,7 +130,7 @@ func replyGroupRange(c *Client, key, group []byte, s *keyspace.Stream, g *keyspa
 				propagateLast = true
 			}
 		}
-		writeStreamEntry(c, x.n, x.e)
+		writeStreamEntry(c, x.n, &e)
 		if noack {
 			continue
 		}

@@ -62,16 +62,21 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	var live uint64
 	var prev keyspace.StreamID
 	for _, n := range list {
-		for j := range n.Entries {
-			e := &n.Entries[j]
+		ordered := true
+		n.Walk(func(e *keyspace.StreamEntry) bool {
 			if e.Flags&keyspace.StreamFlagDeleted != 0 {
-				continue
+				return true
 			}
 			if live > 0 && e.ID.Cmp(prev) <= 0 {
-				return nil, rd.errorf("Stream listpack integrity check failed.")
+				ordered = false
+				return false
 			}
 			prev = e.ID
 			live++
+			return true
+		})
+		if !ordered {
+			return nil, rd.errorf("Stream listpack integrity check failed.")
 		}
 		s.LoadNode(n)
 	}
@@ -253,11 +258,12 @@ func parseStreamNode(master keyspace.StreamID, ents [][]byte) (*keyspace.StreamN
 	if !ok1 || !ok2 || !ok3 || count < 0 || deleted < 0 || nf < 0 || int64(len(ents)) < 4+nf {
 		return nil, false
 	}
-	n := &keyspace.StreamNode{Master: master, MasterFields: make([]string, nf)}
-	for i := range n.MasterFields {
+	fields := make([]string, nf)
+	for i := range fields {
 		b, _ := next()
-		n.MasterFields[i] = string(b)
+		fields[i] = string(b)
 	}
+	n := keyspace.NewStreamNode(master, fields)
 	if z, ok := nextInt(); !ok || z != 0 {
 		return nil, false
 	}
@@ -269,7 +275,7 @@ func parseStreamNode(master keyspace.StreamID, ents [][]byte) (*keyspace.StreamN
 		if !ok1 || !ok2 || !ok3 || flags < 0 || flags > 3 {
 			return nil, false
 		}
-		e := keyspace.StreamEntry{ID: keyspace.StreamID{Ms: master.Ms + uint64(msd), Seq: master.Seq + uint64(seqd)}, Flags: int(flags)}
+		id := keyspace.StreamID{Ms: master.Ms + uint64(msd), Seq: master.Seq + uint64(seqd)}
 		nv, lpCount := nf, 3+nf
 		if flags&keyspace.StreamFlagSameFields == 0 {
 			k, ok := nextInt()
@@ -281,15 +287,14 @@ func parseStreamNode(master keyspace.StreamID, ents [][]byte) (*keyspace.StreamN
 		if int64(len(ents)-p) < nv+1 {
 			return nil, false
 		}
-		e.Vals = make([]string, nv)
-		for i := range e.Vals {
-			b, _ := next()
-			e.Vals[i] = string(b)
+		vals := make([][]byte, nv)
+		for i := range vals {
+			vals[i], _ = next()
 		}
 		if c, ok := nextInt(); !ok || c != lpCount {
 			return nil, false
 		}
-		if e.ID.Cmp(master) < 0 {
+		if id.Cmp(master) < 0 {
 			return nil, false
 		}
 		if flags&keyspace.StreamFlagDeleted != 0 {
@@ -297,9 +302,9 @@ func parseStreamNode(master keyspace.StreamID, ents [][]byte) (*keyspace.StreamN
 		} else {
 			live++
 		}
-		n.Entries = append(n.Entries, e)
+		n.AppendEntry(id, int(flags), vals)
 	}
-	if int64(live) != count || int64(dead) != deleted || len(n.Entries) == 0 {
+	if int64(live) != count || int64(dead) != deleted || n.Len() == 0 {
 		return nil, false
 	}
 	n.Count, n.Deleted = live, dead
@@ -359,8 +364,7 @@ func streamNodeListpack(n *keyspace.StreamNode) []byte {
 		lp.addStr(f)
 	}
 	lp.addInt(0)
-	for i := range n.Entries {
-		e := &n.Entries[i]
+	n.Walk(func(e *keyspace.StreamEntry) bool {
 		lp.addInt(int64(e.Flags))
 		lp.addInt(int64(e.ID.Ms - n.Master.Ms))
 		lp.addInt(int64(e.ID.Seq - n.Master.Seq))
@@ -370,9 +374,10 @@ func streamNodeListpack(n *keyspace.StreamNode) []byte {
 			lpCount++
 		}
 		for _, v := range e.Vals {
-			lp.addStr(v)
+			lp.add(v)
 		}
 		lp.addInt(int64(lpCount))
-	}
+		return true
+	})
 	return lp.finish()
 }
