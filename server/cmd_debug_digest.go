@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/vigil-kv/vigil/server/keyspace"
-	"github.com/vigil-kv/vigil/server/rdb"
 )
 
 // DEBUG DIGEST and DEBUG DIGEST-VALUE, as debug.c (Redis 7.0):
@@ -96,8 +95,6 @@ func xorObjectDigest(d *digest, e *keyspace.Entry) {
 		})
 	case streamEntryWalker:
 		_ = v.WalkEntries(func(ms, seq uint64, fv [][]byte) { mixStreamEntry(d, ms, seq, fv) })
-	case *keyspace.Stream: // the opaque stream: its RDB encoding
-		_ = rdb.WalkStreamEntries(v.RDBPayload(), func(ms, seq uint64, fv [][]byte) { mixStreamEntry(d, ms, seq, fv) })
 	}
 	if e.ExpireAt != 0 {
 		d.xor([]byte("!!expire!!"))

@@ -586,6 +586,8 @@ func (s *Server) applyKeyspaceConfig() {
 	s.ks.Encodings.SetMaxIntsetEntries = int(s.cfg.SetMaxIntsetEntries)
 	s.ks.Encodings.ZSetMaxListpackEntries = int(s.cfg.ZsetMaxListpackEntries)
 	s.ks.Encodings.ZSetMaxListpackValue = int(s.cfg.ZsetMaxListpackValue)
+	enc.StreamNodeMaxBytes = int(s.cfg.StreamNodeMaxBytes)
+	enc.StreamNodeMaxEntries = int(s.cfg.StreamNodeMaxEntries)
 	// active-expire-effort: the keys per loop, the acceptable stale share
 	// and the cron's time budget of the active expire cycle (expire.c).
 	s.ks.ActiveExpireEffort = s.cfg.ActiveExpireEffort

@@ -132,6 +132,20 @@ func (n *node) dump() []string {
 					}
 					sort.Strings(fs)
 					v = fmt.Sprint(fs)
+				case "stream":
+					// Entries, metadata, groups, PELs and consumers, without
+					// the clocks (delivery and seen times are each node's).
+					v = fmt.Sprint(c.Do(ctx, "XRANGE", k, "-", "+").Val(), c.Do(ctx, "XINFO", "GROUPS", k).Val())
+					info := c.Do(ctx, "XINFO", "STREAM", k).Val().(map[any]any)
+					for _, f := range []string{"length", "last-generated-id", "max-deleted-entry-id", "entries-added", "recorded-first-entry-id", "radix-tree-keys"} {
+						v += fmt.Sprint(" ", f, "=", info[f])
+					}
+					for _, g := range c.XInfoGroups(ctx, k).Val() {
+						v += fmt.Sprint(" ", c.Do(ctx, "XPENDING", k, g.Name).Val())
+						for _, cons := range c.XInfoConsumers(ctx, k, g.Name).Val() {
+							v += fmt.Sprint(" ", g.Name, "/", cons.Name, ":", cons.Pending)
+						}
+					}
 				default:
 					v = fmt.Sprint(c.Do(ctx, "DUMP", k).Val() != nil)
 				}
@@ -143,7 +157,8 @@ func (n *node) dump() []string {
 	return out
 }
 
-// populate writes keys of every type (some with TTLs) into dbs 0 and 3.
+// populate writes keys of every type (some with TTLs) into dbs 0 and 3,
+// and a stream with consumer groups into db 0.
 func populate(rc *redis.Client, prefix string) {
 	GinkgoHelper()
 	c := rc.Conn() // SELECT sticks to one connection
@@ -165,6 +180,20 @@ func populate(rc *redis.Client, prefix string) {
 		for _, cmd := range cmds {
 			Expect(c.Do(ctx, cmd...).Err()).To(Succeed(), "%v", cmd)
 		}
+	}
+	// A stream with deleted entries, two groups, pending entries (read,
+	// acknowledged, claimed) and a NOACK reader.
+	st := prefix + "stream"
+	for _, cmd := range [][]any{
+		{"XADD", st, "1-1", "f", "v1"}, {"XADD", st, "2-1", "f", "v2", "g", "w"}, {"XADD", st, "*", "f", "v3"},
+		{"XADD", st, "MAXLEN", "~", "100", "*", "f", "v4"}, {"XDEL", st, "2-1"},
+		{"XGROUP", "CREATE", st, "g1", "0"}, {"XGROUP", "CREATE", st, "g2", "$", "ENTRIESREAD", "3"},
+		{"XREADGROUP", "GROUP", "g1", "alice", "COUNT", "2", "STREAMS", st, ">"},
+		{"XREADGROUP", "GROUP", "g1", "bob", "NOACK", "STREAMS", st, ">"},
+		{"XACK", st, "g1", "1-1"}, {"XCLAIM", st, "g1", "carol", "0", "1-1", "FORCE"},
+		{"XGROUP", "CREATECONSUMER", st, "g2", "idle"},
+	} {
+		Expect(c.Do(ctx, cmd...).Err()).To(Succeed(), "%v", cmd)
 	}
 	big := make([]any, 0, 600)
 	big = append(big, "RPUSH", prefix+"biglist")

@@ -108,7 +108,7 @@ func checkValue(v Value, cfg EncodingConfig) error {
 	case *Hash:
 		return checkHash(v, cfg)
 	case *Stream:
-		return nil
+		return checkStream(v)
 	}
 	return fmt.Errorf("unknown value type %T", v)
 }

@@ -90,9 +90,6 @@ type reader struct {
 	// key and lzf are reused buffers: the key being loaded, and the
 	// compressed bytes of an LZF string.
 	key, lzf []byte
-	// rec, when recording, collects every byte read (a stream's payload).
-	rec       []byte
-	recording bool
 }
 
 func newReader(r io.Reader, sum bool) *reader {
@@ -115,9 +112,6 @@ func (r *reader) full(p []byte) error {
 		r.crc = CRC64(r.crc, p[:n])
 	}
 	r.off += int64(n)
-	if r.recording {
-		r.rec = append(r.rec, p[:n]...)
-	}
 	if err != nil {
 		return r.short()
 	}
@@ -134,9 +128,6 @@ func (r *reader) byte() (byte, error) {
 		r.crc = CRC64(r.crc, r.tmp[:1])
 	}
 	r.off++
-	if r.recording {
-		r.rec = append(r.rec, c)
-	}
 	return c, nil
 }
 

@@ -20,8 +20,9 @@
 // 1 to 10, every length and string form, every type Redis 7.0 reads
 // (plain, intset, ziplist, zipmap, listpack, quicklist 1 and 2, streams)
 // converted to the encoding Redis gives the loaded value under the passed
-// EncodingConfig. Streams are parsed and checked in full but kept opaque
-// (keyspace.Stream holds their RDB bytes and writes them back unchanged).
+// EncodingConfig. Streams are read into keyspace.Stream node by node
+// (deleted entries included) with their groups and PELs, and written as
+// RDB_TYPE_STREAM_LISTPACKS_2 from the same nodes (stream.go).
 // Module values and module AUX data are refused, as Redis without the
 // module refuses them, and so is the pre-release FUNCTION opcode.
 //

@@ -219,17 +219,10 @@ func ObjectType(v keyspace.Value) (byte, error) {
 			return TypeZSetListpack, nil
 		}
 		return TypeZSet2, nil
-	}
-	if o, ok := v.(opaque); ok {
-		return o.RDBType(), nil
+	case *keyspace.Stream:
+		return TypeStreamListpacks2, nil
 	}
 	return 0, fmt.Errorf("rdb: cannot encode a value of type %v", v.Type())
-}
-
-// opaque is a value kept as its RDB bytes (streams).
-type opaque interface {
-	RDBType() byte
-	RDBPayload() []byte
 }
 
 // appendObject is rdbSaveObject: it appends v's encoding and returns its
@@ -296,8 +289,8 @@ func appendObject(b []byte, v keyspace.Value, compress bool, depth int) ([]byte,
 				})
 			}
 		}
-	default:
-		b = append(b, v.(opaque).RDBPayload()...)
+	case *keyspace.Stream:
+		b = appendStream(b, x, compress)
 	}
 	return b, t, nil
 }
