@@ -78,7 +78,7 @@ const (
 	errTrackingPrefixBcast = "ERR PREFIX option requires BCAST mode to be enabled"
 	errTrackingBcastSwitch = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."
 	errTrackingOptBcast    = "ERR OPTIN and OPTOUT are not compatible with BCAST"
-	errTrackingOptBoth     = "ERR You can't use both OPTIN and OPTOUT"
+	errTrackingOptBoth     = "ERR You can't specify both OPTIN mode and OPTOUT mode"
 	errTrackingOptSwitch   = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."
 	errCachingYes          = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
 	errCachingNo           = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
