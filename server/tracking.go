@@ -21,7 +21,9 @@ import (
 // clients get, after each batch, the keys modified under their prefixes.
 // Invalidations for the client running a command wait until its
 // top-level command ends (trackingHandlePendingKeyInvalidations), so they
-// follow its reply (after EXEC's, after EVAL's). FLUSHDB and FLUSHALL send
+// follow its reply (after EXEC's, after EVAL's); those raised before it
+// runs (tracking-table-max-keys, eviction in processCommand) go at once,
+// before its reply, as 7.0.15 does (CLIENT_EXECUTING_COMMAND). FLUSHDB and FLUSHALL send
 // a null to every tracking client. All state is guarded by Server.mu.
 
 // trackingClient is a client's tracking flags and options (CLIENT_TRACKING*).
@@ -500,7 +502,7 @@ func (s *Server) trackingInvalidateKey(modifier *Client, key []byte, bcast bool)
 		if tc.noloop && target == s.current {
 			continue
 		}
-		if target == s.current {
+		if target == s.current && s.execDepth > 0 { // CLIENT_EXECUTING_COMMAND
 			t.pending = append(t.pending, pendingInvalidation{c: target, key: string(key)})
 			continue
 		}
