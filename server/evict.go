@@ -228,7 +228,7 @@ func (s *Server) evictionExceededMs() (total, current int64) {
 // notifyEvicted is what performEvictions signals for an evicted key:
 // signalModifiedKey (WATCH) and the "evicted" event.
 func (s *Server) notifyEvicted(db int, key string) {
-	if s.tracking.table != nil { // tracking.go: signalModifiedKey(NULL, ...)
+	if s.tracking.keysOrPrefixes() { // tracking.go: signalModifiedKey(NULL, ...)
 		s.trackingInvalidateKey(nil, []byte(key), true)
 	}
 	if len(s.watch.byClient) != 0 {

@@ -71,6 +71,11 @@ type trackingState struct {
 // active reports whether any client tracks (server.tracking_clients).
 func (t *trackingState) active() bool { return len(t.byClient) != 0 }
 
+// keysOrPrefixes reports whether a modified key may have to be
+// invalidated: the table holds keys or a BCAST client has prefixes. A
+// write costs two length tests otherwise.
+func (t *trackingState) keysOrPrefixes() bool { return len(t.table) != 0 || len(t.prefixes) != 0 }
+
 const trackingChannel = "__redis__:invalidate"
 
 // Errors of CLIENT TRACKING and CLIENT CACHING (networking.c).

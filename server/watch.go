@@ -122,7 +122,7 @@ func (s *Server) unwatchAll(c *Client, clearDirty bool) {
 // watching (db, key) gets CLIENT_DIRTY_CAS and stops watching. Without
 // watchers it costs a length test.
 func (s *Server) touchWatched(db int, key []byte) {
-	if s.tracking.table != nil { // client-side caching (tracking.go)
+	if s.tracking.keysOrPrefixes() { // client-side caching (tracking.go)
 		s.trackingInvalidateKey(s.current, key, true)
 	}
 	s.touchWatchers(db, key)
