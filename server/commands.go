@@ -319,6 +319,9 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	if tracking && cmd.Has(FlagReadonly) {
 		s.trackingAfterRead(c, cmd, args) // tracking.go: trackingRememberKeys
 	}
+	if s.execDepth == 0 && tracking {
+		s.tracking.callerCmd, s.tracking.callerArgs = nil, nil
+	}
 	if s.execDepth == 0 && len(s.tracking.pending) != 0 {
 		s.trackingHandlePending() // after the top-level command's reply
 	}
