@@ -507,6 +507,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		}
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
 		s.ks.SwapWith(dst)
+		s.trackingFlush() // tracking.go: swapMainDbWithTempDb
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding old DB in background")
 	}
 	s.ks.Dirty++ // diskless: the data changed without a save
