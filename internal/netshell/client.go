@@ -421,7 +421,9 @@ func (f *KillFilter) Reply(w *resp.Writer, killed int) {
 	}
 }
 
-// Client-side caching is not implemented: a client never tracks.
+// The shared CACHING, TRACKING and TRACKINGINFO are those of a client
+// that never tracks (vigil-sentinel's); vigil-server overrides them with
+// its client-side caching (server/tracking.go).
 const (
 	ErrCachingNoTracking = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
 	// ErrTrackingUnsupported is Vigil's own: CLIENT TRACKING ON is refused.
