@@ -155,9 +155,13 @@ type Config struct {
 	ZsetMaxListpackEntries int64
 	ZsetMaxListpackValue   int64
 	HLLSparseMaxBytes      int64
-	StreamNodeMaxBytes     int64
-	StreamNodeMaxEntries   int64
-	ActiveRehashing        bool
+	// TrackingTableMaxKeys is tracking-table-max-keys: the keys the
+	// client-side caching table holds before random ones are invalidated
+	// (0: no limit).
+	TrackingTableMaxKeys int64
+	StreamNodeMaxBytes   int64
+	StreamNodeMaxEntries int64
+	ActiveRehashing      bool
 	// LazyfreeLazyExpire and LazyfreeLazyEviction make expired and evicted
 	// keys propagate as UNLINK instead of DEL (propagateDeletion).
 	LazyfreeLazyExpire   bool

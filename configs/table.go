@@ -32,7 +32,7 @@ import (
 //	ignore-warnings server_cpulist bio_cpulist aof_rewrite_cpulist bgsave_cpulist
 //	cluster-* (cluster-enabled has a field, for the replicaof check) tls-*
 //	oom-score-adj sanitize-dump-payload propagation-error-behavior
-//	tracking-table-max-keys maxmemory-clients socket-mark-id
+//	maxmemory-clients socket-mark-id
 //	watchdog-period
 //	loading-process-events-interval-bytes
 //
@@ -211,7 +211,7 @@ var table = []*Directive{
 	numD("stream-node-max-bytes", "", Unsigned, TypeMemory, 0, longMax, 4096, fNum(func(c *Config) *int64 { return &c.StreamNodeMaxBytes })),
 	numD("zset-max-listpack-value", "zset-max-ziplist-value", Unsigned, TypeMemory, 0, longMax, 64, fNum(func(c *Config) *int64 { return &c.ZsetMaxListpackValue })),
 	numD("hll-sparse-max-bytes", "", Unsigned, TypeMemory, 0, longMax, 3000, fNum(func(c *Config) *int64 { return &c.HLLSparseMaxBytes })),
-	numD("tracking-table-max-keys", "", Unsigned, TypeInt, 0, longMax, 1000000, numAcc{}),
+	numD("tracking-table-max-keys", "", Unsigned, TypeInt, 0, longMax, 1000000, fNum(func(c *Config) *int64 { return &c.TrackingTableMaxKeys })),
 	numD("client-query-buffer-limit", "", Unsigned, TypeMemory, 1024*1024, longMax, 1024*1024*1024, fNum(func(c *Config) *int64 { return &c.ClientQueryBufferLimit })),
 	// ssize_t, memory or percent of maxmemory (stored negated).
 	numD("maxmemory-clients", "", Percent, TypeMemory, -100, longMax, 0, numAcc{}),

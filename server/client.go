@@ -282,6 +282,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
 		c.w.Error("ERR " + pe.Error())
 	}
+	if s.tracking.bcastDirty { // tracking.go: beforeSleep's BCAST invalidations
+		s.trackingBroadcast()
+	}
 	keep, more = st != netshell.Close, st == netshell.Pause
 	maxOut, gen := s.obufCapOf(c), s.obuf.gen.Load()
 	if c.obufClosed.Load() {
@@ -364,6 +367,9 @@ func (s *Server) process(c *Client, args [][]byte) {
 	}
 	c.rep.Start(&c.w)
 	s.call(c, args)
+	if s.tracking.active() {
+		s.trackingAfterCommand(c, args) // tracking.go: CLIENT CACHING's one command
+	}
 	if c.blocked != nil {
 		// A blocked client is reset when it is unblocked (Redis's
 		// unblockClient): its reply flags are settled on the reply it
@@ -406,7 +412,8 @@ func (s *Server) unlinkClient(c *Client) {
 	delete(s.monitors, c)
 	s.pubsub.unsubscribeAll(c)
 	s.unwatchAll(c, true)
-	s.replicaGone(c) // repl: repl_master.go
+	s.disableTracking(c) // tracking.go
+	s.replicaGone(c)     // repl: repl_master.go
 	s.mu.Unlock()
 	c.kill()
 	s.clientsMu.Lock()

@@ -14,13 +14,17 @@ import (
 
 func init() {
 	register(&Command{Name: "client", Arity: -2, ACL: []string{"slow"}, Subs: netshell.ClientSubcommands(map[string]Handler{
-		"info":     cmdClientInfo,
-		"kill":     cmdClientKill,
-		"list":     cmdClientList,
-		"no-evict": cmdClientNoEvict,
-		"pause":    cmdClientPause,
-		"unblock":  cmdClientUnblock,
-		"unpause":  cmdClientUnpause,
+		"caching":      cmdClientCaching, // tracking.go
+		"getredir":     cmdClientGetRedir,
+		"tracking":     cmdClientTracking,
+		"trackinginfo": cmdClientTrackingInfo,
+		"info":         cmdClientInfo,
+		"kill":         cmdClientKill,
+		"list":         cmdClientList,
+		"no-evict":     cmdClientNoEvict,
+		"pause":        cmdClientPause,
+		"unblock":      cmdClientUnblock,
+		"unpause":      cmdClientUnpause,
 	})})
 }
 
@@ -79,6 +83,7 @@ func clientFlags(b []byte, cl *Client) []byte {
 	if cl.blockedFlag() {
 		b = append(b, 'b')
 	}
+	b = cl.srv.trackingFlags(b, cl)
 	if cl.closeAfterReply {
 		b = append(b, 'c')
 	}
@@ -130,6 +135,9 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		Flags: clientFlags(flags[:0], cl), DB: int64(cl.db),
 		Sub: int64(len(cl.subs)), PSub: int64(len(cl.psubs)), SSub: int64(len(cl.ssubs)), Multi: -1,
 		Events: "r", Cmd: "NULL", User: cl.user, Resp: int64(cl.w.Proto),
+	}
+	if tc := s.tracking.byClient[cl]; tc != nil { // tracking.go
+		l.Tracking, l.Redir = true, tc.redir
 	}
 	if !isSelf {
 		last := cl.lastInteraction.Load()

@@ -138,6 +138,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	c.srv.touchAllWatchedInDB(c.db, -1)
 	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
 	db.Flush()
+	c.srv.trackingFlush() // tracking.go: signalFlushedDb
 	// Propagated even when the database was empty (forceCommandPropagation).
 	c.forcePropagation(TargetAll)
 	c.w.OK()
@@ -152,6 +153,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		c.srv.ks.Dirty += int64(db.Len())
 		db.Flush()
 	}
+	c.srv.trackingFlush()         // tracking.go: signalFlushedDb
 	c.srv.flushAllResetRDB()      // persist: persist_rdb.go
 	c.forcePropagation(TargetAll) // even when every database was empty
 	c.w.OK()
@@ -169,6 +171,7 @@ func cmdReset(c *Client, args [][]byte) {
 	c.multi = nil
 	s.unwatchAll(c, true)
 	s.pubsub.unsubscribeAll(c)
+	s.disableTracking(c) // tracking.go
 	if c.monitor {
 		delete(s.monitors, c)
 		c.monitor = false

@@ -156,6 +156,7 @@ func debugReload(c *Client, args [][]byte) {
 			s.touchAllWatchedInDB(i, -1)
 			db.Flush()
 		}
+		s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
 	}
 	s.rdb.loading = true
 	err := s.loadRDBPath(s.rdbPath(), merge)

@@ -170,7 +170,7 @@ func (s *Server) infoClients(w *infoWriter) {
 	w.int("client_recent_max_input_buffer", 0)
 	w.int("client_recent_max_output_buffer", 0)
 	w.int("blocked_clients", s.blockedClients())
-	w.int("tracking_clients", 0)
+	w.int("tracking_clients", int64(len(s.tracking.byClient)))
 	w.int("clients_in_timeout_table", int64(s.blocking.timed))
 }
 
@@ -403,9 +403,10 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("active_defrag_key_misses", 0)
 	w.int("total_active_defrag_time", 0)
 	w.int("current_active_defrag_time", 0)
-	w.int("tracking_total_keys", 0)
-	w.int("tracking_total_items", 0)
-	w.int("tracking_total_prefixes", 0)
+	tkeys, titems, tprefixes := s.trackingInfo()
+	w.int("tracking_total_keys", tkeys)
+	w.int("tracking_total_items", titems)
+	w.int("tracking_total_prefixes", tprefixes)
 	w.int("unexpected_error_replies", 0)
 	w.int("total_error_replies", st.errorReplies)
 	w.int("dump_payload_sanitizations", 0)

@@ -154,6 +154,9 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, ErrOOM)
 		return
 	}
+	if s.tracking.active() { // tracking.go: tracking-table-max-keys
+		s.trackingLimitUsedSlots()
+	}
 	// persist: writeCommandsDeniedByDiskError (persist_rdb.go): -MISCONF
 	// for writes and PING after a failed BGSAVE or AOF write.
 	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && (cmd.FullName() == "ping" || isWriteCommand(c, chk)) {
@@ -317,10 +320,23 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	}
 	dirty := s.ks.Dirty
 	woff := s.repl.offset // repl
+	tracking := s.tracking.active()
+	if tracking {
+		s.trackingBeforeExec(c, cmd, args) // tracking.go
+	}
 	s.execDepth++
 	cmd.Handler(c, args)
 	s.ks.Settle() // evict.go: used_memory follows what the command wrote
 	s.execDepth--
+	if tracking && cmd.Has(FlagReadonly) {
+		s.trackingAfterRead(c, cmd, args) // tracking.go: trackingRememberKeys
+	}
+	if s.execDepth == 0 && tracking {
+		s.tracking.callerCmd, s.tracking.callerArgs = nil, nil
+	}
+	if s.execDepth == 0 && len(s.tracking.pending) != 0 {
+		s.trackingHandlePending() // after the top-level command's reply
+	}
 	s.afterHandler(c, cmd, args, s.ks.Dirty-dirty)
 	if s.repl.offset != woff { // repl: WAIT's target, as call()
 		c.woff = s.repl.offset

@@ -228,8 +228,11 @@ func (s *Server) evictionExceededMs() (total, current int64) {
 // notifyEvicted is what performEvictions signals for an evicted key:
 // signalModifiedKey (WATCH) and the "evicted" event.
 func (s *Server) notifyEvicted(db int, key string) {
+	if s.tracking.keysOrPrefixes() { // tracking.go: signalModifiedKey(NULL, ...)
+		s.trackingInvalidateKey(nil, []byte(key), true)
+	}
 	if len(s.watch.byClient) != 0 {
-		s.touchWatched(db, []byte(key))
+		s.touchWatchers(db, []byte(key))
 	}
 	if s.cfg.NotifyKeyspaceEvents&configs.NotifyEvicted != 0 {
 		s.notifyPublish("evicted", []byte(key), db)

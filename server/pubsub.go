@@ -176,8 +176,11 @@ func (s *Server) notifyPublish(event string, key []byte, db int) {
 // removed by lazy or active expiry (the keyspace's OnExpire hook): the
 // "expired" event and, for WATCH, a modification.
 func (s *Server) notifyExpired(db int, key string) {
+	if s.tracking.keysOrPrefixes() { // tracking.go: signalModifiedKey(NULL, ...)
+		s.trackingInvalidateKey(nil, []byte(key), true)
+	}
 	if len(s.watch.byClient) != 0 {
-		s.touchWatched(db, []byte(key))
+		s.touchWatchers(db, []byte(key))
 	}
 	if s.cfg.NotifyKeyspaceEvents&configs.NotifyExpired == 0 {
 		return

@@ -428,6 +428,7 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 	s.replAttachToNewMaster()
 	s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
 	s.ks.FlushAll()
+	s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
 	path := s.rdbPath()
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", s.cfg.DBFilename, err)
@@ -480,6 +481,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		s.replAttachToNewMaster()
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
 		s.ks.FlushAll()
+		s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
 	}
 	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
 	s.replStartLoading(l, a.Size, async)
@@ -521,6 +523,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		}
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
 		s.ks.SwapWith(dst)
+		s.trackingFlush() // tracking.go: swapMainDbWithTempDb
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding old DB in background")
 	}
 	s.ks.Dirty++ // diskless: the data changed without a save

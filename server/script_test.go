@@ -74,7 +74,14 @@ func (ts *testServer) do(c *Client, args ...string) string {
 	}
 	ts.s.mu.Lock()
 	c.w.B = c.w.B[:0]
+	// As runBatchPart: c is the running client, and the BCAST
+	// invalidations go out after its batch (tracking.go).
+	ts.s.current = c
 	ts.s.process(c, argv)
+	if ts.s.tracking.bcastDirty {
+		ts.s.trackingBroadcast()
+	}
+	ts.s.current = nil
 	out := string(c.w.B)
 	ts.s.mu.Unlock()
 	return out

@@ -45,6 +45,7 @@ type Server struct {
 	watch    watchState           // guarded by mu
 	slowlog  slowlog              // guarded by mu
 	pubsub   pubsub               // guarded by mu
+	tracking trackingState        // guarded by mu: client-side caching (tracking.go)
 	pause    pauseState           // guarded by mu
 	blocking blockingState        // guarded by mu (blocking.go)
 	idleGC   idleGC               // guarded by mu, except the atomic inside (idlegc.go)
@@ -372,8 +373,9 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.replCron() // repl: replicationCron, once a second
 		// evict.go: an eviction stopped at its time limit goes on.
 		s.evictCron()
-		s.obufCron()   // clientsCron's output buffer limits (obuf.go)
-		s.idleGCCron() // a write burst's garbage goes back once idle (idlegc.go)
+		s.trackingBroadcast() // tracking.go: BCAST invalidations (beforeSleep)
+		s.obufCron()          // clientsCron's output buffer limits (obuf.go)
+		s.idleGCCron()        // a write burst's garbage goes back once idle (idlegc.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -122,6 +122,15 @@ func (s *Server) unwatchAll(c *Client, clearDirty bool) {
 // watching (db, key) gets CLIENT_DIRTY_CAS and stops watching. Without
 // watchers it costs a length test.
 func (s *Server) touchWatched(db int, key []byte) {
+	if s.tracking.keysOrPrefixes() { // client-side caching (tracking.go)
+		s.trackingInvalidateKey(s.current, key, true)
+	}
+	s.touchWatchers(db, key)
+}
+
+// touchWatchers is touchWatched without the tracking invalidation (the
+// expiry and eviction paths send theirs as by no client).
+func (s *Server) touchWatchers(db int, key []byte) {
 	if len(s.blocking.keys) != 0 { // clients blocked on keys (blocking.go)
 		s.signalKeyAsReady(db, key)
 	}

@@ -421,7 +421,9 @@ func (f *KillFilter) Reply(w *resp.Writer, killed int) {
 	}
 }
 
-// Client-side caching is not implemented: a client never tracks.
+// The shared CACHING, TRACKING and TRACKINGINFO are those of a client
+// that never tracks (vigil-sentinel's); vigil-server overrides them with
+// its client-side caching (server/tracking.go).
 const (
 	ErrCachingNoTracking = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
 	// ErrTrackingUnsupported is Vigil's own: CLIENT TRACKING ON is refused.
@@ -473,6 +475,10 @@ type ClientLine struct {
 	Events            string // "r" or "rw"
 	Cmd, User         string // Cmd: "NULL" before the first command
 	Resp              int64
+	// Tracking: the client tracks keys (CLIENT TRACKING ON); Redir is then
+	// its redirection (0: none). Without tracking redir= is -1.
+	Tracking bool
+	Redir    int64
 }
 
 // Append appends the line (without its newline) to b.
@@ -505,7 +511,12 @@ func (l *ClientLine) Append(b []byte) []byte {
 	b = append(append(b, " events="...), l.Events...)
 	b = append(append(b, " cmd="...), l.Cmd...)
 	b = append(append(b, " user="...), l.User...)
-	return num(b, " redir=-1 resp=", l.Resp)
+	redir := int64(-1)
+	if l.Tracking {
+		redir = l.Redir
+	}
+	b = num(b, " redir=", redir)
+	return num(b, " resp=", l.Resp)
 }
 
 // ConnFD is a connection's file descriptor (CLIENT LIST's fd), -1 when it
