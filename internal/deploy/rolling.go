@@ -113,51 +113,73 @@ func (d *Deployment) HandOver(ctx context.Context) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	var leader *Node
+	addr, err := HandOverVia(ctx, d.SentinelAddrs(), d.Spec.MasterName, old.PeerAddr(), func(ctx context.Context) (string, error) {
+		n, err := d.CurrentMaster(ctx)
+		if err != nil {
+			return "", err
+		}
+		return n.PeerAddr(), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hand-over from %s: %w", old.Name, err)
+	}
+	n := d.Node(addr)
+	if err := d.WaitHealthy(ctx); err != nil {
+		return n, fmt.Errorf("after the hand-over to %s: %w", addr, err)
+	}
+	return n, nil
+}
+
+// HandOverVia asks the first of sentinels that accepts for SENTINEL
+// FAILOVER <masterName> COORDINATED, then polls until current names a
+// master other than old (returned) or that sentinel's failover ended with
+// the master at old (ErrHandoverAborted). A sentinel without COORDINATED
+// (redis-sentinel answers a wrong-number-of-arguments error) is an error:
+// a plain failover may lose writes.
+func HandOverVia(ctx context.Context, sentinels []string, masterName, old string,
+	current func(context.Context) (string, error)) (string, error) {
+	leader := ""
 	var errs []error
-	for _, s := range d.Sentinels {
-		cl := redis.NewClient(clientOptions(s.Addr(), 5*time.Second))
-		err := cl.Do(ctx, "SENTINEL", "FAILOVER", d.Spec.MasterName, "COORDINATED").Err()
+	for _, s := range sentinels {
+		cl := redis.NewClient(clientOptions(s, 5*time.Second))
+		err := cl.Do(ctx, "SENTINEL", "FAILOVER", masterName, "COORDINATED").Err()
 		cl.Close()
 		if err == nil {
 			leader = s
 			break
 		}
 		if strings.Contains(err.Error(), "wrong number of arguments") {
-			return nil, fmt.Errorf("hand-over: sentinel %s has no SENTINEL FAILOVER ... COORDINATED (redis-sentinel?): %w", s.Addr(), err)
+			return "", fmt.Errorf("sentinel %s has no SENTINEL FAILOVER ... COORDINATED (redis-sentinel?): %w", s, err)
 		}
-		errs = append(errs, fmt.Errorf("sentinel %s: %w", s.Addr(), err))
+		errs = append(errs, fmt.Errorf("sentinel %s: %w", s, err))
 	}
-	if leader == nil {
-		return nil, fmt.Errorf("hand-over: no sentinel started it: %w", errors.Join(errs...))
+	if leader == "" {
+		return "", fmt.Errorf("no sentinel started it: %w", errors.Join(errs...))
 	}
-	cl := redis.NewClient(clientOptions(leader.Addr(), 2*time.Second))
+	cl := redis.NewClient(clientOptions(leader, 2*time.Second))
 	defer cl.Close()
 	for {
-		if n, err := d.CurrentMaster(ctx); err == nil && n != old {
-			if err := d.WaitHealthy(ctx); err != nil {
-				return n, fmt.Errorf("after the hand-over to %s: %w", n.Name, err)
-			}
-			return n, nil
+		if a, err := current(ctx); err == nil && a != "" && a != old {
+			return a, nil
 		}
 		// The leader's view: the failover is over (flag gone) with the
 		// address unchanged means it was aborted.
-		if v, err := cl.Do(ctx, "SENTINEL", "MASTER", d.Spec.MasterName).Slice(); err == nil {
+		if v, err := cl.Do(ctx, "SENTINEL", "MASTER", masterName).Slice(); err == nil {
 			f := map[string]string{}
 			for i := 0; i+1 < len(v); i += 2 {
 				k, _ := v[i].(string)
 				val, _ := v[i+1].(string)
 				f[k] = val
 			}
-			if !strings.Contains(f["flags"], "failover_in_progress") && net.JoinHostPort(f["ip"], f["port"]) == old.PeerAddr() {
-				return nil, ErrHandoverAborted
+			if !strings.Contains(f["flags"], "failover_in_progress") && net.JoinHostPort(f["ip"], f["port"]) == old {
+				return "", ErrHandoverAborted
 			}
 		}
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("hand-over from %s: %w", old.Name, ctx.Err())
+			return "", ctx.Err()
 		case <-t.C:
 		}
 	}
