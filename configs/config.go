@@ -223,6 +223,9 @@ const (
 	ShutdownNoSave = 2
 	ShutdownNow    = 4
 	ShutdownForce  = 8
+	// ShutdownFailover (Vigil): a master hands over to its best replica
+	// (FAILOVER) before shutting down, and keeps running if that fails.
+	ShutdownFailover = 16
 )
 
 // Keyspace notification classes (server.h NOTIFY_*), the value of

@@ -259,6 +259,7 @@ var protectedActions = []enumItem{{"no", 0, false}, {"yes", 1, false}, {"local",
 var shutdownFlags = []enumItem{
 	{"default", 0, false}, {"save", ShutdownSave, false}, {"nosave", ShutdownNoSave, false},
 	{"now", ShutdownNow, false}, {"force", ShutdownForce, false},
+	{"failover", ShutdownFailover, true}, // Vigil; hidden: the error lists Redis's values
 }
 
 // hzD is hz: any non-negative value is accepted and clamped to 1..500

@@ -67,8 +67,12 @@ func (c *Core) onFailoverRequested(e FailoverRequested) Action {
 	if c.selectReplica(m) == nil {
 		return errReply("NOGOODSLAVE No suitable replica to promote")
 	}
+	if e.Coordinated && (m.flags&(fSDown|fODown) != 0 || m.link.disconnected()) {
+		return errReply("NOGOODMASTER The master is down: a coordinated failover needs it up")
+	}
 	c.startFailover(m)
 	m.flags |= fForceFailover
+	m.coord.on = e.Coordinated
 	return Reply{Kind: ReplyOK}
 }
 

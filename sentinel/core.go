@@ -162,6 +162,8 @@ func (c *Core) Step(now int64, ev Event) []Action {
 		reply = Reply{Kind: ReplyInteger, Int: int64(c.resetByPattern(e.Pattern))}
 	case FailoverRequested:
 		reply = c.onFailoverRequested(e)
+	case FailoverReplied:
+		c.onFailoverReplied(e)
 	case ConfigSetRequested:
 		reply = c.onConfigSet(e)
 	case DebugRequested:
@@ -330,6 +332,16 @@ func (c *Core) sendPeriodicCommands(ri *instance) {
 			infoPeriod = p
 		}
 		if p := c.tun.ReconfInfoPeriod; p > 0 && p < infoPeriod && ri.flags&(fReconfSent|fReconfInprog) != 0 {
+			infoPeriod = p
+		}
+	}
+	// Vigil: watch the master handing over in a coordinated failover.
+	if ri.flags&fMaster != 0 && ri.coord.sent && ri.failoverState == WaitPromotion {
+		p := c.tun.PromotionInfoPeriod
+		if p <= 0 {
+			p = ReplicaFastInfoPeriod
+		}
+		if p < infoPeriod {
 			infoPeriod = p
 		}
 	}

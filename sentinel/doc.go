@@ -46,6 +46,11 @@
 //
 // None changes what counts as ODOWN, a vote or a promotion.
 //
+// One extension: SENTINEL FAILOVER <name> COORDINATED (FailoverRequested
+// .Coordinated, coordinated.go) hands over through the master's FAILOVER
+// command (SendFailover / FailoverReplied) instead of SLAVEOF NO ONE, with
+// the +coordinated-failover-* / -coordinated-failover-* events.
+//
 // # Simplifications
 //
 //   - Host names: an address resolves once, when the core makes it, through

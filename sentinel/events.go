@@ -142,8 +142,21 @@ type SetRequested struct {
 // ResetRequested is SENTINEL RESET pattern (a Redis glob).
 type ResetRequested struct{ Pattern string }
 
-// FailoverRequested is SENTINEL FAILOVER name (a forced failover).
-type FailoverRequested struct{ Name string }
+// FailoverRequested is SENTINEL FAILOVER name [COORDINATED] (a forced
+// failover). Coordinated (a Vigil extension) hands over through the master:
+// the leader sends it FAILOVER TO <replica> TIMEOUT <ms> instead of SLAVEOF
+// NO ONE to the replica, so no acknowledged write is lost.
+type FailoverRequested struct {
+	Name        string
+	Coordinated bool
+}
+
+// FailoverReplied is the reply to SendFailover. Err is the error reply's
+// text ("" for +OK; any other non-error reply counts as OK).
+type FailoverReplied struct {
+	Instance Ref
+	Err      string
+}
 
 // ConfigSetRequested is SENTINEL CONFIG SET param value.
 type ConfigSetRequested struct {
@@ -186,6 +199,7 @@ func (RemoveRequested) isEvent()          {}
 func (SetRequested) isEvent()             {}
 func (ResetRequested) isEvent()           {}
 func (FailoverRequested) isEvent()        {}
+func (FailoverReplied) isEvent()          {}
 func (ConfigSetRequested) isEvent()       {}
 func (DebugRequested) isEvent()           {}
 func (FlushConfigRequested) isEvent()     {}
@@ -242,6 +256,18 @@ type SendReplicaOf struct {
 	Instance Ref
 	Host     string
 	Port     int
+}
+
+// SendFailover asks the master of a coordinated failover for `FAILOVER TO
+// Host Port TIMEOUT TimeoutMs` (or `FAILOVER ABORT` when Abort is set), the
+// command name mapped through Core.MapCommand; answered by one
+// FailoverReplied.
+type SendFailover struct {
+	Instance  Ref
+	Host      string
+	Port      int
+	TimeoutMs int64
+	Abort     bool
 }
 
 // SendScriptKill asks for SCRIPT KILL (sent once to a -BUSY SDOWN instance).
@@ -305,6 +331,7 @@ func (PublishHello) isAction()    {}
 func (AskMasterDown) isAction()   {}
 func (SendReplicaOf) isAction()   {}
 func (SendScriptKill) isAction()  {}
+func (SendFailover) isAction()    {}
 func (RewriteConfig) isAction()   {}
 func (Notify) isAction()          {}
 func (RunScript) isAction()       {}

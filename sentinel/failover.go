@@ -248,6 +248,10 @@ func (c *Core) failoverStep(m *instance) {
 	case SendReplicaOfNoOne:
 		c.failoverSendReplicaOfNoOne(m)
 	case WaitPromotion:
+		if m.coord.on {
+			c.coordWait(m)
+			return
+		}
 		if c.now-m.failoverStateChangeTime > m.failoverTimeout {
 			c.event(LevelWarning, "-failover-abort-slave-timeout", m, "%@")
 			c.abortFailover(m)
@@ -297,6 +301,10 @@ func (c *Core) failoverSelectReplica(m *instance) {
 }
 
 func (c *Core) failoverSendReplicaOfNoOne(m *instance) {
+	if m.coord.on {
+		c.coordSend(m)
+		return
+	}
 	p := m.promoted
 	if p.link.disconnected() {
 		if c.now-m.failoverStateChangeTime > m.failoverTimeout {
@@ -402,6 +410,7 @@ func (c *Core) abortFailover(m *instance) {
 	m.flags &^= fFailoverInProgress | fForceFailover
 	m.failoverState = NoFailover
 	m.failoverStateChangeTime = c.now
+	m.coord = coordState{}
 	if m.promoted != nil {
 		m.promoted.flags &^= fPromoted
 		m.promoted = nil

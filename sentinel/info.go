@@ -28,6 +28,9 @@ type Info struct {
 	HasReplOffset       bool
 	ReplicaAnnounced    int
 	HasReplicaAnnounced bool
+	// FailoverState is master_failover_state (no-failover,
+	// waiting-for-sync, failover-in-progress), "" if absent.
+	FailoverState string
 }
 
 // ParseInfo parses INFO text. It never panics.
@@ -49,6 +52,9 @@ func ParseInfo(text string) Info {
 			in.Role = KindMaster
 		} else if len(l) >= 10 && strings.HasPrefix(l, "role:slave") {
 			in.Role = KindReplica
+		}
+		if strings.HasPrefix(l, "master_failover_state:") {
+			in.FailoverState = l[len("master_failover_state:"):]
 		}
 		if in.Role != KindReplica {
 			continue
@@ -266,12 +272,18 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 	if c.tilt {
 		return
 	}
+	if ri.flags&fMaster != 0 {
+		c.coordMasterInfo(ri, in)
+	}
 	// A master reporting role:slave needs no action here: checkSDown turns it
 	// SDOWN after down-after + 2 INFO periods.
 
 	if ri.flags&fSlave != 0 && role == fMaster {
 		m := ri.master
 		if ri.flags&fPromoted != 0 && m.flags&fFailoverInProgress != 0 && m.failoverState == WaitPromotion {
+			if m.coord.on {
+				c.event(LevelWarning, "+coordinated-failover-end", m, "%@")
+			}
 			m.configEpoch = m.failoverEpoch
 			m.failoverState = ReconfReplicas
 			m.failoverStateChangeTime = c.now

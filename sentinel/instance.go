@@ -126,6 +126,7 @@ type instance struct {
 	failoverStartTime       int64
 	failoverTimeout         int64
 	promoted                *instance
+	coord                   coordState // coordinated failover (Vigil)
 
 	notificationScript   string
 	clientReconfigScript string
@@ -532,6 +533,7 @@ func (c *Core) resetMaster(m *instance, keepSentinels, generateEvent bool) {
 	m.failoverStateChangeTime = 0
 	m.failoverStartTime = 0
 	m.promoted = nil
+	m.coord = coordState{}
 	m.runID = ""
 	m.slaveMasterHost, m.hasSlaveMasterHost = "", false
 	l := m.link

@@ -289,6 +289,40 @@ func TestScenarioAssertions(t *testing.T) {
 			t.Errorf("switch-master after an aborted promotion: %d", n)
 		}
 	})
+	t.Run("coordinated_failover", func(t *testing.T) {
+		s := runScenario(t, "coordinated_failover")
+		for _, n := range three {
+			sw := s.Events(n, "+switch-master")
+			if len(sw) == 0 || !strings.HasSuffix(sw[0].Message, " 127.0.0.1 6380") {
+				t.Errorf("%s: first +switch-master %v, want to r1 (6380)", n, sw)
+			}
+		}
+		for _, l := range s.Events("s1", "slaveof") {
+			if strings.HasSuffix(l.Message, "NO ONE") {
+				t.Errorf("a coordinated failover sent SLAVEOF NO ONE: %v", l)
+			}
+		}
+		if n := len(s.Events("s1", "failover")); n != 1 {
+			t.Errorf("FAILOVER sent %d times, want 1", n)
+		}
+		var replies []string
+		for _, l := range s.Events("*", "reply") {
+			replies = append(replies, l.Message)
+		}
+		want := "+OK|-INPROG Failover already in progress|-NOGOODMASTER The master is down: a coordinated failover needs it up"
+		if got := strings.Join(replies, "|"); got != want {
+			t.Errorf("replies %q, want %q", got, want)
+		}
+	})
+	t.Run("coordinated_timeout", func(t *testing.T) {
+		s := runScenario(t, "coordinated_timeout")
+		if n := s.Count("*", "+switch-master") + s.Count("*", "+promoted-slave"); n != 0 {
+			t.Errorf("promotion or switch after a timed-out coordinated failover: %d", n)
+		}
+		if n := len(s.Events("*", "slaveof")); n != 0 {
+			t.Errorf("SLAVEOF sent after a timed-out coordinated failover: %d", n)
+		}
+	})
 	t.Run("master_reboot", func(t *testing.T) {
 		s := runScenario(t, "master_reboot")
 		failoverFacts(t, s, three, "r1", "1")

@@ -166,20 +166,30 @@ func cmdShutdown(c *Client, args [][]byte) {
 			req.force = true
 		case eqFold(a, "abort"):
 			abort = true
+		case eqFold(a, "failover"):
+			req.failover = true
 		default:
 			c.w.Error(ErrSyntax)
 			return
 		}
 	}
-	if (abort && (req.nosave || req.save || req.now || req.force)) || (req.save && req.nosave) {
+	if (abort && (req.nosave || req.save || req.now || req.force || req.failover)) || (req.save && req.nosave) {
 		c.w.Error(ErrSyntax)
 		return
 	}
+	s := c.srv
 	if abort {
+		if s.abortShutdownFailover() {
+			c.w.OK()
+			return
+		}
 		c.w.Error(ErrNoShutdown)
 		return
 	}
-	s := c.srv
+	if req.failover {
+		s.shutdownWithFailover(c, req)
+		return
+	}
 	// persist: prepareForShutdown's save (persist_rdb.go).
 	if !s.prepareShutdownSave(req.save, req.nosave, req.force) {
 		s.log.Warn().Msg("Errors trying to shut down the server. Check the logs for more information.")

@@ -33,15 +33,20 @@ func cmdFailover(c *Client, args [][]byte) {
 	case d.Abort:
 		s.abortFailover("Failover manually aborted")
 	case d.Start:
-		s.log.Info().Msg(d.Log)
-		s.repl.failover.Start(d.Request, s.clock.Now())
-		s.pause.startFailover()
-		// While paused the dataset stays static: expired keys read as
-		// missing but are not deleted (expireIfNeeded returns 1 without
-		// deleting when clients are paused), as on a replica.
-		s.ks.Replica = true
+		s.startFailover(d)
 	}
 	c.w.Raw([]byte(d.Reply))
+}
+
+// startFailover is the end of failoverCommand (lock held).
+func (s *Server) startFailover(d replication.FailoverCommand) {
+	s.log.Info().Msg(d.Log)
+	s.repl.failover.Start(d.Request, s.clock.Now())
+	s.pause.startFailover()
+	// While paused the dataset stays static: expired keys read as
+	// missing but are not deleted (expireIfNeeded returns 1 without
+	// deleting when clients are paused), as on a replica.
+	s.ks.Replica = true
 }
 
 // failoverReplicas is the replica list as findReplica and
@@ -88,6 +93,7 @@ func (s *Server) abortFailover(reason string) {
 		s.unsetMaster()
 	}
 	s.clearFailover()
+	s.shutdownFailoverEnd(false, reason)
 }
 
 // clearFailover is clearFailoverState: the writes paused by FAILOVER go
@@ -108,6 +114,7 @@ func (s *Server) failoverReply(a replication.FailoverReply) bool {
 	}
 	if a.Accepted {
 		s.clearFailover()
+		s.shutdownFailoverEnd(true, "")
 		return true
 	}
 	s.log.Warn().Msgf("PSYNC FAILOVER rejected by the target: %s", a.Reply)

@@ -111,6 +111,9 @@ type Server struct {
 	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
 	obuf        obufState // client-output-buffer-limit (obuf.go)
 	shutdownSig atomic.Int32
+	// shutdownFailover is the shutdown waiting for its hand-over (SHUTDOWN
+	// FAILOVER, shutdown-on-sigterm failover), guarded by mu; nil if none.
+	shutdownFailover *pendingShutdown
 
 	// evict: maxmemory and eviction (evict.go), guarded by mu.
 	evict evictState
@@ -118,6 +121,7 @@ type Server struct {
 
 type shutdownReq struct {
 	save, nosave, now, force bool
+	failover                 bool // Vigil: hand over to the best replica first
 	from                     *Client
 }
 
@@ -271,6 +275,12 @@ func (s *Server) Run(ctx context.Context) error {
 	for ctxDone := ctx.Done(); ; {
 		select {
 		case <-ctxDone:
+			// A hand-over first (shutdown-on-sig* failover): the shutdown
+			// then comes through shutdownCh when it completes.
+			if s.signalShutdownFailover() {
+				ctxDone = nil
+				continue
+			}
 			if !s.signalShutdownSave() {
 				ctxDone = nil
 				continue

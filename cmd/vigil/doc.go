@@ -4,6 +4,7 @@
 //	vigil up [--server vigil|redis] [--dir vigil-data] [--base-port 6379]
 //	         [--sentinel-base-port 26379] [--json] ...
 //	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
+//	vigil rolling-restart --sentinel host:port [--master mymaster] [--timeout 2m]
 //	vigil check-aof [--fix] <manifest|file>
 //	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|kill-replica-sync|all]
 //	            [--rounds N] [--seed S] [--clients C] [--wait N] [--report DIR]
@@ -12,6 +13,14 @@
 //	            [--dir vigil-drill-data] [--down-after 2s] [--failover-timeout 10s]
 //	            [--server-directive LINE] [--sentinel-directive LINE] [--json]
 //	            [--net auto|netns|proxy]
+//
+// `vigil rolling-restart` restarts a deployment whose processes a
+// supervisor starts again when they exit: each replica (SHUTDOWN, wait for a
+// new pid and a healthy deployment), then a hand-over through the sentinels
+// (SENTINEL FAILOVER <master> COORDINATED, vigil-sentinel's: the master's
+// FAILOVER waits for the chosen replica to have every write), then the old
+// master (CONFIG REWRITE first, so it restarts as a replica) and the
+// sentinels. An aborted hand-over leaves the master in place and fails.
 //
 // `vigil up` starts 1 master, 2 replicas and 3 sentinels on loopback from the
 // templates in configs/examples/ (embedded in the binary), one directory per

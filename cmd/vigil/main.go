@@ -14,6 +14,7 @@ func commands(code *int) []*cli.Command {
 	return []*cli.Command{
 		upCommand(),
 		statusCommand(),
+		rollingRestartCommand(),
 		checkAOFCommand(code),
 		checkRDBCommand(code),
 		drillCommand(),

@@ -314,8 +314,25 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(f.SwitchMaster).To(BeNumerically("==", -1))
 	})
 
-	It("rolling-restart: every node restarts in turn", func() {
-		r := runDrill("rolling-restart")
+	// rolling-restart with vigil-sentinel: the replicas restart, the master
+	// hands over (SENTINEL FAILOVER ... COORDINATED), the old master and the
+	// sentinels restart; no acknowledged write is lost.
+	rolling := func(extra ...string) {
+		r := runDrill("rolling-restart", append([]string{"--expect-no-loss"}, extra...)...)
 		Expect(r.Faults[0].Target).To(MatchRegexp(`^(\w+-\d+,){5}\w+-\d+$`))
+		Expect(r.Loss.Lost).To(BeEmpty())
+		Expect(r.FinalMaster).NotTo(Equal(r.InitialMaster), "the master handed over")
+		var types []string
+		for _, e := range r.Events {
+			types = append(types, e.Type)
+		}
+		Expect(types).To(ContainElements("+coordinated-failover-start", "+coordinated-failover-end", "+switch-master"))
+		Expect(types).NotTo(ContainElement("+odown"), "a planned hand-over, not a failure")
+	}
+	It("rolling-restart: every node restarts in turn, the master hands over first, no acknowledged write is lost", func() {
+		rolling()
+	})
+	It("rolling-restart on vigil-server: the same, with vigil-server's FAILOVER", func() {
+		rolling("--server", "vigil")
 	})
 })

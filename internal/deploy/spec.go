@@ -197,6 +197,7 @@ func (s Spec) binaries() (server, sentinel []string, err error) {
 	if s.SentinelKind != s.Kind {
 		a := s
 		a.SentinelKind = a.Kind
+		a.Sentinels = -1 // the servers' binaries only: redis-server needs no redis-sentinel
 		server, _, err := a.binaries()
 		if err != nil {
 			return nil, nil, err

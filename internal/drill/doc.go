@@ -42,8 +42,13 @@
 //     min-replicas-to-write stops it); after the failover the cut heals and
 //     the old master must rejoin as a replica.
 //   - kill-sentinel: SIGKILL one sentinel, restart it after a seeded hold.
-//   - rolling-restart: restart every server and sentinel in a seeded order,
-//     waiting for a healthy deployment after each.
+//   - rolling-restart: restart every server and sentinel, waiting for a
+//     healthy deployment after each. Under vigil-sentinel it is
+//     deploy.RollingRestart: the replicas in the seeded order, then a
+//     coordinated hand-over (SENTINEL FAILOVER ... COORDINATED, so no
+//     acknowledged write is lost), the old master, the sentinels in the
+//     seeded order; under redis-sentinel every node in the seeded order,
+//     the master restarting in place.
 //   - kill-replica-sync: stop a replica, delete its dump.rdb (so it cannot
 //     PSYNC), start it, SIGKILL it once the master reports the full sync in
 //     progress (state wait_bgsave or send_bulk: Redis 7.0 waits

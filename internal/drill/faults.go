@@ -136,21 +136,7 @@ func (d *drill) injectLocal(ctx context.Context, s Step, rec *FaultRecord) error
 		}
 		return d.awaitHealthy(ctx)
 	case FaultRollingRestart:
-		nodes := dep.Nodes()
-		var names []string
-		for _, i := range s.Order {
-			n := nodes[i%len(nodes)]
-			names = append(names, n.Name)
-			d.set(s.Round, s.Fault, "restart "+n.Name)
-			if err := n.Restart(); err != nil {
-				return err
-			}
-			if err := d.awaitHealthy(ctx); err != nil {
-				return fmt.Errorf("after restarting %s: %w", n.Name, err)
-			}
-		}
-		rec.Target = strings.Join(names, ",")
-		return nil
+		return d.rollingRestart(ctx, s, rec)
 	}
 	return fmt.Errorf("unknown fault %q", s.Fault)
 }

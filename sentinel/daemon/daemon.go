@@ -385,6 +385,18 @@ func (d *Daemon) exec(a sentinel.Action) {
 	case sentinel.SendScriptKill:
 		d.send(a.Instance, func(Reply) sentinel.Event { return sentinel.CommandReplied{Instance: a.Instance} },
 			d.core.MapCommand(a.Instance, "SCRIPT"), "KILL")
+	case sentinel.SendFailover:
+		args := []string{d.core.MapCommand(a.Instance, "FAILOVER"), "ABORT"}
+		if !a.Abort {
+			args = []string{args[0], "TO", a.Host, strconv.Itoa(a.Port), "TIMEOUT", strconv.FormatInt(a.TimeoutMs, 10)}
+		}
+		d.send(a.Instance, func(r Reply) sentinel.Event {
+			ev := sentinel.FailoverReplied{Instance: a.Instance}
+			if r.V.IsError() {
+				ev.Err = r.V.Str
+			}
+			return ev
+		}, args...)
 	case sentinel.RewriteConfig:
 		_ = d.flush()
 	case sentinel.Notify:

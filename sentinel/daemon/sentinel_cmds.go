@@ -19,7 +19,7 @@ func sentinelSubcommands() []*command {
 		s("ckquorum", 3, sCKQuorum),
 		s("config", -3, sConfig),
 		s("debug", -2, sDebug),
-		s("failover", 3, func(c *client, a [][]byte) { c.coreReply(sentinel.FailoverRequested{Name: string(a[2])}) }),
+		s("failover", -3, sFailover),
 		s("flushconfig", 2, func(c *client, a [][]byte) { c.coreReply(sentinel.FlushConfigRequested{}) }),
 		s("get-master-addr-by-name", 3, sGetMasterAddr),
 		{Name: "help", Arity: 2, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: []string{"slow"}, Handler: func(c *client, _ [][]byte) { c.help("SENTINEL", sentinelHelp) }},
@@ -38,6 +38,19 @@ func sentinelSubcommands() []*command {
 		s("simulate-failure", -3, sSimulateFailure),
 		s("slaves", 3, sReplicas),
 	}
+}
+
+// sFailover is SENTINEL FAILOVER <master-name> [COORDINATED]. COORDINATED
+// is Vigil's: the hand-over goes through the master's FAILOVER command (see
+// sentinel/coordinated.go). Any other extra argument gets the arity error
+// redis-sentinel gives.
+func sFailover(c *client, a [][]byte) {
+	coordinated := len(a) == 4 && strings.EqualFold(string(a[3]), "coordinated")
+	if len(a) > 3 && !coordinated {
+		c.w.Error("ERR wrong number of arguments for 'sentinel|failover' command")
+		return
+	}
+	c.coreReply(sentinel.FailoverRequested{Name: string(a[2]), Coordinated: coordinated})
 }
 
 // coreReply delivers a request event and writes the core's reply.

@@ -25,7 +25,7 @@ import (
 //	isolate <node> | cut <a> <b> | heal
 //	freeze <sentinel> <dur>            stop the process (TILT when it resumes)
 //	clock <sentinel> <+-dur>           jump a sentinel's clock
-//	failover <sentinel> <master-name>  SENTINEL FAILOVER
+//	failover <sentinel> <master-name> [coordinated]  SENTINEL FAILOVER [COORDINATED]
 //	reset <sentinel> <pattern>         SENTINEL RESET
 //	set <sentinel> <master-name> <opt> <val> ...
 //	monitor-cmd <sentinel> <name> <ip> <port> <quorum>   SENTINEL MONITOR
@@ -34,6 +34,7 @@ import (
 //	set-priority <redis> <n> | set-offset <redis> <n|-1> | set-runid <redis> <hex40>
 //	announce <redis> 0|1 | ping-reply <redis> <text...> | replicaof <redis> <master>|no-one
 //	deaf <redis>                       ignore SLAVEOF (renamed command: EXECABORT)
+//	stall <redis>                      as a FAILOVER target, never catch up (TIMEOUT expires)
 //	show <sentinel> <master-name>      print flags, state, epochs, address
 //	expect-master <sentinel> <master-name> <redis>
 //	expect-role <redis> master | expect-role <redis> slave <master>
@@ -330,7 +331,8 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		echo()
 		switch cmd {
 		case "failover":
-			s.Request(args[0], sentinel.FailoverRequested{Name: args[1]})
+			s.Request(args[0], sentinel.FailoverRequested{Name: args[1],
+				Coordinated: len(args) > 2 && strings.EqualFold(args[2], "coordinated")})
 		case "reset":
 			s.Request(args[0], sentinel.ResetRequested{Pattern: args[1]})
 		case "remove":
@@ -389,7 +391,7 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		case "announce":
 			n.Announced, _ = strconv.Atoi(args[1])
 		}
-	case "deaf":
+	case "deaf", "stall":
 		if err := need(1); err != nil {
 			return err
 		}
@@ -398,7 +400,11 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 			return err
 		}
 		echo()
-		n.deaf = true
+		if cmd == "deaf" {
+			n.deaf = true
+		} else {
+			n.stall = true
+		}
 	case "ping-reply":
 		if err := need(1); err != nil {
 			return err
@@ -517,7 +523,7 @@ func (s *Sim) Count(node, typ string) int {
 func (s *Sim) Events(node, typ string) []Line {
 	var out []Line
 	for _, l := range s.Lines {
-		if (l.Sentinel || typ == "slaveof" || typ == "reply") && l.Type == typ && (node == "*" || l.Node == node) {
+		if (l.Sentinel || typ == "slaveof" || typ == "failover" || typ == "reply") && l.Type == typ && (node == "*" || l.Node == node) {
 			out = append(out, l)
 		}
 	}

@@ -87,7 +87,10 @@ type Node struct {
 	linkDownSince int64 // -1: no drop recorded
 	syncUntil     int64
 	pingReply     string
-	deaf          bool // refuses SLAVEOF (as with a renamed command: EXECABORT)
+	deaf          bool   // refuses SLAVEOF (as with a renamed command: EXECABORT)
+	stall         bool   // as a FAILOVER target, never reaches the master's offset
+	failoverState string // master_failover_state; "" is no-failover
+	failoverGen   int
 }
 
 type connKey struct {
@@ -542,7 +545,11 @@ func (s *Sim) Info(n *Node) string {
 		w("replica_announced:%d", n.Announced)
 		w("connected_slaves:0")
 	}
-	w("master_failover_state:no-failover")
+	fs := n.failoverState
+	if fs == "" {
+		fs = "no-failover"
+	}
+	w("master_failover_state:%s", fs)
 	w("master_repl_offset:%d", off)
 	return b.String()
 }
@@ -650,8 +657,77 @@ func (s *Sim) exec(n *Node, acts []sentinel.Action, logReplies bool) {
 		case sentinel.SendScriptKill:
 			ref := a.Instance
 			s.request(n, ref, func(*Node) sentinel.Event { return sentinel.CommandReplied{Instance: ref} })
+		case sentinel.SendFailover:
+			fo := a
+			tname := "?"
+			if t := s.byAddr[fo.Instance.Addr.String()]; t != nil {
+				tname = t.Name
+			}
+			msg := tname + " ABORT"
+			if !fo.Abort {
+				msg = fmt.Sprintf("%s TO %s %d TIMEOUT %d", tname, fo.Host, fo.Port, fo.TimeoutMs)
+			}
+			s.log(Line{At: s.now, Node: n.Name, Type: "failover", Message: msg})
+			s.request(n, fo.Instance, func(t *Node) sentinel.Event {
+				return sentinel.FailoverReplied{Instance: fo.Instance, Err: s.failoverCmd(t, fo)}
+			})
 		}
 	}
+}
+
+// failoverCmd runs FAILOVER on a simulated master and returns its error
+// ("" for +OK): the target catches up 50 ms later (never if stalled) and
+// takes over 10 ms after that; TIMEOUT or ABORT end it with the master in
+// place.
+func (s *Sim) failoverCmd(t *Node, fo sentinel.SendFailover) string {
+	if t.IsSentinel {
+		return "ERR unknown command 'FAILOVER'"
+	}
+	if fo.Abort {
+		if t.failoverState == "" {
+			return "ERR No failover in progress."
+		}
+		t.failoverState = ""
+		t.failoverGen++
+		return ""
+	}
+	if t.Role != "master" {
+		return "ERR FAILOVER is not valid when server is a replica."
+	}
+	if t.failoverState != "" {
+		return "ERR FAILOVER already in progress."
+	}
+	r := s.byAddr[sentinel.Addr{IP: fo.Host, Port: fo.Port}.String()]
+	if r == nil || !r.Alive || r.Role != "slave" || !r.LinkUp || r.MasterHost != t.Addr.IP || r.MasterPort != t.Addr.Port {
+		return "ERR FAILOVER target HOST and PORT is not a replica."
+	}
+	t.failoverState = "waiting-for-sync"
+	t.failoverGen++
+	g := t.failoverGen
+	if !r.stall {
+		s.at(s.now+50, func() {
+			if t.failoverGen != g || !t.Alive {
+				return
+			}
+			t.failoverState = "failover-in-progress"
+			s.at(s.now+10, func() {
+				if t.failoverGen != g || !t.Alive || !r.Alive {
+					return
+				}
+				t.failoverState = ""
+				t.failoverGen++
+				s.ReplicaOf(r, "", 0)
+				s.ReplicaOf(t, r.Addr.IP, r.Addr.Port)
+			})
+		})
+	}
+	s.at(s.now+fo.TimeoutMs, func() {
+		if t.failoverGen == g && t.failoverState == "waiting-for-sync" {
+			t.failoverState = ""
+			t.failoverGen++
+		}
+	})
+	return ""
 }
 
 func (s *Sim) connect(n *Node, a sentinel.Connect) {
