@@ -180,6 +180,20 @@ func cmdShutdown(c *Client, args [][]byte) {
 		return
 	}
 	s := c.srv
+	if b := c.busyRun; b != nil {
+		// shutdownCommand during a busy script: NOSAVE only; the script
+		// is stopped and its effects dropped (Redis exits without
+		// running it to its end).
+		if !req.nosave {
+			c.w.Error(b.busyErr())
+			return
+		}
+		b.shutdown.Store(true)
+		b.stop()
+		s.requestShutdown(shutdownReq{nosave: true, from: c})
+		c.closeAfterReply = true
+		return
+	}
 	// persist: prepareForShutdown's save (persist_rdb.go).
 	if !s.prepareShutdownSave(req.save, req.nosave, req.force) {
 		s.log.Warn().Msg("Errors trying to shut down the server. Check the logs for more information.")

@@ -205,6 +205,10 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 // client, its reply decoded.
 func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, string) {
 	s := h.s
+	if b := h.busy; b != nil { // not lent to serveBusy while the command runs
+		b.lendMu.Lock()
+		defer b.lendMu.Unlock()
+	}
 	// An error the script's checks produce is counted in errorstats at
 	// once; like a command's error reply (counted by exec), the table
 	// carries ignore_error_stats_update so the script's reply is not
@@ -294,7 +298,13 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 }
 
 // CountError counts an error the engine gives redis.call (vlua.Host).
-func (h *luaHost) CountError(msg string) { h.s.countError([]byte("-" + msg)) }
+func (h *luaHost) CountError(msg string) {
+	if b := h.busy; b != nil {
+		b.lendMu.Lock()
+		defer b.lendMu.Unlock()
+	}
+	h.s.countError([]byte("-" + msg))
+}
 
 // Log is redis.log (vlua.Host).
 func (h *luaHost) Log(level int, text string) {
@@ -402,6 +412,10 @@ func cmdScriptDebug(c *Client, args [][]byte) {
 }
 
 func cmdScriptKill(c *Client, args [][]byte) {
+	if b := c.busyRun; b != nil {
+		busyKill(c, b, true)
+		return
+	}
 	c.w.Error("NOTBUSY No scripts in execution right now.")
 }
 

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	vlua "github.com/vigil-kv/vigil/server/lua"
+)
+
+// busyLoop is a script that runs until killed; every instruction is on
+// line 2 (see TestBusyScriptKill).
+const busyLoop = "\nlocal i = 0 while true do i = i + 1 end"
+
+// stopBusyOnCleanup stops a script a failed test left running.
+func stopBusyOnCleanup(t *testing.T, l *liveServer) {
+	t.Cleanup(func() {
+		if bs := l.s.busy.Load(); bs != nil {
+			bs.stop()
+		}
+	})
+}
+
+// TestBusyScriptNewConnection: a client that connects while a script is
+// busy is accepted and answered, as redis-server does (serveConn reads
+// its admission settings without the lock): -BUSY for a plain command, and
+// SCRIPT KILL stops the script.
+func TestBusyScriptNewConnection(t *testing.T) {
+	l := startLive(t)
+	stopBusyOnCleanup(t, l)
+	a := l.dial(t)
+	a.send("EVAL", busyLoop, "0")
+	waitBusy(t, l.s)
+	l.clk.Advance(5 * time.Second) // busy-reply-threshold 5000 ms
+	b := l.dial(t)                 // connects during the script
+	b.send("PING")
+	if got := b.read(); got != "-"+errBusy {
+		t.Fatalf("PING on a new connection during a busy script: %s", got)
+	}
+	b.send("HELLO", "3")
+	if got := b.read(); !strings.Contains(got, "server") || strings.HasPrefix(got, "-") {
+		t.Fatalf("HELLO 3 during a busy script: %s", got)
+	}
+	b.send("SCRIPT", "KILL")
+	if got := b.read(); got != "+OK" {
+		t.Fatalf("SCRIPT KILL from a new connection: %s", got)
+	}
+	want := "-ERR Script killed by user with SCRIPT KILL... script: " + vlua.SHA1Hex([]byte(busyLoop)) + ", on @user_script:2."
+	if got := a.read(); got != want {
+		t.Fatalf("killed script's reply:\n got %s\nwant %s", got, want)
+	}
+	b.send("PING")
+	if got := b.read(); got != "+PONG" {
+		t.Fatalf("after the kill: %s", got)
+	}
+}
+
+// TestBusyScriptNewConnectionAuth: with requirepass, a client connecting
+// during a busy script gets -NOAUTH before -BUSY (processCommand checks
+// authentication first), can AUTH (a wrong password fails as usual) and
+// then SCRIPT KILL.
+func TestBusyScriptNewConnectionAuth(t *testing.T) {
+	l := startLive(t, "--requirepass", "sekret")
+	stopBusyOnCleanup(t, l)
+	a := l.dial(t)
+	a.send("AUTH", "sekret")
+	if got := a.read(); got != "+OK" {
+		t.Fatal(got)
+	}
+	a.send("EVAL", busyLoop, "0")
+	waitBusy(t, l.s)
+	l.clk.Advance(5 * time.Second)
+	b := l.dial(t)
+	for _, step := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"SCRIPT", "KILL"}, "-NOAUTH Authentication required."},
+		{[]string{"GET", "x"}, "-NOAUTH Authentication required."},
+		{[]string{"AUTH", "wrong"}, "-WRONGPASS invalid username-password pair or user is disabled."},
+		{[]string{"AUTH", "sekret"}, "+OK"},
+		{[]string{"GET", "x"}, "-" + errBusy},
+		{[]string{"FUNCTION", "KILL"}, "-" + errBusy},
+		{[]string{"SCRIPT", "KILL"}, "+OK"},
+	} {
+		b.send(step.cmd...)
+		if got := b.read(); got != step.want {
+			t.Fatalf("%v: got %s want %s", step.cmd, got, step.want)
+		}
+	}
+	if got := a.read(); !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+		t.Fatalf("killed script's reply: %s", got)
+	}
+	// The ACL log has the failed AUTH, written while the script ran.
+	b.send("ACL", "LOG")
+	if got := b.read(); !strings.Contains(got, "auth") {
+		t.Fatalf("ACL LOG after a failed AUTH during a busy script: %s", got)
+	}
+}
+
+// TestBusyScriptAdmissionFollowsConfig: what serveConn reads without the
+// lock follows CONFIG SET requirepass and ACL SETUSER.
+func TestBusyScriptAdmissionFollowsConfig(t *testing.T) {
+	l := startLive(t)
+	a := l.dial(t)
+	if !l.s.admDefaultOpen.Load() {
+		t.Fatal("default user open at start")
+	}
+	a.send("CONFIG", "SET", "requirepass", "pw")
+	if got := a.read(); got != "+OK" {
+		t.Fatal(got)
+	}
+	if l.s.admDefaultOpen.Load() || l.s.admDefNoPass.Load() {
+		t.Fatal("requirepass set: new connections must authenticate")
+	}
+	b := l.dial(t)
+	b.send("GET", "x")
+	if got := b.read(); got != "-NOAUTH Authentication required." {
+		t.Fatal(got)
+	}
+	a.send("ACL", "SETUSER", "default", "nopass")
+	if got := a.read(); got != "+OK" {
+		t.Fatal(got)
+	}
+	if !l.s.admDefaultOpen.Load() {
+		t.Fatal("ACL SETUSER default nopass: new connections start authenticated")
+	}
+	c := l.dial(t)
+	c.send("GET", "x")
+	if got := c.read(); got != "$-1" && got != "(nil)" && !strings.HasPrefix(got, "$-1") {
+		t.Fatalf("GET on an open server: %s", got)
+	}
+}
