@@ -41,11 +41,23 @@ type luaHost struct {
 	busy      *busyScript // the running script's busy state (scripting_busy.go)
 }
 
-// newLuaHost is scriptingInit: a Lua engine and its scripting client.
-func (s *Server) newLuaHost() *luaHost {
+// The scripting clients' ids: Redis creates EVAL's client (scriptingInit)
+// and the function engine's (luaEngineInitEngine) at startup, before any
+// connection, so they are 1 and 2 and the first connection is 3 (New
+// reserves them); they keep their ids across SCRIPT FLUSH and FUNCTION
+// FLUSH, whose clients Redis keeps.
+const (
+	evalClientID     = 1
+	functionClientID = 2
+)
+
+// newLuaHost is scriptingInit: a Lua engine and its scripting client,
+// whose id is id (evalClientID, functionClientID). Its address is a
+// connectionless client's "?:0" (CLIENT INFO from a script).
+func (s *Server) newLuaHost(id int64) *luaHost {
 	h := &luaHost{s: s}
 	h.e = vlua.New(h)
-	c := &Client{srv: s, id: -1, addr: "lua", user: "default", authed: true, inScript: true}
+	c := &Client{srv: s, id: id, addr: "?:0", laddr: "?:0", created: s.clock.Now(), user: "default", authed: true, inScript: true}
 	c.w.Proto = 2
 	h.fake = c
 	return h
@@ -53,7 +65,7 @@ func (s *Server) newLuaHost() *luaHost {
 
 func (s *Server) scriptEngine() *luaHost {
 	if s.lua == nil {
-		s.lua = s.newLuaHost()
+		s.lua = s.newLuaHost(evalClientID)
 	}
 	return s.lua
 }
@@ -392,7 +404,7 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 		// A new Lua state (scriptingReset); the PRNG is rand.c's global
 		// state, which survives it.
 		old.e.Close()
-		c.srv.lua = c.srv.newLuaHost()
+		c.srv.lua = c.srv.newLuaHost(evalClientID)
 		c.srv.lua.e.KeepRandom(old.e)
 	}
 	c.w.OK()

@@ -146,3 +146,26 @@ func TestScriptTimeMoves(t *testing.T) {
 		t.Fatalf("script waiting on TIME: %s", got)
 	}
 }
+
+// TestScriptClientID: with DEBUG SET-DISABLE-DENY-SCRIPTS, CLIENT ID from
+// a script is the scripting client's id, as redis-server 7.0.15: 1 for
+// EVAL, 2 for a function, and the first connection is 3.
+func TestScriptClientID(t *testing.T) {
+	l := startLive(t, "--enable-debug-command", "yes")
+	a := l.dial(t)
+	for _, step := range [][2][]string{
+		{{"CLIENT", "ID"}, {"(integer) 3"}},
+		{{"EVAL", "return redis.call('client','id')", "0"}, {"-ERR This Redis command is not allowed from script"}},
+		{{"DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"}, {"+OK"}},
+		{{"EVAL", "return redis.call('client','id')", "0"}, {"(integer) 1"}},
+		{{"SCRIPT", "FLUSH"}, {"+OK"}},
+		{{"EVAL", "return redis.call('client','id')", "0"}, {"(integer) 1"}},
+		{{"FUNCTION", "LOAD", "#!lua name=l\nredis.register_function('cid', function() return redis.call('client','id') end)"}, {`"l"`}},
+		{{"FCALL", "cid", "0"}, {"(integer) 2"}},
+	} {
+		a.send(step[0]...)
+		if got := a.read(); !strings.HasPrefix(got, step[1][0]) {
+			t.Fatalf("%q: got %s want %s", step[0], got, step[1][0])
+		}
+	}
+}

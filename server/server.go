@@ -184,6 +184,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		return nil, err
 	}
 	s.syncAdmission()
+	s.nextID.Store(functionClientID) // ids 1 and 2 are the scripting clients' (scripting.go)
 	return s, nil
 }
 
