@@ -169,3 +169,57 @@ func TestScriptClientID(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyScriptKillPoints: SCRIPT KILL and FUNCTION KILL, sent on a new
+// connection, stop scripts busy in different places (a tight loop,
+// redis.call, redis.pcall, pcall, coroutines, a reply conversion), their
+// callers get the killed error, and the server goes on serving scripts.
+func TestBusyScriptKillPoints(t *testing.T) {
+	l := startLive(t)
+	stopBusyOnCleanup(t, l)
+	a := l.dial(t)
+	a.send("RPUSH", "big", "1", "2", "3", "4", "5", "6", "7", "8")
+	a.read()
+	bodies := []string{
+		"local i = 0 while true do i = i + 1 end",
+		"while true do redis.call('get', 'x') end",
+		"while true do redis.pcall('get', 'x') end",
+		"while true do redis.pcall('nosuch') end",
+		"while true do pcall(function() local i = 0 while true do i = i + 1 end end) end",
+		"while true do local ok = pcall(redis.call, 'lrange', 'big', 0, -1) end",
+		"while true do local co = coroutine.create(function() while true do coroutine.yield(redis.call('ping')) end end) for i = 1, 100 do coroutine.resume(co) end end",
+		"while true do local co = coroutine.wrap(function() local i = 0 while true do i = i + 1 end end) co() end",
+		"local t = {} while true do t[#t + 1] = redis.call('lrange', 'big', 0, -1) if #t > 1000 then t = {} end end",
+	}
+	for i, body := range bodies {
+		fn := i%2 == 1
+		if fn {
+			lib := "#!lua name=k\nredis.register_function('f', function() " + body + " end)"
+			a.send("FUNCTION", "LOAD", "REPLACE", lib)
+			if got := a.read(); got != `"k"` {
+				t.Fatalf("FUNCTION LOAD: %s", got)
+			}
+			a.send("FCALL", "f", "0")
+		} else {
+			a.send("EVAL", body, "0")
+		}
+		waitBusy(t, l.s)
+		l.clk.Advance(5 * time.Second)
+		b := l.dial(t)
+		kill := []string{"SCRIPT", "KILL"}
+		if fn {
+			kill = []string{"FUNCTION", "KILL"}
+		}
+		b.send(kill...)
+		if got := b.read(); got != "+OK" {
+			t.Fatalf("%s: %v: %s", body, kill, got)
+		}
+		if got := a.read(); !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+			t.Fatalf("%s: killed script's reply: %s", body, got)
+		}
+		b.send("EVAL", "return redis.call('ping')", "0")
+		if got := b.read(); got != "+PONG" {
+			t.Fatalf("%s: after the kill: %s", body, got)
+		}
+	}
+}
