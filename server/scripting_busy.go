@@ -14,16 +14,19 @@ import (
 // Busy scripts (script.c scriptInterrupt, server.c processCommand's busy
 // check). A script runs under the execution lock; once it has run for
 // busy-reply-threshold (lua-time-limit), a client whose batch finds the
-// lock taken by it is answered without the lock: -BUSY for every command
-// but SCRIPT KILL, which stops a script that has not written (the Lua
-// state's context is cancelled; the script's caller gets "Script killed by
-// user with SCRIPT KILL...") and answers -UNKILLABLE otherwise.
+// lock taken by it is served by serveBusy, with the server's state lent
+// by the script between its redis.call's (busyScript.lend): the commands
+// go through processCommand's checks, then the busy check answers -BUSY
+// to all but the allow-busy ones (AUTH, HELLO, MULTI, WATCH...). SCRIPT
+// KILL stops a script that has not written (the Lua state's context is
+// cancelled; the script's caller gets "Script killed by user with SCRIPT
+// KILL...") and answers -UNKILLABLE otherwise. A client connecting during
+// the script is admitted without the lock (serveConn).
 //
 // SHUTDOWN NOSAVE stops the script, drops its effects and shuts down.
 //
-// Differences from Redis: a client already waiting for the lock when the
-// script began waits for its end; the other allow_busy commands (AUTH,
-// HELLO, MULTI...) get -BUSY too.
+// Difference from Redis: a client already waiting for the lock when the
+// script began waits for its end.
 
 const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
