@@ -80,6 +80,9 @@ type Client struct {
 	// (serveBusy, without the lock); its WATCHed keys are released
 	// before the client's next command runs.
 	busyUnwatch bool
+	// busyRun is the busy script while serveBusy runs one of the
+	// client's commands (processCommand's busy check, in call).
+	busyRun *busyScript
 
 	// Blocking (blocking.go), guarded by mu: the blocked command (nil when
 	// not blocked), the command postponed by CLIENT PAUSE, and woff, the
@@ -217,8 +220,8 @@ func (s *Server) runBatch(c *Client) bool {
 // the output cap with commands possibly left in the query buffer.
 func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	keep = true
-	if !s.lockBatch() {
-		return s.serveBusy(c), false // a busy script holds the lock (scripting_busy.go)
+	if b := s.lockBatch(); b != nil {
+		return s.serveBusy(c, b) // a busy script holds the lock (scripting_busy.go)
 	}
 	s.current = c
 	// The real clock on purpose: lastInteraction arms the socket's idle

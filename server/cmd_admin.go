@@ -186,6 +186,20 @@ func cmdShutdown(c *Client, args [][]byte) {
 		c.w.Error(ErrNoShutdown)
 		return
 	}
+	if b := c.busyRun; b != nil {
+		// shutdownCommand during a busy script: NOSAVE only; the script
+		// is stopped and its effects dropped (Redis exits without
+		// running it to its end).
+		if !req.nosave {
+			c.w.Error(b.busyErr())
+			return
+		}
+		b.shutdown.Store(true)
+		b.stop()
+		s.requestShutdown(shutdownReq{nosave: true, from: c})
+		c.closeAfterReply = true
+		return
+	}
 	if req.failover {
 		s.shutdownWithFailover(c, req)
 		return

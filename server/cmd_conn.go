@@ -159,8 +159,12 @@ func cmdFlushAll(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
+// cmdTime reads the clock, as timeCommand's gettimeofday: not the
+// command's cached time, which a script keeps for its whole run (its key
+// expiry), so redis.call('time') moves during a long script as in Redis
+// 7.0.15 (a Lua loop waiting on TIME ends).
 func cmdTime(c *Client, args [][]byte) {
-	now := c.srv.now
+	now := c.srv.clock.Now()
 	c.w.ArrayLen(2)
 	c.w.BulkInt(now.Unix())
 	c.w.BulkInt(int64(now.Nanosecond() / 1000))

@@ -101,12 +101,20 @@ func cmdFunctionFlush(c *Client, args [][]byte) {
 // cmdFunctionKill answers FUNCTION KILL when no function is running (a
 // running one is answered by serveBusy, scripting_busy.go).
 func cmdFunctionKill(c *Client, args [][]byte) {
+	if b := c.busyRun; b != nil {
+		busyKill(c, b, false)
+		return
+	}
 	c.w.Error("NOTBUSY No scripts in execution right now.")
 }
 
 // cmdFunctionStats is FUNCTION STATS with no script running (serveBusy
 // answers it during one).
 func cmdFunctionStats(c *Client, args [][]byte) {
+	if b := c.busyRun; b != nil {
+		busyFunctionStats(&c.w, b, c.srv.clock.Now())
+		return
+	}
 	funcs, libs := c.srv.functionCounts()
 	writeFunctionStats(&c.w, nil, libs, funcs, time.Time{})
 }

@@ -364,7 +364,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	st := &s.stats
 	ks := &s.ks.Stats
 	a := &s.adm
-	w.int("total_connections_received", st.totalConns)
+	w.int("total_connections_received", st.totalConns.Load())
 	w.int("total_commands_processed", st.commands)
 	w.int("instantaneous_ops_per_sec", a.metrics[metricCommands].value())
 	w.int("total_net_input_bytes", st.netInput.Load())
@@ -375,7 +375,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.f2("instantaneous_output_kbps", float64(a.metrics[metricNetOutput].value())/1024)
 	w.str("instantaneous_input_repl_kbps", "0.00")
 	w.str("instantaneous_output_repl_kbps", "0.00")
-	w.int("rejected_connections", st.rejectedConns)
+	w.int("rejected_connections", st.rejectedConns.Load())
 	w.int("sync_full", s.repl.syncFull) // repl
 	w.int("sync_partial_ok", s.repl.partialOK)
 	w.int("sync_partial_err", s.repl.partialErr)

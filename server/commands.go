@@ -150,7 +150,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	// (functions_flags.go); chk is cmd for every other command.
 	chk := s.checkedCmd(cmd, args)
 	// evict.go: processCommand's maxmemory check (performEvictions, -OOM).
-	if s.cfg.Maxmemory > 0 && s.oomRejects(c, chk) {
+	if s.cfg.Maxmemory > 0 && c.busyRun == nil && s.oomRejects(c, chk) {
 		s.reject(c, cmd, ErrOOM)
 		return
 	}
@@ -204,6 +204,12 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, errLoadingMsg)
 		return
 	}
+	// processCommand's busy check: while a script is busy (serveBusy),
+	// only the allow-busy commands run.
+	if b := c.busyRun; b != nil && !cmd.Has(FlagAllowBusy) {
+		s.reject(c, cmd, b.busyErr())
+		return
+	}
 	if c.multi != nil && !runsInMulti(cmd) {
 		if cmd.Has(FlagNoMulti) {
 			s.reject(c, cmd, "ERR Command not allowed inside a transaction")
@@ -214,7 +220,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.queueMulti(c, chk, args)
 		return
 	}
-	if pc := s.pausedCmd(c, cmd); s.pause.blocks(c, pc, s.now) {
+	if pc := s.pausedCmd(c, cmd); c.busyRun == nil && s.pause.blocks(c, pc, s.now) {
 		for s.pause.blocks(c, pc, s.now) {
 			s.pause.wait(s)
 			if c.killed.Load() { // CLIENT KILL while parked: never runs
@@ -234,7 +240,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	// Blocking (blocking.go): serve the clients blocked on the keys this
 	// command made ready, after it (after EXEC as a whole, never between
 	// its commands), as processCommand -> handleClientsBlockedOnKeys.
-	if len(s.blocking.ready) > 0 {
+	if len(s.blocking.ready) > 0 && c.busyRun == nil {
 		s.handleClientsBlockedOnKeys()
 	}
 }
@@ -336,6 +342,9 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	}
 	if s.execDepth == 0 && len(s.tracking.pending) != 0 {
 		s.trackingHandlePending() // after the top-level command's reply
+	}
+	if cmd.Has(FlagAdmin) { // ACL SETUSER, ACL LOAD, CONFIG SET... (serveConn's admission)
+		s.syncAdmission()
 	}
 	s.afterHandler(c, cmd, args, s.ks.Dirty-dirty)
 	if s.repl.offset != woff { // repl: WAIT's target, as call()

@@ -29,24 +29,20 @@ func (s *Server) serveConn(conn net.Conn) {
 	}
 	c.w.Proto = 2
 	c.lastInteraction.Store(time.Now().UnixMilli())
-	s.mu.Lock()
-	ka := s.cfg.TCPKeepAlive
-	s.mu.Unlock()
-	nc := netshell.Accepted(conn, ka)
+	// Nothing here takes mu: a script holding it past the busy threshold
+	// must not keep a new client from connecting (it is answered by
+	// serveBusy, scripting_busy.go).
+	nc := netshell.Accepted(conn, int(s.admKeepAlive.Load()))
 	c.unix, c.addr, c.laddr = nc.Unix, nc.Addr, nc.LAddr
 	// Admission, as networking.c acceptCommonHandler.
 	s.clientsMu.Lock()
 	n := len(s.clients)
 	s.clientsMu.Unlock()
-	s.mu.Lock()
-	protected := s.cfg.ProtectedMode && s.aclDefaultNoPass()
-	needAuth := !s.aclDefaultOpen()
-	s.mu.Unlock()
+	protected := s.admProtected.Load()
+	needAuth := !s.admDefaultOpen.Load()
 	if refusal := netshell.Admit(nc, conn.RemoteAddr(), n, int(s.maxClients.Load()), protected); refusal != "" {
 		netshell.Refuse(conn, refusal)
-		s.mu.Lock()
-		s.stats.rejectedConns++
-		s.mu.Unlock()
+		s.stats.rejectedConns.Add(1)
 		return
 	}
 	c.authed = !needAuth
@@ -62,9 +58,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	s.clientsMu.Lock()
 	s.clients[c.id] = c
 	s.clientsMu.Unlock()
-	s.mu.Lock()
-	s.stats.totalConns++
-	s.mu.Unlock()
+	s.stats.totalConns.Add(1)
 	if s.closing.Load() {
 		conn.Close()
 	}

@@ -89,7 +89,7 @@ func (s *Server) functions() *functionsEngine {
 }
 
 func (s *Server) newFunctionsEngine() *functionsEngine {
-	h := s.newLuaHost()
+	h := s.newLuaHost(functionClientID)
 	h.e.EnableFunctions()
 	return &functionsEngine{h: h, cur: newFnCtx()}
 }

@@ -41,11 +41,23 @@ type luaHost struct {
 	busy      *busyScript // the running script's busy state (scripting_busy.go)
 }
 
-// newLuaHost is scriptingInit: a Lua engine and its scripting client.
-func (s *Server) newLuaHost() *luaHost {
+// The scripting clients' ids: Redis creates EVAL's client (scriptingInit)
+// and the function engine's (luaEngineInitEngine) at startup, before any
+// connection, so they are 1 and 2 and the first connection is 3 (New
+// reserves them); they keep their ids across SCRIPT FLUSH and FUNCTION
+// FLUSH, whose clients Redis keeps.
+const (
+	evalClientID     = 1
+	functionClientID = 2
+)
+
+// newLuaHost is scriptingInit: a Lua engine and its scripting client,
+// whose id is id (evalClientID, functionClientID). Its address is a
+// connectionless client's "?:0" (CLIENT INFO from a script).
+func (s *Server) newLuaHost(id int64) *luaHost {
 	h := &luaHost{s: s}
 	h.e = vlua.New(h)
-	c := &Client{srv: s, id: -1, addr: "lua", user: "default", authed: true, inScript: true}
+	c := &Client{srv: s, id: id, addr: "?:0", laddr: "?:0", created: s.clock.Now(), user: "default", authed: true, inScript: true}
 	c.w.Proto = 2
 	h.fake = c
 	return h
@@ -53,7 +65,7 @@ func (s *Server) newLuaHost() *luaHost {
 
 func (s *Server) scriptEngine() *luaHost {
 	if s.lua == nil {
-		s.lua = s.newLuaHost()
+		s.lua = s.newLuaHost(evalClientID)
 	}
 	return s.lua
 }
@@ -205,6 +217,10 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 // client, its reply decoded.
 func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, string) {
 	s := h.s
+	if b := h.busy; b != nil { // not lent to serveBusy while the command runs
+		b.lendMu.Lock()
+		defer b.lendMu.Unlock()
+	}
 	// An error the script's checks produce is counted in errorstats at
 	// once; like a command's error reply (counted by exec), the table
 	// carries ignore_error_stats_update so the script's reply is not
@@ -294,7 +310,13 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 }
 
 // CountError counts an error the engine gives redis.call (vlua.Host).
-func (h *luaHost) CountError(msg string) { h.s.countError([]byte("-" + msg)) }
+func (h *luaHost) CountError(msg string) {
+	if b := h.busy; b != nil {
+		b.lendMu.Lock()
+		defer b.lendMu.Unlock()
+	}
+	h.s.countError([]byte("-" + msg))
+}
 
 // Log is redis.log (vlua.Host).
 func (h *luaHost) Log(level int, text string) {
@@ -382,7 +404,7 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 		// A new Lua state (scriptingReset); the PRNG is rand.c's global
 		// state, which survives it.
 		old.e.Close()
-		c.srv.lua = c.srv.newLuaHost()
+		c.srv.lua = c.srv.newLuaHost(evalClientID)
 		c.srv.lua.e.KeepRandom(old.e)
 	}
 	c.w.OK()
@@ -402,6 +424,10 @@ func cmdScriptDebug(c *Client, args [][]byte) {
 }
 
 func cmdScriptKill(c *Client, args [][]byte) {
+	if b := c.busyRun; b != nil {
+		busyKill(c, b, true)
+		return
+	}
 	c.w.Error("NOTBUSY No scripts in execution right now.")
 }
 

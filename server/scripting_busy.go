@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,16 +14,19 @@ import (
 // Busy scripts (script.c scriptInterrupt, server.c processCommand's busy
 // check). A script runs under the execution lock; once it has run for
 // busy-reply-threshold (lua-time-limit), a client whose batch finds the
-// lock taken by it is answered without the lock: -BUSY for every command
-// but SCRIPT KILL, which stops a script that has not written (the Lua
-// state's context is cancelled; the script's caller gets "Script killed by
-// user with SCRIPT KILL...") and answers -UNKILLABLE otherwise.
+// lock taken by it is served by serveBusy, with the server's state lent
+// by the script between its redis.call's (busyScript.lend): the commands
+// go through processCommand's checks, then the busy check answers -BUSY
+// to all but the allow-busy ones (AUTH, HELLO, MULTI, WATCH...). SCRIPT
+// KILL stops a script that has not written (the Lua state's context is
+// cancelled; the script's caller gets "Script killed by user with SCRIPT
+// KILL...") and answers -UNKILLABLE otherwise. A client connecting during
+// the script is admitted without the lock (serveConn).
 //
 // SHUTDOWN NOSAVE stops the script, drops its effects and shuts down.
 //
-// Differences from Redis: a client already waiting for the lock when the
-// script began waits for its end; the other allow_busy commands (AUTH,
-// HELLO, MULTI...) get -BUSY too.
+// Difference from Redis: a client already waiting for the lock when the
+// script began waits for its end.
 
 const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
@@ -49,8 +51,15 @@ type busyScript struct {
 	ended     bool
 	cancelled bool
 	wrote     atomic.Bool
-	killed    atomic.Bool
-	shutdown  atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
+	// lendMu lends the server's state, which the script's goroutine
+	// holds mu for, to the clients serveBusy answers: the script's
+	// goroutine holds it while it runs a command (luaHost.Call) and to end
+	// (endBusy, which clears live), so a command served under it never
+	// meets the script's redis.call, nor runs after the script's end.
+	lendMu   sync.Mutex
+	live     bool // guarded by lendMu
+	killed   atomic.Bool
+	shutdown atomic.Bool // SHUTDOWN NOSAVE stopped it: nothing propagates
 
 	// A function's run (functions.go), set before the script is
 	// published: its name, the caller's command and the engine's counts
@@ -58,22 +67,6 @@ type busyScript struct {
 	fn           string
 	argv         [][]byte
 	nlib, nfuncs int
-}
-
-// busyShutdownNoSave reports a SHUTDOWN that a busy script allows: NOSAVE,
-// with NOW and FORCE or not.
-func busyShutdownNoSave(args [][]byte) bool {
-	nosave := false
-	for _, a := range args[1:] {
-		switch {
-		case eqFold(a, "nosave"):
-			nosave = true
-		case eqFold(a, "now"), eqFold(a, "force"):
-		default:
-			return false
-		}
-	}
-	return nosave
 }
 
 // stop interrupts the running script (SCRIPT KILL, FUNCTION KILL,
@@ -101,6 +94,18 @@ func (b *busyScript) doneCh() <-chan struct{} {
 	return b.done
 }
 
+// lend runs fn with the server's state lent by the script's goroutine
+// (lendMu); it returns false, without running fn, once the script ended.
+func (b *busyScript) lend(fn func()) bool {
+	b.lendMu.Lock()
+	defer b.lendMu.Unlock()
+	if !b.live {
+		return false
+	}
+	fn()
+	return true
+}
+
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
 
 // startBusyFn arms the busy state for a script about to run (under mu):
@@ -125,11 +130,15 @@ func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, argv [][]byte) *busy
 	// busy.go); a script that was stopped leaves it cancelled, and
 	// endBusy drops it.
 	b.cancel = h.e.Arm(b.limit > 0)
+	b.live = true
 	s.busy.Store(b)
 	return b
 }
 
 func (s *Server) endBusy(h *luaHost, b *busyScript) {
+	b.lendMu.Lock()
+	b.live = false
+	b.lendMu.Unlock()
 	s.busy.Store(nil)
 	b.stopMu.Lock()
 	b.ended = true
@@ -141,21 +150,21 @@ func (s *Server) endBusy(h *luaHost, b *busyScript) {
 	h.e.Disarm(cancelled)
 }
 
-// lockBatch takes the execution lock for a batch, or returns false when a
-// script holding it has run past the busy threshold (serveBusy then
+// lockBatch takes the execution lock for a batch, or returns the script
+// holding it when it has run past the busy threshold (serveBusy then
 // answers the batch).
-func (s *Server) lockBatch() bool {
+func (s *Server) lockBatch() *busyScript {
 	if s.mu.TryLock() {
-		return true
+		return nil
 	}
 	for {
 		b := s.busy.Load()
 		if b == nil {
 			s.mu.Lock()
-			return true
+			return nil
 		}
 		if b.over(s.clock.Now()) {
-			return false
+			return b
 		}
 		t := time.NewTimer(5 * time.Millisecond)
 		select {
@@ -164,111 +173,89 @@ func (s *Server) lockBatch() bool {
 		}
 		t.Stop()
 		if s.mu.TryLock() {
-			return true
+			return nil
 		}
 	}
 }
 
-// serveBusy answers c's buffered commands while a script is busy, without
-// the lock; it returns false when the connection must close.
-func (s *Server) serveBusy(c *Client) bool {
-	b := s.busy.Load()
-	var w resp.Writer
-	w.Proto = c.w.Proto
-	keep := true
+// serveBusy answers c's buffered commands while the script b is busy.
+// Each command runs while the script's goroutine lends it the server's
+// state (lend): as Redis's processEventsWhileBlocked between two Lua hook
+// calls, the command goes through processCommand's checks (unknown
+// command, arity, NOAUTH, ACL, ...) and then the busy check, which
+// refuses every command not flagged allow-busy (server.c processCommand);
+// AUTH, HELLO, MULTI, WATCH... run, SCRIPT KILL and FUNCTION KILL stop the
+// script, SHUTDOWN NOSAVE stops it and the server. When the script has
+// ended, more is true and the commands left run under the lock.
+func (s *Server) serveBusy(c *Client, b *busyScript) (keep, more bool) {
+	keep = true
 	for keep {
-		args, err := c.rd.Next()
-		if err != nil {
-			var pe *resp.ProtocolError
-			if errors.As(err, &pe) {
-				w.Error("ERR " + pe.Error())
+		done := false
+		lent := b.lend(func() {
+			args, err := c.rd.Next()
+			if err != nil {
+				var pe *resp.ProtocolError
+				if errors.As(err, &pe) {
+					c.w.Error("ERR " + pe.Error())
+				}
+				keep = false
+				return
 			}
-			keep = false
+			if args == nil {
+				done = true
+				return
+			}
+			cur, now, nowMs := s.current, s.now, s.nowMs
+			s.current, c.busyRun = c, b
+			s.process(c, args)
+			s.current, c.busyRun = cur, nil
+			s.now, s.nowMs = now, nowMs // the script's time (scripts' key expiry)
+			if c.closeAfterReply || c.killed.Load() {
+				keep = false
+			}
+		})
+		if !lent {
+			more = true // the script ended: runBatch takes the lock
 			break
 		}
-		if args == nil {
+		if done {
 			break
-		}
-		cmd := s.lookup(args[0])
-		// rejectCommand flags the transaction of a client in MULTI
-		// (flagTransaction): its EXEC will abort. MULTI and DISCARD are
-		// allowed while busy (CMD_ALLOW_BUSY, so that a pipelined
-		// transaction is not cut in two); EXEC is rejected, and that
-		// aborts the transaction (execCommandAbort).
-		n := len(w.B)
-		switch {
-		case cmd == nil:
-			w.Error(errUnknownCommand(args))
-		case cmd.Name == "quit":
-			w.OK()
-			keep = false
-		case (cmd.Name == "script" || cmd.Name == "function") && len(args) == 2 && strings.EqualFold(string(args[1]), "kill"):
-			// scriptKill: SCRIPT KILL stops EVAL, FUNCTION KILL a function.
-			isEval := cmd.Name == "script"
-			switch {
-			case b == nil:
-				w.Error("NOTBUSY No scripts in execution right now.")
-			case b.wrote.Load():
-				w.Error(errUnkillable)
-			case isEval && b.fn != "":
-				w.Error(errBusyFn)
-			case !isEval && b.fn == "":
-				w.Error(errBusy)
-			default:
-				b.killed.Store(true)
-				b.stop()
-				w.OK()
-			}
-		case cmd.Name == "shutdown" && busyShutdownNoSave(args):
-			// SHUTDOWN NOSAVE: the script is stopped and its effects
-			// dropped (Redis exits without running it to its end).
-			if b != nil {
-				b.shutdown.Store(true)
-				b.stop()
-			}
-			s.requestShutdown(shutdownReq{nosave: true, from: c})
-			keep = false
-		case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
-			w.Error(errWrongArgs(cmd.Name))
-		case cmd.Name == "function" && len(args) == 2 && strings.EqualFold(string(args[1]), "stats"):
-			busyFunctionStats(&w, b, s.clock.Now())
-		case cmd.Name == "multi":
-			if c.multi != nil {
-				w.Error("ERR MULTI calls can not be nested")
-			} else {
-				c.multi = &multiState{}
-				w.OK()
-			}
-			continue
-		case cmd.Name == "discard":
-			if c.multi == nil {
-				w.Error("ERR DISCARD without MULTI")
-			} else {
-				c.multi, c.busyUnwatch = nil, true
-				w.OK()
-			}
-			continue
-		case c.multi != nil && cmd.Name == "exec":
-			msg := errBusy
-			if b != nil && b.fn != "" {
-				msg = errBusyFn
-			}
-			c.multi, c.busyUnwatch = nil, true
-			w.Error("EXECABORT Transaction discarded because of: " + msg)
-			continue
-		case b != nil && b.fn != "":
-			w.Error(errBusyFn)
-		default:
-			w.Error(errBusy)
-		}
-		if c.multi != nil && len(w.B) > n && w.B[n] == '-' {
-			c.multi.dirty = true
 		}
 	}
 	now := time.Now()
 	c.lastInteraction.Store(now.UnixMilli())
-	if len(w.B) > 0 && !c.write(w.B, now) {
-		keep = false
+	if len(c.w.B) > 0 {
+		s.stats.netOutput.Add(int64(len(c.w.B)))
+		if !c.write(c.w.B, now) {
+			keep = false
+		}
+		c.w.B = c.w.B[:0]
 	}
-	return keep
+	return keep, more && keep
+}
+
+// busyErr is the busy reply: shared.slowevalerr during EVAL,
+// shared.slowscripterr during a function.
+func (b *busyScript) busyErr() string {
+	if b.fn != "" {
+		return errBusyFn
+	}
+	return errBusy
+}
+
+// busyKill is SCRIPT KILL (isEval) or FUNCTION KILL while b is busy
+// (scriptKill).
+func busyKill(c *Client, b *busyScript, isEval bool) {
+	switch {
+	case b.wrote.Load():
+		c.w.Error(errUnkillable)
+	case isEval && b.fn != "":
+		c.w.Error(errBusyFn)
+	case !isEval && b.fn == "":
+		c.w.Error(errBusy)
+	default:
+		b.killed.Store(true)
+		b.stop()
+		c.w.OK()
+	}
 }

@@ -82,6 +82,7 @@ func TestBusyScriptUnkillable(t *testing.T) {
 	ts := newTestServer(t)
 	bs := &busyScript{start: ts.clk.Now(), limit: time.Second, done: make(chan struct{})}
 	bs.wrote.Store(true)
+	bs.live = true
 	ts.s.busy.Store(bs)
 	defer ts.s.busy.Store(nil)
 	p1, p2 := net.Pipe()
@@ -97,7 +98,7 @@ func TestBusyScriptUnkillable(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan bool, 1)
-	go func() { done <- ts.s.serveBusy(c) }()
+	go func() { keep, _ := ts.s.serveBusy(c, bs); done <- keep }()
 	br := bufio.NewReader(p2)
 	for _, want := range []string{"-" + errUnkillable, "-ERR wrong number of arguments for 'get' command", "-" + errBusy} {
 		v, err := resp.ReadValue(br, resp.DefaultReplyLimits)

@@ -102,7 +102,17 @@ type Server struct {
 	// clients a busy script keeps waiting (scripting_busy.go).
 	lua  *luaHost
 	busy atomic.Pointer[busyScript]
-	fns  *functionsEngine // functions (functions.go), created on first use, guarded by mu
+
+	// What a new connection's admission reads without mu (serveConn), so
+	// that a client connecting while a busy script holds the lock is
+	// accepted and answered (-BUSY, AUTH, SCRIPT KILL): tcp-keepalive,
+	// protected mode with a passwordless default user, and whether new
+	// connections start authenticated. Set by syncAdmission.
+	admKeepAlive   atomic.Int64
+	admProtected   atomic.Bool
+	admDefaultOpen atomic.Bool
+	admDefNoPass   atomic.Bool
+	fns            *functionsEngine // functions (functions.go), created on first use, guarded by mu
 
 	aof aofState // guarded by mu: the append-only file (persist_aof.go)
 	// persist: RDB persistence state (persist_rdb.go), guarded by mu, and
@@ -178,6 +188,8 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	if err := s.initACL(cfg); err != nil {
 		return nil, err
 	}
+	s.syncAdmission()
+	s.nextID.Store(functionClientID) // ids 1 and 2 are the scripting clients' (scripting.go)
 	return s, nil
 }
 
@@ -189,6 +201,21 @@ func (s *Server) applyAtomics() {
 	s.protoMaxBulk.Store(s.cfg.ProtoMaxBulkLen)
 	s.applyKeyspaceConfig()
 	s.applyEvictConfig() // evict.go
+	if s.acl != nil {
+		s.syncAdmission()
+	}
+}
+
+// syncAdmission copies what serveConn's admission reads without the lock
+// (Server.admKeepAlive...). Under mu: at start, after CONFIG SET and
+// after every admin command (ACL SETUSER, ACL LOAD... change the default
+// user).
+func (s *Server) syncAdmission() {
+	s.admKeepAlive.Store(int64(s.cfg.TCPKeepAlive))
+	noPass := s.aclDefaultNoPass()
+	s.admDefNoPass.Store(noPass)
+	s.admProtected.Store(s.cfg.ProtectedMode && noPass)
+	s.admDefaultOpen.Store(s.aclDefaultOpen())
 }
 
 // RunID is the server's 40-hex-character run id.

@@ -15,8 +15,8 @@ import (
 // stats are INFO stats counters; guarded by mu unless atomic.
 type stats struct {
 	commands       int64
-	totalConns     int64
-	rejectedConns  int64
+	totalConns     atomic.Int64 // counted by serveConn without mu
+	rejectedConns  atomic.Int64
 	expiredKeys    int64
 	evictedKeys    int64
 	keyspaceHits   int64
@@ -35,7 +35,9 @@ type stats struct {
 // resetStats is CONFIG RESETSTAT.
 func (s *Server) resetStats() {
 	st := &s.stats
-	st.commands, st.totalConns, st.rejectedConns, st.expiredKeys = 0, 0, 0, 0
+	st.commands, st.expiredKeys = 0, 0
+	st.totalConns.Store(0)
+	st.rejectedConns.Store(0)
 	st.evictedKeys, st.keyspaceHits, st.keyspaceMisses = 0, 0, 0
 	st.rejectedCalls, st.failedCalls, st.errorReplies = 0, 0, 0
 	st.errorCodes = nil
