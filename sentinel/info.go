@@ -28,6 +28,11 @@ type Info struct {
 	HasReplOffset       bool
 	ReplicaAnnounced    int
 	HasReplicaAnnounced bool
+	// RefusedEmpty (Vigil): master_sync_refused_empty:1, the replica's
+	// empty-restart guard refuses its master's empty full sync.
+	RefusedEmpty bool
+	// HasKeys: a keyspace line (dbN:keys=K,...) with K > 0.
+	HasKeys bool
 }
 
 // ParseInfo parses INFO text. It never panics.
@@ -50,6 +55,11 @@ func ParseInfo(text string) Info {
 		} else if len(l) >= 10 && strings.HasPrefix(l, "role:slave") {
 			in.Role = KindReplica
 		}
+		if len(l) > 3 && strings.HasPrefix(l, "db") && isDigit(l[2]) {
+			if i := strings.Index(l, ":keys="); i > 0 && cStrtoll(l[i+6:]) > 0 {
+				in.HasKeys = true
+			}
+		}
 		if in.Role != KindReplica {
 			continue
 		}
@@ -70,6 +80,8 @@ func ParseInfo(text string) Info {
 			in.ReplOffset, in.HasReplOffset = cStrtoull(l[18:]), true
 		case strings.HasPrefix(l, "replica_announced:"):
 			in.ReplicaAnnounced, in.HasReplicaAnnounced = cAtoi(l[18:]), true
+		case strings.HasPrefix(l, "master_sync_refused_empty:"):
+			in.RefusedEmpty = cAtoi(l[26:]) == 1
 		}
 	}
 	return in
@@ -187,6 +199,8 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 	in := ParseInfo(text)
 	ri.info, ri.hasInfo = text, true
 	ri.masterLinkDownTime = in.LinkDownSinceMs
+	ri.hasKeys = in.HasKeys
+	ri.slaveRefusedEmpty = in.Role == KindReplica && in.RefusedEmpty
 
 	if in.RunID != "" {
 		if ri.runID == "" {

@@ -28,6 +28,11 @@ const (
 	fForceFailover
 	fScriptKillSent
 	fMasterReboot
+	// fEmptyRestart (Vigil): a master whose replicas refuse its empty
+	// full sync (their empty-restart guard holds, INFO
+	// master_sync_refused_empty:1) while it reports no keys: it restarted
+	// without its data, and checkSDown counts it down (emptyrestart.go).
+	fEmptyRestart
 )
 
 type connState uint8
@@ -98,6 +103,8 @@ type instance struct {
 	slaveConfChangeTime int64
 
 	// Master specific.
+	// hasKeys: the master's last INFO listed a keyspace line with keys.
+	hasKeys       bool
 	sentinels     map[string]*instance // by run id
 	replicas      map[string]*instance // by ip:port
 	quorum        int
@@ -116,6 +123,8 @@ type instance struct {
 	slaveMasterPort     int
 	slaveMasterLinkUp   bool
 	slaveReplOffset     uint64
+	// slaveRefusedEmpty: the last INFO said master_sync_refused_empty:1.
+	slaveRefusedEmpty bool
 
 	// Failover. For a sentinel instance, leader/leaderEpoch is its vote.
 	leader                  string
