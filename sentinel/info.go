@@ -207,6 +207,13 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 			ri.runID = in.RunID
 		} else if ri.runID != in.RunID {
 			c.event(LevelNotice, "+reboot", ri, "%@")
+			if ri.flags&fMaster != 0 {
+				// Vigil: its replicas may now refuse an empty sync
+				// (emptyrestart.go); ask them at once.
+				for _, r := range ri.replicas {
+					r.infoAsap = true
+				}
+			}
 			if ri.flags&fMaster != 0 && ri.rebootDownAfter != 0 {
 				ri.flags |= fMasterReboot
 				ri.rebootSince = c.now

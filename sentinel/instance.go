@@ -94,9 +94,12 @@ type instance struct {
 	rebootDownAfter         int64
 	rebootSince             int64
 	infoRefresh             int64
-	info                    string
-	hasInfo                 bool
-	renamed                 []Rename
+	// infoAsap (Vigil): send INFO on the next tick (a master's command
+	// link reconnected, see onLinkConnected).
+	infoAsap bool
+	info     string
+	hasInfo  bool
+	renamed  []Rename
 
 	roleReported        flag // fMaster, fSlave or 0
 	roleReportedTime    int64
