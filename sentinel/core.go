@@ -390,7 +390,7 @@ func (c *Core) onLinkConnected(e LinkConnected) {
 		// empty, emptyrestart.go): ask it for INFO at once rather than up
 		// to INFO-PERIOD later; a new run_id then asks its replicas
 		// (refreshInfo).
-		if ri := c.instances[e.Instance.ID]; ri != nil && ri.link == l && ri.flags&fMaster != 0 && ri.infoRefresh != 0 {
+		if ri := c.instances[e.Instance.ID]; c.tun.InfoOnReconnect && ri != nil && ri.link == l && ri.flags&fMaster != 0 && ri.infoRefresh != 0 {
 			ri.infoAsap = true
 		}
 	case ConnPubSub:

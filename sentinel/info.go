@@ -207,7 +207,7 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 			ri.runID = in.RunID
 		} else if ri.runID != in.RunID {
 			c.event(LevelNotice, "+reboot", ri, "%@")
-			if ri.flags&fMaster != 0 {
+			if ri.flags&fMaster != 0 && c.tun.InfoOnReconnect {
 				// Vigil: its replicas may now refuse an empty sync
 				// (emptyrestart.go); ask them at once.
 				for _, r := range ri.replicas {
