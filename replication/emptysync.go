@@ -38,6 +38,10 @@ type EmptySyncInput struct {
 	LocalKeys int64
 	// PayloadEmpty: the master's RDB has no key in any database.
 	PayloadEmpty bool
+	// MasterFresh: the master's RDB says its history began at its start
+	// with no data (vigil-server's aux field vigil-fresh-start): a master
+	// that restarted without its files and took writes since.
+	MasterFresh bool
 	// MasterReplID is the ID of +FULLRESYNC; MyIDs are this node's
 	// replication IDs (its history, inherited from the master it followed).
 	MasterReplID string
@@ -50,20 +54,27 @@ type EmptySyncInput struct {
 // RefuseEmptySync decides whether to refuse a full-sync payload. The
 // payload is refused when all of these hold: the guard is enabled and not
 // overridden, the link followed this master before, the replica holds
-// keys, the payload holds none, and the master's replication ID is not one
+// keys, the payload holds none or the master says its history began empty
+// at its start (clients write to a restarted master at once, so by the
+// time it serves the sync its dataset is seldom quite empty), and the
+// master's replication ID is not one
 // of this node's (a master that kept its history and is empty was flushed
 // by its clients, and the flush is part of that history; a master that
 // restarted without its files has a new ID). The reason is for the log and
 // INFO.
 func RefuseEmptySync(in EmptySyncInput) (refuse bool, reason string) {
-	if !in.Enabled || in.Overridden || !in.Followed || in.LocalKeys == 0 || !in.PayloadEmpty {
+	if !in.Enabled || in.Overridden || !in.Followed || in.LocalKeys == 0 || !(in.PayloadEmpty || in.MasterFresh) {
 		return false, ""
 	}
 	id := in.MasterReplID
 	if id != "" && (strings.EqualFold(id, in.MyIDs.ID) || strings.EqualFold(id, in.MyIDs.ID2)) {
 		return false, ""
 	}
-	return true, "MASTER " + in.Host + ":" + strconv.Itoa(in.Port) + " offers an empty dataset under a new replication ID " +
+	what := "an empty dataset"
+	if !in.PayloadEmpty {
+		what = "a dataset begun empty at its restart"
+	}
+	return true, "MASTER " + in.Host + ":" + strconv.Itoa(in.Port) + " offers " + what + " under a new replication ID " +
 		id + " while this replica holds " + strconv.FormatInt(in.LocalKeys, 10) +
 		" keys: refusing the full sync (replica-refuse-empty-sync yes; REPLICAOF " + in.Host + " " +
 		strconv.Itoa(in.Port) + " to accept it)"

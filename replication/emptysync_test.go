@@ -21,6 +21,10 @@ func TestRefuseEmptySync(t *testing.T) {
 		{"first sync of a new link", func(in *EmptySyncInput) { in.Followed = false }, false},
 		{"replica empty too", func(in *EmptySyncInput) { in.LocalKeys = 0 }, false},
 		{"payload has keys", func(in *EmptySyncInput) { in.PayloadEmpty = false }, false},
+		{"payload has keys written since a fresh start", func(in *EmptySyncInput) { in.PayloadEmpty, in.MasterFresh = false, true }, true},
+		{"fresh master of the same history", func(in *EmptySyncInput) {
+			in.PayloadEmpty, in.MasterFresh, in.MasterReplID = false, true, mine.ID
+		}, false},
 		{"same history (flushed master)", func(in *EmptySyncInput) { in.MasterReplID = mine.ID }, false},
 		{"same history via ID2, case-insensitive", func(in *EmptySyncInput) { in.MasterReplID = strings.ToUpper(mine.ID2) }, false},
 		{"unknown ID (pre-PSYNC SYNC)", func(in *EmptySyncInput) { in.MasterReplID = "" }, true},

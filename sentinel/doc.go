@@ -49,8 +49,9 @@
 // None changes what counts as ODOWN, a vote or a promotion. One rule does
 // change what counts as SDOWN, and only with vigil-server replicas (it
 // reads a Vigil INFO field): the empty-restart rule (emptyrestart.go), a
-// master that reports no keys while a replica following it refuses its
-// empty full sync (master_sync_refused_empty:1) is SDOWN (+empty-restart).
+// master whose replica, following it, refuses its full sync because it
+// restarted without its data (master_sync_refused_empty:1) is SDOWN
+// (+empty-restart).
 //
 // # Simplifications
 //

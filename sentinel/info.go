@@ -31,8 +31,6 @@ type Info struct {
 	// RefusedEmpty (Vigil): master_sync_refused_empty:1, the replica's
 	// empty-restart guard refuses its master's empty full sync.
 	RefusedEmpty bool
-	// HasKeys: a keyspace line (dbN:keys=K,...) with K > 0.
-	HasKeys bool
 }
 
 // ParseInfo parses INFO text. It never panics.
@@ -54,11 +52,6 @@ func ParseInfo(text string) Info {
 			in.Role = KindMaster
 		} else if len(l) >= 10 && strings.HasPrefix(l, "role:slave") {
 			in.Role = KindReplica
-		}
-		if len(l) > 3 && strings.HasPrefix(l, "db") && isDigit(l[2]) {
-			if i := strings.Index(l, ":keys="); i > 0 && cStrtoll(l[i+6:]) > 0 {
-				in.HasKeys = true
-			}
 		}
 		if in.Role != KindReplica {
 			continue
@@ -199,7 +192,6 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 	in := ParseInfo(text)
 	ri.info, ri.hasInfo = text, true
 	ri.masterLinkDownTime = in.LinkDownSinceMs
-	ri.hasKeys = in.HasKeys
 	ri.slaveRefusedEmpty = in.Role == KindReplica && in.RefusedEmpty
 
 	if in.RunID != "" {

@@ -106,8 +106,6 @@ type instance struct {
 	slaveConfChangeTime int64
 
 	// Master specific.
-	// hasKeys: the master's last INFO listed a keyspace line with keys.
-	hasKeys       bool
 	sentinels     map[string]*instance // by run id
 	replicas      map[string]*instance // by ip:port
 	quorum        int

@@ -46,10 +46,11 @@ func startLiveAt(t *testing.T, port int, directives ...string) (l *liveServer, s
 }
 
 // A master that restarts empty (a new process on the same address, no
-// files: a new replication ID and an empty RDB) must not full-sync its
-// replica into emptiness: the replica keeps its keys, says so in INFO and
-// retries; an operator's REPLICAOF naming that master clears the guard and
-// the next sync loads the empty dataset. For both load modes: to disk
+// files: a new replication ID, a dataset begun empty and one key written
+// since) must not full-sync its replica into (near) emptiness: the replica
+// keeps its keys, says so in INFO and retries; an operator's REPLICAOF
+// naming that master clears the guard and the next sync loads the master's
+// dataset. For both load modes: to disk
 // (the temp RDB is inspected) and swapdb (the temporary keyspace is).
 func TestEmptyRestartGuard(t *testing.T) {
 	for _, load := range []string{"disabled", "swapdb"} {
@@ -85,6 +86,11 @@ func TestEmptyRestartGuard(t *testing.T) {
 			stop1()
 			m2, _ := startLiveAt(t, port, "--repl-diskless-sync", "no")
 			m2c := m2.dial(t)
+			// Clients write to the restarted master at once: its payload is
+			// not empty, but it says its history began empty at its start.
+			if got := m2c.do("SET", "new", "1"); got != "+OK" {
+				t.Fatalf("SET on the restarted master: %s", got)
+			}
 			eventually(t, "the guard to refuse the empty master", func() bool {
 				return liveInfoField(t, rc, "replication", "master_sync_refused_empty") == "1"
 			})
@@ -111,8 +117,8 @@ func TestEmptyRestartGuard(t *testing.T) {
 			if got := rc.do("REPLICAOF", "127.0.0.1", strconv.Itoa(port)); got != "+OK Already connected to specified master" {
 				t.Fatalf("REPLICAOF: %s", got)
 			}
-			eventually(t, "the replica to load the empty dataset", func() bool {
-				return liveInfoField(t, rc, "replication", "master_link_status") == "up" && rc.do("DBSIZE") == "(integer) 0"
+			eventually(t, "the replica to load the restarted master's dataset", func() bool {
+				return liveInfoField(t, rc, "replication", "master_link_status") == "up" && rc.do("DBSIZE") == "(integer) 1"
 			})
 			if got := liveInfoField(t, rc, "replication", "master_sync_refused_empty"); got != "" {
 				t.Fatalf("master_sync_refused_empty %q after the override", got)

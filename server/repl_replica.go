@@ -114,6 +114,7 @@ func (s *Server) startReplication(host string, port int) {
 	// (the RDB's repl-id and repl-offset, see restoreReplInfo).
 	l.afterStartupLoad = s.rdb.loading && s.repl.link == nil
 	s.repl.link = l
+	s.repl.freshStart = false // its history is now a master's
 	s.ks.Replica = true
 	s.log.Info().Msgf("Connecting to MASTER %s:%d", host, port)
 	go s.runLink(l)
@@ -429,14 +430,14 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 		return fmt.Errorf("Failed trying to sync the temp DB to disk in MASTER <-> REPLICA synchronization: %v", err)
 	}
 	size, _ := f.Seek(0, io.SeekEnd)
-	empty := rdbFileEmpty(f)
+	empty, fresh := rdbPayloadKind(f)
 	f.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l.stopped {
 		return errors.New("stopped")
 	}
-	if err := s.guardEmptySync(l, empty); err != nil {
+	if err := s.guardEmptySync(l, empty, fresh); err != nil {
 		return err
 	}
 	s.replPrepareLoad()
@@ -497,6 +498,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		s.ks.FlushAll()
 	}
 	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
+	s.repl.auxFresh = false
 	s.replStartLoading(l, a.Size, async)
 	r := &replLoadReader{s: s, l: l, r: pr}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -527,7 +529,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
 	}
 	if swapdb {
-		if gerr := s.guardEmptySync(l, dst.Len() == 0); gerr != nil {
+		if gerr := s.guardEmptySync(l, dst.Len() == 0, s.repl.auxFresh); gerr != nil {
 			s.replStopLoading(l)
 			s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding temporary DB in background")
 			s.replRestartAOF()
@@ -564,10 +566,10 @@ var errRefusedEmpty = errors.New("full sync refused: the master offers an empty 
 // is discarded: when replication.RefuseEmptySync says so, the refusal is
 // logged and shown in INFO, and the session ends without loading or
 // ACKing (the link retries a second later).
-func (s *Server) guardEmptySync(l *replLink, payloadEmpty bool) error {
+func (s *Server) guardEmptySync(l *replLink, payloadEmpty, masterFresh bool) error {
 	refuse, why := replication.RefuseEmptySync(replication.EmptySyncInput{
 		Enabled: s.cfg.ReplicaRefuseEmptySync, Followed: l.followed, Overridden: l.acceptEmpty,
-		LocalKeys: int64(s.ks.Len()), PayloadEmpty: payloadEmpty,
+		LocalKeys: int64(s.ks.Len()), PayloadEmpty: payloadEmpty, MasterFresh: masterFresh,
 		MasterReplID: l.masterReplID, MyIDs: s.repl.ids, Host: l.host, Port: l.port,
 	})
 	if !refuse {
@@ -592,16 +594,23 @@ func (s *Server) acceptEmptySync(c *Client, args [][]byte) {
 		l.host, l.port, s.appendClientInfo(nil, c, c, args, "replicaof"))
 }
 
-// rdbFileEmpty reports whether the RDB in f holds no key in any database:
-// it stops at the first key. An unreadable file counts as not empty (the
-// load reports its error).
-func rdbFileEmpty(f *os.File) bool {
+// rdbPayloadKind reads the RDB in f up to its first key: empty is true
+// when it holds no key in any database, fresh when it carries the aux
+// field vigil-fresh-start (aux fields come before the keys). An unreadable
+// file counts as not empty (the load reports its error).
+func rdbPayloadKind(f *os.File) (empty, fresh bool) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return false
+		return false, false
 	}
 	errKey := errors.New("has a key")
-	_, err := rdb.Load(bufio.NewReaderSize(f, 64<<10), rdb.LoadOptions{Databases: 1 << 16}, func(rdb.Record) error { return errKey })
-	return err == nil
+	opts := rdb.LoadOptions{Databases: 1 << 16, OnAux: func(a rdb.AuxField) error {
+		if a.Key == auxFreshStart && a.Value == "1" {
+			fresh = true
+		}
+		return nil
+	}}
+	_, err := rdb.Load(bufio.NewReaderSize(f, 64<<10), opts, func(rdb.Record) error { return errKey })
+	return err == nil, fresh
 }
 
 // replLoadReader reads the payload for a diskless load: the execution
