@@ -119,10 +119,14 @@ type Config struct {
 	AOFTimestampEnabled      bool
 
 	// Replication.
-	ReplicaOf              Address // Host "" when this server is a master
-	MasterAuth             string
-	MasterUser             string
-	ReplicaReadOnly        bool
+	ReplicaOf       Address // Host "" when this server is a master
+	MasterAuth      string
+	MasterUser      string
+	ReplicaReadOnly bool
+	// ReplicaRefuseEmptySync is replica-refuse-empty-sync (Vigil, default
+	// yes): refuse a full sync that would replace this replica's data with
+	// an empty dataset from a master it followed that restarted empty.
+	ReplicaRefuseEmptySync bool
 	ReplicaServeStaleData  bool
 	ReplicaLazyFlush       bool
 	ReplicaIgnoreMaxmemory bool

@@ -40,6 +40,9 @@ import (
 // loadmodule, sentinel, module configs (names with a dot) and the deprecated
 // list-max-ziplist-entries, list-max-ziplist-value and lua-replicate-commands,
 // which are accepted and ignored.
+// vigilOnly lists the directives of the table Redis 7.0.15 does not have.
+var vigilOnly = map[string]bool{"replica-refuse-empty-sync": true}
+
 var table = []*Directive{
 	// Bool configs.
 	boolD("rdbchecksum", "", Immutable, true, func(c *Config) *bool { return &c.RDBChecksum }, nil),
@@ -71,6 +74,9 @@ var table = []*Directive{
 	boolD("replica-lazy-flush", "slave-lazy-flush", 0, false, func(c *Config) *bool { return &c.ReplicaLazyFlush }, nil),
 	boolD("replica-serve-stale-data", "slave-serve-stale-data", 0, true, func(c *Config) *bool { return &c.ReplicaServeStaleData }, nil),
 	boolD("replica-read-only", "slave-read-only", 0, true, func(c *Config) *bool { return &c.ReplicaReadOnly }, nil),
+	// Vigil's empty-restart guard (replication/emptysync.go): Hidden, so that
+	// CONFIG GET * lists Redis's directives only; CONFIG GET/SET by name work.
+	boolD("replica-refuse-empty-sync", "", Hidden, true, func(c *Config) *bool { return &c.ReplicaRefuseEmptySync }, nil),
 	boolD("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, true, func(c *Config) *bool { return &c.ReplicaIgnoreMaxmemory }, nil),
 	boolD("jemalloc-bg-thread", "", 0, true, nil, nil),
 	boolD("activedefrag", "", 0, false, nil, validActiveDefrag),

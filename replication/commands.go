@@ -135,6 +135,9 @@ type ReplicaofState struct {
 	// MasterHost/MasterPort: the current master, MasterHost "" on a master.
 	MasterHost string
 	MasterPort int
+	// RefusingEmpty: the empty-restart guard is refusing the current
+	// master's payload (INFO master_sync_refused_empty:1).
+	RefusingEmpty bool
 }
 
 // ReplicaofAction is what the shell must do after replying.
@@ -149,6 +152,12 @@ const (
 	// link, disconnect blocked clients, cache a master synthesized from
 	// this node's own history when it was a master, connect at once.
 	ReplicaofFollow
+	// ReplicaofAcceptEmpty: the node already follows Host:Port and its
+	// empty-restart guard is refusing that master's payload
+	// (ReplicaofState.RefusingEmpty): the operator's REPLICAOF clears the
+	// guard for the link, whose next full sync loads even an empty dataset
+	// (emptysync.go). The reply stays Redis's "Already connected".
+	ReplicaofAcceptEmpty
 )
 
 // ReplicaofDecision is the reply and the action.
@@ -189,7 +198,11 @@ func DecideReplicaof(argv [][]byte, st ReplicaofState) ReplicaofDecision {
 	}
 	// "Check if we are already attached to the specified master"
 	if st.MasterHost != "" && strings.EqualFold(st.MasterHost, host) && st.MasterPort == int(port) {
-		return ReplicaofDecision{Reply: "+OK Already connected to specified master\r\n"}
+		d := ReplicaofDecision{Reply: "+OK Already connected to specified master\r\n"}
+		if st.RefusingEmpty {
+			d.Action, d.Host, d.Port = ReplicaofAcceptEmpty, host, int(port)
+		}
+		return d
 	}
 	return ReplicaofDecision{Reply: okReply, Action: ReplicaofFollow, Host: host, Port: int(port)}
 }

@@ -59,9 +59,14 @@ type Info struct {
 	// LinkDownSinceSeconds: unixtime - repl_down_since when the link is not
 	// connected, or -1 when no drop was recorded.
 	LinkDownSinceSeconds int64
-	ReplicaPriority      int
-	ReplicaReadOnly      bool
-	ReplicaAnnounced     bool
+	// RefusedEmptyReason is set while the empty-restart guard refuses the
+	// master's payload (emptysync.go): master_sync_refused_empty:1 and
+	// master_sync_refused_reason are printed (Vigil fields, absent
+	// otherwise, so that INFO stays Redis's byte for byte).
+	RefusedEmptyReason string
+	ReplicaPriority    int
+	ReplicaReadOnly    bool
+	ReplicaAnnounced   bool
 
 	// Both roles.
 	// Replicas are all replica clients (connected_slaves counts them all;
@@ -119,6 +124,10 @@ func AppendInfoSection(b []byte, in *Info) []byte {
 		}
 		if in.LinkState != StateConnected {
 			num("master_link_down_since_seconds", in.LinkDownSinceSeconds)
+		}
+		if in.RefusedEmptyReason != "" {
+			num("master_sync_refused_empty", 1)
+			line("master_sync_refused_reason", []byte(in.RefusedEmptyReason))
 		}
 		num("slave_priority", int64(in.ReplicaPriority))
 		flag("slave_read_only", in.ReplicaReadOnly)

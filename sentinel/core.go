@@ -349,7 +349,8 @@ func (c *Core) sendPeriodicCommands(ri *instance) {
 	if pingPeriod > c.tun.PingPeriod {
 		pingPeriod = c.tun.PingPeriod
 	}
-	if ri.flags&fSentinel == 0 && (ri.infoRefresh == 0 || c.now-ri.infoRefresh > infoPeriod) {
+	if ri.flags&fSentinel == 0 && (ri.infoRefresh == 0 || ri.infoAsap || c.now-ri.infoRefresh > infoPeriod) {
+		ri.infoAsap = false
 		l.pending++
 		c.emit(SendInfo{Instance: c.ref(ri)})
 	}
@@ -397,6 +398,13 @@ func (c *Core) onLinkConnected(e LinkConnected) {
 		}
 		l.cc = connUp
 		l.localIP = e.LocalIP
+		// Vigil: a master's command link came back (it may have restarted
+		// empty, emptyrestart.go): ask it for INFO at once rather than up
+		// to INFO-PERIOD later; a new run_id then asks its replicas
+		// (refreshInfo).
+		if ri := c.instances[e.Instance.ID]; c.tun.InfoOnReconnect && ri != nil && ri.link == l && ri.flags&fMaster != 0 && ri.infoRefresh != 0 {
+			ri.infoAsap = true
+		}
 	case ConnPubSub:
 		if l.pc != connPending || l.sentinel {
 			return

@@ -43,8 +43,15 @@
 //     acknowledged; on promotion the hellos with the new configuration and
 //     the other replicas' SLAVEOF go out at once. Redis waits a tick (50-100
 //     ms) for each. ODOWN, votes and selection stay on the tick.
+//   - InfoOnReconnect: INFO is asked of a master as soon as its command
+//     link reconnects, and of its replicas when its run_id changed.
 //
-// None changes what counts as ODOWN, a vote or a promotion.
+// None changes what counts as ODOWN, a vote or a promotion. One rule does
+// change what counts as SDOWN, and only with vigil-server replicas (it
+// reads a Vigil INFO field): the empty-restart rule (emptyrestart.go), a
+// master whose replica, following it, refuses its full sync because it
+// restarted without its data (master_sync_refused_empty:1) is SDOWN
+// (+empty-restart).
 //
 // One extension: SENTINEL FAILOVER <name> COORDINATED (FailoverRequested
 // .Coordinated, coordinated.go) hands over through the master's FAILOVER

@@ -31,6 +31,9 @@ type Info struct {
 	// FailoverState is master_failover_state (no-failover,
 	// waiting-for-sync, failover-in-progress), "" if absent.
 	FailoverState string
+	// RefusedEmpty (Vigil): master_sync_refused_empty:1, the replica's
+	// empty-restart guard refuses its master's empty full sync.
+	RefusedEmpty bool
 }
 
 // ParseInfo parses INFO text. It never panics.
@@ -76,6 +79,8 @@ func ParseInfo(text string) Info {
 			in.ReplOffset, in.HasReplOffset = cStrtoull(l[18:]), true
 		case strings.HasPrefix(l, "replica_announced:"):
 			in.ReplicaAnnounced, in.HasReplicaAnnounced = cAtoi(l[18:]), true
+		case strings.HasPrefix(l, "master_sync_refused_empty:"):
+			in.RefusedEmpty = cAtoi(l[26:]) == 1
 		}
 	}
 	return in
@@ -193,12 +198,20 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 	in := ParseInfo(text)
 	ri.info, ri.hasInfo = text, true
 	ri.masterLinkDownTime = in.LinkDownSinceMs
+	ri.slaveRefusedEmpty = in.Role == KindReplica && in.RefusedEmpty
 
 	if in.RunID != "" {
 		if ri.runID == "" {
 			ri.runID = in.RunID
 		} else if ri.runID != in.RunID {
 			c.event(LevelNotice, "+reboot", ri, "%@")
+			if ri.flags&fMaster != 0 && c.tun.InfoOnReconnect {
+				// Vigil: its replicas may now refuse an empty sync
+				// (emptyrestart.go); ask them at once.
+				for _, r := range ri.replicas {
+					r.infoAsap = true
+				}
+			}
 			if ri.flags&fMaster != 0 && ri.rebootDownAfter != 0 {
 				ri.flags |= fMasterReboot
 				ri.rebootSince = c.now

@@ -28,6 +28,11 @@ const (
 	fForceFailover
 	fScriptKillSent
 	fMasterReboot
+	// fEmptyRestart (Vigil): a master whose replicas refuse its empty
+	// full sync (their empty-restart guard holds, INFO
+	// master_sync_refused_empty:1) while it reports no keys: it restarted
+	// without its data, and checkSDown counts it down (emptyrestart.go).
+	fEmptyRestart
 )
 
 type connState uint8
@@ -89,9 +94,12 @@ type instance struct {
 	rebootDownAfter         int64
 	rebootSince             int64
 	infoRefresh             int64
-	info                    string
-	hasInfo                 bool
-	renamed                 []Rename
+	// infoAsap (Vigil): send INFO on the next tick (a master's command
+	// link reconnected, see onLinkConnected).
+	infoAsap bool
+	info     string
+	hasInfo  bool
+	renamed  []Rename
 
 	roleReported        flag // fMaster, fSlave or 0
 	roleReportedTime    int64
@@ -116,6 +124,8 @@ type instance struct {
 	slaveMasterPort     int
 	slaveMasterLinkUp   bool
 	slaveReplOffset     uint64
+	// slaveRefusedEmpty: the last INFO said master_sync_refused_empty:1.
+	slaveRefusedEmpty bool
 
 	// Failover. For a sentinel instance, leader/leaderEpoch is its vote.
 	leader                  string

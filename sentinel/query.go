@@ -38,6 +38,8 @@ func flagString(ri *instance) string {
 	add(f&fReconfDone != 0, "reconf_done")
 	add(f&fForceFailover != 0, "force_failover")
 	add(f&fScriptKillSent != 0, "script_kill_sent")
+	add(f&fEmptyRestart != 0, "empty_restart")
+	add(f&fSlave != 0 && ri.slaveRefusedEmpty, "refused_empty")
 	return strings.Join(b, ",")
 }
 

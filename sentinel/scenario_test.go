@@ -327,4 +327,9 @@ func TestScenarioAssertions(t *testing.T) {
 		s := runScenario(t, "master_reboot")
 		failoverFacts(t, s, three, "r1", "1")
 	})
+	t.Run("empty_restart", func(t *testing.T) {
+		s := runScenario(t, "empty_restart")
+		failoverFacts(t, s, three, "r1", "1")
+	})
+
 }

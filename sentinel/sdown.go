@@ -29,7 +29,8 @@ func (c *Core) checkSDown(ri *instance) bool {
 	down := elapsed > ri.downAfter ||
 		(ri.flags&fMaster != 0 && ri.roleReported == fSlave &&
 			c.now-ri.roleReportedTime > ri.downAfter+c.tun.InfoPeriod*2) ||
-		(ri.flags&fMasterReboot != 0 && c.now-ri.rebootSince > ri.rebootDownAfter)
+		(ri.flags&fMasterReboot != 0 && c.now-ri.rebootSince > ri.rebootDownAfter) ||
+		c.checkEmptyRestart(ri)
 	if down {
 		if ri.flags&fSDown == 0 {
 			c.event(LevelWarning, "+sdown", ri, "%@")

@@ -60,6 +60,13 @@ type Tunables struct {
 	// configuration and the other replicas' SLAVEOF. ODOWN, the votes and
 	// the replica selection stay on the tick, with Redis's rules.
 	EagerFailover bool
+	// InfoOnReconnect (Vigil; default true) asks INFO of a master on the
+	// tick after its command link reconnects, and of its replicas when its
+	// run_id changed (+reboot), instead of at the next INFO period (up to
+	// 10 s): a master that restarted empty is failed over that much sooner
+	// (emptyrestart.go), and master-reboot-down-after-period counts from
+	// the restart.
+	InfoOnReconnect bool
 }
 
 // DefaultTunables returns Redis 7.0's timers with Vigil's speed-ups enabled.
@@ -82,6 +89,7 @@ func DefaultTunables() Tunables {
 		PromotionInfoPeriod:    100,
 		ReconfInfoPeriod:       250,
 		EagerFailover:          true,
+		InfoOnReconnect:        true,
 	}
 }
 
@@ -92,6 +100,7 @@ func RedisTunables() Tunables {
 	t.PromotionInfoPeriod = 0
 	t.ReconfInfoPeriod = 0
 	t.EagerFailover = false
+	t.InfoOnReconnect = false
 	return t
 }
 

@@ -90,6 +90,7 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		FailingOver: s.repl.failover.State != replication.NoFailover}
 	if l := s.repl.link; l != nil {
 		st.MasterHost, st.MasterPort = l.host, l.port
+		st.RefusingEmpty = l.refusedEmpty != ""
 	}
 	d := replication.DecideReplicaof(args, st)
 	switch d.Action {
@@ -98,6 +99,8 @@ func cmdReplicaof(c *Client, args [][]byte) {
 		s.log.Info().Msgf("MASTER MODE enabled (user request from '%s')", s.appendClientInfo(nil, c, c, args, "replicaof"))
 	case replication.ReplicaofFollow:
 		s.startReplication(d.Host, d.Port)
+	case replication.ReplicaofAcceptEmpty:
+		s.acceptEmptySync(c, args)
 	}
 	if d.Reply != "" {
 		c.w.Raw([]byte(d.Reply))

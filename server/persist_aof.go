@@ -131,6 +131,7 @@ func (s *Server) loadDataOnStart() error {
 		return err
 	}
 	s.rdb.loading = false
+	s.markFreshStart() // repl: repl_master.go
 	return nil
 }
 

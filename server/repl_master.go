@@ -56,6 +56,13 @@ type replState struct {
 	rdbID        string
 	rdbOffset    int64
 	rdbHasOffset bool
+	// freshStart (Vigil, the empty-restart guard): this node started as a
+	// master with no data and no restored history, and has followed no
+	// master since; its replication RDBs carry the aux field
+	// vigil-fresh-start, which a replica's guard reads
+	// (replication/emptysync.go). auxFresh: the RDB being loaded has it.
+	freshStart bool
+	auxFresh   bool
 
 	syncFull, partialOK, partialErr int64
 
@@ -713,6 +720,9 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: "0"},
 				rdb.AuxField{Key: "repl-id", Value: s.repl.ids.ID},
 				rdb.AuxField{Key: "repl-offset", Value: strconv.FormatInt(s.repl.offset, 10)})
+			if s.repl.freshStart {
+				aux = append(aux, rdb.AuxField{Key: auxFreshStart, Value: "1"})
+			}
 		}
 		aux = append(aux, a)
 	}
@@ -720,10 +730,23 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	return o
 }
 
+// markFreshStart is run after the startup load (lock held): a master that
+// starts with no data and no restored history (ID2 unset) begins a fresh
+// one, for the empty-restart guard (replication/emptysync.go).
+func (s *Server) markFreshStart() {
+	s.repl.freshStart = s.repl.link == nil && s.ks.Len() == 0 && s.repl.ids.ID2 == replication.NoID
+}
+
+// auxFreshStart is the Vigil aux field of a freshStart master's RDBs
+// (Redis ignores aux fields it does not know).
+const auxFreshStart = "vigil-fresh-start"
+
 // rdbReplAux records the repl-id and repl-offset aux fields of an RDB being
 // loaded (rdbLoadRio's rsi).
 func (s *Server) rdbReplAux(key, val string) {
 	switch key {
+	case auxFreshStart:
+		s.repl.auxFresh = val == "1"
 	case "repl-id":
 		s.repl.rdbID = val
 	case "repl-offset":

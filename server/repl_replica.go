@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
+	"github.com/vigil-kv/vigil/server/rdb"
 )
 
 // The replica side of the replication shell: one goroutine per REPLICAOF
@@ -63,6 +64,14 @@ type replLink struct {
 	// startup load ran (waitStartupLoad); hsConfig makes its handshake.
 	afterStartupLoad bool
 	hsConfig         replication.HandshakeConfig
+	// The empty-restart guard (replication/emptysync.go). followed: this
+	// link completed a sync; acceptEmpty: an operator's REPLICAOF naming
+	// this master cleared the guard (until the next completed sync);
+	// refusedEmpty: the reason while the guard refuses the master's
+	// payload (INFO master_sync_refused_empty).
+	followed     bool
+	acceptEmpty  bool
+	refusedEmpty string
 }
 
 // startReplication is replicationSetMaster (lock held).
@@ -105,6 +114,7 @@ func (s *Server) startReplication(host string, port int) {
 	// (the RDB's repl-id and repl-offset, see restoreReplInfo).
 	l.afterStartupLoad = s.rdb.loading && s.repl.link == nil
 	s.repl.link = l
+	s.repl.freshStart = false // its history is now a master's
 	s.ks.Replica = true
 	s.log.Info().Msgf("Connecting to MASTER %s:%d", host, port)
 	go s.runLink(l)
@@ -329,6 +339,7 @@ func (s *Server) linkSession(l *replLink) error {
 				if cm, ok := l.hs.Cached(); ok {
 					l.offsets = replication.NewStreamOffsets(cm.Offset)
 				}
+				l.synced()
 				s.mu.Unlock()
 			case replication.Synced:
 				s.mu.Lock()
@@ -337,6 +348,7 @@ func (s *Server) linkSession(l *replLink) error {
 				s.createBacklog()
 				l.offsets = replication.NewStreamOffsets(a.Offset)
 				l.prePsync = a.PrePsync
+				l.synced()
 				s.mu.Unlock()
 				if a.SendAck {
 					conn.SetWriteDeadline(netClock.Now().Add(timeout))
@@ -418,11 +430,15 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 		return fmt.Errorf("Failed trying to sync the temp DB to disk in MASTER <-> REPLICA synchronization: %v", err)
 	}
 	size, _ := f.Seek(0, io.SeekEnd)
+	empty, fresh := rdbPayloadKind(f)
 	f.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l.stopped {
 		return errors.New("stopped")
+	}
+	if err := s.guardEmptySync(l, empty, fresh); err != nil {
+		return err
 	}
 	s.replPrepareLoad()
 	s.replAttachToNewMaster()
@@ -484,6 +500,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
 	}
 	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
+	s.repl.auxFresh = false
 	s.replStartLoading(l, a.Size, async)
 	r := &replLoadReader{s: s, l: l, r: pr}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -514,6 +531,12 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
 	}
 	if swapdb {
+		if gerr := s.guardEmptySync(l, dst.Len() == 0, s.repl.auxFresh); gerr != nil {
+			s.replStopLoading(l)
+			s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+			s.replRestartAOF()
+			return gerr
+		}
 		// The sub-replicas go first: a full sync of theirs ends its
 		// snapshot when they are gone.
 		s.replAttachToNewMaster()
@@ -530,6 +553,67 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 	s.replStopLoading(l)
 	s.replRestartAOF()
 	return nil
+}
+
+// synced records a completed sync (lock held): the link has followed its
+// master, and an operator's override is used up.
+func (l *replLink) synced() {
+	l.followed, l.acceptEmpty, l.refusedEmpty = true, false, ""
+}
+
+// errRefusedEmpty ends a link session whose payload the guard refused.
+var errRefusedEmpty = errors.New("full sync refused: the master offers an empty dataset (replica-refuse-empty-sync)")
+
+// guardEmptySync is the empty-restart guard (lock held), asked once a
+// full-sync payload has been received and before anything of the old data
+// is discarded: when replication.RefuseEmptySync says so, the refusal is
+// logged and shown in INFO, and the session ends without loading or
+// ACKing (the link retries a second later).
+func (s *Server) guardEmptySync(l *replLink, payloadEmpty, masterFresh bool) error {
+	refuse, why := replication.RefuseEmptySync(replication.EmptySyncInput{
+		Enabled: s.cfg.ReplicaRefuseEmptySync, Followed: l.followed, Overridden: l.acceptEmpty,
+		LocalKeys: int64(s.ks.Len()), PayloadEmpty: payloadEmpty, MasterFresh: masterFresh,
+		MasterReplID: l.masterReplID, MyIDs: s.repl.ids, Host: l.host, Port: l.port,
+	})
+	if !refuse {
+		return nil
+	}
+	if l.refusedEmpty == "" {
+		s.log.Warn().Msg(why)
+	}
+	l.refusedEmpty = why
+	return errRefusedEmpty
+}
+
+// acceptEmptySync is an operator's REPLICAOF naming the master whose
+// payload the guard refuses (lock held): the next full sync loads it.
+func (s *Server) acceptEmptySync(c *Client, args [][]byte) {
+	l := s.repl.link
+	if l == nil {
+		return
+	}
+	l.acceptEmpty = true
+	s.log.Warn().Msgf("Empty-restart guard cleared for MASTER %s:%d (user request from '%s'): the next full sync loads what the master holds",
+		l.host, l.port, s.appendClientInfo(nil, c, c, args, "replicaof"))
+}
+
+// rdbPayloadKind reads the RDB in f up to its first key: empty is true
+// when it holds no key in any database, fresh when it carries the aux
+// field vigil-fresh-start (aux fields come before the keys). An unreadable
+// file counts as not empty (the load reports its error).
+func rdbPayloadKind(f *os.File) (empty, fresh bool) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return false, false
+	}
+	errKey := errors.New("has a key")
+	opts := rdb.LoadOptions{Databases: 1 << 16, OnAux: func(a rdb.AuxField) error {
+		if a.Key == auxFreshStart && a.Value == "1" {
+			fresh = true
+		}
+		return nil
+	}}
+	_, err := rdb.Load(bufio.NewReaderSize(f, 64<<10), opts, func(rdb.Record) error { return errKey })
+	return err == nil, fresh
 }
 
 // replLoadReader reads the payload for a diskless load: the execution
@@ -828,6 +912,7 @@ func (l *replLink) fillInfo(s *Server, in *replication.Info, now time.Time) {
 	if l.hs.State != replication.StateConnected && !l.downSince.IsZero() {
 		in.LinkDownSinceSeconds = int64(now.Sub(l.downSince).Seconds())
 	}
+	in.RefusedEmptyReason = l.refusedEmpty
 	in.ReplicaPriority = s.cfg.ReplicaPriority
 	in.ReplicaReadOnly = s.cfg.ReplicaReadOnly
 	in.ReplicaAnnounced = s.cfg.ReplicaAnnounced

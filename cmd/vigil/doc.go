@@ -6,7 +6,7 @@
 //	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
 //	vigil rolling-restart --sentinel host:port [--master mymaster] [--timeout 2m]
 //	vigil check-aof [--fix] <manifest|file>
-//	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|kill-replica-sync|all]
+//	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|kill-replica-sync|restart-master-empty|all]
 //	            [--rounds N] [--seed S] [--clients C] [--wait N] [--report DIR]
 //	            [--expect-no-loss] [--sentinel host:port] [--against vigil|redis]
 //	            [--server redis|vigil] [--base-port 7379] [--sentinel-base-port 27379]

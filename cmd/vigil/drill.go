@@ -21,7 +21,7 @@ func drillCommand() *cli.Command {
 		Name:  "drill",
 		Usage: "rehearse failures: run a workload, inject faults on a seeded schedule, report lost writes, unavailability and linearizability",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "fault", Value: "kill-master", Usage: "kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all"},
+			&cli.StringFlag{Name: "fault", Value: "kill-master", Usage: "kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync, restart-master-empty or all"},
 			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "number of faults"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the fault schedule and the workload"},
 			&cli.IntFlag{Name: "clients", Value: 4, Usage: "concurrent clients"},
@@ -51,7 +51,7 @@ func drillCommand() *cli.Command {
 func runDrill(c *cli.Context) error {
 	fault := c.String("fault")
 	if !drill.ValidFault(fault) {
-		return fmt.Errorf("--fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all", fault)
+		return fmt.Errorf("--fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync, restart-master-empty or all", fault)
 	}
 	netMode := c.String("net")
 	if netMode != "auto" && netMode != "netns" && netMode != "proxy" {

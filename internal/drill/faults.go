@@ -135,6 +135,33 @@ func (d *drill) injectLocal(ctx context.Context, s Step, rec *FaultRecord) error
 			return err
 		}
 		return d.awaitHealthy(ctx)
+	case FaultRestartMasterEmpty:
+		m, err := dep.CurrentMaster(ctx)
+		if err != nil {
+			return err
+		}
+		rec.Target = m.PeerAddr()
+		rec.Start = d.since()
+		if err := m.Kill(); err != nil {
+			return err
+		}
+		// No RDB, no AOF: the master starts empty with a new replication ID.
+		for _, f := range []string{"dump.rdb", "appendonlydir", "appendonly.aof"} {
+			if err := os.RemoveAll(filepath.Join(m.Dir, f)); err != nil {
+				return err
+			}
+		}
+		if err := m.Start(); err != nil {
+			return err
+		}
+		d.set(s.Round, s.Fault, "await failover")
+		if err := d.awaitNewMaster(ctx, m, rec.Start); err != nil {
+			return fmt.Errorf("the master restarted empty and no replica was promoted (without vigil-server's empty-restart guard its replicas full-sync the empty dataset): %w", err)
+		}
+		d.set(s.Round, s.Fault, "recover")
+		ok := d.awaitReplica(ctx, m) == nil
+		rec.RejoinedAsReplica = &ok
+		return d.awaitHealthy(ctx)
 	case FaultRollingRestart:
 		return d.rollingRestart(ctx, s, rec)
 	}

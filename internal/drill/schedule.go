@@ -16,11 +16,18 @@ const (
 	// FaultKillReplicaSync restarts a replica without its data (so it
 	// needs a full sync) and SIGKILLs it while the sync is in progress.
 	FaultKillReplicaSync = "kill-replica-sync"
-	FaultAll             = "all"
+	// FaultRestartMasterEmpty SIGKILLs the master, deletes its RDB and AOF
+	// and starts it again at once (well within down-after): it comes back
+	// empty under a new replication ID (redis/redis#2087). With
+	// vigil-server's empty-restart guard the replicas refuse its empty
+	// sync and the sentinels fail over to one of them; nothing is lost.
+	FaultRestartMasterEmpty = "restart-master-empty"
+	FaultAll                = "all"
 )
 
 // Faults are the fault kinds "all" draws from.
-var Faults = []string{FaultKillMaster, FaultPauseMaster, FaultPartitionMaster, FaultKillSentinel, FaultRollingRestart, FaultKillReplicaSync}
+var Faults = []string{FaultKillMaster, FaultPauseMaster, FaultPartitionMaster, FaultKillSentinel, FaultRollingRestart, FaultKillReplicaSync,
+	FaultRestartMasterEmpty}
 
 // ValidFault reports whether f names a fault or "all".
 func ValidFault(f string) bool {
@@ -56,7 +63,7 @@ type Step struct {
 // round's fault at random.
 func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step, error) {
 	if !ValidFault(fault) {
-		return nil, fmt.Errorf("unknown fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync or all", fault)
+		return nil, fmt.Errorf("unknown fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync, restart-master-empty or all", fault)
 	}
 	if rounds < 1 {
 		return nil, fmt.Errorf("rounds %d: want at least 1", rounds)

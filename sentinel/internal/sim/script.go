@@ -33,6 +33,7 @@ import (
 //	ckquorum <sentinel> <master-name>
 //	set-priority <redis> <n> | set-offset <redis> <n|-1> | set-runid <redis> <hex40>
 //	announce <redis> 0|1 | ping-reply <redis> <text...> | replicaof <redis> <master>|no-one
+//	refuse-empty <replica> (its empty-restart guard holds until a REPLICAOF) | set-keys <redis> <n>
 //	deaf <redis>                       ignore SLAVEOF (renamed command: EXECABORT)
 //	stall <redis>                      as a FAILOVER target, never catch up (TIMEOUT expires)
 //	show <sentinel> <master-name>      print flags, state, epochs, address
@@ -371,7 +372,17 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 			text = "-" + text
 		}
 		s.log(Line{At: s.now, Node: n.Name, Type: "reply", Message: text})
-	case "set-priority", "set-offset", "set-runid", "announce":
+	case "refuse-empty":
+		if err := need(1); err != nil {
+			return err
+		}
+		n, err := s.node(args[0], 0)
+		if err != nil {
+			return err
+		}
+		echo()
+		s.mutate(func() { n.RefusedEmpty = true })
+	case "set-priority", "set-offset", "set-runid", "announce", "set-keys":
 		if err := need(2); err != nil {
 			return err
 		}
@@ -390,6 +401,8 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 			n.RunID = args[1]
 		case "announce":
 			n.Announced, _ = strconv.Atoi(args[1])
+		case "set-keys":
+			n.Keys, _ = strconv.Atoi(args[1])
 		}
 	case "deaf", "stall":
 		if err := need(1); err != nil {

@@ -91,6 +91,11 @@ type Node struct {
 	stall         bool   // as a FAILOVER target, never reaches the master's offset
 	failoverState string // master_failover_state; "" is no-failover
 	failoverGen   int
+	// RefusedEmpty: the replica's empty-restart guard refuses its master's
+	// empty full sync (INFO master_sync_refused_empty:1, link down) until
+	// the next REPLICAOF; Keys is what a master's INFO keyspace reports.
+	RefusedEmpty bool
+	Keys         int
 }
 
 type connKey struct {
@@ -466,7 +471,7 @@ func (s *Sim) refreshLinks(snap map[string]int64) {
 		up := false
 		if n.Alive && n.Role == "slave" && s.now >= n.syncUntil {
 			m := s.byAddr[sentinel.Addr{IP: n.MasterHost, Port: n.MasterPort}.String()]
-			up = m != nil && !m.IsSentinel && s.reachable(n, m)
+			up = m != nil && !m.IsSentinel && s.reachable(n, m) && !n.RefusedEmpty
 		}
 		if n.LinkUp && !up {
 			n.linkDownSince = s.now
@@ -481,6 +486,7 @@ func (s *Sim) SetOffset(name string, off int64) { s.mutate(func() { s.Nodes[name
 // ReplicaOf reconfigures a Redis instance as SLAVEOF would (host "" = NO ONE).
 func (s *Sim) ReplicaOf(n *Node, host string, port int) {
 	s.mutate(func() {
+		n.RefusedEmpty = false // any REPLICAOF clears the guard (vigil-server)
 		if host == "" {
 			n.Role, n.MasterHost, n.MasterPort = "master", "", 0
 			return
@@ -540,6 +546,10 @@ func (s *Sim) Info(n *Node) string {
 				w("master_link_down_since_seconds:%d", (s.now-n.linkDownSince)/1000)
 			}
 		}
+		if n.RefusedEmpty {
+			w("master_sync_refused_empty:1")
+			w("master_sync_refused_reason:empty dataset under a new replication ID")
+		}
 		w("slave_priority:%d", n.Priority)
 		w("slave_read_only:1")
 		w("replica_announced:%d", n.Announced)
@@ -551,6 +561,11 @@ func (s *Sim) Info(n *Node) string {
 	}
 	w("master_failover_state:%s", fs)
 	w("master_repl_offset:%d", off)
+	if n.Keys > 0 {
+		w("")
+		w("# Keyspace")
+		w("db0:keys=%d,expires=0,avg_ttl=0", n.Keys)
+	}
 	return b.String()
 }
 

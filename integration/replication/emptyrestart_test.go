@@ -1,0 +1,120 @@
+package replication
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/integration"
+)
+
+// restartEmpty SIGKILLs m, deletes its RDB and AOF and starts vigil-server
+// again at once on the same port and directory: it comes back empty under
+// a new replication ID (redis/redis#2087).
+func restartEmpty(m *node) *node {
+	GinkgoHelper()
+	m.Session.Kill()
+	Eventually(m.Session).WithTimeout(integration.ExitTimeout).Should(gexec.Exit())
+	for _, f := range []string{"dump.rdb", "appendonlydir"} {
+		Expect(os.RemoveAll(filepath.Join(m.Dir, f))).To(Succeed())
+	}
+	s := integration.StartServerWith(integration.ServerOptions{Dir: m.Dir,
+		Args: []string{"--repl-diskless-sync-delay", "0", "--port", itoa(m.Port), "--appendonly", "yes"}})
+	return &node{Server: s, c: s.Client(2)}
+}
+
+var _ = Describe("the empty-restart guard", Label("replication", "failover", "slow"), func() {
+	It("keeps the replicas' data when the master restarts empty, and the sentinels promote one of them", func() {
+		m := startVigil("--appendonly", "yes")
+		r1 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		r2 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		populate(m.c, "e:")
+		waitSynced(m, r1)
+		waitSynced(m, r2)
+		want := m.dump()
+		Expect(want).NotTo(BeEmpty())
+		var scs []*redis.SentinelClient
+		for i := 0; i < 3; i++ {
+			scs = append(scs, startSentinel(m))
+		}
+		Eventually(func(g Gomega) {
+			for _, sc := range scs {
+				reps, err := sc.Replicas(ctx, "mym").Result()
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(reps).To(HaveLen(2))
+				others, err := sc.Sentinels(ctx, "mym").Result()
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(others).To(HaveLen(2))
+			}
+		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		// A down-after far longer than the restart and than the wait
+		// below: only the empty-restart rule can make this failover.
+		for _, sc := range scs {
+			Expect(sc.Set(ctx, "mym", "down-after-milliseconds", "120000").Err()).To(Succeed())
+		}
+
+		By("SIGKILL of the master, its files deleted, restarted at once")
+		m2 := restartEmpty(m)
+		// A client writes to it at once, as clients of a restarted master do.
+		Expect(m2.c.Set(ctx, "written-after-restart", "1", 0).Err()).To(Succeed())
+
+		By("the sentinels promote a replica that kept the data")
+		var promoted, other *node
+		Eventually(func(g Gomega) {
+			addr, err := scs[0].GetMasterAddrByName(ctx, "mym").Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			switch addr[1] {
+			case itoa(r1.Port):
+				promoted, other = r1, r2
+			case itoa(r2.Port):
+				promoted, other = r2, r1
+			default:
+				g.Expect(addr[1]).To(BeElementOf(itoa(r1.Port), itoa(r2.Port)))
+			}
+		}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Succeed(),
+			func() string { return "replica logs:\n" + r1.Log() + "\n" + r2.Log() })
+		Expect(r1.Log() + r2.Log()).To(ContainSubstring("refusing the full sync"))
+		Eventually(func(g Gomega) {
+			g.Expect(promoted.info("replication")["role"]).To(Equal("master"))
+			oi := other.info("replication")
+			g.Expect(oi["master_port"]).To(Equal(itoa(promoted.Port)))
+			g.Expect(oi["master_link_status"]).To(Equal("up"))
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		Expect(promoted.dump()).To(Equal(want), "the promoted replica kept every key")
+		Expect(other.dump()).To(Equal(want), "the other replica kept every key")
+
+		By("the restarted master is converted into a replica and gets the data back")
+		Eventually(func(g Gomega) {
+			mi := m2.info("replication")
+			g.Expect(mi["role"]).To(Equal("slave"))
+			g.Expect(mi["master_port"]).To(Equal(itoa(promoted.Port)))
+			g.Expect(mi["master_link_status"]).To(Equal("up"))
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		waitSynced(promoted, m2)
+		Expect(m2.dump()).To(Equal(want))
+	})
+
+	It("obeys an operator's REPLICAOF of the master it refuses", func() {
+		m := startVigil("--appendonly", "yes")
+		r := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
+		populate(m.c, "o:")
+		waitSynced(m, r)
+		want := r.dump()
+
+		m2 := restartEmpty(m)
+		Eventually(func() string { return r.info("replication")["master_sync_refused_empty"] }).
+			WithTimeout(syncTimeout).WithPolling(50 * time.Millisecond).Should(Equal("1"))
+		Expect(r.info("replication")["master_sync_refused_reason"]).To(ContainSubstring("REPLICAOF 127.0.0.1 " + itoa(m.Port)))
+		Expect(r.dump()).To(Equal(want))
+
+		Expect(r.c.Do(ctx, "REPLICAOF", "127.0.0.1", m.Port).Text()).To(Equal("OK Already connected to specified master"))
+		waitSynced(m2, r)
+		Expect(r.c.DBSize(ctx).Val()).To(BeZero())
+		Expect(r.info("replication")).NotTo(HaveKey("master_sync_refused_empty"))
+	})
+})

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startLiveAt starts a live server on 127.0.0.1:port; stop ends it and
+// waits (it may be called twice).
+func startLiveAt(t *testing.T, port int, directives ...string) (l *liveServer, stop func()) {
+	t.Helper()
+	sock := t.TempDir() + "/v.sock"
+	ts := newTestServer(t, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--unixsocket", sock, "--save", ""}, directives...)...)
+	var err error
+	for attempt := 0; attempt < 50; attempt++ { // the old listener's port may take a moment
+		if err = ts.s.Listen(); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l = &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}
+	go func() { l.done <- ts.s.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case <-l.done:
+		case <-time.After(10 * time.Second):
+			t.Error("server did not stop")
+		}
+	}
+	t.Cleanup(stop)
+	return l, stop
+}
+
+// A master that restarts empty (a new process on the same address, no
+// files: a new replication ID, a dataset begun empty and one key written
+// since) must not full-sync its replica into (near) emptiness: the replica
+// keeps its keys, says so in INFO and retries; an operator's REPLICAOF
+// naming that master clears the guard and the next sync loads the master's
+// dataset. For both load modes: to disk
+// (the temp RDB is inspected) and swapdb (the temporary keyspace is).
+func TestEmptyRestartGuard(t *testing.T) {
+	for _, load := range []string{"disabled", "swapdb"} {
+		t.Run(load, func(t *testing.T) {
+			probe, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := probe.Addr().(*net.TCPAddr).Port
+			probe.Close()
+			m1, stop1 := startLiveAt(t, port, "--repl-diskless-sync", "no")
+			mc := m1.dial(t)
+			for i := 0; i < 3; i++ {
+				if got := mc.do("SET", "k"+strconv.Itoa(i), "v"); got != "+OK" {
+					t.Fatalf("SET: %s", got)
+				}
+			}
+			r, _ := startLiveTCP(t, "--repl-diskless-load", load)
+			rc := r.dial(t)
+			if got := rc.do("CONFIG", "GET", "replica-refuse-empty-sync"); !strings.Contains(got, "yes") {
+				t.Fatalf("CONFIG GET replica-refuse-empty-sync: %s", got)
+			}
+			if got := rc.do("REPLICAOF", "127.0.0.1", strconv.Itoa(port)); got != "+OK" {
+				t.Fatalf("REPLICAOF: %s", got)
+			}
+			eventually(t, "the replica to sync", func() bool {
+				return liveInfoField(t, rc, "replication", "master_link_status") == "up" && rc.do("DBSIZE") == "(integer) 3"
+			})
+			if got := liveInfoField(t, rc, "replication", "master_sync_refused_empty"); got != "" {
+				t.Fatalf("master_sync_refused_empty %q while synced", got)
+			}
+
+			stop1()
+			m2, _ := startLiveAt(t, port, "--repl-diskless-sync", "no")
+			m2c := m2.dial(t)
+			// Clients write to the restarted master at once: its payload is
+			// not empty, but it says its history began empty at its start.
+			if got := m2c.do("SET", "new", "1"); got != "+OK" {
+				t.Fatalf("SET on the restarted master: %s", got)
+			}
+			eventually(t, "the guard to refuse the empty master", func() bool {
+				return liveInfoField(t, rc, "replication", "master_sync_refused_empty") == "1"
+			})
+			if got := rc.do("DBSIZE"); got != "(integer) 3" {
+				t.Fatalf("DBSIZE while the guard holds: %s", got)
+			}
+			if why := liveInfoField(t, rc, "replication", "master_sync_refused_reason"); !strings.Contains(why, "127.0.0.1:"+strconv.Itoa(port)) || !strings.Contains(why, "3 keys") {
+				t.Fatalf("master_sync_refused_reason %q", why)
+			}
+			if got := liveInfoField(t, rc, "replication", "master_link_status"); got != "down" {
+				t.Fatalf("master_link_status %q while the guard holds", got)
+			}
+			if got := liveInfoField(t, m2c, "replication", "connected_slaves"); got != "0" {
+				t.Fatalf("the empty master counts %s replicas: the refused replica must not ACK", got)
+			}
+			// Still refused on the retries (the link retries every second).
+			first := liveInfoField(t, m2c, "stats", "sync_full")
+			eventually(t, "a retry", func() bool { return liveInfoField(t, m2c, "stats", "sync_full") != first })
+			if got := rc.do("DBSIZE"); got != "(integer) 3" {
+				t.Fatalf("DBSIZE after a retry: %s", got)
+			}
+
+			// The operator's explicit REPLICAOF of that master is obeyed.
+			if got := rc.do("REPLICAOF", "127.0.0.1", strconv.Itoa(port)); got != "+OK Already connected to specified master" {
+				t.Fatalf("REPLICAOF: %s", got)
+			}
+			eventually(t, "the replica to load the restarted master's dataset", func() bool {
+				return liveInfoField(t, rc, "replication", "master_link_status") == "up" && rc.do("DBSIZE") == "(integer) 1"
+			})
+			if got := liveInfoField(t, rc, "replication", "master_sync_refused_empty"); got != "" {
+				t.Fatalf("master_sync_refused_empty %q after the override", got)
+			}
+		})
+	}
+}
+
+// With replica-refuse-empty-sync no, the replica loads the empty dataset,
+// as Redis does.
+func TestEmptyRestartGuardOff(t *testing.T) {
+	probe, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := probe.Addr().(*net.TCPAddr).Port
+	probe.Close()
+	m1, stop1 := startLiveAt(t, port, "--repl-diskless-sync", "no")
+	if got := m1.dial(t).do("SET", "k", "v"); got != "+OK" {
+		t.Fatalf("SET: %s", got)
+	}
+	r, _ := startLiveTCP(t)
+	rc := r.dial(t)
+	if got := rc.do("CONFIG", "SET", "replica-refuse-empty-sync", "no"); got != "+OK" {
+		t.Fatalf("CONFIG SET: %s", got)
+	}
+	if got := rc.do("REPLICAOF", "127.0.0.1", strconv.Itoa(port)); got != "+OK" {
+		t.Fatalf("REPLICAOF: %s", got)
+	}
+	eventually(t, "the replica to sync", func() bool { return rc.do("DBSIZE") == "(integer) 1" })
+	stop1()
+	startLiveAt(t, port, "--repl-diskless-sync", "no")
+	eventually(t, "the replica to load the empty dataset", func() bool {
+		return liveInfoField(t, rc, "replication", "master_link_status") == "up" && rc.do("DBSIZE") == "(integer) 0"
+	})
+}
