@@ -326,6 +326,14 @@ func (c *Core) sendPeriodicCommands(ri *instance) {
 		if m.flags&(fODown|fFailoverInProgress) != 0 || ri.masterLinkDownTime != 0 {
 			infoPeriod = ReplicaFastInfoPeriod
 		}
+		// Vigil (InfoOnReconnect): for down-after after the master's
+		// +reboot its replicas are polled at the fast period, so one whose
+		// empty-restart guard refuses the restarted master is seen within
+		// a second (emptyrestart.go), not at the next 10 s INFO: its
+		// whole-second master_link_down_since_seconds still reads 0.
+		if c.tun.InfoOnReconnect && m.rebootSeen != 0 && c.now-m.rebootSeen < m.downAfter {
+			infoPeriod = min(infoPeriod, ReplicaFastInfoPeriod)
+		}
 		// Vigil: watch the replica being promoted / reconfigured closely.
 		if p := c.tun.PromotionInfoPeriod; p > 0 && p < infoPeriod && ri.flags&fPromoted != 0 &&
 			m.flags&fFailoverInProgress != 0 && (m.failoverState == SendReplicaOfNoOne || m.failoverState == WaitPromotion) {

@@ -211,6 +211,7 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 				for _, r := range ri.replicas {
 					r.infoAsap = true
 				}
+				ri.rebootSeen = c.now
 			}
 			if ri.flags&fMaster != 0 && ri.rebootDownAfter != 0 {
 				ri.flags |= fMasterReboot

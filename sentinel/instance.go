@@ -93,6 +93,7 @@ type instance struct {
 	downAfter               int64
 	rebootDownAfter         int64
 	rebootSince             int64
+	rebootSeen              int64 // Vigil: when +reboot was last seen (InfoOnReconnect)
 	infoRefresh             int64
 	// infoAsap (Vigil): send INFO on the next tick (a master's command
 	// link reconnected, see onLinkConnected).
@@ -541,6 +542,7 @@ func (c *Core) resetMaster(m *instance, keepSentinels, generateEvent bool) {
 	m.leader = ""
 	m.failoverState = NoFailover
 	m.failoverStateChangeTime = 0
+	m.rebootSeen = 0
 	m.failoverStartTime = 0
 	m.promoted = nil
 	m.coord = coordState{}

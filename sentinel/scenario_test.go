@@ -331,5 +331,9 @@ func TestScenarioAssertions(t *testing.T) {
 		s := runScenario(t, "empty_restart")
 		failoverFacts(t, s, three, "r1", "1")
 	})
+	t.Run("empty_restart_late", func(t *testing.T) {
+		s := runScenario(t, "empty_restart_late")
+		failoverFacts(t, s, three, "r1", "1")
+	})
 
 }
