@@ -137,7 +137,7 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		Events: "r", Cmd: "NULL", User: cl.user, Resp: int64(cl.w.Proto),
 	}
 	if tc := s.tracking.byClient[cl]; tc != nil { // tracking.go
-		l.Tracking, l.Redir = true, tc.redir
+		l.Tracking, l.Redir = true, tc.Redir
 	}
 	if !isSelf {
 		last := cl.lastInteraction.Load()

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
-	"github.com/vigil-kv/vigil/internal/redistext"
 )
 
 // Client-side caching, as tracking.c and networking.c's CLIENT TRACKING,
@@ -26,13 +25,9 @@ import (
 // before its reply, as 7.0.15 does (CLIENT_EXECUTING_COMMAND). FLUSHDB and FLUSHALL send
 // a null to every tracking client. All state is guarded by Server.mu.
 
-// trackingClient is a client's tracking flags and options (CLIENT_TRACKING*).
-type trackingClient struct {
-	redir                                 int64
-	bcast, optin, optout, caching, noloop bool
-	brokenRedir                           bool
-	prefixes                              map[string]struct{} // BCAST prefixes
-}
+// trackingClient is a client's tracking flags and options (CLIENT_TRACKING*),
+// parsed and answered in internal/netshell (shared with vigil-sentinel).
+type trackingClient = netshell.Tracking
 
 // bcastState is a BCAST prefix: the keys modified under it since the last
 // broadcast (each with the client that modified it last, nil for expiry
@@ -78,157 +73,20 @@ func (t *trackingState) keysOrPrefixes() bool { return len(t.table) != 0 || len(
 
 const trackingChannel = "__redis__:invalidate"
 
-// Errors of CLIENT TRACKING and CLIENT CACHING (networking.c).
-const (
-	errTrackingRedirOne    = "ERR A client can only redirect to a single other client"
-	errTrackingRedirGone   = "ERR The client ID you want redirect to does not exist"
-	errTrackingPrefixBcast = "ERR PREFIX option requires BCAST mode to be enabled"
-	errTrackingBcastSwitch = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."
-	errTrackingOptBcast    = "ERR OPTIN and OPTOUT are not compatible with BCAST"
-	errTrackingOptBoth     = "ERR You can't specify both OPTIN mode and OPTOUT mode"
-	errTrackingOptSwitch   = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."
-	errCachingYes          = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
-	errCachingNo           = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
-)
-
 // cmdClientTracking is CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p]...
-// [BCAST] [OPTIN] [OPTOUT] [NOLOOP].
+// [BCAST] [OPTIN] [OPTOUT] [NOLOOP] (netshell.ParseTracking).
 func cmdClientTracking(c *Client, args [][]byte) {
 	s := c.srv
-	var redir int64
-	var opt trackingClient
-	var prefixes []string
-	for j := 3; j < len(args); j++ {
-		more := len(args) - 1 - j
-		switch a := args[j]; {
-		case eqFold(a, "redirect") && more > 0:
-			j++
-			if redir != 0 {
-				c.w.Error(errTrackingRedirOne)
-				return
-			}
-			v, err := strconv.ParseInt(string(args[j]), 10, 64)
-			if err != nil || !isCanonicalInt(args[j]) {
-				c.w.Error(redistext.ErrNotInteger)
-				return
-			}
-			redir = v
-			if s.clientByID(redir) == nil {
-				c.w.Error(errTrackingRedirGone)
-				return
-			}
-		case eqFold(a, "bcast"):
-			opt.bcast = true
-		case eqFold(a, "optin"):
-			opt.optin = true
-		case eqFold(a, "optout"):
-			opt.optout = true
-		case eqFold(a, "noloop"):
-			opt.noloop = true
-		case eqFold(a, "prefix") && more > 0:
-			j++
-			prefixes = append(prefixes, string(args[j]))
-		default:
-			c.w.Error(redistext.ErrSyntax)
-			return
-		}
-	}
-	t := &s.tracking
-	cur := t.byClient[c]
-	switch {
-	case eqFold(args[2], "on"):
-		if !opt.bcast && len(prefixes) > 0 {
-			c.w.Error(errTrackingPrefixBcast)
-			return
-		}
-		if cur != nil && cur.bcast != opt.bcast {
-			c.w.Error(errTrackingBcastSwitch)
-			return
-		}
-		if opt.bcast && (opt.optin || opt.optout) {
-			c.w.Error(errTrackingOptBcast)
-			return
-		}
-		if opt.optin && opt.optout {
-			c.w.Error(errTrackingOptBoth)
-			return
-		}
-		if cur != nil && (opt.optin && cur.optout || opt.optout && cur.optin) {
-			c.w.Error(errTrackingOptSwitch)
-			return
-		}
-		if opt.bcast && !checkPrefixCollisions(c, cur, prefixes) {
-			return
-		}
-		s.enableTracking(c, redir, &opt, prefixes)
-	case eqFold(args[2], "off"):
-		s.disableTracking(c)
-	default:
-		c.w.Error(redistext.ErrSyntax)
+	a, ok := netshell.ParseTracking(&c.w, args, s.tracking.byClient[c], func(id int64) bool { return s.clientByID(id) != nil })
+	if !ok {
 		return
 	}
+	if a.On {
+		s.enableTracking(c, a)
+	} else {
+		s.disableTracking(c)
+	}
 	c.w.OK()
-}
-
-// isCanonicalInt is what string2ll accepts: no sign other than a leading
-// '-', no leading zeros, no spaces.
-func isCanonicalInt(b []byte) bool {
-	if len(b) == 0 || len(b) > 20 {
-		return false
-	}
-	if b[0] == '-' {
-		b = b[1:]
-	}
-	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
-		return false
-	}
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// prefixesOverlap is stringCheckPrefix: one is a prefix of the other.
-func prefixesOverlap(a, b string) bool {
-	n := min(len(a), len(b))
-	return a[:n] == b[:n]
-}
-
-// checkPrefixCollisions is checkPrefixCollisionsOrReply. Redis 7.0 returns
-// the index of the first prefix found overlapping a later one given in the
-// same command, which is "success" unless that index is 0: then the error
-// is replied and tracking is still enabled (and answered +OK), as
-// redis-server 7.0.15 does.
-func checkPrefixCollisions(c *Client, cur *trackingClient, prefixes []string) bool {
-	for i, p := range prefixes {
-		if cur != nil {
-			for _, q := range sortedKeys(cur.prefixes) {
-				if prefixesOverlap(q, p) {
-					c.w.Error("ERR Prefix '" + cString(p) + "' overlaps with an existing prefix '" + cString(q) + "'. Prefixes for a single client must not overlap.")
-					return false
-				}
-			}
-		}
-		for _, q := range prefixes[i+1:] {
-			if prefixesOverlap(p, q) {
-				c.w.Error("ERR Prefix '" + cString(p) + "' overlaps with another provided prefix '" + cString(q) + "'. Prefixes for a single client must not overlap.")
-				return i != 0
-			}
-		}
-	}
-	return true
-}
-
-// cString is a string as %s prints it: up to its first NUL.
-func cString(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -242,43 +100,25 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // enableTracking is enableTracking: the options replace the old ones (the
 // BCAST prefixes add to them).
-func (s *Server) enableTracking(c *Client, redir int64, opt *trackingClient, prefixes []string) {
+func (s *Server) enableTracking(c *Client, a netshell.TrackingArgs) {
 	t := &s.tracking
 	if t.byClient == nil {
 		t.byClient = map[*Client]*trackingClient{}
-	}
-	tc := t.byClient[c]
-	if tc == nil {
-		tc = &trackingClient{}
-		t.byClient[c] = tc
 	}
 	if t.table == nil {
 		t.table = map[string]map[int64]struct{}{}
 		t.prefixes = map[string]*bcastState{}
 	}
-	tc.redir = redir
-	tc.brokenRedir, tc.bcast, tc.optin, tc.optout, tc.noloop = false, false, false, false, false
-	if opt.bcast {
-		tc.bcast = true
-		if len(prefixes) == 0 {
-			prefixes = []string{""}
+	tc, added := t.byClient[c].Enable(a)
+	t.byClient[c] = tc
+	for _, p := range added {
+		bs := t.prefixes[p]
+		if bs == nil {
+			bs = &bcastState{keys: map[string]*Client{}, clients: map[*Client]struct{}{}}
+			t.prefixes[p] = bs
 		}
-		for _, p := range prefixes {
-			bs := t.prefixes[p]
-			if bs == nil {
-				bs = &bcastState{keys: map[string]*Client{}, clients: map[*Client]struct{}{}}
-				t.prefixes[p] = bs
-			}
-			if _, ok := bs.clients[c]; !ok {
-				bs.clients[c] = struct{}{}
-				if tc.prefixes == nil {
-					tc.prefixes = map[string]struct{}{}
-				}
-				tc.prefixes[p] = struct{}{}
-			}
-		}
+		bs.clients[c] = struct{}{}
 	}
-	tc.optin, tc.optout, tc.noloop = opt.optin, opt.optout, opt.noloop
 }
 
 // disableTracking is disableTracking (CLIENT TRACKING OFF, RESET, a
@@ -290,7 +130,7 @@ func (s *Server) disableTracking(c *Client) {
 	if tc == nil {
 		return
 	}
-	for p := range tc.prefixes {
+	for p := range tc.Prefixes {
 		if bs := t.prefixes[p]; bs != nil {
 			delete(bs.clients, c)
 			if len(bs.clients) == 0 {
@@ -310,99 +150,22 @@ func (s *Server) disableTracking(c *Client) {
 
 // cmdClientCaching is CLIENT CACHING YES|NO.
 func cmdClientCaching(c *Client, args [][]byte) {
-	tc := c.srv.tracking.byClient[c]
-	if tc == nil {
-		c.w.Error(netshell.ErrCachingNoTracking)
-		return
-	}
-	switch {
-	case eqFold(args[2], "yes"):
-		if !tc.optin {
-			c.w.Error(errCachingYes)
-			return
-		}
-	case eqFold(args[2], "no"):
-		if !tc.optout {
-			c.w.Error(errCachingNo)
-			return
-		}
-	default:
-		c.w.Error(redistext.ErrSyntax)
-		return
-	}
-	tc.caching = true
-	c.w.OK()
+	netshell.Caching(&c.w, c.srv.tracking.byClient[c], args[2])
 }
 
 // cmdClientGetRedir is CLIENT GETREDIR.
 func cmdClientGetRedir(c *Client, args [][]byte) {
-	if tc := c.srv.tracking.byClient[c]; tc != nil {
-		c.w.Int(tc.redir)
-		return
-	}
-	c.w.Int(-1)
+	netshell.GetRedir(&c.w, c.srv.tracking.byClient[c])
 }
 
 // cmdClientTrackingInfo is CLIENT TRACKINGINFO.
 func cmdClientTrackingInfo(c *Client, args [][]byte) {
-	tc := c.srv.tracking.byClient[c]
-	if tc == nil {
-		netshell.ClientTrackingInfo(c, args)
-		return
-	}
-	flags := []string{"on"}
-	if tc.bcast {
-		flags = append(flags, "bcast")
-	}
-	if tc.optin {
-		flags = append(flags, "optin")
-		if tc.caching {
-			flags = append(flags, "caching-yes")
-		}
-	}
-	if tc.optout {
-		flags = append(flags, "optout")
-		if tc.caching {
-			flags = append(flags, "caching-no")
-		}
-	}
-	if tc.noloop {
-		flags = append(flags, "noloop")
-	}
-	if tc.brokenRedir {
-		flags = append(flags, "broken_redirect")
-	}
-	w := &c.w
-	w.MapLen(3)
-	w.BulkString("flags")
-	w.SetLen(len(flags))
-	for _, f := range flags {
-		w.BulkString(f)
-	}
-	w.BulkString("redirect")
-	w.Int(tc.redir)
-	w.BulkString("prefixes")
-	ps := sortedKeys(tc.prefixes)
-	w.ArrayLen(len(ps))
-	for _, p := range ps {
-		w.BulkString(p)
-	}
+	netshell.TrackingInfo(&c.w, c.srv.tracking.byClient[c])
 }
 
 // trackingFlags appends CLIENT LIST's tracking flags (t, R, B).
 func (s *Server) trackingFlags(b []byte, cl *Client) []byte {
-	tc := s.tracking.byClient[cl]
-	if tc == nil {
-		return b
-	}
-	b = append(b, 't')
-	if tc.brokenRedir {
-		b = append(b, 'R')
-	}
-	if tc.bcast {
-		b = append(b, 'B')
-	}
-	return b
+	return netshell.TrackingFlags(b, s.tracking.byClient[cl])
 }
 
 // trackingBeforeExec notes the command a client runs, for the reads of a
@@ -432,10 +195,10 @@ func (s *Server) trackingAfterRead(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	tc := t.byClient[tracker]
-	if tc == nil || tc.bcast {
+	if tc == nil || tc.BCast {
 		return
 	}
-	if (tc.optin && !tc.caching) || (tc.optout && tc.caching) {
+	if (tc.OptIn && !tc.Caching) || (tc.OptOut && tc.Caching) {
 		return
 	}
 	if cmd.Has(FlagPubSub) {
@@ -460,10 +223,10 @@ func (s *Server) trackingAfterRead(c *Client, cmd *Command, args [][]byte) {
 // the next command (or transaction) only.
 func (s *Server) trackingAfterCommand(c *Client, args [][]byte) {
 	tc := s.tracking.byClient[c]
-	if tc == nil || !tc.caching || c.multi != nil || eqFold(args[0], "client") {
+	if tc == nil || !tc.Caching || c.multi != nil || eqFold(args[0], "client") {
 		return
 	}
-	tc.caching = false
+	tc.Caching = false
 }
 
 // trackingInvalidateKey is trackingInvalidateKey: key was modified (by
@@ -501,10 +264,10 @@ func (s *Server) trackingInvalidateKey(modifier *Client, key []byte, bcast bool)
 			continue
 		}
 		tc := t.byClient[target]
-		if tc == nil || tc.bcast {
+		if tc == nil || tc.BCast {
 			continue
 		}
-		if tc.noloop && target == s.current {
+		if tc.NoLoop && target == s.current {
 			continue
 		}
 		if target == s.current && s.execDepth > 0 { // CLIENT_EXECUTING_COMMAND
@@ -539,13 +302,13 @@ func nullPayload(c *Client) []byte {
 // client is gone sets broken_redirect and tells c (RESP3 only).
 func (s *Server) sendTracking(c *Client, tc *trackingClient, payload []byte) {
 	target, redirected := c, false
-	if tc.redir != 0 {
-		r := s.clientByID(tc.redir)
+	if tc.Redir != 0 {
+		r := s.clientByID(tc.Redir)
 		if r == nil {
-			tc.brokenRedir = true
+			tc.BrokenRedir = true
 			if c.w.Proto > 2 {
 				b := []byte(">2\r\n$21\r\ntracking-redir-broken\r\n:")
-				b = strconv.AppendInt(b, tc.redir, 10)
+				b = strconv.AppendInt(b, tc.Redir, 10)
 				s.deliver(c, append(b, "\r\n"...))
 			}
 			return
@@ -662,7 +425,7 @@ func (s *Server) trackingBroadcast() {
 			if tc == nil {
 				continue
 			}
-			if tc.noloop {
+			if tc.NoLoop {
 				if b := bcastPayload(keys, bs.keys, c); b != nil {
 					s.sendTracking(c, tc, b)
 				}

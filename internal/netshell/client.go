@@ -139,21 +139,17 @@ func clientRows[H any]() []Command[H] {
 }
 
 // ClientSubcommands is CLIENT's subcommand table for a binary whose
-// handlers take a C: GETNAME, SETNAME, ID, GETREDIR, HELP and REPLY are
-// the shared handlers below (and CACHING, TRACKING, TRACKINGINFO of a
-// client that never tracks), the others the binary's (handlers; an entry
-// there overrides a shared one). Rows without a handler are not served.
+// handlers take a C: GETNAME, SETNAME, ID, HELP and REPLY are the shared
+// handlers below, the others the binary's (handlers; an entry there
+// overrides a shared one; CACHING, GETREDIR, TRACKING and TRACKINGINFO
+// are built on tracking.go's parser and replies). Rows without a handler are not served.
 func ClientSubcommands[C Session, H ~func(C, [][]byte)](handlers map[string]H) []*Command[H] {
 	shared := map[string]func(Session, [][]byte){
-		"caching":      func(c Session, _ [][]byte) { c.Writer().Error(ErrCachingNoTracking) },
-		"tracking":     ClientTracking,
-		"trackinginfo": ClientTrackingInfo,
-		"getname":      ClientGetName,
-		"getredir":     func(c Session, _ [][]byte) { c.Writer().Int(-1) },
-		"help":         func(c Session, _ [][]byte) { redistext.Help(c.Writer(), "CLIENT", redistext.ClientHelp) },
-		"id":           func(c Session, _ [][]byte) { c.Writer().Int(c.ClientID()) },
-		"reply":        ClientReply,
-		"setname":      ClientSetName,
+		"getname": ClientGetName,
+		"help":    func(c Session, _ [][]byte) { redistext.Help(c.Writer(), "CLIENT", redistext.ClientHelp) },
+		"id":      func(c Session, _ [][]byte) { c.Writer().Int(c.ClientID()) },
+		"reply":   ClientReply,
+		"setname": ClientSetName,
 	}
 	all := map[string]H{}
 	var rows []Command[H]
@@ -419,40 +415,6 @@ func (f *KillFilter) Reply(w *resp.Writer, killed int) {
 	default:
 		w.OK()
 	}
-}
-
-// The shared CACHING, TRACKING and TRACKINGINFO are those of a client
-// that never tracks (vigil-sentinel's); vigil-server overrides them with
-// its client-side caching (server/tracking.go).
-const (
-	ErrCachingNoTracking = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
-	// ErrTrackingUnsupported is Vigil's own: CLIENT TRACKING ON is refused.
-	ErrTrackingUnsupported = "ERR CLIENT TRACKING is not supported by this server"
-)
-
-// ClientTracking accepts OFF (tracking is never on) and refuses ON.
-func ClientTracking(c Session, argv [][]byte) {
-	switch arg := argv[2]; {
-	case keyword(arg, "on"):
-		c.Writer().Error(ErrTrackingUnsupported)
-	case keyword(arg, "off"):
-		c.Writer().OK()
-	default:
-		c.Writer().Error(redistext.ErrSyntax)
-	}
-}
-
-// ClientTrackingInfo is the reply of a client with tracking off.
-func ClientTrackingInfo(c Session, _ [][]byte) {
-	w := c.Writer()
-	w.MapLen(3)
-	w.BulkString("flags")
-	w.SetLen(1)
-	w.BulkString("off")
-	w.BulkString("redirect")
-	w.Int(-1)
-	w.BulkString("prefixes")
-	w.ArrayLen(0)
 }
 
 // ClientLine is one line of CLIENT LIST and CLIENT INFO

@@ -55,6 +55,11 @@ func init() {
 			"pause":    func(c *client, argv [][]byte) { _, _, ok := netshell.ParsePause(&c.w, argv); okIf(c, ok) },
 			"unpause":  func(c *client, _ [][]byte) { c.w.OK() },
 			"unblock":  cmdClientUnblock,
+			// tracking.go
+			"caching":      cmdClientCaching,
+			"getredir":     func(c *client, _ [][]byte) { netshell.GetRedir(&c.w, c.tracking()) },
+			"tracking":     cmdClientTracking,
+			"trackinginfo": func(c *client, _ [][]byte) { netshell.TrackingInfo(&c.w, c.tracking()) },
 		})},
 		{Name: "command", Arity: -1, Flags: netshell.FlagLoading | netshell.FlagStale, ACL: conn, Handler: cmdCommand, Subs: commandSubcommands()},
 		{Name: "hello", Arity: -1, Flags: noAuth, ACL: []string{"fast", "connection"}, Handler: cmdHello},
@@ -90,6 +95,7 @@ func (c *client) dispatch(argv [][]byte) {
 	mark := len(c.w.B)
 	c.rep.Start(&c.w)
 	c.exec(argv)
+	c.endCaching(argv)
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		c.d.stats.errors.Add(1) // afterErrorReply, even when CLIENT REPLY drops it
 	}
@@ -189,11 +195,18 @@ func (d *Daemon) clientInfo(cl, self *client, cmdName string) string {
 	now := timeNow()
 	l := netshell.ClientLine{
 		ID: cl.id, Addr: cl.addr, LAddr: cl.laddr, FD: netshell.ConnFD(cl.conn), Name: cl.getName(),
-		Age: int64(now.Sub(cl.created).Seconds()), Flags: []byte("N"), Sub: int64(sub), PSub: int64(psub),
+		Age: int64(now.Sub(cl.created).Seconds()), Sub: int64(sub), PSub: int64(psub),
 		Multi: -1, Rbs: 1024, TotMem: 1024, Events: "r", Cmd: cl.lastCmd, User: cl.user, Resp: int64(cl.proto()),
 	}
 	if sub+psub > 0 {
-		l.Flags = []byte("P")
+		l.Flags = append(l.Flags, 'P')
+	}
+	if t := cl.tracking(); t != nil {
+		l.Flags = netshell.TrackingFlags(l.Flags, t)
+		l.Tracking, l.Redir = true, t.Redir
+	}
+	if len(l.Flags) == 0 {
+		l.Flags = []byte("N")
 	}
 	if cl != self {
 		l.Idle = int64(now.Sub(cl.idleAt).Seconds())

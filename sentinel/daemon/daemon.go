@@ -67,10 +67,12 @@ type Daemon struct {
 
 	started    time.Time
 	totalConns atomic.Int64
-	totalCmds  atomic.Int64
-	rejected   atomic.Int64
-	stats      serverStats  // INFO's byte, read/write and error counters
-	curHz      atomic.Int64 // server.hz: 1000 / the current tick delay
+	// trackingClients counts the clients with CLIENT TRACKING on (INFO).
+	trackingClients atomic.Int64
+	totalCmds       atomic.Int64
+	rejected        atomic.Int64
+	stats           serverStats  // INFO's byte, read/write and error counters
+	curHz           atomic.Int64 // server.hz: 1000 / the current tick delay
 
 	done      chan struct{} // closed when the loop stops
 	stop      chan int      // SHUTDOWN / Close requests

@@ -183,7 +183,7 @@ func cmdInfo(c *client, argv [][]byte) {
 		d.clientsMu.Unlock()
 		parts = append(parts, fmt.Sprintf("# Clients\r\nconnected_clients:%d\r\ncluster_connections:0\r\n"+
 			"maxclients:%d\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"+
-			"blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n", n, d.st.Server.MaxClients))
+			"blocked_clients:0\r\ntracking_clients:%d\r\nclients_in_timeout_table:0\r\n", n, d.st.Server.MaxClients, d.trackingClients.Load()))
 	}
 	if want["stats"] {
 		chans, pats := d.hub.counts()

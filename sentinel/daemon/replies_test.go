@@ -143,6 +143,13 @@ func TestReplies(t *testing.T) {
 // Go-escaped, or "~ regexp"). subst, if not nil, rewrites both lines first.
 func replayReplies(t *testing.T, port int, lines []string, subst func(string) string) {
 	t.Helper()
+	replayRepliesWith(t, port, lines, subst, nil)
+}
+
+// replayRepliesWith is replayReplies where a "> !name" line (no reply line
+// follows) runs actions[name] between two commands.
+func replayRepliesWith(t *testing.T, port int, lines []string, subst func(string) string, actions map[string]func()) {
+	t.Helper()
 	if subst == nil {
 		subst = func(s string) string { return s }
 	}
@@ -155,6 +162,14 @@ func replayReplies(t *testing.T, port int, lines []string, subst func(string) st
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
 		if !strings.HasPrefix(l, "> ") {
+			continue
+		}
+		if name, ok := strings.CutPrefix(l, "> !"); ok {
+			act := actions[name]
+			if act == nil {
+				t.Fatalf("line %d: no action %q", i+1, name)
+			}
+			act()
 			continue
 		}
 		cmd, want := subst(l[2:]), subst(lines[i+1])

@@ -30,8 +30,12 @@ type client struct {
 	rep     netshell.Replies // CLIENT REPLY
 	idleAt  time.Time
 
-	mu   sync.Mutex // guards name and w.Proto (read by other goroutines)
+	mu   sync.Mutex // guards name, w.Proto and track (read by other goroutines)
 	name string
+	// track is the client's CLIENT TRACKING state (nil: off). A sentinel
+	// has no keys: nothing is ever invalidated, so a broken REDIRECT is
+	// never noticed either (as in redis-sentinel 7.0.15).
+	track *netshell.Tracking
 
 	out *netshell.Queue // the output queue and its writer
 
@@ -113,6 +117,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 	d.totalConns.Add(1) // stat_numconnections: accepted, not rejected
 	defer func() {
 		d.hub.unsubscribeAll(c)
+		c.setTracking(nil) // freeClient's disableTracking
 		d.clientsMu.Lock()
 		delete(d.clients, c.id)
 		d.clientsMu.Unlock()
