@@ -17,6 +17,10 @@ func syncAckSetup(t *testing.T, n, timeoutMs int) (*liveServer, *fakeReplica, *r
 		t.Fatalf("PSYNC: %s", got)
 	}
 	admin := l.dial(t)
+	// Acknowledgements count once the replica is online.
+	eventually(t, "the replica to be online", func() bool {
+		return strings.Contains(liveInfoField(t, admin, "replication", "slave0"), ",state=online,")
+	})
 	for _, kv := range [][2]string{{"min-replicas-ack-timeout", strconv.Itoa(timeoutMs)}, {"min-replicas-ack", strconv.Itoa(n)}} {
 		if got := admin.do("CONFIG", "SET", kv[0], kv[1]); got != "+OK" {
 			t.Fatalf("CONFIG SET %s: %s", kv[0], got)
@@ -77,9 +81,6 @@ func TestSyncAckHoldsReply(t *testing.T) {
 	if got := a.do("SET", "k", "w"); got != "+OK" {
 		t.Fatalf("SET with the mode off: %s", got)
 	}
-	if got := admin.do("CONFIG", "GET", "min-replicas-ack*"); got != `["min-replicas-ack","0","min-replicas-ack-timeout","0"]` && !strings.Contains(got, "min-replicas-ack") {
-		t.Logf("CONFIG GET: %s", got)
-	}
 }
 
 // TestSyncAckTimeout: without enough acknowledgements the client gets the
@@ -122,7 +123,6 @@ func TestSyncAckPipelineOrder(t *testing.T) {
 		t.Fatalf("k is %s while the SET is held", got)
 	}
 	ackAll(t, rep, admin)
-	t.Log(liveInfoField(t, admin, "replication", "sync_ack_waiting_clients"), liveInfoField(t, admin, "replication", "sync_ack_held_writes"), admin.do("CLIENT", "LIST"))
 	if got := a.read(); got != "+OK" {
 		t.Fatalf("SET: %s", got)
 	}
@@ -161,7 +161,7 @@ func TestSyncAckMultiAndScript(t *testing.T) {
 	a.send("EXEC")
 	waitHeld(t, admin, 1)
 	ackAll(t, rep, admin)
-	if got := a.read(); got != `[OK,(integer) 2]` && !strings.Contains(got, "2") {
+	if got := a.read(); !strings.Contains(got, "OK") || !strings.Contains(got, "2") {
 		t.Fatalf("EXEC: %s", got)
 	}
 	if got := liveInfoField(t, admin, "replication", "sync_ack_held_writes"); got != "1" {
@@ -204,8 +204,7 @@ func TestSyncAckClientGone(t *testing.T) {
 	}
 }
 
-// TestSyncAckNotOnReplica: a replica never holds (its master's stream and
-// its own clients), and the directives are Vigil's own: CONFIG GET * does
+// TestSyncAckOff: the directives are Vigil's own: CONFIG GET * does
 // not list them, CONFIG GET by name does.
 func TestSyncAckOff(t *testing.T) {
 	l := startLive(t, "--min-replicas-ack", "1", "--min-replicas-ack-timeout", "50")
