@@ -148,6 +148,8 @@ type Config struct {
 	ReplicaAnnouncePort         int
 	MinReplicasToWrite          int
 	MinReplicasMaxLag           int // seconds
+	MinReplicasAck              int // Vigil: sync-ack mode, replicas per write (0: off)
+	MinReplicasAckTimeout       int // Vigil: milliseconds (0: forever)
 
 	// Events and encodings.
 	NotifyKeyspaceEvents   int // Notify* flags

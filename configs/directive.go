@@ -78,6 +78,9 @@ const (
 	// rewritten, but nothing in Vigil acts on them yet; they have no Config
 	// field (read them with Config.Value).
 	Unimplemented
+	// VigilOnly directives are Vigil's own (not in Redis 7.0.15): they are
+	// also Hidden, so CONFIG GET * lists what redis-server lists.
+	VigilOnly
 )
 
 // Directive describes one configuration directive. The table of directives

@@ -180,6 +180,11 @@ var table = []*Directive{
 	hzD(),
 	numD("min-replicas-to-write", "min-slaves-to-write", 0, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.MinReplicasToWrite })),
 	numD("min-replicas-max-lag", "min-slaves-max-lag", 0, TypeInt, 0, intMax, 10, fNum(func(c *Config) *int { return &c.MinReplicasMaxLag })),
+	// Vigil's sync-ack mode (docs/safety.md): a write's reply waits for
+	// this many replicas to acknowledge its offset (0: off), at most the
+	// timeout in milliseconds (0: forever).
+	numD("min-replicas-ack", "", Hidden|VigilOnly, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.MinReplicasAck })),
+	numD("min-replicas-ack-timeout", "", Hidden|VigilOnly, TypeInt, 0, intMax, 1000, fNum(func(c *Config) *int { return &c.MinReplicasAckTimeout })),
 	numD("watchdog-period", "", Hidden, TypeInt, 0, intMax, 0, numAcc{}),
 	numD("shutdown-timeout", "", 0, TypeInt, 0, intMax, 10, fNum(func(c *Config) *int { return &c.ShutdownTimeout })),
 	numD("repl-diskless-sync-max-replicas", "", 0, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.ReplDisklessSyncMaxReplicas })),

@@ -88,6 +88,11 @@ type blockState struct {
 
 	reploff     int64 // blockAcks: the offset to be acknowledged
 	numreplicas int64 // blockAcks: how many replicas must acknowledge it
+
+	// Sync-ack mode (syncack.go): a write's reply held until the acks.
+	syncAck    bool
+	held       []byte // the held reply
+	ackTimeout int    // min-replicas-ack-timeout when it blocked (ms)
 }
 
 // ServeFunc serves a client blocked on keys after key (in the client's
@@ -307,6 +312,10 @@ func replyTimedOut(c *Client, timedOut func(*Client)) {
 // replyBlockTimedOut writes bs's timed-out reply: WAIT answers the
 // replicas that acknowledged so far.
 func (s *Server) replyBlockTimedOut(bs *blockState) {
+	if bs.syncAck {
+		s.replySyncAckTimedOut(bs)
+		return
+	}
 	if bs.kind == blockAcks {
 		bs.c.w.Int(s.countAcks(bs.reploff))
 		return
@@ -491,7 +500,11 @@ func (s *Server) processWaitingReplicas(offset int64) {
 			continue // this acknowledgement does not reach it
 		}
 		if n := s.countAcks(bs.reploff); n >= bs.numreplicas {
-			bs.c.w.Int(n)
+			if bs.syncAck {
+				bs.c.w.Raw(bs.held)
+			} else {
+				bs.c.w.Int(n)
+			}
 			s.unblock(bs, false)
 		}
 	}

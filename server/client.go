@@ -369,9 +369,17 @@ func (s *Server) process(c *Client, args [][]byte) {
 		s.unwatchAll(c, true)
 	}
 	c.rep.Start(&c.w)
+	mark, units, off, dirty := len(c.w.B), s.propUnits, s.repl.offset, s.ks.Dirty
 	s.call(c, args)
 	if s.tracking.active() {
 		s.trackingAfterCommand(c, args) // tracking.go: CLIENT CACHING's one command
+	}
+	// Sync-ack mode (syncack.go): a command that moved the replication
+	// stream (or changed the dataset, when no replica ever connected and
+	// nothing propagates) has its reply held until enough replicas
+	// acknowledge it.
+	if c.blocked == nil && (s.propUnits != units || s.repl.offset != off || s.ks.Dirty != dirty) && s.syncAckApplies(c) {
+		c.holdForAcks(s.lookup(args[0]), mark)
 	}
 	if c.blocked != nil {
 		// A blocked client is reset when it is unblocked (Redis's

@@ -423,6 +423,7 @@ func (s *Server) infoStats(w *infoWriter) {
 // infoReplication is INFO replication (repl_master.go).
 func (s *Server) infoReplication(w *infoWriter) {
 	s.replInfo(w) // repl
+	s.infoSyncAck(w)
 }
 
 // --- cpu -----------------------------------------------------------------------

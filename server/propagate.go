@@ -110,6 +110,7 @@ func (s *Server) propagateUnit(wrap bool) {
 	for _, p := range s.props {
 		p.Propagate(ops)
 	}
+	s.propUnits++ // sync-ack mode: the unit's command moved the stream (syncack.go)
 	clear(s.pending)
 	s.pending = s.pending[:0]
 }

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"fmt"
+	"time"
+)
+
+// Sync-ack mode (Vigil's own; docs/safety.md): with min-replicas-ack N > 0
+// on a master, the reply of a top-level command that moved the replication
+// stream (a write, an EXEC or a script that wrote, a read that expired a
+// key) is held until N replicas have acknowledged the offset the stream
+// reached after it, as if the client had sent WAIT N timeout itself, with
+// min-replicas-ack-timeout milliseconds as the timeout (0: forever).
+//
+// It is WAIT's machinery (blocking.go): the client is blocked on acks
+// (kind blockAcks, syncAck set) with its reply cut out of c.w and kept in
+// the blockState; runBatch parks it (parkBlocked sends the GETACK at once),
+// its pipelined commands wait in the query buffer, other clients are
+// served. processWaitingReplicas puts the held reply back when enough
+// replicas acknowledge; at the deadline (or CLIENT UNBLOCK) the client
+// gets errSyncAckTimeout instead: the write may or may not be applied,
+// never a silent success. A client gone while parked is unblocked by the
+// cron's sweep, as a WAIT.
+//
+// Never held: a replica's own clients (a replica does not wait), the
+// master's link and the AOF loader, replicas' connections, commands that
+// blocked (WAIT itself, BLPOP...: their eventual replies are not held), and
+// commands that propagated nothing (reads, no-op writes).
+
+// syncAckStats are INFO's sync-ack counters (guarded by mu).
+type syncAckStats struct {
+	held     int64 // writes whose reply was held
+	timeouts int64 // held writes answered with the timeout error
+}
+
+// errSyncAckTimeout is the reply to a held write whose acknowledgements did
+// not come in time. Its code is not NOREPLICAS on purpose: that error
+// (min-replicas-to-write) means the write was refused, this one that it
+// ran on the master and may or may not survive.
+const errSyncAckTimeout = "UNACKED Write may or may not be applied: acknowledged by %d of %d required replicas %s"
+
+// syncAckApplies reports whether c's writes are held: a master with the
+// mode on, a client that is not the master's link, the AOF loader or a
+// replica.
+func (s *Server) syncAckApplies(c *Client) bool {
+	if s.cfg.MinReplicasAck <= 0 || c.aofClient || s.isReplica() {
+		return false
+	}
+	switch c.kind() {
+	case kindMaster, kindReplica:
+		return false
+	}
+	return true
+}
+
+// holdForAcks blocks c after a top-level command cmd that moved the
+// replication stream: its reply, c.w.B[mark:], is held until
+// min-replicas-ack replicas acknowledged the current offset.
+func (c *Client) holdForAcks(cmd *Command, mark int) {
+	s := c.srv
+	n := int64(s.cfg.MinReplicasAck)
+	offset := s.repl.offset
+	if s.countAcks(offset) >= n {
+		return // already acknowledged (cannot be before the GETACK, but cheap)
+	}
+	var deadline time.Time
+	timeout := s.cfg.MinReplicasAckTimeout
+	if timeout > 0 {
+		deadline = time.UnixMilli(s.nowMs + int64(timeout))
+	}
+	held := append([]byte(nil), c.w.B[mark:]...)
+	c.w.B = c.w.B[:mark]
+	s.syncAck.held++
+	bs := &blockState{c: c, kind: blockAcks, cmd: cmd, db: c.db, deadline: deadline,
+		reploff: offset, numreplicas: n, syncAck: true, held: held, ackTimeout: timeout}
+	s.blocking.acks = append(s.blocking.acks, bs)
+	s.block(bs)
+	s.repl.getackPending = true
+	if r := s.blocking.replicas; r != nil {
+		r.RequestAcks()
+	}
+}
+
+// replySyncAckTimedOut writes the error a held write gets instead of its
+// reply (timeout, CLIENT UNBLOCK TIMEOUT).
+func (s *Server) replySyncAckTimedOut(bs *blockState) {
+	when := fmt.Sprintf("within %d ms", bs.ackTimeout)
+	if bs.ackTimeout <= 0 {
+		when = "before it was unblocked"
+	}
+	msg := fmt.Sprintf(errSyncAckTimeout, s.countAcks(bs.reploff), bs.numreplicas, when)
+	s.syncAck.timeouts++
+	s.countError([]byte("-" + msg))
+	bs.c.w.Error(msg)
+}
+
+// infoSyncAck appends the mode's fields to INFO replication, only when it
+// is on or has been used (INFO stays redis-server's otherwise).
+func (s *Server) infoSyncAck(w *infoWriter) {
+	if s.cfg.MinReplicasAck <= 0 && s.syncAck.held == 0 {
+		return
+	}
+	waiting := 0
+	for _, bs := range s.blocking.acks {
+		if bs.syncAck {
+			waiting++
+		}
+	}
+	w.int("min_replicas_ack", int64(s.cfg.MinReplicasAck))
+	w.int("sync_ack_waiting_clients", int64(waiting))
+	w.int("sync_ack_held_writes", s.syncAck.held)
+	w.int("sync_ack_timeouts", s.syncAck.timeouts)
+}
