@@ -140,18 +140,37 @@ func HandOverVia(ctx context.Context, sentinels []string, masterName, old string
 	current func(context.Context) (string, error)) (string, error) {
 	leader := ""
 	var errs []error
-	for _, s := range sentinels {
-		cl := redis.NewClient(clientOptions(s, 5*time.Second))
-		err := cl.Do(ctx, "SENTINEL", "FAILOVER", masterName, "COORDINATED").Err()
-		cl.Close()
-		if err == nil {
-			leader = s
+	// A replica restarted a moment ago is not yet a candidate in the
+	// sentinels' view (its INFO is stale or reports its link down until the
+	// next INFO): -NOGOODSLAVE then is transient, so ask again until ctx
+	// ends. Any other refusal is final.
+	for {
+		errs = errs[:0]
+		transient := true
+		for _, s := range sentinels {
+			cl := redis.NewClient(clientOptions(s, 5*time.Second))
+			err := cl.Do(ctx, "SENTINEL", "FAILOVER", masterName, "COORDINATED").Err()
+			cl.Close()
+			if err == nil {
+				leader = s
+				break
+			}
+			if strings.Contains(err.Error(), "wrong number of arguments") {
+				return "", fmt.Errorf("sentinel %s has no SENTINEL FAILOVER ... COORDINATED (redis-sentinel?): %w", s, err)
+			}
+			if !strings.HasPrefix(err.Error(), "NOGOODSLAVE") {
+				transient = false
+			}
+			errs = append(errs, fmt.Errorf("sentinel %s: %w", s, err))
+		}
+		if leader != "" || !transient {
 			break
 		}
-		if strings.Contains(err.Error(), "wrong number of arguments") {
-			return "", fmt.Errorf("sentinel %s has no SENTINEL FAILOVER ... COORDINATED (redis-sentinel?): %w", s, err)
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no sentinel started it before %w: %w", ctx.Err(), errors.Join(errs...))
+		case <-time.After(250 * time.Millisecond):
 		}
-		errs = append(errs, fmt.Errorf("sentinel %s: %w", s, err))
 	}
 	if leader == "" {
 		return "", fmt.Errorf("no sentinel started it: %w", errors.Join(errs...))
