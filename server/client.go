@@ -68,6 +68,10 @@ type Client struct {
 	aclUser *acl.User // the authenticated ACL user; nil: the default user (acl.go)
 	created time.Time
 	lastCmd string
+	// resolved is the command the last call() looked up, subcommand
+	// resolved (nil when none was found): what resetClient knows as
+	// prevcmd (tracking.go).
+	resolved *Command
 	// rep is the CLIENT REPLY state (netshell.Replies): the flags, where
 	// the reply written under them began, and the pub/sub pushes in the
 	// reply buffer that OFF/SKIP must not drop (replySubAlways); its

@@ -113,6 +113,7 @@ type cmdStat struct {
 // execution, statistics, slowlog and MONITOR feed.
 func (s *Server) call(c *Client, args [][]byte) {
 	s.setCmdNow(c)
+	c.resolved = nil
 	cmd := c.lookupCached(args[0])
 	if cmd == nil {
 		s.stats.rejectedCalls++
@@ -129,6 +130,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	// subcommand is not charged to the container's commandstats (Redis's
 	// lookup finds no command at all).
 	cmd, msg := cmd.Resolve(args)
+	c.resolved = cmd // tracking.go: resetClient's prevcmd (nil: unknown subcommand)
 	if msg != "" {
 		s.reject(c, cmd, msg)
 		return

@@ -223,7 +223,14 @@ func (s *Server) trackingAfterRead(c *Client, cmd *Command, args [][]byte) {
 // the next command (or transaction) only.
 func (s *Server) trackingAfterCommand(c *Client, args [][]byte) {
 	tc := s.tracking.byClient[c]
-	if tc == nil || !tc.Caching || c.multi != nil || eqFold(args[0], "client") {
+	// resetClient keeps CLIENT_TRACKING_CACHING after a command whose proc
+	// is clientCommand: a CLIENT subcommand that was found, even when its
+	// arity was wrong; a bare CLIENT (the container) or an unknown
+	// subcommand clears it.
+	if tc == nil || !tc.Caching || c.multi != nil {
+		return
+	}
+	if r := c.resolved; r != nil && r.Parent() != nil && r.Parent().Name == "client" {
 		return
 	}
 	tc.Caching = false
