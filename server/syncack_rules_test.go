@@ -17,7 +17,7 @@ import (
 // there is no acknowledgement to wait for, and the setting is for masters
 // (docs/safety.md).
 func TestSyncAckReplicaNeverHolds(t *testing.T) {
-	_, maddr := startLiveTCP(t)
+	_, maddr := startLiveTCP(t, "--repl-diskless-sync", "no")
 	host, port, _ := net.SplitHostPort(maddr)
 	m := dialTCPLive(t, maddr)
 	r, _ := startLiveTCP(t, "--min-replicas-ack", "1", "--min-replicas-ack-timeout", "0")
