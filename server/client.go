@@ -381,8 +381,9 @@ func (s *Server) process(c *Client, args [][]byte) {
 	// Sync-ack mode (syncack.go): a command that moved the replication
 	// stream (or changed the dataset, when no replica ever connected and
 	// nothing propagates) has its reply held until enough replicas
-	// acknowledge it.
-	if c.blocked == nil && (s.propUnits != units || s.repl.offset != off || s.ks.Dirty != dirty) && s.syncAckApplies(c) {
+	// acknowledge it. Dirty only counts when it grew: SAVE (and DEBUG
+	// LOADAOF) reset it, and they wrote nothing.
+	if c.blocked == nil && (s.propUnits != units || s.repl.offset != off || s.ks.Dirty > dirty) && s.syncAckApplies(c) {
 		c.holdForAcks(s.lookup(args[0]), mark)
 	}
 	if c.blocked != nil {
