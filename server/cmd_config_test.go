@@ -192,6 +192,13 @@ func TestConfigRewriteReplicaof(t *testing.T) {
 		}
 		return strings.Join(lines, "|")
 	}
+	port := closedPort(t)
+	if got := ts.do(c, "REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	if got, want := rewrite(), "replicaof 127.0.0.1 "+port; got != want {
+		t.Errorf("after REPLICAOF the file says %q, want %q", got, want)
+	}
 	if got := ts.do(c, "REPLICAOF", "NO", "ONE"); got != "+OK\r\n" {
 		t.Fatalf("REPLICAOF NO ONE: %q", got)
 	}
@@ -200,13 +207,5 @@ func TestConfigRewriteReplicaof(t *testing.T) {
 	}
 	if got := rewrite(); got != "" {
 		t.Errorf("after REPLICAOF NO ONE the file says %q", got)
-	}
-	port := closedPort(t)
-	if got := ts.do(c, "REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
-		t.Fatalf("REPLICAOF: %q", got)
-	}
-	defer ts.do(c, "REPLICAOF", "NO", "ONE")
-	if got, want := rewrite(), "replicaof 127.0.0.1 "+port; got != want {
-		t.Errorf("after REPLICAOF the file says %q, want %q", got, want)
 	}
 }
