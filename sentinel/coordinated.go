@@ -12,6 +12,10 @@ package sentinel
 // aborted), or failover-timeout passes, the failover is aborted and the old
 // master stays in place.
 //
+// When the replica reports role:master it is sent the transaction a plain
+// promotion sends (coordPersist), so its config file no longer names the old
+// master.
+//
 // Events: +coordinated-failover-start (the FAILOVER was sent),
 // +coordinated-failover-state (the master's master_failover_state changed),
 // +coordinated-failover-end (the replica took over), and
@@ -121,4 +125,24 @@ func (c *Core) coordMasterInfo(m *instance, in Info) {
 	}
 	c.event(LevelWarning, typ, m, "%@")
 	c.abortFailover(m)
+}
+
+// coordPersist follows +coordinated-failover-end: the promoted replica took
+// over through PSYNC FAILOVER, which changes its role in memory only, so its
+// config file may still say `replicaof <old master>` and a restart would
+// bring it back as a replica. It is sent the transaction Redis sends on a
+// plain promotion (SendReplicaOf with Host ""): SLAVEOF NO ONE, a no-op on a
+// master ("+OK Already master"), then CONFIG REWRITE, which persists the new
+// role, and the CLIENT KILLs of normal and pubsub clients. The kills are kept
+// as in a plain promotion: the clients connected to the node until now were
+// connected to a replica, and closing them makes them ask the sentinels
+// again and find the new roles, as after any failover (CLIENT KILL skips the
+// sentinel's own connection). The reply (CommandReplied) only settles the
+// pending count: eagerAfterCommand asks for INFO only while promoting
+// (WaitPromotion) or for a replica with SLAVEOF sent in ReconfReplicas, and
+// the promoted replica is neither. Best effort, as Redis's own SLAVEOF NO
+// ONE: with no command connection nothing is sent (the link was up a moment
+// ago, when its INFO reported role:master).
+func (c *Core) coordPersist(p *instance) {
+	c.sendReplicaOf(p, nil)
 }

@@ -297,6 +297,7 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 		if ri.flags&fPromoted != 0 && m.flags&fFailoverInProgress != 0 && m.failoverState == WaitPromotion {
 			if m.coord.on {
 				c.event(LevelWarning, "+coordinated-failover-end", m, "%@")
+				c.coordPersist(ri)
 			}
 			m.configEpoch = m.failoverEpoch
 			m.failoverState = ReconfReplicas

@@ -297,10 +297,20 @@ func TestScenarioAssertions(t *testing.T) {
 				t.Errorf("%s: first +switch-master %v, want to r1 (6380)", n, sw)
 			}
 		}
-		for _, l := range s.Events("s1", "slaveof") {
+		// The only SLAVEOF NO ONE is the transaction that persists r1's new
+		// role (SLAVEOF NO ONE + CONFIG REWRITE), sent once r1 reports
+		// role:master: the promotion itself is the master's FAILOVER.
+		var noone []sim.Line
+		for _, l := range s.Events("*", "slaveof") {
 			if strings.HasSuffix(l.Message, "NO ONE") {
-				t.Errorf("a coordinated failover sent SLAVEOF NO ONE: %v", l)
+				noone = append(noone, l)
 			}
+		}
+		end := s.Events("s1", "+coordinated-failover-end")
+		if len(noone) != 1 || noone[0].Node != "s1" || noone[0].Message != "r1 NO ONE" {
+			t.Errorf("SLAVEOF NO ONE sent %v, want once, by s1 to r1", noone)
+		} else if len(end) != 1 || noone[0].At < end[0].At {
+			t.Errorf("SLAVEOF NO ONE at %d, before +coordinated-failover-end %v", noone[0].At, end)
 		}
 		if n := len(s.Events("s1", "failover")); n != 1 {
 			t.Errorf("FAILOVER sent %d times, want 1", n)

@@ -152,3 +152,60 @@ func TestConfigSetTimeout(t *testing.T) {
 		t.Fatalf("pub/sub client: %s", got)
 	}
 }
+
+// TestConfigRewriteReplicaof: CONFIG GET replicaof and CONFIG REWRITE show
+// the current master, as Redis's (server.masterhost), not the one of the
+// startup file: REPLICAOF NO ONE drops the line, REPLICAOF host port writes
+// it. A coordinated failover relies on it (the promoted replica is sent
+// SLAVEOF NO ONE + CONFIG REWRITE).
+func TestConfigRewriteReplicaof(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/vigil.conf"
+	if err := writeFile(path, "port 0\nreplicaof 127.0.0.1 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load(configs.LoadOptions{ConfigFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewFake(time.Unix(1700000000, 0))
+	s, err := New(cfg, zerolog.Nop(), WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{s: s, clk: clk}
+	c := ts.client()
+	rewrite := func() string {
+		t.Helper()
+		if got := ts.do(c, "CONFIG", "REWRITE"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG REWRITE: %q", got)
+		}
+		data, err := readFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for _, l := range strings.Split(data, "\n") {
+			if strings.HasPrefix(l, "replicaof") || strings.HasPrefix(l, "slaveof") {
+				lines = append(lines, l)
+			}
+		}
+		return strings.Join(lines, "|")
+	}
+	port := closedPort(t)
+	if got := ts.do(c, "REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	if got, want := rewrite(), "replicaof 127.0.0.1 "+port; got != want {
+		t.Errorf("after REPLICAOF the file says %q, want %q", got, want)
+	}
+	if got := ts.do(c, "REPLICAOF", "NO", "ONE"); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF NO ONE: %q", got)
+	}
+	if got := ts.do(c, "CONFIG", "GET", "replicaof"); got != "*2\r\n$9\r\nreplicaof\r\n$0\r\n\r\n" {
+		t.Errorf("CONFIG GET replicaof after REPLICAOF NO ONE: %q", got)
+	}
+	if got := rewrite(); got != "" {
+		t.Errorf("after REPLICAOF NO ONE the file says %q", got)
+	}
+}

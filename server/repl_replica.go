@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
@@ -114,6 +115,9 @@ func (s *Server) startReplication(host string, port int) {
 	// (the RDB's repl-id and repl-offset, see restoreReplInfo).
 	l.afterStartupLoad = s.rdb.loading && s.repl.link == nil
 	s.repl.link = l
+	// The role as CONFIG GET replicaof and CONFIG REWRITE see it (Redis
+	// reads server.masterhost there).
+	s.cfg.ReplicaOf = configs.Address{Host: host, Port: port}
 	s.repl.freshStart = false // its history is now a master's
 	s.ks.Replica = true
 	s.log.Info().Msgf("Connecting to MASTER %s:%d", host, port)
@@ -148,6 +152,9 @@ func (s *Server) stopLink(l *replLink) {
 // unsetMaster is replicationUnsetMaster (REPLICAOF NO ONE, a PSYNC
 // FAILOVER from the master, an aborted FAILOVER; lock held).
 func (s *Server) unsetMaster() {
+	// No master any more, for CONFIG GET replicaof and CONFIG REWRITE too
+	// (also when the startup replicaof link is not started yet).
+	s.cfg.ReplicaOf = configs.Address{}
 	l := s.repl.link
 	if l == nil {
 		return

@@ -3,12 +3,17 @@ package sentinel
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/integration"
 )
 
 // pushWriter RPUSHes 1, 2, 3, ... through a FailoverClient and records
@@ -67,6 +72,49 @@ func (w *pushWriter) count() int {
 	return len(w.acked)
 }
 
+// startDataWithConfig is StartData with each replica started from a config
+// file (Dir/server.conf) that says `replicaof <master>`, as in a real
+// deployment, so CONFIG REWRITE has a file to rewrite.
+func startDataWithConfig(n int) *Cluster {
+	GinkgoHelper()
+	c := &Cluster{data: map[int]*redis.Client{}}
+	c.Master = integration.StartServer(dataArgs...)
+	c.addClient(c.Master)
+	for i := 0; i < n; i++ {
+		r := integration.StartServerWith(integration.ServerOptions{
+			Config: fmt.Sprintf("replicaof 127.0.0.1 %d\n", c.Master.Port),
+			Args:   dataArgs,
+		})
+		c.addClient(r)
+		c.Replicas = append(c.Replicas, r)
+	}
+	Eventually(func(g Gomega) {
+		info, err := c.Info(c.Master.Port)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, r := range c.Replicas {
+			g.Expect(info).To(MatchRegexp(`slave\d+:ip=127\.0\.0\.1,port=%d,state=online`, r.Port))
+		}
+	}).WithTimeout(30*time.Second).WithPolling(50*time.Millisecond).Should(Succeed(),
+		"the replicas should be online at the master")
+	return c
+}
+
+// replicaofLines returns the `replicaof` / `slaveof` directives of the
+// config file of the data server s.
+func replicaofLines(s *integration.Server) []string {
+	GinkgoHelper()
+	b, err := os.ReadFile(filepath.Join(s.Dir, "server.conf"))
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.ToLower(l))
+		if len(f) > 0 && (f[0] == "replicaof" || f[0] == "slaveof") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 var _ = Describe("Coordinated failover", Label("failover", "coordinated", "slow"), func() {
 	BeforeEach(func() {
 		RequireSentinel()
@@ -76,7 +124,10 @@ var _ = Describe("Coordinated failover", Label("failover", "coordinated", "slow"
 	})
 
 	It("SENTINEL FAILOVER m COORDINATED hands over without losing an acknowledged write", func() {
-		c := StartData(2)
+		c := startDataWithConfig(2)
+		for _, r := range c.Replicas {
+			Expect(replicaofLines(r)).To(HaveLen(1))
+		}
 		c.AddSentinels(2, Times(3, SentinelBin)...)
 		c.WaitDiscovery()
 		ev := Watch(c.Sentinels...)
@@ -101,6 +152,21 @@ var _ = Describe("Coordinated failover", Label("failover", "coordinated", "slow"
 		c.ExpectMaster(newPort)
 		c.ExpectReplicaOf(old, newPort, FailoverWait)
 		c.ExpectReplicaOf(c.OtherReplica(newPort).Port, newPort, FailoverWait)
+
+		By("the new master's config file no longer names the old master (SLAVEOF NO ONE + CONFIG REWRITE)")
+		var promoted *integration.Server
+		for _, r := range c.Replicas {
+			if r.Port == newPort {
+				promoted = r
+			}
+		}
+		Expect(promoted).NotTo(BeNil())
+		Eventually(func() []string { return replicaofLines(promoted) }).
+			WithTimeout(FailoverWait).WithPolling(Poll).Should(BeEmpty())
+		other := c.OtherReplica(newPort)
+		Eventually(func() []string { return replicaofLines(other) }).
+			WithTimeout(FailoverWait).WithPolling(Poll).
+			Should(ConsistOf(MatchRegexp(`^replicaof 127\.0\.0\.1 %d$`, newPort)))
 
 		By("writes go on, and every acknowledged one is on the new master")
 		n := w.count()
