@@ -150,6 +150,7 @@ type Config struct {
 	MinReplicasMaxLag           int // seconds
 	MinReplicasAck              int // Vigil: sync-ack mode, replicas per write (0: off)
 	MinReplicasAckTimeout       int // Vigil: milliseconds (0: forever)
+	MetricsPort                 int // Vigil: HTTP port of /metrics (internal/metrics), 0 = off
 
 	// Events and encodings.
 	NotifyKeyspaceEvents   int // Notify* flags

@@ -185,6 +185,9 @@ var table = []*Directive{
 	// timeout in milliseconds (0: forever).
 	numD("min-replicas-ack", "", Hidden|VigilOnly, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.MinReplicasAck })),
 	numD("min-replicas-ack-timeout", "", Hidden|VigilOnly, TypeInt, 0, intMax, 1000, fNum(func(c *Config) *int { return &c.MinReplicasAckTimeout })),
+	// Vigil's Prometheus endpoint (internal/metrics): /metrics over HTTP on
+	// this port at the bind addresses, 0 = off. Read at startup only.
+	numD("metrics-port", "", Immutable|Hidden|VigilOnly, TypeInt, 0, 65535, 0, fNum(func(c *Config) *int { return &c.MetricsPort })),
 	numD("watchdog-period", "", Hidden, TypeInt, 0, intMax, 0, numAcc{}),
 	numD("shutdown-timeout", "", 0, TypeInt, 0, intMax, 10, fNum(func(c *Config) *int { return &c.ShutdownTimeout })),
 	numD("repl-diskless-sync-max-replicas", "", 0, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.ReplDisklessSyncMaxReplicas })),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
+	"github.com/vigil-kv/vigil/internal/metrics"
 	"github.com/vigil-kv/vigil/sentinel/daemon"
 )
 
@@ -168,6 +169,16 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		}
 		return 1
 	}
+	if cfg.MetricsPort != 0 {
+		ep, err := metrics.Listen(cfg.Bind, cfg.MetricsPort)
+		if err != nil {
+			log.Error().Msg(err.Error())
+			return 1
+		}
+		defer ep.Close()
+		ep.Serve(metrics.NewRegistry(metrics.SentinelCollector(sentinelSnapshot(d))))
+		log.Info().Msgf("Serving Prometheus metrics on port %d (http, %s).", cfg.MetricsPort, metrics.Path)
+	}
 	if cfg.PidFile != "" {
 		if err := writePidFile(cfg.PidFile, pid); err != nil {
 			log.Warn().Msgf("Failed to write PID file: %s", logging.ErrText(err))
@@ -214,4 +225,25 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 // writePidFile writes the pid and a newline, as Redis's createPidFile.
 func writePidFile(path string, pid int) error {
 	return os.WriteFile(path, []byte(fmt.Sprintf("%d\n", pid)), 0o644)
+}
+
+// sentinelSnapshot reads d for the metrics collector (internal/metrics).
+func sentinelSnapshot(d *daemon.Daemon) func() (metrics.SentinelSnapshot, bool) {
+	return func() (metrics.SentinelSnapshot, bool) {
+		info, masters, ok := d.MetricsSnapshot()
+		if !ok {
+			return metrics.SentinelSnapshot{}, false
+		}
+		snap := metrics.SentinelSnapshot{Info: info}
+		for _, m := range masters {
+			sm := metrics.SentinelMaster{Fields: m.Fields, ReplicaFlags: m.ReplicaFlags, SentinelFlags: m.SentinelFlags,
+				CKQuorumOK: m.CKQuorumOK, CKQuorumText: m.CKQuorumText,
+				Failovers: metrics.FailoverStats{Started: m.FailoversStarted, Finished: m.FailoversFinished, Aborted: m.FailoversAborted}}
+			for _, p := range m.LastFailoverPhases {
+				sm.Failovers.LastPhases = append(sm.Failovers.LastPhases, metrics.Phase{Name: p.Name, Seconds: p.Seconds})
+			}
+			snap.Masters = append(snap.Masters, sm)
+		}
+		return snap, true
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
+	"github.com/vigil-kv/vigil/internal/metrics"
 	"github.com/vigil-kv/vigil/server"
 )
 
@@ -89,6 +90,16 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	port := srv.Port()
+	if cfg.MetricsPort != 0 {
+		ep, err := metrics.Listen(cfg.Bind, cfg.MetricsPort)
+		if err != nil {
+			log.Error().Msg(err.Error())
+			return 1
+		}
+		defer ep.Close()
+		ep.Serve(metrics.NewRegistry(metrics.ServerCollector(serverSnapshot(srv))))
+		log.Info().Msgf("Serving Prometheus metrics on port %d (http, %s).", cfg.MetricsPort, metrics.Path)
+	}
 
 	if cfg.PidFile != "" {
 		if err := writePidFile(cfg.PidFile, pid); err != nil {
@@ -156,5 +167,17 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
 			cancel()
 		}
+	}
+}
+
+// serverSnapshot reads srv for the metrics collector (internal/metrics).
+func serverSnapshot(srv *server.Server) func() (metrics.ServerSnapshot, bool) {
+	return func() (metrics.ServerSnapshot, bool) {
+		info, lat := srv.MetricsSnapshot()
+		snap := metrics.ServerSnapshot{Info: info}
+		for _, l := range lat {
+			snap.Latency = append(snap.Latency, metrics.CommandHistogram{Cmd: l.Cmd, Buckets: l.Buckets})
+		}
+		return snap, true
 	}
 }

@@ -42,6 +42,8 @@ type Options struct {
 // run on their own goroutines and hand their facts to the loop through an
 // unbounded inbox, so nothing that runs on the loop ever blocks on them.
 type Daemon struct {
+	// failovers counts the failovers run, for the metrics (failoverstats.go).
+	failovers failoverStats
 	// cmds is the command table by the names clients use: the table
 	// after the configuration's rename-command directives.
 	cmds map[string]*command
@@ -418,6 +420,7 @@ func (d *Daemon) exec(a sentinel.Action) {
 
 // notify is sentinelEvent's log and pub/sub part.
 func (d *Daemon) notify(level sentinel.Level, typ, msg string) {
+	d.failovers.event(typ, msg, nowMs())
 	var ev *zerolog.Event
 	switch level {
 	case sentinel.LevelWarning:

@@ -141,14 +141,19 @@ func (d *Daemon) hz() int {
 // asked in); "default", "all" and "everything" give all of them, other
 // section names nothing.
 func cmdInfo(c *client, argv [][]byte) {
+	c.w.BulkString(c.d.infoText(strs(argv[1:])))
+}
+
+// infoText is INFO's text for the sections asked (none: the default).
+func (d *Daemon) infoText(sections []string) string {
 	want := map[string]bool{}
-	if len(argv) == 1 {
+	if len(sections) == 0 {
 		for _, s := range infoSections {
 			want[s] = true
 		}
 	}
-	for _, arg := range argv[1:] {
-		switch a := strings.ToLower(string(arg)); a {
+	for _, arg := range sections {
+		switch a := strings.ToLower(arg); a {
 		case "default", "all", "everything":
 			for _, s := range infoSections {
 				want[s] = true
@@ -157,7 +162,6 @@ func cmdInfo(c *client, argv [][]byte) {
 			want[a] = true
 		}
 	}
-	d := c.d
 	var parts []string
 	now := time.Now()
 	if want["server"] {
@@ -229,5 +233,5 @@ func cmdInfo(c *client, argv [][]byte) {
 		})
 		parts = append(parts, s)
 	}
-	c.w.BulkString(strings.Join(parts, "\r\n"))
+	return strings.Join(parts, "\r\n")
 }

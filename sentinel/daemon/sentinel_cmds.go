@@ -279,6 +279,13 @@ func sConfig(c *client, a [][]byte) {
 		var f []sentinel.Field
 		param := string(a[3])
 		c.d.call(func() { f = c.d.core.ConfigGet(param) })
+		// Vigil's metrics-port (internal/metrics) is a directive of the
+		// process, not of the core: shown when asked by its name only,
+		// so that "*" lists what redis-sentinel lists. SET refuses it
+		// (the core knows no such parameter): it is read at startup.
+		if strings.EqualFold(param, "metrics-port") {
+			f = append(f, sentinel.Field{Name: "metrics-port", Value: strconv.Itoa(c.d.st.Server.MetricsPort)})
+		}
 		c.writeFields(f)
 	case len(a) == 5 && redisutil.EqFold(a[2], "set"):
 		c.coreReply(sentinel.ConfigSetRequested{Param: string(a[3]), Value: string(a[4])})
