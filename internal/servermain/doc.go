@@ -6,6 +6,6 @@
 // `vigil server` subcommand of cmd/vigil (which `vigil up` spawns, so a machine
 // with nothing but Go can run a deployment) run exactly the same program.
 // It is part of the command layer: it may import server, configs,
-// internal/logging, internal/metrics (the /metrics endpoint) and the chosen libraries (urfave/cli, zerolog); only cmd
-// imports it.
+// internal/logging, internal/metrics (the /metrics endpoint) and the
+// chosen libraries (urfave/cli, zerolog); only cmd imports it.
 package servermain
