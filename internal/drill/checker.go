@@ -130,6 +130,39 @@ func FirstWriteAfter(ops []Op, t time.Duration) time.Duration {
 	return best
 }
 
+// oldMasterWriteWindow is, for a fault that cut the master off
+// (partition-master, split), the time from the fault's start to the
+// completion of the last write the old master (f.Target) acknowledged while
+// it was cut off or deposed, and how many writes it acknowledged then; -1
+// and 0 when it acknowledged none. The writes counted are those a drill
+// client had sent to f.Target (Op.Node) that completed acknowledged (SET OK,
+// and WAIT's count with --wait; every register write that replied OK) at or
+// after the fault's start and: when another node was promoted during the
+// fault (f.NewMaster), up to the fault's end (the old master acknowledging
+// after the heal, before the sentinels demote it, loses writes too);
+// otherwise up to the heal (f.Healed; the fault's end when not healed),
+// after which the old master is again the master of everyone.
+//
+// With fencing, this window is bounded by the time a master that reaches
+// neither a sentinel majority nor enough replicas keeps accepting writes.
+func oldMasterWriteWindow(ops []Op, f FaultRecord) (time.Duration, int) {
+	limit := f.End
+	if (f.NewMaster == "" || f.NewMaster == f.Target) && f.Healed > 0 {
+		limit = f.Healed
+	}
+	last, n := time.Duration(-1), 0
+	for _, op := range ops {
+		if op.Node == "" || op.Node != f.Target || op.Status != StatusOK || op.Done < f.Start || op.Done > limit {
+			continue
+		}
+		if op.Kind == KindRegWrite || (op.Kind == KindWrite && op.Acked) {
+			n++
+			last = max(last, op.Done-f.Start)
+		}
+	}
+	return last, n
+}
+
 // ClientSwitchAfter is the time of the first client master change to
 // newMaster at or after from (the fault's start), from the drill's
 // "client:<source>" events ("client N: old -> new"); ok is false when no
