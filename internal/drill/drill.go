@@ -169,8 +169,8 @@ type Report struct {
 	// UnavailableTotal is the sum of the Unavailable windows.
 	UnavailableTotal time.Duration `json:"unavailable_total_ns"`
 	// FaultStats: per fault kind, how long its rounds took.
-	FaultStats []FaultStat `json:"fault_stats"`
-	Linearizable  LinResult     `json:"linearizability"`
+	FaultStats   []FaultStat `json:"fault_stats"`
+	Linearizable LinResult   `json:"linearizability"`
 	// Network is how partitions were made: "netns" (network namespaces,
 	// real packet loss), "proxy" (a TCP proxy in this process) or "" (no
 	// deployment of the drill's, or none could be made); NetworkInfo
