@@ -450,7 +450,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.History = ops
 	rep.Counts = Count(ops)
 	rep.Loss = CheckLoss(ops, final, cfg.Wait)
-	rep.Unavailable = Unavailability(ops, end, cfg.GapMin)
+	rep.Unavailable = UnavailabilityWait(ops, end, cfg.GapMin, cfg.Wait)
 	for _, u := range rep.Unavailable {
 		rep.UnavailableTotal += u.Duration
 	}
@@ -490,7 +490,7 @@ func fillFaultTimes(rep *Report, ops []Op) {
 	for i := range rep.Faults {
 		f := &rep.Faults[i]
 		if f.Fault == FaultPartitionMaster || f.Fault == FaultSplit {
-			w, n := oldMasterWriteWindow(ops, *f)
+			w, n := oldMasterWriteWindow(ops, *f, rep.Events)
 			f.OldMasterWriteWindow, f.OldMasterWrites = &w, n
 		}
 	}

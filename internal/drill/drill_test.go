@@ -70,6 +70,15 @@ func TestUnavailabilityWindows(t *testing.T) {
 	if d := FirstWriteAfter(ops, 2*time.Second); d != -1 {
 		t.Fatalf("FirstWriteAfter past the end = %v, want -1", d)
 	}
+	// With --wait, only the writes WAIT acknowledged end a window.
+	acked := append([]Op{}, ops...)
+	acked[0].Acked, acked[1].Acked, acked[4].Acked = true, true, true
+	acked = append(acked, Op{Kind: KindRegWrite, Invoke: 1600 * ms, Done: 1610 * ms, Status: StatusOK, Acked: true})
+	got = UnavailabilityWait(acked, 2600*ms, 500*ms, 1)
+	want = []Window{{Start: 20 * ms, End: 1510 * ms, Duration: 1490 * ms}, {Start: 1510 * ms, End: 2600 * ms, Duration: 1090 * ms}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("WAIT 1: windows = %+v, want %+v", got, want)
+	}
 }
 
 func reg(client int, kind Kind, value string, invoke, done time.Duration, s Status) Op {
@@ -448,15 +457,23 @@ func TestOldMasterWriteWindow(t *testing.T) {
 		w(old, 9*time.Second, true),                                       // after the fault's end
 	}
 	f := FaultRecord{Fault: FaultSplit, Target: old, Start: time.Second, Healed: 5 * time.Second, End: 8 * time.Second, NewMaster: other}
-	if win, n := oldMasterWriteWindow(ops, f); win != 4500*ms || n != 3 {
+	if win, n := oldMasterWriteWindow(ops, f, nil); win != 4500*ms || n != 3 {
 		t.Errorf("promoted: window %v, %d writes; want 4.5s, 3", win, n)
 	}
 	f.NewMaster = "" // no failover: only up to the heal counts
-	if win, n := oldMasterWriteWindow(ops, f); win != 2*time.Second || n != 2 {
+	if win, n := oldMasterWriteWindow(ops, f, nil); win != 2*time.Second || n != 2 {
 		t.Errorf("not promoted: window %v, %d writes; want 2s, 2", win, n)
 	}
+	// The sentinels failed back to the old master at 2.6 s: its writes
+	// after that are a master's, not a deposed one's.
+	f.NewMaster = other
+	back := []TimedEvent{{At: 2 * time.Second, Type: "+switch-master", Payload: "mymaster 10.0.0.2 7000 10.0.0.3 7001"},
+		{At: 2600 * ms, Type: "+switch-master", Payload: "mymaster 10.0.0.3 7001 10.0.0.2 7000"}}
+	if win, n := oldMasterWriteWindow(ops, f, back); win != 500*ms || n != 1 {
+		t.Errorf("failed back: window %v, %d writes; want 0.5s, 1", win, n)
+	}
 	f.Target = "10.0.0.9:7009"
-	if win, n := oldMasterWriteWindow(ops, f); win != -1 || n != 0 {
+	if win, n := oldMasterWriteWindow(ops, f, nil); win != -1 || n != 0 {
 		t.Errorf("no write: window %v, %d; want -1, 0", win, n)
 	}
 	r := &Report{Faults: []FaultRecord{{Fault: FaultPartitionMaster, Target: old, Start: time.Second, Healed: 5 * time.Second, End: 8 * time.Second},

@@ -120,7 +120,11 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintf(w, "\nunavailability (no successful write): %s in all\n", secs(r.UnavailableTotal))
+	what := "no successful write"
+	if r.Wait > 0 {
+		what = fmt.Sprintf("no write acknowledged by WAIT %d", r.Wait)
+	}
+	fmt.Fprintf(w, "\nunavailability (%s): %s in all\n", what, secs(r.UnavailableTotal))
 	if len(r.Unavailable) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
