@@ -301,7 +301,7 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		// the minority's sentinel never heard of before the heal, and the
 		// old master still took itself for the master.
 		Expect(f.NewMaster).NotTo(BeEmpty(), "the sentinel majority failed over")
-		Expect("server-"+port(f.NewMaster)).To(Equal(sp.MajorityReplica))
+		Expect("server-" + port(f.NewMaster)).To(Equal(sp.MajorityReplica))
 		for name, view := range sp.SentinelViews {
 			if slices.Contains(sp.Minority, name) {
 				Expect(view).To(Equal(r.InitialMaster), "%s on the old master's side", name)
