@@ -49,7 +49,7 @@ while getopts "r:s:f:o:w:t:a:O:h" opt; do
     t) ack_timeout=$OPTARG ;;
     a) common+=("$OPTARG") ;;
     O) runs=$OPTARG ;;
-    h) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: $0 [-r rounds] [-s seed] [-f fault] [-o dir] [-w wait] [-t ms] [-a arg]... [-O runs] [-- on-run drill args]" >&2; exit 2 ;;
   esac
 done
