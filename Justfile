@@ -72,6 +72,13 @@ server *args:
 drill *args:
     go run ./cmd/vigil drill {{args}}
 
+# Issue 23's proof (scripts/proof-run.sh): one seeded schedule on vigil with
+# sync-ack mode on (--expect-no-loss), off, and on Debian's redis-server and
+# redis-sentinel, over network namespaces; prints lost/acknowledged,
+# linearizability and unavailability per run (`just proof -r 3 -f split`).
+proof *args:
+    scripts/proof-run.sh {{args}}
+
 # Failover time of vigil-sentinel against redis-sentinel: `runs` SIGKILLs of
 # the master each (down-after-milliseconds 1000), medians and their ratio.
 # VIGIL_SENTINEL_BIN=... picks another sentinel build.

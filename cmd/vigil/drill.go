@@ -21,7 +21,7 @@ func drillCommand() *cli.Command {
 		Name:  "drill",
 		Usage: "rehearse failures: run a workload, inject faults on a seeded schedule, report lost writes, unavailability and linearizability",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "fault", Value: "kill-master", Usage: "kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync, restart-master-empty or all"},
+			&cli.StringFlag{Name: "fault", Value: "kill-master", Usage: drill.FaultNames() + " (split needs --net netns)"},
 			&cli.IntFlag{Name: "rounds", Value: 1, Usage: "number of faults"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the fault schedule and the workload"},
 			&cli.IntFlag{Name: "clients", Value: 4, Usage: "concurrent clients"},
@@ -39,6 +39,7 @@ func drillCommand() *cli.Command {
 			&cli.DurationFlag{Name: "down-after", Value: 2 * time.Second, Usage: "sentinel down-after-milliseconds"},
 			&cli.DurationFlag{Name: "failover-timeout", Value: 10 * time.Second, Usage: "sentinel failover-timeout"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long to wait for health or a failover after each fault"},
+			&cli.DurationFlag{Name: "split-hold", Usage: "how long a split lasts before it heals, plus a seeded 0.5 to 1.5 s (default 4 x --down-after)"},
 			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'min-replicas-to-write 1' (repeatable)"},
 			&cli.StringSliceFlag{Name: "sentinel-directive", Usage: "extra sentinel config line (repeatable)"},
 			&cli.BoolFlag{Name: "json", Usage: "progress as JSON lines even on a terminal"},
@@ -51,7 +52,7 @@ func drillCommand() *cli.Command {
 func runDrill(c *cli.Context) error {
 	fault := c.String("fault")
 	if !drill.ValidFault(fault) {
-		return fmt.Errorf("--fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync, restart-master-empty or all", fault)
+		return fmt.Errorf("--fault %q: want %s", fault, drill.FaultNames())
 	}
 	netMode := c.String("net")
 	if netMode != "auto" && netMode != "netns" && netMode != "proxy" {
@@ -72,7 +73,7 @@ func runDrill(c *cli.Context) error {
 
 	cfg := drill.Config{Fault: fault, Rounds: c.Int("rounds"), Seed: c.Int64("seed"), Clients: c.Int("clients"),
 		Wait: c.Int("wait"), MasterName: c.String("master-name"), Password: c.String("password"),
-		DownAfter: c.Duration("down-after"), RecoverTimeout: c.Duration("timeout")}
+		DownAfter: c.Duration("down-after"), RecoverTimeout: c.Duration("timeout"), SplitHold: c.Duration("split-hold")}
 	errw := c.App.ErrWriter
 	if errw == nil {
 		errw = os.Stderr
@@ -118,10 +119,21 @@ func runDrill(c *cli.Context) error {
 			ServerDirectives: c.StringSlice("server-directive"), SentinelDirectives: c.StringSlice("sentinel-directive"),
 			StopTimeout: 5 * time.Second}
 		partitions := fault == drill.FaultPartitionMaster || fault == drill.FaultAll
+		// A split (--fault split, or a round of --fault all that draws
+		// one) needs network namespaces: refuse before starting anything.
+		splitWhy := splitRound(fault, c.Int("rounds"), c.Int64("seed"))
 		switch {
 		case netMode == "netns":
 			spec.Netns = true
 			note("partitions: network namespaces (--net netns)")
+		case splitWhy != "" && netMode == "proxy":
+			return fmt.Errorf("%s, which needs --net netns: the TCP proxy sits in front of the servers only and cannot cut the sentinels off each other", splitWhy)
+		case splitWhy != "":
+			if err := deploy.NetnsAvailable(); err != nil {
+				return fmt.Errorf("%s, which needs network namespaces (--net netns), unavailable here: %v", splitWhy, err)
+			}
+			spec.Netns = true
+			note("partitions: network namespaces (root, ip netns and nft available)")
 		case !partitions:
 		case netMode == "proxy":
 			spec.Proxy = true
@@ -182,6 +194,24 @@ func runDrill(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "\nreport: %s/report.json, timeline: %s/timeline.svg\n", dir, dir)
 	return drillExit(rep, c.Bool("expect-no-loss"))
+}
+
+// splitRound says why the drill's schedule holds a split ("" when it does
+// not): the deployment the drill starts has 3 servers and 3 sentinels.
+func splitRound(fault string, rounds int, seed int64) string {
+	if fault == drill.FaultSplit {
+		return "--fault split"
+	}
+	sched, err := drill.Schedule(seed, fault, rounds, 3, 3)
+	if err != nil {
+		return ""
+	}
+	for _, s := range sched {
+		if s.Fault == drill.FaultSplit {
+			return fmt.Sprintf("--fault %s --seed %d draws split in round %d", fault, seed, s.Round)
+		}
+	}
+	return ""
 }
 
 // drillExit is the drill's verdict once the report is out: with

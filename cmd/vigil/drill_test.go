@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,5 +88,33 @@ func TestDrillExitExpectNoLoss(t *testing.T) {
 		if code != tc.want {
 			t.Errorf("%s: exit status %d, want %d", tc.name, code, tc.want)
 		}
+	}
+}
+
+// A split needs network namespaces: --net proxy is refused before any node
+// starts, for --fault split and for a --fault all whose schedule draws one.
+func TestDrillRefusesSplitWithoutNetns(t *testing.T) {
+	for _, args := range [][]string{
+		{"--fault", "split"},
+		{"--fault", "all", "--rounds", "8", "--seed", "1036"}, // round 2 draws split
+	} {
+		dir := t.TempDir()
+		var out, errb bytes.Buffer
+		code := run(append([]string{"vigil", "drill", "--net", "proxy", "--json", "--dir", dir}, args...), &out, &errb)
+		if code == 0 {
+			t.Fatalf("%v: exited 0", args)
+		}
+		if msg := errb.String(); !strings.Contains(msg, "needs --net netns") || !strings.Contains(msg, "split") {
+			t.Errorf("%v: stderr %q should say split needs --net netns", args, msg)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("%v: the drill wrote %d entries under --dir before refusing", args, len(ents))
+		}
+	}
+	if got := splitRound("all", 8, 1036); !strings.Contains(got, "round 2") {
+		t.Errorf("splitRound(all, 8, 1036) = %q, want round 2", got)
+	}
+	if got := splitRound("kill-master", 8, 1036); got != "" {
+		t.Errorf("kill-master: %q", got)
 	}
 }

@@ -44,7 +44,17 @@ type report struct {
 		FirstWriteAfterSwitch int64  `json:"first_write_after_switch_ns"`
 		RejoinedAsReplica     *bool  `json:"rejoined_as_replica"`
 		KilledDuringSync      *bool  `json:"killed_during_sync"`
-		Error                 string `json:"error"`
+		Healed                int64  `json:"healed_ns"`
+		// OldMasterWriteWindow: partition-master and split.
+		OldMasterWriteWindow *int64 `json:"old_master_write_window_ns"`
+		Split                *struct {
+			Minority        []string          `json:"minority"`
+			Majority        []string          `json:"majority"`
+			MajorityReplica string            `json:"majority_replica"`
+			SentinelViews   map[string]string `json:"sentinel_views"`
+			ServerRoles     map[string]string `json:"server_roles"`
+		} `json:"split"`
+		Error string `json:"error"`
 	} `json:"faults"`
 	Events []struct {
 		Type    string `json:"event"`
@@ -74,8 +84,9 @@ type report struct {
 	History       []any  `json:"history"`
 
 	// servers are the addresses of the drill's data servers (not in
-	// report.json: the ports the spec gave it).
+	// report.json: the ports the spec gave it); text is the text report.
 	servers []string
+	text    []byte
 }
 
 // switchMasters are the new masters the report's +switch-master events
@@ -138,6 +149,7 @@ func runDrill(fault string, extra ...string) report {
 	for i := 0; i < 3; i++ {
 		r.servers = append(r.servers, "127.0.0.1:"+itoa(base+i))
 	}
+	r.text = s.Out.Contents()
 	svg, err := os.Stat(filepath.Join(dir, "report", "timeline.svg"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(svg.Size()).To(BeNumerically(">", 0))
@@ -264,6 +276,50 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		Expect(f.ClientSwitch).NotTo(BeNil(), "a client switched to the new master")
 		Expect(f.ClientWithin100ms).NotTo(BeNil())
 		Expect(f.FirstWriteAfterSwitch).To(BeNumerically(">=", 0))
+	})
+
+	It("split over network namespaces on vigil-server: the sentinel majority promotes the replica on its side while the minority sentinel still names the old master, and the old master rejoins after the heal", func() {
+		if err := deploy.NetnsAvailable(); err != nil {
+			Skip("network namespaces unavailable (" + err.Error() + "): this spec needs root, iproute2 and nftables (apt-get install -y iproute2 nftables)")
+		}
+		r := runDrill("split", "--server", "vigil", "--net", "netns")
+		Expect(r.Network).To(Equal("netns"))
+		f := r.Faults[0]
+		Expect(f.Target).To(Equal(r.InitialMaster))
+		Expect(f.Split).NotTo(BeNil())
+		sp := f.Split
+		port := func(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
+		oldName := "server-" + port(r.InitialMaster)
+		// The master, one replica and one sentinel against one replica and two sentinels.
+		Expect(sp.Minority).To(HaveLen(3))
+		Expect(sp.Minority[0]).To(Equal(oldName))
+		Expect(sp.Minority[1]).To(HavePrefix("server-"))
+		Expect(sp.Minority[2]).To(HavePrefix("sentinel-"))
+		Expect(sp.Majority).To(HaveLen(3))
+		Expect(sp.Majority).To(ContainElement(sp.MajorityReplica))
+		// The sides were apart: the majority promoted its replica, which
+		// the minority's sentinel never heard of before the heal, and the
+		// old master still took itself for the master.
+		Expect(f.NewMaster).NotTo(BeEmpty(), "the sentinel majority failed over")
+		Expect("server-" + port(f.NewMaster)).To(Equal(sp.MajorityReplica))
+		for name, view := range sp.SentinelViews {
+			if slices.Contains(sp.Minority, name) {
+				Expect(view).To(Equal(r.InitialMaster), "%s on the old master's side", name)
+			} else {
+				Expect(view).To(Equal(f.NewMaster), "%s on the majority's side", name)
+			}
+		}
+		Expect(sp.SentinelViews).To(HaveLen(3))
+		Expect(sp.ServerRoles).To(HaveKeyWithValue(oldName, "master"))
+		Expect(sp.ServerRoles).To(HaveKeyWithValue(sp.Minority[1], "replica of "+r.InitialMaster))
+		Expect(sp.ServerRoles).To(HaveKeyWithValue(sp.MajorityReplica, "master"))
+		Expect(f.Healed).To(BeNumerically(">", f.Start))
+		Expect(f.RejoinedAsReplica).NotTo(BeNil())
+		Expect(*f.RejoinedAsReplica).To(BeTrue(), "the old master rejoined as a replica after the heal")
+		Expect(f.OldMasterWriteWindow).NotTo(BeNil())
+		Expect(string(r.text)).To(MatchRegexp(`old master's write window: (\d+\.\d+s|none)`))
+		AddReportEntry("split", fmt.Sprintf("%d acknowledged write(s) lost of %d; old master's write window %.3fs",
+			len(r.Loss.Lost), r.Loss.Checked, float64(*f.OldMasterWriteWindow)/1e9))
 	})
 
 	It("--against redis: kill-master on Debian's redis-server and redis-sentinel, named in the report, with the loss, failover and linearizability checks", func() {

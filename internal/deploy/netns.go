@@ -319,6 +319,63 @@ func (n *netnsNet) cut(isolated []*Node, keepRoot bool) (heal func() error, err 
 			rules = append(rules, fmt.Sprintf(`iifname "%s" drop`, p), fmt.Sprintf(`oifname "%s" drop`, p))
 		}
 	}
+	return n.addCut(rules)
+}
+
+// split drops, in the hub's bridge, every frame between a node of side a
+// and a node of side b, both ways. Nodes on the same side still reach each
+// other, and the root namespace (this process) reaches both sides. It
+// returns the function that removes exactly these rules.
+func (n *netnsNet) split(a, b []*Node) (heal func() error, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, errors.New("deploy: the deployment's network is removed")
+	}
+	ports := func(side []*Node) ([]string, error) {
+		var out []string
+		for _, node := range side {
+			p, ok := n.ports[node]
+			if !ok {
+				return nil, fmt.Errorf("%s: not a node of this deployment's network", node.Name)
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	pa, err := ports(a)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := ports(b)
+	if err != nil {
+		return nil, err
+	}
+	return n.addCut(splitRules(pa, pb))
+}
+
+// splitRules are the nftables rules (bridge forward chain) dropping every
+// frame between a port of a and a port of b, both ways.
+func splitRules(a, b []string) []string {
+	set := func(ports []string) string {
+		q := make([]string, len(ports))
+		for i, p := range ports {
+			q[i] = `"` + p + `"`
+		}
+		return "{ " + strings.Join(q, ", ") + " }"
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return nil
+	}
+	return []string{
+		fmt.Sprintf("iifname %s oifname %s drop", set(a), set(b)),
+		fmt.Sprintf("iifname %s oifname %s drop", set(b), set(a)),
+	}
+}
+
+// addCut adds rules, each tagged with a new cut's comment, and returns the
+// function that removes them (n.mu held).
+func (n *netnsNet) addCut(rules []string) (heal func() error, err error) {
 	n.nextID++
 	cid := n.nextID
 	// Each rule carries a comment naming its cut, so heal removes its own.

@@ -17,6 +17,7 @@ func CleanStaleNetns() ([]string, error) { return nil, nil }
 
 func newNetns([]*Node) (*netnsNet, error) { return nil, errNoNetns }
 
-func (n *netnsNet) cut([]*Node, bool) (func() error, error) { return nil, errNoNetns }
-func (n *netnsNet) rules() (string, error)                  { return "", errNoNetns }
-func (n *netnsNet) close() error                            { return nil }
+func (n *netnsNet) cut([]*Node, bool) (func() error, error)      { return nil, errNoNetns }
+func (n *netnsNet) split([]*Node, []*Node) (func() error, error) { return nil, errNoNetns }
+func (n *netnsNet) rules() (string, error)                       { return "", errNoNetns }
+func (n *netnsNet) close() error                                 { return nil }

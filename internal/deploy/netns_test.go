@@ -178,6 +178,75 @@ func TestNetnsCutAndHeal(t *testing.T) {
 	}
 }
 
+func TestSplitRules(t *testing.T) {
+	got := splitRules([]string{"p0", "p3"}, []string{"p1", "p2", "p4"})
+	want := []string{
+		`iifname { "p0", "p3" } oifname { "p1", "p2", "p4" } drop`,
+		`iifname { "p1", "p2", "p4" } oifname { "p0", "p3" } drop`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("splitRules = %q, want %q", got, want)
+	}
+	if got := splitRules(nil, []string{"p1"}); len(got) != 0 {
+		t.Fatalf("an empty side gave rules %q", got)
+	}
+}
+
+// TestNetnsSplitAndHeal splits four nodes two against two: each side keeps
+// its own links, the sides lose theirs to each other, this process reaches
+// both, and heal restores every link.
+func TestNetnsSplitAndHeal(t *testing.T) {
+	needNetns(t)
+	nodes := []*Node{{Name: "server-7001", Port: 7001}, {Name: "server-7002", Port: 7002},
+		{Name: "server-7003", Port: 7003}, {Name: "sentinel-7004", Port: 7004}}
+	n, err := newNetns(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.close() })
+	for _, node := range nodes {
+		startEcho(t, node)
+	}
+	a1, a2, b1, b2 := nodes[0], nodes[1], nodes[2], nodes[3]
+	reach := func(what string, err error, want bool) {
+		t.Helper()
+		if (err == nil) != want {
+			t.Errorf("%s: reachable=%v (%v), want %v", what, err == nil, err, want)
+		}
+	}
+	check := func(when string, across bool) {
+		t.Helper()
+		reach(when+": a1 -> a2", dialFrom(a1.netns, a2.Addr()), true)
+		reach(when+": b2 -> b1", dialFrom(b2.netns, b1.Addr()), true)
+		reach(when+": a1 -> b1", dialFrom(a1.netns, b1.Addr()), across)
+		reach(when+": b2 -> a2", dialFrom(b2.netns, a2.Addr()), across)
+		reach(when+": a2 -> b2", dialFrom(a2.netns, b2.Addr()), across)
+		for _, node := range nodes {
+			reach(when+": root -> "+node.Name, echoOnce(node.Addr(), time.Second), true)
+		}
+	}
+	check("before the split", true)
+	heal, err := n.split([]*Node{a1, a2}, []*Node{b1, b2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("split", false)
+	if err := heal(); err != nil {
+		t.Fatal(err)
+	}
+	if rules, _ := n.rules(); strings.Contains(rules, "drop") {
+		t.Errorf("drop rules left after heal:\n%s", rules)
+	}
+	check("after heal", true)
+	d := &Deployment{net: n}
+	if _, err := d.Split([]*Node{a1}, []*Node{a1, b1}); err == nil || !strings.Contains(err.Error(), "both sides") {
+		t.Errorf("a node on both sides: %v", err)
+	}
+	if _, err := (&Deployment{}).Split([]*Node{a1}, []*Node{b1}); err != ErrSplitUnsupported {
+		t.Errorf("without namespaces: %v, want ErrSplitUnsupported", err)
+	}
+}
+
 // TestCleanStaleNetns leaves namespaces and a root veth named for a dead
 // process and for this one: the cleanup removes the dead one's only.
 func TestCleanStaleNetns(t *testing.T) {

@@ -197,6 +197,36 @@ func (d *Deployment) PartitionPeers(isolated []*Node) (heal func() error, err er
 	return d.partition(isolated, true)
 }
 
+// ErrSplitUnsupported is Split's error without Spec.Netns.
+var ErrSplitUnsupported = errors.New("deploy: a split needs network namespaces (Spec.Netns, vigil drill --net netns): " +
+	"the TCP proxy sits in front of the servers only, so it cannot cut the sentinels' links to each other, and on loopback every node shares one network")
+
+// Split partitions the deployment in two: every packet between a node of
+// side a and a node of side b is dropped both ways (real packet loss, peers
+// time out), while nodes on the same side still reach each other and this
+// process (a drill's clients, application hosts that see both sides)
+// reaches every node. heal removes the cut; TCP retransmits what was
+// dropped. It needs Spec.Netns (ErrSplitUnsupported otherwise); a node may
+// not be on both sides, and neither side may be empty.
+func (d *Deployment) Split(a, b []*Node) (heal func() error, err error) {
+	if d.net == nil {
+		return nil, ErrSplitUnsupported
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return nil, errors.New("deploy: a split needs a node on each side")
+	}
+	seen := map[*Node]bool{}
+	for _, n := range a {
+		seen[n] = true
+	}
+	for _, n := range b {
+		if seen[n] {
+			return nil, fmt.Errorf("deploy: %s is on both sides of the split", n.Name)
+		}
+	}
+	return d.net.split(a, b)
+}
+
 func (d *Deployment) partition(isolated []*Node, keepLocal bool) (heal func() error, err error) {
 	if d.net != nil {
 		return d.net.cut(isolated, keepLocal)

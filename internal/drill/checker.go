@@ -89,13 +89,25 @@ type Window struct {
 // Unavailability lists the gaps longer than min between successive
 // successful writes (completion times), from the first operation to end.
 func Unavailability(ops []Op, end, min time.Duration) []Window {
+	return UnavailabilityWait(ops, end, min, 0)
+}
+
+// UnavailabilityWait is Unavailability counting only acknowledged writes:
+// with wait 0 every write that replied OK; with --wait N (wait > 0) only
+// the writes WAIT acknowledged with N replicas (the register writes, which
+// do not WAIT, do not count), so a master that answers OK but whose
+// replicas cannot acknowledge is unavailable.
+func UnavailabilityWait(ops []Op, end, min time.Duration, wait int) []Window {
 	var done []time.Duration
 	start := time.Duration(-1)
 	for _, op := range ops {
 		if start < 0 || op.Invoke < start {
 			start = op.Invoke
 		}
-		if op.Status == StatusOK && (op.Kind == KindWrite || op.Kind == KindRegWrite) {
+		if op.Status != StatusOK {
+			continue
+		}
+		if (wait == 0 && (op.Kind == KindWrite || op.Kind == KindRegWrite)) || (wait > 0 && op.Kind == KindWrite && op.Acked) {
 			done = append(done, op.Done)
 		}
 	}
@@ -128,6 +140,50 @@ func FirstWriteAfter(ops []Op, t time.Duration) time.Duration {
 		}
 	}
 	return best
+}
+
+// oldMasterWriteWindow is, for a fault that cut the master off
+// (partition-master, split), the time from the fault's start to the
+// completion of the last write the old master (f.Target) acknowledged while
+// it was cut off or deposed, and how many writes it acknowledged then; -1
+// and 0 when it acknowledged none. The writes counted are those a drill
+// client had sent to f.Target (Op.Node) that completed acknowledged (SET OK,
+// and WAIT's count with --wait; every register write that replied OK) at or
+// after the fault's start and: when another node was promoted during the
+// fault (f.NewMaster), up to the fault's end (the old master acknowledging
+// after the heal, before the sentinels demote it, loses writes too) or
+// until a later +switch-master in events makes it the master again (the
+// sentinels may fail back to it); otherwise up to the heal (f.Healed; the
+// fault's end when not healed), after which the old master is again the
+// master of everyone.
+//
+// With fencing, this window is bounded by the time a master that reaches
+// neither a sentinel majority nor enough replicas keeps accepting writes.
+func oldMasterWriteWindow(ops []Op, f FaultRecord, events []TimedEvent) (time.Duration, int) {
+	limit := f.End
+	if (f.NewMaster == "" || f.NewMaster == f.Target) && f.Healed > 0 {
+		limit = f.Healed
+	}
+	for _, e := range events {
+		if e.Type != "+switch-master" || e.At < f.Start || e.At > limit {
+			continue
+		}
+		if p := strings.Fields(e.Payload); len(p) == 5 && p[3]+":"+p[4] == f.Target {
+			limit = e.At
+			break
+		}
+	}
+	last, n := time.Duration(-1), 0
+	for _, op := range ops {
+		if op.Node == "" || op.Node != f.Target || op.Status != StatusOK || op.Done < f.Start || op.Done > limit {
+			continue
+		}
+		if op.Kind == KindRegWrite || (op.Kind == KindWrite && op.Acked) {
+			n++
+			last = max(last, op.Done-f.Start)
+		}
+	}
+	return last, n
 }
 
 // ClientSwitchAfter is the time of the first client master change to

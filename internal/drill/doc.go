@@ -24,7 +24,10 @@
 //
 // Faults follow a seeded Schedule (same seed, same schedule: fault per round
 // for "all", the undisturbed time before each fault, the sentinel to kill,
-// the rolling-restart order):
+// the rolling-restart order, the sides of a split). Adding a kind to Faults
+// changes what "all" draws for every seed (split did: a seed's "all"
+// schedule from before it differs); the single-fault schedules stay the
+// same:
 //
 //   - kill-master: SIGKILL the master the sentinels name; once they name
 //     another, start it again (it rejoins as a replica) and wait healthy.
@@ -41,6 +44,23 @@
 //     before the clients switch is lost when it is demoted, unless
 //     min-replicas-to-write stops it); after the failover the cut heals and
 //     the old master must rejoin as a replica.
+//   - split: deploy.Deployment.Split (network namespaces only; refused
+//     otherwise, --fault all included when it draws one): the master, one
+//     replica (Step.Target) and a minority of the sentinels
+//     (Step.SplitSentinels: 1 of 3) on one side, the other replicas and
+//     the sentinel majority on the other; the drill's clients, in the root
+//     namespace like application hosts that see both sides, reach every
+//     node. It is held Config.SplitHold (default 4 × down-after) plus the
+//     step's seeded Hold whatever the sentinels do, then healed.
+//     FaultRecord.Split records the sides and, just before the heal, the
+//     master each sentinel names and each server's role (the evidence that
+//     the sides were apart); RejoinedAsReplica when the majority promoted.
+//   - restart-master-empty: SIGKILL the master, delete its RDB and AOF,
+//     start it at once. With vigil-server and vigil-sentinel (the
+//     empty-restart guard) a failover must follow; with any other pair the
+//     drill waits 3 × down-after + 5 s, notes that no failover came
+//     (FaultRecord.Note) and goes on: the loss check shows what the
+//     replicas' full syncs of the empty master erased.
 //   - kill-sentinel: SIGKILL one sentinel, restart it after a seeded hold.
 //   - rolling-restart: restart every server and sentinel, waiting for a
 //     healthy deployment after each. Under vigil-sentinel it is
@@ -60,16 +80,21 @@
 // SHUTDOWN NOSAVE NOW FORCE and pause-master DEBUG SLEEP on the master the
 // sentinels name; the other faults need a deployment the drill started.
 //
-// The checker (CheckLoss, Unavailability, FirstWriteAfter,
+// The checker (CheckLoss, UnavailabilityWait, FirstWriteAfter,
 // CheckLinearizable) reports acknowledged writes lost (every written key is
 // read back from the final master; counted for SET OK and, with WAIT, for
-// the writes WAIT acknowledged), windows with no successful write longer
-// than Config.GapMin, the time from each fault to the first successful write
+// the writes WAIT acknowledged), windows with no acknowledged write (SET OK;
+// with --wait, acknowledged by WAIT) longer than Config.GapMin and their
+// total (Report.UnavailableTotal), the time from each fault to the first successful write
 // and to the first +switch-master (from the sentinels' pub/sub), from that
 // +switch-master to the first drill client switching to the new master
 // (FaultRecord.ClientSwitch, and ClientWithin100ms: the client reaches the
 // new master within the sentinels' switch time plus 100 ms) and to the
-// first successful write after it, and whether
+// first successful write after it, for partition-master and split the old
+// master's write window (oldMasterWriteWindow: from the fault to the last
+// write it acknowledged while cut off or deposed; each successful Op
+// records the server that answered it, Op.Node), per fault kind how long
+// its rounds took (Report.FaultStats), and whether
 // the register history is linearizable (porcupine, per key; an unknown write
 // may take effect at any time after its invocation), with a counterexample:
 // the longest linearizable prefix and the operations none of which can

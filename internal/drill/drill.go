@@ -32,6 +32,11 @@ type Config struct {
 	// DownAfter is the sentinels' down-after-milliseconds (pause-master
 	// holds the pause at least this long); default 5 s.
 	DownAfter time.Duration
+	// SplitHold is how long a split lasts before it heals, plus each
+	// step's seeded Hold (0.5 to 1.5 s); default 4 × DownAfter (time for
+	// the majority side to fail over and for clients to keep writing to
+	// the old master after it did).
+	SplitHold time.Duration
 
 	// RegisterKeys is the number of register keys (default 5).
 	RegisterKeys int
@@ -94,8 +99,48 @@ type FaultRecord struct {
 	RejoinedAsReplica *bool `json:"rejoined_as_replica,omitempty"`
 	// KilledDuringSync: kill-replica-sync saw the replica's full sync in
 	// progress (master_sync_in_progress:1) when it killed it.
-	KilledDuringSync *bool  `json:"killed_during_sync,omitempty"`
-	Error            string `json:"error,omitempty"`
+	KilledDuringSync *bool `json:"killed_during_sync,omitempty"`
+	// Healed (partition-master, split) is when the cut was removed, from
+	// the drill's start (0: not healed).
+	Healed time.Duration `json:"healed_ns,omitempty"`
+	// OldMasterWriteWindow (partition-master, split) is the time from the
+	// fault to the completion of the last write the old master (Target)
+	// acknowledged while cut off or deposed (see oldMasterWriteWindow),
+	// -1 when it acknowledged none; OldMasterWrites counts those writes.
+	OldMasterWriteWindow *time.Duration `json:"old_master_write_window_ns,omitempty"`
+	OldMasterWrites      int            `json:"old_master_writes,omitempty"`
+	// Split is what a split separated and what each side saw.
+	Split *SplitRecord `json:"split,omitempty"`
+	// Note says what the drill observed that is no error of the run (a
+	// fault whose remedy the binaries under test lack).
+	Note  string `json:"note,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// SplitRecord is one split: its two sides (node names) and, just before the
+// heal, the master each sentinel named ("" when it did not answer) and the
+// role each server reported ("master", or "replica of <addr>"): the evidence
+// that the sides were apart.
+type SplitRecord struct {
+	Minority []string `json:"minority"` // the old master's side
+	Majority []string `json:"majority"`
+	// MajorityReplica is the replica on the majority side the sentinels
+	// there may promote (the first, with more than two replicas).
+	MajorityReplica string            `json:"majority_replica"`
+	Hold            time.Duration     `json:"hold_ns"`
+	SentinelViews   map[string]string `json:"sentinel_views"`
+	ServerRoles     map[string]string `json:"server_roles"`
+}
+
+// FaultStat sums up the rounds of one fault kind: how long a round took
+// (the undisturbed time before the fault plus the fault up to recovery),
+// to plan longer runs.
+type FaultStat struct {
+	Fault  string        `json:"fault"`
+	Rounds int           `json:"rounds"`
+	Errors int           `json:"errors"`
+	Mean   time.Duration `json:"mean_round_ns"`
+	Max    time.Duration `json:"max_round_ns"`
 }
 
 // TimedEvent is a sentinel event at an offset from the start.
@@ -121,7 +166,11 @@ type Report struct {
 	MasterChanges []TimedEvent  `json:"master_changes"` // seen by the client
 	Loss          LossReport    `json:"loss"`
 	Unavailable   []Window      `json:"unavailability"`
-	Linearizable  LinResult     `json:"linearizability"`
+	// UnavailableTotal is the sum of the Unavailable windows.
+	UnavailableTotal time.Duration `json:"unavailable_total_ns"`
+	// FaultStats: per fault kind, how long its rounds took.
+	FaultStats   []FaultStat `json:"fault_stats"`
+	Linearizable LinResult   `json:"linearizability"`
 	// Network is how partitions were made: "netns" (network namespaces,
 	// real packet loss), "proxy" (a TCP proxy in this process) or "" (no
 	// deployment of the drill's, or none could be made); NetworkInfo
@@ -151,6 +200,62 @@ func deploymentInfo(d *deploy.Deployment) *DeploymentInfo {
 		ServerCount: len(d.Servers), SentinelCount: len(d.Sentinels)}
 }
 
+// checkSplit refuses a schedule with a split the deployment cannot make:
+// one needs network namespaces (on loopback, or behind the TCP proxy, the
+// sentinels' links to each other cannot be cut) and two replicas.
+func checkSplit(sched []Step, cfg Config) error {
+	for _, s := range sched {
+		if s.Fault != FaultSplit {
+			continue
+		}
+		what := "the fault"
+		if cfg.Fault == FaultAll {
+			what = fmt.Sprintf("--fault all draws it in round %d, and it", s.Round)
+		}
+		if d := cfg.Deployment; d == nil || d.Network() != "netns" {
+			net := "no deployment of the drill's"
+			if d != nil {
+				net = d.NetworkInfo()
+			}
+			return fmt.Errorf("fault split: %s needs network namespaces (--net netns; root, ip and nft), here: %s. "+
+				"The TCP proxy sits in front of the servers only and cannot cut the sentinels off each other, so it cannot make a split", what, net)
+		}
+		if n := len(cfg.Deployment.Servers) - 1; n < 2 {
+			return fmt.Errorf("fault split: %s needs at least two replicas (one on each side), the deployment has %d", what, n)
+		}
+		return nil
+	}
+	return nil
+}
+
+// faultStats sums up each fault kind's rounds: the undisturbed time before
+// the fault (the schedule's Before) plus the fault up to its recovery.
+func faultStats(sched []Step, faults []FaultRecord) []FaultStat {
+	before := map[int]time.Duration{}
+	for _, s := range sched {
+		before[s.Round] = s.Before
+	}
+	idx := map[string]int{}
+	var out []FaultStat
+	for _, f := range faults {
+		i, ok := idx[f.Fault]
+		if !ok {
+			i = len(out)
+			idx[f.Fault] = i
+			out = append(out, FaultStat{Fault: f.Fault})
+		}
+		st := &out[i]
+		d := before[f.Round] + f.End - f.Start
+		st.Mean = (st.Mean*time.Duration(st.Rounds) + d) / time.Duration(st.Rounds+1)
+		st.Rounds++
+		st.Max = max(st.Max, d)
+		if f.Error != "" {
+			st.Errors++
+		}
+	}
+	return out
+}
+
 func (c *Config) defaults() error {
 	if c.Clients <= 0 {
 		c.Clients = 4
@@ -170,6 +275,9 @@ func (c *Config) defaults() error {
 	}
 	if c.DownAfter <= 0 {
 		c.DownAfter = 5 * time.Second
+	}
+	if c.SplitHold <= 0 {
+		c.SplitHold = 4 * c.DownAfter
 	}
 	if c.RegisterKeys <= 0 {
 		c.RegisterKeys = 5
@@ -241,6 +349,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				return nil, fmt.Errorf("fault %s needs a deployment started by the drill (without --sentinel)", s.Fault)
 			}
 		}
+	}
+	if err := checkSplit(sched, cfg); err != nil {
+		return nil, err
 	}
 	d := &drill{cfg: cfg, start: time.Now()}
 	copts := client.Options{MasterName: cfg.MasterName, SentinelAddrs: cfg.SentinelAddrs, Password: cfg.Password,
@@ -339,7 +450,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.History = ops
 	rep.Counts = Count(ops)
 	rep.Loss = CheckLoss(ops, final, cfg.Wait)
-	rep.Unavailable = Unavailability(ops, end, cfg.GapMin)
+	rep.Unavailable = UnavailabilityWait(ops, end, cfg.GapMin, cfg.Wait)
+	for _, u := range rep.Unavailable {
+		rep.UnavailableTotal += u.Duration
+	}
+	rep.FaultStats = faultStats(rep.Schedule, rep.Faults)
 	rep.Linearizable = CheckLinearizable(ops, cfg.LinTimeout)
 	return rep, nil
 }
@@ -370,6 +485,13 @@ func fillFaultTimes(rep *Report, ops []Op) {
 				within := lag <= 100*time.Millisecond
 				f.ClientSwitch, f.ClientWithin100ms = &lag, &within
 			}
+		}
+	}
+	for i := range rep.Faults {
+		f := &rep.Faults[i]
+		if f.Fault == FaultPartitionMaster || f.Fault == FaultSplit {
+			w, n := oldMasterWriteWindow(ops, *f, rep.Events)
+			f.OldMasterWriteWindow, f.OldMasterWrites = &w, n
 		}
 	}
 }

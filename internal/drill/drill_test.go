@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/deploy"
 )
 
 const ms = time.Millisecond
@@ -66,6 +69,15 @@ func TestUnavailabilityWindows(t *testing.T) {
 	}
 	if d := FirstWriteAfter(ops, 2*time.Second); d != -1 {
 		t.Fatalf("FirstWriteAfter past the end = %v, want -1", d)
+	}
+	// With --wait, only the writes WAIT acknowledged end a window.
+	acked := append([]Op{}, ops...)
+	acked[0].Acked, acked[1].Acked, acked[4].Acked = true, true, true
+	acked = append(acked, Op{Kind: KindRegWrite, Invoke: 1600 * ms, Done: 1610 * ms, Status: StatusOK, Acked: true})
+	got = UnavailabilityWait(acked, 2600*ms, 500*ms, 1)
+	want = []Window{{Start: 20 * ms, End: 1510 * ms, Duration: 1490 * ms}, {Start: 1510 * ms, End: 2600 * ms, Duration: 1090 * ms}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("WAIT 1: windows = %+v, want %+v", got, want)
 	}
 }
 
@@ -288,6 +300,224 @@ func TestFaultTimesMeasureTheClientSwitch(t *testing.T) {
 		"client on the new master +0.050s after +switch-master: within switch time + 100 ms",
 		"client on the new master +0.250s after +switch-master: more than switch time + 100 ms",
 		"first successful write 0.080s after +switch-master"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// The schedules of single faults drawn before split existed stay the same
+// (split draws its sides only in its own rounds): seed 7's, as the code
+// before split drew them.
+func TestScheduleOfOtherFaultsUnchangedBySplit(t *testing.T) {
+	type want struct {
+		before, hold time.Duration
+		target       int
+		order        []int
+	}
+	for fault, rounds := range map[string][]want{
+		FaultKillSentinel: {{1037043955, 952531224, 0, nil}, {1455557379, 1207786506, 2, nil}, {792884469, 1129424482, 1, nil}},
+		FaultRollingRestart: {{1037043955, 952531224, 0, []int{3, 0, 4, 1, 5, 2}}, {969496988, 897749873, 1, []int{5, 2, 4, 1, 0, 3}},
+			{1349867314, 1164898757, 0, []int{0, 5, 2, 1, 3, 4}}},
+	} {
+		got, err := Schedule(7, fault, 3, 3, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range rounds {
+			g := got[i]
+			if g.Before != w.before || g.Hold != w.hold || g.Target != w.target || !reflect.DeepEqual(g.Order, w.order) || g.SplitSentinels != nil {
+				t.Errorf("%s round %d: %+v, want %+v", fault, i+1, g, w)
+			}
+		}
+	}
+}
+
+func TestScheduleSplit(t *testing.T) {
+	a, err := Schedule(5, FaultSplit, 10, 3, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Schedule(5, FaultSplit, 10, 3, 3)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different split schedules")
+	}
+	sides := map[int]bool{}
+	for _, s := range a {
+		if s.Fault != FaultSplit || len(s.SplitSentinels) != 1 || s.SplitSentinels[0] < 0 || s.SplitSentinels[0] > 2 {
+			t.Fatalf("3 sentinels: step %+v, want split keeping one sentinel with the master", s)
+		}
+		if s.Hold < 500*ms || s.Hold >= 1500*ms {
+			t.Fatalf("hold %v outside [0.5s, 1.5s)", s.Hold)
+		}
+		sides[s.SplitSentinels[0]] = true
+	}
+	if len(sides) < 2 {
+		t.Errorf("10 splits kept the same sentinel with the master: %v", sides)
+	}
+	five, _ := Schedule(5, FaultSplit, 5, 3, 5)
+	for _, s := range five {
+		if len(s.SplitSentinels) != 2 || s.SplitSentinels[0] == s.SplitSentinels[1] {
+			t.Fatalf("5 sentinels: %v, want two distinct (a minority)", s.SplitSentinels)
+		}
+	}
+	all, _ := Schedule(11, FaultAll, 60, 3, 3)
+	n := 0
+	for _, s := range all {
+		if s.Fault == FaultSplit {
+			n++
+			if len(s.SplitSentinels) != 1 {
+				t.Fatalf("all: split step %+v", s)
+			}
+		} else if s.SplitSentinels != nil {
+			t.Fatalf("all: %s step has split sentinels", s.Fault)
+		}
+	}
+	if n == 0 {
+		t.Error("all: 60 rounds drew no split")
+	}
+	if !ValidFault(FaultSplit) || !strings.Contains(FaultNames(), "split or all") {
+		t.Errorf("split not listed: %q", FaultNames())
+	}
+}
+
+// fleet is a deployment shape without processes: servers (the first the
+// master as started) and sentinels.
+func fleet(servers, sentinels int) *deploy.Deployment {
+	d := &deploy.Deployment{}
+	for i := 0; i < servers; i++ {
+		role := deploy.RoleReplica
+		if i == 0 {
+			role = deploy.RoleMaster
+		}
+		d.Servers = append(d.Servers, &deploy.Node{Name: fmt.Sprintf("server-%d", 7000+i), Role: role, Host: "127.0.0.1", Port: 7000 + i})
+	}
+	for i := 0; i < sentinels; i++ {
+		d.Sentinels = append(d.Sentinels, &deploy.Node{Name: fmt.Sprintf("sentinel-%d", 27000+i), Role: deploy.RoleSentinel, Host: "127.0.0.1", Port: 27000 + i})
+	}
+	return d
+}
+
+func TestSplitSides(t *testing.T) {
+	d := fleet(3, 3)
+	// The master is server-7001 now (after a failover); the step keeps
+	// replica index 1 (server-7002) and sentinel 2 with it.
+	m := d.Servers[1]
+	minority, majority, err := splitSides(d, m, Step{Fault: FaultSplit, Target: 1, SplitSentinels: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(names(minority), " "), "server-7001 server-7002 sentinel-27002"; got != want {
+		t.Errorf("minority %q, want %q", got, want)
+	}
+	if got, want := strings.Join(names(majority), " "), "server-7000 sentinel-27000 sentinel-27001"; got != want {
+		t.Errorf("majority %q, want %q", got, want)
+	}
+	// Target is taken modulo the replicas.
+	minority, _, _ = splitSides(d, d.Servers[0], Step{Target: 2, SplitSentinels: []int{0}})
+	if got, want := strings.Join(names(minority), " "), "server-7000 server-7001 sentinel-27000"; got != want {
+		t.Errorf("minority %q, want %q", got, want)
+	}
+	two := fleet(2, 3)
+	if _, _, err := splitSides(two, two.Servers[0], Step{}); err == nil || !strings.Contains(err.Error(), "two replicas") {
+		t.Errorf("one replica: %v", err)
+	}
+}
+
+func TestCheckSplitRefusesWithoutNamespaces(t *testing.T) {
+	sched := []Step{{Round: 1, Fault: FaultKillMaster}, {Round: 2, Fault: FaultSplit}}
+	err := checkSplit(sched, Config{Fault: FaultAll, Deployment: fleet(3, 3)})
+	if err == nil || !strings.Contains(err.Error(), "--net netns") || !strings.Contains(err.Error(), "round 2") {
+		t.Errorf("all over loopback: %v", err)
+	}
+	err = checkSplit(sched[1:], Config{Fault: FaultSplit})
+	if err == nil || !strings.Contains(err.Error(), "network namespaces") {
+		t.Errorf("split without a deployment: %v", err)
+	}
+	if err := checkSplit(sched[:1], Config{Fault: FaultAll, Deployment: fleet(3, 3)}); err != nil {
+		t.Errorf("no split drawn: %v", err)
+	}
+}
+
+func TestOldMasterWriteWindow(t *testing.T) {
+	old, other := "10.0.0.2:7000", "10.0.0.3:7001"
+	w := func(node string, done time.Duration, acked bool) Op {
+		return Op{Kind: KindWrite, Node: node, Status: StatusOK, Acked: acked, Invoke: done - 5*ms, Done: done}
+	}
+	ops := []Op{
+		w(old, 900*ms, true),   // before the fault
+		w(old, 1500*ms, true),  // in the cut
+		w(old, 2500*ms, false), // WAIT not met: not acknowledged
+		{Kind: KindRegWrite, Node: old, Status: StatusOK, Done: 3 * time.Second},
+		{Kind: KindWrite, Node: old, Status: StatusUnknown, Done: 3500 * ms},
+		{Kind: KindRegRead, Node: old, Status: StatusOK, Done: 3600 * ms}, // a read
+		w(other, 4*time.Second, true),                                     // the new master
+		w(old, 5500*ms, true),                                             // after the heal, before the demotion
+		w("", 5600*ms, true),                                              // unknown node
+		w(old, 9*time.Second, true),                                       // after the fault's end
+	}
+	f := FaultRecord{Fault: FaultSplit, Target: old, Start: time.Second, Healed: 5 * time.Second, End: 8 * time.Second, NewMaster: other}
+	if win, n := oldMasterWriteWindow(ops, f, nil); win != 4500*ms || n != 3 {
+		t.Errorf("promoted: window %v, %d writes; want 4.5s, 3", win, n)
+	}
+	f.NewMaster = "" // no failover: only up to the heal counts
+	if win, n := oldMasterWriteWindow(ops, f, nil); win != 2*time.Second || n != 2 {
+		t.Errorf("not promoted: window %v, %d writes; want 2s, 2", win, n)
+	}
+	// The sentinels failed back to the old master at 2.6 s: its writes
+	// after that are a master's, not a deposed one's.
+	f.NewMaster = other
+	back := []TimedEvent{{At: 2 * time.Second, Type: "+switch-master", Payload: "mymaster 10.0.0.2 7000 10.0.0.3 7001"},
+		{At: 2600 * ms, Type: "+switch-master", Payload: "mymaster 10.0.0.3 7001 10.0.0.2 7000"}}
+	if win, n := oldMasterWriteWindow(ops, f, back); win != 500*ms || n != 1 {
+		t.Errorf("failed back: window %v, %d writes; want 0.5s, 1", win, n)
+	}
+	f.Target = "10.0.0.9:7009"
+	if win, n := oldMasterWriteWindow(ops, f, nil); win != -1 || n != 0 {
+		t.Errorf("no write: window %v, %d; want -1, 0", win, n)
+	}
+	r := &Report{Faults: []FaultRecord{{Fault: FaultPartitionMaster, Target: old, Start: time.Second, Healed: 5 * time.Second, End: 8 * time.Second},
+		{Fault: FaultKillMaster, Target: old, Start: time.Second, End: 8 * time.Second}}}
+	fillFaultTimes(r, ops)
+	if p := r.Faults[0].OldMasterWriteWindow; p == nil || *p != 2*time.Second || r.Faults[0].OldMasterWrites != 2 {
+		t.Errorf("partition-master record: %+v", r.Faults[0])
+	}
+	if r.Faults[1].OldMasterWriteWindow != nil {
+		t.Errorf("kill-master has no write window: %+v", r.Faults[1])
+	}
+}
+
+func TestFaultStatsAndSplitText(t *testing.T) {
+	win := 2500 * ms
+	sched := []Step{{Round: 1, Before: time.Second}, {Round: 2, Before: 500 * ms}, {Round: 3, Before: time.Second}}
+	faults := []FaultRecord{
+		{Round: 1, Fault: FaultSplit, Target: "10.0.0.2:7000", Start: 2 * time.Second, Healed: 11 * time.Second, End: 14 * time.Second,
+			SwitchMaster: 3 * time.Second, NewMaster: "10.0.0.4:7002", OldMasterWriteWindow: &win, OldMasterWrites: 17,
+			Split: &SplitRecord{Minority: []string{"server-7000", "server-7001", "sentinel-27000"}, Majority: []string{"server-7002", "sentinel-27001", "sentinel-27002"},
+				MajorityReplica: "server-7002", Hold: 9 * time.Second,
+				SentinelViews: map[string]string{"sentinel-27000": "10.0.0.2:7000", "sentinel-27001": "10.0.0.4:7002", "sentinel-27002": "10.0.0.4:7002"},
+				ServerRoles:   map[string]string{"server-7000": "master", "server-7001": "replica of 10.0.0.2:7000", "server-7002": "master"}}},
+		{Round: 2, Fault: FaultKillMaster, Start: 15 * time.Second, End: 19 * time.Second},
+		{Round: 3, Fault: FaultSplit, Start: 20 * time.Second, End: 26 * time.Second, Error: "boom", Note: "the sentinel majority promoted no replica during the split"},
+	}
+	st := faultStats(sched, faults)
+	want := []FaultStat{{Fault: FaultSplit, Rounds: 2, Errors: 1, Mean: 10 * time.Second, Max: 13 * time.Second},
+		{Fault: FaultKillMaster, Rounds: 1, Mean: 4500 * ms, Max: 4500 * ms}}
+	if !reflect.DeepEqual(st, want) {
+		t.Fatalf("faultStats = %+v, want %+v", st, want)
+	}
+	r := &Report{Fault: FaultAll, Rounds: 3, Faults: faults, FaultStats: st, UnavailableTotal: 3 * time.Second}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	for _, want := range []string{
+		"split for 9.000s: [server-7000 server-7001 sentinel-27000] | [server-7002 sentinel-27001 sentinel-27002]",
+		"sentinels name sentinel-27000=10.0.0.2:7000, sentinel-27001=10.0.0.4:7002, sentinel-27002=10.0.0.4:7002",
+		"server-7001=replica of 10.0.0.2:7000",
+		"old master's write window: 2.500s (it acknowledged 17 write(s) after the fault)",
+		"note: the sentinel majority promoted no replica during the split",
+		"split                   2 round(s), mean 10.000s, max 13.000s, 1 with an error",
+		"unavailability (no successful write): 3.000s in all",
+	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

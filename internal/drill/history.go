@@ -49,6 +49,10 @@ type Op struct {
 	Acked    bool   `json:"acked,omitempty"`
 	Replicas int    `json:"replicas,omitempty"` // WAIT's reply, with --wait
 	Err      string `json:"error,omitempty"`
+	// Node is the server that answered a successful operation: the
+	// client's master, when it was the same before and after the
+	// operation ("" when unknown).
+	Node string `json:"node,omitempty"`
 }
 
 // History collects operations from concurrent clients.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -91,11 +92,39 @@ func (r *Report) WriteText(w io.Writer) {
 		if f.KilledDuringSync != nil {
 			fmt.Fprintf(w, "    replica killed during its full sync: %v\n", *f.KilledDuringSync)
 		}
+		if sp := f.Split; sp != nil {
+			fmt.Fprintf(w, "    split for %s: [%s] | [%s]\n", secs(sp.Hold), strings.Join(sp.Minority, " "), strings.Join(sp.Majority, " "))
+			fmt.Fprintf(w, "    before the heal: sentinels name %s; servers %s\n", kv(sp.SentinelViews), kv(sp.ServerRoles))
+		}
+		if f.OldMasterWriteWindow != nil {
+			if *f.OldMasterWriteWindow >= 0 {
+				fmt.Fprintf(w, "    old master's write window: %s (it acknowledged %d write(s) after the fault)\n", secs(*f.OldMasterWriteWindow), f.OldMasterWrites)
+			} else {
+				fmt.Fprintln(w, "    old master's write window: none (it acknowledged no write after the fault)")
+			}
+		}
+		if f.Note != "" {
+			fmt.Fprintf(w, "    note: %s\n", f.Note)
+		}
 		if f.Error != "" {
 			fmt.Fprintf(w, "    ERROR: %s\n", f.Error)
 		}
 	}
-	fmt.Fprintln(w, "\nunavailability (no successful write):")
+	if len(r.FaultStats) > 0 {
+		fmt.Fprintln(w, "\nround durations (before the fault + the fault until recovered):")
+		for _, st := range r.FaultStats {
+			fmt.Fprintf(w, "  %-21s %3d round(s), mean %s, max %s", st.Fault, st.Rounds, secs(st.Mean), secs(st.Max))
+			if st.Errors > 0 {
+				fmt.Fprintf(w, ", %d with an error", st.Errors)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	what := "no successful write"
+	if r.Wait > 0 {
+		what = fmt.Sprintf("no write acknowledged by WAIT %d", r.Wait)
+	}
+	fmt.Fprintf(w, "\nunavailability (%s): %s in all\n", what, secs(r.UnavailableTotal))
 	if len(r.Unavailable) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
@@ -202,3 +231,24 @@ func tick(total time.Duration) float64 {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// kv renders a map as "k=v, k=v" in key order ("-" for an empty value).
+func kv(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		v := m[k]
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(&b, "%s=%s", k, v)
+	}
+	return b.String()
+}

@@ -3,6 +3,7 @@ package drill
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"time"
 )
 
@@ -22,12 +23,26 @@ const (
 	// vigil-server's empty-restart guard the replicas refuse its empty
 	// sync and the sentinels fail over to one of them; nothing is lost.
 	FaultRestartMasterEmpty = "restart-master-empty"
-	FaultAll                = "all"
+	// FaultSplit partitions the deployment in two (deploy.Deployment.Split,
+	// network namespaces only): the master keeps one replica and a
+	// minority of the sentinels on its side, the other replicas and the
+	// sentinel majority are on the other side, and the drill's clients
+	// (application hosts) reach both sides. It is held for
+	// Config.SplitHold plus the step's seeded Hold, then healed.
+	FaultSplit = "split"
+	FaultAll   = "all"
 )
 
-// Faults are the fault kinds "all" draws from.
+// Faults are the fault kinds "all" draws from. A kind added here changes
+// the schedule "all" draws for every seed (each round draws among
+// len(Faults)); new kinds go at the end.
 var Faults = []string{FaultKillMaster, FaultPauseMaster, FaultPartitionMaster, FaultKillSentinel, FaultRollingRestart, FaultKillReplicaSync,
-	FaultRestartMasterEmpty}
+	FaultRestartMasterEmpty, FaultSplit}
+
+// FaultNames lists the fault kinds for messages: "kill-master, ..., split or all".
+func FaultNames() string {
+	return strings.Join(Faults, ", ") + " or " + FaultAll
+}
 
 // ValidFault reports whether f names a fault or "all".
 func ValidFault(f string) bool {
@@ -50,9 +65,13 @@ type Step struct {
 	Before time.Duration `json:"before_ns"`
 	// Hold is how long a killed sentinel stays down.
 	Hold time.Duration `json:"hold_ns"`
-	// Target picks the sentinel for kill-sentinel and the replica for
-	// kill-replica-sync (an index, modulo their number).
+	// Target picks the sentinel for kill-sentinel, the replica for
+	// kill-replica-sync and the replica that stays on the master's side of
+	// a split (an index, modulo their number).
 	Target int `json:"target"`
+	// SplitSentinels are the sentinels (indexes) that stay on the master's
+	// side of a split: a minority, (sentinels-1)/2 of them.
+	SplitSentinels []int `json:"split_sentinels,omitempty"`
 	// Order is the restart order of the nodes for rolling-restart
 	// (indexes into servers then sentinels).
 	Order []int `json:"order,omitempty"`
@@ -63,7 +82,7 @@ type Step struct {
 // round's fault at random.
 func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step, error) {
 	if !ValidFault(fault) {
-		return nil, fmt.Errorf("unknown fault %q: want kill-master, pause-master, partition-master, kill-sentinel, rolling-restart, kill-replica-sync, restart-master-empty or all", fault)
+		return nil, fmt.Errorf("unknown fault %q: want %s", fault, FaultNames())
 	}
 	if rounds < 1 {
 		return nil, fmt.Errorf("rounds %d: want at least 1", rounds)
@@ -80,6 +99,11 @@ func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step,
 		s.Target = r.Intn(max(sentinels, servers, 1))
 		if s.Fault == FaultRollingRestart {
 			s.Order = r.Perm(servers + sentinels)
+		}
+		// Drawn only for a split, so the schedules of the other faults
+		// stay what they were.
+		if s.Fault == FaultSplit {
+			s.SplitSentinels = r.Perm(sentinels)[:max(sentinels-1, 0)/2]
 		}
 		out = append(out, s)
 	}

@@ -29,6 +29,9 @@ type workload struct {
 	h        *History
 	writesOK atomic.Int64
 	onChange func(client int, old, new, source string)
+	// gens counts each client's master changes (Op.Node is set only when
+	// none happened during the operation).
+	gens []atomic.Uint64
 }
 
 func (w *workload) since() time.Duration { return time.Since(w.start) }
@@ -36,13 +39,17 @@ func (w *workload) since() time.Duration { return time.Since(w.start) }
 func (w *workload) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	cls := make([]*client.Client, w.clients)
+	w.gens = make([]atomic.Uint64, w.clients)
 	for i := range cls {
 		o := w.opts
 		o.ClientName = fmt.Sprintf("drill-%d", i)
 		o.MaxRetries = -1 // every outcome is recorded as it happened
 		o.RetryWrites = false
-		if w.onChange != nil {
-			o.OnMasterChange = func(old, new, source string) { w.onChange(i, old, new, source) }
+		o.OnMasterChange = func(old, new, source string) {
+			w.gens[i].Add(1)
+			if w.onChange != nil {
+				w.onChange(i, old, new, source)
+			}
 		}
 		c, err := client.New(o)
 		if err != nil {
@@ -84,8 +91,22 @@ func (w *workload) worker(ctx context.Context, id int, c *client.Client) {
 	}
 }
 
+// node is the master c writes to if it has not changed since the client's
+// generation was gen ("" otherwise, or when it is not known at once): the
+// server that answered an operation that succeeded in between.
+func (w *workload) node(c *client.Client, id int, gen uint64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	a, err := c.MasterAddr(ctx)
+	if err != nil || w.gens[id].Load() != gen {
+		return ""
+	}
+	return a
+}
+
 func (w *workload) write(c *client.Client, id, seq int) {
 	key := fmt.Sprintf("drill:%s:w:%d:%d", w.runID, id, seq)
+	gen := w.gens[id].Load()
 	op := Op{Client: id, Kind: KindWrite, Key: key, Value: fmt.Sprintf("%d-%d", id, seq), Invoke: w.since()}
 	ctx, cancel := context.WithTimeout(context.Background(), w.opTime)
 	defer cancel()
@@ -114,11 +135,13 @@ func (w *workload) write(c *client.Client, id, seq int) {
 	op.Status, op.Err = classify(err)
 	if op.Status == StatusOK {
 		w.writesOK.Add(1)
+		op.Node = w.node(c, id, gen)
 	}
 	w.h.Add(op)
 }
 
 func (w *workload) regWrite(c *client.Client, id, seq int, key string) {
+	gen := w.gens[id].Load()
 	op := Op{Client: id, Kind: KindRegWrite, Key: key, Value: fmt.Sprintf("%d-%d", id, seq), Invoke: w.since()}
 	ctx, cancel := context.WithTimeout(context.Background(), w.opTime)
 	defer cancel()
@@ -126,10 +149,14 @@ func (w *workload) regWrite(c *client.Client, id, seq int, key string) {
 	op.Done = w.since()
 	op.Status, op.Err = classify(err)
 	op.Acked = op.Status == StatusOK
+	if op.Acked {
+		op.Node = w.node(c, id, gen)
+	}
 	w.h.Add(op)
 }
 
 func (w *workload) regRead(c *client.Client, id int, key string) {
+	gen := w.gens[id].Load()
 	op := Op{Client: id, Kind: KindRegRead, Key: key, Invoke: w.since()}
 	ctx, cancel := context.WithTimeout(context.Background(), w.opTime)
 	defer cancel()
@@ -140,6 +167,9 @@ func (w *workload) regRead(c *client.Client, id int, key string) {
 	op.Value = v
 	op.Done = w.since()
 	op.Status, op.Err = classify(err)
+	if op.Status == StatusOK {
+		op.Node = w.node(c, id, gen)
+	}
 	w.h.Add(op)
 }
 
