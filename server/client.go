@@ -383,8 +383,13 @@ func (s *Server) process(c *Client, args [][]byte) {
 	// nothing propagates) has its reply held until enough replicas
 	// acknowledge it. Dirty only counts when it grew: SAVE (and DEBUG
 	// LOADAOF) reset it, and they wrote nothing.
+	// PUBLISH/SPUBLISH propagate but change no data: not held, or a
+	// master without acknowledging replicas would hold the sentinels'
+	// hellos (and the PINGs queued behind them) and look down.
 	if c.blocked == nil && (s.propUnits != units || s.repl.offset != off || s.ks.Dirty > dirty) && s.syncAckApplies(c) {
-		c.holdForAcks(s.lookup(args[0]), mark)
+		if cmd := s.lookup(args[0]); s.ks.Dirty > dirty || cmd == nil || !cmd.Has(FlagPubSub) {
+			c.holdForAcks(cmd, mark)
+		}
 	}
 	if c.blocked != nil {
 		// A blocked client is reset when it is unblocked (Redis's

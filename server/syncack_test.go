@@ -223,3 +223,23 @@ func TestSyncAckOff(t *testing.T) {
 		t.Fatalf("no replicas: %s", got)
 	}
 }
+
+// TestSyncAckPublishNotHeld: PUBLISH propagates but changes no data, so its
+// reply is not held (a sentinel's hello, and the PING queued behind it,
+// must not wait for replicas); a write pipelined behind it still is.
+func TestSyncAckPublishNotHeld(t *testing.T) {
+	l, rep, admin := syncAckSetup(t, 1, 0)
+	a := l.dial(t)
+	if got := a.do("PUBLISH", "__sentinel__:hello", "x"); got != "(integer) 0" {
+		t.Fatalf("PUBLISH: %s", got)
+	}
+	if got := a.do("SPUBLISH", "ch", "x"); got != "(integer) 0" {
+		t.Fatalf("SPUBLISH: %s", got)
+	}
+	a.send("SET", "k", "v")
+	waitHeld(t, admin, 1)
+	ackAll(t, rep, admin)
+	if got := a.read(); got != "+OK" {
+		t.Fatalf("SET after ACK: %s", got)
+	}
+}
