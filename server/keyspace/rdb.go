@@ -77,8 +77,8 @@ func (h *Hash) AppendListpack(field, value string) {
 		h.ht.set([]byte(field), value)
 		return
 	}
-	h.lp = append(h.lp, hashPair{field, value})
-	h.lpBytes += lpEntrySize(field) + lpEntrySize(value)
+	lpAppend(h, field, value)
+	h.lpBytes += uint32(lpEntrySize(field) + lpEntrySize(value))
 }
 
 // ConvertToHashtable is hashTypeConvert(OBJ_ENCODING_HT) (no-op if it
