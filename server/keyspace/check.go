@@ -188,7 +188,7 @@ func checkSet(s *Set, cfg EncodingConfig) error {
 	}
 	if s.ht != nil {
 		n := 0
-		s.ht.rangeEntries(func(*dictEntry) bool { n++; return true })
+		s.ht.rangeEntries(func(*fieldEntry) bool { n++; return true })
 		if n != s.ht.Len() {
 			return fmt.Errorf("hashtable counts %d members, holds %d", s.ht.Len(), n)
 		}

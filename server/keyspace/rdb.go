@@ -36,9 +36,9 @@ func NewIntSetFrom(ints []int64, width int) *Set {
 // NewHashtableSet is createSetObject followed by dictExpand(sizeHint) when
 // sizeHint > 4 (DICT_HT_INITIAL_SIZE), as rdbLoadObject for a large set.
 func NewHashtableSet(sizeHint int) *Set {
-	d := &Dict{}
+	d := &fieldDict{}
 	if sizeHint > 4 {
-		d.Expand(sizeHint)
+		d.expand(sizeHint)
 	}
 	return &Set{ht: d}
 }
@@ -47,7 +47,7 @@ func NewHashtableSet(sizeHint int) *Set {
 // intset).
 func (s *Set) ExpandHashtable(size int) {
 	if s.ht != nil {
-		s.ht.Expand(size)
+		s.ht.expand(size)
 	}
 }
 
