@@ -536,14 +536,15 @@ func (c *Client) hrandfieldWithCount(key []byte, l int64, withValues bool) {
 	// CASE 2.5: listpack, distinct fields in listpack order
 	// (lpRandomPairsUnique's selection sampling).
 	if h.Encoding() == keyspace.EncodingListpack {
-		need := count
-		for i := 0; need > 0; i++ {
-			if rng.Uint64N(size-uint64(i)) < need {
-				f, v := h.At(i)
+		need, i := count, uint64(0)
+		h.Range(func(f, v string) bool {
+			if rng.Uint64N(size-i) < need {
 				pair(f, v)
 				need--
 			}
-		}
+			i++
+			return need > 0
+		})
 		return
 	}
 	type fv struct{ f, v string }

@@ -188,7 +188,7 @@ func checkSet(s *Set, cfg EncodingConfig) error {
 	}
 	if s.ht != nil {
 		n := 0
-		s.ht.rangeEntries(func(*dictEntry) bool { n++; return true })
+		s.ht.rangeEntries(func(*fieldEntry) bool { n++; return true })
 		if n != s.ht.Len() {
 			return fmt.Errorf("hashtable counts %d members, holds %d", s.ht.Len(), n)
 		}
@@ -289,18 +289,37 @@ func checkHash(h *Hash, cfg EncodingConfig) error {
 		}
 		return nil
 	}
-	if len(h.lp) > cfg.HashMaxListpackEntries {
-		return fmt.Errorf("listpack of %d fields, hash-max-listpack-entries is %d", len(h.lp), cfg.HashMaxListpackEntries)
+	if int(h.lpN) > cfg.HashMaxListpackEntries {
+		return fmt.Errorf("listpack of %d fields, hash-max-listpack-entries is %d", h.lpN, cfg.HashMaxListpackEntries)
 	}
-	seen := make(map[string]bool, len(h.lp))
-	for _, p := range h.lp {
-		if seen[p.field] {
-			return fmt.Errorf("listpack holds field %q twice", p.field)
+	if h.lpLen > h.lpCap || (h.lp == nil) != (h.lpCap == 0) {
+		return fmt.Errorf("listpack buffer of %d bytes, capacity %d", h.lpLen, h.lpCap)
+	}
+	seen := make(map[string]bool, h.lpN)
+	var err error
+	n, bytes := 0, lpEmptySize
+	h.lpRange(func(f, v string) bool {
+		n++
+		bytes += lpEntrySize(f) + lpEntrySize(v)
+		if seen[f] {
+			err = fmt.Errorf("listpack holds field %q twice", f)
+			return false
 		}
-		seen[p.field] = true
-		if len(p.field) > cfg.HashMaxListpackValue || len(p.value) > cfg.HashMaxListpackValue {
-			return fmt.Errorf("listpack field %q or its value longer than hash-max-listpack-value %d", p.field, cfg.HashMaxListpackValue)
+		seen[f] = true
+		if len(f) > cfg.HashMaxListpackValue || len(v) > cfg.HashMaxListpackValue {
+			err = fmt.Errorf("listpack field %q or its value longer than hash-max-listpack-value %d", f, cfg.HashMaxListpackValue)
+			return false
 		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if n != int(h.lpN) {
+		return fmt.Errorf("listpack counts %d fields, holds %d", h.lpN, n)
+	}
+	if bytes != int(h.lpBytes) {
+		return fmt.Errorf("listpack size %d, its fields make %d", h.lpBytes, bytes)
 	}
 	return nil
 }

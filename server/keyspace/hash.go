@@ -1,7 +1,10 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
@@ -15,15 +18,24 @@ import (
 // fields exceeds hash-max-listpack-entries. The listpack's byte size is
 // tracked as Redis would lay it out, for MEMORY USAGE.
 //
-// Fields and values are Go strings: immutable, so Dup shares them, and
-// converting an argument to a string copies it.
+// The listpack is packed into one byte buffer (lp, lpLen bytes used of
+// lpCap): each pair is a uvarint length and the field's bytes, then a
+// uvarint length and the value's bytes, so a small hash costs its bytes and
+// a 32-byte header, not a string header and an allocation per field and
+// value (a hash of 5 small fields took about 430 bytes, now about 150).
+// The bytes below lpLen are never written again: an update or a delete
+// builds a new buffer, a new field is appended in the spare capacity or
+// in a new buffer, so the strings Get, Range and Scan return (views into
+// the buffer) stay intact, and Dup shares the buffer (with no spare
+// capacity, so that neither copy appends into the other's bytes).
 type Hash struct {
-	lp      []hashPair // listpack encoding, while ht == nil
-	lpBytes int        // lpBytes of that listpack
+	lp      *byte      // the listpack's buffer, while ht == nil
+	lpLen   uint32     // bytes used
+	lpCap   uint32     // bytes allocated
+	lpN     uint32     // fields
+	lpBytes uint32     // lpBytes of that listpack as Redis lays it out
 	ht      *fieldDict // hashtable encoding
 }
-
-type hashPair struct{ field, value string }
 
 // Listpack layout (listpack.c): a 6-byte header and a 1-byte terminator.
 const (
@@ -50,17 +62,98 @@ func (h *Hash) Len() int {
 	if h.ht != nil {
 		return h.ht.Len()
 	}
-	return len(h.lp)
+	return int(h.lpN)
 }
 
-// lpFind returns the index of field in the listpack, -1 if absent.
-func (h *Hash) lpFind(field []byte) int {
-	for i := range h.lp {
-		if h.lp[i].field == string(field) {
-			return i
-		}
+// lpBuf is the listpack's used bytes.
+func (h *Hash) lpBuf() []byte {
+	if h.lp == nil {
+		return nil
 	}
-	return -1
+	return unsafe.Slice(h.lp, h.lpCap)[:h.lpLen]
+}
+
+// lpStr reads a uvarint length at off in b and returns the string of that
+// many bytes after it (a view into b) and the offset past them.
+func lpStr(b []byte, off int) (string, int) {
+	n, k := binary.Uvarint(b[off:])
+	off += k
+	if n == 0 {
+		return "", off
+	}
+	return unsafe.String(&b[off], int(n)), off + int(n)
+}
+
+// lpPairLen is the bytes the pair field=value takes in the buffer.
+func lpPairLen(field, value int) int {
+	return uvarintLen(field) + field + uvarintLen(value) + value
+}
+
+// appendPair appends field=value to b in the buffer's layout.
+func appendPair[F, V ~string | ~[]byte](b []byte, field F, value V) []byte {
+	b = binary.AppendUvarint(b, uint64(len(field)))
+	b = append(b, field...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}
+
+// lpSetBuf makes b the buffer (b's bytes below len(b) are not written
+// again).
+func (h *Hash) lpSetBuf(b []byte) {
+	h.lp, h.lpLen, h.lpCap = unsafe.SliceData(b), uint32(len(b)), uint32(cap(b))
+	if cap(b) == 0 {
+		h.lp = nil
+	}
+}
+
+// lpAppend appends field=value to the listpack: in place when the spare
+// capacity holds it (bytes nobody has seen), else in a new buffer with a
+// quarter of room to grow, rounded up to its allocation's size class.
+func lpAppend[F, V ~string | ~[]byte](h *Hash, field F, value V) {
+	b := h.lpBuf()
+	need := lpPairLen(len(field), len(value))
+	if len(b)+need > int(h.lpCap) {
+		total := len(b) + need
+		nb := slices.Grow([]byte(nil), total+total/4)
+		b = append(nb, b...)
+	}
+	h.lpSetBuf(appendPair(b, field, value))
+	h.lpN++
+}
+
+// lpFind returns the offsets of field's pair in the listpack (its start,
+// where its value's length starts, its end) and its value, or start -1.
+func (h *Hash) lpFind(field []byte) (start, vat, end int, value string) {
+	b := h.lpBuf()
+	for off := 0; off < len(b); {
+		f, next := lpStr(b, off)
+		v, e := lpStr(b, next)
+		if f == string(field) {
+			return off, next, e, v
+		}
+		off = e
+	}
+	return -1, 0, 0, ""
+}
+
+// lpSplice replaces the buffer's bytes [start, end) by the pair
+// field=value (none when del), in a new buffer of the exact size.
+func (h *Hash) lpSplice(start, end int, field []byte, value string, del bool) {
+	b := h.lpBuf()
+	n := len(b) - (end - start)
+	if !del {
+		n += lpPairLen(len(field), len(value))
+	}
+	if n == 0 {
+		h.lpSetBuf(nil)
+		return
+	}
+	nb := make([]byte, 0, n)
+	nb = append(nb, b[:start]...)
+	if !del {
+		nb = appendPair(nb, field, value)
+	}
+	h.lpSetBuf(append(nb, b[end:]...))
 }
 
 // Get is hashTypeGetValue. With step, a hashtable in the middle of a
@@ -73,8 +166,8 @@ func (h *Hash) Get(field []byte, step bool) (string, bool) {
 		}
 		return "", false
 	}
-	if i := h.lpFind(field); i >= 0 {
-		return h.lp[i].value, true
+	if start, _, _, v := h.lpFind(field); start >= 0 {
+		return v, true
 	}
 	return "", false
 }
@@ -105,15 +198,14 @@ func (h *Hash) Set(field []byte, value string, cfg EncodingConfig) bool {
 	if h.ht != nil {
 		return h.ht.set(field, value)
 	}
-	if i := h.lpFind(field); i >= 0 {
-		h.lpBytes += lpEntrySize(value) - lpEntrySize(h.lp[i].value)
-		h.lp[i].value = value
+	if start, _, end, old := h.lpFind(field); start >= 0 {
+		h.lpBytes += uint32(lpEntrySize(value) - lpEntrySize(old))
+		h.lpSplice(start, end, field, value, false)
 		return false
 	}
-	f := string(field)
-	h.lp = append(h.lp, hashPair{f, value})
-	h.lpBytes += lpEntrySize(f) + lpEntrySize(value)
-	if len(h.lp) > cfg.HashMaxListpackEntries {
+	lpAppend(h, field, value)
+	h.lpBytes += uint32(lpEntrySize(unsafe.String(unsafe.SliceData(field), len(field))) + lpEntrySize(value))
+	if int(h.lpN) > cfg.HashMaxListpackEntries {
 		h.convert()
 	}
 	return true
@@ -137,14 +229,13 @@ func (h *Hash) Delete(field []byte) bool {
 	if h.ht != nil {
 		return h.ht.remove(field)
 	}
-	i := h.lpFind(field)
-	if i < 0 {
+	start, _, end, v := h.lpFind(field)
+	if start < 0 {
 		return false
 	}
-	h.lpBytes -= lpEntrySize(h.lp[i].field) + lpEntrySize(h.lp[i].value)
-	copy(h.lp[i:], h.lp[i+1:])
-	h.lp[len(h.lp)-1] = hashPair{}
-	h.lp = h.lp[:len(h.lp)-1]
+	h.lpBytes -= uint32(lpEntrySize(unsafe.String(unsafe.SliceData(field), len(field))) + lpEntrySize(v))
+	h.lpSplice(start, end, nil, "", true)
+	h.lpN--
 	return true
 }
 
@@ -152,11 +243,29 @@ func (h *Hash) Delete(field []byte) bool {
 // fields, filled in listpack order.
 func (h *Hash) convert() {
 	d := &fieldDict{}
-	d.expand(len(h.lp))
-	for _, p := range h.lp {
-		d.add(hashString(p.field), p.field, p.value)
+	d.expand(int(h.lpN))
+	h.lpRange(func(f, v string) bool {
+		// newFieldEntry copies short pairs; a long one keeps its strings,
+		// which must not pin the buffer.
+		d.add(hashString(f), strings.Clone(f), strings.Clone(v))
+		return true
+	})
+	h.ht, h.lpBytes, h.lpN = d, 0, 0
+	h.lpSetBuf(nil)
+}
+
+// lpRange calls fn for each pair of the listpack, in order, until it
+// returns false.
+func (h *Hash) lpRange(fn func(field, value string) bool) {
+	b := h.lpBuf()
+	for off := 0; off < len(b); {
+		f, next := lpStr(b, off)
+		v, e := lpStr(b, next)
+		if !fn(f, v) {
+			return
+		}
+		off = e
 	}
-	h.ht, h.lp, h.lpBytes = d, nil, 0
 }
 
 // Range calls fn for every field in hashTypeNext's order (listpack order,
@@ -167,11 +276,7 @@ func (h *Hash) Range(fn func(field, value string) bool) {
 		h.ht.rangeEntries(func(de *fieldEntry) bool { return fn(de.key(), de.val()) })
 		return
 	}
-	for _, p := range h.lp {
-		if !fn(p.field, p.value) {
-			return
-		}
-	}
+	h.lpRange(fn)
 }
 
 // Scan is the hashtable part of scanGenericCommand: one dictScan step from
@@ -180,16 +285,11 @@ func (h *Hash) Range(fn func(field, value string) bool) {
 // as Redis does. fn must not modify h.
 func (h *Hash) Scan(cursor uint64, fn func(field, value string)) uint64 {
 	if h.ht == nil {
-		for _, p := range h.lp {
-			fn(p.field, p.value)
-		}
+		h.lpRange(func(f, v string) bool { fn(f, v); return true })
 		return 0
 	}
 	return h.ht.scan(cursor, func(de *fieldEntry) { fn(de.key(), de.val()) })
 }
-
-// At returns the i-th pair of a listpack hash (0 <= i < Len).
-func (h *Hash) At(i int) (field, value string) { return h.lp[i].field, h.lp[i].value }
 
 // RandomField returns a random field and value, false if h is empty: a
 // uniform pick in a listpack (lpRandomPair), dictGetFairRandomKey in a
@@ -202,11 +302,19 @@ func (h *Hash) RandomField(rng *rand.Rand, step bool) (field, value string, ok b
 		}
 		return de.key(), de.val(), true
 	}
-	if len(h.lp) == 0 {
+	if h.lpN == 0 {
 		return "", "", false
 	}
-	p := h.lp[rng.IntN(len(h.lp))]
-	return p.field, p.value, true
+	i := rng.IntN(int(h.lpN))
+	h.lpRange(func(f, v string) bool {
+		if i == 0 {
+			field, value, ok = f, v, true
+			return false
+		}
+		i--
+		return true
+	})
+	return field, value, ok
 }
 
 // Size is objectComputeSize of a hash: the robj and the listpack's
@@ -239,7 +347,9 @@ func (h *Hash) Size(samples int) uint64 {
 // in a dict presized to its number of fields.
 func (h *Hash) Dup() Value {
 	if h.ht == nil {
-		return &Hash{lp: append([]hashPair(nil), h.lp...), lpBytes: h.lpBytes}
+		// The bytes are never written again: share them, with no spare
+		// capacity so that neither hash appends into the other's.
+		return &Hash{lp: h.lp, lpLen: h.lpLen, lpCap: h.lpLen, lpN: h.lpN, lpBytes: h.lpBytes}
 	}
 	d := &fieldDict{}
 	d.expand(h.ht.Len())

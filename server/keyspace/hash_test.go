@@ -320,3 +320,52 @@ func TestHashSetBCopies(t *testing.T) {
 		}
 	}
 }
+
+// The packed listpack never writes bytes it has handed out: strings read
+// before an update, a delete or an append keep their contents, and a Dup
+// and its original grow apart without writing into each other's bytes.
+func TestHashListpackBytesStayIntact(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	h := NewHash()
+	for i := range 5 {
+		h.Set([]byte("f"+strconv.Itoa(i)), "v"+strconv.Itoa(i), cfg)
+	}
+	v1, _ := h.Get([]byte("f1"), false)
+	var seen []string
+	h.Range(func(f, v string) bool { seen = append(seen, f+"="+v); return true })
+	d := h.Dup().(*Hash)
+	h.Set([]byte("f1"), "changed", cfg)
+	h.Delete([]byte("f0"))
+	h.Set([]byte("new-in-h"), "x", cfg)
+	d.Set([]byte("new-in-d"), "y", cfg)
+	if v1 != "v1" || fmt.Sprint(seen) != "[f0=v0 f1=v1 f2=v2 f3=v3 f4=v4]" {
+		t.Fatalf("views changed: %q %v", v1, seen)
+	}
+	if got := fmt.Sprint(hashFields(h)); got != "[f1=changed f2=v2 f3=v3 f4=v4 new-in-h=x]" {
+		t.Fatalf("h %s", got)
+	}
+	if got := fmt.Sprint(hashFields(d)); got != "[f0=v0 f1=v1 f2=v2 f3=v3 f4=v4 new-in-d=y]" {
+		t.Fatalf("dup %s", got)
+	}
+	for _, x := range []*Hash{h, d} {
+		if err := checkHash(x, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Empty fields and values, and conversion with the buffer's strings.
+	e := NewHash()
+	e.Set([]byte(""), "", cfg)
+	e.Set([]byte("a"), "", cfg)
+	if v, ok := e.Get([]byte(""), false); !ok || v != "" || e.Len() != 2 {
+		t.Fatalf("empty field: %q %v %d", v, ok, e.Len())
+	}
+	for i := range cfg.HashMaxListpackEntries + 1 {
+		e.Set([]byte("k"+strconv.Itoa(i)), strconv.Itoa(i), cfg)
+	}
+	if e.Encoding() != EncodingHashtable || e.Len() != cfg.HashMaxListpackEntries+3 {
+		t.Fatalf("after conversion: %v %d", e.Encoding(), e.Len())
+	}
+	if v, ok := e.Get([]byte("k7"), false); !ok || v != "7" {
+		t.Fatalf("k7 = %q %v", v, ok)
+	}
+}

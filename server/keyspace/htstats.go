@@ -46,7 +46,7 @@ func ValueHTStats(v Value) ([]HTStats, bool) {
 	switch v := v.(type) {
 	case *Set:
 		if v.ht != nil {
-			return tables(v.ht.ht, v.ht.used, func(e *dictEntry) *dictEntry { return e.next }), true
+			return tables(v.ht.ht, v.ht.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
 		}
 	case *Hash:
 		if v.ht != nil {

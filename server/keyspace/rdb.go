@@ -36,9 +36,9 @@ func NewIntSetFrom(ints []int64, width int) *Set {
 // NewHashtableSet is createSetObject followed by dictExpand(sizeHint) when
 // sizeHint > 4 (DICT_HT_INITIAL_SIZE), as rdbLoadObject for a large set.
 func NewHashtableSet(sizeHint int) *Set {
-	d := &Dict{}
+	d := &fieldDict{}
 	if sizeHint > 4 {
-		d.Expand(sizeHint)
+		d.expand(sizeHint)
 	}
 	return &Set{ht: d}
 }
@@ -47,7 +47,7 @@ func NewHashtableSet(sizeHint int) *Set {
 // intset).
 func (s *Set) ExpandHashtable(size int) {
 	if s.ht != nil {
-		s.ht.Expand(size)
+		s.ht.expand(size)
 	}
 }
 
@@ -77,8 +77,8 @@ func (h *Hash) AppendListpack(field, value string) {
 		h.ht.set([]byte(field), value)
 		return
 	}
-	h.lp = append(h.lp, hashPair{field, value})
-	h.lpBytes += lpEntrySize(field) + lpEntrySize(value)
+	lpAppend(h, field, value)
+	h.lpBytes += uint32(lpEntrySize(field) + lpEntrySize(value))
 }
 
 // ConvertToHashtable is hashTypeConvert(OBJ_ENCODING_HT) (no-op if it

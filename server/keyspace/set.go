@@ -1,32 +1,30 @@
 package keyspace
 
 import (
-	"hash/maphash"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Set is a set value (OBJ_SET), as Redis 7.0's t_set.c: an intset (a
 // sorted array of int64 whose element width only grows: intset.c's
 // INTSET_ENC_INT16/32/64) while every member is an integer (string2ll)
 // and there are at most set-max-intset-entries of them, else a hashtable
-// (a Dict of the members, dict.c's layout, so SSCAN keeps SCAN's
-// guarantee and random members are picked as dictGetFairRandomKey).
+// (a fieldDict of the members with empty values, dict.c's layout, so SSCAN
+// keeps SCAN's guarantee and random members are picked as
+// dictGetFairRandomKey; a member is one allocation of 16 bytes and its
+// bytes, 32 for a short one, where a Dict's refEntry and string took 48).
 // The conversion is one-way, as setTypeConvert.
 //
-// Iteration order is setTypeNext's: ascending for an intset, the Dict's
-// bucket order for a hashtable.
+// Iteration order is setTypeNext's: ascending for an intset, the
+// dict's bucket order for a hashtable.
 type Set struct {
-	ints  []int64 // the intset, ascending; unused once ht != nil
-	width uint8   // intset encoding: 2, 4 or 8 bytes per element
-	ht    *Dict   // the hashtable encoding; nil while an intset
+	ints  []int64    // the intset, ascending; unused once ht != nil
+	width uint8      // intset encoding: 2, 4 or 8 bytes per element
+	ht    *fieldDict // the hashtable encoding (members with empty values); nil while an intset
 }
-
-// setMember is the value every member of a hashtable set maps to (Redis's
-// set dict has NULL values; a Dict needs a non-nil one).
-var setMember = &Entry{}
 
 // NewSetFor is setTypeCreate: an empty set that can hold first, an intset
 // when first is an integer, else a hashtable. Add first afterwards.
@@ -34,7 +32,7 @@ func NewSetFor(first []byte) *Set {
 	if _, ok := string2ll(first); ok {
 		return NewIntSet()
 	}
-	return &Set{ht: &Dict{}}
+	return &Set{ht: &fieldDict{}}
 }
 
 // NewIntSet is createIntsetObject: an empty intset (the result set of
@@ -83,12 +81,12 @@ func maxIntsetEntries(limit int) int { return min(limit, 1<<30) }
 // member is copied.
 func (s *Set) Add(member []byte, maxIntset int) bool {
 	if s.ht != nil {
-		return addKey(s.ht, member)
+		return s.ht.addMember(bytesString(member))
 	}
 	v, ok := string2ll(member)
 	if !ok {
 		s.convert()
-		return addKey(s.ht, member)
+		return s.ht.addMember(bytesString(member))
 	}
 	if !s.addInt(v) {
 		return false
@@ -106,6 +104,14 @@ func (s *Set) addInt(v int64) bool {
 		return false
 	}
 	s.width = max(s.width, intWidth(v))
+	if len(s.ints) == cap(s.ints) {
+		// Grow by an eighth, to the allocation's size class, not by
+		// append's doubling: a small intset is most of its key's memory
+		// (5 members took 64 bytes, now 48), and an insertion moves the
+		// elements after it anyway.
+		n := len(s.ints)
+		s.ints = append(append([]int64(nil), make([]int64, n+1+n/8)...)[:0], s.ints...)
+	}
 	s.ints = slices.Insert(s.ints, i, v)
 	return true
 }
@@ -113,11 +119,11 @@ func (s *Set) addInt(v int64) bool {
 // convert is setTypeConvert(OBJ_ENCODING_HT): a Dict presized to the
 // intset's length, filled in ascending order.
 func (s *Set) convert() {
-	d := &Dict{}
-	d.Expand(len(s.ints))
+	d := &fieldDict{}
+	d.expand(len(s.ints))
 	var buf [20]byte
 	for _, v := range s.ints {
-		addKey(d, strconv.AppendInt(buf[:0], v, 10))
+		d.addMember(bytesString(strconv.AppendInt(buf[:0], v, 10)))
 	}
 	s.ht, s.ints = d, nil
 }
@@ -126,7 +132,7 @@ func (s *Set) convert() {
 // there. A hashtable shrinks when it becomes too sparse (htNeedsResize).
 func (s *Set) Remove(member []byte) bool {
 	if s.ht != nil {
-		return s.ht.removeKey(string(member))
+		return s.ht.remove(member)
 	}
 	v, ok := string2ll(member)
 	if !ok {
@@ -138,7 +144,7 @@ func (s *Set) Remove(member []byte) bool {
 // RemoveString is Remove for a string member.
 func (s *Set) RemoveString(member string) bool {
 	if s.ht != nil {
-		return s.ht.removeKey(member)
+		return s.ht.remove(stringBytes(member))
 	}
 	v, ok := string2ll([]byte(member))
 	if !ok {
@@ -160,7 +166,7 @@ func (s *Set) removeInt(v int64) bool {
 // Contains is setTypeIsMember.
 func (s *Set) Contains(member []byte) bool {
 	if s.ht != nil {
-		return s.ht.Find(member) != nil
+		return s.ht.find(hashBytes(member), member, false) != nil
 	}
 	v, ok := string2ll(member)
 	if !ok {
@@ -175,7 +181,8 @@ func (s *Set) Contains(member []byte) bool {
 func (s *Set) ContainsInt(v int64) bool {
 	if s.ht != nil {
 		var buf [20]byte
-		return s.ht.Find(strconv.AppendInt(buf[:0], v, 10)) != nil
+		b := strconv.AppendInt(buf[:0], v, 10)
+		return s.ht.find(hashBytes(b), b, false) != nil
 	}
 	_, found := slices.BinarySearch(s.ints, v)
 	return found
@@ -209,7 +216,7 @@ func (m Member) String() string {
 // false. fn must not change the set.
 func (s *Set) Range(fn func(m Member) bool) {
 	if s.ht != nil {
-		s.ht.Range(func(k string, _ *Entry) bool { return fn(Member{S: k}) })
+		s.ht.rangeEntries(func(de *fieldEntry) bool { return fn(Member{S: de.key()}) })
 		return
 	}
 	for _, v := range s.ints {
@@ -224,8 +231,9 @@ func (s *Set) Range(fn func(m Member) bool) {
 // empty.
 func (s *Set) Random(rng *rand.Rand) Member {
 	if s.ht != nil {
-		k, _, _ := s.ht.FairRandomKey(rng)
-		return Member{S: k}
+		// dictGetFairRandomKey, with its rehash steps (as the Dict
+		// sets had before).
+		return Member{S: s.ht.fairRandomEntry(rng, true).key()}
 	}
 	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
 }
@@ -248,7 +256,7 @@ func (s *Set) Scan(cursor uint64, fn func(member string)) uint64 {
 	if s.ht == nil {
 		return 0
 	}
-	return s.ht.Scan(cursor, func(k string, _ *Entry) { fn(k) })
+	return s.ht.scan(cursor, func(de *fieldEntry) { fn(de.key()) })
 }
 
 // Dup is setTypeDup: an intset is copied as is; a hashtable is rebuilt
@@ -257,10 +265,10 @@ func (s *Set) Dup() Value {
 	if s.ht == nil {
 		return &Set{ints: slices.Clone(s.ints), width: s.width}
 	}
-	d := &Dict{}
-	d.Expand(s.ht.Len())
-	s.ht.Range(func(k string, _ *Entry) bool {
-		addKey(d, k)
+	d := &fieldDict{}
+	d.expand(s.ht.Len())
+	s.ht.rangeEntries(func(de *fieldEntry) bool {
+		d.addMember(de.key())
 		return true
 	})
 	return &Set{ht: d}
@@ -288,11 +296,11 @@ func (s *Set) Size(samples int) uint64 {
 	}
 	var elesize uint64
 	n := 0
-	s.ht.Range(func(k string, _ *Entry) bool {
+	s.ht.rangeEntries(func(de *fieldEntry) bool {
 		if n >= samples {
 			return false
 		}
-		elesize += DictEntrySize + SdsNewSize(uint64(len(k)))
+		elesize += DictEntrySize + SdsNewSize(uint64(len(de.key())))
 		n++
 		return true
 	})
@@ -307,7 +315,7 @@ func (s *Set) Size(samples int) uint64 {
 // ContainsString is Contains for a string member.
 func (s *Set) ContainsString(member string) bool {
 	if s.ht != nil {
-		return s.ht.FindString(member) != nil
+		return s.ht.find(hashString(member), stringBytes(member), false) != nil
 	}
 	v, ok := string2ll([]byte(member))
 	if !ok {
@@ -339,66 +347,42 @@ func (s *Set) AddMember(m Member, maxIntset int) bool {
 		return true
 	}
 	if !m.IsInt && s.ht != nil {
-		return addKey(s.ht, m.S)
+		return s.ht.addMember(m.S)
 	}
 	var buf [20]byte
 	return s.Add(m.AppendTo(buf[:0]), maxIntset)
 }
 
-// addKey is dictAdd on a set's dict, with dictAddRaw's single rehash step
-// and its expansion check before the search (_dictKeyIndex), so the
-// tables (MEMORY USAGE, SSCAN cursors) evolve as Redis's: false if key is
-// present.
-// The key is copied only when it is added.
-func addKey[S string | []byte](d *Dict, key S) bool {
-	if d.IsRehashing() {
-		d.rehashStep()
+// addMember is dictAdd on a set's dict (a member with an empty value),
+// with dictAddRaw's single rehash step and its expansion check before the
+// search (_dictKeyIndex), so the tables (MEMORY USAGE, SSCAN cursors)
+// evolve as Redis's: false if key is present. The key is copied only when
+// it is added (it may be a view of a caller's bytes).
+func (d *fieldDict) addMember(key string) bool {
+	if d.isRehashing() {
+		d.rehash(1)
 	}
 	d.expandIfNeeded()
-	h := maphash.String(seed, string(key)) // no copy: the compiler elides it for a []byte
-	for t := 0; t < 2; t++ {
-		tbl := d.ht[t]
-		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
-			if de.key == string(key) {
-				return false
-			}
-		}
-		if !d.IsRehashing() {
-			break
-		}
-	}
-	t := 0
-	if d.IsRehashing() {
-		t = 1
-	}
-	i := h & uint64(len(d.ht[t])-1)
-	de := newRef(string(key), setMember)
-	de.next = d.ht[t][i]
-	d.ht[t][i] = de
-	d.used[t]++
-	return true
-}
-
-// removeKey is dictDelete on a set's dict (one rehash step, as
-// dictGenericDelete) followed by setTypeRemove's htNeedsResize check.
-func (d *Dict) removeKey(key string) bool {
-	if d.Len() == 0 {
-		return false
-	}
 	h := hashString(key)
 	for t := 0; t < 2; t++ {
 		tbl := d.ht[t]
 		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
-			if de.key == key {
-				return d.remove(h, de) // steps once, unlinks, shrinks
+			if de.klen == uint32(len(key)) && de.key() == key || de.klen == fieldExt && de.key() == key {
+				return false
 			}
 		}
-		if !d.IsRehashing() {
+		if !d.isRehashing() {
 			break
 		}
 	}
-	if d.IsRehashing() {
-		d.rehashStep()
-	}
-	return false
+	d.add(h, key, "")
+	return true
 }
+
+// bytesString is b as a string without a copy: only for callees that
+// copy what they keep.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// stringBytes is s as bytes without a copy: only for callees that neither
+// write nor keep them.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
