@@ -385,7 +385,7 @@ func cmdSRandMember(c *Client, args [][]byte) {
 		c.w.Null()
 		return
 	}
-	c.writeMember(s.Random(c.srv.rng))
+	c.writeMember(s.RandomRead(c.srv.rng))
 }
 
 // srandMemberWithCount is srandmemberWithCountCommand: a negative count
@@ -425,7 +425,7 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	if !uniq || count == 1 {
 		c.w.ArrayLen(int(count))
 		for ; count > 0; count-- {
-			c.writeMember(s.Random(rng))
+			c.writeMember(s.RandomRead(rng))
 		}
 		return
 	}
@@ -452,7 +452,7 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	} else {
 		d.Expand(int(count))
 		for added := uint64(0); added < count; {
-			m := s.Random(rng)
+			m := s.RandomRead(rng)
 			k := m.String()
 			if d.FindString(k) == nil {
 				d.Set(k, val)

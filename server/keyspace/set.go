@@ -238,6 +238,16 @@ func (s *Set) Random(rng *rand.Rand) Member {
 	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
 }
 
+// RandomRead is Random for a reader (SRANDMEMBER): the same draw without
+// the rehash steps, so that a value a running snapshot (BGSAVE) is
+// iterating is never written by a read.
+func (s *Set) RandomRead(rng *rand.Rand) Member {
+	if s.ht != nil {
+		return Member{S: s.ht.fairRandomEntry(rng, false).key()}
+	}
+	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
+}
+
 // RemoveMember removes m, a member of s (as returned by Random or Range).
 func (s *Set) RemoveMember(m Member) bool {
 	if m.IsInt && s.ht == nil {
