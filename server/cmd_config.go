@@ -117,6 +117,8 @@ func (s *Server) onConfigSet(name string) error {
 		return s.aofOnConfigSet(name)
 	case "maxmemory": // evict.go: updateMaxmemory evicts once applied
 		s.evict.configChanged = true
+	case "master-config-epoch", "master-fence": // fence.go
+		s.fenceOnConfigSet(name)
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "timeout":
