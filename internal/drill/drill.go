@@ -96,6 +96,15 @@ type FaultRecord struct {
 	// progress (master_sync_in_progress:1) when it killed it.
 	KilledDuringSync *bool  `json:"killed_during_sync,omitempty"`
 	Error            string `json:"error,omitempty"`
+
+	// OldMasterWriteWindow (partition faults, fencing.go): the time from
+	// the fault to the last write the cut-off master acknowledged;
+	// IsolationBound its master-isolation-timeout (absent: none, as on
+	// redis-server); WithinIsolationBound whether the window is at most
+	// the bound.
+	OldMasterWriteWindow *time.Duration `json:"old_master_write_window_ns,omitempty"`
+	IsolationBound       *time.Duration `json:"isolation_bound_ns,omitempty"`
+	WithinIsolationBound *bool          `json:"within_isolation_bound,omitempty"`
 }
 
 // TimedEvent is a sentinel event at an offset from the start.
@@ -336,6 +345,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.MasterChanges = append([]TimedEvent{}, d.changes...)
 	d.mu.Unlock()
 	fillFaultTimes(rep, ops)
+	fillWriteWindows(rep, ops)
 	rep.History = ops
 	rep.Counts = Count(ops)
 	rep.Loss = CheckLoss(ops, final, cfg.Wait)

@@ -91,6 +91,18 @@ func (r *Report) WriteText(w io.Writer) {
 		if f.KilledDuringSync != nil {
 			fmt.Fprintf(w, "    replica killed during its full sync: %v\n", *f.KilledDuringSync)
 		}
+		if f.OldMasterWriteWindow != nil {
+			fmt.Fprintf(w, "    old master's write window: %s", secs(*f.OldMasterWriteWindow))
+			if f.IsolationBound != nil {
+				verdict := "beyond"
+				if *f.WithinIsolationBound {
+					verdict = "within"
+				}
+				fmt.Fprintf(w, " (%s its master-isolation-timeout %s)\n", verdict, secs(*f.IsolationBound))
+			} else {
+				fmt.Fprintln(w, " (no master-isolation-timeout: not bounded)")
+			}
+		}
 		if f.Error != "" {
 			fmt.Fprintf(w, "    ERROR: %s\n", f.Error)
 		}
