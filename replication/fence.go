@@ -196,6 +196,10 @@ func (f *Fence) contact(now time.Time, key string, learn bool) {
 	}
 }
 
+// Recheck drops the cached "not isolated" verdict (the timeout or the
+// number of replicas needed changed).
+func (f *Fence) Recheck() { f.checkAfter = time.Time{} }
+
 // Sentinels is the number of sentinels learned from hellos.
 func (f *Fence) Sentinels() int { return len(f.sentinels) }
 

@@ -200,6 +200,12 @@ func TestFenceIsolation(t *testing.T) {
 	if got := replField(ts, c, "master_fenced"); got != "0" {
 		t.Fatalf("master_fenced = %q", got)
 	}
+	// A shorter timeout applies at once (the cached verdict is dropped).
+	ts.do(c, "CONFIG", "SET", "master-isolation-timeout", "10")
+	ts.clk.Advance(10 * time.Millisecond)
+	if got := ts.do(c, "SET", "k", "v"); !strings.Contains(got, "for 10 ms") {
+		t.Fatalf("SET after lowering the timeout: %q", got)
+	}
 	// Off at runtime: never isolated.
 	ts.do(c, "CONFIG", "SET", "master-isolation-timeout", "0")
 	ts.clk.Advance(time.Hour)
