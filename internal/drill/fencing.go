@@ -39,10 +39,12 @@ func (d *drill) isolationBound(ctx context.Context, m *deploy.Node) *time.Durati
 
 // OldMasterWriteWindow is the time from a fault's start (f.Start) to the
 // completion of the last write the old master acknowledged: a client's
-// successful writes invoked after the fault and before that client's first
-// master change after it (or before the end of the round when it never
-// changed) went to the old master, as the client writes only to the master
-// it follows. 0 when it acknowledged none after the fault.
+// successful writes invoked after the fault and completed before that
+// client's first master change after it (or before the end of the round
+// when it never changed) went to the old master, as the client writes only
+// to the master it follows. (A write invoked before the change may have
+// waited for the new master and run there: it completes after the change.)
+// 0 when it acknowledged none after the fault.
 func OldMasterWriteWindow(ops []Op, changes []TimedEvent, f FaultRecord) time.Duration {
 	switched := map[int]time.Duration{}
 	for _, e := range changes {
@@ -73,7 +75,7 @@ func OldMasterWriteWindow(ops []Op, changes []TimedEvent, f FaultRecord) time.Du
 		if !ok {
 			limit = f.End
 		}
-		if op.Invoke >= limit {
+		if op.Done >= limit {
 			continue
 		}
 		if w := op.Done - f.Start; w > window {

@@ -23,6 +23,7 @@ func TestOldMasterWriteWindow(t *testing.T) {
 	ops := []Op{
 		{Client: 0, Kind: KindWrite, Invoke: 5000 * ms, Done: 5100 * ms, Status: StatusOK},     // before the fault
 		{Client: 0, Kind: KindWrite, Invoke: 6100 * ms, Done: 6200 * ms, Status: StatusOK},     // old master
+		{Client: 0, Kind: KindWrite, Invoke: 7200 * ms, Done: 7300 * ms, Status: StatusOK},     // waited for the new master
 		{Client: 0, Kind: KindWrite, Invoke: 7300 * ms, Done: 7350 * ms, Status: StatusOK},     // new master
 		{Client: 1, Kind: KindRegWrite, Invoke: 6500 * ms, Done: 6800 * ms, Status: StatusOK},  // old master
 		{Client: 1, Kind: KindWrite, Invoke: 7000 * ms, Done: 7900 * ms, Status: StatusFailed}, // refused
