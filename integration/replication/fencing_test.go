@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/gomega/gexec"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vigil-kv/vigil/client"
 	"github.com/vigil-kv/vigil/integration"
 )
 
@@ -129,6 +130,7 @@ func fenceEpochSpec(bin string) {
 		}
 		g.Expect(err).To(HaveOccurred())
 		g.Expect(redis.IsReadOnlyError(err)).To(BeTrue(), "go-redis sees READONLY: %v", err)
+		g.Expect(client.NeedsRediscovery(err)).To(BeTrue(), "the sentinel-following client rediscovers on it")
 		g.Expect(err.Error()).To(ContainSubstring("This master is fenced"))
 		g.Expect(err.Error()).To(ContainSubstring("made " + newMaster + " the master"))
 	}).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
