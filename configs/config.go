@@ -151,6 +151,15 @@ type Config struct {
 	MinReplicasAck              int // Vigil: sync-ack mode, replicas per write (0: off)
 	MinReplicasAckTimeout       int // Vigil: milliseconds (0: forever)
 	MetricsPort                 int // Vigil: HTTP port of /metrics (internal/metrics), 0 = off
+	// Fencing (Vigil, docs/safety.md "Fencing a deposed master"):
+	// MasterConfigEpoch is master-config-epoch, the sentinels' config
+	// epoch this server was configured at; MasterFence is master-fence,
+	// "" or "<epoch> <ip> <port>" while writes are refused because that
+	// epoch made ip:port the master; MasterIsolationTimeout is
+	// master-isolation-timeout (ms, 0: off).
+	MasterConfigEpoch      int64
+	MasterFence            string
+	MasterIsolationTimeout int
 
 	// Events and encodings.
 	NotifyKeyspaceEvents   int // Notify* flags

@@ -188,6 +188,12 @@ var table = []*Directive{
 	// Vigil's Prometheus endpoint (internal/metrics): /metrics over HTTP on
 	// this port at the bind addresses, 0 = off. Read at startup only.
 	numD("metrics-port", "", Immutable|Hidden|VigilOnly, TypeInt, 0, 65535, 0, fNum(func(c *Config) *int { return &c.MetricsPort })),
+	// Vigil's fencing (docs/safety.md): the config epoch this server was
+	// configured at, the fence raised by a later epoch, and the
+	// self-fencing bound of a master cut from its sentinels and replicas.
+	numD("master-config-epoch", "", Hidden|VigilOnly, TypeInt, 0, llongMax, 0, fNum(func(c *Config) *int64 { return &c.MasterConfigEpoch })),
+	strD("master-fence", "", Hidden|VigilOnly, "", func(c *Config) *string { return &c.MasterFence }, validFence),
+	numD("master-isolation-timeout", "", Hidden|VigilOnly, TypeInt, 0, intMax, 10000, fNum(func(c *Config) *int { return &c.MasterIsolationTimeout })),
 	numD("watchdog-period", "", Hidden, TypeInt, 0, intMax, 0, numAcc{}),
 	numD("shutdown-timeout", "", 0, TypeInt, 0, intMax, 10, fNum(func(c *Config) *int { return &c.ShutdownTimeout })),
 	numD("repl-diskless-sync-max-replicas", "", 0, TypeInt, 0, intMax, 0, fNum(func(c *Config) *int { return &c.ReplDisklessSyncMaxReplicas })),
@@ -654,4 +660,23 @@ func latencyPercentilesD() *Directive {
 		s.RewriteLine("latency-tracking-info-percentiles", line, true)
 	}
 	return d
+}
+
+// validFence checks master-fence's value: "" or "<epoch> <ip> <port>"
+// with epoch >= 1 and a TCP port.
+func validFence(v string) error {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return nil
+	}
+	bad := errors.New("argument must be empty or '<epoch> <ip> <port>'")
+	if len(f) != 3 {
+		return bad
+	}
+	e, err := strconv.ParseUint(f[0], 10, 64)
+	p, err2 := strconv.Atoi(f[2])
+	if err != nil || err2 != nil || e == 0 || p <= 0 || p > 65535 {
+		return bad
+	}
+	return nil
 }

@@ -58,6 +58,10 @@
 // command (SendFailover / FailoverReplied) instead of SLAVEOF NO ONE, with
 // the +coordinated-failover-* / -coordinated-failover-* events.
 //
+// Fencing (fence.go): Core.StampEpoch gives the daemon the config epoch to
+// stamp on a vigil-server it reconfigures (CONFIG SET master-config-epoch
+// in the SLAVEOF transaction); never sent to a redis-server.
+//
 // # Simplifications
 //
 //   - Host names: an address resolves once, when the core makes it, through

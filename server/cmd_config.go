@@ -117,6 +117,10 @@ func (s *Server) onConfigSet(name string) error {
 		return s.aofOnConfigSet(name)
 	case "maxmemory": // evict.go: updateMaxmemory evicts once applied
 		s.evict.configChanged = true
+	case "master-config-epoch", "master-fence": // fence.go
+		s.fenceOnConfigSet(name)
+	case "master-isolation-timeout", "min-replicas-to-write", "min-replicas-ack": // fence.go: the rule changed
+		s.fence.Recheck()
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "timeout":

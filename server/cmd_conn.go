@@ -24,6 +24,9 @@ func parseInt(b []byte) (int64, bool) { return redisutil.String2ll(b) }
 func eqFold(b []byte, lower string) bool { return redisutil.EqFold(b, lower) }
 
 func cmdPing(c *Client, args [][]byte) {
+	if c.name != "" {
+		c.srv.fenceSentinelCmd(c) // fence.go: a sentinel's PING is contact
+	}
 	redistext.Ping(&c.w, c.w.Proto == 2 && c.kind() == kindPubSub, args)
 }
 

@@ -370,7 +370,7 @@ func (s *Server) scriptDenied(c *Client, flags vlua.Flags, ro bool) string {
 		if ro {
 			return "ERR Can not execute a script with write flag using *_ro command."
 		}
-		if l == nil && s.cfg.MinReplicasToWrite > 0 {
+		if l == nil && (s.cfg.MinReplicasToWrite > 0 || s.fenceActive()) {
 			if msg := s.writesDenied(c, fcallWriteCmd); msg != "" {
 				return msg
 			}

@@ -424,6 +424,7 @@ func (s *Server) infoStats(w *infoWriter) {
 func (s *Server) infoReplication(w *infoWriter) {
 	s.replInfo(w) // repl
 	s.infoSyncAck(w)
+	s.infoFence(w)
 }
 
 // --- cpu -----------------------------------------------------------------------

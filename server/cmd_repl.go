@@ -102,6 +102,9 @@ func cmdReplicaof(c *Client, args [][]byte) {
 	case replication.ReplicaofAcceptEmpty:
 		s.acceptEmptySync(c, args)
 	}
+	if len(d.Reply) > 0 && d.Reply[0] == '+' {
+		s.fenceReconfigured() // fence.go: reconfigured, the fence is lifted
+	}
 	if d.Reply != "" {
 		c.w.Raw([]byte(d.Reply))
 	}

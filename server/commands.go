@@ -177,7 +177,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 		}
 	}
 	// repl: -READONLY, -MASTERDOWN, -NOREPLICAS (repl_master.go).
-	if s.repl.link != nil || s.cfg.MinReplicasToWrite > 0 {
+	if s.repl.link != nil || s.cfg.MinReplicasToWrite > 0 || s.fenceActive() {
 		if msg := s.writesDenied(c, chk); msg != "" {
 			s.reject(c, cmd, msg)
 			return

@@ -194,6 +194,9 @@ func (c *Client) notify(class int, event string, key []byte) {
 }
 
 func cmdPublish(c *Client, args [][]byte) {
+	if string(args[1]) == helloChannel { // fence.go
+		c.srv.fenceHello(c, args[2])
+	}
 	c.w.Int(c.srv.publish(args[1], args[2]))
 	c.forcePropagation(TargetRepl) // to replicas, never to the AOF
 }

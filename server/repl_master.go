@@ -844,6 +844,7 @@ func (s *Server) replCron() {
 		s.replFeed([]byte(replication.PingCommand))
 	}
 	s.repl.cronLoops++ // after the PING check, as replication_cron_loops
+	s.fenceCron(now)
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
 	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
 		if replication.ReplicaTimedOut(rp.ack, timeout, now) {
@@ -859,7 +860,8 @@ func (s *Server) replCron() {
 }
 
 // writesDenied is processCommand's replication checks for c running cmd:
-// -READONLY on a read-only replica, -NOREPLICAS, -MASTERDOWN (lock held).
+// -READONLY on a read-only replica, -NOREPLICAS, -MASTERDOWN (lock held);
+// and Vigil's fencing of a deposed or isolated master (fence.go).
 func (s *Server) writesDenied(c *Client, cmd *Command) string {
 	if c.replRole.Load() == kindMaster {
 		return ""
@@ -873,6 +875,11 @@ func (s *Server) writesDenied(c *Client, cmd *Command) string {
 			return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 		}
 		return ""
+	}
+	if write && s.fenceActive() {
+		if msg := s.fenceDenies(); msg != "" {
+			return msg
+		}
 	}
 	if write && s.cfg.MinReplicasToWrite > 0 && s.cfg.MinReplicasMaxLag > 0 {
 		good, _ := replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.clock.Now())

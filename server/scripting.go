@@ -271,6 +271,13 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.Has(FlagStale) {
 		return fail("ERR Can not execute the command on a stale replica")
 	}
+	// fence.go: a fenced master refuses a script's writes too (as
+	// scriptVerifyWriteCommandAllow refuses them on a read-only replica).
+	if cmd.Has(FlagWrite) && s.repl.link == nil && s.fenceActive() && h.caller != nil && !h.caller.mustObey() {
+		if msg := s.fenceDenies(); msg != "" {
+			return fail(msg)
+		}
+	}
 	c.w.Reset()
 	c.w.Proto = proto
 	if s.realClock && !h.caller.batchStart.IsZero() {

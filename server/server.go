@@ -49,6 +49,7 @@ type Server struct {
 	pause     pauseState           // guarded by mu
 	blocking  blockingState        // guarded by mu (blocking.go)
 	syncAck   syncAckStats         // guarded by mu (syncack.go)
+	fence     fenceState           // guarded by mu (fence.go)
 	propUnits int64                // execution units propagated, guarded by mu (syncack.go)
 	idleGC    idleGC               // guarded by mu, except the atomic inside (idlegc.go)
 	adm       adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
@@ -173,6 +174,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.startTime = s.clock.Now()
 	s.execPath, _ = os.Executable()
 	s.applyAtomics()
+	s.fenceInit()
 	s.initAdmin()
 	s.slowlog.init()
 	s.initRepl() // repl

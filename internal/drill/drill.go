@@ -109,6 +109,11 @@ type FaultRecord struct {
 	// -1 when it acknowledged none; OldMasterWrites counts those writes.
 	OldMasterWriteWindow *time.Duration `json:"old_master_write_window_ns,omitempty"`
 	OldMasterWrites      int            `json:"old_master_writes,omitempty"`
+	// IsolationBound is the cut-off master's master-isolation-timeout
+	// (fencing.go; absent: none, as on redis-server);
+	// WithinIsolationBound whether the write window is at most the bound.
+	IsolationBound       *time.Duration `json:"isolation_bound_ns,omitempty"`
+	WithinIsolationBound *bool          `json:"within_isolation_bound,omitempty"`
 	// Split is what a split separated and what each side saw.
 	Split *SplitRecord `json:"split,omitempty"`
 	// Note says what the drill observed that is no error of the run (a
@@ -447,6 +452,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.MasterChanges = append([]TimedEvent{}, d.changes...)
 	d.mu.Unlock()
 	fillFaultTimes(rep, ops)
+	fillWriteWindows(rep)
 	rep.History = ops
 	rep.Counts = Count(ops)
 	rep.Loss = CheckLoss(ops, final, cfg.Wait)

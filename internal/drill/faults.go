@@ -42,6 +42,9 @@ func (d *drill) injectLocal(ctx context.Context, s Step, rec *FaultRecord) error
 			return err
 		}
 		rec.Target = m.PeerAddr()
+		if cutsMaster(s.Fault) {
+			rec.IsolationBound = d.isolationBound(ctx, m) // fencing.go
+		}
 		rec.Start = d.since()
 		var undo func() error
 		switch s.Fault {

@@ -98,9 +98,18 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		if f.OldMasterWriteWindow != nil {
 			if *f.OldMasterWriteWindow >= 0 {
-				fmt.Fprintf(w, "    old master's write window: %s (it acknowledged %d write(s) after the fault)\n", secs(*f.OldMasterWriteWindow), f.OldMasterWrites)
+				fmt.Fprintf(w, "    old master's write window: %s (it acknowledged %d write(s) after the fault)", secs(*f.OldMasterWriteWindow), f.OldMasterWrites)
 			} else {
-				fmt.Fprintln(w, "    old master's write window: none (it acknowledged no write after the fault)")
+				fmt.Fprint(w, "    old master's write window: none (it acknowledged no write after the fault)")
+			}
+			if f.IsolationBound != nil && f.WithinIsolationBound != nil {
+				verdict := "beyond"
+				if *f.WithinIsolationBound {
+					verdict = "within"
+				}
+				fmt.Fprintf(w, ", %s its master-isolation-timeout %s\n", verdict, secs(*f.IsolationBound))
+			} else {
+				fmt.Fprintln(w, ", no master-isolation-timeout: not bounded")
 			}
 		}
 		if f.Note != "" {

@@ -486,7 +486,8 @@ func (c *iconn) send(cb func(Reply), args ...string) {
 }
 
 // sendReplicaOf is sentinelSendSlaveOf: the MULTI ... EXEC transaction,
-// replies discarded except EXEC's.
+// replies discarded except EXEC's; a vigil-server also gets CONFIG SET
+// master-config-epoch (the fencing stamp) before CONFIG REWRITE.
 func (d *Daemon) sendReplicaOf(a sentinel.SendReplicaOf) {
 	il := d.links[a.Instance.Link]
 	if il == nil || il.cc == nil {
@@ -499,6 +500,10 @@ func (d *Daemon) sendReplicaOf(a sentinel.SendReplicaOf) {
 		l.send(nil, m("SLAVEOF"), "NO", "ONE")
 	} else {
 		l.send(nil, m("SLAVEOF"), a.Host, strconv.Itoa(a.Port))
+	}
+	// Vigil: stamp a vigil-server with the epoch (sentinel/fence.go).
+	if e, ok := d.core.StampEpoch(a.Instance); ok {
+		l.send(nil, m("CONFIG"), "SET", "master-config-epoch", strconv.FormatUint(e, 10))
 	}
 	l.send(nil, m("CONFIG"), "REWRITE")
 	l.send(nil, m("CLIENT"), "KILL", "TYPE", "normal")
