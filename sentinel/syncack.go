@@ -235,6 +235,13 @@ func (c *Core) ackGate(m *instance) bool {
 		c.ackClear(m)
 		return true
 	}
+	if c.now-m.failoverStartTime < m.failoverTimeout*2 && !m.ack.announced {
+		// No failover could start now anyway (this sentinel voted for
+		// another's, or its own attempt is in its retry delay): the
+		// reason shows, the event waits until the rule is what holds
+		// the failover back.
+		v.pending = true
+	}
 	c.ackBlock(m, v)
 	return false
 }
