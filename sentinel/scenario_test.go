@@ -351,6 +351,10 @@ func TestScenarioAssertions(t *testing.T) {
 		s := runScenario(t, "syncack_promote_max")
 		failoverFacts(t, s, three, "r2", "1")
 	})
+	t.Run("syncack_two_of_three", func(t *testing.T) {
+		s := runScenario(t, "syncack_two_of_three")
+		failoverFacts(t, s, three, "r3", "1")
+	})
 	t.Run("syncack_off", func(t *testing.T) {
 		s := runScenario(t, "syncack_off")
 		failoverFacts(t, s, three, "r1", "1")
