@@ -355,6 +355,13 @@ func TestScenarioAssertions(t *testing.T) {
 		s := runScenario(t, "syncack_two_of_three")
 		failoverFacts(t, s, three, "r3", "1")
 	})
+	t.Run("syncack_empty_restart", func(t *testing.T) {
+		s := runScenario(t, "syncack_empty_restart")
+		failoverFacts(t, s, three, "r1", "1")
+		if n := s.Count("*", "+no-ack-quorum"); n != 0 {
+			t.Errorf("+no-ack-quorum: %d", n)
+		}
+	})
 	t.Run("syncack_off", func(t *testing.T) {
 		s := runScenario(t, "syncack_off")
 		failoverFacts(t, s, three, "r1", "1")
