@@ -64,7 +64,15 @@ func (c *Core) onFailoverRequested(e FailoverRequested) Action {
 	if m.flags&fFailoverInProgress != 0 {
 		return errReply("INPROG Failover already in progress")
 	}
-	if c.selectReplica(m) == nil {
+	if m.ack.n > 0 && !e.Coordinated {
+		// Sync-ack mode (syncack.go): only a replica that proves it holds
+		// every acknowledged write; a master still up keeps its replicas
+		// linked, so none can: a COORDINATED failover is the way then.
+		if v := c.ackVerdictFor(m); v.reason != "" {
+			return errReply("NOGOODSLAVE No replica proves it holds every acknowledged write: %s", v.reason)
+		}
+	}
+	if c.selectReplicaFor(m, e.Coordinated) == nil {
 		return errReply("NOGOODSLAVE No suitable replica to promote")
 	}
 	if e.Coordinated && (m.flags&(fSDown|fODown) != 0 || m.link.disconnected()) {

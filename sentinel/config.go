@@ -46,6 +46,14 @@ type MasterConfig struct {
 	KnownReplicas  []Addr
 	KnownSentinels []KnownSentinel
 	RenameCommands []Rename
+
+	// MinReplicasAck and AckHistory (Vigil, syncack.go) are the master's
+	// sync-ack mode as last learned from its INFO (0: off) and the
+	// replication ID its acknowledgements happen in (`sentinel
+	// known-sync-ack <name> <n> [<replid>]`), so a restarted sentinel
+	// applies the rule to a master that is already down.
+	MinReplicasAck int
+	AckHistory     string
 }
 
 // KnownSentinel is a `sentinel known-sentinel <name> <ip> <port> <runid>` line.
@@ -90,6 +98,10 @@ func (c *Core) Config() Config {
 			AuthUser:             m.authUser,
 			ConfigEpoch:          m.configEpoch,
 			LeaderEpoch:          m.leaderEpoch,
+			MinReplicasAck:       m.ack.n,
+		}
+		if m.ack.n > 0 {
+			mc.AckHistory = m.ack.history
 		}
 		for _, r := range sortedInstances(m.replicas) {
 			a := r.addr
@@ -172,10 +184,18 @@ func (c *Core) loadConfig(cfg Config) string {
 			c.currentEpoch = m.configEpoch
 		}
 		m.leaderEpoch = mc.LeaderEpoch
+		if mc.MinReplicasAck < 0 {
+			return "min-replicas-ack must be 0 or greater."
+		}
+		m.ack.n, m.ack.seen, m.ack.history = mc.MinReplicasAck, mc.MinReplicasAck > 0, mc.AckHistory
 		for _, a := range mc.KnownReplicas {
-			if _, err := c.createInstance("", fSlave, a.IP, a.Port, m.quorum, m); err != "" {
+			r, err := c.createInstance("", fSlave, a.IP, a.Port, m.quorum, m)
+			if err != "" {
 				return err
 			}
+			// The file does not say which replicas followed the master:
+			// in sync-ack mode, count them all (syncack.go).
+			r.ackMember = true
 		}
 		for _, ks := range mc.KnownSentinels {
 			si, err := c.createInstance(ks.RunID, fSentinel, ks.Addr.IP, ks.Addr.Port, m.quorum, m)

@@ -261,7 +261,11 @@ func (c *Core) handleInstance(ri *instance) {
 	}
 	justDown := c.checkSDown(ri)
 	if ri.flags&fMaster != 0 {
+		if justDown {
+			c.ackAskReplicas(ri)
+		}
 		c.checkODown(ri)
+		c.ackGate(ri)
 		if c.startFailoverIfNeeded(ri) {
 			c.askMasterState(ri, true)
 		}

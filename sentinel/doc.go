@@ -53,6 +53,10 @@
 // restarted without its data (master_sync_refused_empty:1) is SDOWN
 // (+empty-restart).
 //
+// One rule changes which replica a failover promotes, and whether there is
+// one, only for a vigil-server master in sync-ack mode (min_replicas_ack in
+// its INFO): the sync-ack rule below (syncack.go).
+//
 // One extension: SENTINEL FAILOVER <name> COORDINATED (FailoverRequested
 // .Coordinated, coordinated.go) hands over through the master's FAILOVER
 // command (SendFailover / FailoverReplied) instead of SLAVEOF NO ONE, with
@@ -61,6 +65,88 @@
 // Fencing (fence.go): Core.StampEpoch gives the daemon the config epoch to
 // stamp on a vigil-server it reconfigures (CONFIG SET master-config-epoch
 // in the SLAVEOF transaction); never sent to a redis-server.
+//
+// # Sync-ack mode: promote only a replica that holds every acknowledged write
+//
+// With a vigil-server master in sync-ack mode (`min-replicas-ack N`, its INFO
+// says min_replicas_ack:N) a write is acknowledged to its client only once N
+// replicas acknowledged (REPLCONF ACK) an offset at least the write's
+// (docs/safety.md). A failover must then promote a replica that holds every
+// acknowledged write; syncack.go decides which, or that none can be shown
+// to, in which case there is no failover and the sentinel says why.
+//
+// The rule. Let A be the ack members: the known replicas seen following the
+// master (listed in its INFO, or reporting it as master with the link up;
+// after a config load, every known replica), r = |A|. A replica proves its
+// offset when it is in A, reachable (not SDOWN, link connected), its INFO is
+// recent and, once the master is SDOWN, taken after the master turned SDOWN,
+// and that INFO says role:slave, following the master's address, with
+// master_link_status:down and the replication ID (master_replid) the
+// replicas last reported while linked to the master. Let P be the replicas
+// that prove their offset and k = r - |P|. A failover may go on only when
+// |P| >= r-N+1 (k <= N-1); it may promote only a replica of P whose offset is
+// at least T, the (N-k)-th greatest offset in P, and among those it follows
+// Redis's order (replica-priority, offset, run id). Otherwise it does not
+// start: +no-ack-quorum (-no-ack-quorum when it lifts), the no_ack_quorum
+// flag and SENTINEL MASTER's failover-blocked field give the reason, INFO's
+// masterN line failover_blocked=1; SENTINEL FAILOVER replies -NOGOODSLAVE
+// with the reason; a leader that finds the rule broken at SELECT_SLAVE
+// aborts (-failover-abort-no-ack-quorum). A COORDINATED failover is exempt:
+// the master's FAILOVER waits, writes paused, until the chosen replica has
+// the master's offset.
+//
+// Why it is safe (intersecting quorums). Take an acknowledged write w at
+// offset o(w): a set S of at least N replicas acknowledged o(w), and they
+// are all in A (a replica acknowledges only while following the master, and
+// the sentinel counts every replica it ever saw doing so). At most k of them
+// are outside P, so at least N-k replicas of P acknowledged o(w) before
+// their INFO was read: each one's link was down when read, so every ACK it
+// sent came before, and a replica's offset never goes below what it
+// acknowledged. Hence N-k replicas of P have offset >= o(w): T, the
+// (N-k)-th greatest, is >= o(w). A promoted replica p of P has offset >= T
+// >= o(w) in the same replication history (same replication ID), and a
+// replica at offset x holds every command of the stream below x, so p holds
+// w. |P| >= r-N+1 is what makes N-k >= 1: the set that proves and every
+// acknowledgement set intersect (|P| + N > r). With N = 1 the rule needs
+// every member and promotes the greatest offset; with N = r any one proving
+// replica will do.
+//
+// What the proof assumes, and what remains:
+//   - The master acknowledges nothing after the offsets were read. True when
+//     it is dead, or cut from every proving replica; the link-down condition
+//     is there for that (a replica still linked to a master the sentinels
+//     cannot reach does not prove, so a partition that leaves the master
+//     with replicas blocks the failover: syncack_linked). A proving replica
+//     that reconnects to the old master between its last INFO and its
+//     reconfiguration (a partition healing within the ~1 s of the failover)
+//     could acknowledge more: fencing of the deposed master (issue 23) closes
+//     that window; it is not closed here.
+//   - The acknowledging replicas keep what they acknowledged until the
+//     failover: an ACK is in memory, not on disk, so a replica that restarts
+//     in between may come back behind.
+//   - Every replica that acknowledged was seen following the master: the
+//     master's INFO is read every 10 s, so a replica that connects, syncs,
+//     acknowledges and vanishes within one INFO period is not counted.
+//     SENTINEL RESET forgets the replicas: do not reset a sync-ack master
+//     while some of its replicas are down.
+//   - N is the smallest value the master reported since it became master
+//     (raising it takes effect at the next failover; 0 or no line turns the
+//     rule off). It and the replication ID are written to the config file
+//     (`sentinel known-sync-ack <name> <N> [<replid>]`), so a sentinel
+//     restarted while the master is down applies the rule with the replicas
+//     of its file.
+//   - A master that the sentinels see down while its replicas stay linked
+//     (repl-timeout, 60 s by default, longer than down-after) holds the
+//     failover until the replicas drop the link: with the mode on, set
+//     repl-timeout on the replicas no longer than down-after-milliseconds.
+//   - A replica-priority 0 replica counts for the proof but is never
+//     promoted: when only such replicas are at or above T there is no
+//     failover (the reason names them) until the operator gives one a
+//     priority.
+//
+// The scenarios sentinel/testdata/syncack_*.script show each case, and the
+// integration test integration/replication/syncack_sentinel_test.go runs it
+// with real processes.
 //
 // # Simplifications
 //

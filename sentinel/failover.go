@@ -88,6 +88,9 @@ func (c *Core) startFailoverIfNeeded(m *instance) bool {
 	if c.now-m.failoverStartTime < m.failoverTimeout*2 {
 		return false
 	}
+	if m.ack.block != "" {
+		return false // the sync-ack rule holds the failover back (ackGate)
+	}
 	c.startFailover(m)
 	return true
 }
@@ -143,18 +146,39 @@ func (c *Core) replicaExcluded(m, r *instance, maxMasterDownTime int64) string {
 	return ""
 }
 
-// selectReplica is sentinelSelectSlave.
-func (c *Core) selectReplica(m *instance) *instance {
+// maxMasterDown is sentinelSelectSlave's bound on a replica's
+// master_link_down_time.
+func (c *Core) maxMasterDown(m *instance) int64 {
 	var maxDown int64
 	if m.flags&fSDown != 0 {
 		maxDown += c.now - m.sdownSince
 	}
-	maxDown += m.downAfter * 10
+	return maxDown + m.downAfter*10
+}
+
+// selectReplica is sentinelSelectSlave. In sync-ack mode (but not for a
+// coordinated failover, whose FAILOVER waits for the replica to reach the
+// master's offset) the candidates are only the replicas the sync-ack rule
+// allows (syncack.go).
+func (c *Core) selectReplica(m *instance) *instance {
+	return c.selectReplicaFor(m, m.coord.on)
+}
+
+// selectReplicaFor is selectReplica for a coordinated failover or not.
+func (c *Core) selectReplicaFor(m *instance, coordinated bool) *instance {
+	maxDown := c.maxMasterDown(m)
 	var cands []*instance
 	for _, r := range sortedInstances(m.replicas) {
 		if c.replicaExcluded(m, r, maxDown) == "" {
 			cands = append(cands, r)
 		}
+	}
+	if m.ack.n > 0 && !coordinated {
+		v := c.ackCheck(m)
+		if v.reason != "" {
+			return nil
+		}
+		cands = ackCandidates(v, cands)
 	}
 	if len(cands) == 0 {
 		return nil
@@ -286,6 +310,9 @@ func (c *Core) failoverWaitStart(m *instance) {
 }
 
 func (c *Core) failoverSelectReplica(m *instance) {
+	if !c.ackSelect(m) {
+		return
+	}
 	r := c.selectReplica(m)
 	if r == nil {
 		c.event(LevelWarning, "-failover-abort-no-good-slave", m, "%@")

@@ -34,6 +34,14 @@ type Info struct {
 	// RefusedEmpty (Vigil): master_sync_refused_empty:1, the replica's
 	// empty-restart guard refuses its master's empty full sync.
 	RefusedEmpty bool
+	// ReplID is master_replid: the replication history the instance's
+	// offset counts in (syncack.go).
+	ReplID string
+	// MinReplicasAck (Vigil) is min_replicas_ack, printed by a vigil-server
+	// when sync-ack mode is on or has been used; HasMinReplicasAck tells
+	// whether the line was there.
+	MinReplicasAck    int
+	HasMinReplicasAck bool
 }
 
 // ParseInfo parses INFO text. It never panics.
@@ -58,6 +66,12 @@ func ParseInfo(text string) Info {
 		}
 		if strings.HasPrefix(l, "master_failover_state:") {
 			in.FailoverState = l[len("master_failover_state:"):]
+		}
+		if strings.HasPrefix(l, "master_replid:") {
+			in.ReplID = l[len("master_replid:"):]
+		}
+		if strings.HasPrefix(l, "min_replicas_ack:") {
+			in.MinReplicasAck, in.HasMinReplicasAck = cAtoi(l[len("min_replicas_ack:"):]), true
 		}
 		if in.Role != KindReplica {
 			continue
@@ -199,6 +213,7 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 	ri.info, ri.hasInfo = text, true
 	ri.masterLinkDownTime = in.LinkDownSinceMs
 	ri.slaveRefusedEmpty = in.Role == KindReplica && in.RefusedEmpty
+	ri.replID = in.ReplID
 
 	if in.RunID != "" {
 		if ri.runID == "" {
@@ -265,6 +280,7 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 		}
 	}
 	ri.infoRefresh = c.now
+	c.syncAckInfo(ri, in)
 
 	// Acting half.
 	if role != ri.roleReported {

@@ -51,6 +51,8 @@ func TestParseInfo(t *testing.T) {
 			Info{Role: KindReplica, MasterPort: 12, HasMasterPort: true, HasPriority: true}},
 		{"legacy line without trailing comma skipped", "slave0:10.0.0.3,6381\r\n", Info{}},
 		{"slave line needs a digit", "slaves:ip=1.2.3.4,port=1\r\n", Info{}},
+		{"sync-ack fields (Vigil)", "role:master\r\nmaster_replid:abc\r\nmaster_replid2:def\r\nmin_replicas_ack:2\r\n",
+			Info{Role: KindMaster, ReplID: "abc", MinReplicasAck: 2, HasMinReplicasAck: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -127,6 +127,11 @@ type instance struct {
 	slaveReplOffset     uint64
 	// slaveRefusedEmpty: the last INFO said master_sync_refused_empty:1.
 	slaveRefusedEmpty bool
+	// replID is the master_replid of the last INFO (syncack.go).
+	replID string
+	// ackMember: the replica was seen following its master, so it may
+	// have acknowledged writes in sync-ack mode (syncack.go).
+	ackMember bool
 
 	// Failover. For a sentinel instance, leader/leaderEpoch is its vote.
 	leader                  string
@@ -138,6 +143,7 @@ type instance struct {
 	failoverTimeout         int64
 	promoted                *instance
 	coord                   coordState // coordinated failover (Vigil)
+	ack                     ackState   // sync-ack mode (Vigil, syncack.go)
 
 	notificationScript   string
 	clientReconfigScript string
@@ -546,6 +552,8 @@ func (c *Core) resetMaster(m *instance, keepSentinels, generateEvent bool) {
 	m.failoverStartTime = 0
 	m.promoted = nil
 	m.coord = coordState{}
+	c.ackClear(m)
+	m.ack.proven = 0
 	m.runID = ""
 	m.slaveMasterHost, m.hasSlaveMasterHost = "", false
 	l := m.link
@@ -579,6 +587,9 @@ func (c *Core) resetMasterAndChangeAddress(m *instance, host string, port int) b
 		keep = append(keep, m.addr)
 	}
 	c.resetMaster(m, true, false)
+	// A new master: its replication history is learned anew, and its own
+	// min_replicas_ack replaces the old one (syncack.go).
+	m.ack.history, m.ack.seen = "", false
 	m.addr = newAddr
 	m.link.addr = newAddr
 	m.odownSince = 0

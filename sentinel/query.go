@@ -40,6 +40,7 @@ func flagString(ri *instance) string {
 	add(f&fScriptKillSent != 0, "script_kill_sent")
 	add(f&fEmptyRestart != 0, "empty_restart")
 	add(f&fSlave != 0 && ri.slaveRefusedEmpty, "refused_empty")
+	add(f&fMaster != 0 && ri.ack.announced, "no_ack_quorum")
 	return strings.Join(b, ",")
 }
 
@@ -104,6 +105,7 @@ func (c *Core) instanceFields(now int64, ri *instance) []Field {
 		if ri.clientReconfigScript != "" {
 			f = append(f, Field{"client-reconfig-script", ri.clientReconfigScript})
 		}
+		f = append(f, ri.ackFields()...)
 	}
 	if ri.flags&fSlave != 0 {
 		status := "err"
@@ -280,8 +282,18 @@ func (c *Core) InfoSection(now int64, runningScripts, scriptsQueued int) string 
 		} else if m.flags&fSDown != 0 {
 			status = "sdown"
 		}
-		fmt.Fprintf(&b, "master%d:name=%s,status=%s,address=%s,slaves=%d,sentinels=%d\r\n",
+		fmt.Fprintf(&b, "master%d:name=%s,status=%s,address=%s,slaves=%d,sentinels=%d",
 			i, m.name, status, c.announced(m.addr).String(), len(m.replicas), len(m.sentinels)+1)
+		if m.ack.n > 0 {
+			// Vigil's sync-ack mode (syncack.go): the reason is in SENTINEL
+			// MASTER's failover-blocked field.
+			blocked := 0
+			if m.ack.block != "" && !m.ack.pending {
+				blocked = 1
+			}
+			fmt.Fprintf(&b, ",min_replicas_ack=%d,failover_blocked=%d", m.ack.n, blocked)
+		}
+		b.WriteString("\r\n")
 	}
 	return b.String()
 }

@@ -346,4 +346,81 @@ func TestScenarioAssertions(t *testing.T) {
 		failoverFacts(t, s, three, "r1", "1")
 	})
 
+	// Sync-ack mode (syncack.go): each case of the rule.
+	t.Run("syncack_promote_max", func(t *testing.T) {
+		s := runScenario(t, "syncack_promote_max")
+		failoverFacts(t, s, three, "r2", "1")
+	})
+	t.Run("syncack_two_of_three", func(t *testing.T) {
+		s := runScenario(t, "syncack_two_of_three")
+		failoverFacts(t, s, three, "r3", "1")
+	})
+	t.Run("syncack_empty_restart", func(t *testing.T) {
+		s := runScenario(t, "syncack_empty_restart")
+		failoverFacts(t, s, three, "r1", "1")
+		if n := s.Count("*", "+no-ack-quorum"); n != 0 {
+			t.Errorf("+no-ack-quorum: %d", n)
+		}
+	})
+	t.Run("syncack_off", func(t *testing.T) {
+		s := runScenario(t, "syncack_off")
+		failoverFacts(t, s, three, "r1", "1")
+		if n := s.Count("*", "+no-ack-quorum"); n != 0 {
+			t.Errorf("+no-ack-quorum with the mode off: %d", n)
+		}
+	})
+	t.Run("syncack_no_quorum", func(t *testing.T) {
+		s := runScenario(t, "syncack_no_quorum")
+		failoverFacts(t, s, three, "r2", "1")
+		syncAckBlockedUntil(t, s, "+selected-slave")
+	})
+	t.Run("syncack_priority_zero", func(t *testing.T) {
+		s := runScenario(t, "syncack_priority_zero")
+		failoverFacts(t, s, three, "r2", "1")
+		syncAckBlockedUntil(t, s, "+selected-slave")
+		for _, l := range s.Events("*", "+no-ack-quorum") {
+			if !strings.Contains(l.Message, "127.0.0.1:6381 priority-zero") {
+				t.Errorf("%s: reason %q does not name r2's priority", l.Node, l.Message)
+			}
+		}
+	})
+	t.Run("syncack_restart", func(t *testing.T) {
+		s := runScenario(t, "syncack_restart")
+		failoverFacts(t, s, three, "r2", "1")
+		syncAckBlockedUntil(t, s, "+selected-slave")
+	})
+	t.Run("syncack_linked", func(t *testing.T) {
+		s := runScenario(t, "syncack_linked")
+		noFailover(t, s)
+		replies := s.Events("s1", "reply")
+		if len(replies) != 1 || !strings.HasPrefix(replies[0].Message, "-NOGOODSLAVE No replica proves") {
+			t.Errorf("SENTINEL FAILOVER replied %v, want -NOGOODSLAVE", replies)
+		}
+	})
+
+}
+
+// syncAckBlockedUntil: every sentinel announced +no-ack-quorum, and nothing
+// of the failover (no +try-failover) happened before the last of the
+// -no-ack-quorum that lifted a block, and the event typ came after it.
+func syncAckBlockedUntil(t *testing.T, s *sim.Sim, typ string) {
+	t.Helper()
+	for _, n := range three {
+		if len(s.Events(n, "+no-ack-quorum")) == 0 {
+			t.Errorf("%s: no +no-ack-quorum", n)
+		}
+	}
+	lifted := s.Events("*", "-no-ack-quorum")
+	if len(lifted) == 0 {
+		t.Fatal("the block never lifted")
+	}
+	first := lifted[0].At
+	for _, l := range s.Events("*", "+try-failover") {
+		if l.At < first {
+			t.Errorf("+try-failover at %d ms, before the block lifted at %d ms", l.At, first)
+		}
+	}
+	if ev := s.Events("*", typ); len(ev) == 0 || ev[0].At < first {
+		t.Errorf("%s %v, want after %d ms", typ, ev, first)
+	}
 }

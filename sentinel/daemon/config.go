@@ -388,6 +388,20 @@ func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string)
 			}
 		}
 		m.KnownReplicas = append(m.KnownReplicas, a)
+	case name == "known-sync-ack" && (argc == 3 || argc == 4):
+		// Vigil: the master's sync-ack mode as the sentinel learned it
+		// (sentinel/syncack.go): min-replicas-ack and the replication ID.
+		if !needMaster() {
+			return noMaster
+		}
+		n := atoi(argv[2])
+		if n < 0 || n > 1<<30 {
+			return "min-replicas-ack must be 0 or greater."
+		}
+		m.MinReplicasAck = int(n)
+		if argc == 4 {
+			m.AckHistory = argv[3]
+		}
 	case name == "known-sentinel" && (argc == 4 || argc == 5):
 		if argc == 5 { // the old form without a run id is ignored
 			if !needMaster() {
@@ -478,7 +492,7 @@ var sentinelOptions = []string{
 	"sentinel failover-timeout", "sentinel parallel-syncs", "sentinel notification-script",
 	"sentinel client-reconfig-script", "sentinel auth-pass", "sentinel auth-user",
 	"sentinel master-reboot-down-after-period", "sentinel config-epoch", "sentinel leader-epoch",
-	"sentinel known-replica", "sentinel known-sentinel", "sentinel rename-command",
+	"sentinel known-replica", "sentinel known-sentinel", "sentinel known-sync-ack", "sentinel rename-command",
 	"sentinel current-epoch", "sentinel announce-ip", "sentinel announce-port",
 	"sentinel sentinel-user", "sentinel sentinel-pass",
 }
@@ -601,6 +615,13 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 		}
 		for _, k := range m.KnownSentinels {
 			s.RewriteLine("sentinel known-sentinel", fmt.Sprintf("sentinel known-sentinel %s %s %d %s", name, arg(k.Addr.IP), k.Addr.Port, arg(k.RunID)), true)
+		}
+		if m.MinReplicasAck > 0 {
+			line := fmt.Sprintf("sentinel known-sync-ack %s %d", name, m.MinReplicasAck)
+			if m.AckHistory != "" {
+				line += " " + arg(m.AckHistory)
+			}
+			s.RewriteLine("sentinel known-sync-ack", line, true)
 		}
 		for _, rn := range m.RenameCommands {
 			s.RewriteLine("sentinel rename-command", "sentinel rename-command "+name+" "+arg(rn.Command)+" "+arg(rn.Renamed), true)

@@ -49,6 +49,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"port 1\nsentinel monitor m foo.invalid 1 2\n", 2, "Can't resolve instance hostname."},
 		{"port 1\nsentinel monitor m 127.0.0.1 70000 2\n", 2, "Invalid port number."},
 		{"sentinel monitor m 127.0.0.1 1 2\nsentinel known-replica m bad 1\n", 2, "Can't resolve instance hostname."},
+		{"sentinel monitor m 127.0.0.1 1 2\nsentinel known-sync-ack m -1\n", 2, "min-replicas-ack must be 0 or greater."},
+		{"sentinel known-sync-ack m 1\n", 1, "No such master with specified name."},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(tt.reason, " ", "_"), func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 //	seed <n>                           rng seed (before any node)
 //	latency <dur> | sync-delay <dur>   network hop latency, replica resync time
 //	tunables redis|vigil               Redis 7.0 timers only, or with Vigil's speed-ups
-//	redis <name> <ip:port> [of <master>] [priority=<n>] [offset=<n>] [runid=<hex40>]
+//	redis <name> <ip:port> [of <master>] [priority=<n>] [offset=<n>] [runid=<hex40>] [ack=<n>]
 //	sentinel <name> <ip:port> [id=<hex40>]
 //	monitor <master-name> <redis> <quorum> [down-after=<ms>] [failover-timeout=<ms>]
 //	        [parallel-syncs=<n>] [on=<s1,s2,...>]      (before start: part of the config)
@@ -34,6 +34,7 @@ import (
 //	set-priority <redis> <n> | set-offset <redis> <n|-1> | set-runid <redis> <hex40>
 //	announce <redis> 0|1 | ping-reply <redis> <text...> | replicaof <redis> <master>|no-one
 //	refuse-empty <replica> (its empty-restart guard holds until a REPLICAOF) | set-keys <redis> <n>
+//	set-ack <redis> <n>                min-replicas-ack (sync-ack mode; INFO min_replicas_ack)
 //	deaf <redis>                       ignore SLAVEOF (renamed command: EXECABORT)
 //	stall <redis>                      as a FAILOVER target, never catch up (TIMEOUT expires)
 //	show <sentinel> <master-name>      print flags, state, epochs, address
@@ -191,6 +192,9 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		}
 		if v, ok := opts["runid"]; ok {
 			n.RunID = v
+		}
+		if v, ok := opts["ack"]; ok {
+			n.MinReplicasAck, _ = strconv.Atoi(v)
 		}
 	case "sentinel":
 		if err := need(2); err != nil {
@@ -382,7 +386,7 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		}
 		echo()
 		s.mutate(func() { n.RefusedEmpty = true })
-	case "set-priority", "set-offset", "set-runid", "announce", "set-keys":
+	case "set-priority", "set-offset", "set-runid", "announce", "set-keys", "set-ack":
 		if err := need(2); err != nil {
 			return err
 		}
@@ -403,6 +407,8 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 			n.Announced, _ = strconv.Atoi(args[1])
 		case "set-keys":
 			n.Keys, _ = strconv.Atoi(args[1])
+		case "set-ack":
+			n.MinReplicasAck, _ = strconv.Atoi(args[1])
 		}
 	case "deaf", "stall":
 		if err := need(1); err != nil {
@@ -560,7 +566,12 @@ func (s *Sim) show(n *Node, master string) string {
 		return "-"
 	}
 	addr, _ := n.Core.MasterAddr(master)
-	return fmt.Sprintf("%s addr=%s flags=%s state=%s config-epoch=%s current-epoch=%d slaves=%s sentinels=%s",
+	out := fmt.Sprintf("%s addr=%s flags=%s state=%s config-epoch=%s current-epoch=%d slaves=%s sentinels=%s",
 		master, addr, get("flags"), get("failover-state"), get("config-epoch"), n.Core.CurrentEpoch(),
 		get("num-slaves"), get("num-other-sentinels"))
+	if ack := get("min-replicas-ack"); ack != "-" {
+		out += fmt.Sprintf(" min-replicas-ack=%s ack-replicas=%s needed=%s proven=%s failover-blocked=%q",
+			ack, get("ack-replicas"), get("ack-replicas-needed"), get("ack-replicas-proven"), get("failover-blocked"))
+	}
+	return out
 }

@@ -96,6 +96,12 @@ type Node struct {
 	// the next REPLICAOF; Keys is what a master's INFO keyspace reports.
 	RefusedEmpty bool
 	Keys         int
+	// ReplID is master_replid: a master's own (new at each start and
+	// promotion), a replica's master's once its link is up.
+	// MinReplicasAck is vigil-server's min-replicas-ack (INFO
+	// min_replicas_ack when > 0).
+	ReplID         string
+	MinReplicasAck int
 }
 
 type connKey struct {
@@ -197,6 +203,7 @@ func runID(name string, n int) string {
 func (s *Sim) AddRedis(name string, addr sentinel.Addr, masterOf string) *Node {
 	n := &Node{Name: name, Addr: addr, Alive: true, RunID: runID(name, 0), Role: "master",
 		Priority: 100, Announced: 1, pinned: -1, linkDownSince: -1, base: 1000, since: s.now}
+	n.ReplID = runID(n.RunID, 1)
 	if masterOf != "" {
 		m := s.Nodes[masterOf]
 		n.Role, n.MasterHost, n.MasterPort = "slave", m.Addr.IP, m.Addr.Port
@@ -391,6 +398,9 @@ func (s *Sim) Restart(name string) {
 	s.mutate(func() {
 		n.Alive = true
 		n.RunID = runID(n.Name, n.restarts)
+		if n.Role == "master" {
+			n.ReplID = runID(n.RunID, 1)
+		}
 		n.pingReply = ""
 		if n.Role == "slave" {
 			n.syncUntil = s.now + s.SyncDelay
@@ -472,6 +482,9 @@ func (s *Sim) refreshLinks(snap map[string]int64) {
 		if n.Alive && n.Role == "slave" && s.now >= n.syncUntil {
 			m := s.byAddr[sentinel.Addr{IP: n.MasterHost, Port: n.MasterPort}.String()]
 			up = m != nil && !m.IsSentinel && s.reachable(n, m) && !n.RefusedEmpty
+			if up {
+				n.ReplID = m.ReplID
+			}
 		}
 		if n.LinkUp && !up {
 			n.linkDownSince = s.now
@@ -488,6 +501,9 @@ func (s *Sim) ReplicaOf(n *Node, host string, port int) {
 	s.mutate(func() {
 		n.RefusedEmpty = false // any REPLICAOF clears the guard (vigil-server)
 		if host == "" {
+			if n.Role != "master" {
+				n.ReplID = runID(n.ReplID, 2) // shiftReplicationId
+			}
 			n.Role, n.MasterHost, n.MasterPort = "master", "", 0
 			return
 		}
@@ -560,7 +576,11 @@ func (s *Sim) Info(n *Node) string {
 		fs = "no-failover"
 	}
 	w("master_failover_state:%s", fs)
+	w("master_replid:%s", n.ReplID)
 	w("master_repl_offset:%d", off)
+	if n.MinReplicasAck > 0 {
+		w("min_replicas_ack:%d", n.MinReplicasAck)
+	}
 	if n.Keys > 0 {
 		w("")
 		w("# Keyspace")
