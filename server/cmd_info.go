@@ -395,7 +395,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("pubsubshard_channels", int64(len(s.pubsub.shard)))
 	w.int("latest_fork_usec", 0)
 	w.int("total_forks", 0)
-	w.int("migrate_cached_sockets", 0)
+	w.int("migrate_cached_sockets", int64(len(s.migrateSockets)))
 	w.int("slave_expires_tracked_keys", 0)
 	w.int("active_defrag_hits", 0)
 	w.int("active_defrag_misses", 0)

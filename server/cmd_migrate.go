@@ -17,12 +17,13 @@ import (
 // MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE]
 // [AUTH password] [AUTH2 username password] [KEYS key ...], as cluster.c's
 // migrateCommand (Redis 7.0): the keys are DUMPed, sent to the target as
-// RESTORE commands (after AUTH and SELECT) in one write, and unless COPY
+// RESTORE commands (after AUTH, and SELECT unless the connection has that
+// db selected already) in one write, and unless COPY
 // deleted here once the target acknowledged them, propagated as DEL. Like
 // Redis it blocks the server for the transfer (at most timeout ms per
 // network operation) and retries once after a socket error that is not a
-// timeout. Unlike Redis it does not keep the connection for the next
-// MIGRATE (migrate_cached_sockets stays 0).
+// timeout, when the target has processed nothing. The connection is kept for the next MIGRATE to the same target
+// (migrateGetSocket below).
 
 func init() {
 	register(&Command{Name: "migrate", Arity: -6, Flags: FlagWrite | FlagMovableKeys, FirstKey: 3, LastKey: 3, Step: 1,
@@ -135,17 +136,10 @@ func cmdMigrate(c *Client, args [][]byte) {
 		return
 	}
 
-	// The payload: [AUTH], SELECT, then one RESTORE per key still alive.
+	// The RESTOREs, one per key still alive; AUTH and SELECT go before
+	// them on each attempt (SELECT only when the socket's db differs).
 	db := c.selectedDB()
-	var cmd []byte
-	if hasAuth {
-		if user != nil {
-			cmd = resp.AppendCommand(cmd, []byte("AUTH"), user, password)
-		} else {
-			cmd = resp.AppendCommand(cmd, []byte("AUTH"), password)
-		}
-	}
-	cmd = resp.AppendCommand(cmd, []byte("SELECT"), strconv.AppendInt(nil, dbid, 10))
+	var restores []byte
 	sent := keys[:0:0]
 	for _, k := range keys {
 		e := db.Peek(k)
@@ -164,117 +158,131 @@ func cmdMigrate(c *Client, args [][]byte) {
 		if replace {
 			argv = append(argv, []byte("REPLACE"))
 		}
-		cmd = resp.AppendCommand(cmd, argv...)
+		restores = resp.AppendCommand(restores, argv...)
 		sent = append(sent, k)
 	}
 
-	host := string(args[1])
-	port := string(args[2])
+	host, port := string(args[1]), string(args[2])
 	d := time.Duration(timeout) * time.Millisecond
-	var replies []string
-	var writeErr bool
-	var err error
-	for attempt := 0; attempt < 2; attempt++ {
-		var conn net.Conn
-		conn, err = net.DialTimeout("tcp", net.JoinHostPort(host, port), d)
+	mayRetry := true
+	for {
+		// One attempt, as migrateCommand from try_again: a socket error
+		// closes the cached socket and, unless it was a timeout, retries
+		// once with a new one (the cached socket is often found closed).
+		ms, err := s.migrateGetSocket(host, port, d)
+		writeErr := false
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			// Redis's non-blocking connect reports the socket writable
 			// and the refusal surfaces on the write.
 			writeErr = true
-			continue
-		}
-		if err != nil {
+		} else if err != nil {
 			c.w.Error("IOERR error or timeout connecting to the client")
 			return
 		}
-		replies, writeErr, err = migrateExchange(conn, cmd, hasAuth, len(sent), d)
-		conn.Close()
-		// Retry once, as Redis does after a socket error, unless it was
-		// a timeout or the target has already answered something.
-		if err == nil || errors.Is(err, errMigrateTimeout) || len(replies) > 0 {
-			break
-		}
-	}
-
-	// replies: [AUTH], SELECT, then one per RESTORE, as far as read.
-	head := 1
-	if hasAuth {
-		head = 2
-	}
-	var targetErr string
-	for i := 0; i < head && i < len(replies); i++ {
-		if replies[i][0] == '-' && targetErr == "" {
-			targetErr = replies[i][1:]
-		}
-	}
-	var deleted [][]byte
-	for j := 0; head+j < len(replies); j++ {
-		r := replies[head+j]
-		if targetErr != "" || r[0] == '-' {
-			if targetErr == "" {
-				targetErr = r[1:]
+		var cmd []byte
+		selectDB := false
+		if err == nil {
+			if hasAuth {
+				if user != nil {
+					cmd = resp.AppendCommand(cmd, []byte("AUTH"), user, password)
+				} else {
+					cmd = resp.AppendCommand(cmd, []byte("AUTH"), password)
+				}
 			}
+			if selectDB = ms.lastDB != dbid; selectDB {
+				cmd = resp.AppendCommand(cmd, []byte("SELECT"), strconv.AppendInt(nil, dbid, 10))
+			}
+			cmd = append(cmd, restores...)
+			err = ms.write(cmd, d)
+			writeErr = err != nil
+		}
+		// The AUTH and SELECT replies: a socket error there is retried.
+		var authReply, selectReply string
+		if err == nil && hasAuth {
+			authReply, err = ms.readLine(d)
+		}
+		if err == nil && selectDB {
+			selectReply, err = ms.readLine(d)
+		}
+		if err != nil {
+			s.migrateCloseSocket(host, port)
+			if mayRetry && !errors.Is(err, errMigrateTimeout) {
+				mayRetry = false
+				continue
+			}
+			c.w.Error(migrateIOErr(writeErr))
+			return
+		}
+
+		// The RESTORE replies: the keys acknowledged are deleted here
+		// (unless COPY) as they are read.
+		var targetErr string
+		var deleted [][]byte
+		j := 0
+		for ; j < len(sent); j++ {
+			var r string
+			if r, err = ms.readLine(d); err != nil {
+				break
+			}
+			if isErrLine(authReply) || isErrLine(selectReply) || isErrLine(r) {
+				if targetErr == "" {
+					// On error the socket's db is no longer known.
+					ms.lastDB = -1
+					switch {
+					case isErrLine(authReply):
+						targetErr = authReply[1:]
+					case isErrLine(selectReply):
+						targetErr = selectReply[1:]
+					default:
+						targetErr = r[1:]
+					}
+				}
+				continue
+			}
+			if !copyKeys {
+				k := sent[j]
+				db.Delete(k)
+				c.touch(k)
+				c.notify(configs.NotifyGeneric, "del", k)
+				s.ks.Dirty++
+				deleted = append(deleted, k)
+			}
+		}
+		// Nothing was processed and the first RESTORE reply could not be
+		// read: retry (not after a timeout).
+		if targetErr == "" && err != nil && j == 0 && mayRetry && !errors.Is(err, errMigrateTimeout) {
+			s.migrateCloseSocket(host, port)
+			mayRetry = false
 			continue
 		}
-		if !copyKeys {
-			k := sent[j]
-			db.Delete(k)
-			c.touch(k)
-			c.notify(configs.NotifyGeneric, "del", k)
-			s.ks.Dirty++
-			deleted = append(deleted, k)
+		if err != nil {
+			s.migrateCloseSocket(host, port)
 		}
-	}
-	if len(deleted) > 0 && s.propagating() {
-		c.rewriteArgv(append([][]byte{argvDel[0]}, deleted...)...)
-	}
-	switch {
-	case targetErr != "":
-		c.w.Error("ERR Target instance replied with error: " + targetErr)
-	case err != nil:
-		what := "reading"
-		if writeErr {
-			what = "writing"
+		if len(deleted) > 0 && s.propagating() {
+			c.rewriteArgv(append([][]byte{argvDel[0]}, deleted...)...)
 		}
-		c.w.Error("IOERR error or timeout " + what + " to target instance")
-	default:
-		c.w.OK()
+		switch {
+		case targetErr != "":
+			c.w.Error("ERR Target instance replied with error: " + targetErr)
+		case err != nil:
+			c.w.Error(migrateIOErr(false))
+		default:
+			// The target now has dbid selected: no SELECT next time.
+			ms.lastDB = dbid
+			c.w.OK()
+		}
+		return
 	}
 }
 
-// migrateExchange writes cmd to conn and reads the reply lines: AUTH's
-// when auth, SELECT's, and restores RESTORE replies (each a status or an
-// error line), each operation within d. It returns the lines read (up to
-// an error), whether the error was on the write, and the error.
-func migrateExchange(conn net.Conn, cmd []byte, auth bool, restores int, d time.Duration) ([]string, bool, error) {
-	for off := 0; off < len(cmd); {
-		n := min(len(cmd)-off, 64<<10)
-		conn.SetWriteDeadline(time.Now().Add(d))
-		w, err := conn.Write(cmd[off : off+n])
-		if err != nil {
-			return nil, true, migrateErr(err)
-		}
-		off += w
+func isErrLine(s string) bool { return len(s) > 0 && s[0] == '-' }
+
+func migrateIOErr(writing bool) string {
+	what := "reading"
+	if writing {
+		what = "writing"
 	}
-	want := restores + 1
-	if auth {
-		want++
-	}
-	br := bufio.NewReader(conn)
-	var out []string
-	for len(out) < want {
-		conn.SetReadDeadline(time.Now().Add(d))
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return out, false, migrateErr(err)
-		}
-		line = trimCRLF(line)
-		if line == "" {
-			return out, false, errors.New("empty reply")
-		}
-		out = append(out, line)
-	}
-	return out, false, nil
+	return "IOERR error or timeout " + what + " to target instance"
 }
 
 func migrateErr(err error) error {
@@ -289,4 +297,106 @@ func trimCRLF(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// MIGRATE's socket cache, as cluster.c's: one connection per target
+// host:port (the arguments as given), reused by the next MIGRATE to it,
+// with the db it last selected there; closed on a socket error, when a
+// 65th target needs room (one dropped at random), and by the cron once
+// idle for more than MIGRATE_SOCKET_CACHE_TTL seconds. Guarded by mu.
+const (
+	migrateSocketCacheItems = 64
+	migrateSocketCacheTTL   = 10 // seconds
+)
+
+type migrateSocket struct {
+	conn    net.Conn
+	br      *bufio.Reader
+	lastDB  int64 // -1: unknown, SELECT first
+	lastUse int64 // unix seconds on the server's clock
+}
+
+// migrateGetSocket returns the cached socket to host:port, or connects
+// a new one (within d) and caches it.
+func (s *Server) migrateGetSocket(host, port string, d time.Duration) (*migrateSocket, error) {
+	name := host + ":" + port
+	if ms := s.migrateSockets[name]; ms != nil {
+		ms.lastUse = s.now.Unix()
+		return ms, nil
+	}
+	if len(s.migrateSockets) >= migrateSocketCacheItems {
+		for k, ms := range s.migrateSockets { // map order: a random one
+			ms.conn.Close()
+			delete(s.migrateSockets, k)
+			break
+		}
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), d)
+	if err != nil {
+		return nil, err
+	}
+	if s.migrateSockets == nil {
+		s.migrateSockets = make(map[string]*migrateSocket)
+	}
+	ms := &migrateSocket{conn: conn, br: bufio.NewReader(conn), lastDB: -1, lastUse: s.now.Unix()}
+	s.migrateSockets[name] = ms
+	return ms, nil
+}
+
+// migrateCloseSocket closes and forgets the socket to host:port, if any.
+func (s *Server) migrateCloseSocket(host, port string) {
+	name := host + ":" + port
+	if ms := s.migrateSockets[name]; ms != nil {
+		ms.conn.Close()
+		delete(s.migrateSockets, name)
+	}
+}
+
+// migrateCron is migrateCloseTimedoutSockets: the sockets unused for
+// more than 10 s are closed.
+func (s *Server) migrateCron() {
+	now := s.now.Unix()
+	for name, ms := range s.migrateSockets {
+		if now-ms.lastUse > migrateSocketCacheTTL {
+			ms.conn.Close()
+			delete(s.migrateSockets, name)
+		}
+	}
+}
+
+// migrateCloseAll closes every cached socket (shutdown).
+func (s *Server) migrateCloseAll() {
+	for name, ms := range s.migrateSockets {
+		ms.conn.Close()
+		delete(s.migrateSockets, name)
+	}
+}
+
+// write sends cmd in 64 KiB chunks, each within d.
+func (ms *migrateSocket) write(cmd []byte, d time.Duration) error {
+	for off := 0; off < len(cmd); {
+		n := min(len(cmd)-off, 64<<10)
+		ms.conn.SetWriteDeadline(time.Now().Add(d))
+		w, err := ms.conn.Write(cmd[off : off+n])
+		if err != nil {
+			return migrateErr(err)
+		}
+		off += w
+	}
+	return nil
+}
+
+// readLine reads one reply line within d; an empty line is an error, as
+// syncReadLine's 0.
+func (ms *migrateSocket) readLine(d time.Duration) (string, error) {
+	ms.conn.SetReadDeadline(time.Now().Add(d))
+	line, err := ms.br.ReadString('\n')
+	if err != nil {
+		return "", migrateErr(err)
+	}
+	line = trimCRLF(line)
+	if line == "" {
+		return "", errors.New("empty reply")
+	}
+	return line, nil
 }

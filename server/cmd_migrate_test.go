@@ -2,9 +2,12 @@ package server
 
 import (
 	"bufio"
+	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/testutil"
@@ -109,5 +112,236 @@ func TestMigrateInterop(t *testing.T) {
 			t.Fatalf("target %s: PTTL s in db 3: %s", dst.name, got)
 		}
 		dst.do("SELECT", "0")
+	}
+}
+
+// migratePeer is one server of TestMigrateSocketCache: do runs a command
+// and renders its reply, port is where MIGRATE reaches it.
+type migratePeer struct {
+	name string
+	do   func(args ...string) string
+	port string
+}
+
+func redisMigratePeer(t *testing.T, r *testutil.Redis) migratePeer {
+	c := r.Dial(t)
+	br := bufio.NewReader(c)
+	return migratePeer{"redis", func(args ...string) string {
+		t.Helper()
+		return renderValue(parseReply(t, rawDo(t, c, br, args...)))
+	}, strconv.Itoa(r.Port)}
+}
+
+// info is the field of INFO section as p answers it.
+func (p migratePeer) info(t *testing.T, section, field string) string {
+	t.Helper()
+	s, err := strconv.Unquote(p.do("INFO", section))
+	if err != nil {
+		t.Fatalf("%s: INFO %s: %v", p.name, section, err)
+	}
+	for _, line := range strings.Split(s, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// others are the ids and dbs of p's normal clients other than the test's
+// own connection: the connections MIGRATE opened to it.
+func (p migratePeer) others(t *testing.T) (ids, dbs []string) {
+	t.Helper()
+	self := strings.TrimPrefix(p.do("CLIENT", "ID"), "(integer) ")
+	list, err := strconv.Unquote(p.do("CLIENT", "LIST", "TYPE", "normal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		var id, db string
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "id="); ok {
+				id = v
+			} else if v, ok := strings.CutPrefix(f, "db="); ok {
+				db = v
+			}
+		}
+		if id != self {
+			ids, dbs = append(ids, id), append(dbs, db)
+		}
+	}
+	return ids, dbs
+}
+
+// TestMigrateSocketCache (interop): MIGRATE keeps its connection to a
+// target for the next MIGRATE, as redis-server 7.0.15 does, with either
+// server as the source and the other as the target, requiring the same
+// replies: one connection for several MIGRATEs (the target's CLIENT
+// LIST), SELECT sent only when the db changes (the target's
+// cmdstat_select) and again after a target error, a connection the target
+// closed replaced without an error, a dead target's IOERR and the
+// reconnection once it is back (and a retry on the dead cached socket
+// when it came back in between), INFO migrate_cached_sockets throughout,
+// and (Vigil, on its fake clock) the idle socket closed by the cron once
+// unused for more than 10 s.
+func TestMigrateSocketCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	testutil.NeedRedis(t)
+	l, vaddr := startLiveTCP(t)
+	vc := l.dial(t)
+	vigil := migratePeer{"vigil", vc.do, vaddr[strings.LastIndexByte(vaddr, ':')+1:]}
+	redis := redisMigratePeer(t, testutil.StartRedis(t, testutil.RedisOptions{TCP: true}))
+
+	selects := func(p migratePeer) string {
+		v := p.info(t, "commandstats", "cmdstat_select")
+		v, _, _ = strings.Cut(strings.TrimPrefix(v, "calls="), ",")
+		return v
+	}
+	for _, pair := range [][2]migratePeer{{vigil, redis}, {redis, vigil}} {
+		src, dst := pair[0], pair[1]
+		what := src.name + " -> " + dst.name
+		m := func(want, key, db string, opts ...string) {
+			t.Helper()
+			args := append([]string{"MIGRATE", "127.0.0.1", dst.port, key, db, "5000"}, opts...)
+			if got := src.do(args...); got != want {
+				t.Fatalf("%s: %q: got %s, want %s", what, args, got, want)
+			}
+		}
+		check := func(wantID, wantDB, wantSelects string) string {
+			t.Helper()
+			ids, dbs := dst.others(t)
+			if len(ids) != 1 || (wantID != "" && ids[0] != wantID) || dbs[0] != wantDB {
+				t.Fatalf("%s: target's MIGRATE connections %v in dbs %v, want one (id %q) in db %s", what, ids, dbs, wantID, wantDB)
+			}
+			if got := selects(dst); got != wantSelects {
+				t.Fatalf("%s: target ran SELECT %s times, want %s", what, got, wantSelects)
+			}
+			if got := src.info(t, "stats", "migrate_cached_sockets"); got != "1" {
+				t.Fatalf("%s: migrate_cached_sockets %s, want 1", what, got)
+			}
+			return ids[0]
+		}
+		src.do("FLUSHALL")
+		dst.do("FLUSHALL")
+		dst.do("CONFIG", "RESETSTAT")
+		src.do("MSET", "a", "1", "b", "2", "c", "3", "d", "4")
+		m("+OK", "a", "0")
+		id := check("", "0", "1")
+		m("+OK", "b", "0", "COPY")
+		check(id, "0", "1")
+		m("+OK", "b", "1")
+		check(id, "1", "2")
+		m("+OK", "c", "1", "COPY")
+		check(id, "1", "2")
+		// A target error: the db is no longer trusted, SELECT again.
+		m("-ERR Target instance replied with error: BUSYKEY Target key name already exists.", "c", "1")
+		check(id, "1", "2")
+		m("+OK", "c", "1", "REPLACE")
+		check(id, "1", "3")
+		// The target closes the connection: the next MIGRATE's read fails
+		// before anything was processed, and it retries on a new one.
+		if got := dst.do("CLIENT", "KILL", "ID", id); got != "(integer) 1" {
+			t.Fatalf("%s: CLIENT KILL ID %s: %s", what, id, got)
+		}
+		m("+OK", "d", "1")
+		if check("", "1", "4") == id {
+			t.Fatalf("%s: the killed connection is still listed", what)
+		}
+		dst.do("SELECT", "1")
+		if got := dst.do("DBSIZE"); got != "(integer) 3" {
+			t.Fatalf("%s: target db 1 DBSIZE %s", what, got)
+		}
+		dst.do("SELECT", "0")
+	}
+
+	// Idle: the cron closes the socket once unused for more than 10 s
+	// (server.unixtime - last_use_time > MIGRATE_SOCKET_CACHE_TTL).
+	l.clk.Advance(10 * time.Second)
+	l.s.mu.Lock()
+	l.s.setNow()
+	l.s.migrateCron()
+	n := len(l.s.migrateSockets)
+	l.s.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("closed after 10 s idle: %d cached", n)
+	}
+	l.clk.Advance(time.Second)
+	if !testutil.PollUntil(10*time.Second, func() bool {
+		ids, _ := redis.others(t)
+		return vigil.info(t, "stats", "migrate_cached_sockets") == "0" && len(ids) == 0
+	}) {
+		t.Fatalf("not closed after 11 s idle: migrate_cached_sockets %s",
+			vigil.info(t, "stats", "migrate_cached_sockets"))
+	}
+
+	// A dead target, with either server as the source: a redis-server
+	// killed and started again on the same port.
+	port := strconv.Itoa(testutil.FreePort(t))
+	var target *exec.Cmd
+	start := func() {
+		target = exec.Command(testutil.RedisBin, "--port", port, "--bind", "127.0.0.1", "--save", "",
+			"--appendonly", "no", "--dir", t.TempDir())
+		if err := target.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmd := target
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		if !testutil.PollUntil(10*time.Second, func() bool {
+			c, err := net.Dial("tcp", "127.0.0.1:"+port)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}) {
+			t.Fatal("redis-server did not start")
+		}
+	}
+	kill := func() {
+		target.Process.Kill()
+		target.Wait()
+	}
+	start()
+	for _, src := range []migratePeer{vigil, redis} {
+		src.do("FLUSHALL")
+		src.do("SET", "k", "v")
+		// redis-server still holds its socket to Vigil from above.
+		base, _ := strconv.Atoi(src.info(t, "stats", "migrate_cached_sockets"))
+		for _, st := range []struct {
+			do, want string
+			cached   int
+		}{
+			{"", "+OK", 1},
+			{"kill", "-IOERR error or timeout writing to target instance", 0},
+			{"start", "+OK", 1},
+			// Killed and back: the cached socket's read fails, retried.
+			{"restart", "+OK", 1},
+		} {
+			switch st.do {
+			case "kill":
+				kill()
+			case "start":
+				start()
+			case "restart":
+				kill()
+				start()
+			}
+			if got := src.do("MIGRATE", "127.0.0.1", port, "k", "0", "5000", "COPY", "REPLACE"); got != st.want {
+				t.Fatalf("%s, %s target: got %s, want %s", src.name, st.do, got, st.want)
+			}
+			if got := src.info(t, "stats", "migrate_cached_sockets"); got != strconv.Itoa(base+st.cached) {
+				t.Fatalf("%s, %s target: migrate_cached_sockets %s, want %d", src.name, st.do, got, base+st.cached)
+			}
+		}
+		tc, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbr := bufio.NewReader(tc)
+		list := parseReply(t, rawDo(t, tc, tbr, "CLIENT", "LIST")).Str
+		tc.Close()
+		if n := strings.Count(list, "\n"); n != 2 {
+			t.Fatalf("%s: restarted target has %d clients, want this one and MIGRATE's:\n%s", src.name, n, list)
+		}
 	}
 }

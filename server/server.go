@@ -130,6 +130,9 @@ type Server struct {
 
 	// evict: maxmemory and eviction (evict.go), guarded by mu.
 	evict evictState
+	// migrateSockets: MIGRATE's cached connections by "host:port"
+	// (cmd_migrate.go), guarded by mu.
+	migrateSockets map[string]*migrateSocket
 }
 
 type shutdownReq struct {
@@ -352,6 +355,9 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		s.clientsMu.Unlock()
 	}
+	s.mu.Lock()
+	s.migrateCloseAll() // MIGRATE's cached sockets (cmd_migrate.go)
+	s.mu.Unlock()
 	s.aofShutdown() // persistence: flush and fsync the AOF (persist_aof.go)
 	close(s.doneCh)
 	s.log.Warn().Msg("Redis is now ready to exit, bye bye...")
@@ -417,6 +423,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.trackingBroadcast() // tracking.go: BCAST invalidations (beforeSleep)
 		s.obufCron()          // clientsCron's output buffer limits (obuf.go)
 		s.idleGCCron()        // a write burst's garbage goes back once idle (idlegc.go)
+		s.migrateCron()       // MIGRATE's idle cached sockets (cmd_migrate.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

@@ -71,6 +71,13 @@ type Engine struct {
 	resp    int
 	repl    Repl
 	errLine int // the line of the latest error raised by redis.call or error()
+	// errSource is the chunk (gopher-lua's name) errLine is in; chunkSrc
+	// the whole source names of loaded chunks (chunk.go).
+	errSource string
+	chunkSrc  map[string]string
+	// errRaised is what error() raised last: its position, not the one in
+	// its message (error's level), is the one the handler cites.
+	errRaised lua.LValue
 	// cancel cancels the context L keeps across scripts while
 	// busy-reply-threshold is on (nil: L has none); coroutines tells
 	// that the running script made threads, whose contexts are children
@@ -293,7 +300,7 @@ func (e *Engine) SetArgs(keys, argv [][]byte) {
 // errors cite (the sha, or a function's name); the script starts in RESP2
 // with its effects going everywhere.
 func (e *Engine) Prepare(name string) {
-	e.sha, e.resp, e.repl, e.errLine = name, 2, ReplAll, 0
+	e.sha, e.resp, e.repl, e.errLine, e.errSource, e.errRaised = name, 2, ReplAll, 0, "", nil
 }
 
 // RunScript calls the cached script sc (luaCallFunction), leaving its
@@ -481,7 +488,7 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	smt.RawSetString("__metatable", proxy(shownS))
 
 	refuse := func(L *lua.LState) {
-		e.errLine = callerLine(L)
+		e.noteCaller(L)
 		L.Error(lua.LString("Attempt to modify a readonly table"), 0)
 	}
 	protected := func(v lua.LValue) bool {
@@ -550,19 +557,26 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 			return 3
 		}))
 	}
-	// A chunk of loadstring/load runs in the scripts' environment, not
-	// in the real globals (gopher-lua gives it L's globals table), so
-	// that it cannot replace a global for every later script.
-	for _, name := range []string{"loadstring", "load"} {
-		orig := g.RawGetString(name)
-		if orig == lua.LNil {
-			continue
-		}
-		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+	// loadstring compiles as Lua 5.1 names and checks its chunk
+	// (chunk.go); a chunk of load runs in the scripts' environment too,
+	// named as Lua 5.1 names it ("=(load)" by default).
+	if g.RawGetString("loadstring") != lua.LNil {
+		g.RawSetString("loadstring", L.NewFunction(e.luaLoadString))
+	}
+	if orig := g.RawGetString("load"); orig != lua.LNil {
+		g.RawSetString("load", L.NewFunction(func(L *lua.LState) int {
+			source := "=(load)"
+			if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+				source = L.CheckString(2)
+			}
+			id := luaChunkID(source)
+			L.SetTop(1)
+			L.Push(lua.LString(id))
 			top := L.GetTop()
 			n := forward(L, orig, nil)
 			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok {
 				fn.Env = e.env
+				e.noteChunk(id, source)
 			}
 			return n
 		}))
@@ -683,7 +697,7 @@ func (e *Engine) lookupSha(b []byte) (*lua.LFunction, string) {
 // error handler: "<err> script: <sha>, on @user_script:<line>.", where a
 // non-table error becomes "ERR <text>".
 func (e *Engine) replyError(w *resp.Writer, obj lua.LValue) (counted bool) {
-	line := e.errLine
+	line, id := e.errLine, e.errSource
 	var msg string
 	if t, ok := obj.(*lua.LTable); ok {
 		if ev, ok := t.RawGetString("err").(lua.LString); ok {
@@ -698,14 +712,22 @@ func (e *Engine) replyError(w *resp.Writer, obj lua.LValue) (counted bool) {
 			s = "nil"
 		}
 		msg = "ERR " + s
-		if n := lineOf(s); n > 0 {
-			line = n
+		if raised, ok := e.errRaised.(lua.LString); !ok || string(raised) != s {
+			if at, n := e.positionOf(s); n > 0 {
+				id, line = at, n
+			}
 		}
 	}
+	// The chunk by its whole source name: "@user_script", or the code of
+	// a loadstring chunk.
+	source := "@" + e.chunkName()
+	if id != "" {
+		source = e.sourceOf(id)
+	}
 	if line > 0 {
-		msg += " script: " + e.sha + ", on @" + e.chunkName() + ":" + strconv.Itoa(line) + "."
+		msg += " script: " + e.sha + ", on " + source + ":" + strconv.Itoa(line) + "."
 	} else {
-		msg += " script: " + e.sha + ", on @" + e.chunkName() + ":?."
+		msg += " script: " + e.sha + ", on " + source + ":?."
 	}
 	w.Error(msg)
 	return counted
@@ -739,27 +761,50 @@ func lineOf(s string) int {
 
 // callerLine is the line of the script calling the running Go function.
 func callerLine(L *lua.LState) int {
+	_, line := callerPos(L)
+	return line
+}
+
+// callerPos is the chunk (gopher-lua's name) and line of the Lua code
+// calling the running Go function.
+func callerPos(L *lua.LState) (string, int) {
 	for lvl := 1; lvl < 8; lvl++ {
 		dbg, ok := L.GetStack(lvl)
 		if !ok {
 			break
 		}
 		if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.CurrentLine > 0 {
-			return dbg.CurrentLine
+			return dbg.Source, dbg.CurrentLine
 		}
 	}
-	return 0
+	return "", 0
+}
+
+// noteCaller records where the error about to be raised comes from: the
+// error handler's "on <source>:<line>.".
+func (e *Engine) noteCaller(L *lua.LState) {
+	e.errSource, e.errLine = callerPos(L)
 }
 
 // luaError replaces Lua's error() to remember the line it was raised at
 // (7.0's error handler records it with debug.getinfo).
 func (e *Engine) luaError(L *lua.LState) int {
-	obj := L.CheckAny(1)
+	obj := L.Get(1) // error() raises nil
 	level := L.OptInt(2, 1)
-	e.errLine = callerLine(L)
-	if str, ok := obj.(lua.LString); ok && level > 0 {
-		L.Error(lua.LString(string(str)), level)
+	e.noteCaller(L)
+	// luaB_error: a string or a number gets the position of the function
+	// at level (1: error's caller; luaL_where).
+	switch v := obj.(type) {
+	case lua.LString:
+		if level > 0 {
+			obj = lua.LString(luaWhere(L, level) + string(v))
+		}
+	case lua.LNumber:
+		if level > 0 {
+			obj = lua.LString(luaWhere(L, level) + FormatNumber(float64(v)))
+		}
 	}
+	e.errRaised = obj
 	L.Error(obj, 0)
 	return 0
 }
@@ -772,7 +817,7 @@ func (e *Engine) libError(L *lua.LState, msg string) {
 
 // raiseTable raises a Redis error table from a Go function.
 func (e *Engine) raiseTable(L *lua.LState, msg string) {
-	e.errLine = callerLine(L)
+	e.noteCaller(L)
 	L.Error(errTable(L, msg), 0)
 }
 

@@ -18,6 +18,9 @@ package lua
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -84,8 +87,9 @@ const (
 type luaSyntaxError struct{ msg string }
 
 type luaToken struct {
-	tok  int
-	text string // the lexer buffer for names, strings and numbers
+	tok        int
+	text       string // a name's text
+	start, end int    // its byte range in the source
 }
 
 type luaFuncState struct {
@@ -94,6 +98,7 @@ type luaFuncState struct {
 	isVararg   bool
 	line       int // linedefined; 0 for the main chunk
 	breakables []bool
+	names      []string // the locals' names: active ones first (nactvar)
 }
 
 type luaLexState struct {
@@ -110,6 +115,17 @@ type luaLexState struct {
 	fs         *luaFuncState
 	hasLookahd bool
 	comments   [][2]int // byte ranges of the comments, in order
+	tokStart   int      // where the token being read starts
+	edits      []luaEdit
+	allNames   map[string]bool // every name in the chunk (a fresh one for goto)
+}
+
+// luaEdit replaces a byte range of the source for gopher-lua (see
+// SyntaxCheckStrip); rename marks a local named goto, given a fresh name.
+type luaEdit struct {
+	start, end int
+	text       string
+	rename     bool
 }
 
 // SyntaxCheck returns "" when src is a valid Lua 5.1 chunk, else Lua
@@ -119,25 +135,120 @@ func SyntaxCheck(src, chunk string) (msg string) {
 	return msg
 }
 
-// SyntaxCheckStrip is SyntaxCheck that also returns src with its
-// comments blanked (spaces, line breaks kept, so line numbers stay), for
-// gopher-lua, whose lexer rejects some comments Lua 5.1 reads (a "--[=x"
-// that opens no long bracket is a line comment).
+// SyntaxCheckStrip is SyntaxCheck that also returns src as gopher-lua
+// is given it, with what its parser reads otherwise than Lua 5.1's
+// rewritten, line breaks kept (so line numbers stay):
+//   - the comments blanked (its lexer rejects some comments Lua 5.1 reads:
+//     a "--[=x" that opens no long bracket is a line comment);
+//   - a hexadecimal numeral with a binary exponent (C99's 0x1p4, which
+//     Lua 5.1 reads with strtod) or too large for 64 bits, replaced by its
+//     value in decimal ("(1/0)" when it overflows a double);
+//   - goto, a plain name in Lua 5.1 and a keyword to gopher-lua, where the
+//     meaning does not change: a local variable named goto (declared and
+//     referred to) gets a name found nowhere in the chunk, a field t.goto
+//     becomes t["goto"] and a constructor's key {goto = v} ["goto"] = v.
+//     "function t.goto(...)" becomes t["goto"] = function(...) (and
+//     function t.goto:m(...) t["goto"].m = function(self, ...)). A global
+//     goto and a method call t:goto(...) stay, and gopher-lua refuses them.
 func SyntaxCheckStrip(src, chunk string) (code, msg string) {
 	ls := &luaLexState{src: src, line: 1, lastline: 1, chunk: chunk}
 	msg = ls.check51()
-	if msg != "" || len(ls.comments) == 0 {
+	if msg != "" || len(ls.comments) == 0 && len(ls.edits) == 0 {
 		return src, msg
 	}
-	b := []byte(src)
+	edits := ls.edits
 	for _, r := range ls.comments {
-		for i := r[0]; i < r[1]; i++ {
-			if b[i] != '\n' && b[i] != '\r' {
-				b[i] = ' '
+		blank := []byte(src[r[0]:r[1]])
+		for i, c := range blank {
+			if c != '\n' && c != '\r' {
+				blank[i] = ' '
+			}
+		}
+		edits = append(edits, luaEdit{start: r[0], end: r[1], text: string(blank)})
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	fresh := "goto_"
+	for ls.allNames[fresh] {
+		fresh += "_"
+	}
+	var b strings.Builder
+	b.Grow(len(src))
+	at := 0
+	for _, e := range edits {
+		b.WriteString(src[at:e.start])
+		if e.rename {
+			b.WriteString(fresh)
+		} else {
+			b.WriteString(e.text)
+		}
+		at = e.end
+	}
+	b.WriteString(src[at:])
+	return b.String(), ""
+}
+
+// curOff is the offset of the current character (the source's length at
+// its end).
+func (ls *luaLexState) curOff() int {
+	if ls.current == luaEOZ {
+		return len(ls.src)
+	}
+	return ls.pos - 1
+}
+
+// edit records a replacement of the token tok's text.
+func (ls *luaLexState) edit(tok luaToken, text string) {
+	ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, text: text})
+}
+
+// declare is new_localvar: the n-th local declared and not active yet is
+// named name (tok its name token, tok.end 0 for the implicit ones).
+func (ls *luaLexState) declare(n int, name string, tok luaToken) {
+	ls.newLocalVar(n)
+	fs := ls.fs
+	fs.names = append(fs.names[:fs.nactvar+n], name)
+	if name == "goto" && tok.end > 0 {
+		ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
+	}
+}
+
+// useName is a name read as a variable (singlevar): a goto that is a
+// local's (of this function or an enclosing one) is renamed with it.
+func (ls *luaLexState) useName(tok luaToken) {
+	if tok.text != "goto" {
+		return
+	}
+	for fs := ls.fs; fs != nil; fs = fs.prev {
+		for i := fs.nactvar - 1; i >= 0; i-- {
+			if fs.names[i] == "goto" {
+				ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
+				return
 			}
 		}
 	}
-	return string(b), ""
+}
+
+// luaHexValue is the value Lua 5.1 (strtod) gives a hexadecimal numeral
+// gopher-lua cannot read (one with a binary exponent, or beyond 64 bits)
+// as gopher-lua reads it; ok false for the others.
+func luaHexValue(num string) (text string, ok bool) {
+	if len(num) < 3 || num[0] != '0' || num[1] != 'x' && num[1] != 'X' {
+		return "", false
+	}
+	if !strings.ContainsAny(num, "pP") {
+		if _, err := strconv.ParseInt(num, 0, 64); err == nil {
+			return "", false
+		}
+		num += "p0"
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil && !math.IsInf(v, 0) {
+		return "", false
+	}
+	if math.IsInf(v, 0) {
+		return "(1/0)", true
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64), true
 }
 
 func (ls *luaLexState) check51() (msg string) {
@@ -306,6 +417,9 @@ func (ls *luaLexState) readNumeral() {
 	if !luaStr2d(string(ls.buf)) {
 		ls.lexError("malformed number", tkNumber)
 	}
+	if text, ok := luaHexValue(string(ls.buf)); ok {
+		ls.edits = append(ls.edits, luaEdit{start: ls.tokStart, end: ls.curOff(), text: text})
+	}
 }
 
 func (ls *luaLexState) skipSep() int {
@@ -436,6 +550,7 @@ func (ls *luaLexState) endComment(start int) {
 func (ls *luaLexState) lex() int {
 	ls.buf = ls.buf[:0]
 	for {
+		ls.tokStart = ls.curOff()
 		switch c := ls.current; c {
 		case '\n', '\r':
 			ls.incLine()
@@ -530,6 +645,10 @@ func (ls *luaLexState) lex() int {
 				if r, ok := luaReserved[string(ls.buf)]; ok {
 					return r
 				}
+				if ls.allNames == nil {
+					ls.allNames = make(map[string]bool)
+				}
+				ls.allNames[string(ls.buf)] = true
 				return tkName
 			}
 			ls.nextChar()
@@ -545,11 +664,21 @@ func (ls *luaLexState) next() {
 		ls.hasLookahd = false
 		return
 	}
-	ls.t = luaToken{tok: ls.lex()}
+	ls.t = ls.token()
+}
+
+// token reads the next token with its range (and a name's text).
+func (ls *luaLexState) token() luaToken {
+	t := luaToken{tok: ls.lex()}
+	t.start, t.end = ls.tokStart, ls.curOff()
+	if t.tok == tkName {
+		t.text = string(ls.buf)
+	}
+	return t
 }
 
 func (ls *luaLexState) peek() int {
-	ls.lookahead = luaToken{tok: ls.lex()}
+	ls.lookahead = ls.token()
 	ls.hasLookahd = true
 	return ls.lookahead.tok
 }
@@ -691,12 +820,13 @@ func (ls *luaLexState) statement() bool {
 	case tkFor:
 		ls.inBlock(true, func() {
 			ls.next()
+			varTok := ls.t
 			ls.checkName()
 			switch ls.t.tok {
 			case '=':
-				ls.fornum(line)
+				ls.fornum(line, varTok)
 			case ',', tkIn:
-				ls.forlist()
+				ls.forlist(varTok)
 			default:
 				ls.syntaxError("'=' or 'in' expected")
 			}
@@ -712,31 +842,65 @@ func (ls *luaLexState) statement() bool {
 			})
 		})
 	case tkFunction:
+		fnTok := ls.t
 		ls.next()
+		nameTok := ls.t
 		ls.checkName()
-		needself := false
+		ls.useName(nameTok)
+		type field struct{ sep, name luaToken }
+		var fields []field
 		for ls.t.tok == '.' {
+			sep := ls.t
 			ls.next()
+			fields = append(fields, field{sep, ls.t})
 			ls.checkName()
 		}
+		needself := false
 		if ls.t.tok == ':' {
-			needself = true
+			sep := ls.t
 			ls.next()
+			fields = append(fields, field{sep, ls.t})
 			ls.checkName()
+			needself = true
+		}
+		if slices.ContainsFunc(fields, func(f field) bool { return f.name.text == "goto" }) {
+			// function a.goto.b:c(...) is a["goto"].b.c = function(self, ...).
+			ls.edit(fnTok, "")
+			for i, f := range fields {
+				sep, name := ".", f.name.text
+				if name == "goto" {
+					sep, name = "[", `"goto"]`
+				}
+				if i == len(fields)-1 {
+					name += " = function"
+				}
+				ls.edit(f.sep, sep)
+				ls.edit(f.name, name)
+			}
+			if needself && ls.t.tok == '(' {
+				open := ls.t
+				self := "(self"
+				if ls.peek() != ')' {
+					self += ", "
+				}
+				ls.edit(open, self)
+			}
 		}
 		ls.body(needself, line)
 	case tkLocal:
 		ls.next()
 		if ls.testNext(tkFunction) {
+			nameTok := ls.t
 			ls.checkName()
-			ls.newLocalVar(0)
+			ls.declare(0, nameTok.text, nameTok)
 			ls.adjustLocalVars(1)
 			ls.body(false, ls.line)
 		} else {
 			nvars := 0
 			for {
+				nameTok := ls.t
 				ls.checkName()
-				ls.newLocalVar(nvars)
+				ls.declare(nvars, nameTok.text, nameTok)
 				nvars++
 				if !ls.testNext(',') {
 					break
@@ -787,11 +951,12 @@ func (ls *luaLexState) forbody(nvars int) {
 	})
 }
 
-func (ls *luaLexState) fornum(line int) {
+func (ls *luaLexState) fornum(line int, varTok luaToken) {
 	// (for index), (for limit), (for step) and the variable.
-	for i := 0; i < 4; i++ {
-		ls.newLocalVar(i)
-	}
+	ls.declare(0, "(for index)", luaToken{})
+	ls.declare(1, "(for limit)", luaToken{})
+	ls.declare(2, "(for step)", luaToken{})
+	ls.declare(3, varTok.text, varTok)
 	ls.checkNextTok('=')
 	ls.expr()
 	ls.checkNextTok(',')
@@ -802,15 +967,17 @@ func (ls *luaLexState) fornum(line int) {
 	ls.forbody(1)
 }
 
-func (ls *luaLexState) forlist() {
+func (ls *luaLexState) forlist(varTok luaToken) {
 	// (for generator), (for state), (for control) and the first variable.
-	for i := 0; i < 4; i++ {
-		ls.newLocalVar(i)
-	}
+	ls.declare(0, "(for generator)", luaToken{})
+	ls.declare(1, "(for state)", luaToken{})
+	ls.declare(2, "(for control)", luaToken{})
+	ls.declare(3, varTok.text, varTok)
 	nvars := 4
 	for ls.testNext(',') {
+		nameTok := ls.t
 		ls.checkName()
-		ls.newLocalVar(nvars)
+		ls.declare(nvars, nameTok.text, nameTok)
 		nvars++
 	}
 	ls.checkNextTok(tkIn)
@@ -845,7 +1012,7 @@ func (ls *luaLexState) body(needself bool, line int) {
 	ls.openFunc(line)
 	ls.checkNextTok('(')
 	if needself {
-		ls.newLocalVar(0)
+		ls.declare(0, "self", luaToken{})
 		ls.adjustLocalVars(1)
 	}
 	nparams := 0
@@ -853,13 +1020,14 @@ func (ls *luaLexState) body(needself bool, line int) {
 		for {
 			switch ls.t.tok {
 			case tkName:
+				nameTok := ls.t
 				ls.next()
-				ls.newLocalVar(nparams)
+				ls.declare(nparams, nameTok.text, nameTok)
 				nparams++
 			case tkDots:
 				ls.next()
 				ls.fs.isVararg = true
-				ls.newLocalVar(nparams) // LUA_COMPAT_VARARG's "arg"
+				ls.declare(nparams, "arg", luaToken{}) // LUA_COMPAT_VARARG's "arg"
 				nparams++
 			default:
 				ls.syntaxError("<name> or '...' expected")
@@ -885,6 +1053,7 @@ func (ls *luaLexState) primaryexp() int {
 		ls.expr()
 		ls.checkMatch(')', '(', line)
 	case tkName:
+		ls.useName(ls.t)
 		ls.next()
 		kind = luaExpVar
 	default:
@@ -893,7 +1062,12 @@ func (ls *luaLexState) primaryexp() int {
 	for {
 		switch ls.t.tok {
 		case '.':
+			dot := ls.t
 			ls.next()
+			if ls.t.tok == tkName && ls.t.text == "goto" {
+				ls.edit(dot, "[")
+				ls.edit(ls.t, `"goto"]`)
+			}
 			ls.checkName()
 			kind = luaExpVar
 		case '[':
@@ -948,6 +1122,9 @@ func (ls *luaLexState) constructor() {
 			if ls.peek() != '=' {
 				ls.expr()
 			} else {
+				if ls.t.text == "goto" {
+					ls.edit(ls.t, `["goto"]`)
+				}
 				ls.next()
 				ls.checkNextTok('=')
 				ls.expr()

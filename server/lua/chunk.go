@@ -1,0 +1,209 @@
+package lua
+
+// Chunk names as Lua 5.1 gives them. A chunk's source name ("@user_script"
+// for a script, the code itself for loadstring(s), "=(load)" for load) is
+// shown two ways in Redis's errors: shortened by luaO_chunkid at the front
+// of a message ("user_script:1:", `[string "error(1)"]:1:`), and whole in
+// the error handler's "on <source>:<line>." (debug.getinfo's source).
+// gopher-lua keeps one name per function prototype (SourceName): the
+// engine gives it the short form, and remembers the whole one for the
+// names it cannot rebuild from it.
+
+import (
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// luaIDSize is LUA_IDSIZE, the size of the buffer luaO_chunkid fills.
+const luaIDSize = 60
+
+// chunkSrcMax bounds the remembered source names: a script that loads
+// many chunks in a loop does not grow the map without end (a name
+// forgotten is then shown in its short form).
+const chunkSrcMax = 256
+
+// luaChunkID is luaO_chunkid(source, LUA_IDSIZE): "=name" gives name (at
+// most 59 bytes), "@file" the file (its last 52 bytes after "..." when
+// longer), anything else `[string "first line"]`, the line cut at 43
+// bytes with "..." when the source goes on. A NUL ends source, as in C.
+func luaChunkID(source string) string {
+	if i := strings.IndexByte(source, 0); i >= 0 {
+		source = source[:i]
+	}
+	switch {
+	case strings.HasPrefix(source, "="):
+		s := source[1:]
+		if len(s) > luaIDSize-1 {
+			s = s[:luaIDSize-1]
+		}
+		return s
+	case strings.HasPrefix(source, "@"):
+		s := source[1:]
+		if n := luaIDSize - len(" '...' ") - 1; len(s) > n {
+			s = "..." + s[len(s)-n:]
+		}
+		return s
+	}
+	n := strings.IndexAny(source, "\n\r")
+	if n < 0 {
+		n = len(source)
+	}
+	n = min(n, luaIDSize-len(` [string "..."] `)-1)
+	if n < len(source) {
+		return `[string "` + source[:n] + `..."]`
+	}
+	return `[string "` + source + `"]`
+}
+
+// noteChunk remembers source, the whole name of a chunk whose short name
+// is id, unless id gives it back by itself.
+func (e *Engine) noteChunk(id, source string) {
+	if e.sourceOf(id) == source {
+		return
+	}
+	if e.chunkSrc == nil || len(e.chunkSrc) >= chunkSrcMax {
+		e.chunkSrc = make(map[string]string)
+	}
+	e.chunkSrc[id] = source
+}
+
+// sourceOf is the whole source name of the chunk named id in gopher-lua.
+func (e *Engine) sourceOf(id string) string {
+	if s, ok := e.chunkSrc[id]; ok {
+		return s
+	}
+	switch id {
+	case "user_script", "user_function":
+		return "@" + id
+	}
+	if s, ok := strings.CutPrefix(id, `[string "`); ok && strings.HasSuffix(s, `"]`) && !strings.HasSuffix(s, `..."]`) {
+		return s[:len(s)-2]
+	}
+	return id
+}
+
+// positionOf finds the chunk (its short name, gopher-lua's) and line at
+// the front of an error message ("<id>:<line>: ..."); line 0 when the
+// message has none.
+func (e *Engine) positionOf(msg string) (id string, line int) {
+	at := func(id string) int {
+		rest, ok := strings.CutPrefix(msg, id+":")
+		if !ok {
+			return 0
+		}
+		i := strings.IndexByte(rest, ':')
+		if i <= 0 || strings.Trim(rest[:i], "0123456789") != "" {
+			return 0
+		}
+		n, _ := strconv.Atoi(rest[:i])
+		return n
+	}
+	for _, id := range [...]string{"user_script", "user_function"} {
+		if n := at(id); n > 0 {
+			return id, n
+		}
+	}
+	best := ""
+	for id := range e.chunkSrc {
+		if len(id) > len(best) && at(id) > 0 {
+			best = id
+		}
+	}
+	if best != "" {
+		return best, at(best)
+	}
+	if strings.HasPrefix(msg, `[string "`) {
+		for i := len(`[string "`); ; {
+			j := strings.Index(msg[i:], `"]:`)
+			if j < 0 {
+				break
+			}
+			id := msg[:i+j+2]
+			if n := at(id); n > 0 && !strings.ContainsAny(id, "\r\n") {
+				return id, n
+			}
+			i += j + 1
+		}
+	}
+	return "", 0
+}
+
+// luaLoadString is Lua 5.1's loadstring(s [, chunkname]): the chunk is
+// named chunkname, or s itself, compiled after Lua 5.1's syntax check (so
+// a syntax error reads as Lua 5.1's, `[string "x="]:1: unexpected symbol
+// near '<eof>'`), returned as nil and the message on error. The chunk
+// runs in the scripts' environment, not in the real globals (gopher-lua
+// gives it L's globals table), so that it cannot replace a global for
+// every later script.
+func (e *Engine) luaLoadString(L *lua.LState) int {
+	s := L.CheckString(1)
+	source := s
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		source = L.CheckString(2)
+	}
+	id := luaChunkID(source)
+	code, msg := SyntaxCheckStrip(s, id)
+	var fn *lua.LFunction
+	if msg == "" {
+		var err error
+		if fn, err = L.Load(strings.NewReader(code), id); err != nil {
+			msg = err.Error()
+			if ae, ok := err.(*lua.ApiError); ok {
+				msg = ae.Object.String()
+			}
+		}
+	}
+	if msg != "" {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	fn.Env = e.env
+	// A main chunk: vararg without Lua 5.1's "arg" table (see Compile).
+	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
+	e.noteChunk(id, source)
+	L.Push(fn)
+	return 1
+}
+
+// luaWhere is luaL_where(L, level) called from a Go function (level 1 its
+// caller): "<chunk>:<line>: " of the Lua function at that level, "" when
+// it is a Go function, has no current line or does not exist. As
+// lua_getstack, a level inside calls lost to tail calls is none.
+// gopher-lua's GetStack counts those levels too but answers them with the
+// bottom frame (the "main" one), so a "main" answer counts only at the
+// bottom frame's own level: one more than the frames above it, plus one
+// per frame that replaced its caller by a tail call (gopher-lua keeps the
+// number of such calls per frame; a frame that made several counts once
+// here).
+func luaWhere(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	if dbg.What == "main" {
+		bottom := 0
+		for k := 0; ; k++ {
+			d, ok := L.GetStack(k)
+			if !ok {
+				break
+			}
+			if _, err := L.GetInfo("S", d, nil); err != nil || d.What == "main" {
+				continue
+			}
+			bottom++
+			if d.What == "tail" {
+				bottom++
+			}
+		}
+		if level != bottom {
+			return ""
+		}
+	}
+	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
+}
