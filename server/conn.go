@@ -49,6 +49,8 @@ func (s *Server) serveConn(conn net.Conn) {
 	var rd io.Reader = conn
 	if raw := newRawReader(conn); raw != nil {
 		c.raw, rd = raw, raw
+		raw.ord = &c.ord
+		c.ord.fdp1 = ordFD(raw)
 		if sp := s.spinner; sp != nil {
 			_ = raw.rc.Control(func(fd uintptr) { sp.add(int(fd)) })
 		}
@@ -159,6 +161,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 					r.closeConn = true
 					return true
 				}
+				s.ordSettle(c)
 				if !r.more {
 					if sp := s.spinner; sp != nil {
 						sp.activity()
@@ -503,6 +506,7 @@ func (c *Client) kill() {
 		}
 		go c.conn.Close()
 		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
+		c.srv.ordNotify() // publishers waiting for it (order.go)
 	}
 }
 
@@ -517,6 +521,7 @@ type rawReader struct {
 	fd        int
 	more      bool      // the last read may have left data or EOF queued: read again before waiting
 	inq       *inqState // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
+	ord       *ordState // the client's read counts (order.go)
 	err       error
 	closeConn bool
 }
@@ -542,6 +547,19 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	// Publishers read in and the socket's queue as one (order.go): rseq
+	// is odd while the kernel's queue and in may disagree.
+	o := r.ord
+	o.rseq.Add(1)
+	n, err := r.read(p)
+	if n > 0 {
+		o.in.Add(int64(n))
+	}
+	o.rseq.Add(1)
+	return n, err
+}
+
+func (r *rawReader) read(p []byte) (int, error) {
 	for {
 		var n int
 		var errno syscall.Errno

@@ -60,6 +60,7 @@ type Server struct {
 	execDepth int
 	acl       *acl.Store // guarded by mu: users and ACL log (acl.go)
 	current   *Client    // guarded by mu: the client whose batch runs (pubsub.go deliver)
+	ord       ordWaiters // publishers waiting for arrival order (order.go)
 
 	log zerolog.Logger
 	// clock is the time of commands, expiry, the cron and its budgets,
