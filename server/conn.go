@@ -535,7 +535,7 @@ func newRawReader(conn net.Conn) *rawReader {
 	if err != nil {
 		return nil
 	}
-	r := &rawReader{rc: rc, fd: -1}
+	r := &rawReader{rc: rc, fd: -1, ord: new(ordState)} // serveConn gives it the client's
 	if _, tcp := conn.(*net.TCPConn); tcp {
 		enableInq(r)
 	}
