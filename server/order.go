@@ -25,12 +25,14 @@ import (
 // matching patterns; every pattern subscriber for NUMPAT; ...) are checked
 // for input that has arrived and not run: bytes read into the query
 // buffer but not settled by a batch, or bytes still in the kernel's socket
-// buffer (FIONREAD, order_linux.go). When some have, the publisher writes
-// out the replies of its batch so far, lets go of the lock and waits until
+// buffer (one epoll_wait over a set of the subscribers' sockets says which
+// have any, FIONREAD how many; order_linux.go). When some have, the batch
+// part ends before the command (its replies so far are written, the lock
+// let go), the publisher waits until
 // each of those connections has run everything that had arrived (its
 // settled count reaches the bytes read plus the bytes queued at the check;
 // a trailing incomplete command counts as run, as Redis would not run it
-// either), then takes the lock again and runs the command.
+// either), and the next batch part runs the command first.
 //
 // Waiting never depends on more than the subscriber's own progress: it
 // stops for a subscriber that holds (ordState.hold) - parked on a blocking
@@ -55,6 +57,7 @@ type ordState struct {
 	settled atomic.Int64  // in when the last batch ended (every complete command read by then ran)
 	hold    atomic.Int32  // > 0: the goroutine waits for something other than mu: not waited for
 	fdp1    int           // the socket's descriptor + 1 (0: not read raw, not ordered)
+	polled  bool          // the socket is in the subscribers' epoll set (under mu)
 	list    []ordWaitFor  // the publisher's wait list (the client's own goroutine)
 	cmd     [][]byte      // the command that waits (a copy), run first by the next batch part
 	again   bool          // cmd is running: it does not wait again
@@ -74,6 +77,12 @@ type ordWaiters struct {
 	ch  chan struct{}
 	n   atomic.Int32
 	gen uint64 // ordCollect's stamps (under Server.mu)
+	// The subscribers' sockets in an epoll set (order_linux.go), under
+	// Server.mu: epfdp1 is its descriptor + 1 (0: not made yet, or
+	// none: FIONREAD for each subscriber), evs the events buffer.
+	epfdp1 int
+	noPoll bool
+	evs    []ordEvent
 }
 
 // ordNotify tells waiting publishers a connection made progress, held or
@@ -171,19 +180,22 @@ func asciiEqualFold(b []byte, lower string) bool {
 // ordCollect lists, in c.ord.list, the connections the command reads the
 // subscriptions of that have input pending, and reports whether there are
 // any. Called with mu held.
+//
+// The subscribers are listed first; when there are any, one epoll_wait
+// on the subscribers' set tells whose sockets have input queued, before
+// their read counts are looked at (a subscriber not ready then had read
+// everything that had arrived).
 func (s *Server) ordCollect(c *Client, args [][]byte) bool {
 	s.ord.gen++
 	gen := s.ord.gen
 	list := c.ord.list[:0]
 	add := func(subs map[*Client]struct{}) {
 		for y := range subs {
-			if y == c || y.ord.mark == gen {
+			if y == c || y.ord.mark == gen || y.ord.fdp1 == 0 {
 				continue
 			}
 			y.ord.mark = gen
-			if t, ok := s.ordPending(y); ok {
-				list = append(list, ordWaitFor{y, t})
-			}
+			list = append(list, ordWaitFor{c: y})
 		}
 	}
 	addAll := func(m map[string]map[*Client]struct{}) {
@@ -225,8 +237,87 @@ func (s *Server) ordCollect(c *Client, args [][]byte) bool {
 			addAll(p.shard)
 		}
 	}
-	c.ord.list = list
-	return len(list) > 0
+	if len(list) == 0 {
+		c.ord.list = list
+		return false
+	}
+	// Which sockets have input queued (target -1 marks them).
+	polled := false
+	if s.ord.epfdp1 != 0 {
+		if s.ord.evs == nil {
+			s.ord.evs = make([]ordEvent, 64)
+		}
+		if n, ok := ordEpollReady(s.ord.epfdp1, s.ord.evs); ok {
+			polled = true
+			for _, ev := range s.ord.evs[:n] {
+				for i := range list {
+					if list[i].c.ord.fdp1 == int(ev.Fd)+1 {
+						list[i].target = -1 // queued input
+					}
+				}
+			}
+		}
+	}
+	out := list[:0]
+	for _, w := range list {
+		y := w.c
+		if y.ord.hold.Load() > 0 || y.killed.Load() {
+			continue
+		}
+		if polled && w.target != -1 && y.ord.polled && y.ord.rseq.Load()&1 == 0 {
+			// Nothing was queued, and no read was taking it (a read
+			// in flight then would still be: rseq odd): what it has
+			// read and not settled.
+			if in := y.ord.in.Load(); in > y.ord.settled.Load() {
+				out = append(out, ordWaitFor{y, in})
+			}
+			continue
+		}
+		if t, ok := s.ordPending(y); ok {
+			out = append(out, ordWaitFor{y, t})
+		}
+	}
+	for i := len(out); i < len(list); i++ {
+		list[i].c = nil
+	}
+	c.ord.list = out
+	return len(out) > 0
+}
+
+// ordSubsChanged keeps c's socket in the subscribers' epoll set while it
+// has subscriptions (under mu; after any change of them).
+func (s *Server) ordSubsChanged(c *Client) {
+	want := len(c.subs)+len(c.psubs)+len(c.ssubs) > 0 && c.ord.fdp1 != 0 && !c.killed.Load()
+	if want == c.ord.polled {
+		return
+	}
+	if want && s.ord.epfdp1 == 0 {
+		if s.ord.noPoll {
+			return
+		}
+		if s.ord.epfdp1 = ordEpollCreate(); s.ord.epfdp1 == 0 {
+			s.ord.noPoll = true
+			return
+		}
+	}
+	if !want && c.killed.Load() {
+		// Killed: the socket may be closed (and its descriptor another
+		// socket's): the close takes it out of the set.
+		c.ord.polled = false
+		return
+	}
+	ordEpollCtl(s.ord.epfdp1, c.ord.fdp1-1, want)
+	c.ord.polled = want
+}
+
+// ordClose closes the epoll set (Run's end).
+func (s *Server) ordClose() {
+	s.mu.Lock()
+	if s.ord.epfdp1 != 0 {
+		ordEpollClose(s.ord.epfdp1)
+		s.ord.epfdp1 = 0
+	}
+	s.mu.Unlock()
 }
 
 // stash keeps a copy of the command that waits (its arguments alias the

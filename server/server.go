@@ -288,6 +288,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.spinner = newIdleSpinner(); s.spinner != nil {
 		defer s.spinner.close()
 	}
+	defer s.ordClose() // arrival order's epoll set (order.go)
 	for _, l := range ls {
 		go s.acceptLoop(l)
 	}
