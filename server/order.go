@@ -144,7 +144,7 @@ func (s *Server) ordPending(y *Client) (target int64, pending bool) {
 }
 
 func (o *ordState) done(y *Client, target int64) bool {
-	return o.settled.Load() >= target || o.hold.Load() > 0 || y.killed.Load()
+	return o.settled.Load() >= target || o.hold.Load() > 0 || y.killed.Load() || y.replRole.Load() != 0
 }
 
 // ordSensitive reports whether a top-level command reads subscriptions
@@ -261,8 +261,8 @@ func (s *Server) ordCollect(c *Client, args [][]byte) bool {
 	out := list[:0]
 	for _, w := range list {
 		y := w.c
-		if y.ord.hold.Load() > 0 || y.killed.Load() {
-			continue
+		if y.ord.hold.Load() > 0 || y.killed.Load() || y.replRole.Load() != 0 {
+			continue // cannot go on by itself, gone, or a replica link now
 		}
 		if polled && w.target != -1 && y.ord.polled && y.ord.rseq.Load()&1 == 0 {
 			// Nothing was queued, and no read was taking it (a read

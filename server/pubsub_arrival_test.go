@@ -175,6 +175,27 @@ func TestPubSubArrivalStalledOutput(t *testing.T) {
 	}
 }
 
+// TestPubSubArrivalUnreadMessages: a subscriber that does not read its
+// messages (its socket full, its queue's writer blocked) still runs its
+// own UNSUBSCRIBE, before a PUBLISH sent after it; nothing waits forever.
+func TestPubSubArrivalUnreadMessages(t *testing.T) {
+	l := startLive(t)
+	a, b := l.dial(t), l.dial(t)
+	b.do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
+	a.send("SUBSCRIBE", "ch")
+	a.read()
+	big := strings.Repeat("m", 1<<20)
+	for range 40 {
+		if got := b.do("PUBLISH", "ch", big); got != "(integer) 1" {
+			t.Fatalf("PUBLISH to the subscriber: %s", got)
+		}
+	}
+	a.send("UNSUBSCRIBE")
+	if got := b.do("PUBLISH", "ch", "m"); got != "(integer) 0" {
+		t.Fatalf("PUBLISH after the UNSUBSCRIBE of a subscriber not reading: %s", got)
+	}
+}
+
 // TestPubSubArrivalPartialCommand: an UNSUBSCRIBE not all arrived is not
 // run (nor by Redis): PUBLISH does not wait for the rest.
 func TestPubSubArrivalPartialCommand(t *testing.T) {
