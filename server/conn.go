@@ -51,6 +51,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		c.raw, rd = raw, raw
 		raw.ord = &c.ord
 		c.ord.fdp1 = ordFD(raw)
+		c.ord.seq = &s.ord.pollSeq
 		if sp := s.spinner; sp != nil {
 			_ = raw.rc.Control(func(fd uintptr) { sp.add(int(fd)) })
 		}
@@ -554,6 +555,9 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	n, err := r.read(p)
 	if n > 0 {
 		o.in.Add(int64(n))
+		if o.seq != nil {
+			o.stamp = o.seq.Load()
+		}
 	}
 	o.rseq.Add(1)
 	return n, err

@@ -52,16 +52,18 @@ import (
 
 // ordState is a connection's progress, read by publishers without mu.
 type ordState struct {
-	rseq    atomic.Uint64 // odd while a read of the socket is in progress
-	in      atomic.Int64  // bytes read from the socket
-	settled atomic.Int64  // in when the last batch ended (every complete command read by then ran)
-	hold    atomic.Int32  // > 0: the goroutine waits for something other than mu: not waited for
-	fdp1    int           // the socket's descriptor + 1 (0: not read raw, not ordered)
-	polled  bool          // the socket is in the subscribers' epoll set (under mu)
-	list    []ordWaitFor  // the publisher's wait list (the client's own goroutine)
-	cmd     [][]byte      // the command that waits (a copy), run first by the next batch part
-	again   bool          // cmd is running: it does not wait again
-	mark    uint64        // ordCollect's dedup stamp (under mu)
+	rseq    atomic.Uint64  // odd while a read of the socket is in progress
+	in      atomic.Int64   // bytes read from the socket
+	settled atomic.Int64   // in when the last batch ended (every complete command read by then ran)
+	hold    atomic.Int32   // > 0: the goroutine waits for something other than mu: not waited for
+	fdp1    int            // the socket's descriptor + 1 (0: not read raw, not ordered)
+	polled  bool           // the socket is in the subscribers' epoll set (under mu)
+	list    []ordWaitFor   // the publisher's wait list (the client's own goroutine)
+	seq     *atomic.Uint64 // the server's pollSeq (nil: none)
+	stamp   uint64         // pollSeq after the last read (the client's own goroutine)
+	cmd     [][]byte       // the command that waits (a copy), run first by the next batch part
+	again   bool           // cmd is running: it does not wait again
+	mark    uint64         // ordCollect's dedup stamp (under mu)
 }
 
 // ordWaitFor is a connection to wait for and how far.
@@ -83,6 +85,15 @@ type ordWaiters struct {
 	epfdp1 int
 	noPoll bool
 	evs    []ordEvent
+	// pollSeq numbers the polls of the set (taken before each), and
+	// lastNone is the number of the last one that found no socket with
+	// input (0: none since the set last grew). A connection notes
+	// pollSeq after each read (ordState.stamp): a poll numbered above its
+	// note ran after its last read, so a command it read finds the answer
+	// of that poll still good (every input that had arrived before its
+	// own was then read, and what is read is seen by the read counts).
+	pollSeq  atomic.Uint64
+	lastNone uint64
 }
 
 // ordNotify tells waiting publishers a connection made progress, held or
@@ -243,12 +254,18 @@ func (s *Server) ordCollect(c *Client, args [][]byte) bool {
 	}
 	// Which sockets have input queued (target -1 marks them).
 	polled := false
-	if s.ord.epfdp1 != 0 {
+	if s.ord.epfdp1 != 0 && c.ord.stamp < s.ord.lastNone {
+		polled = true // a poll after c's last read found nothing queued
+	} else if s.ord.epfdp1 != 0 {
 		if s.ord.evs == nil {
 			s.ord.evs = make([]ordEvent, 64)
 		}
+		seq := s.ord.pollSeq.Add(1)
 		if n, ok := ordEpollReady(s.ord.epfdp1, s.ord.evs); ok {
 			polled = true
+			if n == 0 {
+				s.ord.lastNone = seq
+			}
 			for _, ev := range s.ord.evs[:n] {
 				for i := range list {
 					if list[i].c.ord.fdp1 == int(ev.Fd)+1 {
@@ -308,6 +325,9 @@ func (s *Server) ordSubsChanged(c *Client) {
 	}
 	ordEpollCtl(s.ord.epfdp1, c.ord.fdp1-1, want)
 	c.ord.polled = want
+	if want {
+		s.ord.lastNone = 0 // the polls before did not look at this socket
+	}
 }
 
 // ordClose closes the epoll set (Run's end).
