@@ -43,6 +43,12 @@ import (
 // connection that waits is never waited for) - and for one that is
 // killed or gone. The check is taken under mu; the wait is not.
 //
+// Cost (redis-benchmark -c 50 PUBLISH, 2-core VM, against the server
+// without it in the same runs): none without subscribers (no system call),
+// about 5% with 50 subscribers, 8-14% with one (one epoll_wait per PUBLISH
+// that has subscribers; reusing a poll for the commands read before it
+// seldom applies at -P 1).
+//
 // Not ordered: a SUBSCRIBE from a connection that is not yet subscribed to
 // the channel (finding it would take a look at every connection's socket
 // at each PUBLISH), a connection closed by its peer until its goroutine
