@@ -45,7 +45,7 @@ import (
 //
 // Cost (redis-benchmark -c 50 PUBLISH, 2-core VM, against the server
 // without it in the same runs): none without subscribers (no system call),
-// about 5% with 50 subscribers, 8-14% with one (one epoll_wait per PUBLISH
+// about 5% with 50 subscribers, 15-25% with one (one epoll_wait per PUBLISH
 // that has subscribers; reusing a poll for the commands read before it
 // seldom applies at -P 1).
 //
