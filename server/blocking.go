@@ -532,6 +532,7 @@ func (s *Server) parkBlocked(c *Client) bool {
 	// not at the next replication cron tick (up to 100 ms later).
 	s.sendGetAck()
 	queued := len(pending) > 0 && c.queueReplies(pending)
+	s.ordHold(c, 1) // parked: publishers do not wait for its input (order.go)
 	s.mu.Unlock()
 	ok := true
 	if len(pending) > 0 {
@@ -553,6 +554,7 @@ func (s *Server) parkBlocked(c *Client) bool {
 		<-bs.done
 	}
 	s.mu.Lock()
+	s.ordHold(c, -1)
 	if !ok {
 		c.kill()
 		s.unblockGone(c)

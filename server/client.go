@@ -52,6 +52,7 @@ type Client struct {
 	aofClient bool
 	rd        *resp.Reader
 	raw       *rawReader // the socket read directly (nil: read through conn)
+	ord       ordState   // arrival order: progress publishers wait on (order.go)
 
 	// the last command name looked up and its command (lookupCached)
 	lastName    [16]byte
@@ -215,7 +216,14 @@ func (s *Server) runBatch(c *Client) bool {
 	for {
 		keep, more := s.runBatchPart(c)
 		if !keep || !more {
+			if c.ord.cmd != nil { // closing: the command that waited is dropped
+				c.ord.cmd = nil
+				c.ord.hold.Add(-1)
+			}
 			return keep
+		}
+		if c.ord.cmd != nil {
+			s.ordWait(c) // arrival order (order.go)
 		}
 	}
 }
@@ -245,7 +253,15 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	// drained or a command stops it.
 	st, err := netshell.Close, error(nil)
 	if !c.killed.Load() {
-		st, err = netshell.Batch(c.rd, func(args [][]byte) netshell.Step {
+		run := func(args [][]byte) netshell.Step {
+			// Arrival order (order.go): a top-level command reading
+			// subscriptions whose subscribers have input pending ends
+			// the batch part here; runBatch waits for them, and the
+			// next part runs it first.
+			if !c.ord.again && c.multi == nil && ordSensitive(args) && c.replRole.Load() == 0 && s.ordCollect(c, args) {
+				c.ord.stash(args)
+				return netshell.Pause
+			}
 			s.process(c, args)
 			// A command that blocked the client (blocking.go) parks it
 			// here, outside the lock, until it is served, times out or
@@ -282,7 +298,16 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 				return netshell.Close
 			}
 			return netshell.Continue
-		})
+		}
+		st = netshell.Continue
+		if args := c.ord.cmd; args != nil { // stashed by the part before (order.go)
+			c.ord.cmd, c.ord.again = nil, true // it waited once: it runs now
+			st = run(args)
+			c.ord.again = false
+		}
+		if st == netshell.Continue {
+			st, err = netshell.Batch(c.rd, run)
+		}
 	}
 	var pe *resp.ProtocolError
 	if err != nil && errors.As(err, &pe) {

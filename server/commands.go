@@ -224,7 +224,9 @@ func (s *Server) call(c *Client, args [][]byte) {
 	}
 	if pc := s.pausedCmd(c, cmd); c.busyRun == nil && s.pause.blocks(c, pc, s.now) {
 		for s.pause.blocks(c, pc, s.now) {
+			s.ordHold(c, 1) // parked: publishers do not wait for its input (order.go)
 			s.pause.wait(s)
+			s.ordHold(c, -1)
 			if c.killed.Load() { // CLIENT KILL while parked: never runs
 				return
 			}

@@ -49,6 +49,9 @@ func (s *Server) serveConn(conn net.Conn) {
 	var rd io.Reader = conn
 	if raw := newRawReader(conn); raw != nil {
 		c.raw, rd = raw, raw
+		raw.ord = &c.ord
+		c.ord.fdp1 = ordFD(raw)
+		c.ord.seq = &s.ord.pollSeq
 		if sp := s.spinner; sp != nil {
 			_ = raw.rc.Control(func(fd uintptr) { sp.add(int(fd)) })
 		}
@@ -159,6 +162,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 					r.closeConn = true
 					return true
 				}
+				s.ordSettle(c)
 				if !r.more {
 					if sp := s.spinner; sp != nil {
 						sp.activity()
@@ -503,6 +507,7 @@ func (c *Client) kill() {
 		}
 		go c.conn.Close()
 		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
+		c.srv.ordNotify() // publishers waiting for it (order.go)
 	}
 }
 
@@ -517,6 +522,7 @@ type rawReader struct {
 	fd        int
 	more      bool      // the last read may have left data or EOF queued: read again before waiting
 	inq       *inqState // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
+	ord       *ordState // the client's read counts (order.go)
 	err       error
 	closeConn bool
 }
@@ -530,7 +536,7 @@ func newRawReader(conn net.Conn) *rawReader {
 	if err != nil {
 		return nil
 	}
-	r := &rawReader{rc: rc, fd: -1}
+	r := &rawReader{rc: rc, fd: -1, ord: new(ordState)} // serveConn gives it the client's
 	if _, tcp := conn.(*net.TCPConn); tcp {
 		enableInq(r)
 	}
@@ -542,6 +548,22 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	// Publishers read in and the socket's queue as one (order.go): rseq
+	// is odd while the kernel's queue and in may disagree.
+	o := r.ord
+	o.rseq.Add(1)
+	n, err := r.read(p)
+	if n > 0 {
+		o.in.Add(int64(n))
+		if o.seq != nil {
+			o.stamp = o.seq.Load()
+		}
+	}
+	o.rseq.Add(1)
+	return n, err
+}
+
+func (r *rawReader) read(p []byte) (int, error) {
 	for {
 		var n int
 		var errno syscall.Errno

@@ -239,7 +239,11 @@ func (s *Server) waitDrain(c *Client, max, gen int64) bool {
 		if n < max {
 			return true
 		}
+		// A peer that does not read: publishers do not wait for the
+		// input behind (order.go).
+		s.ordHold(c, 1)
 		<-c.drained
+		s.ordHold(c, -1)
 	}
 }
 

@@ -31,6 +31,7 @@ func (p *pubsub) unsubscribeAll(c *Client) {
 	p.UnsubscribeAll(netshell.Pattern, c, c.psubs)
 	p.UnsubscribeAll(netshell.Shard, c, c.ssubs)
 	c.subs, c.psubs, c.ssubs = nil, nil, nil
+	c.srv.ordSubsChanged(c) // arrival order (order.go)
 }
 
 func (c *Client) subCount() int64 { return int64(len(c.subs) + len(c.psubs)) }
@@ -91,6 +92,7 @@ func (c *Client) pushOwn(b []byte) {
 }
 
 func cmdSubscribe(c *Client, args [][]byte) {
+	defer c.srv.ordSubsChanged(c) // arrival order (order.go)
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
 		p.Subscribe(netshell.Channel, c, &c.subs, string(a))
@@ -99,6 +101,7 @@ func cmdSubscribe(c *Client, args [][]byte) {
 }
 
 func cmdPSubscribe(c *Client, args [][]byte) {
+	defer c.srv.ordSubsChanged(c) // arrival order (order.go)
 	p := &c.srv.pubsub
 	for _, a := range args[1:] {
 		p.Subscribe(netshell.Pattern, c, &c.psubs, string(a))
@@ -107,6 +110,7 @@ func cmdPSubscribe(c *Client, args [][]byte) {
 }
 
 func cmdUnsubscribe(c *Client, args [][]byte) {
+	defer c.srv.ordSubsChanged(c) // arrival order (order.go)
 	p := &c.srv.pubsub
 	names := args[1:]
 	if len(names) == 0 {
@@ -125,6 +129,7 @@ func cmdUnsubscribe(c *Client, args [][]byte) {
 }
 
 func cmdPUnsubscribe(c *Client, args [][]byte) {
+	defer c.srv.ordSubsChanged(c) // arrival order (order.go)
 	p := &c.srv.pubsub
 	names := args[1:]
 	if len(names) == 0 {
@@ -204,6 +209,7 @@ func cmdPublish(c *Client, args [][]byte) {
 // cmdSSubscribe is ssubscribeCommand. It is refused where the client may
 // not block (inside EXEC), unlike SUBSCRIBE.
 func cmdSSubscribe(c *Client, args [][]byte) {
+	defer c.srv.ordSubsChanged(c) // arrival order (order.go)
 	if c.multi != nil && c.multi.executing {
 		c.w.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
 		return
@@ -216,6 +222,7 @@ func cmdSSubscribe(c *Client, args [][]byte) {
 }
 
 func cmdSUnsubscribe(c *Client, args [][]byte) {
+	defer c.srv.ordSubsChanged(c) // arrival order (order.go)
 	p := &c.srv.pubsub
 	names := args[1:]
 	if len(names) == 0 {

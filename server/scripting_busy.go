@@ -192,7 +192,12 @@ func (s *Server) serveBusy(c *Client, b *busyScript) (keep, more bool) {
 	for keep {
 		done := false
 		lent := b.lend(func() {
-			args, err := c.rd.Next()
+			args, err := c.ord.cmd, error(nil) // stashed by runBatchPart (order.go)
+			if args != nil {
+				c.ord.cmd = nil
+			} else {
+				args, err = c.rd.Next()
+			}
 			if err != nil {
 				var pe *resp.ProtocolError
 				if errors.As(err, &pe) {
@@ -226,9 +231,11 @@ func (s *Server) serveBusy(c *Client, b *busyScript) (keep, more bool) {
 	c.lastInteraction.Store(now.UnixMilli())
 	if len(c.w.B) > 0 {
 		s.stats.netOutput.Add(int64(len(c.w.B)))
+		s.ordHold(c, 1) // the write may wait for the peer (order.go)
 		if !c.write(c.w.B, now) {
 			keep = false
 		}
+		s.ordHold(c, -1)
 		c.w.B = c.w.B[:0]
 	}
 	return keep, more && keep

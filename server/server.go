@@ -61,6 +61,7 @@ type Server struct {
 	execDepth int
 	acl       *acl.Store // guarded by mu: users and ACL log (acl.go)
 	current   *Client    // guarded by mu: the client whose batch runs (pubsub.go deliver)
+	ord       ordWaiters // publishers waiting for arrival order (order.go)
 
 	log zerolog.Logger
 	// clock is the time of commands, expiry, the cron and its budgets,
@@ -292,6 +293,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.spinner = newIdleSpinner(); s.spinner != nil {
 		defer s.spinner.close()
 	}
+	defer s.ordClose() // arrival order's epoll set (order.go)
 	for _, l := range ls {
 		go s.acceptLoop(l)
 	}
