@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -361,7 +362,7 @@ func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byt
 		b = appendLen(b, uint64(container))
 		if depth > 0 && k >= depth && k < len(counts)-depth && len(node) >= minCompressBytes {
 			out := make([]byte, len(node))
-			if n := LZFCompress(node, out); n > 0 && n+minCompressImprove < len(node) {
+			if n := redisutil.LZFCompress(node, out); n > 0 && n+minCompressImprove < len(node) {
 				b = appendLZF(b, out[:n], len(node))
 				continue
 			}
