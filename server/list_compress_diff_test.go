@@ -207,3 +207,60 @@ func dumpNodes(reply string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestListCompressMemoryVsRedis (interop): MEMORY USAGE of long lists
+// created under list-compress-depth 1 (and the same lists at depth 0)
+// equals redis-server 7.0.15's at several lengths, as do DEBUG OBJECT's
+// quicklist fields; a list keeps the depth it was created with after
+// CONFIG SET list-compress-depth 0. The figures are logged.
+func TestListCompressMemoryVsRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	dial, _ := startRedisAOF(t)
+	rc, rbr := dial(2)
+	ts := newTestServer(t, "--enable-debug-command", "yes")
+	c := ts.client()
+	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
+	both := func(args ...string) (string, string) {
+		t.Helper()
+		return ts.do(c, args...), rawDo(t, rc, rbr, args...)
+	}
+	same := func(args ...string) string {
+		t.Helper()
+		got, want := both(args...)
+		if args[0] == "DEBUG" {
+			got = strings.Join(fields.FindAllString(got, -1), " ")
+			want = strings.Join(fields.FindAllString(want, -1), " ")
+		}
+		if got != want {
+			t.Fatalf("%q: vigil %q, redis %q", args, got, want)
+		}
+		return got
+	}
+	num := func(reply string) string { return strings.TrimSpace(strings.TrimPrefix(reply, ":")) }
+	for _, n := range []int{1000, 10000, 100000} {
+		for _, depth := range []string{"0", "1"} {
+			key := "list:" + strconv.Itoa(n) + ":" + depth
+			same("CONFIG", "SET", "list-compress-depth", depth)
+			for i := 0; i < n; i += 1000 {
+				args := []string{"RPUSH", key}
+				for j := i; j < min(n, i+1000); j++ {
+					args = append(args, "user:"+strconv.Itoa(j%5000)+":event:"+strconv.Itoa(j))
+				}
+				same(args...)
+			}
+		}
+		same("CONFIG", "SET", "list-compress-depth", "0") // the lists keep theirs
+		k0, k1 := "list:"+strconv.Itoa(n)+":0", "list:"+strconv.Itoa(n)+":1"
+		d := same("DEBUG", "OBJECT", k1)
+		if !strings.Contains(d, "ql_compressed:1") {
+			t.Errorf("%s: %s", k1, d)
+		}
+		same("DEBUG", "OBJECT", k0)
+		u0, u1 := same("MEMORY", "USAGE", k0), same("MEMORY", "USAGE", k1)
+		a0, a1 := same("MEMORY", "USAGE", k0, "SAMPLES", "0"), same("MEMORY", "USAGE", k1, "SAMPLES", "0")
+		t.Logf("%d elements: MEMORY USAGE depth 0 %s, depth 1 %s (SAMPLES 0: %s, %s), Vigil and redis-server alike",
+			n, num(u0), num(u1), num(a0), num(a1))
+	}
+}
