@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
 )
@@ -237,7 +238,7 @@ func rdbStringLen(b []byte, compress bool) int64 {
 	}
 	if compress && len(b) > 20 { // rdbSaveLzfStringObject
 		out := make([]byte, len(b)-4)
-		if n := rdb.LZFCompress(b, out); n > 0 {
+		if n := redisutil.LZFCompress(b, out); n > 0 {
 			return 1 + rdbLenLen(int64(n)) + rdbLenLen(int64(len(b))) + int64(n)
 		}
 	}

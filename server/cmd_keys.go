@@ -575,6 +575,9 @@ func (s *Server) applyKeyspaceConfig() {
 	l.LogFactor = s.cfg.LFULogFactor
 	l.DecayTime = s.cfg.LFUDecayTime
 	s.ks.Encodings.ListMaxListpackSize = s.cfg.ListMaxListpackSize
+	// list-compress-depth: read when a list is created (LPUSH & co., RDB
+	// and RESTORE loads); a list keeps the depth it was created with.
+	s.ks.Encodings.ListCompressDepth = s.cfg.ListCompressDepth
 	if l.Rand == nil {
 		l.Rand = s.rng
 	}

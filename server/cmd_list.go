@@ -79,9 +79,11 @@ func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 	return l
 }
 
-// newListKey is createQuicklistObject + dbAdd (the "new" event).
+// newListKey is createQuicklistObject + quicklistSetOptions (the list
+// keeps list-compress-depth as it is now) + dbAdd (the "new" event).
 func (c *Client) newListKey(key []byte) (*keyspace.Entry, *keyspace.List) {
 	l := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
+	l.SetCompressDepth(c.srv.ks.Encodings.ListCompressDepth)
 	e := c.selectedDB().Set(key, l, c.srv.nowMs)
 	c.notify(configs.NotifyNew, "new", key)
 	return e, l

@@ -163,11 +163,10 @@ func (s *Server) encodeOptionsWith(aofBase bool, fns []string) rdb.EncodeOptions
 			// replication adds them.
 			{Key: "aof-base", Value: base},
 		},
-		Functions:         fns,
-		LRU:               s.policyIsLRU(),
-		LFU:               s.policyIsLFU(),
-		Now:               s.clock.Now().UnixMilli(),
-		ListCompressDepth: s.cfg.ListCompressDepth,
+		Functions: fns,
+		LRU:       s.policyIsLRU(),
+		LFU:       s.policyIsLFU(),
+		Now:       s.clock.Now().UnixMilli(),
 	})
 }
 

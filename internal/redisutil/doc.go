@@ -4,7 +4,9 @@
 // AppendRepr/Quote its inverse sdscatrepr (CONFIG REWRITE, MONITOR),
 // String2ll is string2ll (integer arguments, protocol headers, integer
 // encodings), StringMatch is stringmatchlen (KEYS, SCAN, PSUBSCRIBE, CONFIG
-// GET, ACL patterns, SENTINEL commands). One copy here, so the
+// GET, ACL patterns, SENTINEL commands), and LZFCompress/LZFDecompress are liblzf's
+// lzf_c.c/lzf_d.c as Redis ships them (RDB strings, DUMP payloads, and the
+// quicklist nodes list-compress-depth compresses). One copy here, so the
 // configuration parser, the protocol reader, the server, the ACL and the
 // sentinel cannot drift apart.
 //

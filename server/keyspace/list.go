@@ -28,13 +28,14 @@ import (
 // concurrently with each other: a snapshot reads the value it holds while
 // the server reads it too.
 type List struct {
-	ch   []lchunk // the chunks, head to tail: ch is cbuf[c0:c0+len(ch)]
-	cbuf []lchunk
-	c0   int           // free slots before ch, for O(1) chunk pushes at the head
-	base int           // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
-	n    int           // number of elements
-	cur  atomic.Uint64 // the cursor of seek (packCursor), noCursor when unset
-	fill int           // list-max-listpack-size (quicklist fill)
+	ch    []lchunk // the chunks, head to tail: ch is cbuf[c0:c0+len(ch)]
+	cbuf  []lchunk
+	c0    int           // free slots before ch, for O(1) chunk pushes at the head
+	base  int           // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
+	n     int           // number of elements
+	cur   atomic.Uint64 // the cursor of seek (packCursor), noCursor when unset
+	fill  int           // list-max-listpack-size (quicklist fill)
+	depth int           // list-compress-depth the list was created with (list_compress.go)
 
 	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
 	// of each, head to tail) for Size, changed as quicklist.c changes
@@ -81,10 +82,14 @@ func pushBack[T any](s, buf *[]T, h *int, x T) {
 	}
 }
 
-// qlNode is one quicklist node: its entries and listpack size in bytes.
+// qlNode is one quicklist node: its entries and listpack size in bytes,
+// and, under list-compress-depth, its LZF-compressed bytes when Redis
+// holds it compressed (> 0; 0: raw; lzfNo: raw and incompressible as it
+// is, see list_compress.go).
 type qlNode struct {
 	count int
 	sz    int
+	lzf   int
 }
 
 // NewList returns an empty list whose nodes are sized by fill
@@ -108,10 +113,14 @@ func (l *List) Index(i int) []byte {
 
 // Set replaces element i with a copy of b.
 func (l *List) Set(i int, b []byte) {
-	if k, _ := l.nodeOf(i); k >= 0 {
+	k, _ := l.nodeOf(i)
+	if k >= 0 {
 		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.Index(i))
 	}
 	l.dataSet(i, b)
+	if k >= 0 {
+		l.qlTouched(k, l.qlEdited(k))
+	}
 }
 
 // PushFront adds a copy of b at the head.
@@ -120,9 +129,14 @@ func (l *List) PushFront(b []byte) {
 	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, l.fill, len(b)) {
 		l.nodes[0].count++
 		l.nodes[0].sz += lpEntrySizeB(b)
+		l.nodes[0].lzf = 0
 		return
 	}
-	l.nodePushFront(qlNode{1, lpHdrSize + 1 + lpEntrySizeB(b)})
+	l.nodePushFront(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
+	if l.depth != 0 { // __quicklistInsertNode: the old head, then the new one
+		l.qlCompress(1)
+		l.qlCompress(0)
+	}
 }
 
 // PushBack adds a copy of b at the tail.
@@ -131,9 +145,14 @@ func (l *List) PushBack(b []byte) {
 	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, l.fill, len(b)) {
 		l.nodes[k].count++
 		l.nodes[k].sz += lpEntrySizeB(b)
+		l.nodes[k].lzf = 0
 		return
 	}
-	l.nodePushBack(qlNode{1, lpHdrSize + 1 + lpEntrySizeB(b)})
+	l.nodePushBack(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
+	if l.depth != 0 {
+		l.qlCompress(len(l.nodes) - 2)
+		l.qlCompress(len(l.nodes) - 1)
+	}
 }
 
 // PopFront removes and returns the head element (the list is not empty),
@@ -182,6 +201,7 @@ func (l *List) nodeRemove(k int, b []byte) {
 	nd := &l.nodes[k]
 	nd.count--
 	nd.sz -= lpEntrySizeB(b)
+	was := l.qlEdited(k)
 	if nd.count <= 0 {
 		if k == 0 { // O(1) at the head too
 			l.nodes[0] = qlNode{}
@@ -190,6 +210,9 @@ func (l *List) nodeRemove(k int, b []byte) {
 		} else {
 			l.nodes = slices.Delete(l.nodes, k, k+1)
 		}
+		l.qlCompress(-1) // __quicklistDelNode
+	} else if k != 0 && k != len(l.nodes)-1 {
+		l.qlTouched(k, was)
 	}
 }
 
@@ -200,6 +223,10 @@ func (l *List) Insert(pivot int, after bool, b []byte) {
 	if after {
 		i++
 	}
+	if l.depth != 0 {
+		k, _ := l.nodeOf(pivot)
+		l.qlWalked(k)
+	}
 	if i == 0 {
 		l.PushFront(b)
 		return
@@ -208,8 +235,11 @@ func (l *List) Insert(pivot int, after bool, b []byte) {
 		l.PushBack(b)
 		return
 	}
-	l.nodeInsert(pivot, after, b)
+	post := l.nodeInsert(pivot, after, b)
 	l.dataInsert(i, b)
+	if post != nil && l.depth != 0 {
+		post()
+	}
 }
 
 // exceeds is _quicklistNodeExceedsLimit for a node of sz bytes and count
@@ -241,10 +271,13 @@ func (l *List) nodeInsertAt(k int, nd qlNode) {
 // there; else the node is split at the pivot, b joins the new half, and
 // the nodes around are merged where they fit (_quicklistSplitNode,
 // _quicklistMergeNodes).
-func (l *List) nodeInsert(pivot int, after bool, b []byte) {
+//
+// It returns the compression of the nodes it changed (list_compress.go),
+// to run once the element is in the list's data.
+func (l *List) nodeInsert(pivot int, after bool, b []byte) (post func()) {
 	k, off := l.nodeOf(pivot)
 	if k < 0 {
-		return
+		return nil
 	}
 	nd := l.nodes[k]
 	e := lpEntrySizeB(b)
@@ -255,19 +288,35 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) {
 	atTail := after && off == nd.count-1
 	atHead := !after && off == 0
 	switch {
+	// (The node that takes the element is compressed again only when it
+	// was compressed: quicklistRecompressOnly.)
 	case !full:
 		l.nodes[k].count++
 		l.nodes[k].sz += e
+		was := l.qlEdited(k)
+		return func() { l.qlRecompressOnly(k, was) }
 	case atTail && allow(k+1):
 		l.nodes[k+1].count++
 		l.nodes[k+1].sz += e
+		was := l.qlEdited(k + 1)
+		return func() { l.qlRecompressOnly(k+1, was) }
 	case atHead && allow(k-1):
 		l.nodes[k-1].count++
 		l.nodes[k-1].sz += e
+		was := l.qlEdited(k - 1)
+		return func() { l.qlRecompressOnly(k-1, was) }
 	case atTail:
-		l.nodeInsertAt(k+1, qlNode{1, lpHdrSize + 1 + e})
+		l.nodeInsertAt(k+1, qlNode{count: 1, sz: lpHdrSize + 1 + e})
+		return func() { // __quicklistInsertNode: the old node, then the new
+			l.qlCompress(k)
+			l.qlCompress(k + 1)
+		}
 	case atHead:
-		l.nodeInsertAt(k, qlNode{1, lpHdrSize + 1 + e})
+		l.nodeInsertAt(k, qlNode{count: 1, sz: lpHdrSize + 1 + e})
+		return func() {
+			l.qlCompress(k + 1)
+			l.qlCompress(k)
+		}
 	default:
 		// Split: with after, the node keeps entries 0..off and the new
 		// node (after it) gets the rest with b first; without, the node
@@ -277,11 +326,11 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) {
 		if after {
 			cut = off + 1
 		}
-		left := qlNode{cut, lpHdrSize + 1}
+		left := qlNode{count: cut, sz: lpHdrSize + 1}
 		for j := 0; j < cut; j++ {
 			left.sz += lpEntrySizeB(l.Index(start + j))
 		}
-		right := qlNode{nd.count - cut, nd.sz - (left.sz - lpHdrSize - 1)}
+		right := qlNode{count: nd.count - cut, sz: nd.sz - (left.sz - lpHdrSize - 1)}
 		center := k
 		if after {
 			right.count++
@@ -294,6 +343,19 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) {
 		l.nodes[k] = left
 		l.nodeInsertAt(k+1, right)
 		l.mergeAround(center)
+		// The split halves and any node merged into them changed
+		// (decompressed for the edit); compress them as
+		// __quicklistInsertNode and _quicklistMergeNodes do.
+		a, z := max(k-2, 0), min(k+2, len(l.nodes)-1)
+		for j := a; j <= z; j++ {
+			l.qlEdited(j)
+		}
+		return func() {
+			l.qlCompress(-1)
+			for j := a; j <= z; j++ {
+				l.qlCompress(j)
+			}
+		}
 	}
 }
 
@@ -302,13 +364,18 @@ func (l *List) canMerge(a, b int) bool {
 	if a < 0 || b < 0 || a >= len(l.nodes) || b >= len(l.nodes) {
 		return false
 	}
-	return !l.exceeds(l.nodes[a].sz+l.nodes[b].sz-lpHdrSize-1, l.nodes[a].count+l.nodes[b].count)
+	// 7.0.15 estimates the merged size as a->sz + b->sz - 11 (the
+	// ziplist header and end it had before listpacks; a listpack's are
+	// 7 bytes): a merge may make a node up to 4 bytes over the limit, as
+	// redis-server does.
+	return !l.exceeds(l.nodes[a].sz+l.nodes[b].sz-11, l.nodes[a].count+l.nodes[b].count)
 }
 
 // mergeNodes merges node i+1 into node i (lpMerge: one header less).
 func (l *List) mergeNodes(i int) {
 	l.nodes[i].count += l.nodes[i+1].count
 	l.nodes[i].sz += l.nodes[i+1].sz - lpHdrSize - 1
+	l.nodes[i].lzf = 0
 	l.nodes = slices.Delete(l.nodes, i+1, i+2)
 }
 
@@ -355,6 +422,7 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 			} else if k < len(l.nodes) {
 				l.nodes[k].count--
 				l.nodes[k].sz -= lpEntrySizeB(b)
+				l.nodes[k].lzf = 0
 			}
 			r++
 		}
@@ -362,16 +430,21 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
 	l.ch, l.cbuf, l.c0, l.base, l.n = nl.ch, nl.cbuf, nl.c0, nl.base, nl.n
 	l.changed()
+	// LREM's iterator decompresses the nodes it walks and compresses
+	// each again as it leaves it (quicklistNext's quicklistCompress), and
+	// every node it empties is deleted with __quicklistCompress(NULL).
+	l.qlCompressAll()
 }
 
 // Trim keeps elements start..end inclusive (0 <= start <= end < Len) and
 // drops the rest (LTRIM).
 func (l *List) Trim(start, end int) {
-	for l.n > end+1 {
-		l.nodeRemove(len(l.nodes)-1, l.dataPopBack())
-	}
+	// As ltrimCommand: the head range first, then the tail's.
 	for k := 0; k < start; k++ {
 		l.nodeRemove(0, l.dataPopFront())
+	}
+	for l.n > end+1-start {
+		l.nodeRemove(len(l.nodes)-1, l.dataPopBack())
 	}
 }
 
@@ -384,7 +457,7 @@ func (l *List) Encoding() Encoding { return EncodingQuicklist }
 // Dup is listTypeDup: an independent list, its chunks copied (each to a
 // buffer of its size).
 func (l *List) Dup() Value {
-	c := &List{fill: l.fill, n: l.n, base: l.base, nodes: slices.Clone(l.nodes)}
+	c := &List{fill: l.fill, depth: l.depth, n: l.n, base: l.base, nodes: slices.Clone(l.nodes)}
 	c.nbuf = c.nodes[:cap(c.nodes)]
 	if len(l.ch) > 0 {
 		c.ch = make([]lchunk, len(l.ch))
@@ -415,8 +488,8 @@ var optimizationLevel = [...]int{4096, 8192, 16384, 32768, 65536}
 // averaged over the first samples nodes (0: all) and multiplied by the node
 // count, over the shadow nodes (see List.nodes), which follow Redis's for
 // every list command (checked against redis-server 7.0.15 after every
-// command of a random stream). list-compress-depth (LZF-compressed inner
-// nodes) is not modelled: with it set, Redis reports less.
+// command of a random stream). A node Redis holds LZF-compressed counts
+// its quicklistLZF's allocation instead (list_compress.go).
 func (l *List) Size(samples int) uint64 {
 	if len(l.nodes) == 0 {
 		return RobjSize + quicklistSize
@@ -428,7 +501,7 @@ func (l *List) Size(samples int) uint64 {
 			break
 		}
 		sampled++
-		elesize += quicklistNodeSize + JemallocSize(uint64(nd.sz))
+		elesize += quicklistNodeSize + nd.alloc()
 	}
 	asize := float64(RobjSize+quicklistSize) + float64(elesize)/float64(sampled)*float64(len(l.nodes))
 	return uint64(asize)

@@ -3,7 +3,8 @@ package keyspace
 // QuicklistStats is what DEBUG OBJECT reports of a list's quicklist: its
 // node count, entry count, fill (list-max-listpack-size when it was
 // created) and the sum of its nodes' listpack bytes (node->sz, the
-// uncompressed size whatever list-compress-depth is).
+// uncompressed size whatever list-compress-depth is). DEBUG OBJECT's
+// ql_compressed is CompressDepth() != 0.
 func (l *List) QuicklistStats() (nodes, count, fill int, bytes uint64) {
 	for _, nd := range l.nodes {
 		bytes += uint64(nd.sz)

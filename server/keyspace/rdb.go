@@ -110,6 +110,10 @@ func (l *List) AppendNode(elems [][]byte, sz int) {
 		l.dataPushBack(b)
 	}
 	l.nodePushBack(qlNode{count: len(elems), sz: sz})
+	if l.depth != 0 { // _quicklistInsertNodeAfter(tail)
+		l.qlCompress(len(l.nodes) - 2)
+		l.qlCompress(len(l.nodes) - 1)
+	}
 }
 
 // ListpackSizeOf is the bytes a listpack of elems takes (header, entries,

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -258,7 +259,7 @@ func (r *reader) strRest(n uint64, enc bool) ([]byte, error) {
 		if ulen == 0 || ulen > 88*clen {
 			return nil, r.errorf("Invalid LZF compressed string")
 		}
-		out, err := LZFDecompress(c, int(ulen))
+		out, err := redisutil.LZFDecompress(c, int(ulen))
 		if err != nil || len(out) != int(ulen) {
 			return nil, r.errorf("Invalid LZF compressed string")
 		}

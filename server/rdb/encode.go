@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -30,10 +31,6 @@ type EncodeOptions struct {
 	LRU, LFU bool
 	// Now is the current unix time in ms, for IDLE.
 	Now int64
-	// ListCompressDepth is list-compress-depth: quicklist nodes further
-	// than this from both ends are written LZF-compressed as Redis holds
-	// them in memory (__quicklistCompressNode), whatever Compress says.
-	ListCompressDepth int
 }
 
 // Encoder writes an RDB stream (rdbSaveRio).
@@ -150,7 +147,7 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 	b = appendStr(b, it.Key, e.opts.Compress)
 	var t byte
 	var err error
-	b, t, err = appendObject(b, it.Value, e.opts.Compress, e.opts.ListCompressDepth)
+	b, t, err = appendObject(b, it.Value, e.opts.Compress)
 	if err != nil {
 		e.buf, e.db = b[:start], prevDB
 		return err
@@ -227,7 +224,7 @@ func ObjectType(v keyspace.Value) (byte, error) {
 
 // appendObject is rdbSaveObject: it appends v's encoding and returns its
 // type byte.
-func appendObject(b []byte, v keyspace.Value, compress bool, depth int) ([]byte, byte, error) {
+func appendObject(b []byte, v keyspace.Value, compress bool) ([]byte, byte, error) {
 	t, err := ObjectType(v)
 	if err != nil {
 		return b, 0, err
@@ -236,7 +233,7 @@ func appendObject(b []byte, v keyspace.Value, compress bool, depth int) ([]byte,
 	case *keyspace.String:
 		b = appendString(b, x.Bytes(), compress)
 	case *keyspace.List:
-		b = appendQuicklist(b, x, compress, depth)
+		b = appendQuicklist(b, x, compress)
 	case *keyspace.Set:
 		if x.IsIntset() {
 			b = appendString(b, intsetBlob(x), compress)
@@ -317,15 +314,14 @@ func intsetBlob(s *keyspace.Set) []byte {
 
 // Quicklist constants (quicklist.c).
 const (
-	packedThreshold    = 1 << 30 // packed_threshold: larger elements get a PLAIN node
-	minCompressBytes   = 48      // MIN_COMPRESS_BYTES
-	minCompressImprove = 8       // MIN_COMPRESS_IMPROVE
+	packedThreshold = 1 << 30 // packed_threshold: larger elements get a PLAIN node
 )
 
 // appendQuicklist is rdbSaveObject's RDB_TYPE_LIST_QUICKLIST_2: the node
 // count, then per node its container and its listpack (or the element of
-// a PLAIN node), LZF-compressed as Redis holds it at depth.
-func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byte {
+// a PLAIN node); a node the list holds LZF-compressed (list-compress-depth)
+// is written as the LZF blob, as rdbSaveLzfBlob writes quicklistGetLzf's.
+func appendQuicklist(b []byte, l *keyspace.List, compress bool) []byte {
 	var counts []int
 	total := 0
 	l.NodeCounts(func(c int) bool {
@@ -359,9 +355,9 @@ func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byt
 		}
 		i += c
 		b = appendLen(b, uint64(container))
-		if depth > 0 && k >= depth && k < len(counts)-depth && len(node) >= minCompressBytes {
+		if clen, ok := l.NodeCompressed(k); ok && container == containerPacked {
 			out := make([]byte, len(node))
-			if n := LZFCompress(node, out); n > 0 && n+minCompressImprove < len(node) {
+			if n := redisutil.LZFCompress(node, out); n == clen {
 				b = appendLZF(b, out[:n], len(node))
 				continue
 			}
@@ -375,13 +371,7 @@ func appendQuicklist(b []byte, l *keyspace.List, compress bool, depth int) []byt
 // rdbSaveObject writes it, the RDB version (2 bytes LE) and the CRC-64 of
 // all that (8 bytes LE).
 func DumpPayload(v keyspace.Value, compress bool) []byte {
-	return DumpPayloadDepth(v, compress, 0)
-}
-
-// DumpPayloadDepth is DumpPayload with list-compress-depth: a list's inner
-// nodes are written LZF-compressed as Redis holds (and dumps) them.
-func DumpPayloadDepth(v keyspace.Value, compress bool, listCompressDepth int) []byte {
-	b, t, err := appendObject([]byte{0}, v, compress, listCompressDepth)
+	b, t, err := appendObject([]byte{0}, v, compress)
 	if err != nil {
 		return nil
 	}

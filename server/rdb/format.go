@@ -125,7 +125,7 @@ func appendString(b, s []byte, compress bool) []byte {
 		// once b has grown (the Encoder reuses its buffer).
 		b = slices.Grow(b, lzfHeaderMax+len(s))
 		at := len(b) + lzfHeaderMax
-		if n := LZFCompress(s, b[at:at+len(s)-4]); n > 0 {
+		if n := redisutil.LZFCompress(s, b[at:at+len(s)-4]); n > 0 {
 			b = append(b, 0xC0|encLZF)
 			b = appendLen(b, uint64(n))
 			b = appendLen(b, uint64(len(s)))

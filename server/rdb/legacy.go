@@ -32,7 +32,7 @@ func loadLegacy(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if len(ents) == 0 {
 			return nil, errEmpty
 		}
-		l := keyspace.NewList(enc.ListMaxListpackSize)
+		l := newLoadedList(enc)
 		for _, e := range ents {
 			l.PushBack(e)
 		}
@@ -42,7 +42,7 @@ func loadLegacy(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if err != nil {
 			return nil, err
 		}
-		l := keyspace.NewList(enc.ListMaxListpackSize)
+		l := newLoadedList(enc)
 		for i := 0; i < n; i++ {
 			b, err := rd.str()
 			if err != nil {

@@ -2,10 +2,11 @@ package rdb
 
 import (
 	"bytes"
-	"math/rand"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // rdbLen is the size of rdbSaveLen's encoding of l.
@@ -23,7 +24,7 @@ func rdbLen(l int) int {
 // that is not an integer (DEBUG OBJECT's serializedlength).
 func savedLen(b []byte) int {
 	out := make([]byte, len(b)-4)
-	if n := LZFCompress(b, out); n > 0 {
+	if n := redisutil.LZFCompress(b, out); n > 0 {
 		return 1 + rdbLen(n) + rdbLen(len(b)) + n
 	}
 	return rdbLen(len(b)) + len(b)
@@ -67,53 +68,6 @@ func TestLZFMatchesRedis(t *testing.T) {
 	}
 }
 
-// TestLZFRoundTrip: whatever LZFCompress produces, LZFDecompress restores.
-func TestLZFRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewSource(1))
-	for i := 0; i < 3000; i++ {
-		n := 1 + r.Intn(2000)
-		alpha := 1 + r.Intn(6)
-		b := make([]byte, n)
-		for j := range b {
-			b[j] = byte('a' + r.Intn(alpha))
-		}
-		out := make([]byte, n+n/16+64)
-		k := LZFCompress(b, out)
-		if k == 0 {
-			t.Fatalf("case %d: no room in a buffer larger than the input", i)
-		}
-		got, err := LZFDecompress(out[:k], n)
-		if err != nil || !bytes.Equal(got, b) {
-			t.Fatalf("case %d (%d bytes): round trip failed: %v", i, n, err)
-		}
-	}
-}
-
-// TestLZFDecompressCorrupt: malformed streams are errors, never panics.
-func TestLZFDecompressCorrupt(t *testing.T) {
-	for _, in := range [][]byte{{5, 'a'}, {0xe0}, {0x20, 0}, {0x20, 5}, {0, 'a', 0x20, 0}} {
-		if _, err := LZFDecompress(in, 10); err == nil {
-			t.Errorf("%v: no error", in)
-		}
-	}
-}
-
-// FuzzLZFDecompress: LZF data comes from RDB files and masters; no input
-// may panic, and whatever decodes has the announced length.
-func FuzzLZFDecompress(f *testing.F) {
-	out := make([]byte, 64)
-	n := LZFCompress(bytes.Repeat([]byte("abc"), 30), out)
-	f.Add(out[:n], 90)
-	f.Add([]byte{0, 'a'}, 1)
-	f.Add([]byte{0xe0, 0xff, 0}, 300)
-	f.Fuzz(func(t *testing.T, in []byte, n int) {
-		got, err := LZFDecompress(in, n)
-		if err == nil && len(got) != n {
-			t.Fatalf("decoded %d bytes, announced %d", len(got), n)
-		}
-	})
-}
-
 // BenchmarkLZFCompressSmall: one value of integration/benchsave's dataset
 // (49 bytes), as a BGSAVE compresses each.
 func BenchmarkLZFCompressSmall(b *testing.B) {
@@ -121,7 +75,7 @@ func BenchmarkLZFCompressSmall(b *testing.B) {
 	out := make([]byte, len(in))
 	b.SetBytes(int64(len(in)))
 	for i := 0; i < b.N; i++ {
-		if LZFCompress(in, out) == 0 {
+		if redisutil.LZFCompress(in, out) == 0 {
 			b.Fatal("incompressible")
 		}
 	}

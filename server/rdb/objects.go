@@ -29,7 +29,7 @@ func loadObject(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if n == 0 {
 			return nil, errEmpty
 		}
-		l := keyspace.NewList(enc.ListMaxListpackSize)
+		l := newLoadedList(enc)
 		for i := 0; i < n; i++ {
 			b, err := rd.str()
 			if err != nil {
@@ -277,7 +277,7 @@ func loadQuicklist2(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, er
 	if err != nil {
 		return nil, err
 	}
-	l := keyspace.NewList(enc.ListMaxListpackSize)
+	l := newLoadedList(enc)
 	for i := 0; i < n; i++ {
 		container, err := rd.len()
 		if err != nil {
@@ -441,4 +441,12 @@ func parseListpack(b []byte) ([][]byte, bool) {
 		return nil, false
 	}
 	return ents, true
+}
+
+// newLoadedList is the quicklist rdbLoadObject creates for a list:
+// quicklistSetOptions with list-max-listpack-size and list-compress-depth.
+func newLoadedList(enc keyspace.EncodingConfig) *keyspace.List {
+	l := keyspace.NewList(enc.ListMaxListpackSize)
+	l.SetCompressDepth(enc.ListCompressDepth)
+	return l
 }

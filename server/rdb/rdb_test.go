@@ -178,6 +178,17 @@ func sampleItems() []testItem {
 	}
 	bl.PushFront([]byte("head"))
 	add("biglist", bl, 0)
+	// Lists created under list-compress-depth 1 and 2: their inner nodes
+	// are held, and written, LZF-compressed.
+	for d := 1; d <= 2; d++ {
+		cl := keyspace.NewList(-2)
+		cl.SetCompressDepth(d)
+		for i := 0; i < 5000; i++ {
+			cl.PushBack([]byte("compressible element " + strconv.Itoa(i%10)))
+		}
+		cl.PushFront([]byte("head"))
+		add("compressedlist"+strconv.Itoa(d), cl, 0)
+	}
 
 	is := keyspace.NewIntSet()
 	for _, v := range []string{"1", "-3", "70000"} {
@@ -254,7 +265,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, opts := range []EncodeOptions{
 		{},
 		{Compress: true, Checksum: true, Aux: []AuxField{{"redis-ver", "7.0.15"}, {"redis-bits", "64"}}, Functions: []string{"#!lua name=lib\nredis.register_function('f', function() return 1 end)"}},
-		{Compress: true, Checksum: true, LRU: true, Now: 61000, ListCompressDepth: 1},
+		{Compress: true, Checksum: true, LRU: true, Now: 61000},
 		{LFU: true},
 	} {
 		t.Run(fmt.Sprintf("compress=%v,lru=%v,lfu=%v", opts.Compress, opts.LRU, opts.LFU), func(t *testing.T) {

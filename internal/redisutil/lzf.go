@@ -1,4 +1,4 @@
-package rdb
+package redisutil
 
 import (
 	"encoding/binary"
@@ -196,7 +196,7 @@ found:
 }
 
 // ErrLZFCorrupt is returned by LZFDecompress for a malformed stream.
-var ErrLZFCorrupt = errors.New("rdb: corrupt LZF data")
+var ErrLZFCorrupt = errors.New("corrupt LZF data")
 
 // LZFDecompress is lzf_decompress: it expands in, which must decompress to
 // exactly n bytes.

@@ -1,8 +1,10 @@
-package rdb
+package redisutil
 
 import (
 	"bytes"
 	"math/rand"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -200,4 +202,10 @@ func TestLZFSameAsByteLoop(t *testing.T) {
 			t.Fatalf("value %d differs", i)
 		}
 	}
+}
+
+// benchValue is one value of integration/benchsave's dataset (as
+// server/rdb's benchmarks build them).
+func benchValue(i int) []byte {
+	return []byte("value-" + strings.Repeat("0", 10-len(strconv.Itoa(i))) + strconv.Itoa(i) + "-" + strings.Repeat("x", 32))
 }

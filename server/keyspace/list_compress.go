@@ -1,0 +1,284 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
+)
+
+// list-compress-depth, as quicklist.c compresses: a list keeps the depth
+// it was created with (quicklist->compress, set by quicklistSetOptions when
+// LPUSH/RPUSH/LINSERT/LMOVE create the key or an RDB/RESTORE loads it; 0
+// for SORT ... STORE's createQuicklistObject, as Redis), and its shadow
+// nodes (List.nodes) record which of Redis's quicklist nodes are held
+// LZF-compressed and at what size, changed where quicklist.c changes them:
+// __quicklistCompress after a node is added or deleted (the nodes within
+// depth of either end decompressed, the first node past the depth on each
+// side compressed), and the node an edit touched compressed again when it
+// lies outside the depth (quicklistCompress / quicklistRecompressOnly).
+// A node is compressed only when its listpack has MIN_COMPRESS_BYTES (48)
+// and LZF saves more than MIN_COMPRESS_IMPROVE (8) bytes
+// (__quicklistCompressNode); the size comes from compressing the node's
+// listpack bytes with liblzf's algorithm, so it is Redis's.
+//
+// The elements themselves live in Vigil's chunks (listchunk.go), which
+// are not compressed: compression is what MEMORY USAGE, DEBUG OBJECT and
+// the RDB/DUMP encoding (inner nodes written as the LZF blobs Redis holds)
+// report. Only nodes near an edit are compressed or decompressed, so an
+// operation costs at most a few LZF runs of one node (~8 KB) beside what
+// it did before; with depth 0 (the default) nothing here runs.
+
+const (
+	minCompressBytes   = 48 // MIN_COMPRESS_BYTES
+	minCompressImprove = 8  // MIN_COMPRESS_IMPROVE
+	compressMax        = 1<<16 - 1
+	quicklistLZFHdr    = 8 // sizeof(quicklistLZF): its size_t sz
+	// lzfNo marks a raw node whose listpack (as it is now) does not
+	// compress, so that the next quicklistCompressNode need not try
+	// again: the result would be the same.
+	lzfNo = -1
+)
+
+// SetCompressDepth sets list-compress-depth for a list being created
+// (quicklistSetOptions; clamped to 0..65535 as quicklistSetCompressDepth).
+func (l *List) SetCompressDepth(d int) {
+	l.depth = min(max(d, 0), compressMax)
+	l.qlCompressAll()
+}
+
+// CompressDepth is the depth the list was created with (DEBUG OBJECT's
+// ql_compressed is CompressDepth() != 0).
+func (l *List) CompressDepth() int { return l.depth }
+
+// NodeCompressed reports whether quicklist node k is held LZF-compressed,
+// and its compressed bytes.
+func (l *List) NodeCompressed(k int) (int, bool) {
+	if k < 0 || k >= len(l.nodes) || l.nodes[k].lzf <= 0 {
+		return 0, false
+	}
+	return l.nodes[k].lzf, true
+}
+
+// nodeStart is the index of node k's first element, summed from the
+// nearer end of the list.
+func (l *List) nodeStart(k int) int {
+	if k <= len(l.nodes)/2 {
+		s := 0
+		for _, nd := range l.nodes[:k] {
+			s += nd.count
+		}
+		return s
+	}
+	s := l.n
+	for _, nd := range l.nodes[k:] {
+		s -= nd.count
+	}
+	return s
+}
+
+// AppendNodeListpack appends node k's listpack, byte for byte as Redis
+// holds it (lpNew + lpAppend of its elements), to b.
+func (l *List) AppendNodeListpack(b []byte, k int) []byte {
+	nd := l.nodes[k]
+	start := l.nodeStart(k)
+	h := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0)
+	for i := start; i < start+nd.count; i++ {
+		b = lpAppendEntry(b, l.Index(i))
+	}
+	b = append(b, 0xFF)
+	binary.LittleEndian.PutUint32(b[h:], uint32(len(b)-h))
+	binary.LittleEndian.PutUint16(b[h+4:], uint16(min(nd.count, 65535)))
+	return b
+}
+
+// lzfScratch holds the buffers of qlCompressNode (a node's listpack and
+// its LZF output).
+var lzfScratch = sync.Pool{New: func() any { return new([2][]byte) }}
+
+// qlCompressNode is quicklistCompressNode: a raw node is compressed when
+// __quicklistCompressNode succeeds.
+func (l *List) qlCompressNode(k int) {
+	nd := &l.nodes[k]
+	if nd.lzf != 0 {
+		return
+	}
+	if nd.sz < minCompressBytes {
+		nd.lzf = lzfNo
+		return
+	}
+	s := lzfScratch.Get().(*[2][]byte)
+	defer lzfScratch.Put(s)
+	lp := l.AppendNodeListpack(s[0][:0], k)
+	if cap(s[1]) < len(lp) {
+		s[1] = make([]byte, len(lp))
+	}
+	out := s[1][:len(lp)]
+	n := redisutil.LZFCompress(lp, out)
+	s[0] = lp
+	if n == 0 || n+minCompressImprove >= len(lp) {
+		nd.lzf = lzfNo
+		return
+	}
+	nd.lzf = n
+}
+
+// qlDecompress is quicklistDecompressNode.
+func (l *List) qlDecompress(k int) {
+	if l.nodes[k].lzf > 0 {
+		l.nodes[k].lzf = 0
+	}
+}
+
+// qlCompress is __quicklistCompress(ql, node k) (k < 0: NULL): with at
+// least 2*depth nodes, the nodes within depth of either end are
+// decompressed, then node k (when outside them) and the first node past
+// the depth on each side are compressed.
+func (l *List) qlCompress(k int) {
+	n := len(l.nodes)
+	if l.depth == 0 || n == 0 || n < 2*l.depth {
+		return
+	}
+	f, r := 0, n-1
+	in := false
+	for d := 0; d < l.depth; d++ {
+		l.qlDecompress(f)
+		l.qlDecompress(r)
+		if f == k || r == k {
+			in = true
+		}
+		if f == r || f+1 == r {
+			return
+		}
+		f++
+		r--
+	}
+	if !in && k >= 0 && k < n {
+		l.qlCompressNode(k)
+	}
+	l.qlCompressNode(f)
+	l.qlCompressNode(r)
+}
+
+// qlTouched is quicklistCompress(ql, node k) after an edit changed node
+// k's listpack: a node that was compressed (decompressed for the edit,
+// its recompress flag set) is compressed again; another goes through
+// __quicklistCompress.
+func (l *List) qlTouched(k int, wasCompressed bool) {
+	if l.depth == 0 || k < 0 || k >= len(l.nodes) {
+		return
+	}
+	if wasCompressed {
+		l.qlCompressNode(k)
+		return
+	}
+	l.qlCompress(k)
+}
+
+// qlRecompressOnly is quicklistRecompressOnly after an edit of node k:
+// compressed again only when it was compressed before.
+func (l *List) qlRecompressOnly(k int, wasCompressed bool) {
+	if wasCompressed && k >= 0 && k < len(l.nodes) {
+		l.qlCompressNode(k)
+	}
+}
+
+// qlWalked is the compression LINSERT's iterator does on its way to the
+// pivot in node k: each node it leaves goes through quicklistCompress,
+// which compresses a raw node outside the depth (a node an earlier
+// LINSERT grew while raw, say).
+func (l *List) qlWalked(k int) {
+	n := len(l.nodes)
+	if l.depth == 0 || n < 2*l.depth {
+		return
+	}
+	for j := l.depth; j < k && j < n-l.depth; j++ {
+		l.qlCompressNode(j)
+	}
+}
+
+// qlEdited marks node k's listpack changed: it is raw (Redis decompresses
+// a node to change it) and its compressibility unknown. It reports whether
+// the node was compressed.
+func (l *List) qlEdited(k int) bool {
+	was := l.nodes[k].lzf > 0
+	l.nodes[k].lzf = 0
+	return was
+}
+
+// qlCompressAll brings every node to the state __quicklistCompress leaves
+// around nodes it has walked over (after an edit of many nodes: LREM,
+// or a depth set on a list with nodes): the nodes within depth of either
+// end raw, the others compressed where they compress.
+func (l *List) qlCompressAll() {
+	n := len(l.nodes)
+	if l.depth == 0 || n == 0 || n < 2*l.depth {
+		return
+	}
+	for k := range l.nodes {
+		if k < l.depth || k >= n-l.depth {
+			l.qlDecompress(k)
+		} else {
+			l.qlCompressNode(k)
+		}
+	}
+}
+
+// nodeAlloc is the allocation of node k's entry: its listpack, or the
+// quicklistLZF that replaced it (zrealloc'd to 8 + the LZF bytes).
+func (nd *qlNode) alloc() uint64 {
+	if nd.lzf > 0 {
+		return JemallocSize(uint64(quicklistLZFHdr + nd.lzf))
+	}
+	return JemallocSize(uint64(nd.sz))
+}
+
+// lpAppendEntry appends s as a listpack entry, as lpAppend: an integer
+// encoding when lpStringToInt64 accepts it, else a string (lpEntrySizeB
+// is its size).
+func lpAppendEntry(b, s []byte) []byte {
+	start := len(b)
+	if v, ok := string2ll(s); ok {
+		switch {
+		case v >= 0 && v <= 127:
+			b = append(b, byte(v))
+		case v >= -4096 && v <= 4095:
+			u := uint64(v) & (1<<13 - 1)
+			b = append(b, byte(u>>8)|0xC0, byte(u))
+		case v >= -32768 && v <= 32767:
+			b = append(b, 0xF1, byte(v), byte(v>>8))
+		case v >= -8388608 && v <= 8388607:
+			b = append(b, 0xF2, byte(v), byte(v>>8), byte(v>>16))
+		case v >= math.MinInt32 && v <= math.MaxInt32:
+			b = append(b, 0xF3, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+		default:
+			b = append(b, 0xF4)
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	} else {
+		switch n := len(s); {
+		case n < 64:
+			b = append(b, 0x80|byte(n))
+		case n < 4096:
+			b = append(b, 0xE0|byte(n>>8), byte(n))
+		default:
+			b = append(b, 0xF0)
+			b = binary.LittleEndian.AppendUint32(b, uint32(n))
+		}
+		b = append(b, s...)
+	}
+	l := len(b) - start
+	switch { // lpEncodeBacklen
+	case l <= 127:
+		return append(b, byte(l))
+	case l < 16383:
+		return append(b, byte(l>>7), byte(l&127)|128)
+	case l < 2097151:
+		return append(b, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
+	case l < 268435455:
+		return append(b, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
+	}
+	return append(b, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
+}

@@ -1,0 +1,231 @@
+package keyspace
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
+)
+
+// TestNodeListpackBytes: a node's listpack, as compressed, has the size
+// the node records (node->sz) and Redis's header.
+func TestNodeListpackBytes(t *testing.T) {
+	l := NewList(5)
+	for _, s := range []string{"a", "1", "-70000", "9999999999", strings.Repeat("z", 5000), "", "127", "128", strings.Repeat("y", 70)} {
+		l.PushBack([]byte(s))
+	}
+	for k, nd := range l.nodes {
+		lp := l.AppendNodeListpack(nil, k)
+		if len(lp) != nd.sz || int(lp[0])|int(lp[1])<<8 != nd.sz || int(lp[4]) != nd.count || lp[len(lp)-1] != 0xFF {
+			t.Errorf("node %d: %d bytes %x, node %+v", k, len(lp), lp[:6], nd)
+		}
+	}
+}
+
+// TestCompressThresholds: __quicklistCompressNode's rules. A node under
+// MIN_COMPRESS_BYTES (48) stays raw however well it would compress, so
+// does one LZF cannot shrink by more than MIN_COMPRESS_IMPROVE (8), and
+// the head and tail (within depth 1) are never compressed.
+func TestCompressThresholds(t *testing.T) {
+	mk := func(fill int, elems ...string) *List {
+		l := NewList(fill)
+		l.SetCompressDepth(1)
+		for _, e := range elems {
+			l.PushBack([]byte(e))
+		}
+		return l
+	}
+	// fill 1: one element a node, three nodes; the middle one is the
+	// only candidate.
+	small := strings.Repeat("a", 38) // 38+1+1 + 7 = 47 bytes: under 48
+	l := mk(1, "h", small, "t")
+	if l.nodes[1].sz != 47 {
+		t.Fatalf("node size %d", l.nodes[1].sz)
+	}
+	if _, ok := l.NodeCompressed(1); ok {
+		t.Errorf("a 47-byte node is compressed")
+	}
+	l = mk(1, "h", small+"a", "t") // 48 bytes: compressed
+	if n, ok := l.NodeCompressed(1); !ok || n >= 48-8 {
+		t.Errorf("a compressible 48-byte node: %d %v", n, ok)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	noise := make([]byte, 300)
+	for i := range noise {
+		noise[i] = byte(rng.IntN(256))
+	}
+	l = mk(1, "h", string(noise), "t")
+	if _, ok := l.NodeCompressed(1); ok {
+		t.Errorf("random bytes compressed")
+	}
+	for k := range l.nodes {
+		if l.nodes[k].lzf > 0 && (k == 0 || k == len(l.nodes)-1) {
+			t.Errorf("end node %d compressed", k)
+		}
+	}
+	// The improvement rule at its edge: find inputs whose LZF saves 8
+	// bytes (raw) and 9 (compressed).
+	seen := map[bool]int{}
+	for n := 60; n < 400; n++ {
+		b := make([]byte, n)
+		copy(b, noise)
+		copy(b[n-20:], b[:20]) // one 20-byte back reference
+		l := mk(1, "h", string(b), "t")
+		lp := l.AppendNodeListpack(nil, 1)
+		out := make([]byte, len(lp))
+		c := redisutil.LZFCompress(lp, out)
+		want := c > 0 && c+minCompressImprove < len(lp)
+		if c > 0 && c+minCompressImprove >= len(lp)-1 && c+minCompressImprove <= len(lp) {
+			seen[want]++ // saves 8 (raw) or 9 (compressed) bytes
+		}
+		if _, ok := l.NodeCompressed(1); ok != want {
+			t.Errorf("%d bytes, LZF %d: compressed %v", len(lp), c, ok)
+		}
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		t.Errorf("the inputs did not reach the edge of the rule: %v", seen)
+	}
+}
+
+// TestCompressedListModel: random operations at both ends and in the
+// middle on lists created at depths 0 to 3 against a plain slice: the
+// elements and the node layout do not depend on the depth, the nodes
+// within depth of either end are raw, and every compressed node's size is
+// its listpack's LZF size. With 2*depth+1 nodes or more every other node
+// is compressed unless too small or incompressible (the state Redis
+// reaches with these operations).
+func TestCompressedListModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	letters := "abcdefghijklmnopqrstuvwxyz"
+	elem := func() []byte {
+		switch rng.IntN(6) {
+		case 0:
+			return []byte(strconv.Itoa(rng.IntN(100000) - 50000))
+		case 1:
+			b := make([]byte, rng.IntN(200))
+			for i := range b {
+				b[i] = letters[rng.IntN(len(letters))]
+			}
+			return b
+		}
+		return []byte("element-" + strings.Repeat("e", rng.IntN(60)))
+	}
+	for depth := 0; depth <= 3; depth++ {
+		plain := NewList(-1)
+		l := NewList(-1)
+		l.SetCompressDepth(depth)
+		var m [][]byte
+		for step := 0; step < 4000; step++ {
+			switch op := rng.IntN(20); {
+			case op < 6:
+				b := elem()
+				l.PushFront(b)
+				plain.PushFront(b)
+				m = append([][]byte{b}, m...)
+			case op < 12:
+				b := elem()
+				l.PushBack(b)
+				plain.PushBack(b)
+				m = append(m, b)
+			case op < 14 && len(m) > 0:
+				if !bytes.Equal(l.PopFront(), m[0]) || !bytes.Equal(plain.PopFront(), m[0]) {
+					t.Fatalf("depth %d step %d: PopFront", depth, step)
+				}
+				m = m[1:]
+			case op < 16 && len(m) > 0:
+				if !bytes.Equal(l.PopBack(), m[len(m)-1]) || !bytes.Equal(plain.PopBack(), m[len(m)-1]) {
+					t.Fatalf("depth %d step %d: PopBack", depth, step)
+				}
+				m = m[:len(m)-1]
+			case op < 17 && len(m) > 0:
+				i, b := rng.IntN(len(m)), elem()
+				l.Set(i, b)
+				plain.Set(i, b)
+				m[i] = b
+			case op < 18 && len(m) > 0:
+				p, after, b := rng.IntN(len(m)), rng.IntN(2) == 0, elem()
+				l.Insert(p, after, b)
+				plain.Insert(p, after, b)
+				if after {
+					p++
+				}
+				m = append(m[:p], append([][]byte{b}, m[p:]...)...)
+			case op < 19 && len(m) > 0:
+				x := m[rng.IntN(len(m))]
+				keep := func(_ int, b []byte) bool { return !bytes.Equal(b, x) }
+				l.Filter(keep)
+				plain.Filter(keep)
+				var nm [][]byte
+				for _, b := range m {
+					if !bytes.Equal(b, x) {
+						nm = append(nm, b)
+					}
+				}
+				m = nm
+			case len(m) > 2:
+				a := rng.IntN(3)
+				z := len(m) - 1 - rng.IntN(3)
+				if a <= z {
+					l.Trim(a, z)
+					plain.Trim(a, z)
+					m = m[a : z+1]
+				}
+			}
+			if l.Len() != len(m) || len(l.nodes) != len(plain.nodes) {
+				t.Fatalf("depth %d step %d: %d elements %d nodes, want %d and %d", depth, step, l.Len(), len(l.nodes), len(m), len(plain.nodes))
+			}
+			for k := range l.nodes {
+				if l.nodes[k].count != plain.nodes[k].count || l.nodes[k].sz != plain.nodes[k].sz {
+					t.Fatalf("depth %d step %d: node %d %+v, uncompressed %+v", depth, step, k, l.nodes[k], plain.nodes[k])
+				}
+			}
+			if step%50 == 0 || step > 3950 {
+				for i := range m {
+					if !bytes.Equal(l.Index(i), m[i]) {
+						t.Fatalf("depth %d step %d: [%d] = %q, want %q", depth, step, i, l.Index(i), m[i])
+					}
+				}
+				checkCompressed(t, l, depth, step)
+			}
+		}
+		if depth > 0 && len(l.nodes) > 2*depth+2 && l.Size(0) >= plain.Size(0) {
+			t.Errorf("depth %d: size %d, uncompressed %d", depth, l.Size(0), plain.Size(0))
+		}
+		d := l.Dup().(*List)
+		if d.CompressDepth() != depth || d.Size(0) != l.Size(0) {
+			t.Errorf("Dup: depth %d size %d, want %d %d", d.CompressDepth(), d.Size(0), depth, l.Size(0))
+		}
+	}
+}
+
+func checkCompressed(t *testing.T, l *List, depth, step int) {
+	t.Helper()
+	n := len(l.nodes)
+	for k, nd := range l.nodes {
+		lp := l.AppendNodeListpack(nil, k)
+		if len(lp) != nd.sz {
+			t.Fatalf("depth %d step %d: node %d listpack %d bytes, sz %d", depth, step, k, len(lp), nd.sz)
+		}
+		if depth == 0 || n < 2*depth {
+			if nd.lzf > 0 {
+				t.Fatalf("depth %d step %d: node %d of %d compressed", depth, step, k, n)
+			}
+			continue
+		}
+		out := make([]byte, len(lp))
+		c := redisutil.LZFCompress(lp, out)
+		compressible := len(lp) >= minCompressBytes && c > 0 && c+minCompressImprove < len(lp)
+		inZone := k < depth || k >= n-depth
+		switch {
+		case inZone && nd.lzf > 0:
+			t.Fatalf("depth %d step %d: node %d of %d (within depth) compressed", depth, step, k, n)
+		case nd.lzf > 0 && nd.lzf != c:
+			t.Fatalf("depth %d step %d: node %d LZF %d bytes, recorded %d", depth, step, k, c, nd.lzf)
+		case nd.lzf == lzfNo && compressible:
+			t.Fatalf("depth %d step %d: node %d marked incompressible", depth, step, k)
+		}
+	}
+}
