@@ -151,6 +151,10 @@ type Config struct {
 	MinReplicasAck              int // Vigil: sync-ack mode, replicas per write (0: off)
 	MinReplicasAckTimeout       int // Vigil: milliseconds (0: forever)
 	MetricsPort                 int // Vigil: HTTP port of /metrics (internal/metrics), 0 = off
+	// PubsubArrivalOrder is pubsub-arrival-order (Vigil, server/order.go):
+	// PUBLISH and PUBSUB counts first let the subscribers they count run
+	// the input that had arrived, as redis-server's single thread does.
+	PubsubArrivalOrder bool
 	// Fencing (Vigil, docs/safety.md "Fencing a deposed master"):
 	// MasterConfigEpoch is master-config-epoch, the sentinels' config
 	// epoch this server was configured at; MasterFence is master-fence,

@@ -188,6 +188,9 @@ var table = []*Directive{
 	// Vigil's Prometheus endpoint (internal/metrics): /metrics over HTTP on
 	// this port at the bind addresses, 0 = off. Read at startup only.
 	numD("metrics-port", "", Immutable|Hidden|VigilOnly, TypeInt, 0, 65535, 0, fNum(func(c *Config) *int { return &c.MetricsPort })),
+	// Vigil: pub/sub counts in arrival order (server/order.go); "no" saves
+	// PUBLISH the epoll_wait it takes when the channel has subscribers.
+	boolD("pubsub-arrival-order", "", Hidden|VigilOnly, true, func(c *Config) *bool { return &c.PubsubArrivalOrder }, nil),
 	// Vigil's fencing (docs/safety.md): the config epoch this server was
 	// configured at, the fence raised by a later epoch, and the
 	// self-fencing bound of a master cut from its sentinels and replicas.

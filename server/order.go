@@ -49,6 +49,8 @@ import (
 // that has subscribers; reusing a poll for the commands read before it
 // seldom applies at -P 1).
 //
+// pubsub-arrival-order no (a Vigil directive, default yes) turns it off.
+//
 // Not ordered: a SUBSCRIBE from a connection that is not yet subscribed to
 // the channel (finding it would take a look at every connection's socket
 // at each PUBLISH), a connection closed by its peer until its goroutine

@@ -84,7 +84,7 @@ func fenceDeployment(bin string, masterArgs ...string) (m, r1, r2 *node, ss []fe
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(others).To(HaveLen(2))
 		}
-		g.Expect(m.info("replication")["master_sentinels_known"]).To(Equal("3"))
+		g.Expect(m.infoG(g, "replication")["master_sentinels_known"]).To(Equal("3"))
 	}).WithTimeout(45 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	return m, r1, r2, ss
 }
@@ -110,14 +110,14 @@ func fenceEpochSpec(bin string) {
 		}
 	}).WithTimeout(60 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	Eventually(func(g Gomega) {
-		g.Expect(promoted.info("replication")["role"]).To(Equal("master"))
+		g.Expect(promoted.infoG(g, "replication")["role"]).To(Equal("master"))
 	}).WithTimeout(60 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	newMaster := "127.0.0.1:" + itoa(promoted.Port)
 
 	By("SIGCONT: the old master is fenced by the hellos before it is reconfigured")
 	m.Session.Signal(syscall.SIGCONT)
 	Eventually(func(g Gomega) {
-		mi := m.info("replication")
+		mi := m.infoG(g, "replication")
 		if mi["role"] != "master" {
 			StopTrying("the old master was reconfigured before its fence was seen: " + fmt.Sprint(mi))
 		}
@@ -125,7 +125,7 @@ func fenceEpochSpec(bin string) {
 		g.Expect(mi["master_fenced_reason"]).To(Equal("epoch"))
 		g.Expect(mi["master_fenced_by"]).To(Equal(newMaster))
 		err := m.c.Set(ctx, "after", "1", 0).Err()
-		if m.info("replication")["role"] != "master" {
+		if m.infoG(g, "replication")["role"] != "master" {
 			StopTrying("the old master was reconfigured during the check")
 		}
 		g.Expect(err).To(HaveOccurred())
@@ -142,7 +142,7 @@ func fenceEpochSpec(bin string) {
 
 	By("the sentinels reconfigure it: a replica of the new master, fence lifted")
 	Eventually(func(g Gomega) {
-		mi := m.info("replication")
+		mi := m.infoG(g, "replication")
 		g.Expect(mi["role"]).To(Equal("slave"))
 		g.Expect(mi["master_port"]).To(Equal(itoa(promoted.Port)))
 		g.Expect(mi["master_fenced"]).To(Equal("0"))
@@ -179,7 +179,7 @@ var _ = Describe("fencing a deposed master", Label("replication", "failover", "s
 			s.sess.Signal(syscall.SIGSTOP)
 		}
 		Eventually(func(g Gomega) {
-			g.Expect(m.info("replication")["master_sentinels_heard"]).To(Equal("0"))
+			g.Expect(m.infoG(g, "replication")["master_sentinels_heard"]).To(Equal("0"))
 		}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 		Expect(m.c.Set(ctx, "k", "1", 0).Err()).To(Succeed())
 		Expect(m.info("replication")["master_fenced"]).To(Equal("0"))

@@ -60,6 +60,20 @@ func (n *node) info(section string) map[string]string {
 	return m
 }
 
+// infoG is info inside an Eventually: an error (a connection the
+// sentinels' CLIENT KILL closed) fails the attempt, not the spec.
+func (n *node) infoG(g Gomega, section string) map[string]string {
+	s, err := n.c.Info(ctx, section).Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	m := map[string]string{}
+	for _, l := range strings.Split(s, "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
 func (n *node) stat(name string) int64 {
 	GinkgoHelper()
 	v, err := strconv.ParseInt(n.info("stats")[name], 10, 64)
