@@ -62,4 +62,3 @@ func (d *Deployment) RestartDead(ctx context.Context) ([]string, error) {
 	}
 	return did, firstErr
 }
-
