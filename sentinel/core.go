@@ -57,6 +57,8 @@ type Core struct {
 	simCrashElection    bool
 	simCrashPromotion   bool
 
+	timeline *Timeline // failover history (timeline.go), made on first use
+
 	// Per-Step scratch.
 	now   int64
 	out   []Action

@@ -415,6 +415,7 @@ func (c *Core) event(level Level, typ string, ri *instance, format string, args 
 	if format != "" {
 		msg += fmt.Sprintf(format, args...)
 	}
+	c.timelineEvent(typ, ri, msg) // timeline.go
 	if level == LevelDebug {
 		return
 	}

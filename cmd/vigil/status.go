@@ -26,6 +26,7 @@ func statusCommand() *cli.Command {
 			&cli.StringFlag{Name: "master", Value: "mymaster", Usage: "the master's name"},
 			&cli.BoolFlag{Name: "json", Usage: "print the status as JSON lines"},
 			&cli.BoolFlag{Name: "watch", Usage: "refresh every second and show events until Ctrl-C"},
+			&cli.BoolFlag{Name: "history", Usage: "print each sentinel's last failovers (SENTINEL TIMELINE, vigil-sentinel)"},
 		},
 		Action: runStatus,
 	}
@@ -49,6 +50,22 @@ func runStatus(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	st := col.Collect(ctx)
+	if c.Bool("history") {
+		var found []string
+		for _, s := range st.Sentinels {
+			found = append(found, s.Addr)
+		}
+		answered := false
+		for _, a := range historyTargets(c.StringSlice("sentinel"), found) {
+			recs, err := fetchHistory(ctx, a, c.String("master"))
+			answered = answered || err == nil
+			printHistory(c.App.Writer, a, recs, err, c.Bool("json"))
+		}
+		if !answered {
+			return fmt.Errorf("no sentinel gave the failover history of master %q", c.String("master"))
+		}
+		return nil
+	}
 	v.tty = false
 	v.status(st)
 	return statusErr(st, c.String("master"))

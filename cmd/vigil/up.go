@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ func upCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'appendonly yes' (repeatable)"},
 			&cli.StringSliceFlag{Name: "sentinel-directive", Usage: "extra sentinel config line (repeatable)"},
 			&cli.DurationFlag{Name: "wait", Value: time.Minute, Usage: "how long to wait for the deployment to become healthy"},
+			&cli.BoolFlag{Name: "restart-dead", Usage: "restart a node whose process died (a server as a replica of the sentinels' master); without it, type r and Enter in the live view to do it once"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines (ready, status every second, event, stopped) instead of the view"},
 		},
 		Action: runUp,
@@ -125,6 +127,43 @@ func runUp(c *cli.Context) error {
 
 	col := deploy.NewCollector(d.CollectOptions())
 	defer col.Close()
+	restart := func() {
+		did, err := d.RestartDead(ctx)
+		for _, line := range did {
+			if v.json {
+				v.emitJSON("restarted", map[string]any{"node": line})
+			} else {
+				fmt.Fprintln(out, "restart-dead:", line)
+			}
+		}
+		if err != nil && !v.json {
+			fmt.Fprintln(out, "restart-dead:", err)
+		}
+	}
+	if c.Bool("restart-dead") {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					restart()
+				}
+			}
+		}()
+	} else if in := c.App.Reader; in != nil && !v.json {
+		// The live view's key: "r" then Enter restarts the dead nodes now.
+		go func() {
+			sc := bufio.NewScanner(in)
+			for sc.Scan() {
+				if strings.TrimSpace(sc.Text()) == "r" && ctx.Err() == nil {
+					restart()
+				}
+			}
+		}()
+	}
 	watch(ctx, v, col, d.SentinelAddrs())
 	return stop()
 }

@@ -38,6 +38,7 @@ type Node struct {
 	netns string // the node's network namespace (Spec.Netns)
 
 	argv        []string
+	nextArgs    []string // extra arguments for the next Start only (restart.go)
 	stopTimeout time.Duration
 
 	mu     sync.Mutex
@@ -104,7 +105,8 @@ func (n *Node) Start() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	argv := append(append([]string{}, n.argv...), n.ConfPath)
+	argv := append(append(append([]string{}, n.argv...), n.ConfPath), n.nextArgs...)
+	n.nextArgs = nil
 	if n.netns != "" {
 		ip, err := exec.LookPath("ip")
 		if err != nil {

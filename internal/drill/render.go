@@ -185,6 +185,7 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", left+width+20, height)
 	fmt.Fprintf(&b, `<title>%s</title>`+"\n", esc(fmt.Sprintf("vigil drill %s seed %d", r.Fault, r.Seed)))
 	fmt.Fprintf(&b, `<rect x="0" y="0" width="100%%" height="100%%" fill="white"/>`+"\n")
+	b.WriteString("{{TOTALS}}")
 	for _, f := range r.Faults {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fde2e2" opacity="0.6"><title>%s</title></rect>`+"\n",
 			x(f.Start), top-10, max(1, x(f.End)-x(f.Start)), rowH*float64(r.Clients)+20,
@@ -202,32 +203,189 @@ func (r *Report) WriteSVG(w io.Writer) error {
 			esc(fmt.Sprintf("%s %s %s %s %s..%s %s", op.Kind, op.Key, op.Value, op.Status, secs(op.Invoke), secs(op.Done), op.Err)))
 	}
 	base := top + rowH*float64(r.Clients) + 10
-	marks := append(append([]TimedEvent{}, r.Events...), r.MasterChanges...)
-	for i, e := range marks {
-		col := "#555"
-		switch {
-		case e.Type == "+switch-master":
-			col = "#1d4ed8"
-		case strings.HasPrefix(e.Type, "client:"):
-			col = "#7c3aed"
-		case strings.Contains(e.Type, "sdown") || strings.Contains(e.Type, "odown"):
-			col = "#c2410c"
+	// Lost acknowledged writes: a red tick where each was acknowledged, on
+	// its client's bar, and the window they came from shaded.
+	lost := r.lostMarks()
+	if len(lost) > 0 {
+		lo, hi := lost[0].at, lost[0].at
+		for _, l := range lost {
+			lo, hi = min(lo, l.at), max(hi, l.at)
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"><title>%s</title></line>`+"\n",
-			x(e.At), top-10, x(e.At), base+10, col, esc(e.Type+" "+e.Payload))
-		if e.Type == "+switch-master" || strings.HasPrefix(e.Type, "client:") || e.Type == "+odown" || e.Type == "+convert-to-slave" {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", x(e.At)+2, base+22+float64(i%5)*12, col, esc(e.Type))
+		fmt.Fprintf(&b, `<rect class="lost-window" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#d62828" opacity="0.12"><title>%s</title></rect>`+"\n",
+			x(lo), top-4, max(2, x(hi)-x(lo)), rowH*float64(r.Clients)+8,
+			esc(fmt.Sprintf("acknowledged writes lost: acknowledged between %s and %s", secs(lo), secs(hi))))
+		for _, l := range lost {
+			y := top + rowH*float64(l.client)
+			fmt.Fprintf(&b, `<line class="lost" x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="#b00000" stroke-width="1.5"><title>%s</title></line>`+"\n",
+				x(l.at), y, x(l.at), y+rowH, esc(l.title))
 		}
 	}
+	marks := append(append([]TimedEvent{}, r.Events...), r.MasterChanges...)
+	var labels []svgLabel
+	for _, e := range marks {
+		col := eventColor(e.Type)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1"><title>%s</title></line>`+"\n",
+			x(e.At), top-10, x(e.At), base+10, col, esc(e.Type+" "+e.Payload))
+		if !labelled(e.Type) {
+			continue
+		}
+		// Several sentinels report the same event at about the same time:
+		// one label, with a count.
+		if n := len(labels); n > 0 && labels[n-1].text0 == e.Type && x(e.At)-labels[n-1].x < 8 {
+			labels[n-1].count++
+			continue
+		}
+		labels = append(labels, svgLabel{x: x(e.At), text0: e.Type, color: col, count: 1})
+	}
+	labels = layoutLabels(labels, base+18, 13)
+	for _, l := range labels {
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="2,2"/>`+"\n", l.x, base+10, l.x, l.y-9, l.color)
+		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", l.x+2, l.y, l.color, esc(l.text()))
+	}
+	rows := 0.0
+	for _, l := range labels {
+		rows = max(rows, l.y-(base+18))
+	}
+	height = max(height, base+rows+40)
 	for s := 0.0; s <= total.Seconds(); s += tick(total) {
 		px := x(time.Duration(s * float64(time.Second)))
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999"/><text x="%.1f" y="%.1f" fill="#666">%gs</text>`+"\n",
 			px, base, px, base+4, px-6, base+14, s)
 	}
-	fmt.Fprintf(&b, `<text x="4" y="%.1f" fill="#333">green ok, red failed, orange unknown; blue +switch-master, purple client master change, brown sdown/odown; shaded: fault</text>`+"\n", height-8)
+	fmt.Fprintf(&b, `<text x="4" y="%.1f" fill="#333">green ok, red failed, orange unknown; dark red ticks: acknowledged writes later lost (red band: their window); blue +switch-master, purple client master change, brown sdown/odown, grey failover phases; pink: fault</text>`+"\n", height-8)
 	b.WriteString("</svg>\n")
-	_, err := io.WriteString(w, b.String())
+	out := strings.Replace(b.String(), "{{TOTALS}}", r.totalsSVG(left), 1)
+	out = strings.Replace(out, fmt.Sprintf(`height="%.0f" font-family`, top+rowH*float64(r.Clients)+120), fmt.Sprintf(`height="%.0f" font-family`, height), 1)
+	_, err := io.WriteString(w, out)
 	return err
+}
+
+// lostMark is a lost acknowledged write placed on its client's row.
+type lostMark struct {
+	client int
+	at     time.Duration
+	title  string
+}
+
+// lostMarks finds, for each lost write, the operation that wrote it (its
+// client and acknowledgement time).
+func (r *Report) lostMarks() []lostMark {
+	type kv struct{ k, v string }
+	writer := map[kv]Op{}
+	for _, op := range r.History {
+		if op.Kind == KindWrite && op.Status == StatusOK {
+			writer[kv{op.Key, op.Value}] = op
+		}
+	}
+	var out []lostMark
+	for _, l := range r.Loss.Lost {
+		op, ok := writer[kv{l.Key, l.Want}]
+		if !ok {
+			continue
+		}
+		out = append(out, lostMark{client: op.Client, at: l.Done,
+			title: fmt.Sprintf("LOST %s = %q acknowledged at %s (read %q)", l.Key, l.Want, secs(l.Done), l.Got)})
+	}
+	return out
+}
+
+// totalsSVG says the verdict in the picture: lost/acknowledged writes and
+// linearizability.
+func (r *Report) totalsSVG(left float64) string {
+	lost, checked := len(r.Loss.Lost), r.Loss.Checked
+	col := "#2a9d3a"
+	if lost > 0 {
+		col = "#b00000"
+	}
+	lin := r.Linearizable.Result
+	linText, linCol := "linearizable", "#2a9d3a"
+	switch lin {
+	case "Ok", "ok", "OK":
+	case "":
+		linText, linCol = "linearizability not checked", "#666"
+	case "Unknown", "unknown":
+		linText, linCol = "linearizability unknown (timed out)", "#f4a100"
+	default:
+		linText, linCol = "NOT linearizable", "#b00000"
+		if r.Linearizable.Key != "" {
+			linText += " (key " + r.Linearizable.Key + ")"
+		}
+	}
+	return fmt.Sprintf(`<text class="totals" x="%.1f" y="14" font-size="13" font-weight="bold"><tspan fill="%s">acknowledged writes lost: %d of %d</tspan><tspan fill="#333"> · </tspan><tspan fill="%s">%s</tspan></text>`+"\n",
+		left, col, lost, checked, linCol, esc(linText))
+}
+
+// failoverPhaseEvents are the sentinel events that mark a failover's
+// phases (SENTINEL TIMELINE's: sentinel/timeline.go), labelled on the
+// timeline, with the clients' master changes.
+var failoverPhaseEvents = map[string]bool{
+	"+sdown": true, "+odown": true, "+try-failover": true, "+elected-leader": true,
+	"+selected-slave": true, "+promoted-slave": true, "+failover-end": true,
+	"+failover-end-for-timeout": true, "+switch-master": true, "+convert-to-slave": true,
+	"-odown": true, "-sdown": true,
+}
+
+func labelled(typ string) bool {
+	return failoverPhaseEvents[typ] || strings.HasPrefix(typ, "client:") || strings.HasPrefix(typ, "-failover-abort")
+}
+
+func eventColor(typ string) string {
+	switch {
+	case typ == "+switch-master":
+		return "#1d4ed8"
+	case strings.HasPrefix(typ, "client:"):
+		return "#7c3aed"
+	case strings.Contains(typ, "sdown") || strings.Contains(typ, "odown"):
+		return "#c2410c"
+	case strings.HasPrefix(typ, "-failover-abort"):
+		return "#b00000"
+	}
+	return "#555"
+}
+
+// svgLabel is an event label: anchored at x, drawn at baseline y (set by
+// layoutLabels).
+type svgLabel struct {
+	x, y  float64
+	text0 string
+	color string
+	count int
+}
+
+func (l svgLabel) text() string {
+	if l.count > 1 {
+		return fmt.Sprintf("%s ×%d", l.text0, l.count)
+	}
+	return l.text0
+}
+
+// labelCharW is the width assumed per character (11 px sans-serif).
+const labelCharW = 6.5
+
+// box is the label's extent: [x0, x1] x [y-h+2, y+2].
+func (l svgLabel) box(h float64) (x0, y0, x1, y1 float64) {
+	return l.x, l.y - h + 2, l.x + 2 + labelCharW*float64(len([]rune(l.text()))), l.y + 2
+}
+
+// layoutLabels stacks labels in rows from y0 (rowH apart): each goes in
+// the first row where it overlaps no label already placed there.
+func layoutLabels(labels []svgLabel, y0, rowH float64) []svgLabel {
+	sort.SliceStable(labels, func(i, j int) bool { return labels[i].x < labels[j].x })
+	var rowEnd []float64 // right edge of each row's last label
+	for i := range labels {
+		l := &labels[i]
+		_, _, w, _ := svgLabel{x: 0, text0: l.text0, count: l.count}.box(rowH)
+		row := 0
+		for row < len(rowEnd) && rowEnd[row]+3 > l.x {
+			row++
+		}
+		if row == len(rowEnd) {
+			rowEnd = append(rowEnd, 0)
+		}
+		rowEnd[row] = l.x + w
+		l.y = y0 + rowH*float64(row+1)
+	}
+	return labels
 }
 
 func tick(total time.Duration) float64 {

@@ -60,6 +60,8 @@ func aclTable() *acl.Table {
 		for _, n := range commandListNames() {
 			specs = append(specs, acl.CommandSpec{Name: n.name, Categories: strings.Split(strings.Trim(n.acl, ","), ",")})
 		}
+		// Vigil's own subcommands, categorized as their siblings.
+		specs = append(specs, acl.CommandSpec{Name: "sentinel|timeline", Categories: []string{"admin", "slow", "dangerous"}})
 		aclTbl = acl.NewTable(specs)
 	})
 	return aclTbl

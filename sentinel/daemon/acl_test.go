@@ -411,6 +411,9 @@ func TestACLTableCoversCommands(t *testing.T) {
 // [COORDINATED].
 var vigilArity = map[string][2]int{"sentinel|failover": {3, -3}}
 
+// vigilOnly lists Vigil's own subcommands, absent from the recording.
+var vigilOnly = map[string]bool{"sentinel|timeline": true}
+
 // TestTableMatchesRecording: the table's arity, flags and ACL categories
 // are redis-sentinel 7.0.15's (the recorded COMMAND reply), but for
 // vigilArity.
@@ -432,6 +435,9 @@ func TestTableMatchesRecording(t *testing.T) {
 	}
 	for _, c := range table.All {
 		e, ok := recorded[c.FullName()]
+		if !ok && vigilOnly[c.FullName()] {
+			continue
+		}
 		if !ok {
 			t.Errorf("%s is not in the recording", c.FullName())
 			continue

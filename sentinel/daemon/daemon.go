@@ -44,6 +44,8 @@ type Options struct {
 type Daemon struct {
 	// failovers counts the failovers run, for the metrics (failoverstats.go).
 	failovers failoverStats
+	// timelineVer is the core's TimelineVersion last saved (timeline.go).
+	timelineVer uint64
 	// cmds is the command table by the names clients use: the table
 	// after the configuration's rename-command directives.
 	cmds map[string]*command
@@ -153,6 +155,7 @@ func New(opts Options) (*Daemon, error) {
 // id is generated and saved when missing ("Sentinel new configuration saved
 // on disk"), "Sentinel ID is ..." and +monitor are logged.
 func (d *Daemon) Start() error {
+	d.loadTimeline()
 	actions := d.core.Step(nowMs(), sentinel.ConfigLoaded{Config: d.st.Sentinel})
 	for _, a := range actions {
 		if r, ok := a.(sentinel.Reply); ok && r.Kind == sentinel.ReplyError {
@@ -329,6 +332,7 @@ func (d *Daemon) step(ev sentinel.Event) sentinel.Action {
 			d.exec(a)
 		}
 	}
+	d.saveTimeline()
 	if r, ok := reply.(sentinel.Reply); ok && flushFailed && r.Kind == sentinel.ReplyOK {
 		reply = sentinel.Reply{Kind: sentinel.ReplyError, Text: "ERR Failed to save config file. Check server logs."}
 	}

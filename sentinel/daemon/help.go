@@ -54,6 +54,9 @@ var sentinelHelp = []string{
 	"    Set configuration parameters for certain masters.",
 	"SIMULATE-FAILURE [CRASH-AFTER-ELECTION] [CRASH-AFTER-PROMOTION] [HELP]",
 	"    Simulate a Sentinel crash.",
+	"TIMELINE <master-name>",
+	"    (Vigil) Show the last failovers of a master: the time of each phase and why",
+	"    each replica not promoted was rejected.",
 }
 
 var clientHelp = redistext.ClientHelp

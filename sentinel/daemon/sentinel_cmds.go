@@ -37,6 +37,7 @@ func sentinelSubcommands() []*command {
 		s("set", -5, sSet),
 		s("simulate-failure", -3, sSimulateFailure),
 		s("slaves", 3, sReplicas),
+		s("timeline", 3, sTimeline),
 	}
 }
 
