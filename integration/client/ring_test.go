@@ -104,7 +104,7 @@ var _ = Describe("client.NewRing over two sentinel-monitored groups", Label("slo
 		}
 		Expect(sizes["ga"]).To(BeNumerically(">", 0), "group ga holds keys")
 		Expect(sizes["gb"]).To(BeNumerically(">", 0), "group gb holds keys")
-		Expect(sizes["ga"] + sizes["gb"]).To(BeEquivalentTo(n), "every key is in exactly one group")
+		Expect(sizes["ga"]+sizes["gb"]).To(BeEquivalentTo(n), "every key is in exactly one group")
 
 		// Fail ga over to its replica; writes keep working and ga's keys
 		// are found (with the new value) on ga's new master.
