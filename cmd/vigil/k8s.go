@@ -160,7 +160,22 @@ func handoverCommand() *cli.Command {
 				return cli.Exit("handover: "+err.Error(), 1)
 			}
 			fmt.Fprintf(c.App.Writer, "handover: %s -> %s\n", old, nu)
-			return nil
+			// The old master follows the new one in memory; persist that so
+			// the pod restarts as a replica instead of as a second master.
+			for {
+				if r, err := local.Do(ctx, "ROLE").Slice(); err == nil && len(r) > 0 && r[0] == "slave" {
+					if err := local.Do(ctx, "CONFIG", "REWRITE").Err(); err != nil {
+						fmt.Fprintln(c.App.ErrWriter, "handover: CONFIG REWRITE:", err)
+					}
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					fmt.Fprintln(c.App.ErrWriter, "handover: the local node did not report role slave; config not rewritten")
+					return nil
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
 		},
 	}
 }
