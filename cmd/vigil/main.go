@@ -20,6 +20,9 @@ func commands(code *int) []*cli.Command {
 		drillCommand(),
 		serverCommand(),
 		sentinelCommand(),
+		probeCommand(),
+		handoverCommand(),
+		installConfigCommand(),
 	}
 }
 
