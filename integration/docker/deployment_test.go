@@ -213,6 +213,20 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 	It("fails over when the master's container is SIGKILLed (docker kill) and takes it back", func() {
 		fault(func(ct string) { docker("kill", "-s", "KILL", ct) }, func(ct string) { docker("start", ct) })
 	})
+
+	It("fails over when the master's container is frozen (docker pause) and takes it back", func() {
+		fault(func(ct string) { docker("pause", ct) }, func(ct string) { docker("unpause", ct) })
+	})
+
+	It("fails over when the master's container is cut off its network (docker network disconnect) and takes it back", func() {
+		var ip string
+		fault(func(ct string) {
+			out, err := run("docker", "inspect", "-f", "{{(index .NetworkSettings.Networks \""+d.network()+"\").IPAddress}}", ct)
+			Expect(err).NotTo(HaveOccurred(), "docker inspect: %s", out)
+			ip = strings.TrimSpace(out)
+			docker("network", "disconnect", "-f", d.network(), ct)
+		}, func(ct string) { docker("network", "connect", "--ip", ip, d.network(), ct) })
+	})
 })
 
 // roleOf is the first element of ROLE at addr ("" when it does not answer).
