@@ -131,3 +131,8 @@ bench-scale sizes="100,1000,100000,1000000" rounds="3" pairs="100000":
 # none, and the replicas' lag under that load; ratios printed.
 bench-repl keys="1000000" requests="2000000" clients="50":
     VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_REQUESTS={{requests}} VIGIL_BENCH_CLIENTS={{clients}} go test -count=1 -timeout 60m ./integration/benchrepl/ -v -run TestBenchRepl
+
+# Build the container image FROM scratch (deploy/docker/Dockerfile) holding the
+# three static binaries built with the host's Go: `just docker-image vigil:dev`.
+docker-image tag="vigil:dev":
+    scripts/docker-image.sh {{quote(tag)}}

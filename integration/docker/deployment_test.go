@@ -1,0 +1,315 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/client"
+)
+
+const (
+	masterName = "mymaster"
+	imageTag   = "vigil:itest"
+)
+
+// deployment is one docker-compose project of configs/examples/compose.yaml.
+type deployment struct {
+	root    string // the repository
+	project string
+	subnet  string // first three octets
+}
+
+func (d *deployment) ip(last int) string { return fmt.Sprintf("%s.%d", d.subnet, last) }
+
+// server addresses and the compose services behind them.
+func (d *deployment) servers() map[string]string {
+	return map[string]string{
+		d.ip(10) + ":6379": "master",
+		d.ip(11) + ":6379": "replica1",
+		d.ip(12) + ":6379": "replica2",
+	}
+}
+
+func (d *deployment) sentinels() []string {
+	return []string{d.ip(21) + ":26379", d.ip(22) + ":26379", d.ip(23) + ":26379"}
+}
+
+func (d *deployment) container(service string) string { return d.project + "_" + service + "_1" }
+func (d *deployment) network() string                 { return d.project + "_vigil" }
+
+func (d *deployment) compose(args ...string) (string, error) {
+	full := append([]string{"-f", filepath.Join(d.root, "configs/examples/compose.yaml"), "-p", d.project}, args...)
+	cmd := exec.Command("docker-compose", full...)
+	cmd.Env = append(os.Environ(), "VIGIL_IMAGE="+imageTag, "VIGIL_SUBNET="+d.subnet)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func run(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	return string(out), err
+}
+
+func docker(args ...string) {
+	GinkgoHelper()
+	out, err := run("docker", args...)
+	Expect(err).NotTo(HaveOccurred(), "docker %s: %s", strings.Join(args, " "), out)
+}
+
+// engineSkip says why the suite cannot run here ("" = it can).
+func engineSkip() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {
+		return fmt.Sprintf("no Docker engine answers (docker version: %v: %s)", err, strings.TrimSpace(string(out)))
+	}
+	if _, err := exec.LookPath("docker-compose"); err != nil {
+		return "docker-compose not installed (apt-get install docker-compose)"
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "go not on PATH: cannot build the image"
+	}
+	return ""
+}
+
+var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
+	var (
+		d      *deployment
+		c      *client.Client
+		writes atomic.Int64 // acknowledged client writes
+		stop   context.CancelFunc
+		wg     sync.WaitGroup
+	)
+	ctx := context.Background()
+
+	BeforeAll(func() {
+		if why := engineSkip(); why != "" {
+			Skip(why)
+		}
+		root, err := filepath.Abs("../..")
+		Expect(err).NotTo(HaveOccurred())
+		n := os.Getpid()
+		d = &deployment{root: root, project: fmt.Sprintf("vigiltest%d", n), subnet: fmt.Sprintf("172.30.%d", 100+n%150)}
+
+		By("building the image FROM scratch")
+		out, err := run(filepath.Join(root, "scripts/docker-image.sh"), imageTag)
+		Expect(err).NotTo(HaveOccurred(), "scripts/docker-image.sh: %s", out)
+
+		// Registered before up so a half-started project is removed too.
+		DeferCleanup(func() {
+			if stop != nil {
+				stop()
+				wg.Wait()
+			}
+			if c != nil {
+				c.Close()
+			}
+			for _, s := range d.servers() {
+				_, _ = run("docker", "unpause", d.container(s)) // a failed spec may leave one paused
+			}
+			out, err := d.compose("down", "-v", "-t", "1")
+			if err != nil {
+				GinkgoWriter.Printf("docker-compose down: %v: %s\n", err, out)
+			}
+			_, _ = run("docker", "network", "rm", d.network())
+			_, _ = run("docker", "rmi", imageTag)
+		})
+
+		By("bringing the deployment up: project " + d.project + ", subnet " + d.subnet + ".0/24")
+		out, err = d.compose("up", "-d")
+		Expect(err).NotTo(HaveOccurred(), "docker-compose up: %s", out)
+
+		waitHealthy(ctx, d, d.ip(10)+":6379", 3)
+
+		c, err = client.New(client.Options{MasterName: masterName, SentinelAddrs: d.sentinels(),
+			MasterWait: 30 * time.Second, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() error { return c.Set(ctx, "hello", "world", 0).Err() }).
+			WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+		// A writer that runs through every fault: the counter only grows on
+		// acknowledged writes; each fault checks that it grows again.
+		var bg context.Context
+		bg, stop = context.WithCancel(ctx)
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			for bg.Err() == nil {
+				cctx, cancel := context.WithTimeout(bg, 3*time.Second)
+				if c.Incr(cctx, "counter").Err() == nil {
+					writes.Add(1)
+				}
+				cancel()
+				select {
+				case <-bg.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}()
+	})
+
+	// fault injects a fault into the current master's container, waits for
+	// the failover, lifts the fault and waits for the old master to rejoin.
+	fault := func(inject func(container string), lift func(container string)) {
+		old := agreedMaster(ctx, d)
+		service := d.servers()[old]
+		Expect(service).NotTo(BeEmpty(), "master %s is none of the deployment's servers", old)
+		container := d.container(service)
+
+		By(fmt.Sprintf("injecting the fault into %s (%s)", container, old))
+		inject(container)
+
+		By("waiting for the sentinels to agree on a new master")
+		var next string
+		Eventually(func(g Gomega) {
+			next = agreedMasterG(g, ctx, d)
+			g.Expect(next).NotTo(Equal(old))
+			g.Expect(roleOf(ctx, next)).To(Equal("master"))
+		}).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+
+		By("checking the client follows it: MasterAddr and acknowledged writes")
+		Eventually(func(g Gomega) {
+			addr, err := c.MasterAddr(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(addr).To(Equal(next))
+		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		before := writes.Load()
+		Eventually(writes.Load).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", before+5))
+		Expect(c.Set(ctx, "after-"+service, "ok", 0).Err()).To(Succeed())
+		rdb := redis.NewClient(&redis.Options{Addr: next})
+		defer rdb.Close()
+		Expect(rdb.Get(ctx, "after-"+service).Val()).To(Equal("ok"))
+
+		By(fmt.Sprintf("lifting the fault on %s", container))
+		lift(container)
+
+		By("waiting for the old master to rejoin as a replica and for no stale entry")
+		waitHealthy(ctx, d, next, 3)
+		Eventually(func(g Gomega) {
+			g.Expect(roleOf(ctx, old)).To(Equal("slave"))
+		}).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		addr, err := c.MasterAddr(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(addr).To(Equal(next))
+		before = writes.Load()
+		Eventually(writes.Load).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", before+5))
+	}
+
+	It("fails over when the master's container is SIGKILLed (docker kill) and takes it back", func() {
+		fault(func(ct string) { docker("kill", "-s", "KILL", ct) }, func(ct string) { docker("start", ct) })
+	})
+
+	It("fails over when the master's container is frozen (docker pause) and takes it back", func() {
+		fault(func(ct string) { docker("pause", ct) }, func(ct string) { docker("unpause", ct) })
+	})
+
+	It("fails over when the master's container is cut off its network (docker network disconnect) and takes it back", func() {
+		var ip string
+		fault(func(ct string) {
+			out, err := run("docker", "inspect", "-f", "{{(index .NetworkSettings.Networks \""+d.network()+"\").IPAddress}}", ct)
+			Expect(err).NotTo(HaveOccurred(), "docker inspect: %s", out)
+			ip = strings.TrimSpace(out)
+			docker("network", "disconnect", "-f", d.network(), ct)
+		}, func(ct string) { docker("network", "connect", "--ip", ip, d.network(), ct) })
+	})
+})
+
+// roleOf is the first element of ROLE at addr ("" when it does not answer).
+func roleOf(ctx context.Context, addr string) string {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+	defer rdb.Close()
+	v, err := rdb.Do(ctx, "ROLE").Slice()
+	if err != nil || len(v) == 0 {
+		return ""
+	}
+	s, _ := v[0].(string)
+	return s
+}
+
+func sentinelClient(addr string) *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+}
+
+func agreedMaster(ctx context.Context, d *deployment) string {
+	GinkgoHelper()
+	var m string
+	Eventually(func(g Gomega) { m = agreedMasterG(g, ctx, d) }).
+		WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	return m
+}
+
+// agreedMasterG is the master every sentinel names.
+func agreedMasterG(g Gomega, ctx context.Context, d *deployment) string {
+	var addrs []string
+	for _, s := range d.sentinels() {
+		sc := sentinelClient(s)
+		v, err := sc.GetMasterAddrByName(ctx, masterName).Result()
+		sc.Close()
+		g.Expect(err).NotTo(HaveOccurred(), "sentinel %s", s)
+		g.Expect(v).To(HaveLen(2))
+		addrs = append(addrs, v[0]+":"+v[1])
+	}
+	g.Expect(slices.Compact(slices.Clone(addrs))).To(HaveLen(1), "sentinels disagree: %v", addrs)
+	return addrs[0]
+}
+
+// waitHealthy waits until every sentinel names master, lists exactly the
+// other servers of the deployment as replicas (wantReplicas = 2 + rejoined)
+// with none down or disconnected, and lists exactly the two other sentinels,
+// none down: no stale entry left.
+func waitHealthy(ctx context.Context, d *deployment, master string, nservers int) {
+	GinkgoHelper()
+	var wantReplicas []string
+	for addr := range d.servers() {
+		if addr != master {
+			wantReplicas = append(wantReplicas, addr)
+		}
+	}
+	slices.Sort(wantReplicas)
+	Expect(wantReplicas).To(HaveLen(nservers - 1))
+	Eventually(func(g Gomega) {
+		g.Expect(agreedMasterG(g, ctx, d)).To(Equal(master))
+		for _, s := range d.sentinels() {
+			sc := sentinelClient(s)
+			replicas, err := sc.Replicas(ctx, masterName).Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			sentinels, err2 := sc.Sentinels(ctx, masterName).Result()
+			sc.Close()
+			g.Expect(err2).NotTo(HaveOccurred())
+
+			var got []string
+			for _, r := range replicas {
+				got = append(got, r["ip"]+":"+r["port"])
+				g.Expect(r["flags"]).To(Equal("slave"), "sentinel %s: replica %s", s, r["name"])
+				g.Expect(r["master-link-status"]).To(Equal("ok"), "sentinel %s: replica %s", s, r["name"])
+				g.Expect(r["master-host"]+":"+r["master-port"]).To(Equal(master), "sentinel %s: replica %s", s, r["name"])
+			}
+			slices.Sort(got)
+			g.Expect(got).To(Equal(wantReplicas), "sentinel %s: known replicas", s)
+
+			var others []string
+			for _, o := range sentinels {
+				others = append(others, o["ip"]+":"+o["port"])
+				g.Expect(o["flags"]).To(Equal("sentinel"), "sentinel %s: sentinel %s", s, o["name"])
+			}
+			want := slices.DeleteFunc(slices.Clone(d.sentinels()), func(x string) bool { return x == s })
+			slices.Sort(others)
+			g.Expect(others).To(Equal(want), "sentinel %s: known sentinels", s)
+		}
+	}).WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+}
