@@ -227,23 +227,18 @@ func (s *Set) Range(fn func(m Member) bool) {
 }
 
 // Random is setTypeRandomElement: a uniformly random element of an intset
-// (intsetRandom), dictGetFairRandomKey of a hashtable. The set must not be
-// empty.
-func (s *Set) Random(rng *rand.Rand) Member {
-	if s.ht != nil {
-		// dictGetFairRandomKey, with its rehash steps (as the Dict
-		// sets had before).
-		return Member{S: s.ht.fairRandomEntry(rng, true).key()}
-	}
-	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
-}
+// (intsetRandom), dictGetFairRandomKey of a hashtable, with its rehash
+// steps (as the Dict sets had before). The set must not be empty.
+func (s *Set) Random(rng *rand.Rand) Member { return s.random(rng, true) }
 
 // RandomRead is Random for a reader (SRANDMEMBER): the same draw without
 // the rehash steps, so that a value a running snapshot (BGSAVE) is
 // iterating is never written by a read.
-func (s *Set) RandomRead(rng *rand.Rand) Member {
+func (s *Set) RandomRead(rng *rand.Rand) Member { return s.random(rng, false) }
+
+func (s *Set) random(rng *rand.Rand, step bool) Member {
 	if s.ht != nil {
-		return Member{S: s.ht.fairRandomEntry(rng, false).key()}
+		return Member{S: s.ht.fairRandomEntry(rng, step).key()}
 	}
 	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
 }
