@@ -153,7 +153,13 @@ type PayloadLoaded struct{}
 
 // LinkFailed: connect failed, an I/O error, a timeout decided by the cron
 // (ReplicaTimedOut), or a failed load.
-type LinkFailed struct{ Reason string }
+type LinkFailed struct {
+	Reason string
+	// ProtocolError: the master sent a malformed stream. As freeClient
+	// with CLIENT_PROTOCOL_ERROR, the master is not cached: the next sync
+	// is a full one (the applied offset can no longer be trusted).
+	ProtocolError bool
+}
 
 // Stop: REPLICAOF NO ONE (or a new REPLICAOF): the handshake is abandoned.
 type Stop struct{}
@@ -282,7 +288,12 @@ func (h *Handshake) Step(ev Event) []Action {
 			return nil
 		case StateConnected:
 			h.State = StateConnect
-			return []Action{warning("Connection with master lost."), Close{Reason: ev.Reason, CacheMaster: true}}
+			if ev.ProtocolError {
+				// The master client is freed, not cached: no cached
+				// master is left, so the next PSYNC is "? -1".
+				h.cached = nil
+			}
+			return []Action{warning("Connection with master lost."), Close{Reason: ev.Reason, CacheMaster: !ev.ProtocolError}}
 		}
 		return h.fail([]Action{warning(ev.Reason)}, ev.Reason)
 	case Connect:

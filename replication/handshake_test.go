@@ -64,7 +64,7 @@ func TestHandshakeHappyPath(t *testing.T) {
 		{Reply{""}, StateTransfer, []string{"replication.KeepAlive{}"}},
 		{Reply{"$EOF:" + testMark}, StateTransfer, []string{"replication.ExpectPayload{Size:0 EOFMark:" + testMark + "}"}},
 		{PayloadLoaded{}, StateConnected, []string{"replication.Synced{ReplID:" + idA + " Offset:28 PrePsync:false SendAck:true}"}},
-		{LinkFailed{"EOF"}, StateConnect, []string{"close cache=true"}},
+		{LinkFailed{Reason: "EOF"}, StateConnect, []string{"close cache=true"}},
 	}
 	for i, s := range steps {
 		got := describe(h.Step(s.ev))
@@ -117,7 +117,7 @@ func TestHandshakeFailedTransferKeepsCache(t *testing.T) {
 	walk(t, h)
 	h.Step(Reply{"+FULLRESYNC " + idB + " 50"})
 	h.Step(Reply{"$EOF:" + testMark})
-	h.Step(LinkFailed{"Timeout receiving bulk data from MASTER"})
+	h.Step(LinkFailed{Reason: "Timeout receiving bulk data from MASTER"})
 	if h.State != StateConnect {
 		t.Fatal(h.State)
 	}
@@ -272,7 +272,7 @@ func TestHandshakeLifecycle(t *testing.T) {
 	}
 	// A connect failure goes back to CONNECT; the next cron dials again.
 	h.Step(Connect{})
-	if got := describe(h.Step(LinkFailed{"connection refused"})); !reflect.DeepEqual(got, []string{"close cache=false"}) || h.State != StateConnect {
+	if got := describe(h.Step(LinkFailed{Reason: "connection refused"})); !reflect.DeepEqual(got, []string{"close cache=false"}) || h.State != StateConnect {
 		t.Fatalf("%q %v", got, h.State)
 	}
 	walk(t, h)
@@ -336,7 +336,7 @@ func TestHandshakeRandomPeer(t *testing.T) {
 			case 2:
 				ev = PayloadLoaded{}
 			case 3:
-				ev = LinkFailed{"boom"}
+				ev = LinkFailed{Reason: "boom"}
 			case 4:
 				if rnd.Intn(10) == 0 {
 					ev = Stop{}
@@ -356,5 +356,31 @@ func TestHandshakeRandomPeer(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestHandshakeProtocolErrorDropsCache: a malformed stream from a master
+// reached by +CONTINUE frees the master client instead of caching it
+// (freeClient skips replicationCacheMaster on CLIENT_PROTOCOL_ERROR), so
+// no cached master is left and the next attempt is a full "PSYNC ? -1".
+func TestHandshakeProtocolErrorDropsCache(t *testing.T) {
+	h := NewHandshake(HandshakeConfig{ListeningPort: 1}, &CachedMaster{ReplID: idA, Offset: 9})
+	walk(t, h)
+	h.Step(Reply{"+CONTINUE"})
+	if h.State != StateConnected {
+		t.Fatal(h.State)
+	}
+	if got := describe(h.Step(LinkFailed{Reason: "Protocol error: invalid multibulk length", ProtocolError: true})); !reflect.DeepEqual(got, []string{"close cache=false"}) {
+		t.Fatalf("%q", got)
+	}
+	if _, ok := h.Cached(); ok {
+		t.Fatal("a protocol error must leave no cached master")
+	}
+	h.Step(Connect{})
+	h.Step(Connected{})
+	h.Step(Reply{"+PONG"})
+	h.Step(Reply{"+OK"})
+	if got := describe(h.Step(Reply{"+OK"})); !reflect.DeepEqual(got, []string{"send *3 $5 PSYNC $1 ? $2 -1 "}) {
+		t.Fatalf("%q", got)
 	}
 }

@@ -224,7 +224,7 @@ func TestScenarioFailoverRehearsal(t *testing.T) {
 	}
 
 	// The link is cut; writes continue; the replica comes back with PSYNC.
-	r.hs.Step(LinkFailed{"EOF"})
+	r.hs.Step(LinkFailed{Reason: "EOF"})
 	m.write("SET", "during", "cut")
 	d = r.follow(m, 0)
 	if d.Outcome != PsyncContinue || d.Offset != r.offsets.Applied-int64(len(resp.AppendCommandStrings(nil, "SET", "during", "cut")))+1 {
