@@ -128,7 +128,16 @@ func (s *Server) startReplication(host string, port int) {
 // is harsher; WAIT's count is what they get).
 func (s *Server) unblockAllWaiters() {
 	for _, bs := range append([]*blockState(nil), s.blocking.acks...) {
-		bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		if bs.syncAck {
+			// A held write ran here and may or may not survive the
+			// new master: say so (UNACKED), as at its timeout.
+			msg := fmt.Sprintf(errSyncAckTimeout, s.countAcks(bs.reploff), bs.numreplicas, "before this master became a replica")
+			s.syncAck.timeouts++
+			s.countError([]byte("-" + msg))
+			bs.c.w.Error(msg)
+		} else {
+			bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		}
 		s.unblock(bs, false)
 	}
 }

@@ -243,3 +243,21 @@ func TestSyncAckPublishNotHeld(t *testing.T) {
 		t.Fatalf("SET after ACK: %s", got)
 	}
 }
+
+// TestSyncAckDemoted: a master that becomes a replica while a write is held
+// answers it with UNACKED (it ran here, and may or may not be on the new
+// master), not WAIT's UNBLOCKED, which reads as "not done".
+func TestSyncAckDemoted(t *testing.T) {
+	ft := listenTarget(t)
+	l, _, admin := syncAckSetup(t, 1, 0)
+	a := l.dial(t)
+	a.send("SET", "k", "v")
+	waitHeld(t, admin, 1)
+	if got := admin.do("REPLICAOF", "127.0.0.1", strconv.Itoa(ft.port)); got != "+OK" {
+		t.Fatalf("REPLICAOF: %s", got)
+	}
+	want := "-UNACKED Write may or may not be applied: acknowledged by 0 of 1 required replicas before this master became a replica"
+	if got := a.read(); got != want {
+		t.Fatalf("held write after REPLICAOF: %q, want %q", got, want)
+	}
+}
