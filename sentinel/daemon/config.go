@@ -460,6 +460,15 @@ func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string)
 		if m.RebootDownAfter < 0 {
 			return "negative time parameter."
 		}
+	case name == "forget-after-milliseconds" && argc == 3:
+		// Vigil (sentinel/forget.go): 0 = never forget.
+		if !needMaster() {
+			return noMaster
+		}
+		m.ForgetAfter = atoi(argv[2])
+		if m.ForgetAfter < 0 {
+			return "negative time parameter."
+		}
 	default:
 		return "Unrecognized sentinel configuration statement."
 	}
@@ -491,7 +500,8 @@ var sentinelOptions = []string{
 	"sentinel announce-hostnames", "sentinel monitor", "sentinel down-after-milliseconds",
 	"sentinel failover-timeout", "sentinel parallel-syncs", "sentinel notification-script",
 	"sentinel client-reconfig-script", "sentinel auth-pass", "sentinel auth-user",
-	"sentinel master-reboot-down-after-period", "sentinel config-epoch", "sentinel leader-epoch",
+	"sentinel master-reboot-down-after-period", "sentinel forget-after-milliseconds",
+	"sentinel config-epoch", "sentinel leader-epoch",
 	"sentinel known-replica", "sentinel known-sentinel", "sentinel known-sync-ack", "sentinel rename-command",
 	"sentinel current-epoch", "sentinel announce-ip", "sentinel announce-port",
 	"sentinel sentinel-user", "sentinel sentinel-pass",
@@ -607,6 +617,9 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 		}
 		if m.RebootDownAfter != 0 {
 			s.RewriteLine("sentinel master-reboot-down-after-period", fmt.Sprintf("sentinel master-reboot-down-after-period %s %d", name, m.RebootDownAfter), true)
+		}
+		if m.ForgetAfter != 0 {
+			s.RewriteLine("sentinel forget-after-milliseconds", fmt.Sprintf("sentinel forget-after-milliseconds %s %d", name, m.ForgetAfter), true)
 		}
 		s.RewriteLine("sentinel config-epoch", fmt.Sprintf("sentinel config-epoch %s %d", name, m.ConfigEpoch), true)
 		s.RewriteLine("sentinel leader-epoch", fmt.Sprintf("sentinel leader-epoch %s %d", name, m.LeaderEpoch), true)

@@ -51,6 +51,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"sentinel monitor m 127.0.0.1 1 2\nsentinel known-replica m bad 1\n", 2, "Can't resolve instance hostname."},
 		{"sentinel monitor m 127.0.0.1 1 2\nsentinel known-sync-ack m -1\n", 2, "min-replicas-ack must be 0 or greater."},
 		{"sentinel known-sync-ack m 1\n", 1, "No such master with specified name."},
+		{"sentinel monitor m 127.0.0.1 1 2\nsentinel forget-after-milliseconds m -5\n", 2, "negative time parameter."},
+		{"sentinel forget-after-milliseconds m 1000\n", 1, "No such master with specified name."},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(tt.reason, " ", "_"), func(t *testing.T) {
