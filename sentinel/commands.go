@@ -184,6 +184,14 @@ func (c *Core) onSet(e SetRequested) Action {
 				return badfmt(j)
 			}
 			m.rebootDownAfter = v
+		case o == "forget-after-milliseconds" && more > 0:
+			// Vigil (forget.go): 0 turns the rule off.
+			j++
+			v, ok := redisutil.String2ll(args[j])
+			if !ok || v < 0 {
+				return badfmt(j)
+			}
+			m.forgetAfter = v
 		default:
 			return fail(errReply("ERR Unknown option or number of arguments for SENTINEL SET '%s'", opt))
 		}

@@ -32,6 +32,9 @@ type MasterConfig struct {
 	FailoverTimeout int64 // ms; 0 on load = default
 	ParallelSyncs   int   // 0 on load = default (1)
 	RebootDownAfter int64 // master-reboot-down-after-period, ms; 0 = disabled
+	// ForgetAfter (Vigil, forget.go) is forget-after-milliseconds: a
+	// replica or sentinel unreachable that long is forgotten; 0 = never.
+	ForgetAfter int64
 
 	NotificationScript   string
 	ClientReconfigScript string
@@ -92,6 +95,7 @@ func (c *Core) Config() Config {
 			FailoverTimeout:      m.failoverTimeout,
 			ParallelSyncs:        m.parallelSyncs,
 			RebootDownAfter:      m.rebootDownAfter,
+			ForgetAfter:          m.forgetAfter,
 			NotificationScript:   m.notificationScript,
 			ClientReconfigScript: m.clientReconfigScript,
 			AuthPass:             m.authPass,
@@ -161,7 +165,7 @@ func (c *Core) loadConfig(cfg Config) string {
 		if mc.DownAfter < 0 || mc.FailoverTimeout < 0 {
 			return "negative or zero time parameter."
 		}
-		if mc.RebootDownAfter < 0 {
+		if mc.RebootDownAfter < 0 || mc.ForgetAfter < 0 {
 			return "negative time parameter."
 		}
 		if mc.DownAfter > 0 {
@@ -175,6 +179,7 @@ func (c *Core) loadConfig(cfg Config) string {
 			m.parallelSyncs = mc.ParallelSyncs
 		}
 		m.rebootDownAfter = mc.RebootDownAfter
+		m.forgetAfter = mc.ForgetAfter
 		m.notificationScript = mc.NotificationScript
 		m.clientReconfigScript = mc.ClientReconfigScript
 		m.authPass = mc.AuthPass

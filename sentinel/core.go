@@ -230,6 +230,9 @@ func (c *Core) tick() {
 				c.handleInstance(s)
 			}
 		}
+		if !c.tilt && !c.crashed {
+			c.forgetGone(m) // forget.go
+		}
 		if m.failoverState == UpdateConfig {
 			switchTo = m
 		}

@@ -57,6 +57,11 @@
 // one, only for a vigil-server master in sync-ack mode (min_replicas_ack in
 // its INFO): the sync-ack rule below (syncack.go).
 //
+// The forget rule (forget.go), off unless `sentinel forget-after-milliseconds
+// <master> <ms>` is set: a replica or sentinel SDOWN and unreachable that
+// long is forgotten as SENTINEL RESET would forget it (-slave, -sentinel),
+// and the config file rewritten without it. Redis never forgets one.
+//
 // One extension: SENTINEL FAILOVER <name> COORDINATED (FailoverRequested
 // .Coordinated, coordinated.go) hands over through the master's FAILOVER
 // command (SendFailover / FailoverReplied) instead of SLAVEOF NO ONE, with

@@ -113,6 +113,8 @@ type instance struct {
 	parallelSyncs int
 	authPass      string
 	authUser      string
+	// forgetAfter (Vigil, forget.go): forget-after-milliseconds, 0 = never.
+	forgetAfter int64
 
 	// Replica specific.
 	masterLinkDownTime  int64

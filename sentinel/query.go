@@ -99,6 +99,11 @@ func (c *Core) instanceFields(now int64, ri *instance) []Field {
 			Field{"failover-timeout", itoa(ri.failoverTimeout)},
 			Field{"parallel-syncs", itoa(int64(ri.parallelSyncs))},
 		)
+		if ri.forgetAfter > 0 {
+			// Vigil (forget.go); not shown when off, so the fields are
+			// Redis's then.
+			f = append(f, Field{"forget-after-milliseconds", itoa(ri.forgetAfter)})
+		}
 		if ri.notificationScript != "" {
 			f = append(f, Field{"notification-script", ri.notificationScript})
 		}

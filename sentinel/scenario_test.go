@@ -424,3 +424,8 @@ func syncAckBlockedUntil(t *testing.T, s *sim.Sim, typ string) {
 		t.Errorf("%s %v, want after %d ms", typ, ev, first)
 	}
 }
+
+// TestScenarioForget: forget-after-milliseconds (forget.go).
+func TestScenarioForget(t *testing.T) {
+	runScenario(t, "forget")
+}

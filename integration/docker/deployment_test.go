@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,28 +24,47 @@ import (
 const (
 	masterName = "mymaster"
 	imageTag   = "vigil:itest"
+	// forgetAfter is the sentinels' forget-after-milliseconds here
+	// (VIGIL_FORGET_AFTER): longer than any fault below lasts after its
+	// failover, so an old master coming back at its address is still
+	// known and demoted, short enough to wait for.
+	forgetAfter = 20000
 )
 
 // deployment is one docker-compose project of configs/examples/compose.yaml.
 type deployment struct {
 	root    string // the repository
 	project string
-	subnet  string // first three octets
+	subnet  string            // first three octets
+	nodes   map[string]string // server address -> its container
+	sents   map[string]string // sentinel address -> its container
+	extra   []string          // containers started outside compose (replacements)
+}
+
+func newDeployment(root, project, subnet string) *deployment {
+	d := &deployment{root: root, project: project, subnet: subnet, nodes: map[string]string{}, sents: map[string]string{}}
+	for i, svc := range []string{"master", "replica1", "replica2"} {
+		d.nodes[d.ip(10+i)+":6379"] = d.container(svc)
+	}
+	for i := 1; i <= 3; i++ {
+		d.sents[d.ip(20+i)+":26379"] = d.container(fmt.Sprintf("sentinel%d", i))
+	}
+	return d
 }
 
 func (d *deployment) ip(last int) string { return fmt.Sprintf("%s.%d", d.subnet, last) }
 
-// server addresses and the compose services behind them.
-func (d *deployment) servers() map[string]string {
-	return map[string]string{
-		d.ip(10) + ":6379": "master",
-		d.ip(11) + ":6379": "replica1",
-		d.ip(12) + ":6379": "replica2",
-	}
-}
+// servers are the live server addresses and their containers.
+func (d *deployment) servers() map[string]string { return d.nodes }
 
+// sentinels are the live sentinels' addresses, sorted.
 func (d *deployment) sentinels() []string {
-	return []string{d.ip(21) + ":26379", d.ip(22) + ":26379", d.ip(23) + ":26379"}
+	var out []string
+	for a := range d.sents {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (d *deployment) container(service string) string { return d.project + "_" + service + "_1" }
@@ -52,7 +73,7 @@ func (d *deployment) network() string                 { return d.project + "_vig
 func (d *deployment) compose(args ...string) (string, error) {
 	full := append([]string{"-f", filepath.Join(d.root, "configs/examples/compose.yaml"), "-p", d.project}, args...)
 	cmd := exec.Command("docker-compose", full...)
-	cmd.Env = append(os.Environ(), "VIGIL_IMAGE="+imageTag, "VIGIL_SUBNET="+d.subnet)
+	cmd.Env = append(os.Environ(), "VIGIL_IMAGE="+imageTag, "VIGIL_SUBNET="+d.subnet, fmt.Sprintf("VIGIL_FORGET_AFTER=%d", forgetAfter))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -103,7 +124,7 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		root, err := filepath.Abs("../..")
 		Expect(err).NotTo(HaveOccurred())
 		n := os.Getpid()
-		d = &deployment{root: root, project: fmt.Sprintf("vigiltest%d", n), subnet: fmt.Sprintf("172.30.%d", 100+n%150)}
+		d = newDeployment(root, fmt.Sprintf("vigiltest%d", n), fmt.Sprintf("172.30.%d", 100+n%150))
 
 		By("building the image FROM scratch")
 		out, err := run(filepath.Join(root, "scripts/docker-image.sh"), imageTag)
@@ -118,8 +139,11 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 			if c != nil {
 				c.Close()
 			}
-			for _, s := range d.servers() {
-				_, _ = run("docker", "unpause", d.container(s)) // a failed spec may leave one paused
+			for _, ct := range d.servers() {
+				_, _ = run("docker", "unpause", ct) // a failed spec may leave one paused
+			}
+			for _, ct := range d.extra {
+				_, _ = run("docker", "rm", "-f", ct)
 			}
 			out, err := d.compose("down", "-v", "-t", "1")
 			if err != nil {
@@ -163,17 +187,11 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		}()
 	})
 
-	// fault injects a fault into the current master's container, waits for
-	// the failover, lifts the fault and waits for the old master to rejoin.
-	fault := func(inject func(container string), lift func(container string)) {
-		old := agreedMaster(ctx, d)
-		service := d.servers()[old]
-		Expect(service).NotTo(BeEmpty(), "master %s is none of the deployment's servers", old)
-		container := d.container(service)
-
-		By(fmt.Sprintf("injecting the fault into %s (%s)", container, old))
-		inject(container)
-
+	// waitFailover waits for the sentinels to agree on a master other than
+	// old, and for the client to follow it: its MasterAddr, acknowledged
+	// writes, a write read back from the new master.
+	waitFailover := func(old string) string {
+		GinkgoHelper()
 		By("waiting for the sentinels to agree on a new master")
 		var next string
 		Eventually(func(g Gomega) {
@@ -190,10 +208,25 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 		before := writes.Load()
 		Eventually(writes.Load).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", before+5))
-		Expect(c.Set(ctx, "after-"+service, "ok", 0).Err()).To(Succeed())
+		key := "after-" + strings.ReplaceAll(old, ":", "-")
+		Expect(c.Set(ctx, key, "ok", 0).Err()).To(Succeed())
 		rdb := redis.NewClient(&redis.Options{Addr: next})
 		defer rdb.Close()
-		Expect(rdb.Get(ctx, "after-"+service).Val()).To(Equal("ok"))
+		Expect(rdb.Get(ctx, key).Val()).To(Equal("ok"))
+		return next
+	}
+
+	// fault injects a fault into the current master's container, waits for
+	// the failover, lifts the fault and waits for the old master to rejoin.
+	fault := func(inject func(container string), lift func(container string)) {
+		old := agreedMaster(ctx, d)
+		container := d.servers()[old]
+		Expect(container).NotTo(BeEmpty(), "master %s is none of the deployment's servers", old)
+
+		By(fmt.Sprintf("injecting the fault into %s (%s)", container, old))
+		inject(container)
+
+		next := waitFailover(old)
 
 		By(fmt.Sprintf("lifting the fault on %s", container))
 		lift(container)
@@ -206,7 +239,7 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		addr, err := c.MasterAddr(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(addr).To(Equal(next))
-		before = writes.Load()
+		before := writes.Load()
 		Eventually(writes.Load).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", before+5))
 	}
 
@@ -227,7 +260,113 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 			docker("network", "disconnect", "-f", d.network(), ct)
 		}, func(ct string) { docker("network", "connect", "--ip", ip, d.network(), ct) })
 	})
+
+	It("keeps a sentinel's state when its container is SIGKILLed and restarted with docker start", func() {
+		master := agreedMaster(ctx, d)
+		addr := d.sentinels()[2]
+		ct := d.sents[addr]
+		By("SIGKILL and docker start of " + ct)
+		docker("kill", "-s", "KILL", ct)
+		docker("start", ct)
+		waitHealthy(ctx, d, master, 3)
+		conf := sentinelConf(ct)
+		// The file's monitor line (the master after the failovers above)
+		// won over the command line's, which names the first master.
+		Expect(regexp.MustCompile(`(?m)^sentinel monitor `).FindAllString(conf, -1)).To(HaveLen(1), "%s:\n%s", ct, conf)
+		host, port, _ := strings.Cut(master, ":")
+		Expect(conf).To(MatchRegexp(`(?m)^sentinel monitor %s %s %s 2$`, masterName, regexp.QuoteMeta(host), port), ct)
+		out, err := run("docker", "logs", ct)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).NotTo(ContainSubstring("Duplicate master name"))
+	})
+
+	It("follows the master when its container is replaced by one with a new address, and forgets the old addresses", func() {
+		old := agreedMaster(ctx, d)
+		oldCt := d.servers()[old]
+		Expect(oldCt).NotTo(BeEmpty())
+		oldSentinel := d.sentinels()[2]
+		oldSentinelCt := d.sents[oldSentinel]
+
+		By(fmt.Sprintf("SIGKILL of the master's container %s (%s), for good: a pod that dies", oldCt, old))
+		docker("kill", "-s", "KILL", oldCt)
+		next := waitFailover(old)
+		docker("rm", "-f", oldCt)
+		delete(d.nodes, old)
+
+		// What a pod's start script does: ask the sentinels for the master
+		// and start as its replica, announcing the pod's own address.
+		newServer := d.ip(13) + ":6379"
+		ct := d.project + "_replacement_server"
+		By(fmt.Sprintf("a replacement server container %s at a new address %s, replica of %s", ct, newServer, next))
+		nextHost, nextPort, _ := strings.Cut(next, ":")
+		d.extra = append(d.extra, ct)
+		docker("run", "-d", "--name", ct, "--network", d.network(), "--ip", d.ip(13), imageTag,
+			"vigil-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--port", "6379",
+			"--replica-announce-ip", d.ip(13), "--replicaof", nextHost, nextPort)
+		d.nodes[newServer] = ct
+
+		By(fmt.Sprintf("the sentinel container %s (%s) replaced too, by a new one at a new address", oldSentinelCt, oldSentinel))
+		docker("kill", "-s", "KILL", oldSentinelCt)
+		docker("rm", "-f", oldSentinelCt)
+		delete(d.sents, oldSentinel)
+		newSentinel := d.ip(24) + ":26379"
+		sct := d.project + "_replacement_sentinel"
+		d.extra = append(d.extra, sct)
+		docker("run", "-d", "--name", sct, "--network", d.network(), "--ip", d.ip(24), imageTag,
+			"vigil-sentinel", "/data/sentinel.conf", "--port", "26379",
+			"--sentinel", "announce-ip", d.ip(24),
+			"--sentinel", "monitor", masterName, nextHost, nextPort, "2",
+			"--sentinel", "down-after-milliseconds", masterName, "2000",
+			"--sentinel", "failover-timeout", masterName, "10000",
+			"--sentinel", "forget-after-milliseconds", masterName, strconv.Itoa(forgetAfter))
+		d.sents[newSentinel] = sct
+
+		By("after forget-after-milliseconds: every sentinel lists exactly the live servers and sentinels")
+		waitHealthy(ctx, d, next, 3)
+		Eventually(func(g Gomega) {
+			g.Expect(roleOf(ctx, newServer)).To(Equal("slave"))
+		}).WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+
+		By("no config file names an old address; the two old sentinels logged -slave and -sentinel")
+		oldHost, _, _ := strings.Cut(old, ":")
+		oldSentHost, _, _ := strings.Cut(oldSentinel, ":")
+		stale := regexp.MustCompile(fmt.Sprintf(`(?m)^sentinel known-(replica|sentinel) %s (%s|%s) `,
+			masterName, regexp.QuoteMeta(oldHost), regexp.QuoteMeta(oldSentHost)))
+		for _, s := range d.sentinels() {
+			sc := d.sents[s]
+			Eventually(func(g Gomega) {
+				conf := sentinelConf(sc)
+				g.Expect(stale.FindAllString(conf, -1)).To(BeEmpty(), "%s:\n%s", sc, conf)
+				g.Expect(conf).To(MatchRegexp(`(?m)^sentinel known-replica %s %s 6379$`, masterName, regexp.QuoteMeta(d.ip(13))), sc)
+			}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+			if s == newSentinel {
+				continue
+			}
+			out, err := run("docker", "logs", sc)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(out).To(ContainSubstring("-slave slave "+old+" "+oldHost), sc)
+			Expect(out).To(ContainSubstring("-sentinel sentinel "), sc)
+		}
+
+		By("the client still follows the master")
+		addr, err := c.MasterAddr(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(addr).To(Equal(next))
+		before := writes.Load()
+		Eventually(writes.Load).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", before+5))
+	})
 })
+
+// sentinelConf is /data/sentinel.conf of a container (docker cp: the image
+// has no shell to cat it).
+func sentinelConf(container string) string {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	docker("cp", container+":/data/sentinel.conf", dir)
+	b, err := os.ReadFile(filepath.Join(dir, "sentinel.conf"))
+	Expect(err).NotTo(HaveOccurred())
+	return string(b)
+}
 
 // roleOf is the first element of ROLE at addr ("" when it does not answer).
 func roleOf(ctx context.Context, addr string) string {

@@ -7,7 +7,13 @@
 // go-redis and with a sentinel-following client (package client), that the
 // sentinels fail over, that the client follows the new master, and that once
 // the old master is back every sentinel lists exactly the live replicas and
-// the two other sentinels, none of them down.
+// the two other sentinels, none of them down. A sentinel container SIGKILLed
+// and restarted with docker start comes back with its saved state. Last, the
+// master's container and a sentinel's are replaced by containers at new
+// addresses (as pods are): the client follows the failover, and after the
+// sentinels' forget-after-milliseconds (VIGIL_FORGET_AFTER, 20 s here) no
+// sentinel lists an old address, in SENTINEL REPLICAS / SENTINELS or in its
+// config file.
 //
 // The suite needs a Docker engine that answers (`docker version`) and
 // docker-compose (v1); it skips with a message otherwise. It builds the image

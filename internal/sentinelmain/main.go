@@ -148,6 +148,9 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 	log.Warn().Msg("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo")
 	log.Warn().Msgf("Redis version=%s, bits=64, commit=00000000, modified=0, pid=%d, just started", daemon.RedisVersion, pid)
 	log.Warn().Msg("Configuration loaded")
+	for _, n := range st.Notes {
+		log.Warn().Msg(n)
+	}
 	if cfg.Daemonize {
 		log.Warn().Msg("daemonize yes is ignored: Vigil does not daemonize and keeps running in the foreground (use a supervisor)")
 	}

@@ -40,6 +40,10 @@ type Settings struct {
 	// Sentinel is the state of the "sentinel ..." lines.
 	Sentinel sentinel.Config
 
+	// Notes are what the loader wants logged at startup (a command-line
+	// monitor line left out, see LoadConfig).
+	Notes []string
+
 	// userLines gives the ACL users as ACL LIST shows them, for the
 	// rewrite (set by the daemon; nil: the users of the file).
 	userLines func() []string
@@ -70,6 +74,7 @@ func LoadConfig(path string, args []string) (*Settings, error) {
 		return nil, &configs.FileError{Path: abs, Err: err}
 	}
 	text := string(data)
+	fileLines := strings.Count(text, "\n") + 1 // later lines come from args
 	if len(args) > 0 {
 		text += "\n" + configs.ArgsToConfig(args)
 	}
@@ -121,11 +126,47 @@ func LoadConfig(path string, args []string) (*Settings, error) {
 	// "dir" line stands. The caller (cmd/vigil-sentinel) chdirs to
 	// Server.Dir before anything else resolves a relative path (logfile,
 	// pidfile, scripts run later).
+	slines, notes := dropSeededMonitors(slines, fileLines)
 	sc, err := parseSentinelLines(slines, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Settings{File: abs, Server: cfg, Sentinel: sc}, nil
+	return &Settings{File: abs, Server: cfg, Sentinel: sc, Notes: notes}, nil
+}
+
+// dropSeededMonitors leaves out a `sentinel monitor <name> ...` line given on
+// the command line (its line number is past the file's fileLines) when the
+// file itself monitors <name> (Vigil). A sentinel started as
+// `vigil-sentinel sentinel.conf --sentinel monitor mymaster ...`, the way a
+// container is (configs/examples/compose.yaml: a FROM-scratch image has no
+// shell to write the file once), saves that line into the file; started
+// again with the same command line (docker start, a restarted pod), the
+// file's line is the state it learned since (the master after a failover)
+// and wins, where redis-sentinel exits with "Duplicate master name.". Two
+// monitor lines for one name in the file, or on the command line, are
+// still that error. The other command-line lines apply as usual.
+func dropSeededMonitors(lines []sentinelLine, fileLines int) ([]sentinelLine, []string) {
+	inFile := map[string]string{}
+	for _, l := range lines {
+		if l.no <= fileLines && len(l.args) >= 2 && strings.EqualFold(l.args[0], "monitor") {
+			if _, ok := inFile[l.args[1]]; !ok {
+				inFile[l.args[1]] = strings.Join(l.args[2:], " ")
+			}
+		}
+	}
+	var out []sentinelLine
+	var notes []string
+	for _, l := range lines {
+		if l.no > fileLines && len(l.args) >= 2 && strings.EqualFold(l.args[0], "monitor") {
+			if kept, ok := inFile[l.args[1]]; ok {
+				notes = append(notes, fmt.Sprintf("Command line 'sentinel monitor %s %s' ignored: the config file already monitors %s (%s), as this sentinel last saved it",
+					l.args[1], strings.Join(l.args[2:], " "), l.args[1], kept))
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	return out, notes
 }
 
 // checkUserLines validates the "user" lines of the file as config.c does
@@ -460,6 +501,15 @@ func handleSentinelLine(cfg *sentinel.Config, argv []string, master func(string)
 		if m.RebootDownAfter < 0 {
 			return "negative time parameter."
 		}
+	case name == "forget-after-milliseconds" && argc == 3:
+		// Vigil (sentinel/forget.go): 0 = never forget.
+		if !needMaster() {
+			return noMaster
+		}
+		m.ForgetAfter = atoi(argv[2])
+		if m.ForgetAfter < 0 {
+			return "negative time parameter."
+		}
 	default:
 		return "Unrecognized sentinel configuration statement."
 	}
@@ -491,7 +541,8 @@ var sentinelOptions = []string{
 	"sentinel announce-hostnames", "sentinel monitor", "sentinel down-after-milliseconds",
 	"sentinel failover-timeout", "sentinel parallel-syncs", "sentinel notification-script",
 	"sentinel client-reconfig-script", "sentinel auth-pass", "sentinel auth-user",
-	"sentinel master-reboot-down-after-period", "sentinel config-epoch", "sentinel leader-epoch",
+	"sentinel master-reboot-down-after-period", "sentinel forget-after-milliseconds",
+	"sentinel config-epoch", "sentinel leader-epoch",
 	"sentinel known-replica", "sentinel known-sentinel", "sentinel known-sync-ack", "sentinel rename-command",
 	"sentinel current-epoch", "sentinel announce-ip", "sentinel announce-port",
 	"sentinel sentinel-user", "sentinel sentinel-pass",
@@ -607,6 +658,9 @@ func rewriteContent(old []byte, srv *configs.Config, sc sentinel.Config, tun sen
 		}
 		if m.RebootDownAfter != 0 {
 			s.RewriteLine("sentinel master-reboot-down-after-period", fmt.Sprintf("sentinel master-reboot-down-after-period %s %d", name, m.RebootDownAfter), true)
+		}
+		if m.ForgetAfter != 0 {
+			s.RewriteLine("sentinel forget-after-milliseconds", fmt.Sprintf("sentinel forget-after-milliseconds %s %d", name, m.ForgetAfter), true)
 		}
 		s.RewriteLine("sentinel config-epoch", fmt.Sprintf("sentinel config-epoch %s %d", name, m.ConfigEpoch), true)
 		s.RewriteLine("sentinel leader-epoch", fmt.Sprintf("sentinel leader-epoch %s %d", name, m.LeaderEpoch), true)

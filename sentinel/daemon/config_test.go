@@ -51,6 +51,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"sentinel monitor m 127.0.0.1 1 2\nsentinel known-replica m bad 1\n", 2, "Can't resolve instance hostname."},
 		{"sentinel monitor m 127.0.0.1 1 2\nsentinel known-sync-ack m -1\n", 2, "min-replicas-ack must be 0 or greater."},
 		{"sentinel known-sync-ack m 1\n", 1, "No such master with specified name."},
+		{"sentinel monitor m 127.0.0.1 1 2\nsentinel forget-after-milliseconds m -5\n", 2, "negative time parameter."},
+		{"sentinel forget-after-milliseconds m 1000\n", 1, "No such master with specified name."},
 	}
 	for _, tt := range tests {
 		t.Run(strings.ReplaceAll(tt.reason, " ", "_"), func(t *testing.T) {
@@ -243,5 +245,61 @@ func TestLoadConfigScriptsFromDir(t *testing.T) {
 	var ce *configs.ConfigError
 	if !errors.As(err, &ce) || ce.Line != 3 || ce.Reason != "Notification script seems non existing or non executable." {
 		t.Fatalf("err = %v, want line 3 Notification script seems non existing or non executable.", err)
+	}
+}
+
+// A command-line `sentinel monitor` for a master the file already monitors
+// is left out: the file holds what the sentinel saved since (a container
+// restarted with the command line it was created with).
+func TestLoadConfigCommandLineMonitorSeed(t *testing.T) {
+	args := []string{"--sentinel", "monitor", "m", "10.0.0.1", "6379", "2", "--sentinel", "down-after-milliseconds", "m", "2000"}
+
+	// First start: an empty file, the command line monitors.
+	st, err := LoadConfig(writeConf(t, ""), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Sentinel.Masters) != 1 || st.Sentinel.Masters[0].IP != "10.0.0.1" || len(st.Notes) != 0 {
+		t.Fatalf("first start: %+v, notes %q", st.Sentinel.Masters, st.Notes)
+	}
+
+	// Restarted: the file (as rewritten after a failover) wins; the other
+	// command-line lines still apply.
+	saved := "port 26379\nsentinel monitor m 10.0.0.2 6379 2\nsentinel down-after-milliseconds m 5000\nsentinel known-replica m 10.0.0.1 6379\n"
+	st, err = LoadConfig(writeConf(t, saved), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := st.Sentinel.Masters
+	if len(m) != 1 || m[0].IP != "10.0.0.2" || m[0].DownAfter != 2000 || len(m[0].KnownReplicas) != 1 {
+		t.Errorf("restart: %+v", m)
+	}
+	if len(st.Notes) != 1 || !strings.Contains(st.Notes[0], "'sentinel monitor m 10.0.0.1 6379 2' ignored") ||
+		!strings.Contains(st.Notes[0], "(10.0.0.2 6379 2)") {
+		t.Errorf("notes %q", st.Notes)
+	}
+	// Without a trailing newline in the file, the same.
+	st, err = LoadConfig(writeConf(t, strings.TrimSuffix(saved, "\n")), args)
+	if err != nil || st.Sentinel.Masters[0].IP != "10.0.0.2" {
+		t.Errorf("no trailing newline: %v %+v", err, st)
+	}
+
+	// Another master on the command line is added; twice on the command
+	// line, or twice in the file, is still Redis's error.
+	st, err = LoadConfig(writeConf(t, saved), []string{"--sentinel", "monitor", "n", "10.0.0.3", "6379", "1"})
+	if err != nil || len(st.Sentinel.Masters) != 2 {
+		t.Errorf("another master: %v %+v", err, st)
+	}
+	for _, tc := range []struct {
+		file string
+		args []string
+	}{
+		{"", append(args[:6:6], args[:6]...)},
+		{"sentinel monitor m 10.0.0.1 6379 2\nsentinel monitor m 10.0.0.2 6379 2\n", nil},
+	} {
+		var ce *configs.ConfigError
+		if _, err := LoadConfig(writeConf(t, tc.file), tc.args); !errors.As(err, &ce) || ce.Reason != "Duplicate master name." {
+			t.Errorf("file %q args %q: err %v, want Duplicate master name.", tc.file, tc.args, err)
+		}
 	}
 }

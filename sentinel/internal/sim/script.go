@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 //	redis <name> <ip:port> [of <master>] [priority=<n>] [offset=<n>] [runid=<hex40>] [ack=<n>]
 //	sentinel <name> <ip:port> [id=<hex40>]
 //	monitor <master-name> <redis> <quorum> [down-after=<ms>] [failover-timeout=<ms>]
-//	        [parallel-syncs=<n>] [on=<s1,s2,...>]      (before start: part of the config)
+//	        [parallel-syncs=<n>] [forget-after=<ms>] [on=<s1,s2,...>]  (before start: part of the config)
 //	start                              load configs, start timers (implied by tick)
 //	tick <dur>                         run the simulation
 //	kill <node> | restart <node>
@@ -42,6 +43,8 @@ import (
 //	expect-role <redis> master | expect-role <redis> slave <master>
 //	expect-events <sentinel|*> <type> <n>
 //	expect-epoch <sentinel> <n>
+//	expect-known <sentinel> <master-name> <redis,...|-> <sentinel,...|->
+//	                                   exactly these known replicas and other sentinels
 //	log <text>
 //
 // Durations are Go durations ("5s", "250ms") or plain milliseconds.
@@ -228,6 +231,9 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		}
 		if v, ok := opts["parallel-syncs"]; ok {
 			mc.ParallelSyncs, _ = strconv.Atoi(v)
+		}
+		if v, ok := opts["forget-after"]; ok {
+			mc.ForgetAfter, _ = parseDur(v)
 		}
 		var targets []*Node
 		if on, ok := opts["on"]; ok {
@@ -518,6 +524,63 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		want, _ := strconv.ParseUint(args[1], 10, 64)
 		if got := n.Core.CurrentEpoch(); got != want {
 			s.errorf("expect-epoch %s: got %d, want %d", n.Name, got, want)
+		}
+	case "expect-known":
+		if err := need(4); err != nil {
+			return err
+		}
+		n, err := s.node(args[0], 1)
+		if err != nil {
+			return err
+		}
+		addrs := func(list string) ([]string, error) {
+			var out []string
+			if list == "-" {
+				return out, nil
+			}
+			for _, name := range strings.Split(list, ",") {
+				x, err := s.node(name, -1)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, x.Addr.String())
+			}
+			sort.Strings(out)
+			return out, nil
+		}
+		wantR, err := addrs(args[2])
+		if err != nil {
+			return err
+		}
+		wantS, err := addrs(args[3])
+		if err != nil {
+			return err
+		}
+		now := T0 + s.now + n.clockSkew
+		got := func(rows [][]sentinel.Field) []string {
+			var out []string
+			for _, row := range rows {
+				var ip, port string
+				for _, f := range row {
+					switch f.Name {
+					case "ip":
+						ip = f.Value
+					case "port":
+						port = f.Value
+					}
+				}
+				out = append(out, ip+":"+port)
+			}
+			sort.Strings(out)
+			return out
+		}
+		reps, _ := n.Core.Replicas(now, args[1])
+		sens, _ := n.Core.Sentinels(now, args[1])
+		if g := got(reps); strings.Join(g, " ") != strings.Join(wantR, " ") {
+			s.errorf("expect-known %s %s: replicas %v, want %v", args[0], args[1], g, wantR)
+		}
+		if g := got(sens); strings.Join(g, " ") != strings.Join(wantS, " ") {
+			s.errorf("expect-known %s %s: sentinels %v, want %v", args[0], args[1], g, wantS)
 		}
 	case "log":
 		s.printf("%9.3f === %s\n", float64(s.now)/1000, strings.Join(f, " "))
