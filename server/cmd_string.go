@@ -88,7 +88,7 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 				s.Set(copyBytes(val), keyspace.StringAuto)
 			}
 			e.ClearArgvExec()
-			if !keepTTL && e.ExpireAt != 0 {
+			if !keepTTL && e.HasExpire() {
 				db.Persist(key)
 			}
 			return e

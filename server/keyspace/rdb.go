@@ -157,8 +157,8 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 	n.key = string(key)
 	e := db.insertNode(h, n, val, now)
 	if expireAt != 0 {
-		e.ExpireAt = max(expireAt, 1)
-		db.expires.insert(h, newRef(n.key, e))
+		db.expires.insert(h, &(&expireEntry{dictEntry: dictEntry{key: n.key}, at: max(expireAt, 1)}).dictEntry)
+		e.flags |= expireFlag
 	}
 	return e, true
 }
