@@ -340,15 +340,17 @@ func (db *DB) SetKeepTTL(key []byte, val Value, now int64) *Entry {
 	return db.set(key, val, now, true)
 }
 
-// stringNode is a key node created by SetString, its String value in the
-// same allocation.
+// stringNode is a key node created by SetString, its String value's header
+// in the same allocation.
 type stringNode struct {
 	keyNode
 	str String
 }
 
-// inlineNode is a stringNode with room A (a byte array) for its key's and
-// value's bytes, all in one allocation.
+// inlineNode is a stringNode with room A (a byte array) for its value's and
+// key's bytes, all in one allocation: the value's bytes first, right after
+// the String header (an inline String), then the key's, which the node's
+// key string points at.
 type inlineNode[A any] struct {
 	stringNode
 	data A
@@ -370,6 +372,8 @@ func newInline[A any]() (*stringNode, []byte) {
 // not freed before the key).
 func newStringNode(size int) (*stringNode, []byte) {
 	switch {
+	case size <= int(64-stringNodeSize):
+		return newInline[[64 - stringNodeSize]byte]()
 	case size <= int(80-stringNodeSize):
 		return newInline[[80 - stringNodeSize]byte]()
 	case size <= int(96-stringNodeSize):
@@ -394,29 +398,58 @@ func newStringNode(size int) (*stringNode, []byte) {
 	return nil, nil
 }
 
-// SetString is Set (SetKeepTTL when keepTTL) of NewString(a copy of val,
-// kind). A new key gets its node, Entry, String, key bytes and value bytes
-// in one allocation when they fit in 256 bytes (the node's size class): one
-// allocation per key instead of four, and no per-object slack, for the
-// commonest write (SET, MSET, SETNX... of a new key).
+// SetString is Set (SetKeepTTL when keepTTL) of a string holding a copy of
+// val, created as kind. A new key gets its node, Entry, String header, value
+// bytes and key bytes in one allocation when they fit in 256 bytes (the
+// node's size class): one allocation per key instead of four, and no
+// per-object slack, for the commonest write (SET, MSET, SETNX... of a new
+// key). A `key:N` = `value:N` key is one 80-byte object, as Redis's
+// dictEntry, key sds and embstr robj (72 bytes) are three.
 func (db *DB) SetString(key, val []byte, kind StringKind, now int64, keepTTL bool) *Entry {
 	h := hashBytes(key)
 	if de := db.dict.findB(h, key); de != nil {
-		return db.setExisting(h, de, NewString(append(make([]byte, 0, len(val)), val...), kind), now, keepTTL)
+		return db.setExisting(h, de, newStringCopy(val, kind), now, keepTTL)
 	}
+	if n := newInlineStringNode(key, val, kind); n != nil {
+		return db.insertNode(h, &n.keyNode, &n.str, now)
+	}
+	n := &keyNode{}
+	n.key = string(key)
+	return db.insertNode(h, n, NewString(append(make([]byte, 0, len(val)), val...), kind), now)
+}
+
+// newInlineStringNode returns a node holding key and an inline string
+// value, a copy of val created as kind, or nil when they do not fit in one.
+func newInlineStringNode(key, val []byte, kind StringKind) *stringNode {
 	n, buf := newStringNode(len(key) + len(val))
-	if n != nil {
-		copy(buf, key)
-		copy(buf[len(key):], val)
-		n.key = unsafe.String(unsafe.SliceData(buf), len(key)) // the key's bytes are never written
-		end := len(key) + len(val)
-		n.str.Set(buf[len(key):end:end], kind) // no spare capacity: appends reallocate
-	} else {
-		n = &stringNode{}
-		n.key = string(key)
-		n.str.Set(append(make([]byte, 0, len(val)), val...), kind)
+	if n == nil {
+		return nil
 	}
-	return db.insertNode(h, &n.keyNode, &n.str, now)
+	copy(buf, val)
+	kb := buf[len(val):]
+	copy(kb, key)
+	n.key = unsafe.String(unsafe.SliceData(kb), len(key)) // the key's bytes are never written
+	// No spare capacity (the key's bytes follow): appends reallocate.
+	n.str = String{n: uint32(len(val)), ck: uint32(kind)<<kindShift | inlineFlag}
+	return n
+}
+
+// OverwriteString stores a copy of val, created as kind, as the value of
+// e, the entry of key, which must hold a string that no running snapshot
+// needs (InPlace): at the same length the bytes are overwritten in place
+// (no allocation: the SET and INCR of an existing key), else the value is
+// replaced by a new string. The caller handles the TTL and ArgvExec.
+func (db *DB) OverwriteString(key []byte, e *Entry, val []byte, kind StringKind) {
+	if e.flags&acctDirtyFlag == 0 {
+		db.markDirtyKey(key, e)
+	}
+	s := (*String)(e.vp)
+	if b := s.Bytes(); len(b) == len(val) {
+		copy(b, val)
+		s.SetKind(kind)
+		return
+	}
+	e.setVal(newStringCopy(val, kind))
 }
 
 func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
@@ -465,14 +498,16 @@ func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL
 // holds its value, the value is first duplicated (Value.Dup: a string's
 // kind may change, so writers set it after changing the bytes): the
 // snapshot keeps the original, the entry gets the copy. It does not
-// allocate unless it copies.
+// allocate unless it copies, or gives an inline string a header of its own
+// (16 bytes, once: see mutableValue). For a same-length overwrite of a
+// string, OverwriteString does neither.
 func (db *DB) Mutable(key []byte, e *Entry) Value {
 	if e.flags&acctDirtyFlag == 0 {
 		db.markDirtyKey(key, e)
 	}
 	s := db.ks.snap
 	if s == nil {
-		return e.Value()
+		return e.mutableValue()
 	}
 	if e.snapEpoch != s.epoch {
 		db.save(s, string(key), e)
@@ -482,6 +517,19 @@ func (db *DB) Mutable(key []byte, e *Entry) Value {
 		e.flags &^= snapSharedFlag
 		s.stats.Copied++
 		s.stats.CopiedBytes += e.Value().Size(0)
+	}
+	return e.mutableValue()
+}
+
+// mutableValue is Mutable's result once e's value is its own: an inline
+// string gets a header of its own with a pointer to the same bytes
+// (String.external), so that the writer may hand it a new array (as
+// dbUnshareStringValue turns an embstr into a raw string).
+func (e *Entry) mutableValue() Value {
+	if e.vt == vtString {
+		if s := (*String)(e.vp); s.inline() {
+			e.vp = unsafe.Pointer(s.external())
+		}
 	}
 	return e.Value()
 }

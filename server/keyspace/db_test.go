@@ -530,8 +530,15 @@ func TestSetString(t *testing.T) {
 	if string(s.Bytes()) != "abc" || s.Kind() != StringAuto || e.LastAccess() != 0 || e.Freq != LFUInitVal {
 		t.Fatalf("got %q kind %v", s.Bytes(), s.Kind())
 	}
-	copy(db.Mutable([]byte("k1"), e).(*String).Bytes(), "xyz")
-	s.Set(append(s.Bytes(), "more"...), StringRaw)
+	if !s.inline() || stringNodeSize != 56 {
+		t.Fatalf("inline %v, node header %d bytes: a key:N = value:N key (22 bytes) must fit in 80", s.inline(), stringNodeSize)
+	}
+	m := db.Mutable([]byte("k1"), e).(*String)
+	copy(m.Bytes(), "xyz")
+	m.Set(append(m.Bytes(), "more"...), StringRaw)
+	if string(s.Bytes()) != "xyz" || db.Peek([]byte("k1")) == nil {
+		t.Fatalf("the node's bytes after an append: %q", s.Bytes())
+	}
 	if !db.Rename([]byte("k1"), []byte("k2"), 1) {
 		t.Fatal("rename failed")
 	}

@@ -354,7 +354,7 @@ func PrefetchItems(items []Item) {
 	}
 	for i := range items {
 		if sv, ok := items[i].Value.(*String); ok && sv.n > 0 {
-			sink += *sv.p
+			sink += *sv.data()
 		}
 	}
 	prefetchSink.Store(uint32(sink))
