@@ -48,7 +48,7 @@ func cmdBlockGet(c *Client, args [][]byte) {
 // serveBlockGet is BLOCKGET's ServeFunc.
 func serveBlockGet(c *Client, key []byte) bool {
 	e := c.selectedDB().Peek(key)
-	if e == nil || e.ExpireAt != 0 && c.srv.nowMs > e.ExpireAt {
+	if e == nil || e.HasExpire() && c.srv.nowMs > c.selectedDB().ExpireAt(e) {
 		return false
 	}
 	v, ok := e.StringValue()

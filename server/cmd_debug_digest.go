@@ -96,7 +96,7 @@ func xorObjectDigest(d *digest, e *keyspace.Entry) {
 	case streamEntryWalker:
 		_ = v.WalkEntries(func(ms, seq uint64, fv [][]byte) { mixStreamEntry(d, ms, seq, fv) })
 	}
-	if e.ExpireAt != 0 {
+	if e.HasExpire() {
 		d.xor([]byte("!!expire!!"))
 	}
 }

@@ -363,7 +363,7 @@ func cmdCopy(c *Client, args [][]byte) {
 		return
 	}
 	val := e.Value().Dup() // dupStringObject, dupListObject, ...
-	expireAt := e.ExpireAt
+	expireAt := c.selectedDB().ExpireAt(e)
 	if exists {
 		dst.Delete(dstKey)
 	}
@@ -448,7 +448,7 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 		return
 	}
 	if flags != 0 {
-		cur := e.ExpireAt // 0: no TTL (Redis's -1)
+		cur := c.selectedDB().ExpireAt(e) // 0: no TTL (Redis's -1)
 		switch {
 		case flags&expireNX != 0 && cur != 0,
 			flags&expireXX != 0 && cur == 0,
@@ -504,11 +504,11 @@ func (c *Client) ttlGeneric(key []byte, ms, abs bool) {
 		c.w.Int(-2)
 		return
 	}
-	if e.ExpireAt == 0 {
+	ttl := c.selectedDB().ExpireAt(e)
+	if ttl == 0 {
 		c.w.Int(-1)
 		return
 	}
-	ttl := e.ExpireAt
 	if !abs {
 		ttl -= c.srv.nowMs
 	}

@@ -147,8 +147,8 @@ func cmdMigrate(c *Client, args [][]byte) {
 			continue
 		}
 		ttl := int64(0)
-		if e.ExpireAt != 0 {
-			ttl = e.ExpireAt - s.nowMs
+		if at := db.ExpireAt(e); at != 0 {
+			ttl = at - s.nowMs
 			if ttl < 0 {
 				continue
 			}

@@ -67,8 +67,8 @@ func (c *Client) setString(key, val []byte, keepTTL bool) {
 
 // storeString is setString for a caller that already looked the key up
 // (e is lookupKeyWrite's result). When the key holds a string that no
-// running snapshot needs (DB.InPlace), its value object is reused and, at
-// the same length, its buffer overwritten, so overwriting a value costs no
+// running snapshot needs (DB.InPlace), its bytes are overwritten in place
+// at the same length (DB.OverwriteString), so overwriting a value costs no
 // allocation (the hot path of SET, MSET and INCR). Replies copy stored
 // bytes, so nothing else holds them.
 func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *keyspace.Entry {
@@ -80,15 +80,10 @@ func (c *Client) storeString(e *keyspace.Entry, key, val []byte, keepTTL bool) *
 		c.notify(configs.NotifyNew, "new", key) // dbAdd
 	}
 	if e != nil && db.InPlace(e) {
-		if s, ok := db.Mutable(key, e).(*keyspace.String); ok {
-			if old := s.Bytes(); len(old) == len(val) {
-				copy(old, val)
-				s.SetKind(keyspace.StringAuto)
-			} else {
-				s.Set(copyBytes(val), keyspace.StringAuto)
-			}
+		if _, ok := e.StringValue(); ok {
+			db.OverwriteString(key, e, val, keyspace.StringAuto)
 			e.ClearArgvExec()
-			if !keepTTL && e.ExpireAt != 0 {
+			if !keepTTL && e.HasExpire() {
 				db.Persist(key)
 			}
 			return e

@@ -1027,8 +1027,9 @@ func zpopArgv(key []byte, max bool, count int64) [][]byte {
 // ZPOPMIN|ZPOPMAX key [<popped count>] (count only for BZMPOP).
 func zpopServe(max bool, count int64) ServeFunc {
 	return func(c *Client, key []byte) bool {
-		e := c.selectedDB().Peek(key)
-		if e == nil || e.ExpireAt != 0 && c.srv.nowMs > e.ExpireAt {
+		db := c.selectedDB()
+		e := db.Peek(key)
+		if e == nil || e.HasExpire() && c.srv.nowMs > db.ExpireAt(e) {
 			return false
 		}
 		if z, ok := e.Value().(*keyspace.ZSet); !ok || z.Len() == 0 {

@@ -193,7 +193,7 @@ func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
 		}
 		enc.SetDBSizes(i, db.Len(), db.ExpiresLen())
 		db.ForEach(func(k string, e *keyspace.Entry) bool {
-			err = enc.WriteItem(keyspace.Item{DB: i, Key: k, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess(), Freq: e.Freq})
+			err = enc.WriteItem(keyspace.Item{DB: i, Key: k, Value: e.Value(), ExpireAt: db.ExpireAt(e), LastAccess: e.LastAccess(), Freq: e.Freq})
 			if delay > 0 {
 				time.Sleep(delay)
 			}

@@ -55,7 +55,7 @@ func keyspaceDump(ts *testServer) map[string]string {
 	m := map[string]string{}
 	for i, db := range ts.s.ks.DBs {
 		db.ForEach(func(k string, e *keyspace.Entry) bool {
-			m[strconv.Itoa(i)+":"+k] = canon(e.Value()) + "|" + strconv.FormatInt(e.ExpireAt, 10)
+			m[strconv.Itoa(i)+":"+k] = canon(e.Value()) + "|" + strconv.FormatInt(db.ExpireAt(e), 10)
 			return true
 		})
 	}

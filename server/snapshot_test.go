@@ -26,7 +26,7 @@ func TestSnapshotUnderStringWrites(t *testing.T) {
 		for d, db := range ts.s.ks.DBs {
 			db.ForEach(func(k string, e *keyspace.Entry) bool {
 				s := e.Value().(*keyspace.String)
-				m[strconv.Itoa(d)+":"+k] = string(s.Bytes()) + "|" + strconv.FormatInt(e.ExpireAt, 10)
+				m[strconv.Itoa(d)+":"+k] = string(s.Bytes()) + "|" + strconv.FormatInt(db.ExpireAt(e), 10)
 				return true
 			})
 		}

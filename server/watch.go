@@ -86,8 +86,9 @@ func cmdUnwatch(c *Client, args [][]byte) {
 // keyLogicallyExpired is keyIsExpired: the key exists with an expire time
 // in the past (lookups would delete it).
 func (s *Server) keyLogicallyExpired(db int, key []byte) bool {
-	e := s.ks.DBs[db].Peek(key)
-	return e != nil && e.ExpireAt != 0 && s.nowMs > e.ExpireAt
+	d := s.ks.DBs[db]
+	e := d.Peek(key)
+	return e != nil && e.HasExpire() && s.nowMs > d.ExpireAt(e)
 }
 
 // unwatchAll is unwatchAllKeys; with clearDirty it also forgets
@@ -179,7 +180,7 @@ func (s *Server) touchAllWatchedInDB(db int, replacedWith int) {
 		if replacedWith >= 0 {
 			if e := s.ks.DBs[replacedWith].Peek(k); e != nil {
 				inReplacement = true
-				replacementExpired = e.ExpireAt != 0 && s.nowMs > e.ExpireAt
+				replacementExpired = e.HasExpire() && s.nowMs > s.ks.DBs[replacedWith].ExpireAt(e)
 			}
 		}
 		if !inEmptied && !inReplacement {

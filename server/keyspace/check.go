@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Check verifies the invariants of every database of ks (see DB.Check)
@@ -26,8 +27,9 @@ func (ks *Keyspace) Check() error {
 //   - the main dict's count equals its entries, and each key's value is
 //     set; an aggregate (list, set, sorted set, hash) is never empty
 //     (Redis deletes a key whose collection became empty);
-//   - the expires index names exactly the keys whose ExpireAt is set, each
-//     pointing at the main dict's Entry;
+//   - the expires index names exactly the keys whose Entry has the expire
+//     flag (HasExpire), each with a time > 0, under the main dict's key
+//     string;
 //   - each value's encoding agrees with its content and the keyspace's
 //     thresholds where Redis guarantees it: an intset holds only
 //     integers, sorted and distinct, at most set-max-intset-entries; a
@@ -54,12 +56,9 @@ func (db *DB) Check() error {
 			err = fmt.Errorf("key %q: no value", de.key)
 			return false
 		}
-		if e.ExpireAt != 0 {
-			x := db.expires.FindString(de.key)
-			if x != e {
-				err = fmt.Errorf("key %q: ExpireAt %d but the expires index has %p, not its entry %p", de.key, e.ExpireAt, x, e)
-				return false
-			}
+		if x := db.expires.findS(hashString(de.key), de.key); (x != nil) != e.HasExpire() {
+			err = fmt.Errorf("key %q: expire flag %v but in the expires index: %v", de.key, e.HasExpire(), x != nil)
+			return false
 		}
 		if verr := checkValue(e.Value(), cfg); verr != nil {
 			err = fmt.Errorf("key %q (%s, %s): %w", de.key, e.Value().Type(), e.Value().Encoding(), verr)
@@ -76,11 +75,11 @@ func (db *DB) Check() error {
 	nexp := 0
 	db.expires.rangeEntries(func(de *dictEntry) bool {
 		nexp++
-		if main := db.dict.FindString(de.key); main == nil {
+		if m := db.dict.findS(hashString(de.key), de.key); m == nil {
 			err = fmt.Errorf("expires names %q, which is not a key", de.key)
 			return false
-		} else if main != ref(de).val || main.ExpireAt == 0 {
-			err = fmt.Errorf("expires entry of %q is not the key's entry with a TTL", de.key)
+		} else if !nodeEntry(m).HasExpire() || expEnt(de).at <= 0 || unsafe.StringData(m.key) != unsafe.StringData(de.key) {
+			err = fmt.Errorf("expires entry of %q (at %d) is not the key's with a TTL", de.key, expEnt(de).at)
 			return false
 		}
 		return true

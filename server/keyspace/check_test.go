@@ -75,9 +75,9 @@ func TestCheckFindsViolations(t *testing.T) {
 		{"zset listpack value", func(db *DB) { db.ks.Encodings.ZSetMaxListpackValue = 0 }, "zset-max-listpack-value"},
 		{"hash listpack value", func(db *DB) { db.ks.Encodings.HashMaxListpackValue = 0 }, "hash-max-listpack-value"},
 		{"empty hash", func(db *DB) { db.Peek([]byte("hash")).Value().(*Hash).Delete([]byte("f")) }, "empty hash"},
-		{"expire without index", func(db *DB) { db.Peek([]byte("list")).ExpireAt = 5 }, "expires index"},
+		{"expire without index", func(db *DB) { db.Peek([]byte("list")).flags |= expireFlag }, "expires index"},
 		{"index without key", func(db *DB) {
-			db.expires.insert(hashString("ghost"), newRef("ghost", &Entry{ExpireAt: 1}))
+			db.expires.insert(hashString("ghost"), &(&expireEntry{dictEntry: dictEntry{key: "ghost"}, at: 1}).dictEntry)
 		}, "not a key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,9 @@ import (
 )
 
 // Entry is the value stored under a key with its metadata: Redis's robj
-// header plus the db->expires entry.
+// header. The key's expire time is not here but in the database's expires
+// index, as Redis's db->expires (DB.ExpireAt); the entry only records that
+// it has one (HasExpire).
 //
 // An *Entry returned by the DB stays valid (and keeps describing the same
 // key) until the key is deleted, expired, overwritten by Rename or flushed;
@@ -20,10 +22,6 @@ type Entry struct {
 	// DB.SetKeepTTL and DB.Mutable, which keep a running snapshot's view
 	// intact.
 	vp unsafe.Pointer
-	// ExpireAt is the absolute expiry in unix milliseconds, 0 for none.
-	// Read it freely, but change it only through DB.SetExpire and
-	// DB.Persist, which keep the expires index in sync.
-	ExpireAt int64
 	// lastAccess is the unix time in seconds of the last access (the LRU
 	// clock of OBJECT IDLETIME, whose resolution is a second in Redis
 	// too: LRU_CLOCK_RESOLUTION). Under LFU it is also the last decrement
@@ -55,6 +53,8 @@ type Entry struct {
 	//     entries the previous EXEC marked.
 	//   - removedFlag: the key node was unlinked from its dict (dict.go:
 	//     an iteration standing on it skips it).
+	//   - expireFlag: the key has an expire time in the database's
+	//     expires index (set and cleared with the index entry).
 	flags uint8
 	// vt is the type of *vp (vt* constants).
 	vt uint8
@@ -65,6 +65,7 @@ const (
 	snapSharedFlag
 	argvExecFlag
 	removedFlag
+	expireFlag
 )
 
 // The value types of Entry.vt. vtBoxed is any other Value, vp then points
@@ -167,13 +168,50 @@ func (e *Entry) ArgvExec() bool { return e.flags&argvExecFlag != 0 }
 // object (it was modified in place).
 func (e *Entry) ClearArgvExec() { e.flags &^= argvExecFlag }
 
-// expired is keyIsExpired: a key expires once now is past its expire time.
-func (e *Entry) expired(now int64) bool { return e.ExpireAt != 0 && now > e.ExpireAt }
+// HasExpire reports whether the key has an expire time (DB.ExpireAt is
+// not 0).
+func (e *Entry) HasExpire() bool { return e.flags&expireFlag != 0 }
 
 // keyNode is a main-dict element and its Entry in one allocation.
 type keyNode struct {
 	dictEntry
 	ent Entry
+}
+
+// entryNode is the keyNode holding e (every Entry the DB hands out is one).
+func entryNode(e *Entry) *keyNode {
+	return (*keyNode)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(keyNode{}.ent))))
+}
+
+// ExpireAt is the absolute expire time of e, an entry of db, in unix
+// milliseconds, 0 for none (getExpire). Keys without a TTL cost a flag
+// test; the others a lookup in the expires index.
+func (db *DB) ExpireAt(e *Entry) int64 {
+	if e.flags&expireFlag == 0 {
+		return 0
+	}
+	key := entryNode(e).key
+	return db.expireOf(hashString(key), key)
+}
+
+// expireOf is the expire time of key (hash h) in the expires index, 0 for
+// none.
+func (db *DB) expireOf(h uint64, key string) int64 {
+	if x := db.expires.findS(h, key); x != nil {
+		return expEnt(x).at
+	}
+	return 0
+}
+
+// expired is keyIsExpired for the main-dict entry de (hash h), whose Entry
+// is e: a key expires once now is past its expire time.
+func (db *DB) expired(h uint64, de *dictEntry, e *Entry, now int64) bool {
+	return e.flags&expireFlag != 0 && now > db.expireOf(h, de.key)
+}
+
+// expiredNoHash is expired for a caller without the key's hash.
+func (db *DB) expiredNoHash(de *dictEntry, e *Entry, now int64) bool {
+	return e.flags&expireFlag != 0 && now > db.expireOf(hashString(de.key), de.key)
 }
 
 // DB is one numbered database (Redis's redisDb): the keys, the index of the
@@ -183,7 +221,7 @@ type keyNode struct {
 // Callers hold the server's execution lock; a DB has no locks of its own.
 type DB struct {
 	dict    Dict // every key
-	expires Dict // keys with ExpireAt != 0, pointing at the dict's Entry
+	expires Dict // the keys with an expire time, and the time (expireEntry)
 
 	id            int
 	ks            *Keyspace
@@ -215,10 +253,11 @@ func (db *DB) expire(h uint64, de *dictEntry) {
 func (db *DB) remove(h uint64, de *dictEntry) {
 	e := nodeEntry(de)
 	db.preWrite(de.key, e)
-	if e.ExpireAt != 0 {
+	if e.flags&expireFlag != 0 {
 		if x := db.expires.findS(h, de.key); x != nil {
 			db.expires.remove(h, x)
 		}
+		e.flags &^= expireFlag
 	}
 	db.unaccount(e)
 	db.dict.remove(h, de)
@@ -231,7 +270,7 @@ func (db *DB) find(h uint64, key []byte, now int64) *dictEntry {
 	if de == nil {
 		return nil
 	}
-	if nodeEntry(de).expired(now) && !db.ks.MasterCommand { // repl: see Keyspace.MasterCommand
+	if db.expired(h, de, nodeEntry(de), now) && !db.ks.MasterCommand { // repl: see Keyspace.MasterCommand
 		if !db.ks.Replica {
 			db.expire(h, de)
 		}
@@ -301,15 +340,17 @@ func (db *DB) SetKeepTTL(key []byte, val Value, now int64) *Entry {
 	return db.set(key, val, now, true)
 }
 
-// stringNode is a key node created by SetString, its String value in the
-// same allocation.
+// stringNode is a key node created by SetString, its String value's header
+// in the same allocation.
 type stringNode struct {
 	keyNode
 	str String
 }
 
-// inlineNode is a stringNode with room A (a byte array) for its key's and
-// value's bytes, all in one allocation.
+// inlineNode is a stringNode with room A (a byte array) for its value's and
+// key's bytes, all in one allocation: the value's bytes first, right after
+// the String header (an inline String), then the key's, which the node's
+// key string points at.
 type inlineNode[A any] struct {
 	stringNode
 	data A
@@ -331,6 +372,8 @@ func newInline[A any]() (*stringNode, []byte) {
 // not freed before the key).
 func newStringNode(size int) (*stringNode, []byte) {
 	switch {
+	case size <= int(64-stringNodeSize):
+		return newInline[[64 - stringNodeSize]byte]()
 	case size <= int(80-stringNodeSize):
 		return newInline[[80 - stringNodeSize]byte]()
 	case size <= int(96-stringNodeSize):
@@ -355,29 +398,58 @@ func newStringNode(size int) (*stringNode, []byte) {
 	return nil, nil
 }
 
-// SetString is Set (SetKeepTTL when keepTTL) of NewString(a copy of val,
-// kind). A new key gets its node, Entry, String, key bytes and value bytes
-// in one allocation when they fit in 256 bytes (the node's size class): one
-// allocation per key instead of four, and no per-object slack, for the
-// commonest write (SET, MSET, SETNX... of a new key).
+// SetString is Set (SetKeepTTL when keepTTL) of a string holding a copy of
+// val, created as kind. A new key gets its node, Entry, String header, value
+// bytes and key bytes in one allocation when they fit in 256 bytes (the
+// node's size class): one allocation per key instead of four, and no
+// per-object slack, for the commonest write (SET, MSET, SETNX... of a new
+// key). A `key:N` = `value:N` key is one 80-byte object, as Redis's
+// dictEntry, key sds and embstr robj (72 bytes) are three.
 func (db *DB) SetString(key, val []byte, kind StringKind, now int64, keepTTL bool) *Entry {
 	h := hashBytes(key)
 	if de := db.dict.findB(h, key); de != nil {
-		return db.setExisting(h, de, NewString(append(make([]byte, 0, len(val)), val...), kind), now, keepTTL)
+		return db.setExisting(h, de, newStringCopy(val, kind), now, keepTTL)
 	}
+	if n := newInlineStringNode(key, val, kind); n != nil {
+		return db.insertNode(h, &n.keyNode, &n.str, now)
+	}
+	n := &keyNode{}
+	n.key = string(key)
+	return db.insertNode(h, n, NewString(append(make([]byte, 0, len(val)), val...), kind), now)
+}
+
+// newInlineStringNode returns a node holding key and an inline string
+// value, a copy of val created as kind, or nil when they do not fit in one.
+func newInlineStringNode(key, val []byte, kind StringKind) *stringNode {
 	n, buf := newStringNode(len(key) + len(val))
-	if n != nil {
-		copy(buf, key)
-		copy(buf[len(key):], val)
-		n.key = unsafe.String(unsafe.SliceData(buf), len(key)) // the key's bytes are never written
-		end := len(key) + len(val)
-		n.str.Set(buf[len(key):end:end], kind) // no spare capacity: appends reallocate
-	} else {
-		n = &stringNode{}
-		n.key = string(key)
-		n.str.Set(append(make([]byte, 0, len(val)), val...), kind)
+	if n == nil {
+		return nil
 	}
-	return db.insertNode(h, &n.keyNode, &n.str, now)
+	copy(buf, val)
+	kb := buf[len(val):]
+	copy(kb, key)
+	n.key = unsafe.String(unsafe.SliceData(kb), len(key)) // the key's bytes are never written
+	// No spare capacity (the key's bytes follow): appends reallocate.
+	n.str = String{n: uint32(len(val)), ck: uint32(kind)<<kindShift | inlineFlag}
+	return n
+}
+
+// OverwriteString stores a copy of val, created as kind, as the value of
+// e, the entry of key, which must hold a string that no running snapshot
+// needs (InPlace): at the same length the bytes are overwritten in place
+// (no allocation: the SET and INCR of an existing key), else the value is
+// replaced by a new string. The caller handles the TTL and ArgvExec.
+func (db *DB) OverwriteString(key []byte, e *Entry, val []byte, kind StringKind) {
+	if e.flags&acctDirtyFlag == 0 {
+		db.markDirtyKey(key, e)
+	}
+	s := (*String)(e.vp)
+	if b := s.Bytes(); len(b) == len(val) {
+		copy(b, val)
+		s.SetKind(kind)
+		return
+	}
+	e.setVal(newStringCopy(val, kind))
 }
 
 func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
@@ -409,7 +481,7 @@ func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL
 	e.setVal(val)
 	e.flags &^= snapSharedFlag
 	e.flags &^= argvExecFlag
-	if e.ExpireAt != 0 && (!keepTTL || (e.expired(now) && !db.ks.Replica)) {
+	if e.flags&expireFlag != 0 && (!keepTTL || (db.expired(h, de, e, now) && !db.ks.Replica)) {
 		db.persist(h, de)
 	}
 	if !db.ks.LFU.Enabled {
@@ -426,14 +498,16 @@ func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL
 // holds its value, the value is first duplicated (Value.Dup: a string's
 // kind may change, so writers set it after changing the bytes): the
 // snapshot keeps the original, the entry gets the copy. It does not
-// allocate unless it copies.
+// allocate unless it copies, or gives an inline string a header of its own
+// (16 bytes, once: see mutableValue). For a same-length overwrite of a
+// string, OverwriteString does neither.
 func (db *DB) Mutable(key []byte, e *Entry) Value {
 	if e.flags&acctDirtyFlag == 0 {
 		db.markDirtyKey(key, e)
 	}
 	s := db.ks.snap
 	if s == nil {
-		return e.Value()
+		return e.mutableValue()
 	}
 	if e.snapEpoch != s.epoch {
 		db.save(s, string(key), e)
@@ -443,6 +517,19 @@ func (db *DB) Mutable(key []byte, e *Entry) Value {
 		e.flags &^= snapSharedFlag
 		s.stats.Copied++
 		s.stats.CopiedBytes += e.Value().Size(0)
+	}
+	return e.mutableValue()
+}
+
+// mutableValue is Mutable's result once e's value is its own: an inline
+// string gets a header of its own with a pointer to the same bytes
+// (String.external), so that the writer may hand it a new array (as
+// dbUnshareStringValue turns an embstr into a raw string).
+func (e *Entry) mutableValue() Value {
+	if e.vt == vtString {
+		if s := (*String)(e.vp); s.inline() {
+			e.vp = unsafe.Pointer(s.external())
+		}
 	}
 	return e.Value()
 }
@@ -493,10 +580,14 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 	}
 	e := nodeEntry(de)
 	db.preWrite(de.key, e)
-	if e.ExpireAt == 0 {
-		db.expires.insert(h, newRef(de.key, e))
+	if e.flags&expireFlag != 0 {
+		if x := db.expires.findS(h, de.key); x != nil {
+			expEnt(x).at = at
+			return true
+		}
 	}
-	e.ExpireAt = at
+	db.expires.insert(h, &(&expireEntry{dictEntry: dictEntry{key: de.key}, at: at}).dictEntry)
+	e.flags |= expireFlag
 	return true
 }
 
@@ -505,7 +596,7 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 func (db *DB) Persist(key []byte) bool {
 	h := hashBytes(key)
 	de := db.dict.findB(h, key)
-	if de == nil || nodeEntry(de).ExpireAt == 0 {
+	if de == nil || nodeEntry(de).flags&expireFlag == 0 {
 		return false
 	}
 	db.persist(h, de)
@@ -517,7 +608,7 @@ func (db *DB) persist(h uint64, de *dictEntry) {
 	if x := db.expires.findS(h, de.key); x != nil {
 		db.expires.remove(h, x)
 	}
-	nodeEntry(de).ExpireAt = 0
+	nodeEntry(de).flags &^= expireFlag
 }
 
 // Len is the number of keys, logically expired ones included (DBSIZE).
@@ -610,11 +701,13 @@ func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key string, e *E
 		if e == nil {
 			continue // deleted by fn or an earlier expiry
 		}
-		if e.expired(now) {
-			if !db.ks.Replica {
-				db.expire(hashString(de.key), de)
+		if e.flags&expireFlag != 0 {
+			if h := hashString(de.key); db.expired(h, de, e, now) {
+				if !db.ks.Replica {
+					db.expire(h, de)
+				}
+				continue
 			}
-			continue
 		}
 		fn(de.key, e)
 	}
@@ -633,7 +726,8 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 		if de == nil {
 			return "", false
 		}
-		if nodeEntry(de).ExpireAt == 0 {
+		e := nodeEntry(de)
+		if e.flags&expireFlag == 0 {
 			return de.key, true
 		}
 		if db.ks.Replica && allVolatile {
@@ -642,11 +736,12 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 				return de.key, true
 			}
 		}
-		if !nodeEntry(de).expired(now) {
+		h := hashString(de.key)
+		if !db.expired(h, de, e, now) {
 			return de.key, true
 		}
 		if !db.ks.Replica {
-			db.expire(hashString(de.key), de)
+			db.expire(h, de)
 		}
 	}
 }
@@ -657,7 +752,7 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 func (db *DB) Keys(pattern []byte, now int64, fn func(key string)) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	db.dict.rangeEntries(func(de *dictEntry) bool {
-		if (all || GlobMatchString(pattern, de.key, false)) && !nodeEntry(de).expired(now) {
+		if (all || GlobMatchString(pattern, de.key, false)) && !db.expiredNoHash(de, nodeEntry(de), now) {
 			fn(de.key)
 		}
 		return true
@@ -686,9 +781,11 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	e := nodeEntry(de)
 	db.preWrite(de.key, e) // src as it was; dst is a key the snapshot never saw
 	var x *dictEntry
-	if e.ExpireAt != 0 {
+	if e.flags&expireFlag != 0 {
 		x = db.expires.findS(hs, de.key)
+		at := expEnt(x).at
 		db.expires.remove(hs, x)
+		expEnt(x).at = at // remove marked it removed; it is reinserted below
 	}
 	db.dict.remove(hs, de)
 	// Reuse the node (and so the Entry): pointers to it stay valid.
@@ -699,7 +796,6 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	db.used += uint64(e.acct)
 	if x != nil {
 		x.key = de.key
-		ref(x).val = e
 		db.expires.insert(hd, x)
 	}
 	return true
@@ -727,9 +823,11 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	e := nodeEntry(de)
 	db.preWrite(de.key, e)
 	var x *dictEntry
-	if e.ExpireAt != 0 {
+	if e.flags&expireFlag != 0 {
 		x = db.expires.findS(h, de.key)
+		at := expEnt(x).at
 		db.expires.remove(h, x)
+		expEnt(x).at = at // remove marked it removed; it is reinserted below
 	}
 	db.dict.remove(h, de)
 	// insert clears the mark remove left
@@ -737,7 +835,6 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	db.used -= uint64(e.acct)
 	dst.used += uint64(e.acct)
 	if x != nil {
-		ref(x).val = e
 		dst.expires.insert(h, x)
 	}
 	return true
@@ -749,7 +846,14 @@ func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
 	db.dict.Range(fn)
 }
 
-// ForEachVolatile calls fn for every key with a TTL until fn returns false.
-func (db *DB) ForEachVolatile(fn func(key string, e *Entry) bool) {
-	db.expires.Range(fn)
+// ForEachVolatile calls fn for every key with a TTL, with its expire time,
+// until fn returns false. fn must not modify the database.
+func (db *DB) ForEachVolatile(fn func(key string, e *Entry, expireAt int64) bool) {
+	db.expires.rangeEntries(func(x *dictEntry) bool {
+		var e *Entry
+		if de := db.dict.findS(hashString(x.key), x.key); de != nil {
+			e = nodeEntry(de)
+		}
+		return fn(x.key, e, expEnt(x).at)
+	})
 }

@@ -35,12 +35,12 @@ func checkDB(t *testing.T, db *DB) {
 	checkDict(t, &db.expires)
 	n := 0
 	db.ForEach(func(k string, e *Entry) bool {
-		if e.ExpireAt != 0 {
+		if e.HasExpire() {
 			n++
-			if db.expires.FindString(k) != e {
+			if db.expires.findS(hashString(k), k) == nil {
 				t.Fatalf("key %s has a TTL but no expires entry", k)
 			}
-		} else if db.expires.FindString(k) != nil {
+		} else if db.expires.findS(hashString(k), k) != nil {
 			t.Fatalf("key %s has no TTL but an expires entry", k)
 		}
 		return true
@@ -56,7 +56,7 @@ func TestDBSetLookupDelete(t *testing.T) {
 		t.Fatal("empty db finds a key")
 	}
 	e := db.Set(b("k"), sv("v1"), 1000)
-	if e.LastAccess() != 1000 || e.ExpireAt != 0 || e.Freq != LFUInitVal || str(e) != "v1" {
+	if e.LastAccess() != 1000 || db.ExpireAt(e) != 0 || e.Freq != LFUInitVal || str(e) != "v1" {
 		t.Fatalf("new entry %+v", *e)
 	}
 	if got := db.Lookup(b("k"), 2000); got != e || got.LastAccess() != 2000 {
@@ -149,31 +149,31 @@ func TestDBTTLAndPersist(t *testing.T) {
 	}
 	db.SetExpire(b("k"), 100)
 	db.SetExpire(b("k"), 200) // update, not a second index entry
-	if e.ExpireAt != 200 || db.ExpiresLen() != 1 {
-		t.Fatalf("ExpireAt %d, ExpiresLen %d", e.ExpireAt, db.ExpiresLen())
+	if db.ExpireAt(e) != 200 || db.ExpiresLen() != 1 {
+		t.Fatalf("ExpireAt %d, ExpiresLen %d", db.ExpireAt(e), db.ExpiresLen())
 	}
 	checkDB(t, db)
-	if !db.Persist(b("k")) || e.ExpireAt != 0 || db.ExpiresLen() != 0 {
+	if !db.Persist(b("k")) || db.ExpireAt(e) != 0 || db.ExpiresLen() != 0 {
 		t.Fatal("Persist")
 	}
 	// Set clears the TTL, SetKeepTTL keeps it.
 	db.SetExpire(b("k"), 500)
 	db.SetKeepTTL(b("k"), sv("v2"), 10)
-	if e.ExpireAt != 500 || db.ExpiresLen() != 1 || str(e) != "v2" {
+	if db.ExpireAt(e) != 500 || db.ExpiresLen() != 1 || str(e) != "v2" {
 		t.Fatalf("SetKeepTTL lost the TTL: %+v", *e)
 	}
 	db.Set(b("k"), sv("v3"), 10)
-	if e.ExpireAt != 0 || db.ExpiresLen() != 0 {
+	if db.ExpireAt(e) != 0 || db.ExpiresLen() != 0 {
 		t.Fatalf("Set kept the TTL: %+v", *e)
 	}
 	// SetKeepTTL on a new key, and on an expired one: no TTL.
 	n := db.SetKeepTTL(b("new"), sv("x"), 10)
-	if n.ExpireAt != 0 {
+	if db.ExpireAt(n) != 0 {
 		t.Fatal("new key got a TTL")
 	}
 	db.SetExpire(b("new"), 20)
 	db.SetKeepTTL(b("new"), sv("y"), 21)
-	if n.ExpireAt != 0 || db.ExpiresLen() != 0 {
+	if db.ExpireAt(n) != 0 || db.ExpiresLen() != 0 {
 		t.Fatalf("expired key kept its TTL: %+v", *n)
 	}
 	// Delete removes the index entry too.
@@ -199,7 +199,7 @@ func TestDBRename(t *testing.T) {
 		t.Fatal("src still exists")
 	}
 	got := db.LookupNoTouch(b("dst"), 2000)
-	if got != e || str(got) != "v" || got.ExpireAt != 9000 || got.LastAccess() != 1000 || got.Freq != 42 {
+	if got != e || str(got) != "v" || db.ExpireAt(got) != 9000 || got.LastAccess() != 1000 || got.Freq != 42 {
 		t.Fatalf("dst: %+v", got)
 	}
 	if db.Len() != 1 || db.ExpiresLen() != 1 {
@@ -238,7 +238,7 @@ func TestDBReplicaMode(t *testing.T) {
 	}
 	// The master's SET KEEPTTL keeps the TTL even though it is past here.
 	db.SetKeepTTL(b("k"), sv("v2"), 200)
-	if db.Peek(b("k")).ExpireAt != 100 {
+	if db.ExpireAt(db.Peek(b("k"))) != 100 {
 		t.Fatal("KEEPTTL dropped the TTL on a replica")
 	}
 	// RandomKey terminates even when every key is logically expired.
@@ -406,7 +406,7 @@ func TestKeyspaceSwapAndFlush(t *testing.T) {
 	if ks.DBs[0] != d0 || d0.ID() != 0 || d2.ID() != 2 {
 		t.Fatal("Swap moved the DB objects")
 	}
-	if d0.Peek(b("b")) == nil || d0.Peek(b("a")) != nil || d2.Peek(b("a")).ExpireAt != 1000 || d2.ExpiresLen() != 1 {
+	if d0.Peek(b("b")) == nil || d0.Peek(b("a")) != nil || d2.ExpireAt(d2.Peek(b("a"))) != 1000 || d2.ExpiresLen() != 1 {
 		t.Fatal("Swap did not exchange contents")
 	}
 	x := watch(ks)
@@ -436,7 +436,7 @@ func TestDBForEach(t *testing.T) {
 	}
 	n, v := 0, 0
 	db.ForEach(func(string, *Entry) bool { n++; return true })
-	db.ForEachVolatile(func(_ string, e *Entry) bool { v++; return e.ExpireAt == 5 })
+	db.ForEachVolatile(func(_ string, e *Entry, at int64) bool { v++; return e != nil && at == 5 })
 	if n != 300 || v != 100 {
 		t.Fatalf("ForEach %d, ForEachVolatile %d", n, v)
 	}
@@ -530,8 +530,15 @@ func TestSetString(t *testing.T) {
 	if string(s.Bytes()) != "abc" || s.Kind() != StringAuto || e.LastAccess() != 0 || e.Freq != LFUInitVal {
 		t.Fatalf("got %q kind %v", s.Bytes(), s.Kind())
 	}
-	copy(db.Mutable([]byte("k1"), e).(*String).Bytes(), "xyz")
-	s.Set(append(s.Bytes(), "more"...), StringRaw)
+	if !s.inline() || stringNodeSize != 56 {
+		t.Fatalf("inline %v, node header %d bytes: a key:N = value:N key (22 bytes) must fit in 80", s.inline(), stringNodeSize)
+	}
+	m := db.Mutable([]byte("k1"), e).(*String)
+	copy(m.Bytes(), "xyz")
+	m.Set(append(m.Bytes(), "more"...), StringRaw)
+	if string(s.Bytes()) != "xyz" || db.Peek([]byte("k1")) == nil {
+		t.Fatalf("the node's bytes after an append: %q", s.Bytes())
+	}
 	if !db.Rename([]byte("k1"), []byte("k2"), 1) {
 		t.Fatal("rename failed")
 	}
@@ -540,11 +547,11 @@ func TestSetString(t *testing.T) {
 	}
 	db.SetExpire([]byte("k2"), 100)
 	e2 := db.SetString([]byte("k2"), []byte("new"), StringEmbstr, 2, true)
-	if e2 != e || e2.ExpireAt != 100 || string(e2.Value().(*String).Bytes()) != "new" || e2.Value().(*String).Kind() != StringEmbstr {
+	if e2 != e || db.ExpireAt(e2) != 100 || string(e2.Value().(*String).Bytes()) != "new" || e2.Value().(*String).Kind() != StringEmbstr {
 		t.Fatalf("overwrite with KEEPTTL: %+v", e2)
 	}
 	db.SetString([]byte("k2"), []byte("x"), StringAuto, 3, false)
-	if e.ExpireAt != 0 || db.ExpiresLen() != 0 {
+	if db.ExpireAt(e) != 0 || db.ExpiresLen() != 0 {
 		t.Fatal("overwrite without KEEPTTL kept the TTL")
 	}
 	big := make([]byte, 257) // past the largest inline node
@@ -572,7 +579,7 @@ func TestSetString(t *testing.T) {
 // it with Keyspace, for its Stats and OnExpire hook).
 func NewDB() *DB {
 	ks := &Keyspace{Encodings: DefaultEncodingConfig()}
-	db := &DB{dict: Dict{nodes: true}, ks: ks}
+	db := &DB{dict: Dict{nodes: true}, expires: Dict{expires: true}, ks: ks}
 	ks.DBs = []*DB{db}
 	return db
 }

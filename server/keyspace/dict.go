@@ -26,18 +26,18 @@ func hashString(s string) uint64 { return maphash.String(seed, s) }
 
 // dictEntry is one element of a Dict: a chain link of a bucket. It is the
 // first field of the element's node, which holds the value: a keyNode (the
-// Entry itself) in a database's main dict (Dict.nodes), a refEntry (a
-// pointer to the Entry) in any other Dict. A removed entry reads as nil
-// (Dict.val); its next pointer is left intact so that an iteration standing
-// on it (with rehashing paused) can carry on down the chain.
+// Entry itself) in a database's main dict (Dict.nodes), an expireEntry (the
+// expire time) in a database's expires index (Dict.expires), a refEntry (a
+// pointer to the Entry) in any other Dict. A removed entry is not live
+// (Dict.live); its next pointer is left intact so that an iteration
+// standing on it (with rehashing paused) can carry on down the chain.
 type dictEntry struct {
 	key  string
 	next *dictEntry
 }
 
-// refEntry is the element of a Dict whose nodes are not keyNodes: the
-// expires index (pointing at the main dict's Entry), a set's members and
-// Dicts built with Set.
+// refEntry is the element of a Dict that is neither a main dict nor an
+// expires index: Dicts built with Set.
 type refEntry struct {
 	dictEntry
 	val *Entry
@@ -51,6 +51,19 @@ func newRef(key string, val *Entry) *dictEntry {
 	return &(&refEntry{dictEntry: dictEntry{key: key}, val: val}).dictEntry
 }
 
+// expireEntry is the element of a database's expires index (db->expires):
+// the key (the same string as the main dict's) and its absolute expire time
+// in unix milliseconds, as Redis keeps the time in the expires dictEntry's
+// value. 32 bytes, the size of a refEntry: the main dict's Entry, which
+// would need a pointer more, is found by looking the key up.
+type expireEntry struct {
+	dictEntry
+	at int64 // > 0; 0 once removed
+}
+
+// expEnt is de's expireEntry; de must belong to an expires index.
+func expEnt(de *dictEntry) *expireEntry { return (*expireEntry)(unsafe.Pointer(de)) }
+
 // nodeEntry is the Entry of the keyNode de, nil if it was removed; de must
 // belong to a main dict (Dict.nodes).
 func nodeEntry(de *dictEntry) *Entry {
@@ -61,19 +74,34 @@ func nodeEntry(de *dictEntry) *Entry {
 	return e
 }
 
-// val is de's value, nil once it was removed.
+// val is de's value, nil once it was removed; always nil in an expires
+// index, whose elements hold no Entry.
 func (d *Dict) val(de *dictEntry) *Entry {
 	if d.nodes {
 		return nodeEntry(de)
 	}
+	if d.expires {
+		return nil
+	}
 	return ref(de).val
 }
 
-// markRemoved marks de removed (val reads nil).
+// live reports whether de was not removed.
+func (d *Dict) live(de *dictEntry) bool {
+	if d.expires {
+		return expEnt(de).at != 0
+	}
+	return d.val(de) != nil
+}
+
+// markRemoved marks de removed (live reads false).
 func (d *Dict) markRemoved(de *dictEntry) {
-	if d.nodes {
+	switch {
+	case d.nodes:
 		(*keyNode)(unsafe.Pointer(de)).ent.flags |= removedFlag
-	} else {
+	case d.expires:
+		expEnt(de).at = 0
+	default:
 		ref(de).val = nil
 	}
 }
@@ -93,7 +121,10 @@ func (d *Dict) markRemoved(de *dictEntry) {
 type Dict struct {
 	// nodes: the elements are keyNodes (a database's main dict; DB sets
 	// it), not refEntries. It survives Clear.
-	nodes       bool
+	nodes bool
+	// expires: the elements are expireEntries (a database's expires
+	// index; DB sets it). It survives Clear.
+	expires     bool
 	ht          [2][]*dictEntry
 	used        [2]int
 	rehashIdx   int // next bucket of ht[0] to move; meaningful while rehashing
@@ -362,8 +393,8 @@ func (d *Dict) FindString(key string) *Entry {
 // key was new), as dictReplace. val must not be nil. Not for a main dict
 // (Dict.nodes), whose nodes DB makes.
 func (d *Dict) Set(key string, val *Entry) (prev *Entry) {
-	if d.nodes {
-		panic("keyspace: Dict.Set on a main dict")
+	if d.nodes || d.expires {
+		panic("keyspace: Dict.Set on a main dict or an expires index")
 	}
 	h := hashString(key)
 	if de := d.findS(h, key); de != nil {
@@ -486,7 +517,7 @@ func (d *Dict) rangeEntries(fn func(de *dictEntry) bool) {
 		for i := range tbl {
 			for de := tbl[i]; de != nil; {
 				next := de.next
-				if d.val(de) != nil && !fn(de) {
+				if d.live(de) && !fn(de) {
 					return
 				}
 				de = next

@@ -28,7 +28,7 @@ func checkDict(t *testing.T, d *Dict) {
 				t.Fatalf("bucket %d below rehashIdx %d is not empty", b, d.rehashIdx)
 			}
 			for ; de != nil; de = de.next {
-				if d.val(de) == nil {
+				if !d.live(de) {
 					t.Fatalf("removed entry %q still linked", de.key)
 				}
 				if got := hashString(de.key) & uint64(len(tbl)-1); got != uint64(b) {
@@ -62,7 +62,7 @@ func TestDictBasic(t *testing.T) {
 	const n = 1000
 	ents := make([]*Entry, n)
 	for i := range n {
-		ents[i] = &Entry{ExpireAt: int64(i)}
+		ents[i] = &Entry{acct: uint32(i)}
 		if prev := d.Set("k"+strconv.Itoa(i), ents[i]); prev != nil {
 			t.Fatalf("Set of a new key returned %v", prev)
 		}
@@ -77,7 +77,7 @@ func TestDictBasic(t *testing.T) {
 			t.Fatalf("Find(%s) wrong", k)
 		}
 	}
-	repl := &Entry{ExpireAt: -1}
+	repl := &Entry{Freq: 1}
 	if prev := d.Set("k7", repl); prev != ents[7] || d.FindString("k7") != repl {
 		t.Fatal("Set did not replace")
 	}
@@ -308,7 +308,7 @@ func TestDictRandom(t *testing.T) {
 	}
 	const n = 200
 	for i := range n {
-		d.Set(strconv.Itoa(i), &Entry{ExpireAt: int64(i)})
+		d.Set(strconv.Itoa(i), &Entry{acct: uint32(i)})
 	}
 	// Every key is eventually drawn, by both methods, also mid-rehash.
 	for _, fair := range []bool{false, true} {
@@ -366,7 +366,7 @@ func TestDictSomeKeys(t *testing.T) {
 func TestDictRangeDeleting(t *testing.T) {
 	var d Dict
 	for i := range 500 {
-		d.Set(strconv.Itoa(i), &Entry{ExpireAt: int64(i)})
+		d.Set(strconv.Itoa(i), &Entry{acct: uint32(i)})
 	}
 	d.Expand(2000)
 	seen := map[string]bool{}
@@ -374,7 +374,7 @@ func TestDictRangeDeleting(t *testing.T) {
 		seen[k] = true
 		// Delete this key and another one not yet (or already) visited.
 		d.DeleteString(k)
-		d.DeleteString(strconv.Itoa((int(e.ExpireAt) + 250) % 500))
+		d.DeleteString(strconv.Itoa((int(e.acct) + 250) % 500))
 		return true
 	})
 	if d.Len() != 0 {

@@ -47,12 +47,15 @@
 // Nothing here reads the clock or a global random source: every operation
 // that depends on time takes now (unix milliseconds, as Redis's mstime) and
 // every random choice takes a *rand.Rand, so tests and replays are
-// deterministic. A key with ExpireAt = t is expired once now > t (keyIsExpired).
+// deterministic. A key whose expire time is t is expired once now > t
+// (keyIsExpired).
 //
 // # Expiry
 //
-// Keys with a TTL are indexed in a second Dict (db->expires) that points at
-// the same Entry, so Entry.ExpireAt must only be changed through
+// Keys with a TTL are indexed in a second Dict (db->expires) that holds the
+// expire time under the same key string, as Redis's; the Entry only has a
+// flag (Entry.HasExpire), so a key without a TTL costs no lookup, and
+// DB.ExpireAt reads the time (one lookup in the index). Set it only through
 // DB.SetExpire and DB.Persist. Expired keys are removed lazily by the lookups
 // (Lookup, LookupNoTouch, Scan, RandomKey, Rename) and actively by
 // Keyspace.ActiveExpireCycle; both count Stats.ExpiredKeys and call

@@ -196,8 +196,9 @@ func (ev *Evictor) Reset() {
 }
 
 // score is the idle value of evictionPoolPopulate: the higher, the better
-// to evict. now is unix ms.
-func (ev *Evictor) score(e *Entry, now int64) uint64 {
+// to evict. now is unix ms; at is the key's expire time (only VolatileTTL
+// reads it, and samples the keys that have one).
+func (ev *Evictor) score(e *Entry, at, now int64) uint64 {
 	switch ev.Policy {
 	case VolatileLRU, AllKeysLRU:
 		// estimateObjectIdleTime (with a millisecond clock).
@@ -209,7 +210,7 @@ func (ev *Evictor) score(e *Entry, now int64) uint64 {
 		return 255 - uint64(e.LFUDecay(now, ev.DecayTime))
 	case VolatileTTL:
 		// Sooner expire, better candidate.
-		return math.MaxUint64 - uint64(e.ExpireAt)
+		return math.MaxUint64 - uint64(at)
 	}
 	return 0
 }
@@ -218,35 +219,62 @@ func (ev *Evictor) score(e *Entry, now int64) uint64 {
 // main dict or the expires of database dbid) and insert the ones that
 // score better than the pool's worst, keeping the pool sorted by
 // ascending score.
-func (ev *Evictor) populate(dbid int, d *Dict, now int64, rng *rand.Rand) {
+func (ev *Evictor) populate(dbid int, db *DB, d *Dict, now int64, rng *rand.Rand) {
 	samples := ev.Samples
 	if samples <= 0 {
 		samples = 5
 	}
-	d.SomeKeys(rng, samples, func(key string, e *Entry) {
-		idle := ev.score(e, now)
-		pool := &ev.pool
-		k := 0
-		for k < EvPoolSize && pool[k].used && pool[k].idle < idle {
-			k++
-		}
-		switch {
-		case k == 0 && pool[EvPoolSize-1].used:
-			return // worse than every candidate of a full pool
-		case k < EvPoolSize && !pool[k].used:
-			// an empty slot: insert here
-		default:
-			if !pool[EvPoolSize-1].used {
-				// room on the right: shift k.. right
-				copy(pool[k+1:], pool[k:EvPoolSize-1])
-			} else {
-				// full: drop the worst (leftmost), insert at k-1
-				k--
-				copy(pool[:k], pool[1:k+1])
+	var small [16]*dictEntry
+	buf := small[:]
+	if samples > len(small) {
+		buf = make([]*dictEntry, samples)
+	}
+	n := d.someEntries(rng, buf[:samples])
+	for _, de := range buf[:n] {
+		key := de.key
+		var e *Entry
+		var at int64
+		if d.expires {
+			// Sampled from the expires index: the key's Entry is in
+			// the main dict (evictionPoolPopulate's dictFind).
+			at = expEnt(de).at
+			if m := db.dict.findS(hashString(key), key); m != nil {
+				e = nodeEntry(m)
 			}
+			if e == nil {
+				continue
+			}
+		} else {
+			e = nodeEntry(de)
 		}
-		pool[k] = poolEntry{idle: idle, key: key, db: dbid, used: true}
-	})
+		ev.insert(dbid, key, ev.score(e, at, now))
+	}
+}
+
+// insert puts key (database dbid, score idle) in the pool if it scores
+// better than the worst of a full pool.
+func (ev *Evictor) insert(dbid int, key string, idle uint64) {
+	pool := &ev.pool
+	k := 0
+	for k < EvPoolSize && pool[k].used && pool[k].idle < idle {
+		k++
+	}
+	switch {
+	case k == 0 && pool[EvPoolSize-1].used:
+		return // worse than every candidate of a full pool
+	case k < EvPoolSize && !pool[k].used:
+		// an empty slot: insert here
+	default:
+		if !pool[EvPoolSize-1].used {
+			// room on the right: shift k.. right
+			copy(pool[k+1:], pool[k:EvPoolSize-1])
+		} else {
+			// full: drop the worst (leftmost), insert at k-1
+			k--
+			copy(pool[:k], pool[1:k+1])
+		}
+	}
+	pool[k] = poolEntry{idle: idle, key: key, db: dbid, used: true}
 }
 
 // Victim is the key-selection half of performEvictions: the key the
@@ -281,7 +309,7 @@ func (ks *Keyspace) Victim(ev *Evictor, now int64, rng *rand.Rand) (db int, key 
 		for i, db := range ks.DBs {
 			d := db.sampleDict(p)
 			if n := d.Len(); n > 0 {
-				ev.populate(i, d, now, rng)
+				ev.populate(i, db, d, now, rng)
 				total += n
 			}
 		}
@@ -297,7 +325,7 @@ func (ks *Keyspace) Victim(ev *Evictor, now int64, rng *rand.Rand) (db int, key 
 				continue
 			}
 			ev.pool[k] = poolEntry{}
-			if c.db < len(ks.DBs) && ks.DBs[c.db].sampleDict(p).FindString(c.key) != nil {
+			if c.db < len(ks.DBs) && ks.DBs[c.db].sampleDict(p).findS(hashString(c.key), c.key) != nil {
 				return c.db, c.key, true
 			}
 		}

@@ -328,7 +328,7 @@ func TestPoolInsertionKeepsBest(t *testing.T) {
 	db := ks.DBs[0]
 	keysWith(db, 40, func(i int, _ []byte, e *Entry) { e.SetLastAccess(int64(1000-i) * 1000) })
 	ev := &Evictor{Policy: AllKeysLRU, Samples: 40}
-	ev.populate(0, &db.dict, 2e6, rand.New(rand.NewPCG(1, 1)))
+	ev.populate(0, db, &db.dict, 2e6, rand.New(rand.NewPCG(1, 1)))
 	for k := range EvPoolSize {
 		if !ev.pool[k].used {
 			t.Fatalf("slot %d empty after sampling 40 keys", k)

@@ -175,9 +175,9 @@ func (db *DB) activeExpireLoop(now int64, keysPerLoop int) (expired, sampled int
 			before := expired
 			for x := tbl[db.expiresCursor&uint64(len(tbl)-1)]; x != nil; {
 				next := x.next
-				if e := ref(x).val; e != nil {
-					ttl := e.ExpireAt - now
-					if e.expired(now) {
+				if at := expEnt(x).at; at != 0 {
+					ttl := at - now
+					if now > at {
 						h := hashString(x.key)
 						if de := db.dict.findS(h, x.key); de != nil {
 							db.expire(h, de)

@@ -89,7 +89,7 @@ type Keyspace struct {
 func New(databases int) *Keyspace {
 	ks := &Keyspace{DBs: make([]*DB, max(databases, 1)), Encodings: DefaultEncodingConfig()}
 	for i := range ks.DBs {
-		ks.DBs[i] = &DB{dict: Dict{nodes: true}, id: i, ks: ks}
+		ks.DBs[i] = &DB{dict: Dict{nodes: true}, expires: Dict{expires: true}, id: i, ks: ks}
 	}
 	return ks
 }

@@ -18,7 +18,7 @@ func TestSwapWith(t *testing.T) {
 	if db0.Peek([]byte("new")) == nil || db0.Peek([]byte("old")) != nil || db1.Peek([]byte("new1")) == nil {
 		t.Fatalf("after the swap: db0 %d keys, db1 %d keys", db0.Len(), db1.Len())
 	}
-	if db0.ExpiresLen() != 1 || db0.Peek([]byte("new")).ExpireAt != 5000 {
+	if db0.ExpiresLen() != 1 || db0.ExpireAt(db0.Peek([]byte("new"))) != 5000 {
 		t.Fatalf("TTL not swapped: expires %d", db0.ExpiresLen())
 	}
 	if tmp.DBs[0].Peek([]byte("old")) == nil || tmp.DBs[0].ExpiresLen() != 0 || tmp.Len() != 1 {

@@ -153,12 +153,23 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 	if db.dict.findB(h, key) != nil {
 		return nil, false
 	}
-	n := &keyNode{}
-	n.key = string(key)
-	e := db.insertNode(h, n, val, now)
+	var e *Entry
+	if s, ok := val.(*String); ok && s.Kind() != StringSized {
+		// The node SET would make: one allocation for the key and a
+		// small string (the decoded value is dropped).
+		if sn := newInlineStringNode(key, s.Bytes(), s.Kind()); sn != nil {
+			e = db.insertNode(h, &sn.keyNode, &sn.str, now)
+		}
+	}
+	if e == nil {
+		n := &keyNode{}
+		n.key = string(key)
+		e = db.insertNode(h, n, val, now)
+	}
 	if expireAt != 0 {
-		e.ExpireAt = max(expireAt, 1)
-		db.expires.insert(h, newRef(n.key, e))
+		k := entryNode(e).key
+		db.expires.insert(h, &(&expireEntry{dictEntry: dictEntry{key: k}, at: max(expireAt, 1)}).dictEntry)
+		e.flags |= expireFlag
 	}
 	return e, true
 }

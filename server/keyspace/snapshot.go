@@ -81,6 +81,7 @@ type dbScan struct {
 	done     bool
 	db       *DB   // the database holding the contents, nil once orphaned
 	orphan   *Dict // the contents a flush left to the snapshot
+	orphanEx *Dict // their expires index
 }
 
 func (sc *dbScan) dict() *Dict {
@@ -88,6 +89,14 @@ func (sc *dbScan) dict() *Dict {
 		return sc.orphan
 	}
 	return &sc.db.dict
+}
+
+// expires is the expires index of the contents the walk reads.
+func (sc *dbScan) expires() *Dict {
+	if sc.orphan != nil {
+		return sc.orphanEx
+	}
+	return &sc.db.expires
 }
 
 // Snapshot is a point-in-time view of all databases, read in steps while
@@ -139,15 +148,22 @@ func (db *DB) save(s *Snapshot, key string, e *Entry) {
 	if db.scan != nil {
 		origin = db.scan.origin
 	}
-	s.saved[origin] = append(s.saved[origin], itemOf(origin, key, e))
+	s.saved[origin] = append(s.saved[origin], itemOf(origin, key, e, &db.expires))
 	s.stats.Saved++
 	s.stats.SavedBytes += savedItemSize + uint64(len(key))
 	e.snapEpoch = s.epoch
 	e.flags |= snapSharedFlag
 }
 
-func itemOf(origin int, key string, e *Entry) Item {
-	return Item{DB: origin, Key: key, Value: e.Value(), ExpireAt: e.ExpireAt, LastAccess: e.LastAccess(), Freq: e.Freq}
+// itemOf is the Item of e, the entry of key, whose expires index is ex.
+func itemOf(origin int, key string, e *Entry, ex *Dict) Item {
+	var at int64
+	if e.flags&expireFlag != 0 {
+		if x := ex.findS(hashString(key), key); x != nil {
+			at = expEnt(x).at
+		}
+	}
+	return Item{DB: origin, Key: key, Value: e.Value(), ExpireAt: at, LastAccess: e.LastAccess(), Freq: e.Freq}
 }
 
 // detachScan is Flush's part: a walk that has not finished keeps the old
@@ -159,9 +175,9 @@ func (db *DB) detachScan() {
 		return
 	}
 	if !sc.done {
-		old := db.dict // the tables; Clear replaces, never touches them
-		old.pauseRehash = 0
-		sc.orphan = &old
+		old, oldEx := db.dict, db.expires // the tables; Clear replaces, never touches them
+		old.pauseRehash, oldEx.pauseRehash = 0, 0
+		sc.orphan, sc.orphanEx = &old, &oldEx
 		sc.db = nil
 	}
 	db.scan = &dbScan{origin: sc.origin, done: true, db: db}
@@ -199,7 +215,7 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 			dst, end = s.walkLinear(dst, sc, n-(len(dst)-start))
 			if end {
 				sc.done = true
-				sc.lin, sc.orphan = nil, nil
+				sc.lin, sc.orphan, sc.orphanEx = nil, nil, nil
 			}
 			continue
 		}
@@ -211,7 +227,7 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 		} else if d.Len() > 0 {
 			sc.cursor = d.scan(sc.cursor, func(de *dictEntry) {
 				if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
-					dst = append(dst, itemOf(sc.origin, de.key, e))
+					dst = append(dst, itemOf(sc.origin, de.key, e, sc.expires()))
 					e.snapEpoch = s.epoch
 					e.flags |= snapSharedFlag
 				}
@@ -221,7 +237,7 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 		}
 		if sc.cursor == 0 {
 			sc.done = true
-			sc.orphan = nil
+			sc.orphan, sc.orphanEx = nil, nil
 		}
 	}
 	if s.cur >= len(s.scans) {
@@ -252,7 +268,7 @@ func (s *Snapshot) walkLinear(dst []Item, sc *dbScan, want int) ([]Item, bool) {
 	for got < want && sc.pos < len(t) {
 		end := min(sc.pos+walkBatch, len(t))
 		var k int
-		dst, k = s.emit(dst, t[sc.pos:end], sc.origin)
+		dst, k = s.emit(dst, t[sc.pos:end], sc)
 		got += k
 		sc.pos = end
 	}
@@ -263,7 +279,7 @@ func (s *Snapshot) walkLinear(dst []Item, sc *dbScan, want int) ([]Item, bool) {
 // and returns how many it appended. It first reads each entry's epoch in
 // a loop that does nothing else, so that the cache misses of the entries,
 // which lie far apart in memory, overlap instead of coming one by one.
-func (s *Snapshot) emit(dst []Item, heads []*dictEntry, origin int) ([]Item, int) {
+func (s *Snapshot) emit(dst []Item, heads []*dictEntry, sc *dbScan) ([]Item, int) {
 	var sink uint32
 	for _, de := range heads {
 		for ; de != nil; de = de.next {
@@ -277,7 +293,7 @@ func (s *Snapshot) emit(dst []Item, heads []*dictEntry, origin int) ([]Item, int
 	for _, de := range heads {
 		for ; de != nil; de = de.next {
 			if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
-				dst = append(dst, itemOf(origin, de.key, e))
+				dst = append(dst, itemOf(sc.origin, de.key, e, sc.expires()))
 				e.snapEpoch = s.epoch
 				e.flags |= snapSharedFlag
 				got++
@@ -310,7 +326,7 @@ func (s *Snapshot) walk(dst []Item, t []*dictEntry, sc *dbScan, want int) ([]Ite
 			}
 		}
 		var g int
-		dst, g = s.emit(dst, heads[:k], sc.origin)
+		dst, g = s.emit(dst, heads[:k], sc)
 		got += g
 		if v == 0 {
 			break
@@ -338,7 +354,7 @@ func PrefetchItems(items []Item) {
 	}
 	for i := range items {
 		if sv, ok := items[i].Value.(*String); ok && sv.n > 0 {
-			sink += *sv.p
+			sink += *sv.data()
 		}
 	}
 	prefetchSink.Store(uint32(sink))
@@ -360,7 +376,7 @@ func (s *Snapshot) Close() {
 	s.closed = true
 	s.saved = nil
 	for _, sc := range s.scans {
-		sc.orphan = nil
+		sc.orphan, sc.orphanEx = nil, nil
 	}
 	for _, db := range s.ks.DBs {
 		db.scan = nil

@@ -27,7 +27,7 @@ func dumpKeyspace(ks *Keyspace) map[string]string {
 	m := map[string]string{}
 	for i, db := range ks.DBs {
 		db.ForEach(func(key string, e *Entry) bool {
-			m[snapKey(i, key)] = itemString(e.Value(), e.ExpireAt)
+			m[snapKey(i, key)] = itemString(e.Value(), db.ExpireAt(e))
 			return true
 		})
 	}

@@ -176,48 +176,136 @@ const EmbstrSizeLimit = 44
 // String is a string value (OBJ_STRING; bitmaps are strings too).
 //
 // Its bytes belong to the keyspace: a writer changes them only on a String
-// returned by DB.Mutable, and the only spare capacity it may write past
-// len is its own (Dup and NewString never share an array).
+// returned by DB.Mutable (or DB.OverwriteString), and the only spare
+// capacity it may write past len is its own (Dup and NewString never share
+// an array).
 //
-// It is 16 bytes, a third of a []byte and a kind, because a small string
-// key's node, Entry and String share one allocation with the key and value
-// bytes (DB.SetString): p and n are the slice's pointer and length, ck
-// holds the kind in its top 3 bits and the spare capacity (cap - len,
-// clamped to spareMax: a larger spare is simply not offered to appends) in
-// the others. A string is at most 4 GiB - 1 bytes long (proto-max-bulk-len
-// is 512 MB by default).
+// It is an 8-byte header, like an sds header, because a small string key's
+// node, Entry, String and the key's and value's bytes share one allocation
+// (DB.SetString) and every byte of the header counts there: n is the length,
+// ck holds the kind in its top 3 bits, the inline flag and the spare
+// capacity (cap - len, clamped to spareMax: a larger spare is simply not
+// offered to appends) in the others. The bytes are either inline, right
+// after the header in the same allocation (inlineFlag: a key node's value,
+// newStringCopy), or elsewhere, the header then being the first field of an
+// extString whose pointer follows it (NewString). A string is at most 4 GiB
+// - 1 bytes long (proto-max-bulk-len is 512 MB by default).
 type String struct {
-	p  *byte
 	n  uint32
 	ck uint32
 }
 
+// extString is a String whose bytes are in an array of their own.
+type extString struct {
+	String
+	p *byte
+}
+
 const (
-	kindShift = 29
-	spareMax  = 1<<kindShift - 1
+	kindShift  = 29
+	inlineFlag = 1 << 28
+	spareMax   = inlineFlag - 1
 )
+
+// strHdrSize is the String header's size: inline bytes start there.
+const strHdrSize = unsafe.Sizeof(String{})
 
 // NewString returns a string value holding b, which the caller hands over
 // (it must not touch b again), created as kind.
 func NewString(b []byte, kind StringKind) *String {
-	s := &String{}
-	s.Set(b, kind)
+	s := &extString{}
+	s.setExt(b, kind)
+	return &s.String
+}
+
+// inlineStr is a String with room A (a byte array) for its bytes.
+type inlineStr[A any] struct {
+	String
+	data A
+}
+
+func newInlineStr[A any](n int) *String {
+	s := &inlineStr[A]{}
+	s.ck = inlineFlag | uint32(int(unsafe.Sizeof(s.data))-n)
+	s.n = uint32(n)
+	return &s.String
+}
+
+// newStringCopy returns a string value holding a copy of b, created as
+// kind: the header and the bytes in one allocation when they fit in 256
+// bytes (the array fills the size class; the slack is spare capacity), else
+// NewString of a copy.
+func newStringCopy(b []byte, kind StringKind) *String {
+	var s *String
+	switch n := len(b); {
+	case n <= 16-int(strHdrSize):
+		s = newInlineStr[[16 - strHdrSize]byte](n)
+	case n <= 24-int(strHdrSize):
+		s = newInlineStr[[24 - strHdrSize]byte](n)
+	case n <= 32-int(strHdrSize):
+		s = newInlineStr[[32 - strHdrSize]byte](n)
+	case n <= 48-int(strHdrSize):
+		s = newInlineStr[[48 - strHdrSize]byte](n)
+	case n <= 64-int(strHdrSize):
+		s = newInlineStr[[64 - strHdrSize]byte](n)
+	case n <= 80-int(strHdrSize):
+		s = newInlineStr[[80 - strHdrSize]byte](n)
+	case n <= 96-int(strHdrSize):
+		s = newInlineStr[[96 - strHdrSize]byte](n)
+	case n <= 128-int(strHdrSize):
+		s = newInlineStr[[128 - strHdrSize]byte](n)
+	case n <= 160-int(strHdrSize):
+		s = newInlineStr[[160 - strHdrSize]byte](n)
+	case n <= 192-int(strHdrSize):
+		s = newInlineStr[[192 - strHdrSize]byte](n)
+	case n <= 256-int(strHdrSize):
+		s = newInlineStr[[256 - strHdrSize]byte](n)
+	default:
+		return NewString(append(make([]byte, 0, len(b)), b...), kind)
+	}
+	copy(s.Bytes(), b)
+	s.SetKind(kind)
 	return s
+}
+
+// inline reports whether the bytes follow the header.
+func (s *String) inline() bool { return s.ck&inlineFlag != 0 }
+
+// data is the address of the bytes.
+func (s *String) data() *byte {
+	if s.ck&inlineFlag != 0 {
+		return (*byte)(unsafe.Add(unsafe.Pointer(s), strHdrSize))
+	}
+	return (*extString)(unsafe.Pointer(s)).p
 }
 
 // Bytes returns the string's bytes. Do not modify them unless s came from
 // DB.Mutable.
 func (s *String) Bytes() []byte {
-	spare := s.ck & spareMax
-	return unsafe.Slice(s.p, uint64(s.n)+uint64(spare))[:s.n]
+	return unsafe.Slice(s.data(), uint64(s.n)+uint64(s.ck&spareMax))[:s.n]
 }
 
 // Kind is how the string was created.
 func (s *String) Kind() StringKind { return StringKind(s.ck >> kindShift) }
 
 // Set replaces the bytes (handed over, as NewString) and the kind. Only on
-// a String returned by DB.Mutable.
+// a String returned by DB.Mutable, which never returns an inline string: an
+// inline one (whose header has no room for a pointer) only takes a b within
+// its own bytes (Bytes()[:k] or an append within their capacity).
 func (s *String) Set(b []byte, kind StringKind) {
+	if s.ck&inlineFlag != 0 {
+		room := uint64(s.n) + uint64(s.ck&spareMax)
+		if unsafe.SliceData(b) != s.data() || uint64(cap(b)) > room {
+			panic("keyspace: String.Set of a new array on an inline string")
+		}
+		s.n = uint32(len(b))
+		s.ck = uint32(kind)<<kindShift | inlineFlag | uint32(room-uint64(len(b)))
+		return
+	}
+	(*extString)(unsafe.Pointer(s)).setExt(b, kind)
+}
+
+func (s *extString) setExt(b []byte, kind StringKind) {
 	if uint64(len(b)) > math.MaxUint32 {
 		panic("keyspace: string longer than 4 GiB - 1")
 	}
@@ -225,9 +313,22 @@ func (s *String) Set(b []byte, kind StringKind) {
 	s.ck = uint32(kind)<<kindShift | uint32(min(cap(b)-len(b), spareMax))
 }
 
+// external returns s as a string with its own header and a pointer to s's
+// bytes, so that Set may hand it a new array: s itself when it is not
+// inline, else a new extString on the same bytes (and spare capacity).
+func (s *String) external() *String {
+	if s.ck&inlineFlag == 0 {
+		return s
+	}
+	x := &extString{String: String{n: s.n, ck: s.ck &^ inlineFlag}, p: s.data()}
+	return &x.String
+}
+
 // SetKind changes the kind, after an in-place change of the bytes. Only on
 // a String returned by DB.Mutable.
-func (s *String) SetKind(kind StringKind) { s.ck = s.ck&spareMax | uint32(kind)<<kindShift }
+func (s *String) SetKind(kind StringKind) {
+	s.ck = s.ck&(spareMax|inlineFlag) | uint32(kind)<<kindShift
+}
 
 // Type is TypeString.
 func (s *String) Type() Type { return TypeString }

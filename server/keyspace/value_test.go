@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,63 @@ func TestStringDup(t *testing.T) {
 		if string(s.Bytes()) != tc.val {
 			t.Error("Dup aliases the bytes")
 		}
+	}
+}
+
+// TestInlineStrings: newStringCopy keeps small strings' bytes after their
+// 8-byte header, with the size class's slack as spare capacity; Set takes
+// an array within them and refuses a new one; external gives a header of
+// its own on the same bytes.
+func TestInlineStrings(t *testing.T) {
+	for n := 0; n <= 300; n++ {
+		b := bytes.Repeat([]byte{'x'}, n)
+		s := newStringCopy(b, StringEmbstr)
+		if !bytes.Equal(s.Bytes(), b) || s.Kind() != StringEmbstr || s.inline() != (n <= 248) {
+			t.Fatalf("len %d: %q kind %v inline %v", n, s.Bytes(), s.Kind(), s.inline())
+		}
+		if d := s.Dup().(*String); !bytes.Equal(d.Bytes(), b) {
+			t.Fatalf("len %d: Dup %q", n, d.Bytes())
+		}
+	}
+	s := newStringCopy([]byte("ab"), StringAuto)
+	s.Set(append(s.Bytes(), 'c'), StringRaw)
+	if string(s.Bytes()) != "abc" || !s.inline() || s.Kind() != StringRaw {
+		t.Fatalf("append within the spare: %q inline %v kind %v", s.Bytes(), s.inline(), s.Kind())
+	}
+	x := s.external()
+	if x.inline() || &x.Bytes()[0] != &s.Bytes()[0] || x.Kind() != StringRaw {
+		t.Fatal("external does not share the bytes")
+	}
+	x.Set([]byte("new array"), StringRaw)
+	if string(x.Bytes()) != "new array" || string(s.Bytes()) != "abc" {
+		t.Fatalf("external Set: %q, inline %q", x.Bytes(), s.Bytes())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Set of a new array on an inline string did not panic")
+		}
+	}()
+	s.Set([]byte("elsewhere"), StringRaw)
+}
+
+// TestOverwriteString: the same length overwrites in place without an
+// allocation, another length replaces the value; a loaded string gets an
+// inline node whose key the expires index shares.
+func TestOverwriteString(t *testing.T) {
+	db := NewDB()
+	e := db.SetString([]byte("k"), []byte("v1"), StringAuto, 1, false)
+	if n := testing.AllocsPerRun(100, func() { db.OverwriteString([]byte("k"), e, []byte("v2"), StringAuto) }); n != 0 {
+		t.Errorf("same-length overwrite: %v allocations", n)
+	}
+	db.OverwriteString([]byte("k"), e, []byte("longer value"), StringAuto)
+	if got := db.Peek([]byte("k")); got != e || str(e) != "longer value" {
+		t.Fatalf("got %q", str(e))
+	}
+	le, ok := db.LoadAdd([]byte("loaded"), NewString([]byte("12345"), StringAuto), 500, 1)
+	if !ok || !le.Value().(*String).inline() || str(le) != "12345" || db.ExpireAt(le) != 500 {
+		t.Fatalf("LoadAdd: ok %v %q expire %d", ok, str(le), db.ExpireAt(le))
+	}
+	if err := db.Keyspace().Check(); err != nil {
+		t.Fatal(err)
 	}
 }
