@@ -63,8 +63,8 @@ func newIntsetBuf(width, n int) *byte {
 	return &b[0]
 }
 
-func (s *Set) isWidth() int { return int(*(*uint32)(unsafe.Pointer(s.is))) }
-func (s *Set) isLen() int   { return int(*(*uint32)(unsafe.Add(unsafe.Pointer(s.is), 4))) }
+func (s *Set) isWidth() int { return int(binary.LittleEndian.Uint32(unsafe.Slice(s.is, intsetHdr))) }
+func (s *Set) isLen() int   { return int(binary.LittleEndian.Uint32(unsafe.Slice(s.is, intsetHdr)[4:])) }
 
 // isBytes is the intset's bytes in use: header and elements.
 func (s *Set) isBytes() []byte {

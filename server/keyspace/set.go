@@ -21,7 +21,7 @@ import (
 // Iteration order is setTypeNext's: ascending for an intset, the
 // dict's bucket order for a hashtable.
 type Set struct {
-	is *byte     // the intset (intset.go); nil once ht != nil
+	is *byte      // the intset (intset.go); nil once ht != nil
 	ht *fieldDict // the hashtable encoding (members with empty values); nil while an intset
 }
 
@@ -36,7 +36,15 @@ func NewSetFor(first []byte) *Set {
 
 // NewIntSet is createIntsetObject: an empty intset (the result set of
 // SINTERSTORE, SUNIONSTORE and SDIFFSTORE starts as one).
-func NewIntSet() *Set { return &Set{is: newIntsetBuf(2, 0)} }
+//
+// It starts on a shared empty header (emptyIntset), which is never
+// written: the first member always moves the intset to an allocation of
+// its own (16 bytes or more, where the header alone is 8), so a new key
+// costs one allocation for its intset, not two.
+func NewIntSet() *Set { return &Set{is: &emptyIntset[0]} }
+
+// emptyIntset is an intset of width 2 and no elements (see NewIntSet).
+var emptyIntset = [intsetHdr]byte{2}
 
 // Type is TypeSet.
 func (s *Set) Type() Type { return TypeSet }
