@@ -91,4 +91,6 @@ func TestBenchWait(t *testing.T) {
 	fmt.Printf("vigil/base  median %s, p99 %s\n", ratio("vigil", "base", p50), ratio("vigil", "base", p99))
 }
 
-func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64) + " ms" }
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64) + " ms"
+}
