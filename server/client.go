@@ -398,7 +398,14 @@ func (s *Server) process(c *Client, args [][]byte) {
 		s.unwatchAll(c, true)
 	}
 	c.rep.Start(&c.w)
-	mark, units, off, dirty := len(c.w.B), s.propUnits, s.repl.offset, s.ks.Dirty
+	// The sync-ack mode's marks are taken only when it is on (CONFIG SET
+	// min-replicas-ack during this call takes effect from the next one).
+	syncAck := s.cfg.MinReplicasAck > 0
+	var mark int
+	var units, off, dirty int64
+	if syncAck {
+		mark, units, off, dirty = len(c.w.B), s.propUnits, s.repl.offset, s.ks.Dirty
+	}
 	s.call(c, args)
 	if s.tracking.active() {
 		s.trackingAfterCommand(c, args) // tracking.go: CLIENT CACHING's one command
@@ -411,7 +418,7 @@ func (s *Server) process(c *Client, args [][]byte) {
 	// PUBLISH/SPUBLISH propagate but change no data: not held, or a
 	// master without acknowledging replicas would hold the sentinels'
 	// hellos (and the PINGs queued behind them) and look down.
-	if c.blocked == nil && (s.propUnits != units || s.repl.offset != off || s.ks.Dirty > dirty) && s.syncAckApplies(c) {
+	if syncAck && c.blocked == nil && (s.propUnits != units || s.repl.offset != off || s.ks.Dirty > dirty) && s.syncAckApplies(c) {
 		if cmd := s.lookup(args[0]); s.ks.Dirty > dirty || cmd == nil || !cmd.Has(FlagPubSub) {
 			c.holdForAcks(cmd, mark)
 		}

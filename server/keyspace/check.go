@@ -193,15 +193,16 @@ func checkSet(s *Set, cfg EncodingConfig) error {
 		}
 		return nil
 	}
-	if len(s.ints) > maxIntsetEntries(cfg.SetMaxIntsetEntries) {
-		return fmt.Errorf("intset of %d members, set-max-intset-entries is %d", len(s.ints), cfg.SetMaxIntsetEntries)
+	n, w, e := s.isLen(), s.isWidth(), s.isElems()
+	if w != 2 && w != 4 && w != 8 {
+		return fmt.Errorf("intset encoding %d", w)
 	}
-	for i, v := range s.ints {
-		if i > 0 && s.ints[i-1] >= v {
-			return fmt.Errorf("intset not ascending at %d: %d, %d", i, s.ints[i-1], v)
-		}
-		if intWidth(v) > s.width {
-			return fmt.Errorf("intset width %d holds %d", s.width, v)
+	if n > maxIntsetEntries(cfg.SetMaxIntsetEntries) {
+		return fmt.Errorf("intset of %d members, set-max-intset-entries is %d", n, cfg.SetMaxIntsetEntries)
+	}
+	for i := 1; i < n; i++ {
+		if a, b := intsetGet(e, w, i-1), intsetGet(e, w, i); a >= b {
+			return fmt.Errorf("intset not ascending at %d: %d, %d", i, a, b)
 		}
 	}
 	return nil

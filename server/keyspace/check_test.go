@@ -64,8 +64,8 @@ func TestCheckFindsViolations(t *testing.T) {
 		want    string
 	}{
 		{"empty list", func(db *DB) { l := db.Peek([]byte("list")).Value().(*List); l.PopFront(); l.PopFront() }, "empty list"},
-		{"empty set", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).ints = nil }, "empty set"},
-		{"intset order", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).ints = []int64{5, 1} }, "not ascending"},
+		{"empty set", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).is = newIntsetBuf(2, 0) }, "empty set"},
+		{"intset order", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).is = newIntsetFromInts([]int64{5, 1}, 2) }, "not ascending"},
 		{"intset too big", func(db *DB) { db.ks.Encodings.SetMaxIntsetEntries = 1 }, "set-max-intset-entries"},
 		{"zset map", func(db *DB) { z := db.Peek([]byte("zsl")).Value().(*ZSet); z.dict.del(z.dict.getS("m5")) }, "member map"},
 		{"zset span", func(db *DB) {

@@ -1,5 +1,7 @@
 package keyspace
 
+import "unsafe"
+
 // Accessors and constructors for server/rdb: what rdbSaveObject reads of a
 // value's representation and what rdbLoadObject builds directly.
 
@@ -9,28 +11,37 @@ func (s *Set) IntsetWidth() int {
 	if s.ht != nil {
 		return 0
 	}
-	return int(s.width)
+	return s.isWidth()
 }
 
-// Ints returns the intset's members, ascending (nil for a hashtable set).
-// Do not modify them.
-func (s *Set) Ints() []int64 {
+// IntsetBlob is the intset as intset.c lays it out (the RDB SET_INTSET
+// blob: encoding and length, uint32 little-endian, then the elements), nil
+// for a hashtable set. It is the set's own memory: do not modify it.
+func (s *Set) IntsetBlob() []byte {
 	if s.ht != nil {
 		return nil
 	}
-	return s.ints
+	return s.isBytes()
+}
+
+// NewIntSetBlob is an intset holding a copy of b, an intset as
+// IntsetBlob returns it that the caller validated (intsetValidateIntegrity:
+// a known encoding, the length matching, elements strictly ascending).
+func NewIntSetBlob(b []byte) *Set {
+	p := &make([]byte, intsetAlloc(max(len(b), intsetHdr)))[0]
+	copy(unsafe.Slice(p, len(b)), b)
+	return &Set{is: p}
 }
 
 // NewIntSetFrom is an intset of width (2, 4 or 8 bytes, at least what the
 // members need) holding ints, which must be strictly ascending (an RDB
-// SET_INTSET blob, whose width may exceed what its members need). ints is
-// handed over.
+// SET_INTSET blob, whose width may exceed what its members need).
 func NewIntSetFrom(ints []int64, width int) *Set {
 	w := uint8(2)
 	for _, v := range ints {
 		w = max(w, intWidth(v))
 	}
-	return &Set{ints: ints, width: max(w, uint8(width))}
+	return &Set{is: newIntsetFromInts(ints, int(max(w, uint8(width))))}
 }
 
 // NewHashtableSet is createSetObject followed by dictExpand(sizeHint) when

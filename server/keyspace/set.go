@@ -3,14 +3,14 @@ package keyspace
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"unsafe"
 )
 
 // Set is a set value (OBJ_SET), as Redis 7.0's t_set.c: an intset (a
-// sorted array of int64 whose element width only grows: intset.c's
-// INTSET_ENC_INT16/32/64) while every member is an integer (string2ll)
+// sorted array of integers whose element width only grows: intset.c's
+// INTSET_ENC_INT16/32/64, packed as intset.c lays it out: intset.go)
+// while every member is an integer (string2ll)
 // and there are at most set-max-intset-entries of them, else a hashtable
 // (a fieldDict of the members with empty values, dict.c's layout, so SSCAN
 // keeps SCAN's guarantee and random members are picked as
@@ -21,9 +21,8 @@ import (
 // Iteration order is setTypeNext's: ascending for an intset, the
 // dict's bucket order for a hashtable.
 type Set struct {
-	ints  []int64    // the intset, ascending; unused once ht != nil
-	width uint8      // intset encoding: 2, 4 or 8 bytes per element
-	ht    *fieldDict // the hashtable encoding (members with empty values); nil while an intset
+	is *byte      // the intset (intset.go); nil once ht != nil
+	ht *fieldDict // the hashtable encoding (members with empty values); nil while an intset
 }
 
 // NewSetFor is setTypeCreate: an empty set that can hold first, an intset
@@ -37,7 +36,15 @@ func NewSetFor(first []byte) *Set {
 
 // NewIntSet is createIntsetObject: an empty intset (the result set of
 // SINTERSTORE, SUNIONSTORE and SDIFFSTORE starts as one).
-func NewIntSet() *Set { return &Set{width: 2} }
+//
+// It starts on a shared empty header (emptyIntset), which is never
+// written: the first member always moves the intset to an allocation of
+// its own (16 bytes or more, where the header alone is 8), so a new key
+// costs one allocation for its intset, not two.
+func NewIntSet() *Set { return &Set{is: &emptyIntset[0]} }
+
+// emptyIntset is an intset of width 2 and no elements (see NewIntSet).
+var emptyIntset = [intsetHdr]byte{2}
 
 // Type is TypeSet.
 func (s *Set) Type() Type { return TypeSet }
@@ -58,18 +65,7 @@ func (s *Set) Len() int {
 	if s.ht != nil {
 		return s.ht.Len()
 	}
-	return len(s.ints)
-}
-
-// intWidth is _intsetValueEncoding.
-func intWidth(v int64) uint8 {
-	switch {
-	case v < math.MinInt32 || v > math.MaxInt32:
-		return 8
-	case v < math.MinInt16 || v > math.MaxInt16:
-		return 4
-	}
-	return 2
+	return s.isLen()
 }
 
 // maxIntsetEntries caps set-max-intset-entries at 1G, as setTypeAdd.
@@ -88,31 +84,12 @@ func (s *Set) Add(member []byte, maxIntset int) bool {
 		s.convert()
 		return s.ht.addMember(bytesString(member))
 	}
-	if !s.addInt(v) {
+	if !s.isAdd(v) {
 		return false
 	}
-	if len(s.ints) > maxIntsetEntries(maxIntset) {
+	if s.isLen() > maxIntsetEntries(maxIntset) {
 		s.convert()
 	}
-	return true
-}
-
-// addInt is intsetAdd.
-func (s *Set) addInt(v int64) bool {
-	i, found := slices.BinarySearch(s.ints, v)
-	if found {
-		return false
-	}
-	s.width = max(s.width, intWidth(v))
-	if len(s.ints) == cap(s.ints) {
-		// Grow by an eighth, to the allocation's size class, not by
-		// append's doubling: a small intset is most of its key's memory
-		// (5 members took 64 bytes, now 48), and an insertion moves the
-		// elements after it anyway.
-		n := len(s.ints)
-		s.ints = append(append([]int64(nil), make([]int64, n+1+n/8)...)[:0], s.ints...)
-	}
-	s.ints = slices.Insert(s.ints, i, v)
 	return true
 }
 
@@ -120,12 +97,13 @@ func (s *Set) addInt(v int64) bool {
 // intset's length, filled in ascending order.
 func (s *Set) convert() {
 	d := &fieldDict{}
-	d.expand(len(s.ints))
+	n, w, e := s.isLen(), s.isWidth(), s.isElems()
+	d.expand(n)
 	var buf [20]byte
-	for _, v := range s.ints {
-		d.addMember(bytesString(strconv.AppendInt(buf[:0], v, 10)))
+	for i := range n {
+		d.addMember(bytesString(strconv.AppendInt(buf[:0], intsetGet(e, w, i), 10)))
 	}
-	s.ht, s.ints = d, nil
+	s.ht, s.is = d, nil
 }
 
 // Remove is setTypeRemove: it removes member and reports whether it was
@@ -138,7 +116,7 @@ func (s *Set) Remove(member []byte) bool {
 	if !ok {
 		return false
 	}
-	return s.removeInt(v)
+	return s.isRemove(v)
 }
 
 // RemoveString is Remove for a string member.
@@ -150,17 +128,7 @@ func (s *Set) RemoveString(member string) bool {
 	if !ok {
 		return false
 	}
-	return s.removeInt(v)
-}
-
-// removeInt is intsetRemove (the width stays).
-func (s *Set) removeInt(v int64) bool {
-	i, found := slices.BinarySearch(s.ints, v)
-	if !found {
-		return false
-	}
-	s.ints = slices.Delete(s.ints, i, i+1)
-	return true
+	return s.isRemove(v)
 }
 
 // Contains is setTypeIsMember.
@@ -172,7 +140,7 @@ func (s *Set) Contains(member []byte) bool {
 	if !ok {
 		return false
 	}
-	_, found := slices.BinarySearch(s.ints, v)
+	_, found := s.isSearch(v)
 	return found
 }
 
@@ -184,7 +152,7 @@ func (s *Set) ContainsInt(v int64) bool {
 		b := strconv.AppendInt(buf[:0], v, 10)
 		return s.ht.find(hashBytes(b), b, false) != nil
 	}
-	_, found := slices.BinarySearch(s.ints, v)
+	_, found := s.isSearch(v)
 	return found
 }
 
@@ -219,8 +187,9 @@ func (s *Set) Range(fn func(m Member) bool) {
 		s.ht.rangeEntries(func(de *fieldEntry) bool { return fn(Member{S: de.key()}) })
 		return
 	}
-	for _, v := range s.ints {
-		if !fn(Member{N: v, IsInt: true}) {
+	n, w, e := s.isLen(), s.isWidth(), s.isElems()
+	for i := range n {
+		if !fn(Member{N: intsetGet(e, w, i), IsInt: true}) {
 			return
 		}
 	}
@@ -240,13 +209,13 @@ func (s *Set) random(rng *rand.Rand, step bool) Member {
 	if s.ht != nil {
 		return Member{S: s.ht.fairRandomEntry(rng, step).key()}
 	}
-	return Member{N: s.ints[rng.IntN(len(s.ints))], IsInt: true}
+	return Member{N: s.isAt(rng.IntN(s.isLen())), IsInt: true}
 }
 
 // RemoveMember removes m, a member of s (as returned by Random or Range).
 func (s *Set) RemoveMember(m Member) bool {
 	if m.IsInt && s.ht == nil {
-		return s.removeInt(m.N)
+		return s.isRemove(m.N)
 	}
 	if m.IsInt {
 		var buf [20]byte
@@ -268,7 +237,7 @@ func (s *Set) Scan(cursor uint64, fn func(member string)) uint64 {
 // into a Dict presized to its length, in iteration order.
 func (s *Set) Dup() Value {
 	if s.ht == nil {
-		return &Set{ints: slices.Clone(s.ints), width: s.width}
+		return &Set{is: s.isDup()}
 	}
 	d := &fieldDict{}
 	d.expand(s.ht.Len())
@@ -293,7 +262,7 @@ const (
 // members in iteration order (0: all) and scaled to the set's size.
 func (s *Set) Size(samples int) uint64 {
 	if s.ht == nil {
-		return RobjSize + JemallocSize(intsetHeaderSize+uint64(s.width)*uint64(len(s.ints)))
+		return RobjSize + JemallocSize(intsetHeaderSize+uint64(s.isWidth())*uint64(s.isLen()))
 	}
 	size := uint64(RobjSize + dictStructSize + DictEntryPtrSize*s.ht.Buckets())
 	if samples <= 0 {
@@ -326,7 +295,7 @@ func (s *Set) ContainsString(member string) bool {
 	if !ok {
 		return false
 	}
-	_, found := slices.BinarySearch(s.ints, v)
+	_, found := s.isSearch(v)
 	return found
 }
 
@@ -343,10 +312,10 @@ func (s *Set) ContainsMember(m Member) bool {
 // round trip through its text.
 func (s *Set) AddMember(m Member, maxIntset int) bool {
 	if m.IsInt && s.ht == nil {
-		if !s.addInt(m.N) {
+		if !s.isAdd(m.N) {
 			return false
 		}
-		if len(s.ints) > maxIntsetEntries(maxIntset) {
+		if s.isLen() > maxIntsetEntries(maxIntset) {
 			s.convert()
 		}
 		return true

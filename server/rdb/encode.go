@@ -292,25 +292,9 @@ func appendObject(b []byte, v keyspace.Value, compress bool) ([]byte, byte, erro
 	return b, t, nil
 }
 
-// intsetBlob is the intset as intset.c lays it out.
-func intsetBlob(s *keyspace.Set) []byte {
-	ints := s.Ints()
-	w := s.IntsetWidth()
-	b := make([]byte, 8, 8+w*len(ints))
-	binary.LittleEndian.PutUint32(b, uint32(w))
-	binary.LittleEndian.PutUint32(b[4:], uint32(len(ints)))
-	for _, v := range ints {
-		switch w {
-		case 2:
-			b = binary.LittleEndian.AppendUint16(b, uint16(v))
-		case 4:
-			b = binary.LittleEndian.AppendUint32(b, uint32(v))
-		default:
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		}
-	}
-	return b
-}
+// intsetBlob is the intset as intset.c lays it out, which is how the Set
+// holds it.
+func intsetBlob(s *keyspace.Set) []byte { return s.IntsetBlob() }
 
 // Quicklist constants (quicklist.c).
 const (

@@ -49,12 +49,12 @@ func loadObject(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if err != nil {
 			return nil, err
 		}
-		ints, width, ok := parseIntset(b)
+		n, ok := validIntset(b)
 		if !ok {
 			return nil, rd.errorf("Intset integrity check failed.")
 		}
-		s := keyspace.NewIntSetFrom(ints, width)
-		if len(ints) > enc.SetMaxIntsetEntries {
+		s := keyspace.NewIntSetBlob(b)
+		if n > enc.SetMaxIntsetEntries {
 			s.ConvertToHashtable()
 		}
 		return s, nil
@@ -309,35 +309,39 @@ func loadQuicklist2(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, er
 	return l, nil
 }
 
-// parseIntset is intsetValidateIntegrity + the members.
-func parseIntset(b []byte) ([]int64, int, bool) {
+// validIntset is intsetValidateIntegrity (deep): a known encoding, the
+// length matching the blob, at least one element, elements strictly
+// ascending. It returns the length.
+func validIntset(b []byte) (int, bool) {
 	if len(b) < 8 {
-		return nil, 0, false
+		return 0, false
 	}
 	w := int(binary.LittleEndian.Uint32(b))
 	if w != 2 && w != 4 && w != 8 {
-		return nil, 0, false
+		return 0, false
 	}
 	n := uint64(binary.LittleEndian.Uint32(b[4:]))
 	if n == 0 || 8+uint64(w)*n != uint64(len(b)) {
-		return nil, 0, false
+		return 0, false
 	}
-	ints := make([]int64, n)
-	for i := range ints {
+	var prev int64
+	for i := range int(n) {
 		p := b[8+i*w:]
+		var v int64
 		switch w {
 		case 2:
-			ints[i] = int64(int16(binary.LittleEndian.Uint16(p)))
+			v = int64(int16(binary.LittleEndian.Uint16(p)))
 		case 4:
-			ints[i] = int64(int32(binary.LittleEndian.Uint32(p)))
+			v = int64(int32(binary.LittleEndian.Uint32(p)))
 		default:
-			ints[i] = int64(binary.LittleEndian.Uint64(p))
+			v = int64(binary.LittleEndian.Uint64(p))
 		}
-		if i > 0 && ints[i] <= ints[i-1] {
-			return nil, 0, false
+		if i > 0 && v <= prev {
+			return 0, false
 		}
+		prev = v
 	}
-	return ints, w, true
+	return int(n), true
 }
 
 // parseListpack is lpValidateIntegrity (deep) + the entries, integers as
