@@ -3,6 +3,8 @@ package keyspace
 import (
 	"slices"
 	"sync/atomic"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // List is a list value (OBJ_LIST). Redis 7.0 always encodes a list as a
@@ -521,44 +523,5 @@ func allowInsert(sz, count, fill, n int) bool {
 
 // lpEntrySizeB is the bytes b takes in a listpack: its encoding (an integer
 // when lpStringToInt64 accepts it, else a string with a 1, 2 or 5 byte
-// header) plus the backlen.
-func lpEntrySizeB(b []byte) int {
-	var enc int
-	if v, ok := string2ll(b); ok {
-		switch {
-		case v >= 0 && v <= 127:
-			enc = 1
-		case v >= -4096 && v <= 4095:
-			enc = 2
-		case v >= -32768 && v <= 32767:
-			enc = 3
-		case v >= -8388608 && v <= 8388607:
-			enc = 4
-		case v >= -2147483648 && v <= 2147483647:
-			enc = 5
-		default:
-			enc = 9
-		}
-	} else {
-		switch n := len(b); {
-		case n < 64:
-			enc = 1 + n
-		case n < 4096:
-			enc = 2 + n
-		default:
-			enc = 5 + n
-		}
-	}
-	// lpEncodeBacklen's bounds (as lpEntrySize's, for strings).
-	switch {
-	case enc <= 127:
-		return enc + 1
-	case enc < 16383:
-		return enc + 2
-	case enc < 2097151:
-		return enc + 3
-	case enc < 268435455:
-		return enc + 4
-	}
-	return enc + 5
-}
+// header) plus the backlen (redisutil.LPEntrySize).
+func lpEntrySizeB(b []byte) int { return redisutil.LPEntrySize(b) }

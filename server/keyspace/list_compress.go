@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"encoding/binary"
-	"math"
 	"sync"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
@@ -235,50 +234,6 @@ func (nd *qlNode) alloc() uint64 {
 	return JemallocSize(uint64(nd.sz))
 }
 
-// lpAppendEntry appends s as a listpack entry, as lpAppend: an integer
-// encoding when lpStringToInt64 accepts it, else a string (lpEntrySizeB
-// is its size).
-func lpAppendEntry(b, s []byte) []byte {
-	start := len(b)
-	if v, ok := string2ll(s); ok {
-		switch {
-		case v >= 0 && v <= 127:
-			b = append(b, byte(v))
-		case v >= -4096 && v <= 4095:
-			u := uint64(v) & (1<<13 - 1)
-			b = append(b, byte(u>>8)|0xC0, byte(u))
-		case v >= -32768 && v <= 32767:
-			b = append(b, 0xF1, byte(v), byte(v>>8))
-		case v >= -8388608 && v <= 8388607:
-			b = append(b, 0xF2, byte(v), byte(v>>8), byte(v>>16))
-		case v >= math.MinInt32 && v <= math.MaxInt32:
-			b = append(b, 0xF3, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-		default:
-			b = append(b, 0xF4)
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		}
-	} else {
-		switch n := len(s); {
-		case n < 64:
-			b = append(b, 0x80|byte(n))
-		case n < 4096:
-			b = append(b, 0xE0|byte(n>>8), byte(n))
-		default:
-			b = append(b, 0xF0)
-			b = binary.LittleEndian.AppendUint32(b, uint32(n))
-		}
-		b = append(b, s...)
-	}
-	l := len(b) - start
-	switch { // lpEncodeBacklen
-	case l <= 127:
-		return append(b, byte(l))
-	case l < 16383:
-		return append(b, byte(l>>7), byte(l&127)|128)
-	case l < 2097151:
-		return append(b, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
-	case l < 268435455:
-		return append(b, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-	}
-	return append(b, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-}
+// lpAppendEntry appends s as a listpack entry, as lpAppend (redisutil's,
+// shared with the RDB encoder; lpEntrySizeB is its size).
+func lpAppendEntry(b, s []byte) []byte { return redisutil.LPAppendEntry(b, s) }

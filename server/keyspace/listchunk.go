@@ -247,7 +247,7 @@ func (c *lchunk) splice(p, q, d int) int {
 const noCursor = 0
 
 func packCursor(k, j, off int) uint64 {
-	if k >= 1<<32-1 || j >= 1<<16 || off >= 1<<16 {
+	if uint64(k) >= 1<<32-1 || j >= 1<<16 || off >= 1<<16 {
 		return noCursor
 	}
 	return uint64(k)<<32 | uint64(j)<<16 | uint64(off)
