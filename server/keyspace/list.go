@@ -36,6 +36,7 @@ type List struct {
 	base  int           // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
 	n     int           // number of elements
 	cur   atomic.Uint64 // the cursor of seek (packCursor), noCursor when unset
+	zc    atomic.Pointer[zcache] // the last compressed chunk a read decompressed (list_compress.go)
 	fill  int           // list-max-listpack-size (quicklist fill)
 	depth int           // list-compress-depth the list was created with (list_compress.go)
 
@@ -110,7 +111,7 @@ func (l *List) SetFill(fill int) { l.fill = fill }
 // Index(i+1) (LRANGE, LPOS, the RDB and AOF encodings walk the list so).
 func (l *List) Index(i int) []byte {
 	k, _, p := l.seek(i)
-	return view(l.ch[k].b, p)
+	return view(l.bytesOf(k), p)
 }
 
 // Set replaces element i with a copy of b.
@@ -412,13 +413,14 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 	r := 0
 	for ci := range l.ch {
 		c := &l.ch[ci]
-		for p := c.lo; p < c.hi; p = next(c.b, p) {
+		cb := l.bytesOf(ci)
+		for p := c.lo; p < c.hi; p = next(cb, p) {
 			for left == 0 && k+1 < len(l.nodes) {
 				k++
 				left = l.nodes[k].count
 			}
 			left--
-			b := view(c.b, p)
+			b := view(cb, p)
 			if keep(r, b) {
 				nl.dataPushBack(b)
 			} else if k < len(l.nodes) {
@@ -432,6 +434,7 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
 	l.ch, l.cbuf, l.c0, l.base, l.n = nl.ch, nl.cbuf, nl.c0, nl.base, nl.n
 	l.changed()
+	l.zFix(0, len(l.ch)-1)
 	// LREM's iterator decompresses the nodes it walks and compresses
 	// each again as it leaves it (quicklistNext's quicklistCompress), and
 	// every node it empties is deleted with __quicklistCompress(NULL).
@@ -466,9 +469,15 @@ func (l *List) Dup() Value {
 		c.cbuf = c.ch
 		for k := range l.ch {
 			o := &l.ch[k]
+			if o.z == zPacked { // the LZF bytes as they are
+				c.ch[k] = *o
+				c.ch[k].b = make([]byte, len(o.b))
+				copy(c.ch[k].b, o.b)
+				continue
+			}
 			b := make([]byte, o.used())
 			b = b[:cap(b)]
-			c.ch[k] = lchunk{b: b, hi: copy(b, o.b[o.lo:o.hi]), cnt: o.cnt, start: o.start}
+			c.ch[k] = lchunk{b: b, hi: copy(b, o.b[o.lo:o.hi]), cnt: o.cnt, start: o.start, z: o.z}
 		}
 	}
 	return c

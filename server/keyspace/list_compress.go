@@ -23,9 +23,9 @@ import (
 // listpack bytes with liblzf's algorithm, so it is Redis's.
 //
 // The elements themselves live in Vigil's chunks (listchunk.go), which
-// are not compressed: compression is what MEMORY USAGE, DEBUG OBJECT and
-// the RDB/DUMP encoding (inner nodes written as the LZF blobs Redis holds)
-// report. Only nodes near an edit are compressed or decompressed, so an
+// are compressed by their own rule (below); the shadow nodes' compression
+// is what MEMORY USAGE, DEBUG OBJECT and the RDB/DUMP encoding (inner nodes
+// written as the LZF blobs Redis holds) report. Only nodes near an edit are compressed or decompressed, so an
 // operation costs at most a few LZF runs of one node (~8 KB) beside what
 // it did before; with depth 0 (the default) nothing here runs.
 
@@ -45,6 +45,7 @@ const (
 func (l *List) SetCompressDepth(d int) {
 	l.depth = min(max(d, 0), compressMax)
 	l.qlCompressAll()
+	l.zFix(0, len(l.ch)-1)
 }
 
 // CompressDepth is the depth the list was created with (DEBUG OBJECT's
@@ -237,3 +238,135 @@ func (nd *qlNode) alloc() uint64 {
 // lpAppendEntry appends s as a listpack entry, as lpAppend (redisutil's,
 // shared with the RDB encoder; lpEntrySizeB is its size).
 func lpAppendEntry(b, s []byte) []byte { return redisutil.LPAppendEntry(b, s) }
+
+// Vigil's own chunks (listchunk.go) are really held compressed under
+// list-compress-depth, as quicklist.c holds its inner nodes: a chunk more
+// than zEnds chunks from either end of the list has its entries replaced by
+// their LZF bytes (b; lo 0 and hi the entries' raw length) when LZF saves
+// more than MIN_COMPRESS_IMPROVE bytes of at least MIN_COMPRESS_BYTES, as
+// __quicklistCompressNode. The chunks at the ends, where pushes and pops
+// work, stay raw. A write in the middle (LINSERT, LSET) decompresses the
+// chunk it edits and compresses it again after
+// (quicklistDecompressNodeForUse / quicklistRecompressOnly); a read
+// (LINDEX, LRANGE, LPOS, the RDB and AOF encoders) decompresses into a
+// buffer the list keeps, one chunk at a time (zc), without changing the
+// chunk, so that readers sharing the list (a snapshot's writer and the
+// server) never write to it; the next write drops that buffer.
+//
+// Which chunks are compressed is Vigil's choice (its chunks are 4 KB
+// where a quicklist node of the default fill is 8 KB: zEnds keeps 2*depth
+// raw at each end, about the bytes Redis keeps raw); what MEMORY USAGE,
+// DEBUG OBJECT and the RDB report follows Redis's nodes (the shadow nodes
+// above), not the chunks.
+
+// Chunk compression states (lchunk.z).
+const (
+	zRaw    = 0 // raw, not tried since it changed
+	zPacked = 1 // b holds the LZF bytes of the entries
+	zNo     = 2 // raw: LZF does not save enough as it is
+)
+
+// zcache is a compressed chunk decompressed by a read: chunk k's entries,
+// raw (lo 0).
+type zcache struct {
+	k int
+	b []byte
+}
+
+// zEnds is the number of chunks kept raw at each end.
+func (l *List) zEnds() int { return 2 * l.depth }
+
+// bytesOf is chunk k's buffer as entries: c.b, or for a compressed chunk
+// its decompressed bytes (from zc, or decompressed now and kept there).
+func (l *List) bytesOf(k int) []byte {
+	c := &l.ch[k]
+	if c.z != zPacked {
+		return c.b
+	}
+	if zc := l.zc.Load(); zc != nil && zc.k == k {
+		return zc.b
+	}
+	raw, err := redisutil.LZFDecompress(c.b, c.hi)
+	if err != nil || len(raw) != c.hi {
+		panic("keyspace: list chunk does not decompress") // our own bytes: a bug
+	}
+	l.zc.Store(&zcache{k: k, b: raw})
+	return raw
+}
+
+// zOwn makes chunk k raw for an edit (the caller owns the list).
+func (l *List) zOwn(k int) {
+	if k < 0 || k >= len(l.ch) {
+		return
+	}
+	c := &l.ch[k]
+	if c.z == zPacked {
+		raw := l.bytesOf(k)
+		c.b, c.lo, c.hi = raw[:len(raw):len(raw)], 0, len(raw)
+		l.zc.Store(nil)
+	}
+	c.z = zRaw
+}
+
+// zPack compresses raw chunk k when LZF saves enough (__quicklistCompressNode).
+func (l *List) zPack(k int) {
+	c := &l.ch[k]
+	if c.z != zRaw {
+		return
+	}
+	used := c.used()
+	if used < minCompressBytes {
+		c.z = zNo
+		return
+	}
+	s := lzfScratch.Get().(*[2][]byte)
+	defer lzfScratch.Put(s)
+	if cap(s[1]) < used {
+		s[1] = make([]byte, used)
+	}
+	out := s[1][:used]
+	n := redisutil.LZFCompress(c.b[c.lo:c.hi], out)
+	if n == 0 || n+minCompressImprove >= used {
+		c.z = zNo
+		return
+	}
+	c.b = append(make([]byte, 0, n), out[:n]...)
+	c.lo, c.hi, c.z = 0, used, zPacked
+}
+
+// zState brings chunk k to the state its place asks: compressed (where it
+// compresses) when inner, raw near the ends.
+func (l *List) zState(k int) {
+	if k < 0 || k >= len(l.ch) {
+		return
+	}
+	if e := l.zEnds(); l.depth > 0 && k >= e && k < len(l.ch)-e {
+		l.zPack(k)
+	} else if l.ch[k].z == zPacked {
+		l.zOwn(k)
+	}
+}
+
+// zFixEnds fixes the chunks at the edges of the raw ends after a chunk was
+// added or removed at an end.
+func (l *List) zFixEnds() {
+	if l.depth == 0 {
+		return
+	}
+	e, n := l.zEnds(), len(l.ch)
+	l.zState(e - 1)
+	l.zState(e)
+	l.zState(n - 1 - e)
+	l.zState(n - e)
+}
+
+// zFix fixes chunks a..b (an edit changed them) and the ends.
+func (l *List) zFix(a, b int) {
+	if l.depth == 0 {
+		return
+	}
+	for k := max(a, 0); k <= b && k < len(l.ch); k++ {
+		l.zState(k)
+	}
+	l.zFixEnds()
+}

@@ -198,11 +198,34 @@ func TestCompressedListModel(t *testing.T) {
 		if d.CompressDepth() != depth || d.Size(0) != l.Size(0) {
 			t.Errorf("Dup: depth %d size %d, want %d %d", d.CompressDepth(), d.Size(0), depth, l.Size(0))
 		}
+		if err := checkList(d); err != nil {
+			t.Errorf("Dup: %v", err)
+		}
+		for i := range m {
+			if !bytes.Equal(d.Index(i), m[i]) {
+				t.Fatalf("Dup: [%d] = %q, want %q", i, d.Index(i), m[i])
+			}
+		}
+		packed := 0
+		for k := range l.ch {
+			if l.ch[k].z == zPacked {
+				packed++
+			}
+		}
+		if e := l.zEnds(); depth > 0 && len(l.ch) > 2*e+2 && packed == 0 {
+			t.Errorf("depth %d: none of %d chunks is compressed", depth, len(l.ch))
+		} else if depth == 0 && packed > 0 {
+			t.Errorf("depth 0: %d chunks compressed", packed)
+		}
+		t.Logf("depth %d: %d elements, %d chunks, %d compressed", depth, l.Len(), len(l.ch), packed)
 	}
 }
 
 func checkCompressed(t *testing.T, l *List, depth, step int) {
 	t.Helper()
+	if err := checkList(l); err != nil && l.Len() > 0 {
+		t.Fatalf("depth %d step %d: %v", depth, step, err)
+	}
 	n := len(l.nodes)
 	for k, nd := range l.nodes {
 		lp := l.AppendNodeListpack(nil, k)
@@ -226,6 +249,74 @@ func checkCompressed(t *testing.T, l *List, depth, step int) {
 			t.Fatalf("depth %d step %d: node %d LZF %d bytes, recorded %d", depth, step, k, c, nd.lzf)
 		case nd.lzf == lzfNo && compressible:
 			t.Fatalf("depth %d step %d: node %d marked incompressible", depth, step, k)
+		}
+	}
+}
+
+// TestCompressedChunksBig: a long list under list-compress-depth holds its
+// inner chunks compressed (fewer bytes than at depth 0), reads every
+// element back, and keeps doing so through edits in the middle and pops
+// that bring compressed chunks to the ends.
+func TestCompressedChunksBig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for depth := 1; depth <= 3; depth++ {
+		l, plain := NewList(-2), NewList(-2)
+		l.SetCompressDepth(depth)
+		var m [][]byte
+		for i := 0; i < 20000; i++ {
+			b := []byte("element-" + strconv.Itoa(i))
+			l.PushBack(b)
+			plain.PushBack(b)
+			m = append(m, b)
+		}
+		bytesOf := func(l *List) (n int) {
+			for k := range l.ch {
+				n += len(l.ch[k].b)
+			}
+			return n
+		}
+		if got, raw := bytesOf(l), bytesOf(plain); got*2 > raw {
+			t.Errorf("depth %d: chunks hold %d bytes, %d raw", depth, got, raw)
+		}
+		for step := 0; step < 3000; step++ {
+			i := rng.IntN(len(m))
+			switch rng.IntN(4) {
+			case 0:
+				b := []byte("set-" + strconv.Itoa(step))
+				l.Set(i, b)
+				m[i] = b
+			case 1:
+				b := []byte("ins-" + strconv.Itoa(step))
+				l.Insert(i, false, b)
+				m = append(m[:i], append([][]byte{b}, m[i:]...)...)
+			case 2:
+				for range 20 {
+					if !bytes.Equal(l.PopFront(), m[0]) {
+						t.Fatalf("depth %d step %d: PopFront", depth, step)
+					}
+					m = m[1:]
+				}
+			default:
+				if !bytes.Equal(l.Index(i), m[i]) {
+					t.Fatalf("depth %d step %d: [%d] = %q, want %q", depth, step, i, l.Index(i), m[i])
+				}
+			}
+			if step%500 == 0 {
+				if err := checkList(l); err != nil {
+					t.Fatalf("depth %d step %d: %v", depth, step, err)
+				}
+			}
+		}
+		for i := range m {
+			if !bytes.Equal(l.Index(i), m[i]) {
+				t.Fatalf("depth %d: [%d] = %q, want %q", depth, i, l.Index(i), m[i])
+			}
+		}
+		for len(m) > 0 {
+			if !bytes.Equal(l.PopBack(), m[len(m)-1]) {
+				t.Fatalf("depth %d: PopBack at %d", depth, len(m))
+			}
+			m = m[:len(m)-1]
 		}
 	}
 }
