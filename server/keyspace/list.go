@@ -32,13 +32,13 @@ import (
 type List struct {
 	ch    []lchunk // the chunks, head to tail: ch is cbuf[c0:c0+len(ch)]
 	cbuf  []lchunk
-	c0    int           // free slots before ch, for O(1) chunk pushes at the head
-	base  int           // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
-	n     int           // number of elements
-	cur   atomic.Uint64 // the cursor of seek (packCursor), noCursor when unset
+	c0    int                    // free slots before ch, for O(1) chunk pushes at the head
+	base  int                    // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
+	n     int                    // number of elements
+	cur   atomic.Uint64          // the cursor of seek (packCursor), noCursor when unset
 	zc    atomic.Pointer[zcache] // the last compressed chunk a read decompressed (list_compress.go)
-	fill  int           // list-max-listpack-size (quicklist fill)
-	depth int           // list-compress-depth the list was created with (list_compress.go)
+	fill  int                    // list-max-listpack-size (quicklist fill)
+	depth int                    // list-compress-depth the list was created with (list_compress.go)
 
 	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
 	// of each, head to tail) for Size, changed as quicklist.c changes
