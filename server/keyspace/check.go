@@ -117,6 +117,9 @@ func checkList(l *List) error {
 	if l.n <= 0 {
 		return fmt.Errorf("empty list (length %d)", l.n)
 	}
+	if l.listBody == nil {
+		return checkSmallList(l)
+	}
 	if err := checkChunks(l); err != nil {
 		return err
 	}
@@ -126,6 +129,30 @@ func checkList(l *List) error {
 	}
 	if len(l.nodes) > 0 && entries != l.n {
 		return fmt.Errorf("quicklist nodes count %d entries, the list holds %d", entries, l.n)
+	}
+	return nil
+}
+
+// checkSmallList verifies a small list: its entries walk from slo to shi
+// in n steps, within smallMax bytes, and their listpack sizes add up to its
+// node's.
+func checkSmallList(l *List) error {
+	lo, hi := int(l.slo), int(l.shi)
+	if lo < 0 || lo > hi || hi > len(l.sb) || hi-lo > smallMax {
+		return fmt.Errorf("small list: entries [%d, %d) of %d bytes", lo, hi, len(l.sb))
+	}
+	sz, j := lpHdrSize+1, 0
+	for p := lo; p < hi; j++ {
+		n, h := readFwd(l.sb, p)
+		e := p + n + 2*h
+		if e > hi {
+			return fmt.Errorf("small list: entry %d at %d overruns %d", j, p, hi)
+		}
+		sz += lpEntrySizeB(l.sb[p+h : p+h+n])
+		p = e
+	}
+	if j != l.n || sz != int(l.ssz) {
+		return fmt.Errorf("small list: %d entries of %d listpack bytes, recorded %d and %d", j, sz, l.n, l.ssz)
 	}
 	return nil
 }
@@ -154,8 +181,8 @@ func checkChunks(l *List) error {
 		}
 		if e := l.zEnds(); c.z == zPacked && (k < e || k >= len(l.ch)-e) {
 			return fmt.Errorf("chunk %d of %d is compressed within %d of an end", k, len(l.ch), e)
-		} else if l.depth > 0 && c.z == zRaw && k >= e && k < len(l.ch)-e {
-			return fmt.Errorf("inner chunk %d of %d is raw and untried (list-compress-depth %d)", k, len(l.ch), l.depth)
+		} else if int(l.depth) > 0 && c.z == zRaw && k >= e && k < len(l.ch)-e {
+			return fmt.Errorf("inner chunk %d of %d is raw and untried (list-compress-depth %d)", k, len(l.ch), int(l.depth))
 		}
 		cb := l.bytesOf(k)
 		p, j := c.lo, 0

@@ -43,18 +43,24 @@ const (
 // SetCompressDepth sets list-compress-depth for a list being created
 // (quicklistSetOptions; clamped to 0..65535 as quicklistSetCompressDepth).
 func (l *List) SetCompressDepth(d int) {
-	l.depth = min(max(d, 0), compressMax)
+	l.depth = int32(min(max(d, 0), compressMax))
+	if l.listBody == nil { // one node: never compressed
+		return
+	}
 	l.qlCompressAll()
 	l.zFix(0, len(l.ch)-1)
 }
 
 // CompressDepth is the depth the list was created with (DEBUG OBJECT's
 // ql_compressed is CompressDepth() != 0).
-func (l *List) CompressDepth() int { return l.depth }
+func (l *List) CompressDepth() int { return int(l.depth) }
 
 // NodeCompressed reports whether quicklist node k is held LZF-compressed,
 // and its compressed bytes.
 func (l *List) NodeCompressed(k int) (int, bool) {
+	if l.listBody == nil {
+		return 0, false
+	}
 	if k < 0 || k >= len(l.nodes) || l.nodes[k].lzf <= 0 {
 		return 0, false
 	}
@@ -81,6 +87,9 @@ func (l *List) nodeStart(k int) int {
 // AppendNodeListpack appends node k's listpack, byte for byte as Redis
 // holds it (lpNew + lpAppend of its elements), to b.
 func (l *List) AppendNodeListpack(b []byte, k int) []byte {
+	if l.listBody == nil {
+		return l.smallListpack(b)
+	}
 	nd := l.nodes[k]
 	start := l.nodeStart(k)
 	h := len(b)
@@ -138,12 +147,12 @@ func (l *List) qlDecompress(k int) {
 // the depth on each side are compressed.
 func (l *List) qlCompress(k int) {
 	n := len(l.nodes)
-	if l.depth == 0 || n == 0 || n < 2*l.depth {
+	if int(l.depth) == 0 || n == 0 || n < 2*int(l.depth) {
 		return
 	}
 	f, r := 0, n-1
 	in := false
-	for d := 0; d < l.depth; d++ {
+	for d := 0; d < int(l.depth); d++ {
 		l.qlDecompress(f)
 		l.qlDecompress(r)
 		if f == k || r == k {
@@ -167,7 +176,7 @@ func (l *List) qlCompress(k int) {
 // its recompress flag set) is compressed again; another goes through
 // __quicklistCompress.
 func (l *List) qlTouched(k int, wasCompressed bool) {
-	if l.depth == 0 || k < 0 || k >= len(l.nodes) {
+	if int(l.depth) == 0 || k < 0 || k >= len(l.nodes) {
 		return
 	}
 	if wasCompressed {
@@ -191,10 +200,10 @@ func (l *List) qlRecompressOnly(k int, wasCompressed bool) {
 // LINSERT grew while raw, say).
 func (l *List) qlWalked(k int) {
 	n := len(l.nodes)
-	if l.depth == 0 || n < 2*l.depth {
+	if int(l.depth) == 0 || n < 2*int(l.depth) {
 		return
 	}
-	for j := l.depth; j < k && j < n-l.depth; j++ {
+	for j := int(l.depth); j < k && j < n-int(l.depth); j++ {
 		l.qlCompressNode(j)
 	}
 }
@@ -214,11 +223,11 @@ func (l *List) qlEdited(k int) bool {
 // end raw, the others compressed where they compress.
 func (l *List) qlCompressAll() {
 	n := len(l.nodes)
-	if l.depth == 0 || n == 0 || n < 2*l.depth {
+	if int(l.depth) == 0 || n == 0 || n < 2*int(l.depth) {
 		return
 	}
 	for k := range l.nodes {
-		if k < l.depth || k >= n-l.depth {
+		if k < int(l.depth) || k >= n-int(l.depth) {
 			l.qlDecompress(k)
 		} else {
 			l.qlCompressNode(k)
@@ -274,7 +283,7 @@ type zcache struct {
 }
 
 // zEnds is the number of chunks kept raw at each end.
-func (l *List) zEnds() int { return 2 * l.depth }
+func (l *List) zEnds() int { return 2 * int(l.depth) }
 
 // bytesOf is chunk k's buffer as entries: c.b, or for a compressed chunk
 // its decompressed bytes (from zc, or decompressed now and kept there).
@@ -340,7 +349,7 @@ func (l *List) zState(k int) {
 	if k < 0 || k >= len(l.ch) {
 		return
 	}
-	if e := l.zEnds(); l.depth > 0 && k >= e && k < len(l.ch)-e {
+	if e := l.zEnds(); int(l.depth) > 0 && k >= e && k < len(l.ch)-e {
 		l.zPack(k)
 	} else if l.ch[k].z == zPacked {
 		l.zOwn(k)
@@ -350,7 +359,7 @@ func (l *List) zState(k int) {
 // zFixEnds fixes the chunks at the edges of the raw ends after a chunk was
 // added or removed at an end.
 func (l *List) zFixEnds() {
-	if l.depth == 0 {
+	if int(l.depth) == 0 {
 		return
 	}
 	e, n := l.zEnds(), len(l.ch)
@@ -362,7 +371,7 @@ func (l *List) zFixEnds() {
 
 // zFix fixes chunks a..b (an edit changed them) and the ends.
 func (l *List) zFix(a, b int) {
-	if l.depth == 0 {
+	if int(l.depth) == 0 {
 		return
 	}
 	for k := max(a, 0); k <= b && k < len(l.ch); k++ {

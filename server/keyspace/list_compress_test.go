@@ -17,7 +17,7 @@ func TestNodeListpackBytes(t *testing.T) {
 	for _, s := range []string{"a", "1", "-70000", "9999999999", strings.Repeat("z", 5000), "", "127", "128", strings.Repeat("y", 70)} {
 		l.PushBack([]byte(s))
 	}
-	for k, nd := range l.nodes {
+	for k, nd := range nodesOf(l) {
 		lp := l.AppendNodeListpack(nil, k)
 		if len(lp) != nd.sz || int(lp[0])|int(lp[1])<<8 != nd.sz || int(lp[4]) != nd.count || lp[len(lp)-1] != 0xFF {
 			t.Errorf("node %d: %d bytes %x, node %+v", k, len(lp), lp[:6], nd)
@@ -42,8 +42,8 @@ func TestCompressThresholds(t *testing.T) {
 	// only candidate.
 	small := strings.Repeat("a", 38) // 38+1+1 + 7 = 47 bytes: under 48
 	l := mk(1, "h", small, "t")
-	if l.nodes[1].sz != 47 {
-		t.Fatalf("node size %d", l.nodes[1].sz)
+	if nodesOf(l)[1].sz != 47 {
+		t.Fatalf("node size %d", nodesOf(l)[1].sz)
 	}
 	if _, ok := l.NodeCompressed(1); ok {
 		t.Errorf("a 47-byte node is compressed")
@@ -61,8 +61,8 @@ func TestCompressThresholds(t *testing.T) {
 	if _, ok := l.NodeCompressed(1); ok {
 		t.Errorf("random bytes compressed")
 	}
-	for k := range l.nodes {
-		if l.nodes[k].lzf > 0 && (k == 0 || k == len(l.nodes)-1) {
+	for k := range nodesOf(l) {
+		if nodesOf(l)[k].lzf > 0 && (k == 0 || k == len(nodesOf(l))-1) {
 			t.Errorf("end node %d compressed", k)
 		}
 	}
@@ -174,12 +174,12 @@ func TestCompressedListModel(t *testing.T) {
 					m = m[a : z+1]
 				}
 			}
-			if l.Len() != len(m) || len(l.nodes) != len(plain.nodes) {
-				t.Fatalf("depth %d step %d: %d elements %d nodes, want %d and %d", depth, step, l.Len(), len(l.nodes), len(m), len(plain.nodes))
+			if l.Len() != len(m) || len(nodesOf(l)) != len(nodesOf(plain)) {
+				t.Fatalf("depth %d step %d: %d elements %d nodes, want %d and %d", depth, step, l.Len(), len(nodesOf(l)), len(m), len(nodesOf(plain)))
 			}
-			for k := range l.nodes {
-				if l.nodes[k].count != plain.nodes[k].count || l.nodes[k].sz != plain.nodes[k].sz {
-					t.Fatalf("depth %d step %d: node %d %+v, uncompressed %+v", depth, step, k, l.nodes[k], plain.nodes[k])
+			for k := range nodesOf(l) {
+				if nodesOf(l)[k].count != nodesOf(plain)[k].count || nodesOf(l)[k].sz != nodesOf(plain)[k].sz {
+					t.Fatalf("depth %d step %d: node %d %+v, uncompressed %+v", depth, step, k, nodesOf(l)[k], nodesOf(plain)[k])
 				}
 			}
 			if step%50 == 0 || step > 3950 {
@@ -191,7 +191,7 @@ func TestCompressedListModel(t *testing.T) {
 				checkCompressed(t, l, depth, step)
 			}
 		}
-		if depth > 0 && len(l.nodes) > 2*depth+2 && l.Size(0) >= plain.Size(0) {
+		if depth > 0 && len(nodesOf(l)) > 2*depth+2 && l.Size(0) >= plain.Size(0) {
 			t.Errorf("depth %d: size %d, uncompressed %d", depth, l.Size(0), plain.Size(0))
 		}
 		d := l.Dup().(*List)
@@ -221,13 +221,24 @@ func TestCompressedListModel(t *testing.T) {
 	}
 }
 
+// nodesOf is a list's shadow quicklist nodes, a small list's one included.
+func nodesOf(l *List) []qlNode {
+	if l.listBody != nil {
+		return l.nodes
+	}
+	if l.n == 0 {
+		return nil
+	}
+	return []qlNode{{count: l.n, sz: int(l.ssz)}}
+}
+
 func checkCompressed(t *testing.T, l *List, depth, step int) {
 	t.Helper()
 	if err := checkList(l); err != nil && l.Len() > 0 {
 		t.Fatalf("depth %d step %d: %v", depth, step, err)
 	}
-	n := len(l.nodes)
-	for k, nd := range l.nodes {
+	n := len(nodesOf(l))
+	for k, nd := range nodesOf(l) {
 		lp := l.AppendNodeListpack(nil, k)
 		if len(lp) != nd.sz {
 			t.Fatalf("depth %d step %d: node %d listpack %d bytes, sz %d", depth, step, k, len(lp), nd.sz)
