@@ -21,6 +21,9 @@
 #   small-zset    ZADD zset:k i member-j
 # And strings-ttl: SET key:i value:i EX 100000 (N keys, each with a TTL).
 #
+# SERVER_ARGS adds directives to both servers' command lines, for example
+# SERVER_ARGS="--list-compress-depth 1".
+#
 # Run it for both servers in turn, on an otherwise idle machine.
 set -euo pipefail
 pid= bin=$1 ds=$2 n=${3:-1000000} settle=${4:-10} small=${SMALL:-5}
@@ -50,7 +53,8 @@ BEGIN {
 	}
 }' > "$work/load.resp"
 port=${PORT:-}; [ -n "$port" ] || port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin" --port "$port" --save '' --appendonly no --dir "$work" >/dev/null 2>&1 &
+# shellcheck disable=SC2086 # SERVER_ARGS is split into directives on purpose
+"$bin" --port "$port" --save '' --appendonly no --dir "$work" ${SERVER_ARGS:-} >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 start=$(date +%s.%N)

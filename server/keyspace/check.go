@@ -116,6 +116,9 @@ func checkList(l *List) error {
 	if l.n <= 0 {
 		return fmt.Errorf("empty list (length %d)", l.n)
 	}
+	if l.listBody == nil {
+		return checkSmallList(l)
+	}
 	if err := checkChunks(l); err != nil {
 		return err
 	}
@@ -125,6 +128,30 @@ func checkList(l *List) error {
 	}
 	if len(l.nodes) > 0 && entries != l.n {
 		return fmt.Errorf("quicklist nodes count %d entries, the list holds %d", entries, l.n)
+	}
+	return nil
+}
+
+// checkSmallList verifies a small list: its entries walk from slo to shi
+// in n steps, within smallMax bytes, and their listpack sizes add up to its
+// node's.
+func checkSmallList(l *List) error {
+	lo, hi := int(l.slo), int(l.shi)
+	if lo < 0 || lo > hi || hi > len(l.sb) || hi-lo > smallMax {
+		return fmt.Errorf("small list: entries [%d, %d) of %d bytes", lo, hi, len(l.sb))
+	}
+	sz, j := lpHdrSize+1, 0
+	for p := lo; p < hi; j++ {
+		n, h := readFwd(l.sb, p)
+		e := p + n + 2*h
+		if e > hi {
+			return fmt.Errorf("small list: entry %d at %d overruns %d", j, p, hi)
+		}
+		sz += lpEntrySizeB(l.sb[p+h : p+h+n])
+		p = e
+	}
+	if j != l.n || sz != int(l.ssz) {
+		return fmt.Errorf("small list: %d entries of %d listpack bytes, recorded %d and %d", j, sz, l.n, l.ssz)
 	}
 	return nil
 }
@@ -142,7 +169,7 @@ func checkChunks(l *List) error {
 	total, x := 0, l.base
 	for k := range l.ch {
 		c := &l.ch[k]
-		if c.cnt <= 0 || c.lo < 0 || c.lo > c.hi || c.hi > len(c.b) || len(c.b) != cap(c.b) {
+		if c.cnt <= 0 || c.lo < 0 || c.lo > c.hi || c.z != zPacked && c.hi > len(c.b) || len(c.b) != cap(c.b) {
 			return fmt.Errorf("chunk %d: %d entries in [%d, %d) of %d bytes (cap %d)", k, c.cnt, c.lo, c.hi, len(c.b), cap(c.b))
 		}
 		if c.start != x {
@@ -151,14 +178,20 @@ func checkChunks(l *List) error {
 		if c.cnt > 1 && c.used() > chunkMax {
 			return fmt.Errorf("chunk %d: %d entries in %d bytes, over %d", k, c.cnt, c.used(), chunkMax)
 		}
+		if e := l.zEnds(); c.z == zPacked && (k < e || k >= len(l.ch)-e) {
+			return fmt.Errorf("chunk %d of %d is compressed within %d of an end", k, len(l.ch), e)
+		} else if int(l.depth) > 0 && c.z == zRaw && k >= e && k < len(l.ch)-e {
+			return fmt.Errorf("inner chunk %d of %d is raw and untried (list-compress-depth %d)", k, len(l.ch), int(l.depth))
+		}
+		cb := l.bytesOf(k)
 		p, j := c.lo, 0
 		for ; p < c.hi; j++ {
-			n, h := readFwd(c.b, p)
+			n, h := readFwd(cb, p)
 			e := p + n + 2*h
 			if e > c.hi {
 				return fmt.Errorf("chunk %d: entry %d at %d overruns hi %d", k, j, p, c.hi)
 			}
-			if bn, bh := readBack(c.b, e); bn != n || bh != h || h != uvarintLen(n) {
+			if bn, bh := readBack(cb, e); bn != n || bh != h || h != uvarintLen(n) {
 				return fmt.Errorf("chunk %d: entry %d has length %d (%d bytes), backlen %d (%d bytes)", k, j, n, h, bn, bh)
 			}
 			p = e
@@ -174,7 +207,7 @@ func checkChunks(l *List) error {
 	}
 	if cur := l.cur.Load(); cur != noCursor {
 		k, j, off := int(cur>>32), int(cur>>16&0xffff), int(cur&0xffff)
-		if k >= len(l.ch) || j >= l.ch[k].cnt || l.ch[k].walk(0, l.ch[k].lo, j) != l.ch[k].lo+off {
+		if k >= len(l.ch) || j >= l.ch[k].cnt || walk(l.bytesOf(k), 0, l.ch[k].lo, j) != l.ch[k].lo+off {
 			return fmt.Errorf("cursor (%d, %d, %d) is not at an entry", k, j, off)
 		}
 	}

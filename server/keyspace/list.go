@@ -3,6 +3,8 @@ package keyspace
 import (
 	"slices"
 	"sync/atomic"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // List is a list value (OBJ_LIST). Redis 7.0 always encodes a list as a
@@ -28,14 +30,24 @@ import (
 // concurrently with each other: a snapshot reads the value it holds while
 // the server reads it too.
 type List struct {
-	ch    []lchunk // the chunks, head to tail: ch is cbuf[c0:c0+len(ch)]
-	cbuf  []lchunk
-	c0    int           // free slots before ch, for O(1) chunk pushes at the head
-	base  int           // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
-	n     int           // number of elements
-	cur   atomic.Uint64 // the cursor of seek (packCursor), noCursor when unset
-	fill  int           // list-max-listpack-size (quicklist fill)
-	depth int           // list-compress-depth the list was created with (list_compress.go)
+	*listBody // the chunks and nodes; nil while the list is small (list_small.go)
+
+	sb       []byte // small: the one chunk's buffer, its entries sb[slo:shi]
+	n        int    // number of elements
+	slo, shi int32
+	ssz      int32 // small: the listpack bytes of its one quicklist node
+	fill     int32 // list-max-listpack-size (quicklist fill)
+	depth    int32 // list-compress-depth the list was created with (list_compress.go)
+}
+
+// listBody is a List of more than one chunk or quicklist node.
+type listBody struct {
+	ch   []lchunk // the chunks, head to tail: ch is cbuf[c0:c0+len(ch)]
+	cbuf []lchunk
+	c0   int                    // free slots before ch, for O(1) chunk pushes at the head
+	base int                    // coordinate of element 0: element i is at base+i, and chunk k's first element at ch[k].start
+	cur  atomic.Uint64          // the cursor of seek (packCursor), noCursor when unset
+	zc   atomic.Pointer[zcache] // the last compressed chunk a read decompressed (list_compress.go)
 
 	// nodes shadows Redis's quicklist nodes (entries and listpack bytes
 	// of each, head to tail) for Size, changed as quicklist.c changes
@@ -94,25 +106,29 @@ type qlNode struct {
 
 // NewList returns an empty list whose nodes are sized by fill
 // (list-max-listpack-size), as quicklistCreate + quicklistSetOptions.
-func NewList(fill int) *List { return &List{fill: fill} }
+func NewList(fill int) *List { return &List{fill: int32(fill)} }
 
 // Len is the number of elements (LLEN).
 func (l *List) Len() int { return l.n }
 
 // SetFill sets list-max-listpack-size for the size estimate (Redis reads
 // the server's current setting on each insertion).
-func (l *List) SetFill(fill int) { l.fill = fill }
+func (l *List) SetFill(fill int) { l.fill = int32(fill) }
 
 // Index returns element i (0 <= i < Len): a view into the list, valid
 // until its next change; do not modify it. O(1) after Index(i-1) or
 // Index(i+1) (LRANGE, LPOS, the RDB and AOF encodings walk the list so).
 func (l *List) Index(i int) []byte {
+	if l.listBody == nil {
+		return l.smallIndex(i)
+	}
 	k, _, p := l.seek(i)
-	return view(l.ch[k].b, p)
+	return view(l.bytesOf(k), p)
 }
 
 // Set replaces element i with a copy of b.
 func (l *List) Set(i int, b []byte) {
+	l.grow()
 	k, _ := l.nodeOf(i)
 	if k >= 0 {
 		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.Index(i))
@@ -125,15 +141,21 @@ func (l *List) Set(i int, b []byte) {
 
 // PushFront adds a copy of b at the head.
 func (l *List) PushFront(b []byte) {
+	if l.listBody == nil {
+		if l.smallPush(b, true, false) {
+			return
+		}
+		l.grow()
+	}
 	l.dataPushFront(b)
-	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, l.fill, len(b)) {
+	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, int(l.fill), len(b)) {
 		l.nodes[0].count++
 		l.nodes[0].sz += lpEntrySizeB(b)
 		l.nodes[0].lzf = 0
 		return
 	}
 	l.nodePushFront(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
-	if l.depth != 0 { // __quicklistInsertNode: the old head, then the new one
+	if int(l.depth) != 0 { // __quicklistInsertNode: the old head, then the new one
 		l.qlCompress(1)
 		l.qlCompress(0)
 	}
@@ -141,15 +163,21 @@ func (l *List) PushFront(b []byte) {
 
 // PushBack adds a copy of b at the tail.
 func (l *List) PushBack(b []byte) {
+	if l.listBody == nil {
+		if l.smallPush(b, false, false) {
+			return
+		}
+		l.grow()
+	}
 	l.dataPushBack(b)
-	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, l.fill, len(b)) {
+	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, int(l.fill), len(b)) {
 		l.nodes[k].count++
 		l.nodes[k].sz += lpEntrySizeB(b)
 		l.nodes[k].lzf = 0
 		return
 	}
 	l.nodePushBack(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
-	if l.depth != 0 {
+	if int(l.depth) != 0 {
 		l.qlCompress(len(l.nodes) - 2)
 		l.qlCompress(len(l.nodes) - 1)
 	}
@@ -162,6 +190,9 @@ func (l *List) PopFront() []byte { return append([]byte(nil), l.PopFrontView()..
 // PopFrontView is PopFront for a caller done with the bytes before the
 // list's next change (a reply written at once): a view, not a copy.
 func (l *List) PopFrontView() []byte {
+	if l.listBody == nil {
+		return l.smallPop(true)
+	}
 	b := l.dataPopFront()
 	l.nodeRemove(0, b)
 	return b
@@ -173,6 +204,9 @@ func (l *List) PopBack() []byte { return append([]byte(nil), l.PopBackView()...)
 
 // PopBackView is PopBack as a view (see PopFrontView).
 func (l *List) PopBackView() []byte {
+	if l.listBody == nil {
+		return l.smallPop(false)
+	}
 	b := l.dataPopBack()
 	l.nodeRemove(len(l.nodes)-1, b)
 	return b
@@ -219,11 +253,12 @@ func (l *List) nodeRemove(k int, b []byte) {
 // Insert inserts a copy of b before element pivot, or after it when after
 // (LINSERT), with the node changes of _quicklistInsert.
 func (l *List) Insert(pivot int, after bool, b []byte) {
+	l.grow()
 	i := pivot
 	if after {
 		i++
 	}
-	if l.depth != 0 {
+	if int(l.depth) != 0 {
 		k, _ := l.nodeOf(pivot)
 		l.qlWalked(k)
 	}
@@ -237,7 +272,7 @@ func (l *List) Insert(pivot int, after bool, b []byte) {
 	}
 	post := l.nodeInsert(pivot, after, b)
 	l.dataInsert(i, b)
-	if post != nil && l.depth != 0 {
+	if post != nil && int(l.depth) != 0 {
 		post()
 	}
 }
@@ -245,10 +280,10 @@ func (l *List) Insert(pivot int, after bool, b []byte) {
 // exceeds is _quicklistNodeExceedsLimit for a node of sz bytes and count
 // entries.
 func (l *List) exceeds(sz, count int) bool {
-	if l.fill < 0 {
-		return sz > optimizationLevel[min(-l.fill-1, len(optimizationLevel)-1)]
+	if int(l.fill) < 0 {
+		return sz > optimizationLevel[min(-int(l.fill)-1, len(optimizationLevel)-1)]
 	}
-	return sz > sizeSafetyLimit || count > max(l.fill, 1)
+	return sz > sizeSafetyLimit || count > max(int(l.fill), 1)
 }
 
 // nodeInsertAt inserts a node at index k of nodes.
@@ -282,7 +317,7 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) (post func()) {
 	nd := l.nodes[k]
 	e := lpEntrySizeB(b)
 	allow := func(j int) bool {
-		return j >= 0 && j < len(l.nodes) && allowInsert(l.nodes[j].sz, l.nodes[j].count, l.fill, len(b))
+		return j >= 0 && j < len(l.nodes) && allowInsert(l.nodes[j].sz, l.nodes[j].count, int(l.fill), len(b))
 	}
 	full := !allow(k)
 	atTail := after && off == nd.count-1
@@ -402,21 +437,24 @@ func (l *List) mergeAround(c int) {
 // sees every element once, head to tail (b a view, valid during the call).
 // O(n): the kept elements are packed into new chunks.
 func (l *List) Filter(keep func(i int, b []byte) bool) {
+	l.grow()
+	defer l.shrink()
 	k, left := 0, 0 // node of element r, and its elements after r
 	if len(l.nodes) > 0 {
 		left = l.nodes[0].count
 	}
-	var nl List // the kept elements' chunks
+	nl := List{listBody: &listBody{}} // the kept elements' chunks
 	r := 0
 	for ci := range l.ch {
 		c := &l.ch[ci]
-		for p := c.lo; p < c.hi; p = next(c.b, p) {
+		cb := l.bytesOf(ci)
+		for p := c.lo; p < c.hi; p = next(cb, p) {
 			for left == 0 && k+1 < len(l.nodes) {
 				k++
 				left = l.nodes[k].count
 			}
 			left--
-			b := view(c.b, p)
+			b := view(cb, p)
 			if keep(r, b) {
 				nl.dataPushBack(b)
 			} else if k < len(l.nodes) {
@@ -430,6 +468,7 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
 	l.ch, l.cbuf, l.c0, l.base, l.n = nl.ch, nl.cbuf, nl.c0, nl.base, nl.n
 	l.changed()
+	l.zFix(0, len(l.ch)-1)
 	// LREM's iterator decompresses the nodes it walks and compresses
 	// each again as it leaves it (quicklistNext's quicklistCompress), and
 	// every node it empties is deleted with __quicklistCompress(NULL).
@@ -439,6 +478,8 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 // Trim keeps elements start..end inclusive (0 <= start <= end < Len) and
 // drops the rest (LTRIM).
 func (l *List) Trim(start, end int) {
+	l.grow()
+	defer l.shrink()
 	// As ltrimCommand: the head range first, then the tail's.
 	for k := 0; k < start; k++ {
 		l.nodeRemove(0, l.dataPopFront())
@@ -457,16 +498,25 @@ func (l *List) Encoding() Encoding { return EncodingQuicklist }
 // Dup is listTypeDup: an independent list, its chunks copied (each to a
 // buffer of its size).
 func (l *List) Dup() Value {
-	c := &List{fill: l.fill, depth: l.depth, n: l.n, base: l.base, nodes: slices.Clone(l.nodes)}
+	if l.listBody == nil {
+		return l.smallDup()
+	}
+	c := &List{fill: l.fill, depth: l.depth, n: l.n, listBody: &listBody{base: l.base, nodes: slices.Clone(l.nodes)}}
 	c.nbuf = c.nodes[:cap(c.nodes)]
 	if len(l.ch) > 0 {
 		c.ch = make([]lchunk, len(l.ch))
 		c.cbuf = c.ch
 		for k := range l.ch {
 			o := &l.ch[k]
+			if o.z == zPacked { // the LZF bytes as they are
+				c.ch[k] = *o
+				c.ch[k].b = make([]byte, len(o.b))
+				copy(c.ch[k].b, o.b)
+				continue
+			}
 			b := make([]byte, o.used())
 			b = b[:cap(b)]
-			c.ch[k] = lchunk{b: b, hi: copy(b, o.b[o.lo:o.hi]), cnt: o.cnt, start: o.start}
+			c.ch[k] = lchunk{b: b, hi: copy(b, o.b[o.lo:o.hi]), cnt: o.cnt, start: o.start, z: o.z}
 		}
 	}
 	return c
@@ -491,6 +541,12 @@ var optimizationLevel = [...]int{4096, 8192, 16384, 32768, 65536}
 // command of a random stream). A node Redis holds LZF-compressed counts
 // its quicklistLZF's allocation instead (list_compress.go).
 func (l *List) Size(samples int) uint64 {
+	if l.listBody == nil {
+		if l.n == 0 {
+			return RobjSize + quicklistSize
+		}
+		return RobjSize + quicklistSize + quicklistNodeSize + JemallocSize(uint64(l.ssz))
+	}
 	if len(l.nodes) == 0 {
 		return RobjSize + quicklistSize
 	}
@@ -515,50 +571,11 @@ func (l *List) Size(samples int) uint64 {
 // SIZE_SAFETY_LIMIT with count+1 entries at most fill
 // (_quicklistNodeExceedsLimit, quicklistNodeLimit).
 func allowInsert(sz, count, fill, n int) bool {
-	l := List{fill: fill}
+	l := List{fill: int32(fill)}
 	return !l.exceeds(sz+n+8, count+1)
 }
 
 // lpEntrySizeB is the bytes b takes in a listpack: its encoding (an integer
 // when lpStringToInt64 accepts it, else a string with a 1, 2 or 5 byte
-// header) plus the backlen.
-func lpEntrySizeB(b []byte) int {
-	var enc int
-	if v, ok := string2ll(b); ok {
-		switch {
-		case v >= 0 && v <= 127:
-			enc = 1
-		case v >= -4096 && v <= 4095:
-			enc = 2
-		case v >= -32768 && v <= 32767:
-			enc = 3
-		case v >= -8388608 && v <= 8388607:
-			enc = 4
-		case v >= -2147483648 && v <= 2147483647:
-			enc = 5
-		default:
-			enc = 9
-		}
-	} else {
-		switch n := len(b); {
-		case n < 64:
-			enc = 1 + n
-		case n < 4096:
-			enc = 2 + n
-		default:
-			enc = 5 + n
-		}
-	}
-	// lpEncodeBacklen's bounds (as lpEntrySize's, for strings).
-	switch {
-	case enc <= 127:
-		return enc + 1
-	case enc < 16383:
-		return enc + 2
-	case enc < 2097151:
-		return enc + 3
-	case enc < 268435455:
-		return enc + 4
-	}
-	return enc + 5
-}
+// header) plus the backlen (redisutil.LPEntrySize).
+func lpEntrySizeB(b []byte) int { return redisutil.LPEntrySize(b) }

@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"encoding/binary"
-	"math"
 	"sync"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
@@ -24,9 +23,9 @@ import (
 // listpack bytes with liblzf's algorithm, so it is Redis's.
 //
 // The elements themselves live in Vigil's chunks (listchunk.go), which
-// are not compressed: compression is what MEMORY USAGE, DEBUG OBJECT and
-// the RDB/DUMP encoding (inner nodes written as the LZF blobs Redis holds)
-// report. Only nodes near an edit are compressed or decompressed, so an
+// are compressed by their own rule (below); the shadow nodes' compression
+// is what MEMORY USAGE, DEBUG OBJECT and the RDB/DUMP encoding (inner nodes
+// written as the LZF blobs Redis holds) report. Only nodes near an edit are compressed or decompressed, so an
 // operation costs at most a few LZF runs of one node (~8 KB) beside what
 // it did before; with depth 0 (the default) nothing here runs.
 
@@ -44,17 +43,24 @@ const (
 // SetCompressDepth sets list-compress-depth for a list being created
 // (quicklistSetOptions; clamped to 0..65535 as quicklistSetCompressDepth).
 func (l *List) SetCompressDepth(d int) {
-	l.depth = min(max(d, 0), compressMax)
+	l.depth = int32(min(max(d, 0), compressMax))
+	if l.listBody == nil { // one node: never compressed
+		return
+	}
 	l.qlCompressAll()
+	l.zFix(0, len(l.ch)-1)
 }
 
 // CompressDepth is the depth the list was created with (DEBUG OBJECT's
 // ql_compressed is CompressDepth() != 0).
-func (l *List) CompressDepth() int { return l.depth }
+func (l *List) CompressDepth() int { return int(l.depth) }
 
 // NodeCompressed reports whether quicklist node k is held LZF-compressed,
 // and its compressed bytes.
 func (l *List) NodeCompressed(k int) (int, bool) {
+	if l.listBody == nil {
+		return 0, false
+	}
 	if k < 0 || k >= len(l.nodes) || l.nodes[k].lzf <= 0 {
 		return 0, false
 	}
@@ -81,6 +87,9 @@ func (l *List) nodeStart(k int) int {
 // AppendNodeListpack appends node k's listpack, byte for byte as Redis
 // holds it (lpNew + lpAppend of its elements), to b.
 func (l *List) AppendNodeListpack(b []byte, k int) []byte {
+	if l.listBody == nil {
+		return l.smallListpack(b)
+	}
 	nd := l.nodes[k]
 	start := l.nodeStart(k)
 	h := len(b)
@@ -138,12 +147,12 @@ func (l *List) qlDecompress(k int) {
 // the depth on each side are compressed.
 func (l *List) qlCompress(k int) {
 	n := len(l.nodes)
-	if l.depth == 0 || n == 0 || n < 2*l.depth {
+	if int(l.depth) == 0 || n == 0 || n < 2*int(l.depth) {
 		return
 	}
 	f, r := 0, n-1
 	in := false
-	for d := 0; d < l.depth; d++ {
+	for d := 0; d < int(l.depth); d++ {
 		l.qlDecompress(f)
 		l.qlDecompress(r)
 		if f == k || r == k {
@@ -167,7 +176,7 @@ func (l *List) qlCompress(k int) {
 // its recompress flag set) is compressed again; another goes through
 // __quicklistCompress.
 func (l *List) qlTouched(k int, wasCompressed bool) {
-	if l.depth == 0 || k < 0 || k >= len(l.nodes) {
+	if int(l.depth) == 0 || k < 0 || k >= len(l.nodes) {
 		return
 	}
 	if wasCompressed {
@@ -191,10 +200,10 @@ func (l *List) qlRecompressOnly(k int, wasCompressed bool) {
 // LINSERT grew while raw, say).
 func (l *List) qlWalked(k int) {
 	n := len(l.nodes)
-	if l.depth == 0 || n < 2*l.depth {
+	if int(l.depth) == 0 || n < 2*int(l.depth) {
 		return
 	}
-	for j := l.depth; j < k && j < n-l.depth; j++ {
+	for j := int(l.depth); j < k && j < n-int(l.depth); j++ {
 		l.qlCompressNode(j)
 	}
 }
@@ -214,11 +223,11 @@ func (l *List) qlEdited(k int) bool {
 // end raw, the others compressed where they compress.
 func (l *List) qlCompressAll() {
 	n := len(l.nodes)
-	if l.depth == 0 || n == 0 || n < 2*l.depth {
+	if int(l.depth) == 0 || n == 0 || n < 2*int(l.depth) {
 		return
 	}
 	for k := range l.nodes {
-		if k < l.depth || k >= n-l.depth {
+		if k < int(l.depth) || k >= n-int(l.depth) {
 			l.qlDecompress(k)
 		} else {
 			l.qlCompressNode(k)
@@ -235,50 +244,138 @@ func (nd *qlNode) alloc() uint64 {
 	return JemallocSize(uint64(nd.sz))
 }
 
-// lpAppendEntry appends s as a listpack entry, as lpAppend: an integer
-// encoding when lpStringToInt64 accepts it, else a string (lpEntrySizeB
-// is its size).
-func lpAppendEntry(b, s []byte) []byte {
-	start := len(b)
-	if v, ok := string2ll(s); ok {
-		switch {
-		case v >= 0 && v <= 127:
-			b = append(b, byte(v))
-		case v >= -4096 && v <= 4095:
-			u := uint64(v) & (1<<13 - 1)
-			b = append(b, byte(u>>8)|0xC0, byte(u))
-		case v >= -32768 && v <= 32767:
-			b = append(b, 0xF1, byte(v), byte(v>>8))
-		case v >= -8388608 && v <= 8388607:
-			b = append(b, 0xF2, byte(v), byte(v>>8), byte(v>>16))
-		case v >= math.MinInt32 && v <= math.MaxInt32:
-			b = append(b, 0xF3, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-		default:
-			b = append(b, 0xF4)
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		}
-	} else {
-		switch n := len(s); {
-		case n < 64:
-			b = append(b, 0x80|byte(n))
-		case n < 4096:
-			b = append(b, 0xE0|byte(n>>8), byte(n))
-		default:
-			b = append(b, 0xF0)
-			b = binary.LittleEndian.AppendUint32(b, uint32(n))
-		}
-		b = append(b, s...)
+// lpAppendEntry appends s as a listpack entry, as lpAppend (redisutil's,
+// shared with the RDB encoder; lpEntrySizeB is its size).
+func lpAppendEntry(b, s []byte) []byte { return redisutil.LPAppendEntry(b, s) }
+
+// Vigil's own chunks (listchunk.go) are really held compressed under
+// list-compress-depth, as quicklist.c holds its inner nodes: a chunk more
+// than zEnds chunks from either end of the list has its entries replaced by
+// their LZF bytes (b; lo 0 and hi the entries' raw length) when LZF saves
+// more than MIN_COMPRESS_IMPROVE bytes of at least MIN_COMPRESS_BYTES, as
+// __quicklistCompressNode. The chunks at the ends, where pushes and pops
+// work, stay raw. A write in the middle (LINSERT, LSET) decompresses the
+// chunk it edits and compresses it again after
+// (quicklistDecompressNodeForUse / quicklistRecompressOnly); a read
+// (LINDEX, LRANGE, LPOS, the RDB and AOF encoders) decompresses into a
+// buffer the list keeps, one chunk at a time (zc), without changing the
+// chunk, so that readers sharing the list (a snapshot's writer and the
+// server) never write to it; the next write drops that buffer.
+//
+// Which chunks are compressed is Vigil's choice (its chunks are 4 KB
+// where a quicklist node of the default fill is 8 KB: zEnds keeps 2*depth
+// raw at each end, about the bytes Redis keeps raw); what MEMORY USAGE,
+// DEBUG OBJECT and the RDB report follows Redis's nodes (the shadow nodes
+// above), not the chunks.
+
+// Chunk compression states (lchunk.z).
+const (
+	zRaw    = 0 // raw, not tried since it changed
+	zPacked = 1 // b holds the LZF bytes of the entries
+	zNo     = 2 // raw: LZF does not save enough as it is
+)
+
+// zcache is a compressed chunk decompressed by a read: chunk k's entries,
+// raw (lo 0).
+type zcache struct {
+	k int
+	b []byte
+}
+
+// zEnds is the number of chunks kept raw at each end.
+func (l *List) zEnds() int { return 2 * int(l.depth) }
+
+// bytesOf is chunk k's buffer as entries: c.b, or for a compressed chunk
+// its decompressed bytes (from zc, or decompressed now and kept there).
+func (l *List) bytesOf(k int) []byte {
+	c := &l.ch[k]
+	if c.z != zPacked {
+		return c.b
 	}
-	l := len(b) - start
-	switch { // lpEncodeBacklen
-	case l <= 127:
-		return append(b, byte(l))
-	case l < 16383:
-		return append(b, byte(l>>7), byte(l&127)|128)
-	case l < 2097151:
-		return append(b, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
-	case l < 268435455:
-		return append(b, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
+	if zc := l.zc.Load(); zc != nil && zc.k == k {
+		return zc.b
 	}
-	return append(b, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
+	raw, err := redisutil.LZFDecompress(c.b, c.hi)
+	if err != nil || len(raw) != c.hi {
+		panic("keyspace: list chunk does not decompress") // our own bytes: a bug
+	}
+	l.zc.Store(&zcache{k: k, b: raw})
+	return raw
+}
+
+// zOwn makes chunk k raw for an edit (the caller owns the list).
+func (l *List) zOwn(k int) {
+	if k < 0 || k >= len(l.ch) {
+		return
+	}
+	c := &l.ch[k]
+	if c.z == zPacked {
+		raw := l.bytesOf(k)
+		c.b, c.lo, c.hi = raw[:len(raw):len(raw)], 0, len(raw)
+		l.zc.Store(nil)
+	}
+	c.z = zRaw
+}
+
+// zPack compresses raw chunk k when LZF saves enough (__quicklistCompressNode).
+func (l *List) zPack(k int) {
+	c := &l.ch[k]
+	if c.z != zRaw {
+		return
+	}
+	used := c.used()
+	if used < minCompressBytes {
+		c.z = zNo
+		return
+	}
+	s := lzfScratch.Get().(*[2][]byte)
+	defer lzfScratch.Put(s)
+	if cap(s[1]) < used {
+		s[1] = make([]byte, used)
+	}
+	out := s[1][:used]
+	n := redisutil.LZFCompress(c.b[c.lo:c.hi], out)
+	if n == 0 || n+minCompressImprove >= used {
+		c.z = zNo
+		return
+	}
+	c.b = append(make([]byte, 0, n), out[:n]...)
+	c.lo, c.hi, c.z = 0, used, zPacked
+}
+
+// zState brings chunk k to the state its place asks: compressed (where it
+// compresses) when inner, raw near the ends.
+func (l *List) zState(k int) {
+	if k < 0 || k >= len(l.ch) {
+		return
+	}
+	if e := l.zEnds(); int(l.depth) > 0 && k >= e && k < len(l.ch)-e {
+		l.zPack(k)
+	} else if l.ch[k].z == zPacked {
+		l.zOwn(k)
+	}
+}
+
+// zFixEnds fixes the chunks at the edges of the raw ends after a chunk was
+// added or removed at an end.
+func (l *List) zFixEnds() {
+	if int(l.depth) == 0 {
+		return
+	}
+	e, n := l.zEnds(), len(l.ch)
+	l.zState(e - 1)
+	l.zState(e)
+	l.zState(n - 1 - e)
+	l.zState(n - e)
+}
+
+// zFix fixes chunks a..b (an edit changed them) and the ends.
+func (l *List) zFix(a, b int) {
+	if int(l.depth) == 0 {
+		return
+	}
+	for k := max(a, 0); k <= b && k < len(l.ch); k++ {
+		l.zState(k)
+	}
+	l.zFixEnds()
 }

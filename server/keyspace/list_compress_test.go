@@ -17,7 +17,7 @@ func TestNodeListpackBytes(t *testing.T) {
 	for _, s := range []string{"a", "1", "-70000", "9999999999", strings.Repeat("z", 5000), "", "127", "128", strings.Repeat("y", 70)} {
 		l.PushBack([]byte(s))
 	}
-	for k, nd := range l.nodes {
+	for k, nd := range nodesOf(l) {
 		lp := l.AppendNodeListpack(nil, k)
 		if len(lp) != nd.sz || int(lp[0])|int(lp[1])<<8 != nd.sz || int(lp[4]) != nd.count || lp[len(lp)-1] != 0xFF {
 			t.Errorf("node %d: %d bytes %x, node %+v", k, len(lp), lp[:6], nd)
@@ -42,8 +42,8 @@ func TestCompressThresholds(t *testing.T) {
 	// only candidate.
 	small := strings.Repeat("a", 38) // 38+1+1 + 7 = 47 bytes: under 48
 	l := mk(1, "h", small, "t")
-	if l.nodes[1].sz != 47 {
-		t.Fatalf("node size %d", l.nodes[1].sz)
+	if nodesOf(l)[1].sz != 47 {
+		t.Fatalf("node size %d", nodesOf(l)[1].sz)
 	}
 	if _, ok := l.NodeCompressed(1); ok {
 		t.Errorf("a 47-byte node is compressed")
@@ -61,8 +61,8 @@ func TestCompressThresholds(t *testing.T) {
 	if _, ok := l.NodeCompressed(1); ok {
 		t.Errorf("random bytes compressed")
 	}
-	for k := range l.nodes {
-		if l.nodes[k].lzf > 0 && (k == 0 || k == len(l.nodes)-1) {
+	for k := range nodesOf(l) {
+		if nodesOf(l)[k].lzf > 0 && (k == 0 || k == len(nodesOf(l))-1) {
 			t.Errorf("end node %d compressed", k)
 		}
 	}
@@ -174,12 +174,12 @@ func TestCompressedListModel(t *testing.T) {
 					m = m[a : z+1]
 				}
 			}
-			if l.Len() != len(m) || len(l.nodes) != len(plain.nodes) {
-				t.Fatalf("depth %d step %d: %d elements %d nodes, want %d and %d", depth, step, l.Len(), len(l.nodes), len(m), len(plain.nodes))
+			if l.Len() != len(m) || len(nodesOf(l)) != len(nodesOf(plain)) {
+				t.Fatalf("depth %d step %d: %d elements %d nodes, want %d and %d", depth, step, l.Len(), len(nodesOf(l)), len(m), len(nodesOf(plain)))
 			}
-			for k := range l.nodes {
-				if l.nodes[k].count != plain.nodes[k].count || l.nodes[k].sz != plain.nodes[k].sz {
-					t.Fatalf("depth %d step %d: node %d %+v, uncompressed %+v", depth, step, k, l.nodes[k], plain.nodes[k])
+			for k := range nodesOf(l) {
+				if nodesOf(l)[k].count != nodesOf(plain)[k].count || nodesOf(l)[k].sz != nodesOf(plain)[k].sz {
+					t.Fatalf("depth %d step %d: node %d %+v, uncompressed %+v", depth, step, k, nodesOf(l)[k], nodesOf(plain)[k])
 				}
 			}
 			if step%50 == 0 || step > 3950 {
@@ -191,20 +191,54 @@ func TestCompressedListModel(t *testing.T) {
 				checkCompressed(t, l, depth, step)
 			}
 		}
-		if depth > 0 && len(l.nodes) > 2*depth+2 && l.Size(0) >= plain.Size(0) {
+		if depth > 0 && len(nodesOf(l)) > 2*depth+2 && l.Size(0) >= plain.Size(0) {
 			t.Errorf("depth %d: size %d, uncompressed %d", depth, l.Size(0), plain.Size(0))
 		}
 		d := l.Dup().(*List)
 		if d.CompressDepth() != depth || d.Size(0) != l.Size(0) {
 			t.Errorf("Dup: depth %d size %d, want %d %d", d.CompressDepth(), d.Size(0), depth, l.Size(0))
 		}
+		if err := checkList(d); err != nil {
+			t.Errorf("Dup: %v", err)
+		}
+		for i := range m {
+			if !bytes.Equal(d.Index(i), m[i]) {
+				t.Fatalf("Dup: [%d] = %q, want %q", i, d.Index(i), m[i])
+			}
+		}
+		packed := 0
+		for k := range l.ch {
+			if l.ch[k].z == zPacked {
+				packed++
+			}
+		}
+		if e := l.zEnds(); depth > 0 && len(l.ch) > 2*e+2 && packed == 0 {
+			t.Errorf("depth %d: none of %d chunks is compressed", depth, len(l.ch))
+		} else if depth == 0 && packed > 0 {
+			t.Errorf("depth 0: %d chunks compressed", packed)
+		}
+		t.Logf("depth %d: %d elements, %d chunks, %d compressed", depth, l.Len(), len(l.ch), packed)
 	}
+}
+
+// nodesOf is a list's shadow quicklist nodes, a small list's one included.
+func nodesOf(l *List) []qlNode {
+	if l.listBody != nil {
+		return l.nodes
+	}
+	if l.n == 0 {
+		return nil
+	}
+	return []qlNode{{count: l.n, sz: int(l.ssz)}}
 }
 
 func checkCompressed(t *testing.T, l *List, depth, step int) {
 	t.Helper()
-	n := len(l.nodes)
-	for k, nd := range l.nodes {
+	if err := checkList(l); err != nil && l.Len() > 0 {
+		t.Fatalf("depth %d step %d: %v", depth, step, err)
+	}
+	n := len(nodesOf(l))
+	for k, nd := range nodesOf(l) {
 		lp := l.AppendNodeListpack(nil, k)
 		if len(lp) != nd.sz {
 			t.Fatalf("depth %d step %d: node %d listpack %d bytes, sz %d", depth, step, k, len(lp), nd.sz)
@@ -226,6 +260,74 @@ func checkCompressed(t *testing.T, l *List, depth, step int) {
 			t.Fatalf("depth %d step %d: node %d LZF %d bytes, recorded %d", depth, step, k, c, nd.lzf)
 		case nd.lzf == lzfNo && compressible:
 			t.Fatalf("depth %d step %d: node %d marked incompressible", depth, step, k)
+		}
+	}
+}
+
+// TestCompressedChunksBig: a long list under list-compress-depth holds its
+// inner chunks compressed (fewer bytes than at depth 0), reads every
+// element back, and keeps doing so through edits in the middle and pops
+// that bring compressed chunks to the ends.
+func TestCompressedChunksBig(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for depth := 1; depth <= 3; depth++ {
+		l, plain := NewList(-2), NewList(-2)
+		l.SetCompressDepth(depth)
+		var m [][]byte
+		for i := 0; i < 20000; i++ {
+			b := []byte("element-" + strconv.Itoa(i))
+			l.PushBack(b)
+			plain.PushBack(b)
+			m = append(m, b)
+		}
+		bytesOf := func(l *List) (n int) {
+			for k := range l.ch {
+				n += len(l.ch[k].b)
+			}
+			return n
+		}
+		if got, raw := bytesOf(l), bytesOf(plain); got*2 > raw {
+			t.Errorf("depth %d: chunks hold %d bytes, %d raw", depth, got, raw)
+		}
+		for step := 0; step < 3000; step++ {
+			i := rng.IntN(len(m))
+			switch rng.IntN(4) {
+			case 0:
+				b := []byte("set-" + strconv.Itoa(step))
+				l.Set(i, b)
+				m[i] = b
+			case 1:
+				b := []byte("ins-" + strconv.Itoa(step))
+				l.Insert(i, false, b)
+				m = append(m[:i], append([][]byte{b}, m[i:]...)...)
+			case 2:
+				for range 20 {
+					if !bytes.Equal(l.PopFront(), m[0]) {
+						t.Fatalf("depth %d step %d: PopFront", depth, step)
+					}
+					m = m[1:]
+				}
+			default:
+				if !bytes.Equal(l.Index(i), m[i]) {
+					t.Fatalf("depth %d step %d: [%d] = %q, want %q", depth, step, i, l.Index(i), m[i])
+				}
+			}
+			if step%500 == 0 {
+				if err := checkList(l); err != nil {
+					t.Fatalf("depth %d step %d: %v", depth, step, err)
+				}
+			}
+		}
+		for i := range m {
+			if !bytes.Equal(l.Index(i), m[i]) {
+				t.Fatalf("depth %d: [%d] = %q, want %q", depth, i, l.Index(i), m[i])
+			}
+		}
+		for len(m) > 0 {
+			if !bytes.Equal(l.PopBack(), m[len(m)-1]) {
+				t.Fatalf("depth %d: PopBack at %d", depth, len(m))
+			}
+			m = m[:len(m)-1]
 		}
 	}
 }

@@ -19,17 +19,17 @@ func TestListOpsModel(t *testing.T) {
 		}
 		// The shadow quicklist nodes account for every element.
 		total := 0
-		for _, nd := range l.nodes {
+		for _, nd := range nodesOf(l) {
 			if nd.count <= 0 || nd.sz <= lpHdrSize+1 {
 				t.Fatalf("step %d: node %+v", step, nd)
 			}
 			total += nd.count
 		}
-		if len(l.nodes) > 0 && (l.nh+len(l.nodes) > len(l.nbuf) || &l.nbuf[l.nh] != &l.nodes[0]) {
+		if l.listBody != nil && len(l.nodes) > 0 && (l.nh+len(nodesOf(l)) > len(l.nbuf) || &l.nbuf[l.nh] != &nodesOf(l)[0]) {
 			t.Fatalf("step %d: nodes are not nbuf[nh:]", step)
 		}
 		bytes := 0
-		for _, nd := range l.nodes {
+		for _, nd := range nodesOf(l) {
 			bytes += nd.sz - lpHdrSize - 1
 		}
 		want := 0

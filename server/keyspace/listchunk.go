@@ -37,6 +37,7 @@ type lchunk struct {
 	lo, hi int
 	cnt    int
 	start  int
+	z      int8 // zRaw, zPacked (b holds the entries LZF-compressed) or zNo (list_compress.go)
 }
 
 func (c *lchunk) used() int { return c.hi - c.lo }
@@ -126,12 +127,12 @@ func prev(b []byte, p int) int {
 
 // walk moves from entry j0 at position p0 (j0 may be cnt, at hi) to entry
 // j and returns its position.
-func (c *lchunk) walk(j0, p0, j int) int {
+func walk(b []byte, j0, p0, j int) int {
 	for ; j0 < j; j0++ {
-		p0 = next(c.b, p0)
+		p0 = next(b, p0)
 	}
 	for ; j0 > j; j0-- {
-		p0 = prev(c.b, p0)
+		p0 = prev(b, p0)
 	}
 	return p0
 }
@@ -247,7 +248,7 @@ func (c *lchunk) splice(p, q, d int) int {
 const noCursor = 0
 
 func packCursor(k, j, off int) uint64 {
-	if k >= 1<<32-1 || j >= 1<<16 || off >= 1<<16 {
+	if uint64(k) >= 1<<32-1 || j >= 1<<16 || off >= 1<<16 {
 		return noCursor
 	}
 	return uint64(k)<<32 | uint64(j)<<16 | uint64(off)
@@ -291,6 +292,7 @@ func (l *List) seek(i int) (k, j, p int) {
 		cj, cp = 0, l.ch[k].lo
 	}
 	c := &l.ch[k]
+	b := l.bytesOf(k)
 	j = x - c.start
 	// Walk from the cursor, or from an end when nearer.
 	d := j - cj
@@ -299,11 +301,11 @@ func (l *List) seek(i int) (k, j, p int) {
 	}
 	switch {
 	case j <= d && j <= c.cnt-j:
-		p = c.walk(0, c.lo, j)
+		p = walk(b, 0, c.lo, j)
 	case c.cnt-j < d:
-		p = c.walk(c.cnt, c.hi, j)
+		p = walk(b, c.cnt, c.hi, j)
 	default:
-		p = c.walk(cj, cp, j)
+		p = walk(b, cj, cp, j)
 	}
 	if nc := packCursor(k, j, p-c.lo); nc != cur {
 		l.cur.Store(nc)
@@ -311,10 +313,14 @@ func (l *List) seek(i int) (k, j, p int) {
 	return k, j, p
 }
 
-// changed clears the cursor (a write owns the list: no reader shares it).
+// changed clears the cursor and the decompressed chunk (a write owns the
+// list: no reader shares it).
 func (l *List) changed() {
 	if l.cur.Load() != noCursor {
 		l.cur.Store(noCursor)
+	}
+	if l.zc.Load() != nil {
+		l.zc.Store(nil)
 	}
 }
 
@@ -399,8 +405,10 @@ func (l *List) dataPushFront(v []byte) {
 		c := newChunk(d, room, true)
 		c.start = l.base
 		l.chunkPushFront(c)
+		l.zFixEnds()
 	}
 	c := &l.ch[0]
+	c.z = zRaw
 	c.lo -= d
 	putEntry(c.b, c.lo, v)
 	c.cnt++
@@ -422,9 +430,11 @@ func (l *List) dataPushBack(v []byte) {
 		c := newChunk(d, room, false)
 		c.start = l.base + l.n
 		l.chunkPushBack(c)
+		l.zFixEnds()
 		k++
 	}
 	c := &l.ch[k]
+	c.z = zRaw
 	c.hi = putEntry(c.b, c.hi, v)
 	c.cnt++
 	l.n++
@@ -443,6 +453,7 @@ func (l *List) dataPopFront() []byte {
 	l.n--
 	if c.cnt == 0 {
 		l.chunkDelete(0)
+		l.zFixEnds()
 	}
 	l.changed()
 	return v
@@ -459,6 +470,7 @@ func (l *List) dataPopBack() []byte {
 	l.n--
 	if c.cnt == 0 {
 		l.chunkDelete(k)
+		l.zFixEnds()
 	}
 	l.changed()
 	return v
@@ -480,6 +492,7 @@ func (l *List) splitChunk(k, j, p int) {
 func (l *List) dataInsert(i int, v []byte) {
 	end := l.base + l.n
 	k, j, p := l.seek(i)
+	l.zOwn(k)
 	d := entrySize(len(v))
 	c := &l.ch[k]
 	if c.used()+d <= chunkMax {
@@ -487,6 +500,7 @@ func (l *List) dataInsert(i int, v []byte) {
 		c.cnt++
 		l.n++
 		l.reindex(k, k, end)
+		l.zFix(k, k)
 		l.changed()
 		return
 	}
@@ -502,6 +516,7 @@ func (l *List) dataInsert(i int, v []byte) {
 	l.insertBetween(k, v, d)
 	l.n++
 	l.reindex(a, min(k+1, len(l.ch)-1), end)
+	l.zFix(a-1, k+1)
 	l.changed()
 }
 
@@ -509,10 +524,12 @@ func (l *List) dataInsert(i int, v []byte) {
 func (l *List) insertBetween(k int, v []byte, d int) {
 	switch {
 	case k > 0 && l.ch[k-1].used()+d <= chunkMax:
+		l.zOwn(k - 1)
 		c := &l.ch[k-1]
 		putEntry(c.b, c.splice(c.hi, c.hi, d), v)
 		c.cnt++
 	case k < len(l.ch) && l.ch[k].used()+d <= chunkMax:
+		l.zOwn(k)
 		c := &l.ch[k]
 		putEntry(c.b, c.splice(c.lo, c.lo, d), v)
 		c.cnt++
@@ -527,17 +544,20 @@ func (l *List) insertBetween(k int, v []byte, d int) {
 // dataSet replaces element i's bytes with v's.
 func (l *List) dataSet(i int, v []byte) {
 	k, j, p := l.seek(i)
+	l.zOwn(k)
 	c := &l.ch[k]
 	old := next(c.b, p) - p
 	d := entrySize(len(v))
 	switch {
 	case c.used()-old+d <= chunkMax && len(c.b) <= chunkMax:
 		putEntry(c.b, c.splice(p, p+old, d), v)
+		l.zFix(k, k)
 		l.changed()
 		return
 	case c.cnt == 1: // a big element or one replacing it: a new buffer
 		nc := newChunk(d, d, false)
 		c.b, c.lo, c.hi = nc.b, 0, putEntry(nc.b, 0, v)
+		l.zFix(k, k)
 		l.changed()
 		return
 	}
@@ -559,5 +579,6 @@ func (l *List) dataSet(i int, v []byte) {
 	}
 	l.insertBetween(k, v, d)
 	l.reindex(a, min(k+1, len(l.ch)-1), end)
+	l.zFix(a-1, k+1)
 	l.changed()
 }

@@ -103,6 +103,12 @@ func (h *Hash) ConvertToHashtable() {
 // NodeCounts calls fn with the element count of each quicklist node, head
 // to tail, as Redis would have laid the list out (see List.nodes).
 func (l *List) NodeCounts(fn func(count int) bool) {
+	if l.listBody == nil {
+		if l.n > 0 {
+			fn(l.n)
+		}
+		return
+	}
 	for _, nd := range l.nodes {
 		if !fn(nd.count) {
 			return
@@ -117,11 +123,19 @@ func (l *List) AppendNode(elems [][]byte, sz int) {
 	if len(elems) == 0 {
 		return
 	}
+	if l.listBody == nil && l.n == 0 && l.smallFits(elems) {
+		for _, b := range elems {
+			l.smallPush(b, false, true)
+		}
+		l.ssz = int32(sz)
+		return
+	}
+	l.grow()
 	for _, b := range elems {
 		l.dataPushBack(b)
 	}
 	l.nodePushBack(qlNode{count: len(elems), sz: sz})
-	if l.depth != 0 { // _quicklistInsertNodeAfter(tail)
+	if int(l.depth) != 0 { // _quicklistInsertNodeAfter(tail)
 		l.qlCompress(len(l.nodes) - 2)
 		l.qlCompress(len(l.nodes) - 1)
 	}

@@ -157,62 +157,13 @@ func appendStr(b []byte, s string, compress bool) []byte {
 
 const lpHdrNumEleUnknown = 65535
 
-// lpAppendBacklen is lpEncodeBacklen.
-func lpAppendBacklen(b []byte, l int) []byte {
-	switch {
-	case l <= 127:
-		return append(b, byte(l))
-	case l < 16383:
-		return append(b, byte(l>>7), byte(l&127)|128)
-	case l < 2097151:
-		return append(b, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
-	case l < 268435455:
-		return append(b, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-	}
-	return append(b, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-}
-
-// lpAppendInt appends an integer entry (lpEncodeIntegerGetType).
-func lpAppendInt(b []byte, v int64) []byte {
-	start := len(b)
-	switch {
-	case v >= 0 && v <= 127:
-		b = append(b, byte(v))
-	case v >= -4096 && v <= 4095:
-		u := uint64(v) & (1<<13 - 1)
-		b = append(b, byte(u>>8)|0xC0, byte(u))
-	case v >= -32768 && v <= 32767:
-		b = append(b, 0xF1, byte(v), byte(v>>8))
-	case v >= -8388608 && v <= 8388607:
-		b = append(b, 0xF2, byte(v), byte(v>>8), byte(v>>16))
-	case v >= math.MinInt32 && v <= math.MaxInt32:
-		b = append(b, 0xF3, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-	default:
-		b = append(b, 0xF4)
-		b = binary.LittleEndian.AppendUint64(b, uint64(v))
-	}
-	return lpAppendBacklen(b, len(b)-start)
-}
-
-// lpAppendEntry appends s as lpAppend would: an integer entry when
-// lpStringToInt64 accepts it, else a string entry.
-func lpAppendEntry(b, s []byte) []byte {
-	if v, ok := string2ll(s); ok {
-		return lpAppendInt(b, v)
-	}
-	start := len(b)
-	switch n := len(s); {
-	case n < 64:
-		b = append(b, 0x80|byte(n))
-	case n < 4096:
-		b = append(b, 0xE0|byte(n>>8), byte(n))
-	default:
-		b = append(b, 0xF0)
-		b = binary.LittleEndian.AppendUint32(b, uint32(n))
-	}
-	b = append(b, s...)
-	return lpAppendBacklen(b, len(b)-start)
-}
+// The listpack entry encoders are redisutil's (one copy, shared with the
+// keyspace's quicklist nodes).
+var (
+	lpAppendBacklen = redisutil.LPAppendBacklen
+	lpAppendInt     = redisutil.LPAppendInt
+	lpAppendEntry   = redisutil.LPAppendEntry
+)
 
 // listpackBuilder builds a listpack blob.
 type listpackBuilder struct {
