@@ -178,6 +178,7 @@ func New(host Host) *Engine {
 	g.RawSetString("xpcall", L.NewFunction(e.luaXPCall))
 	tostring := g.RawGetString("tostring")
 	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		L.CheckAny(1) // luaB_tostring: "bad argument #1 to 'tostring' (value expected)"
 		if n, ok := L.Get(1).(lua.LNumber); ok && L.GetTop() == 1 {
 			L.Push(lua.LString(FormatNumber(float64(n))))
 			return 1
@@ -535,9 +536,17 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	for _, name := range []string{"rawget", "unpack"} {
 		g.RawSetString(name, see(g.RawGetString(name)))
 	}
-	for _, name := range []string{"rawset", "setmetatable"} {
-		g.RawSetString(name, write(g.RawGetString(name)))
-	}
+	g.RawSetString("rawset", write(g.RawGetString("rawset")))
+	// luaB_setmetatable's checks: a table, and a nil or table metatable
+	// (gopher-lua's accepts any value and sets nothing).
+	setmt := write(g.RawGetString("setmetatable"))
+	g.RawSetString("setmetatable", e.forwarder(func(L *lua.LState) int {
+		L.CheckTable(1)
+		if t := L.Get(2).Type(); L.GetTop() < 2 || t != lua.LTNil && t != lua.LTTable {
+			L.ArgError(2, "nil or table expected")
+		}
+		return forward(L, setmt, nil)
+	}))
 	// pairs and ipairs over a proxy iterate the real table but return the
 	// proxy as their state, so the real table never reaches the script.
 	for _, name := range []string{"pairs", "ipairs"} {
