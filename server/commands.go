@@ -240,6 +240,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 	if s.realClock {
 		c.cmdEnd = s.now // exec's start: after any pause
 	}
+	s.freezeExpiry()
 	s.exec(c, cmd, args)
 	// Blocking (blocking.go): serve the clients blocked on the keys this
 	// command made ready, after it (after EXEC as a whole, never between
@@ -405,3 +406,15 @@ func (s *Server) countError(reply []byte) {
 }
 
 func allowedInSubscribedContext(cmd *Command) bool { return cmd.AllowedSubscribed() }
+
+// freezeExpiry is the pause check of Redis 7.0's expireIfNeeded
+// (checkClientPauseTimeoutAndReturnIfPaused): while a CLIENT PAUSE (WRITE
+// or ALL) or a FAILOVER pauses clients, an expired key reads as missing
+// but is not deleted, as on a replica; the commands that run then (reads)
+// leave the dataset as it was.
+func (s *Server) freezeExpiry() {
+	if p := s.pause.active(s.now); p || s.expiryFrozen {
+		s.expiryFrozen = p
+		s.ks.Replica = p || s.isReplica()
+	}
+}

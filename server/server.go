@@ -33,29 +33,31 @@ var Version = "0.1.0"
 // Server is one vigil-server process.
 type Server struct {
 	// mu is the execution lock: Redis's single thread. Taken once per batch.
-	mu        sync.Mutex
-	cfg       *configs.Config      // guarded by mu
-	ks        *keyspace.Keyspace   // guarded by mu
-	rng       *mrand.Rand          // guarded by mu
-	cmds      map[string]*Command  // guarded by mu (rename-command at start only)
-	now       time.Time            // guarded by mu: time of the command being run
-	nowMs     int64                // guarded by mu
-	stats     stats                // guarded by mu, except the atomics inside
-	monitors  map[*Client]struct{} // guarded by mu
-	watch     watchState           // guarded by mu
-	slowlog   slowlog              // guarded by mu
-	pubsub    pubsub               // guarded by mu
-	tracking  trackingState        // guarded by mu: client-side caching (tracking.go)
-	pause     pauseState           // guarded by mu
-	blocking  blockingState        // guarded by mu (blocking.go)
-	syncAck   syncAckStats         // guarded by mu (syncack.go)
-	fence     fenceState           // guarded by mu (fence.go)
-	propUnits int64                // execution units propagated, guarded by mu (syncack.go)
-	idleGC    idleGC               // guarded by mu, except the atomic inside (idlegc.go)
-	adm       adminState           // guarded by mu, except the atomics inside (cmd_admin.go)
-	dbg       debugState           // guarded by mu (cmd_debug_more.go)
-	props     []Propagator         // guarded by mu: consumers of the write path (propagate.go)
-	pending   []Op                 // guarded by mu: the current execution unit's operations
+	mu       sync.Mutex
+	cfg      *configs.Config      // guarded by mu
+	ks       *keyspace.Keyspace   // guarded by mu
+	rng      *mrand.Rand          // guarded by mu
+	cmds     map[string]*Command  // guarded by mu (rename-command at start only)
+	now      time.Time            // guarded by mu: time of the command being run
+	nowMs    int64                // guarded by mu
+	stats    stats                // guarded by mu, except the atomics inside
+	monitors map[*Client]struct{} // guarded by mu
+	watch    watchState           // guarded by mu
+	slowlog  slowlog              // guarded by mu
+	pubsub   pubsub               // guarded by mu
+	tracking trackingState        // guarded by mu: client-side caching (tracking.go)
+	pause    pauseState           // guarded by mu
+	// expiryFrozen: freezeExpiry saw a pause and set ks.Replica for it.
+	expiryFrozen bool
+	blocking     blockingState // guarded by mu (blocking.go)
+	syncAck      syncAckStats  // guarded by mu (syncack.go)
+	fence        fenceState    // guarded by mu (fence.go)
+	propUnits    int64         // execution units propagated, guarded by mu (syncack.go)
+	idleGC       idleGC        // guarded by mu, except the atomic inside (idlegc.go)
+	adm          adminState    // guarded by mu, except the atomics inside (cmd_admin.go)
+	dbg          debugState    // guarded by mu (cmd_debug_more.go)
+	props        []Propagator  // guarded by mu: consumers of the write path (propagate.go)
+	pending      []Op          // guarded by mu: the current execution unit's operations
 	// execDepth counts the commands running (EXEC nests its queue): the
 	// execution unit ends when it returns to 0. Guarded by mu.
 	execDepth int

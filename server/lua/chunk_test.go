@@ -30,6 +30,7 @@ func TestLuaChunkID(t *testing.T) {
 // TestSyntaxCheckStripRewrites: what gopher-lua is given instead of Lua
 // 5.1 it cannot read, line breaks kept.
 func TestSyntaxCheckStripRewrites(t *testing.T) {
+	const H = `local goto_call = function(o, ...) return o["goto"](o, ...) end; `
 	for _, tc := range []struct{ src, want string }{
 		{"return 0x1p4", "return 16"},
 		{"return 0x1P4+0x10", "return 16+0x10"},
@@ -38,7 +39,9 @@ func TestSyntaxCheckStripRewrites(t *testing.T) {
 		{"return '0x1p4' -- 0x1p4", "return '0x1p4' " + strings.Repeat(" ", len("-- 0x1p4"))},
 		{"local goto = 1 return goto", "local goto_ = 1 return goto_"},
 		{"local goto_ = 0 local goto = 1 return goto", "local goto_ = 0 local goto__ = 1 return goto__"},
-		{"local goto = goto", "local goto_ = goto"}, // the second is a global: gopher-lua refuses it
+		{"local goto = goto", `local goto_ = _G["goto"]`}, // the second is the global
+		{"goto = 1", `_G["goto"] = 1`},
+		{"local _G = {} return goto", "local _G = {} return goto"}, // _G shadowed: left (gopher-lua refuses it)
 		{"t.goto = {goto = 1}", `t["goto"] = {["goto"] = 1}`},
 		{"t.\ngoto = 1", "t[\n\"goto\"] = 1"},
 		{"function t.goto(a) end", ` t["goto"] = function(a) end`},
@@ -46,7 +49,14 @@ func TestSyntaxCheckStripRewrites(t *testing.T) {
 		{"function t.goto:m(a) end", ` t["goto"].m = function(self, a) end`},
 		{"function t.a.b() end", "function t.a.b() end"},
 		{"local function f(goto) return function() return goto end end", "local function f(goto_) return function() return goto_ end end"},
-		{"t:goto()", "t:goto()"},
+		{"t:goto()", H + "goto_call(t)"},
+		{"t.a:goto(1, 2)", H + "goto_call(t.a, 1, 2)"},
+		{"return t:goto'x'", H + "return goto_call(t, 'x')"},
+		{"return t:goto{}.n", H + "return goto_call(t, {}).n"},
+		{"t:goto():goto(1)", H + "goto_call(goto_call(t), 1)"},
+		{"local a = t\nt:goto()", H + "local a = t\ngoto_call(t)"},
+		{"local goto_call = 1 goto = goto_call:goto()", strings.Replace(H, "goto_call", "goto_call_", 1) + `local goto_call = 1 _G["goto"] = goto_call_(goto_call)`},
+		{"local goto = 1 goto:goto()", H + "local goto_ = 1 goto_call(goto_)"},
 	} {
 		got, msg := SyntaxCheckStrip(tc.src, "user_script")
 		if msg != "" || got != tc.want {

@@ -49,17 +49,24 @@ const (
 // Engine is a Lua state and its script cache (Redis's lctx); not safe for
 // concurrent use: the server calls it under its execution lock.
 type Engine struct {
-	host    Host
-	L       *lua.LState
-	env     *lua.LTable // the protected globals the scripts see
-	globals *lua.LTable // the real globals table
+	host Host
+	L    *lua.LState
+	// errHandler rewrites gopher-lua's runtime errors in Lua 5.1's words
+	// (errwording.go); scripts, functions and pcall/xpcall run under it.
+	errHandler *lua.LFunction
+	env        *lua.LTable // the protected globals the scripts see
+	globals    *lua.LTable // the real globals table
 	// real maps each read-only table the scripts see (the library
 	// proxies, the env, the visible metatables) to the table it stands
 	// for; hidden is the metatable getmetatable reports for it (nil for
 	// a library proxy). See protectLibraries.
-	real    map[*lua.LTable]*lua.LTable
-	hidden  map[*lua.LTable]lua.LValue
-	scripts map[string]*Script
+	real map[*lua.LTable]*lua.LTable
+	// forwarders are the wrappers that call the library function they
+	// stand for (forward): an argument error names the function as the
+	// script called it (errwording.go).
+	forwarders map[*lua.LFunction]bool
+	hidden     map[*lua.LTable]lua.LValue
+	scripts    map[string]*Script
 	// shebang holds the flags of the cached scripts that start with a
 	// "#!lua" shebang; a script absent from it runs in eval's
 	// compatibility mode.
@@ -166,8 +173,12 @@ func New(host Host) *Engine {
 		g.RawSetString(name, lua.LNil)
 	}
 	g.RawSetString("error", L.NewFunction(e.luaError))
+	e.errHandler = L.NewFunction(e.wordError)
+	g.RawSetString("pcall", L.NewFunction(e.luaPCall))
+	g.RawSetString("xpcall", L.NewFunction(e.luaXPCall))
 	tostring := g.RawGetString("tostring")
 	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
+		L.CheckAny(1) // luaB_tostring: "bad argument #1 to 'tostring' (value expected)"
 		if n, ok := L.Get(1).(lua.LNumber); ok && L.GetTop() == 1 {
 			L.Push(lua.LString(FormatNumber(float64(n))))
 			return 1
@@ -307,7 +318,7 @@ func (e *Engine) Prepare(name string) {
 // result for WriteResult.
 func (e *Engine) RunScript(sc *Script) error {
 	e.L.Push(sc.fn)
-	return e.L.PCall(0, 1, nil)
+	return e.L.PCall(0, 1, e.errHandler)
 }
 
 // RunFunction calls the function f with keys and args as its two
@@ -326,7 +337,7 @@ func (e *Engine) RunFunction(f *Function, keys, args [][]byte) error {
 	L.Push(f.fn)
 	L.Push(kt)
 	L.Push(at)
-	return L.PCall(2, 1, nil)
+	return L.PCall(2, 1, e.errHandler)
 }
 
 // WriteResult writes the outcome of the run to w in the caller's
@@ -501,7 +512,7 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	}
 	// see calls orig with its first argument seen through a proxy.
 	see := func(orig lua.LValue) *lua.LFunction {
-		return L.NewFunction(func(L *lua.LState) int {
+		return e.forwarder(func(L *lua.LState) int {
 			var first lua.LValue
 			if t, ok := L.Get(1).(*lua.LTable); ok {
 				if r, ok := e.real[t]; ok {
@@ -513,7 +524,7 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	}
 	// write refuses orig on a protected first argument.
 	write := func(orig lua.LValue) *lua.LFunction {
-		return L.NewFunction(func(L *lua.LState) int {
+		return e.forwarder(func(L *lua.LState) int {
 			if protected(L.Get(1)) {
 				refuse(L)
 			}
@@ -525,14 +536,22 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	for _, name := range []string{"rawget", "unpack"} {
 		g.RawSetString(name, see(g.RawGetString(name)))
 	}
-	for _, name := range []string{"rawset", "setmetatable"} {
-		g.RawSetString(name, write(g.RawGetString(name)))
-	}
+	g.RawSetString("rawset", write(g.RawGetString("rawset")))
+	// luaB_setmetatable's checks: a table, and a nil or table metatable
+	// (gopher-lua's accepts any value and sets nothing).
+	setmt := write(g.RawGetString("setmetatable"))
+	g.RawSetString("setmetatable", e.forwarder(func(L *lua.LState) int {
+		L.CheckTable(1)
+		if t := L.Get(2).Type(); L.GetTop() < 2 || t != lua.LTNil && t != lua.LTTable {
+			L.ArgError(2, "nil or table expected")
+		}
+		return forward(L, setmt, nil)
+	}))
 	// pairs and ipairs over a proxy iterate the real table but return the
 	// proxy as their state, so the real table never reaches the script.
 	for _, name := range []string{"pairs", "ipairs"} {
 		orig := g.RawGetString(name)
-		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+		g.RawSetString(name, e.forwarder(func(L *lua.LState) int {
 			t, ok := L.Get(1).(*lua.LTable)
 			r, isProxy := e.real[t]
 			if !ok || !isProxy {
@@ -582,7 +601,7 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 		}))
 	}
 	getmt := g.RawGetString("getmetatable")
-	g.RawSetString("getmetatable", L.NewFunction(func(L *lua.LState) int {
+	g.RawSetString("getmetatable", e.forwarder(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok {
 			if h, ok := e.hidden[t]; ok {
 				L.Push(h)
@@ -605,7 +624,7 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	for _, name := range []string{"remove", "sort"} {
 		if f := tbl.RawGetString(name); f != lua.LNil {
 			seen, written := see(f), write(f)
-			tbl.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			tbl.RawSetString(name, e.forwarder(func(L *lua.LState) int {
 				fn := written
 				if t, ok := L.Get(1).(*lua.LTable); ok {
 					if r, ok := e.real[t]; ok && r.Len() == 0 {

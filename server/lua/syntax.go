@@ -118,6 +118,7 @@ type luaLexState struct {
 	tokStart   int      // where the token being read starts
 	edits      []luaEdit
 	allNames   map[string]bool // every name in the chunk (a fresh one for goto)
+	gotoCalls  bool            // methodGoto rewrote a call: the helper is needed
 }
 
 // luaEdit replaces a byte range of the source for gopher-lua (see
@@ -126,6 +127,7 @@ type luaEdit struct {
 	start, end int
 	text       string
 	rename     bool
+	calls      int // insert this many "<helper>(" (methodGoto)
 }
 
 // SyntaxCheck returns "" when src is a valid Lua 5.1 chunk, else Lua
@@ -149,7 +151,10 @@ func SyntaxCheck(src, chunk string) (msg string) {
 //     becomes t["goto"] and a constructor's key {goto = v} ["goto"] = v.
 //     "function t.goto(...)" becomes t["goto"] = function(...) (and
 //     function t.goto:m(...) t["goto"].m = function(self, ...)). A global
-//     goto and a method call t:goto(...) stay, and gopher-lua refuses them.
+//     goto becomes _G["goto"], and a method call p:goto(args) becomes
+//     goto_call(p, args), the chunk starting with "local goto_call =
+//     function(o, ...) return o["goto"](o, ...) end; " (on its first line;
+//     goto_call a name found nowhere in the chunk).
 func SyntaxCheckStrip(src, chunk string) (code, msg string) {
 	ls := &luaLexState{src: src, line: 1, lastline: 1, chunk: chunk}
 	msg = ls.check51()
@@ -166,19 +171,36 @@ func SyntaxCheckStrip(src, chunk string) (code, msg string) {
 		}
 		edits = append(edits, luaEdit{start: r[0], end: r[1], text: string(blank)})
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	// By position; an insertion (an empty range) before a replacement
+	// starting at the same byte.
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].start != edits[j].start {
+			return edits[i].start < edits[j].start
+		}
+		return edits[i].end == edits[i].start && edits[j].end != edits[j].start
+	})
 	fresh := "goto_"
 	for ls.allNames[fresh] {
 		fresh += "_"
 	}
+	helper := "goto_call"
+	for ls.allNames[helper] || helper == fresh {
+		helper += "_"
+	}
 	var b strings.Builder
 	b.Grow(len(src))
+	if ls.gotoCalls {
+		b.WriteString("local " + helper + ` = function(o, ...) return o["goto"](o, ...) end; `)
+	}
 	at := 0
 	for _, e := range edits {
 		b.WriteString(src[at:e.start])
-		if e.rename {
+		switch {
+		case e.rename:
 			b.WriteString(fresh)
-		} else {
+		case e.calls > 0:
+			b.WriteString(strings.Repeat(helper+"(", e.calls))
+		default:
 			b.WriteString(e.text)
 		}
 		at = e.end
@@ -213,18 +235,77 @@ func (ls *luaLexState) declare(n int, name string, tok luaToken) {
 }
 
 // useName is a name read as a variable (singlevar): a goto that is a
-// local's (of this function or an enclosing one) is renamed with it.
+// local's (of this function or an enclosing one) is renamed with it; a
+// global goto becomes _G["goto"] (the same global, read or assigned, when
+// no local shadows _G).
 func (ls *luaLexState) useName(tok luaToken) {
 	if tok.text != "goto" {
 		return
 	}
+	if ls.isLocal("goto") {
+		ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
+		return
+	}
+	if !ls.isLocal("_G") {
+		ls.edit(tok, `_G["goto"]`)
+	}
+}
+
+// isLocal reports a local named name active here (in this function or an
+// enclosing one).
+func (ls *luaLexState) isLocal(name string) bool {
 	for fs := ls.fs; fs != nil; fs = fs.prev {
 		for i := fs.nactvar - 1; i >= 0; i-- {
-			if fs.names[i] == "goto" {
-				ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
-				return
+			if fs.names[i] == name {
+				return true
 			}
 		}
+	}
+	return false
+}
+
+// methodGoto reads the method call prefix:goto args (the current token is
+// goto; start is the prefix's first byte) and rewrites it as a call of a
+// helper that evaluates the prefix once, as Lua 5.1's OP_SELF:
+// helper(prefix, args), the chunk starting with the local
+// helper = function(o, ...) return o["goto"](o, ...) end (a name, not a
+// parenthesised function, so that no statement reads as a call of the
+// expression before it).
+func (ls *luaLexState) methodGoto(start int, colon luaToken) {
+	ls.gotoCalls = true
+	// An inner call of the same prefix (x:goto():goto()) was recorded
+	// first and must be written last: one more call at the same place.
+	found := false
+	for i := range ls.edits {
+		if e := &ls.edits[i]; e.start == start && e.end == start && e.calls > 0 {
+			e.calls++
+			found = true
+			break
+		}
+	}
+	if !found {
+		ls.edits = append(ls.edits, luaEdit{start: start, end: start, calls: 1})
+	}
+	name := ls.t
+	ls.next()
+	switch ls.t.tok {
+	case '(':
+		open := ls.t
+		ls.edit(name, "")
+		ls.edit(open, "")
+		if ls.peek() == ')' {
+			ls.edit(colon, "")
+		} else {
+			ls.edit(colon, ", ")
+		}
+		ls.funcargs()
+	case tkString, '{':
+		ls.edit(colon, ", ")
+		ls.edit(name, "")
+		ls.funcargs()
+		ls.edits = append(ls.edits, luaEdit{start: ls.t.start, end: ls.t.start, text: ")"})
+	default:
+		ls.funcargs() // the error
 	}
 }
 
@@ -1046,6 +1127,7 @@ func (ls *luaLexState) body(needself bool, line int) {
 
 func (ls *luaLexState) primaryexp() int {
 	kind := luaExpOther
+	start := ls.t.start
 	switch ls.t.tok {
 	case '(':
 		line := ls.line
@@ -1076,7 +1158,13 @@ func (ls *luaLexState) primaryexp() int {
 			ls.checkNextTok(']')
 			kind = luaExpVar
 		case ':':
+			colon := ls.t
 			ls.next()
+			if ls.t.tok == tkName && ls.t.text == "goto" {
+				ls.methodGoto(start, colon)
+				kind = luaExpCall
+				continue
+			}
 			ls.checkName()
 			ls.funcargs()
 			kind = luaExpCall
