@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -57,9 +58,16 @@ func (r *Report) WriteText(w io.Writer) {
 	c := r.Counts
 	fmt.Fprintf(w, "operations: %d (ok %d, failed %d, unknown %d); writes ok %d, acknowledged %d\n",
 		c.Total, c.OK, c.Failed, c.Unknown, c.WritesOK, c.WritesAckd)
+	if len(r.Groups) > 0 {
+		r.writeGroups(w)
+	}
 	fmt.Fprintln(w, "\nfaults:")
 	for _, f := range r.Faults {
-		fmt.Fprintf(w, "  round %d: %s of %s at %s (recovered at %s)\n", f.Round, f.Fault, f.Target, secs(f.Start), secs(f.End))
+		in := ""
+		if f.Group != "" {
+			in = " in group " + f.Group
+		}
+		fmt.Fprintf(w, "  round %d: %s of %s%s at %s (recovered at %s)\n", f.Round, f.Fault, f.Target, in, secs(f.Start), secs(f.End))
 		if f.SwitchMaster >= 0 {
 			fmt.Fprintf(w, "    +switch-master after %s (new master %s)\n", secs(f.SwitchMaster), f.NewMaster)
 		} else {
@@ -138,7 +146,11 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, u := range r.Unavailable {
-		fmt.Fprintf(w, "  %s .. %s (%s)\n", secs(u.Start), secs(u.End), secs(u.Duration))
+		in := ""
+		if u.Group != "" {
+			in = " group " + u.Group
+		}
+		fmt.Fprintf(w, "  %s .. %s (%s)%s\n", secs(u.Start), secs(u.End), secs(u.Duration), in)
 	}
 	l := r.Loss
 	fmt.Fprintf(w, "\nacknowledged writes lost: %d of %d (SET OK)", len(l.Lost), l.Checked)
@@ -161,6 +173,32 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// writeGroups writes one line per group of a drill over several groups:
+// where its faults fell and what the drill found in it; the rest of the
+// text report gives the totals.
+func (r *Report) writeGroups(w io.Writer) {
+	fmt.Fprintf(w, "\ngroups (%d; the figures below them are the totals):\n", len(r.Groups))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  GROUP\tMASTER (START -> END)\tROUNDS\tWRITES OK\tLOST\tUNAVAILABLE\tLINEARIZABLE\t")
+	for _, g := range r.Groups {
+		rounds := "-"
+		if len(g.Rounds) > 0 {
+			var rs []string
+			for _, n := range g.Rounds {
+				rs = append(rs, fmt.Sprint(n))
+			}
+			rounds = strings.Join(rs, ",")
+		}
+		lost := fmt.Sprintf("%d of %d", len(g.Loss.Lost), g.Loss.Checked)
+		if g.Loss.Wait > 0 {
+			lost = fmt.Sprintf("%d of %d (WAIT %d)", g.Loss.LostWithWait, g.Loss.CheckedWithWait, g.Loss.Wait)
+		}
+		fmt.Fprintf(tw, "  %s\t%s -> %s\t%s\t%d\t%s\t%s\t%s (%d ops)\t\n", g.MasterName, g.InitialMaster, g.FinalMaster, rounds,
+			g.Counts.WritesOK, lost, secs(g.UnavailableTotal), g.Linearizable.Result, g.Linearizable.Ops)
+	}
+	tw.Flush()
 }
 
 // WriteSVG draws the timeline: one row per client with each operation as a
