@@ -123,7 +123,7 @@ func runDrill(c *cli.Context) error {
 		}
 		spec := deploy.Spec{Kind: deploy.Kind(server), SentinelKind: deploy.Kind(against), Dir: c.String("dir"),
 			BasePort: c.Int("base-port"), SentinelBasePort: c.Int("sentinel-base-port"), MasterName: c.String("master-name"),
-			Groups: c.Int("groups"),
+			Groups:    c.Int("groups"),
 			DownAfter: c.Duration("down-after"), FailoverTimeout: c.Duration("failover-timeout"),
 			ServerDirectives: c.StringSlice("server-directive"), SentinelDirectives: c.StringSlice("sentinel-directive"),
 			StopTimeout: 5 * time.Second}
