@@ -144,7 +144,7 @@ var _ = Describe("vigil up --groups 2", Label("failover", "slow"), func() {
 		s1, s2 := size(m1), size(m2)
 		Expect(s1).To(BeNumerically(">", 0), "group mymaster holds keys")
 		Expect(s2).To(BeNumerically(">", 0), "group mymaster-2 holds keys")
-		Expect(s1 + s2).To(BeEquivalentTo(n), "every key is in exactly one group")
+		Expect(s1+s2).To(BeEquivalentTo(n), "every key is in exactly one group")
 
 		// vigil status --all-masters shows both groups.
 		st, err := gexec.Start(exec.Command(vigilBin, "status", "--all-masters", "--sentinel", sentinels[0], "--json"), GinkgoWriter, GinkgoWriter)
