@@ -46,6 +46,9 @@ func upCommand() *cli.Command {
 }
 
 func runUp(c *cli.Context) error {
+	if n := c.Int("groups"); n < 1 {
+		return fmt.Errorf("--groups %d: want at least 1", n)
+	}
 	spec := deploy.Spec{
 		Kind:               deploy.Kind(c.String("server")),
 		Dir:                c.String("dir"),
