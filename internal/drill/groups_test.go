@@ -128,3 +128,21 @@ func TestMergeGroups(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupsSVGLabels(t *testing.T) {
+	r := &Report{Clients: 4, Duration: time.Second,
+		Groups: []GroupReport{{MasterName: "g", FirstClient: 0}, {MasterName: "g-2", FirstClient: 2}},
+		Faults: []FaultRecord{{Round: 1, Fault: FaultKillMaster, Group: "g-2", End: time.Millisecond}}}
+	var b strings.Builder
+	if err := r.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">g #0<", ">g #1<", ">g-2 #0<", ">g-2 #1<", ">kill-master g-2<"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("timeline lacks %q", want)
+		}
+	}
+	if got := (&Report{}).clientLabel(3); got != "client 3" {
+		t.Errorf("one group's label %q", got)
+	}
+}

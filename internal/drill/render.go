@@ -175,6 +175,17 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 }
 
+// clientLabel names client c's row: "client 3", or with several groups
+// the group and the client's number in it ("mymaster-2 #1", to fit the margin).
+func (r *Report) clientLabel(c int) string {
+	for i := len(r.Groups) - 1; i >= 0; i-- {
+		if g := r.Groups[i]; c >= g.FirstClient {
+			return fmt.Sprintf("%s #%d", g.MasterName, c-g.FirstClient)
+		}
+	}
+	return fmt.Sprintf("client %d", c)
+}
+
 // writeGroups writes one line per group of a drill over several groups:
 // where its faults fell and what the drill found in it; the rest of the
 // text report gives the totals.
@@ -228,10 +239,10 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fde2e2" opacity="0.6"><title>%s</title></rect>`+"\n",
 			x(f.Start), top-10, max(1, x(f.End)-x(f.Start)), rowH*float64(r.Clients)+20,
 			esc(fmt.Sprintf("round %d %s %s", f.Round, f.Fault, f.Target)))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#b00">%s</text>`+"\n", x(f.Start), top-14, esc(f.Fault))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#b00">%s</text>`+"\n", x(f.Start), top-14, esc(strings.TrimSpace(f.Fault+" "+f.Group)))
 	}
 	for c := 0; c < r.Clients; c++ {
-		fmt.Fprintf(&b, `<text x="4" y="%.1f">client %d</text>`+"\n", top+rowH*float64(c)+14, c)
+		fmt.Fprintf(&b, `<text x="4" y="%.1f">%s</text>`+"\n", top+rowH*float64(c)+14, esc(r.clientLabel(c)))
 	}
 	color := map[Status]string{StatusOK: "#2a9d3a", StatusFailed: "#d62828", StatusUnknown: "#f4a100"}
 	for _, op := range r.History {
