@@ -2,8 +2,8 @@
 // their state.
 //
 //	vigil up [--server vigil|redis] [--dir vigil-data] [--base-port 6379]
-//	         [--sentinel-base-port 26379] [--json] ...
-//	vigil status --sentinel host:port [--master mymaster] [--json] [--watch]
+//	         [--sentinel-base-port 26379] [--groups N] [--restart-dead] [--json] ...
+//	vigil status --sentinel host:port [--master mymaster]... [--all-masters] [--json] [--watch]
 //	vigil rolling-restart --sentinel host:port [--master mymaster] [--timeout 2m]
 //	vigil check-aof [--fix] <manifest|file>
 //	vigil drill [--fault kill-master|pause-master|partition-master|kill-sentinel|rolling-restart|kill-replica-sync|restart-master-empty|all]
@@ -12,7 +12,7 @@
 //	            [--server redis|vigil] [--base-port 7379] [--sentinel-base-port 27379]
 //	            [--dir vigil-drill-data] [--down-after 2s] [--failover-timeout 10s]
 //	            [--server-directive LINE] [--sentinel-directive LINE] [--json]
-//	            [--net auto|netns|proxy]
+//	            [--net auto|netns|proxy] [--groups N]
 //
 // `vigil rolling-restart` restarts a deployment whose processes a
 // supervisor starts again when they exit: each replica (SHUTDOWN, wait for a
@@ -45,15 +45,22 @@
 // cmd/vigil-sentinel), so nothing but Go is needed. --server redis runs
 // Debian's redis-server and redis-sentinel.
 //
+// `vigil up --groups N` starts N such groups (masters mymaster, mymaster-2,
+// ..., each with its replicas on the next ports) under one set of sentinels
+// that monitors them all; the view shows one block per group.
+//
 // `vigil status` shows the same view for any deployment, Vigil or Redis,
-// given one sentinel.
+// given one sentinel; --all-masters (or --master repeated) one block per
+// master.
 //
 // `vigil check-aof` is redis-check-aof: it validates an AOF manifest's files
 // or a single AOF file and, with --fix, truncates the last file to its last
 // complete command.
 //
 // `vigil drill` (internal/drill) starts a deployment (1 master, 2 replicas,
-// 3 sentinels; --server picks the data servers, vigil-server by default;
+// 3 sentinels; --groups N: N such groups under the 3 sentinels, a workload
+// per group, each round's fault on a seeded group, figures per group and in
+// total; --server picks the data servers, vigil-server by default;
 // --against picks the sentinels, vigil-sentinel by default, redis for
 // redis-server + redis-sentinel), or uses an existing one (--sentinel), runs
 // a write and register workload through package client, injects the

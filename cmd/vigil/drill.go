@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -29,7 +30,8 @@ func drillCommand() *cli.Command {
 			&cli.StringFlag{Name: "report", Value: "drill-report", Usage: "directory for report.json and timeline.svg"},
 			&cli.BoolFlag{Name: "expect-no-loss", Usage: "exit with status 3 when an acknowledged write was lost"},
 			&cli.StringSliceFlag{Name: "sentinel", Usage: "host:port of a sentinel of an existing deployment (repeatable); no deployment is started"},
-			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under"},
+			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under (with --groups, of the first group; the others are NAME-2, ...)"},
+			&cli.IntFlag{Name: "groups", Value: 1, Usage: "start this many groups (masters with 2 replicas each) under the same sentinels: every group gets --clients clients, each round's fault targets a seeded group, and the report gives each group's figures and the totals"},
 			&cli.StringFlag{Name: "password", Usage: "password of the data nodes (existing deployment)"},
 			&cli.StringFlag{Name: "against", Value: "vigil", Usage: "sentinels: vigil (vigil-sentinel) or redis (Debian's redis-sentinel, with redis-server)"},
 			&cli.StringFlag{Name: "server", Value: "vigil", Usage: "data servers: vigil (vigil-server, run by this binary) or redis (Debian's redis-server)"},
@@ -100,7 +102,13 @@ func runDrill(c *cli.Context) error {
 		fmt.Fprintln(errw, string(b))
 	}
 
+	if c.Int("groups") < 1 {
+		return fmt.Errorf("--groups %d: want at least 1", c.Int("groups"))
+	}
 	if addrs := c.StringSlice("sentinel"); len(addrs) > 0 {
+		if c.Int("groups") > 1 {
+			return errors.New("--groups starts a deployment of several groups: it cannot be used with --sentinel")
+		}
 		cfg.SentinelAddrs = addrs
 	} else {
 		against, server := c.String("against"), c.String("server")
@@ -115,13 +123,14 @@ func runDrill(c *cli.Context) error {
 		}
 		spec := deploy.Spec{Kind: deploy.Kind(server), SentinelKind: deploy.Kind(against), Dir: c.String("dir"),
 			BasePort: c.Int("base-port"), SentinelBasePort: c.Int("sentinel-base-port"), MasterName: c.String("master-name"),
+			Groups:    c.Int("groups"),
 			DownAfter: c.Duration("down-after"), FailoverTimeout: c.Duration("failover-timeout"),
 			ServerDirectives: c.StringSlice("server-directive"), SentinelDirectives: c.StringSlice("sentinel-directive"),
 			StopTimeout: 5 * time.Second}
 		partitions := fault == drill.FaultPartitionMaster || fault == drill.FaultAll
 		// A split (--fault split, or a round of --fault all that draws
 		// one) needs network namespaces: refuse before starting anything.
-		splitWhy := splitRound(fault, c.Int("rounds"), c.Int64("seed"))
+		splitWhy := splitRound(fault, c.Int("rounds"), c.Int64("seed"), c.Int("groups"))
 		switch {
 		case netMode == "netns":
 			spec.Netns = true
@@ -155,7 +164,12 @@ func runDrill(c *cli.Context) error {
 			return err
 		}
 		defer d.Stop()
-		note("started %d %s servers and %d %s sentinels in %s (%s)", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir, d.NetworkInfo())
+		if n := len(d.Groups()); n > 1 {
+			note("started %d %s servers in %d groups (%s) and %d %s sentinels in %s (%s)", len(d.Servers), server, n,
+				strings.Join(d.Spec.GroupNames(), ", "), len(d.Sentinels), against, d.Spec.Dir, d.NetworkInfo())
+		} else {
+			note("started %d %s servers and %d %s sentinels in %s (%s)", len(d.Servers), server, len(d.Sentinels), against, d.Spec.Dir, d.NetworkInfo())
+		}
 		wctx, wcancel := context.WithTimeout(ctx, c.Duration("timeout"))
 		var since time.Time
 		err = d.WaitHealthyFunc(wctx, func(problems []string) {
@@ -197,12 +211,13 @@ func runDrill(c *cli.Context) error {
 }
 
 // splitRound says why the drill's schedule holds a split ("" when it does
-// not): the deployment the drill starts has 3 servers and 3 sentinels.
-func splitRound(fault string, rounds int, seed int64) string {
+// not): the deployment the drill starts has 3 servers per group and 3
+// sentinels.
+func splitRound(fault string, rounds int, seed int64, groups int) string {
 	if fault == drill.FaultSplit {
 		return "--fault split"
 	}
-	sched, err := drill.Schedule(seed, fault, rounds, 3, 3)
+	sched, err := drill.ScheduleGroups(seed, fault, rounds, 3, 3, max(groups, 1))
 	if err != nil {
 		return ""
 	}

@@ -111,10 +111,10 @@ func TestDrillRefusesSplitWithoutNetns(t *testing.T) {
 			t.Errorf("%v: the drill wrote %d entries under --dir before refusing", args, len(ents))
 		}
 	}
-	if got := splitRound("all", 8, 1036); !strings.Contains(got, "round 2") {
+	if got := splitRound("all", 8, 1036, 1); !strings.Contains(got, "round 2") {
 		t.Errorf("splitRound(all, 8, 1036) = %q, want round 2", got)
 	}
-	if got := splitRound("kill-master", 8, 1036); got != "" {
+	if got := splitRound("kill-master", 8, 1036, 1); got != "" {
 		t.Errorf("kill-master: %q", got)
 	}
 }

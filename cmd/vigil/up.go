@@ -31,7 +31,8 @@ func upCommand() *cli.Command {
 			&cli.IntFlag{Name: "sentinel-base-port", Value: 26379, Usage: "port of the first sentinel; the others use the next ones"},
 			&cli.IntFlag{Name: "replicas", Value: 2, Usage: "number of replicas"},
 			&cli.IntFlag{Name: "sentinels", Value: 3, Usage: "number of sentinels"},
-			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under"},
+			&cli.StringFlag{Name: "master-name", Value: "mymaster", Usage: "the name the sentinels monitor the master under (with --groups, of the first group; the others are NAME-2, NAME-3, ...)"},
+			&cli.IntFlag{Name: "groups", Value: 1, Usage: "number of masters, each with its replicas on the next ports, all monitored by the same sentinels"},
 			&cli.DurationFlag{Name: "down-after", Usage: "sentinel down-after-milliseconds", DefaultText: "5s, from sentinel.conf"},
 			&cli.DurationFlag{Name: "failover-timeout", Usage: "sentinel failover-timeout", DefaultText: "60s, from sentinel.conf"},
 			&cli.StringSliceFlag{Name: "server-directive", Usage: "extra server config line, e.g. --server-directive 'appendonly yes' (repeatable)"},
@@ -45,6 +46,9 @@ func upCommand() *cli.Command {
 }
 
 func runUp(c *cli.Context) error {
+	if n := c.Int("groups"); n < 1 {
+		return fmt.Errorf("--groups %d: want at least 1", n)
+	}
 	spec := deploy.Spec{
 		Kind:               deploy.Kind(c.String("server")),
 		Dir:                c.String("dir"),
@@ -53,6 +57,7 @@ func runUp(c *cli.Context) error {
 		Replicas:           countFlag(c.Int("replicas")),
 		Sentinels:          countFlag(c.Int("sentinels")),
 		MasterName:         c.String("master-name"),
+		Groups:             c.Int("groups"),
 		DownAfter:          c.Duration("down-after"),
 		FailoverTimeout:    c.Duration("failover-timeout"),
 		ServerDirectives:   c.StringSlice("server-directive"),
@@ -83,7 +88,11 @@ func runUp(c *cli.Context) error {
 	}()
 	v := newView(out, c.Bool("json"), "vigil up")
 	if !v.json {
-		fmt.Fprintf(out, "Starting %d servers and %d sentinels (%s) in %s ...\n", len(d.Servers), len(d.Sentinels), d.Spec.Kind, d.Spec.Dir)
+		groups := ""
+		if n := len(d.Groups()); n > 1 {
+			groups = fmt.Sprintf(" in %d groups", n)
+		}
+		fmt.Fprintf(out, "Starting %d servers%s and %d sentinels (%s) in %s ...\n", len(d.Servers), groups, len(d.Sentinels), d.Spec.Kind, d.Spec.Dir)
 	}
 	if err := d.Start(); err != nil {
 		return err
@@ -125,8 +134,12 @@ func runUp(c *cli.Context) error {
 	}
 	printReady(out, v, d)
 
-	col := deploy.NewCollector(d.CollectOptions())
-	defer col.Close()
+	var cols []*deploy.Collector
+	for _, g := range d.Groups() {
+		col := deploy.NewCollector(g.CollectOptions())
+		defer col.Close()
+		cols = append(cols, col)
+	}
 	restart := func() {
 		did, err := d.RestartDead(ctx)
 		for _, line := range did {
@@ -164,7 +177,7 @@ func runUp(c *cli.Context) error {
 			}
 		}()
 	}
-	watch(ctx, v, col, d.SentinelAddrs())
+	watch(ctx, v, cols, d.SentinelAddrs())
 	return stop()
 }
 
@@ -198,10 +211,26 @@ func printReady(out io.Writer, v *view, d *deploy.Deployment) {
 		for _, n := range d.Nodes() {
 			nodes = append(nodes, node{n.Name, n.Addr(), string(n.Role), n.Pid(), n.Dir})
 		}
-		v.emitJSON("ready", map[string]any{
+		ready := map[string]any{
 			"master_name": d.Spec.MasterName, "master_addr": d.Servers[0].Addr(), "server_kind": d.Spec.Kind,
 			"sentinel_addrs": d.SentinelAddrs(), "dir": d.Spec.Dir, "nodes": nodes,
-		})
+		}
+		if gs := d.Groups(); len(gs) > 1 {
+			var groups []map[string]any
+			for _, g := range gs {
+				var servers []string
+				for _, n := range g.Servers {
+					servers = append(servers, n.Addr())
+				}
+				groups = append(groups, map[string]any{"master_name": g.Spec.MasterName, "master_addr": g.Servers[0].Addr(), "servers": servers})
+			}
+			ready["groups"] = groups
+		}
+		v.emitJSON("ready", ready)
+		return
+	}
+	if len(d.Groups()) > 1 {
+		printReadyGroups(out, d)
 		return
 	}
 	cli := func(n *deploy.Node) string {
@@ -245,6 +274,55 @@ vigil's client (github.com/vigil-kv/vigil/client), which checks ROLE and follows
 	})
 `, d.Spec.MasterName, list, d.Spec.MasterName, list)
 		fmt.Fprintf(&b, "\nKill the master (kill -9 %d) to watch a failover. Status: vigil status --sentinel %s\n\n", d.Servers[0].Pid(), d.Sentinels[0].Addr())
+	}
+	io.WriteString(out, b.String())
+}
+
+// printReadyGroups is printReady for several groups: each group's servers,
+// the sentinels, and a client.NewRing snippet that shards keys over the
+// groups.
+func printReadyGroups(out io.Writer, d *deploy.Deployment) {
+	cli := func(n *deploy.Node) string {
+		if n.Host == "127.0.0.1" || n.Host == "localhost" {
+			return fmt.Sprintf("redis-cli -p %d", n.Port)
+		}
+		return fmt.Sprintf("redis-cli -h %s -p %d", n.Host, n.Port)
+	}
+	var b strings.Builder
+	gs := d.Groups()
+	fmt.Fprintf(&b, "\nThe deployment is healthy: %d groups; data, configs and logs in %s\n", len(gs), d.Spec.Dir)
+	var names []string
+	for _, g := range gs {
+		names = append(names, fmt.Sprintf("%q", g.Spec.MasterName))
+		fmt.Fprintf(&b, "\nGroup %q, master %s:\n", g.Spec.MasterName, g.Servers[0].Addr())
+		for i, n := range g.Servers {
+			what := "# the master (until a failover)"
+			if i > 0 {
+				what = "# a replica"
+			}
+			fmt.Fprintf(&b, "  %-28s %s, pid %d\n", cli(n), what, n.Pid())
+		}
+	}
+	if len(d.Sentinels) > 0 {
+		fmt.Fprintf(&b, "\nSentinels, monitoring every group:\n")
+		for _, n := range d.Sentinels {
+			fmt.Fprintf(&b, "  %-28s # a sentinel, pid %d\n", cli(n), n.Pid())
+		}
+		fmt.Fprintf(&b, "  %s SENTINEL masters\n", cli(d.Sentinels[0]))
+		addrs := make([]string, len(d.Sentinels))
+		for i, n := range d.Sentinels {
+			addrs[i] = fmt.Sprintf("%q", n.Addr())
+		}
+		fmt.Fprintf(&b, `
+vigil's client (github.com/vigil-kv/vigil/client) shards keys over the groups, each followed through the sentinels:
+
+	r, err := client.NewRing(client.RingOptions{
+		MasterNames: []string{%s},
+		Options:     client.Options{SentinelAddrs: []string{%s}},
+	})
+`, strings.Join(names, ", "), strings.Join(addrs, ", "))
+		fmt.Fprintf(&b, "\nKill a group's master (kill -9 %d) to watch that group fail over. Status: vigil status --all-masters --sentinel %s\n\n",
+			gs[0].Servers[0].Pid(), d.Sentinels[0].Addr())
 	}
 	io.WriteString(out, b.String())
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -61,14 +62,20 @@ func (v *view) emitJSON(typ string, x any) {
 }
 
 // status shows one snapshot.
-func (v *view) status(st *deploy.Status) {
+func (v *view) status(st *deploy.Status) { v.statuses([]*deploy.Status{st}) }
+
+// statuses shows one snapshot of each group (one master name each) of a
+// deployment: one after the other on the screen, one JSON line each.
+func (v *view) statuses(sts []*deploy.Status) {
 	switch {
 	case v.json:
-		v.emitJSON("status", st)
+		for _, st := range sts {
+			v.emitJSON("status", st)
+		}
 	case v.tty:
 		var b strings.Builder
 		b.WriteString("\x1b[H\x1b[2J")
-		renderStatus(&b, v.title, st)
+		renderStatuses(&b, v.title, sts)
 		if len(v.events) > 0 {
 			b.WriteString("\nEvents (latest last):\n")
 			for _, e := range v.events {
@@ -79,13 +86,37 @@ func (v *view) status(st *deploy.Status) {
 		b.WriteString("\nCtrl-C to stop.\n")
 		io.WriteString(v.out, b.String())
 	default:
-		if s := shape(st); s != v.last {
+		var sh strings.Builder
+		for _, st := range sts {
+			sh.WriteString(shape(st))
+		}
+		if s := sh.String(); s != v.last {
 			v.last = s
 			var b strings.Builder
-			renderStatus(&b, v.title, st)
+			renderStatuses(&b, v.title, sts)
 			b.WriteString("\n")
 			io.WriteString(v.out, b.String())
 		}
+	}
+}
+
+// renderStatuses writes each group's snapshot, a blank line between them;
+// with several groups a first line sums up how many are healthy.
+func renderStatuses(w io.Writer, title string, sts []*deploy.Status) {
+	if len(sts) > 1 {
+		healthy := 0
+		for _, st := range sts {
+			if st.Healthy {
+				healthy++
+			}
+		}
+		fmt.Fprintf(w, "%s  %d groups, %d healthy\n\n", title, len(sts), healthy)
+	}
+	for i, st := range sts {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		renderStatus(w, title, st)
 	}
 }
 
@@ -169,18 +200,24 @@ func renderStatus(w io.Writer, title string, st *deploy.Status) {
 	}
 }
 
-// watch refreshes the view every second and shows events as they come,
-// until ctx ends.
-func watch(ctx context.Context, v *view, c *deploy.Collector, sentinels []string) {
+// watch refreshes the view every second (one snapshot per collector: a
+// group each) and shows events as they come, until ctx ends.
+func watch(ctx context.Context, v *view, cs []*deploy.Collector, sentinels []string) {
 	events := deploy.WatchEvents(ctx, sentinels, 3*time.Second)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	refresh := func() {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st := c.Collect(cctx)
+		sts := make([]*deploy.Status, len(cs))
+		var wg sync.WaitGroup
+		for i, c := range cs {
+			wg.Add(1)
+			go func() { defer wg.Done(); sts[i] = c.Collect(cctx) }()
+		}
+		wg.Wait()
 		cancel()
 		if ctx.Err() == nil {
-			v.status(st)
+			v.statuses(sts)
 		}
 	}
 	refresh()

@@ -83,3 +83,28 @@ func TestPlainModePrintsChangesAndEvents(t *testing.T) {
 		t.Error("event not printed")
 	}
 }
+
+func TestSeveralGroups(t *testing.T) {
+	a, b := snapshot(), snapshot()
+	b.MasterName, b.MasterAddr, b.Healthy = "mymaster-2", "127.0.0.1:6382", false
+	var out bytes.Buffer
+	newView(&out, false, "vigil up").statuses([]*deploy.Status{a, b})
+	text := out.String()
+	for _, want := range []string{"vigil up  2 groups, 1 healthy", `master "mymaster" at 127.0.0.1:6379  healthy`, `master "mymaster-2" at 127.0.0.1:6382  NOT healthy`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("view lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	newView(&out, true, "vigil up").statuses([]*deploy.Status{a, b})
+	ls := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(ls) != 2 || !strings.Contains(ls[0], `"master_name":"mymaster"`) || !strings.Contains(ls[1], `"master_name":"mymaster-2"`) {
+		t.Errorf("JSON lines, one status per group:\n%s", out.String())
+	}
+	// One group: no summary line, as before groups existed.
+	out.Reset()
+	newView(&out, false, "vigil up").statuses([]*deploy.Status{a})
+	if strings.Contains(out.String(), "groups") {
+		t.Errorf("one group printed a groups line:\n%s", out.String())
+	}
+}

@@ -14,13 +14,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Deployment is a local master, its replicas and the sentinels watching it.
+// Deployment is a local master, its replicas and the sentinels watching it;
+// with Spec.Groups > 1, several such groups under the same sentinels.
 type Deployment struct {
-	Spec      Spec    // with defaults filled in
-	Servers   []*Node // Servers[0] is the master as started
+	Spec Spec // with defaults filled in
+	// Servers are every group's servers, group by group; Servers[0] is the
+	// first group's master as started.
+	Servers   []*Node
 	Sentinels []*Node
 
-	net *netnsNet // Spec.Netns
+	// groups are the views of Groups (nil with one group: d is its own).
+	groups []*Deployment
+	net    *netnsNet // Spec.Netns
 }
 
 // New checks the spec, the binaries and that every port is free, then
@@ -41,12 +46,21 @@ func New(spec Spec) (*Deployment, error) {
 	}
 	s.Dir = dir
 	d := &Deployment{Spec: s}
-	for i := 0; i <= s.Replicas; i++ {
-		role := RoleReplica
-		if i == 0 {
-			role = RoleMaster
+	for g := 1; g <= s.Groups; g++ {
+		var servers []*Node
+		for i := 0; i <= s.Replicas; i++ {
+			role := RoleReplica
+			if i == 0 {
+				role = RoleMaster
+			}
+			servers = append(servers, s.newNode(role, s.GroupBasePort(g)+i, serverArgv))
 		}
-		d.Servers = append(d.Servers, s.newNode(role, s.BasePort+i, serverArgv))
+		d.Servers = append(d.Servers, servers...)
+		if s.Groups > 1 {
+			gs := s
+			gs.Groups, gs.MasterName, gs.BasePort = 1, s.GroupName(g), s.GroupBasePort(g)
+			d.groups = append(d.groups, &Deployment{Spec: gs, Servers: servers})
+		}
 	}
 	for i := 0; i < s.Sentinels; i++ {
 		d.Sentinels = append(d.Sentinels, s.newNode(RoleSentinel, s.SentinelBasePort+i, sentinelArgv))
@@ -68,6 +82,13 @@ func New(spec Spec) (*Deployment, error) {
 		}
 		d.net = n
 	}
+	for _, g := range d.groups {
+		g.Sentinels, g.net = d.Sentinels, d.net
+	}
+	var masters []groupMaster
+	for _, g := range d.Groups() {
+		masters = append(masters, groupMaster{g.Spec.MasterName, g.Servers[0]})
+	}
 	for _, n := range d.Nodes() {
 		if d.net != nil {
 			break // each node has a namespace of its own: every port is free
@@ -86,7 +107,7 @@ func New(spec Spec) (*Deployment, error) {
 			d.closeNet()
 			return nil, err
 		}
-		text, err := s.nodeConfig(n, d.Servers[0])
+		text, err := s.nodeConfig(n, d.groupOf(n).Servers[0], masters)
 		if err != nil {
 			d.closeNet()
 			return nil, err
@@ -119,6 +140,41 @@ func (s Spec) newNode(role Role, port int, argv []string) *Node {
 		argv:        argv,
 		stopTimeout: s.StopTimeout,
 	}
+}
+
+// Groups are the deployment's groups, the first group first: one view per
+// master name, holding that group's servers, the shared sentinels and a
+// Spec whose MasterName and BasePort are the group's. With one group it is
+// d itself. A view shares d's nodes: use it to ask about or act on one
+// group (CurrentMaster, Health, RestartDead, faults), and Start and Stop
+// the whole deployment through d.
+func (d *Deployment) Groups() []*Deployment {
+	if len(d.groups) == 0 {
+		return []*Deployment{d}
+	}
+	return append([]*Deployment{}, d.groups...)
+}
+
+// Group is the group named name (a master name), or nil.
+func (d *Deployment) Group(name string) *Deployment {
+	for _, g := range d.Groups() {
+		if g.Spec.MasterName == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// groupOf is the group n belongs to (the first group for a sentinel).
+func (d *Deployment) groupOf(n *Node) *Deployment {
+	for _, g := range d.Groups() {
+		for _, s := range g.Servers {
+			if s == n {
+				return g
+			}
+		}
+	}
+	return d.Groups()[0]
 }
 
 // Nodes is the servers then the sentinels.
@@ -261,10 +317,19 @@ func (d *Deployment) WaitHealthyFunc(ctx context.Context, progress func(problems
 		// the deadline would report timeouts instead of the unmet
 		// conditions. Its result is used only when ctx is still live.
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		st := Collect(cctx, d.CollectOptions())
+		var now []string
+		for _, g := range d.Groups() {
+			st := Collect(cctx, g.CollectOptions())
+			for _, p := range g.Health(st) {
+				if len(d.groups) > 0 {
+					p = "group " + g.Spec.MasterName + ": " + p
+				}
+				now = append(now, p)
+			}
+		}
 		cancel()
 		if ctx.Err() == nil || problems == nil {
-			problems = d.Health(st)
+			problems = now
 		}
 		if len(problems) == 0 {
 			return nil
@@ -283,8 +348,12 @@ func (d *Deployment) WaitHealthyFunc(ctx context.Context, progress func(problems
 }
 
 // CollectOptions asks for the deployment's status through its sentinels and
-// also queries every server, so one that is down shows as down.
+// also queries every server, so one that is down shows as down. With
+// several groups it is the first group's: ask each of Groups for theirs.
 func (d *Deployment) CollectOptions() CollectOptions {
+	if len(d.groups) > 0 {
+		return d.groups[0].CollectOptions()
+	}
 	o := CollectOptions{Sentinels: d.SentinelAddrs(), MasterName: d.Spec.MasterName, Servers: d.ServerAddrs(),
 		WantReplicas: len(d.Servers) - 1, WantSentinels: len(d.Sentinels)}
 	if len(d.Sentinels) == 0 {
@@ -298,7 +367,7 @@ func (d *Deployment) CollectOptions() CollectOptions {
 // up, and every sentinel knows the master, every replica and every other
 // sentinel.
 func (d *Deployment) Health(st *Status) []string {
-	return st.Health(len(d.Servers)-1, len(d.Sentinels))
+	return st.Health(d.Spec.Replicas, len(d.Sentinels))
 }
 
 // tail is the last lines of the first non-empty file, for error messages.
@@ -319,8 +388,12 @@ func tail(paths ...string) string {
 
 // CurrentMaster is the server the sentinels name as master now (SENTINEL
 // get-master-addr-by-name, the first sentinel that answers); without
-// sentinels it is the master as started.
+// sentinels it is the master as started. With several groups it is the
+// first group's: ask each of Groups for theirs.
 func (d *Deployment) CurrentMaster(ctx context.Context) (*Node, error) {
+	if len(d.groups) > 0 {
+		return d.groups[0].CurrentMaster(ctx)
+	}
 	if len(d.Sentinels) == 0 {
 		return d.Servers[0], nil
 	}

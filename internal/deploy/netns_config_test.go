@@ -19,7 +19,7 @@ func TestNetnsNodeConfigs(t *testing.T) {
 	}
 	conf := func(n *Node) string {
 		t.Helper()
-		text, err := s.nodeConfig(n, m)
+		text, err := s.nodeConfig(n, m, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

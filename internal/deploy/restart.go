@@ -12,8 +12,28 @@ import (
 // sentinels name now (--replicaof after its config file), so a dead master
 // rejoins as a replica. A server the sentinels still name as master is
 // left down until they fail over. It returns what it did, one line per
-// node.
+// node. With several groups each server rejoins its own group's master.
 func (d *Deployment) RestartDead(ctx context.Context) ([]string, error) {
+	if len(d.groups) == 0 {
+		return d.restartDead(ctx, true)
+	}
+	var did []string
+	var errs []error
+	for i, g := range d.groups {
+		// The sentinels are shared: the first group's pass restarts them.
+		x, err := g.restartDead(ctx, i == 0)
+		did = append(did, x...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return did, errs[0]
+	}
+	return did, nil
+}
+
+func (d *Deployment) restartDead(ctx context.Context, sentinels bool) ([]string, error) {
 	var did []string
 	var firstErr error
 	fail := func(err error) {
@@ -22,7 +42,7 @@ func (d *Deployment) RestartDead(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, n := range d.Sentinels {
-		if n.Running() {
+		if !sentinels || n.Running() {
 			continue
 		}
 		if err := n.Start(); err != nil {

@@ -44,9 +44,15 @@ type Spec struct {
 	Replicas         int    // default 2 (a negative value means none)
 	Sentinels        int    // default 3 (a negative value means none)
 	MasterName       string // default mymaster
-	Quorum           int    // default a majority of the sentinels
-	DownAfter        time.Duration
-	FailoverTimeout  time.Duration
+	// Groups is the number of master groups (default 1): each has a
+	// master and Replicas replicas, and every sentinel monitors them all.
+	// Group 1 is MasterName on BasePort..BasePort+Replicas; group k (from
+	// 2) is MasterName-k on the next Replicas+1 ports (GroupName,
+	// GroupBasePort).
+	Groups          int
+	Quorum          int // default a majority of the sentinels
+	DownAfter       time.Duration
+	FailoverTimeout time.Duration
 
 	// ServerDirectives and SentinelDirectives are extra config lines
 	// ("maxmemory 100mb") that replace the template's line of the same
@@ -114,6 +120,9 @@ func (s Spec) withDefaults() Spec {
 	if s.MasterName == "" {
 		s.MasterName = "mymaster"
 	}
+	if s.Groups == 0 {
+		s.Groups = 1
+	}
 	if s.Quorum == 0 {
 		s.Quorum = s.Sentinels/2 + 1
 	}
@@ -137,13 +146,17 @@ func (s Spec) validate() error {
 			return fmt.Errorf("unknown server kind %q: want vigil or redis", k)
 		}
 	}
-	if s.BasePort < 1 || s.BasePort+s.Replicas > 65535 {
-		return fmt.Errorf("base port %d: the servers need ports %d-%d", s.BasePort, s.BasePort, s.BasePort+s.Replicas)
+	if s.Groups < 1 {
+		return fmt.Errorf("groups %d: want at least 1", s.Groups)
+	}
+	last := s.lastServerPort()
+	if s.BasePort < 1 || last > 65535 {
+		return fmt.Errorf("base port %d: the servers need ports %d-%d", s.BasePort, s.BasePort, last)
 	}
 	if s.Sentinels > 0 && (s.SentinelBasePort < 1 || s.SentinelBasePort+s.Sentinels-1 > 65535) {
 		return fmt.Errorf("sentinel base port %d: the sentinels need ports %d-%d", s.SentinelBasePort, s.SentinelBasePort, s.SentinelBasePort+s.Sentinels-1)
 	}
-	if lo, hi := s.BasePort, s.BasePort+s.Replicas; s.Sentinels > 0 && s.SentinelBasePort <= hi && lo <= s.SentinelBasePort+s.Sentinels-1 {
+	if lo, hi := s.BasePort, last; s.Sentinels > 0 && s.SentinelBasePort <= hi && lo <= s.SentinelBasePort+s.Sentinels-1 {
 		return fmt.Errorf("server ports %d-%d overlap sentinel ports %d-%d", lo, hi, s.SentinelBasePort, s.SentinelBasePort+s.Sentinels-1)
 	}
 	if s.Sentinels > 0 && (s.Quorum < 1 || s.Quorum > s.Sentinels) {
@@ -156,6 +169,35 @@ func (s Spec) validate() error {
 		return fmt.Errorf("master name %q: want one word", s.MasterName)
 	}
 	return nil
+}
+
+// GroupName is the master name of group g (1-based): MasterName for the
+// first, MasterName-g for the others ("mymaster", "mymaster-2", ...).
+func (s Spec) GroupName(g int) string {
+	if g <= 1 {
+		return s.MasterName
+	}
+	return s.MasterName + "-" + strconv.Itoa(g)
+}
+
+// GroupNames are the master names of the groups, the first group first.
+func (s Spec) GroupNames() []string {
+	out := make([]string, max(s.Groups, 1))
+	for i := range out {
+		out[i] = s.GroupName(i + 1)
+	}
+	return out
+}
+
+// GroupBasePort is the port of group g's master (1-based); its replicas
+// use the next ports.
+func (s Spec) GroupBasePort(g int) int {
+	return s.BasePort + (g-1)*(s.Replicas+1)
+}
+
+// lastServerPort is the port of the last replica of the last group.
+func (s Spec) lastServerPort() int {
+	return s.GroupBasePort(max(s.Groups, 1)) + s.Replicas
 }
 
 // Role is a node's role in the deployment as started (after a failover the
@@ -324,8 +366,16 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// nodeConfig is the configuration text of n.
-func (s Spec) nodeConfig(n *Node, master *Node) (string, error) {
+// groupMaster is a group's name and master as started, for the sentinels'
+// monitor lines.
+type groupMaster struct {
+	name   string
+	master *Node
+}
+
+// nodeConfig is the configuration text of n: master is its group's master
+// (servers); a sentinel monitors every group of masters.
+func (s Spec) nodeConfig(n *Node, master *Node, masters []groupMaster) (string, error) {
 	tmpl := map[Role]string{RoleMaster: "master.conf", RoleReplica: "replica.conf", RoleSentinel: "sentinel.conf"}[n.Role]
 	text, err := fs.ReadFile(s.Templates, tmpl)
 	if err != nil {
@@ -339,10 +389,13 @@ func (s Spec) nodeConfig(n *Node, master *Node) (string, error) {
 		"pidfile " + quote(n.PidPath),
 		"daemonize no",
 	}
-	mport := strconv.Itoa(master.Port)
-	if master.PeerPort != 0 {
-		mport = strconv.Itoa(master.PeerPort)
+	peerPort := func(m *Node) string {
+		if m.PeerPort != 0 {
+			return strconv.Itoa(m.PeerPort)
+		}
+		return strconv.Itoa(m.Port)
 	}
+	mport := peerPort(master)
 	if n.netns != "" && n.Role != RoleSentinel {
 		// Clients come from other addresses than loopback.
 		o = append(o, "protected-mode no")
@@ -357,35 +410,53 @@ func (s Spec) nodeConfig(n *Node, master *Node) (string, error) {
 	case RoleMaster:
 		o = append(o, s.ServerDirectives...)
 	case RoleSentinel:
-		o = append(o, fmt.Sprintf("sentinel monitor %s %s %s %d", s.MasterName, master.Host, mport, s.Quorum))
-		if s.DownAfter > 0 {
-			o = append(o, fmt.Sprintf("sentinel down-after-milliseconds %s %d", s.MasterName, s.DownAfter.Milliseconds()))
+		if len(masters) == 0 {
+			masters = []groupMaster{{s.MasterName, master}}
 		}
-		if s.FailoverTimeout > 0 {
-			o = append(o, fmt.Sprintf("sentinel failover-timeout %s %d", s.MasterName, s.FailoverTimeout.Milliseconds()))
+		for _, g := range masters {
+			o = append(o, fmt.Sprintf("sentinel monitor %s %s %s %d", g.name, g.master.Host, peerPort(g.master), s.Quorum))
+			if s.DownAfter > 0 {
+				o = append(o, fmt.Sprintf("sentinel down-after-milliseconds %s %d", g.name, s.DownAfter.Milliseconds()))
+			}
+			if s.FailoverTimeout > 0 {
+				o = append(o, fmt.Sprintf("sentinel failover-timeout %s %d", g.name, s.FailoverTimeout.Milliseconds()))
+			}
 		}
 		o = append(o, s.SentinelDirectives...)
 	}
-	text = []byte(renameMaster(string(text), s.MasterName))
+	names := []string{s.MasterName}
+	if len(masters) > 0 {
+		names = names[:0]
+		for _, g := range masters {
+			names = append(names, g.name)
+		}
+	}
+	text = []byte(renameMaster(string(text), names...))
 	return renderConfig(string(text), o), nil
 }
 
 // renameMaster rewrites the template's per-master sentinel lines
-// ("sentinel down-after-milliseconds mymaster 5000") for another master
-// name, so the template's values apply to it.
-func renameMaster(text, name string) string {
-	if name == "mymaster" {
+// ("sentinel down-after-milliseconds mymaster 5000") for other master
+// names, one copy of each line per name in order, so the template's values
+// apply to every group.
+func renameMaster(text string, names ...string) string {
+	if len(names) == 1 && names[0] == "mymaster" {
 		return text
 	}
 	lines := strings.Split(text, "\n")
-	for i, l := range lines {
+	var out []string
+	for _, l := range lines {
 		f := strings.Fields(l)
 		if len(f) >= 3 && strings.EqualFold(f[0], "sentinel") && f[2] == "mymaster" {
-			f[2] = name
-			lines[i] = strings.Join(f, " ")
+			for _, name := range names {
+				f[2] = name
+				out = append(out, strings.Join(f, " "))
+			}
+			continue
 		}
+		out = append(out, l)
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
 // nodeDir returns the node's directory under dir.

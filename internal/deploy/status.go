@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -394,4 +395,60 @@ func (st *Status) Health(wantReplicas, wantSentinels int) []string {
 		}
 	}
 	return p
+}
+
+// MasterNames are the master names the first answering sentinel monitors
+// (SENTINEL MASTERS), in natural order: mymaster, mymaster-2, ...,
+// mymaster-10.
+func MasterNames(ctx context.Context, sentinels []string) ([]string, error) {
+	var errs []error
+	for _, a := range sentinels {
+		cl := redis.NewClient(clientOptions(a, time.Second))
+		v, err := cl.Do(ctx, "SENTINEL", "MASTERS").Result()
+		cl.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sentinel %s: %w", a, err))
+			continue
+		}
+		var names []string
+		for _, m := range toMaps(v) {
+			if n := m["name"]; n != "" {
+				names = append(names, n)
+			}
+		}
+		SortNames(names)
+		return names, nil
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("no sentinel given")
+	}
+	return nil, fmt.Errorf("no sentinel listed its masters: %w", errors.Join(errs...))
+}
+
+// SortNames sorts names naturally: names that differ only in a trailing
+// number are ordered by its value (g-2 before g-10), and a name sorts
+// before its numbered siblings (mymaster before mymaster-2).
+func SortNames(names []string) {
+	split := func(s string) (string, int) {
+		i := len(s)
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		if i == len(s) || len(s)-i > 9 {
+			return s, -1
+		}
+		n, _ := strconv.Atoi(s[i:])
+		return strings.TrimRight(s[:i], "-_"), n
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		pi, ni := split(names[i])
+		pj, nj := split(names[j])
+		if pi != pj {
+			return pi < pj
+		}
+		if ni != nj {
+			return ni < nj
+		}
+		return names[i] < names[j]
+	})
 }

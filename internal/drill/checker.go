@@ -84,6 +84,9 @@ type Window struct {
 	Start    time.Duration `json:"start_ns"`
 	End      time.Duration `json:"end_ns"`
 	Duration time.Duration `json:"duration_ns"`
+	// Group is the master name of the group that was unavailable (in the
+	// totals of a drill over several groups).
+	Group string `json:"group,omitempty"`
 }
 
 // Unavailability lists the gaps longer than min between successive

@@ -70,7 +70,10 @@ type Progress struct {
 
 // FaultRecord is what happened in one round.
 type FaultRecord struct {
-	Round  int           `json:"round"`
+	Round int `json:"round"`
+	// Group is the master name of the group the fault acted on (several
+	// groups only).
+	Group  string        `json:"group,omitempty"`
 	Fault  string        `json:"fault"`
 	Target string        `json:"target"` // the node acted on
 	Start  time.Duration `json:"start_ns"`
@@ -190,6 +193,28 @@ type Report struct {
 	FinalMaster   string          `json:"final_master"`
 	History       []Op            `json:"history"`
 	Notes         []string        `json:"notes,omitempty"`
+	// Groups is the drill of each group, with several groups (vigil drill
+	// --groups N): then the fields above are the totals, History holds
+	// every group's operations with keys prefixed "<master name>/" and
+	// client numbers following on from group to group (GroupReport.
+	// FirstClient), and Loss's keys are prefixed the same way.
+	Groups []GroupReport `json:"groups,omitempty"`
+}
+
+// GroupReport is what the drill found in one group of several.
+type GroupReport struct {
+	MasterName    string `json:"master_name"`
+	InitialMaster string `json:"initial_master"`
+	FinalMaster   string `json:"final_master"`
+	// FirstClient is the number of the group's first client in the
+	// report's History (its clients are FirstClient..+Clients-1).
+	FirstClient      int           `json:"first_client"`
+	Rounds           []int         `json:"rounds"` // the rounds whose fault targeted this group
+	Counts           Counts        `json:"counts"`
+	Loss             LossReport    `json:"loss"`
+	Unavailable      []Window      `json:"unavailability"`
+	UnavailableTotal time.Duration `json:"unavailable_total_ns"`
+	Linearizable     LinResult     `json:"linearizability"`
 }
 
 // DeploymentInfo says which binaries ran the nodes of the drill's deployment.
@@ -340,6 +365,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	if dep := cfg.Deployment; dep != nil && len(dep.Groups()) > 1 {
+		return runGroups(ctx, cfg)
+	}
 	servers, sentinels := 0, len(cfg.SentinelAddrs)
 	if cfg.Deployment != nil {
 		servers = len(cfg.Deployment.Servers)
@@ -358,19 +386,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := checkSplit(sched, cfg); err != nil {
 		return nil, err
 	}
-	d := &drill{cfg: cfg, start: time.Now()}
-	copts := client.Options{MasterName: cfg.MasterName, SentinelAddrs: cfg.SentinelAddrs, Password: cfg.Password,
-		ReadTimeout: time.Second, WriteTimeout: time.Second, DialTimeout: time.Second, MasterWait: cfg.OpTimeout}
-	d.w = &workload{opts: copts, clients: cfg.Clients, wait: cfg.Wait, regKeys: cfg.RegisterKeys,
-		opTime: cfg.OpTimeout, pace: cfg.Pace, seed: cfg.Seed, start: d.start, h: &History{},
-		runID: strconv.FormatInt(d.start.UnixNano(), 36),
-		onChange: func(client int, old, new, source string) {
-			d.mu.Lock()
-			d.changes = append(d.changes, TimedEvent{At: time.Since(d.start), Type: "client:" + source,
-				Payload: fmt.Sprintf("client %d: %s -> %s", client, old, new)})
-			d.mu.Unlock()
-		}}
-
+	d := newDrill(cfg, time.Now(), "", cfg.Seed)
+	copts := d.w.opts
 	rep := &Report{Fault: cfg.Fault, Rounds: cfg.Rounds, Seed: cfg.Seed, Clients: cfg.Clients, Wait: cfg.Wait,
 		Start: d.start, Schedule: sched}
 	if cfg.Deployment != nil {
@@ -447,6 +464,36 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	evwg.Wait()
 
 	d.set(cfg.Rounds, "", "check")
+	d.finish(rep, ops, final, end)
+	return rep, nil
+}
+
+// newDrill is a drill's state with its workload (not started); runID ""
+// draws one from start.
+func newDrill(cfg Config, start time.Time, runID string, seed int64) *drill {
+	if runID == "" {
+		runID = strconv.FormatInt(start.UnixNano(), 36)
+	}
+	d := &drill{cfg: cfg, start: start}
+	copts := client.Options{MasterName: cfg.MasterName, SentinelAddrs: cfg.SentinelAddrs, Password: cfg.Password,
+		ReadTimeout: time.Second, WriteTimeout: time.Second, DialTimeout: time.Second, MasterWait: cfg.OpTimeout}
+	d.w = &workload{opts: copts, clients: cfg.Clients, wait: cfg.Wait, regKeys: cfg.RegisterKeys,
+		opTime: cfg.OpTimeout, pace: cfg.Pace, seed: seed, start: start, h: &History{},
+		runID: runID,
+		onChange: func(client int, old, new, source string) {
+			d.mu.Lock()
+			d.changes = append(d.changes, TimedEvent{At: time.Since(d.start), Type: "client:" + source,
+				Payload: fmt.Sprintf("client %d: %s -> %s", client, old, new)})
+			d.mu.Unlock()
+		}}
+	return d
+}
+
+// finish fills rep from the history, the read-back values and what the
+// drill recorded: events, fault figures, counts, loss, unavailability and
+// linearizability.
+func (d *drill) finish(rep *Report, ops []Op, final map[string]string, end time.Duration) {
+	cfg := d.cfg
 	d.mu.Lock()
 	rep.Events = append([]TimedEvent{}, d.events...)
 	rep.MasterChanges = append([]TimedEvent{}, d.changes...)
@@ -462,7 +509,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.FaultStats = faultStats(rep.Schedule, rep.Faults)
 	rep.Linearizable = CheckLinearizable(ops, cfg.LinTimeout)
-	return rep, nil
 }
 
 // fillFaultTimes computes each fault's figures from the history and the

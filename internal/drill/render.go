@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -57,9 +58,16 @@ func (r *Report) WriteText(w io.Writer) {
 	c := r.Counts
 	fmt.Fprintf(w, "operations: %d (ok %d, failed %d, unknown %d); writes ok %d, acknowledged %d\n",
 		c.Total, c.OK, c.Failed, c.Unknown, c.WritesOK, c.WritesAckd)
+	if len(r.Groups) > 0 {
+		r.writeGroups(w)
+	}
 	fmt.Fprintln(w, "\nfaults:")
 	for _, f := range r.Faults {
-		fmt.Fprintf(w, "  round %d: %s of %s at %s (recovered at %s)\n", f.Round, f.Fault, f.Target, secs(f.Start), secs(f.End))
+		in := ""
+		if f.Group != "" {
+			in = " in group " + f.Group
+		}
+		fmt.Fprintf(w, "  round %d: %s of %s%s at %s (recovered at %s)\n", f.Round, f.Fault, f.Target, in, secs(f.Start), secs(f.End))
 		if f.SwitchMaster >= 0 {
 			fmt.Fprintf(w, "    +switch-master after %s (new master %s)\n", secs(f.SwitchMaster), f.NewMaster)
 		} else {
@@ -138,7 +146,11 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, u := range r.Unavailable {
-		fmt.Fprintf(w, "  %s .. %s (%s)\n", secs(u.Start), secs(u.End), secs(u.Duration))
+		in := ""
+		if u.Group != "" {
+			in = " group " + u.Group
+		}
+		fmt.Fprintf(w, "  %s .. %s (%s)%s\n", secs(u.Start), secs(u.End), secs(u.Duration), in)
 	}
 	l := r.Loss
 	fmt.Fprintf(w, "\nacknowledged writes lost: %d of %d (SET OK)", len(l.Lost), l.Checked)
@@ -161,6 +173,43 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note:", n)
 	}
+}
+
+// clientLabel names client c's row: "client 3", or with several groups
+// the group and the client's number in it ("mymaster-2 #1", to fit the margin).
+func (r *Report) clientLabel(c int) string {
+	for i := len(r.Groups) - 1; i >= 0; i-- {
+		if g := r.Groups[i]; c >= g.FirstClient {
+			return fmt.Sprintf("%s #%d", g.MasterName, c-g.FirstClient)
+		}
+	}
+	return fmt.Sprintf("client %d", c)
+}
+
+// writeGroups writes one line per group of a drill over several groups:
+// where its faults fell and what the drill found in it; the rest of the
+// text report gives the totals.
+func (r *Report) writeGroups(w io.Writer) {
+	fmt.Fprintf(w, "\ngroups (%d; the figures below them are the totals):\n", len(r.Groups))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  GROUP\tMASTER (START -> END)\tROUNDS\tWRITES OK\tLOST\tUNAVAILABLE\tLINEARIZABLE\t")
+	for _, g := range r.Groups {
+		rounds := "-"
+		if len(g.Rounds) > 0 {
+			var rs []string
+			for _, n := range g.Rounds {
+				rs = append(rs, fmt.Sprint(n))
+			}
+			rounds = strings.Join(rs, ",")
+		}
+		lost := fmt.Sprintf("%d of %d", len(g.Loss.Lost), g.Loss.Checked)
+		if g.Loss.Wait > 0 {
+			lost = fmt.Sprintf("%d of %d (WAIT %d)", g.Loss.LostWithWait, g.Loss.CheckedWithWait, g.Loss.Wait)
+		}
+		fmt.Fprintf(tw, "  %s\t%s -> %s\t%s\t%d\t%s\t%s\t%s (%d ops)\t\n", g.MasterName, g.InitialMaster, g.FinalMaster, rounds,
+			g.Counts.WritesOK, lost, secs(g.UnavailableTotal), g.Linearizable.Result, g.Linearizable.Ops)
+	}
+	tw.Flush()
 }
 
 // WriteSVG draws the timeline: one row per client with each operation as a
@@ -190,10 +239,10 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fde2e2" opacity="0.6"><title>%s</title></rect>`+"\n",
 			x(f.Start), top-10, max(1, x(f.End)-x(f.Start)), rowH*float64(r.Clients)+20,
 			esc(fmt.Sprintf("round %d %s %s", f.Round, f.Fault, f.Target)))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#b00">%s</text>`+"\n", x(f.Start), top-14, esc(f.Fault))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#b00">%s</text>`+"\n", x(f.Start), top-14, esc(strings.TrimSpace(f.Fault+" "+f.Group)))
 	}
 	for c := 0; c < r.Clients; c++ {
-		fmt.Fprintf(&b, `<text x="4" y="%.1f">client %d</text>`+"\n", top+rowH*float64(c)+14, c)
+		fmt.Fprintf(&b, `<text x="4" y="%.1f">%s</text>`+"\n", top+rowH*float64(c)+14, esc(r.clientLabel(c)))
 	}
 	color := map[Status]string{StatusOK: "#2a9d3a", StatusFailed: "#d62828", StatusUnknown: "#f4a100"}
 	for _, op := range r.History {

@@ -75,12 +75,29 @@ type Step struct {
 	// Order is the restart order of the nodes for rolling-restart
 	// (indexes into servers then sentinels).
 	Order []int `json:"order,omitempty"`
+	// Group is the group (0-based, in the deployment's order) whose
+	// servers the fault acts on, with several groups (ScheduleGroups);
+	// GroupName is its master name, set by the drill.
+	Group     int    `json:"group,omitempty"`
+	GroupName string `json:"group_name,omitempty"`
 }
 
 // Schedule draws rounds steps from seed: the same seed, fault, rounds and
 // deployment shape always give the same schedule. fault "all" picks each
 // round's fault at random.
 func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step, error) {
+	return ScheduleGroups(seed, fault, rounds, servers, sentinels, 1)
+}
+
+// ScheduleGroups is Schedule for a deployment of groups groups of servers
+// servers each: each round also draws the group it targets (after the
+// round's other draws, so one group gives Schedule's steps). A fault on a
+// sentinel (kill-sentinel, and the sentinels of rolling-restart and
+// split) touches every group, since they share the sentinels.
+func ScheduleGroups(seed int64, fault string, rounds, servers, sentinels, groups int) ([]Step, error) {
+	if groups < 1 {
+		return nil, fmt.Errorf("groups %d: want at least 1", groups)
+	}
 	if !ValidFault(fault) {
 		return nil, fmt.Errorf("unknown fault %q: want %s", fault, FaultNames())
 	}
@@ -104,6 +121,9 @@ func Schedule(seed int64, fault string, rounds, servers, sentinels int) ([]Step,
 		// stay what they were.
 		if s.Fault == FaultSplit {
 			s.SplitSentinels = r.Perm(sentinels)[:max(sentinels-1, 0)/2]
+		}
+		if groups > 1 {
+			s.Group = r.Intn(groups)
 		}
 		out = append(out, s)
 	}
