@@ -348,7 +348,7 @@ func directiveKey(line string) string {
 		sub := strings.ToLower(f[1])
 		switch sub {
 		case "monitor", "down-after-milliseconds", "failover-timeout", "parallel-syncs", "auth-pass", "auth-user",
-			"notification-script", "client-reconfig-script", "master-reboot-down-after-period":
+			"notification-script", "client-reconfig-script", "master-reboot-down-after-period", "forget-after-milliseconds":
 			if len(f) >= 3 {
 				return name + " " + sub + " " + f[2]
 			}
