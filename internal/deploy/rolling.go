@@ -136,7 +136,32 @@ func (d *Deployment) HandOver(ctx context.Context) (*Node, error) {
 // the master at old (ErrHandoverAborted). A sentinel without COORDINATED
 // (redis-sentinel answers a wrong-number-of-arguments error) is an error:
 // a plain failover may lose writes.
+//
+// An aborted hand-over leaves the master in place with its writes resumed
+// (the replica did not catch up within the FAILOVER's TIMEOUT on a busy
+// machine, or the master refused it for a replica still syncing), so it is
+// asked again, up to handOverAttempts times in all, before
+// ErrHandoverAborted is returned.
 func HandOverVia(ctx context.Context, sentinels []string, masterName, old string,
+	current func(context.Context) (string, error)) (string, error) {
+	for attempt := 1; ; attempt++ {
+		addr, err := handOverOnce(ctx, sentinels, masterName, old, current)
+		if !errors.Is(err, ErrHandoverAborted) || attempt == handOverAttempts {
+			return addr, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// handOverAttempts bounds HandOverVia's retries of an aborted hand-over.
+const handOverAttempts = 3
+
+// handOverOnce is one SENTINEL FAILOVER ... COORDINATED and its outcome.
+func handOverOnce(ctx context.Context, sentinels []string, masterName, old string,
 	current func(context.Context) (string, error)) (string, error) {
 	leader := ""
 	var errs []error
