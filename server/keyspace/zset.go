@@ -170,6 +170,22 @@ func (z *ZSet) Set(member string, score float64) bool {
 	return z.lpSet(member, score)
 }
 
+// SetB is Set with member as bytes, copied only where the set keeps them
+// (a listpack's buffer, a new member's skiplist node).
+func (z *ZSet) SetB(member []byte, score float64) bool {
+	if sl := z.sl(); sl != nil {
+		if n := sl.dict.getB(member); n != nil {
+			if n.score != score {
+				sl.zsl.updateScore(n, score)
+			}
+			return false
+		}
+		sl.add(string(member), score)
+		return true
+	}
+	return z.lpSet(unsafe.String(unsafe.SliceData(member), len(member)), score)
+}
+
 // Remove deletes member.
 func (z *ZSet) Remove(member []byte) bool {
 	if sl := z.sl(); sl != nil {
