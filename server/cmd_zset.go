@@ -295,7 +295,7 @@ func (c *Client) zsetAddOne(z *keyspace.ZSet, member []byte, score float64) bool
 			}
 		}
 	}
-	return z.Set(string(member), score)
+	return z.SetB(member, score)
 }
 
 // newZSetFor is the encoding ZADD creates a key with (the first member's
@@ -420,7 +420,7 @@ parse:
 			}
 			newscore = score
 			if score != cur {
-				z.Set(string(member), score)
+				z.SetB(member, score)
 				updated++
 			}
 			processed++

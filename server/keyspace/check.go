@@ -242,21 +242,19 @@ func checkSet(s *Set, cfg EncodingConfig) error {
 }
 
 func checkZSet(z *ZSet, cfg EncodingConfig) error {
-	l := &z.zsl
-	if l.length == 0 {
+	if z.Len() == 0 {
 		return fmt.Errorf("empty sorted set")
 	}
-	if z.dict.len() != l.length {
-		return fmt.Errorf("member map holds %d, skiplist %d", z.dict.len(), l.length)
+	sl := z.sl()
+	if sl == nil {
+		return checkZSetListpack(z, cfg)
 	}
-	if z.listpack {
-		if l.length > cfg.ZSetMaxListpackEntries {
-			return fmt.Errorf("listpack of %d members, zset-max-listpack-entries is %d", l.length, cfg.ZSetMaxListpackEntries)
-		}
+	l := &sl.zsl
+	if sl.dict.len() != l.length {
+		return fmt.Errorf("member map holds %d, skiplist %d", sl.dict.len(), l.length)
 	}
 	// Level 0: order, backward links, the map, the tail.
 	var prev *zslNode
-	var lpBytes uint64
 	n := 0
 	for x := l.header.lv(0).forward; x != nil; x = x.lv(0).forward {
 		n++
@@ -266,7 +264,7 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 		if math.IsNaN(x.score) {
 			return fmt.Errorf("member %q has a NaN score", x.member)
 		}
-		if z.dict.getS(x.member) != x {
+		if sl.dict.getS(x.member) != x {
 			return fmt.Errorf("member %q: the map does not point at its node", x.member)
 		}
 		if x.backward != prev {
@@ -275,17 +273,10 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 		if prev != nil && !zless(prev.score, prev.member, x.score, x.member) {
 			return fmt.Errorf("skiplist out of order: (%v %q) before (%v %q)", prev.score, prev.member, x.score, x.member)
 		}
-		if z.listpack && len(x.member) > cfg.ZSetMaxListpackValue {
-			return fmt.Errorf("listpack member of %d bytes, zset-max-listpack-value is %d", len(x.member), cfg.ZSetMaxListpackValue)
-		}
-		lpBytes += zlpElemSize(x.member, x.score)
 		prev = x
 	}
 	if n != l.length || l.tail != prev {
 		return fmt.Errorf("skiplist walks %d nodes (length %d) or the tail is wrong", n, l.length)
-	}
-	if z.listpack && z.lpBytes != lpBytes {
-		return fmt.Errorf("listpack bytes kept as %d, the elements make %d", z.lpBytes, lpBytes)
 	}
 	// Spans: at every level, the ranks they add up to are level 0's.
 	rank := map[*zslNode]int{}
@@ -306,6 +297,55 @@ func checkZSet(z *ZSet, cfg EncodingConfig) error {
 				return fmt.Errorf("level %d: span sum %d reaches %q of rank %d", i, at, x.member, rank[x])
 			}
 		}
+	}
+	return nil
+}
+
+// checkZSetListpack checks a packed sorted set: the buffer parses to its
+// length, the elements are in (score, member) order with distinct members
+// and no NaN, each entry is in its canonical form (zpAppend's), the count
+// and Redis's listpack size kept are the elements', and the encoding's
+// limits hold.
+func checkZSetListpack(z *ZSet, cfg EncodingConfig) error {
+	if int(z.lpN) > cfg.ZSetMaxListpackEntries {
+		return fmt.Errorf("listpack of %d members, zset-max-listpack-entries is %d", z.lpN, cfg.ZSetMaxListpackEntries)
+	}
+	b := z.lpBuf()
+	kept, eo := zpHead(b)
+	var lpBytes uint64
+	seen := make(map[string]bool, z.lpN)
+	var pm string
+	var ps float64
+	n := 0
+	for off := eo; off < len(b); n++ {
+		m, s, next := zpNext(b, off)
+		if next > len(b) {
+			return fmt.Errorf("listpack entry %d runs past the buffer", n)
+		}
+		if math.IsNaN(s) {
+			return fmt.Errorf("member %q has a NaN score", m)
+		}
+		if seen[m] {
+			return fmt.Errorf("member %q twice", m)
+		}
+		seen[m] = true
+		if n > 0 && !zless(ps, pm, s, m) {
+			return fmt.Errorf("listpack out of order: (%v %q) before (%v %q)", ps, pm, s, m)
+		}
+		if w := zpEntrySize(len(m), s); w != next-off {
+			return fmt.Errorf("member %q: entry of %d bytes, its canonical form %d", m, next-off, w)
+		}
+		if len(m) > cfg.ZSetMaxListpackValue {
+			return fmt.Errorf("listpack member of %d bytes, zset-max-listpack-value is %d", len(m), cfg.ZSetMaxListpackValue)
+		}
+		lpBytes += zlpElemSize(m, s)
+		pm, ps, off = m, s, next
+	}
+	if n != int(z.lpN) {
+		return fmt.Errorf("listpack counts %d members, holds %d", z.lpN, n)
+	}
+	if kept != lpBytes {
+		return fmt.Errorf("listpack bytes kept as %d, the elements make %d", kept, lpBytes)
 	}
 	return nil
 }

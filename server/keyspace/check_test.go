@@ -67,10 +67,10 @@ func TestCheckFindsViolations(t *testing.T) {
 		{"empty set", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).is = newIntsetBuf(2, 0) }, "empty set"},
 		{"intset order", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).is = newIntsetFromInts([]int64{5, 1}, 2) }, "not ascending"},
 		{"intset too big", func(db *DB) { db.ks.Encodings.SetMaxIntsetEntries = 1 }, "set-max-intset-entries"},
-		{"zset map", func(db *DB) { z := db.Peek([]byte("zsl")).Value().(*ZSet); z.dict.del(z.dict.getS("m5")) }, "member map"},
+		{"zset map", func(db *DB) { sl := db.Peek([]byte("zsl")).Value().(*ZSet).sl(); sl.dict.del(sl.dict.getS("m5")) }, "member map"},
 		{"zset span", func(db *DB) {
-			z := db.Peek([]byte("zsl")).Value().(*ZSet)
-			z.zsl.header.lv(z.zsl.level-1).span++
+			sl := db.Peek([]byte("zsl")).Value().(*ZSet).sl()
+			sl.zsl.header.lv(sl.zsl.level-1).span++
 		}, "span"},
 		{"zset listpack value", func(db *DB) { db.ks.Encodings.ZSetMaxListpackValue = 0 }, "zset-max-listpack-value"},
 		{"hash listpack value", func(db *DB) { db.ks.Encodings.HashMaxListpackValue = 0 }, "hash-max-listpack-value"},

@@ -53,8 +53,8 @@ func ValueHTStats(v Value) ([]HTStats, bool) {
 			return tables(v.ht.ht, v.ht.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
 		}
 	case *ZSet:
-		if v.Encoding() == EncodingSkiplist {
-			return tables(v.dict.ht, v.dict.used, func(n *zslNode) *zslNode { return n.hnext }), true
+		if sl := v.sl(); sl != nil {
+			return tables(sl.dict.ht, sl.dict.used, func(n *zslNode) *zslNode { return n.hnext }), true
 		}
 	}
 	return nil, false

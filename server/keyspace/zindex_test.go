@@ -42,12 +42,12 @@ func TestZIndexRandomOps(t *testing.T) {
 					t.Fatalf("Score(%q) = %v %v, want %v", m, got, ok, s)
 				}
 			}
-			if z.dict.len() != len(want) {
-				t.Fatalf("index holds %d, want %d", z.dict.len(), len(want))
+			if z.sl().dict.len() != len(want) {
+				t.Fatalf("index holds %d, want %d", z.sl().dict.len(), len(want))
 			}
 		}
 	}
-	if b := len(z.dict.ht[0]) + len(z.dict.ht[1]); b >= 8192 {
+	if b := len(z.sl().dict.ht[0]) + len(z.sl().dict.ht[1]); b >= 8192 {
 		t.Fatalf("%d members in %d buckets: the test misses the shrink path", len(want), b)
 	}
 }

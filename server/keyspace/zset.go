@@ -1,130 +1,90 @@
 package keyspace
 
 import (
+	"cmp"
+	"encoding/binary"
 	"math"
-	"math/bits"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
-// ZSet is a sorted set (OBJ_ZSET), as Redis 7.0's t_zset.c: a skiplist
-// ordered by (score, member) with spans, for O(log n) ranks, plus a map
-// from member to score (Redis's zset dict). The skiplist holds every
-// element whatever the encoding; listpack only records that Redis would
-// still use its compact encoding (zset-max-listpack-entries/-value), which
-// decides OBJECT ENCODING, MEMORY USAGE and ZSCAN's single-call reply. The
-// conversion to skiplist is one-way, as zsetConvert.
+// ZSet is a sorted set (OBJ_ZSET), as Redis 7.0's t_zset.c, in one of two
+// encodings. A listpack (zset-max-listpack-entries elements of at most
+// zset-max-listpack-value bytes) is one packed buffer of (score, member)
+// entries in order (zsetpack.go): operations walk it linearly, as Redis's
+// zzl* functions do. A skiplist is a skiplist with spans plus a member index
+// (zsetSL, zskiplist.go). The conversion to skiplist is one-way, as
+// zsetConvert; the STORE commands build a skiplist and convert it back when
+// small (ConvertToListpackIfNeeded).
+//
+// The header is 16 bytes: a set of 5 short members costs it and a 64-byte
+// buffer (it was a 144-byte header, a skiplist and an index, 850 bytes).
 type ZSet struct {
-	dict     zindex
-	zsl      zskiplist
-	listpack bool
-	// lpBytes, while listpack: the bytes of the listpack's entries
-	// (zlpElemSize of every element), kept as elements come and go so that
-	// Size, which the memory accounting takes after every write, is O(1).
-	lpBytes uint64
-	// scanOrder is the members in ZSCAN's (hash) order, built by Scan
-	// and dropped by any membership change, so that an iteration with no
-	// writes in between costs O(log n + count) per call.
-	scanOrder []scanItem
+	// p is the packed buffer's first byte (nil when empty), or the
+	// *zsetSL when lpN is zsetSkiplist.
+	p     unsafe.Pointer
+	lpLen uint32 // packed: the buffer's bytes
+	lpN   uint32 // packed: the number of elements; zsetSkiplist for a skiplist
 }
 
-type scanItem struct {
-	h uint64
-	n *zslNode
-}
-
-const (
-	zslMaxLevel = 32   // ZSKIPLIST_MAXLEVEL
-	zslP        = 0.25 // ZSKIPLIST_P
-)
-
-// zslLevel is one level of a node: the next node on it, the ranks it
-// skips, and the next node's score rounded to float32. Rounding is
-// monotonic, so a walk decides from fscore alone whether the next node
-// is before or after its target, except when the rounded scores tie, and
-// does not read the next node when it stops (a cache miss saved on about
-// one step in five at a million members). span is 32 bits so that a level
-// stays 16 bytes: a sorted set holds fewer than 4 G members (each takes
-// 64 bytes or more).
-type zslLevel struct {
-	forward *zslNode
-	span    uint32
-	fscore  float32 // float32(forward.score) while forward != nil
-}
-
-// zslNode is a skiplist node. Its levels follow it in the same allocation
-// (zslNodeN), as zskiplistNode's flexible level[] array: a walk that moves
-// to a node reads its score and the level it continues on from one or two
-// adjacent cache lines, where a separate level slice cost a second cache
-// miss per step (at a million members the walk is some 36 steps of cache
-// misses, which is what a ZADD or ZREM costs). A node of level 1 (3 in 4)
-// is 64 bytes, one size class and one cache line.
-type zslNode struct {
-	score    float64
-	member   string
-	backward *zslNode
-	hnext    *zslNode // the next node of its zindex bucket
-	hash     uint32   // zindexHash(member): bucket and rehash without hashing again, and chain walks compare strings only on a hash match
-	nlevel   uint32   // the number of levels that follow
-}
-
-// zslNodeN is a node with its levels; L is [n]zslLevel.
-type zslNodeN[L any] struct {
-	zslNode
-	l L
-}
-
-const (
-	zslNodeSize  = unsafe.Sizeof(zslNode{})
-	zslLevelSize = unsafe.Sizeof(zslLevel{})
-)
-
-// lv is the node's level i (0 <= i < nlevel, which the callers' walks
-// guarantee: a walk at level i only reaches nodes of more than i levels).
-func (x *zslNode) lv(i int) *zslLevel {
-	return (*zslLevel)(unsafe.Add(unsafe.Pointer(x), zslNodeSize+uintptr(i)*zslLevelSize))
-}
-
-func newNodeN[L any]() *zslNode { return &new(zslNodeN[L]).zslNode }
-
-// zslNewNode[n] allocates a node of n levels (or the next size provided).
-var zslNewNode = [zslMaxLevel + 1]func() *zslNode{
-	1: newNodeN[[1]zslLevel], 2: newNodeN[[2]zslLevel], 3: newNodeN[[3]zslLevel], 4: newNodeN[[4]zslLevel],
-	5: newNodeN[[5]zslLevel], 6: newNodeN[[6]zslLevel], 7: newNodeN[[7]zslLevel], 8: newNodeN[[8]zslLevel],
-	9: newNodeN[[9]zslLevel], 10: newNodeN[[10]zslLevel], 11: newNodeN[[11]zslLevel], 12: newNodeN[[12]zslLevel],
-	13: newNodeN[[13]zslLevel], 14: newNodeN[[14]zslLevel], 15: newNodeN[[15]zslLevel], 16: newNodeN[[16]zslLevel],
-	17: newNodeN[[32]zslLevel], 18: newNodeN[[32]zslLevel], 19: newNodeN[[32]zslLevel], 20: newNodeN[[32]zslLevel],
-	21: newNodeN[[32]zslLevel], 22: newNodeN[[32]zslLevel], 23: newNodeN[[32]zslLevel], 24: newNodeN[[32]zslLevel],
-	25: newNodeN[[32]zslLevel], 26: newNodeN[[32]zslLevel], 27: newNodeN[[32]zslLevel], 28: newNodeN[[32]zslLevel],
-	29: newNodeN[[32]zslLevel], 30: newNodeN[[32]zslLevel], 31: newNodeN[[32]zslLevel], 32: newNodeN[[32]zslLevel],
-}
-
-// zslCreateNode is zslCreateNode: a node of level levels holding member
-// (whose zindexHash is h) at score.
-func zslCreateNode(level int, score float64, member string, h uint32) *zslNode {
-	x := zslNewNode[level]()
-	x.score, x.member, x.hash, x.nlevel = score, member, h, uint32(level)
-	return x
-}
-
-type zskiplist struct {
-	header *zslNode
-	tail   *zslNode
-	length int
-	level  int
-}
+// zsetSkiplist in ZSet.lpN marks the skiplist encoding.
+const zsetSkiplist = math.MaxUint32
 
 // NewZSet returns an empty sorted set, listpack-encoded when listpack is
 // true (createZsetListpackObject) else skiplist (createZsetObject).
 func NewZSet(listpack bool) *ZSet {
-	z := &ZSet{listpack: listpack}
-	// The header grows with the highest level in use (insertNode), where
-	// Redis's has all 32 levels: 64 bytes instead of 560 in a small set.
-	z.zsl.header = zslCreateNode(1, 0, "", 0)
-	z.zsl.level = 1
-	return z
+	if listpack {
+		return &ZSet{}
+	}
+	return &ZSet{p: unsafe.Pointer(newZsetSL()), lpN: zsetSkiplist}
+}
+
+// NewZSetListpack returns a listpack sorted set of the elements
+// (members[i], scores[i]), given in any order (an RDB's listpack), or false
+// if a member repeats. The members' bytes are copied.
+func NewZSetListpack(members [][]byte, scores []float64) (*ZSet, bool) {
+	n := len(members)
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(string(members[a]), string(members[b])) })
+	for i := 1; i < n; i++ {
+		if string(members[idx[i-1]]) == string(members[idx[i]]) {
+			return nil, false
+		}
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := cmp.Compare(scores[a], scores[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(string(members[a]), string(members[b]))
+	})
+	var lpBytes uint64
+	size := 0
+	for i, m := range members {
+		lpBytes += zlpElemSize(unsafe.String(unsafe.SliceData(m), len(m)), scores[i])
+		size += zpEntrySize(len(m), scores[i])
+	}
+	b := make([]byte, 0, uvarintLen(int(lpBytes))+size)
+	b = binary.AppendUvarint(b, lpBytes)
+	for _, i := range idx {
+		b = zpAppend(b, members[i], scores[i])
+	}
+	z := &ZSet{}
+	z.lpSetBuf(b, n)
+	return z, true
+}
+
+// sl is the skiplist encoding, nil for a listpack.
+func (z *ZSet) sl() *zsetSL {
+	if z.lpN == zsetSkiplist {
+		return (*zsetSL)(z.p)
+	}
+	return nil
 }
 
 // Type is TypeZSet.
@@ -132,142 +92,126 @@ func (z *ZSet) Type() Type { return TypeZSet }
 
 // Encoding is listpack or skiplist.
 func (z *ZSet) Encoding() Encoding {
-	if z.listpack {
-		return EncodingListpack
+	if z.lpN == zsetSkiplist {
+		return EncodingSkiplist
 	}
-	return EncodingSkiplist
+	return EncodingListpack
 }
 
 // IsListpack reports the compact encoding.
-func (z *ZSet) IsListpack() bool { return z.listpack }
+func (z *ZSet) IsListpack() bool { return z.lpN != zsetSkiplist }
 
-// ConvertToSkiplist is zsetConvert(zobj, OBJ_ENCODING_SKIPLIST).
-func (z *ZSet) ConvertToSkiplist() { z.listpack = false }
+// ConvertToSkiplist is zsetConvert(zobj, OBJ_ENCODING_SKIPLIST): the
+// elements are inserted in order, their members copied out of the buffer.
+func (z *ZSet) ConvertToSkiplist() {
+	if z.lpN == zsetSkiplist {
+		return
+	}
+	sl := newZsetSL()
+	z.lpForEach(func(m string, s float64) bool {
+		sl.add(strings.Clone(m), s)
+		return true
+	})
+	z.p, z.lpLen, z.lpN = unsafe.Pointer(sl), 0, zsetSkiplist
+}
 
 // ConvertToListpackIfNeeded is zsetConvertToListpackIfNeeded, used by the
 // STORE commands on the skiplist they built.
 func (z *ZSet) ConvertToListpackIfNeeded(cfg EncodingConfig) {
-	if z.listpack || z.Len() > cfg.ZSetMaxListpackEntries {
+	sl := z.sl()
+	if sl == nil || sl.zsl.length > cfg.ZSetMaxListpackEntries {
 		return
 	}
-	for n := z.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
+	var lpBytes uint64
+	size := 0
+	for n := sl.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
 		if len(n.member) > cfg.ZSetMaxListpackValue {
 			return
 		}
+		// -0 becomes the integer 0 (zzlInsertAt), in both sizes.
+		lpBytes += zlpElemSize(n.member, n.score)
+		size += zpEntrySize(len(n.member), n.score)
 	}
-	z.listpack = true
-	z.lpBytes = 0
-	for n := z.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
-		if n.score == 0 {
-			n.score = 0 // -0 becomes the integer 0 (zzlInsertAt)
-		}
-		z.lpBytes += zlpElemSize(n.member, n.score)
+	b := make([]byte, 0, uvarintLen(int(lpBytes))+size)
+	b = binary.AppendUvarint(b, lpBytes)
+	for n := sl.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
+		b = zpAppend(b, n.member, n.score)
 	}
+	z.lpSetBuf(b, sl.zsl.length)
 }
 
 // Len is the number of elements (zsetLength).
-func (z *ZSet) Len() int { return z.zsl.length }
+func (z *ZSet) Len() int {
+	if sl := z.sl(); sl != nil {
+		return sl.zsl.length
+	}
+	return int(z.lpN)
+}
 
 // Score returns member's score.
 func (z *ZSet) Score(member []byte) (float64, bool) {
-	n := z.dict.getB(member)
-	if n == nil {
-		return 0, false
+	if sl := z.sl(); sl != nil {
+		return sl.score(member)
 	}
-	return n.score, true
+	b := z.lpBuf()
+	_, eo := zpHead(b)
+	start, _, s := zpFind(b, eo, unsafe.String(unsafe.SliceData(member), len(member)))
+	return s, start >= 0
 }
 
 // Set adds member with score or moves it to score (the caller has applied
-// ZADD's rules). It reports whether the member is new.
+// ZADD's rules and the conversion to skiplist). It reports whether the
+// member is new. A listpack copies member's bytes, a skiplist keeps the
+// string; a listpack stores -0 as 0.
 func (z *ZSet) Set(member string, score float64) bool {
-	if z.listpack && score == 0 {
-		score = 0 // a listpack stores -0 as the integer 0 (zzlInsertAt's double2ll)
+	if sl := z.sl(); sl != nil {
+		return sl.set(member, score)
 	}
-	h := zindexHash(member)
-	if n := z.dict.find(h, member); n != nil {
-		if n.score != score {
-			if z.listpack {
-				z.lpBytes += zlpElemSize(member, score) - zlpElemSize(member, n.score)
+	return z.lpSet(member, score)
+}
+
+// SetB is Set with member as bytes, copied only where the set keeps them
+// (a listpack's buffer, a new member's skiplist node).
+func (z *ZSet) SetB(member []byte, score float64) bool {
+	if sl := z.sl(); sl != nil {
+		if n := sl.dict.getB(member); n != nil {
+			if n.score != score {
+				sl.zsl.updateScore(n, score)
 			}
-			// The node stays the member's (zslUpdateScore): the index and
-			// ZSCAN's order, which hold nodes, are unchanged.
-			z.zsl.updateScore(n, score)
+			return false
 		}
-		return false
+		sl.add(string(member), score)
+		return true
 	}
-	if z.listpack {
-		z.lpBytes += zlpElemSize(member, score)
-	}
-	z.dict.add(z.zsl.insert(score, member, h))
-	z.scanOrder = nil
-	return true
+	return z.lpSet(unsafe.String(unsafe.SliceData(member), len(member)), score)
 }
 
 // Remove deletes member.
 func (z *ZSet) Remove(member []byte) bool {
-	n := z.dict.getB(member)
-	if n == nil {
-		return false
+	if sl := z.sl(); sl != nil {
+		return sl.remove(member)
 	}
-	if z.listpack {
-		z.lpBytes -= zlpElemSize(n.member, n.score)
-	}
-	z.zsl.delete(n.score, n.member)
-	z.dict.del(n)
-	z.scanOrder = nil
-	return true
+	return z.lpRemove(member)
 }
 
 // Rank is member's 0-based rank, from the lowest score (or the highest when
 // rev).
 func (z *ZSet) Rank(member []byte, rev bool) (int, bool) {
-	n := z.dict.getB(member)
-	if n == nil {
-		return 0, false
+	if sl := z.sl(); sl != nil {
+		return sl.rank(member, rev)
 	}
-	r := z.zsl.rank(n.score, n.member) - 1
-	if rev {
-		r = z.zsl.length - 1 - r
-	}
-	return r, true
-}
-
-// byRank returns the node of 1-based rank r.
-func (l *zskiplist) byRank(r int) *zslNode {
-	x := l.header
-	traversed := 0
-	for i := l.level - 1; i >= 0; i-- {
-		for x.lv(i).forward != nil && traversed+int(x.lv(i).span) <= r {
-			traversed += int(x.lv(i).span)
-			x = x.lv(i).forward
-		}
-		if traversed == r {
-			return x
-		}
-	}
-	return nil
+	return z.lpRank(member, rev)
 }
 
 // ByRank calls fn for the elements of 0-based ranks start..end (both
 // included, 0 <= start <= end < Len), in order, or reverse order when rev
 // (ranks counted from the highest), until fn returns false.
 func (z *ZSet) ByRank(start, end int, rev bool, fn func(member string, score float64) bool) {
-	var n *zslNode
-	if rev {
-		n = z.zsl.byRank(z.zsl.length - start)
-	} else {
-		n = z.zsl.byRank(start + 1)
+	if sl := z.sl(); sl != nil {
+		sl.rankRange(start, end, rev, fn)
+		return
 	}
-	for i := start; i <= end && n != nil; i++ {
-		if !fn(n.member, n.score) {
-			return
-		}
-		if rev {
-			n = n.backward
-		} else {
-			n = n.lv(0).forward
-		}
-	}
+	z.lpByRank(start, end, rev, fn)
 }
 
 // ScoreRange is zrangespec.
@@ -339,321 +283,133 @@ func (r *LexRange) Empty() bool {
 	return r.Min > r.Max || (r.Min == r.Max && (r.MinEx || r.MaxEx))
 }
 
-// firstWhere returns the first node for which ge is true (ge must be
-// monotonic over the list order), or nil.
-func (l *zskiplist) firstWhere(ge func(n *zslNode) bool) *zslNode {
-	x := l.header
-	for i := l.level - 1; i >= 0; i-- {
-		for x.lv(i).forward != nil && !ge(x.lv(i).forward) {
-			x = x.lv(i).forward
-		}
-	}
-	return x.lv(0).forward
-}
-
-// lastWhere returns the last node for which le is true (le true on a
-// prefix of the list), or nil.
-func (l *zskiplist) lastWhere(le func(n *zslNode) bool) *zslNode {
-	x := l.header
-	for i := l.level - 1; i >= 0; i-- {
-		for x.lv(i).forward != nil && le(x.lv(i).forward) {
-			x = x.lv(i).forward
-		}
-	}
-	if x == l.header {
-		return nil
-	}
-	return x
-}
-
-// scoreBounds returns the first and last nodes in r, or nils.
-func (z *ZSet) scoreBounds(r *ScoreRange) (first, last *zslNode) {
-	if r.Empty() || z.zsl.length == 0 {
-		return nil, nil
-	}
-	first = z.zsl.firstWhere(func(n *zslNode) bool { return r.gteMin(n.score) })
-	if first == nil || !r.lteMax(first.score) {
-		return nil, nil
-	}
-	last = z.zsl.lastWhere(func(n *zslNode) bool { return r.lteMax(n.score) })
-	return first, last
-}
-
-// lexFirst is zzlFirstInLexRange / zslFirstInLexRange and lexLast their
-// Last counterparts. Lex ranges assume equal scores; with mixed scores
-// Redis's answers depend on the walk, which is reproduced: a listpack is
-// walked linearly, a skiplist searched (its answer then depends on the
-// random levels, in Redis too).
-func (z *ZSet) lexInRange(r *LexRange) bool {
-	if r.Empty() || z.zsl.length == 0 {
-		return false
-	}
-	return r.gteMin(z.zsl.tail.member) && r.lteMax(z.zsl.header.lv(0).forward.member)
-}
-
-func (z *ZSet) lexFirst(r *LexRange) *zslNode {
-	if !z.lexInRange(r) {
-		return nil
-	}
-	var n *zslNode
-	if z.listpack {
-		for n = z.zsl.header.lv(0).forward; n != nil && !r.gteMin(n.member); n = n.lv(0).forward {
-		}
-	} else {
-		n = z.zsl.firstWhere(func(n *zslNode) bool { return r.gteMin(n.member) })
-	}
-	if n == nil || !r.lteMax(n.member) {
-		return nil
-	}
-	return n
-}
-
-func (z *ZSet) lexLast(r *LexRange) *zslNode {
-	if !z.lexInRange(r) {
-		return nil
-	}
-	var n *zslNode
-	if z.listpack {
-		for n = z.zsl.tail; n != nil && !r.lteMax(n.member); n = n.backward {
-		}
-	} else {
-		n = z.zsl.lastWhere(func(n *zslNode) bool { return r.lteMax(n.member) })
-	}
-	if n == nil || !r.gteMin(n.member) {
-		return nil
-	}
-	return n
-}
-
-func (z *ZSet) rangeNodes(first, last *zslNode, rev bool, offset, limit int, fn func(member string, score float64) bool) {
-	if first == nil {
-		return
-	}
-	n, stop := first, last
-	if rev {
-		n, stop = last, first
-	}
-	for n != nil && offset > 0 {
-		if n == stop {
-			return
-		}
-		offset--
-		n = zstep(n, rev)
-	}
-	for n != nil && limit != 0 {
-		if !fn(n.member, n.score) {
-			return
-		}
-		if limit > 0 {
-			limit--
-		}
-		if n == stop {
-			return
-		}
-		n = zstep(n, rev)
-	}
-}
-
-func zstep(n *zslNode, rev bool) *zslNode {
-	if rev {
-		return n.backward
-	}
-	return n.lv(0).forward
-}
-
 // RangeByScore calls fn for the elements in r, ascending (descending when
 // rev), skipping offset of them and giving at most limit (negative: all).
 func (z *ZSet) RangeByScore(r ScoreRange, rev bool, offset, limit int, fn func(member string, score float64) bool) {
-	first, last := z.scoreBounds(&r)
-	z.rangeNodes(first, last, rev, offset, limit, fn)
+	if sl := z.sl(); sl != nil {
+		sl.rangeByScore(r, rev, offset, limit, fn)
+		return
+	}
+	z.lpRangeByScore(&r, rev, offset, limit, fn)
 }
 
 // RangeByLex is RangeByScore over a lexicographic range: forward from the
 // first element in range while <= max, backward from the last while >= min
-// (genericZrangebylexCommand).
+// (genericZrangebylexCommand). Lex ranges assume equal scores; with mixed
+// scores Redis's answers depend on the walk, which is reproduced: a
+// listpack is walked linearly, a skiplist searched.
 func (z *ZSet) RangeByLex(r LexRange, rev bool, offset, limit int, fn func(member string, score float64) bool) {
-	var n *zslNode
-	if rev {
-		n = z.lexLast(&r)
-	} else {
-		n = z.lexFirst(&r)
+	if sl := z.sl(); sl != nil {
+		sl.rangeByLex(r, rev, offset, limit, fn)
+		return
 	}
-	for n != nil && offset > 0 {
-		offset--
-		n = zstep(n, rev)
-	}
-	for n != nil && limit != 0 {
-		if rev && !r.gteMin(n.member) || !rev && !r.lteMax(n.member) {
-			return
-		}
-		if !fn(n.member, n.score) {
-			return
-		}
-		if limit > 0 {
-			limit--
-		}
-		n = zstep(n, rev)
-	}
+	z.lpRangeByLex(&r, rev, offset, limit, fn)
 }
 
-// CountByScore is ZCOUNT, with ranks (O(log n)).
+// CountByScore is ZCOUNT: a skiplist subtracts ranks (O(log n)), a
+// listpack counts.
 func (z *ZSet) CountByScore(r ScoreRange) int {
-	first, last := z.scoreBounds(&r)
-	if first == nil {
-		return 0
+	if sl := z.sl(); sl != nil {
+		return sl.countByScore(r)
 	}
-	return z.zsl.rank(last.score, last.member) - z.zsl.rank(first.score, first.member) + 1
+	b := z.lpBuf()
+	_, eo := zpHead(b)
+	_, _, n := z.lpScoreSpan(b, eo, &r)
+	return n
 }
 
 // CountByLex is ZLEXCOUNT: a listpack counts from the first element in
 // range while <= max, a skiplist subtracts ranks.
 func (z *ZSet) CountByLex(r LexRange) int {
-	first := z.lexFirst(&r)
-	if first == nil {
-		return 0
+	if sl := z.sl(); sl != nil {
+		return sl.countByLex(r)
 	}
-	if z.listpack {
-		n := 0
-		for x := first; x != nil && r.lteMax(x.member); x = x.lv(0).forward {
-			n++
-		}
-		return n
-	}
-	count := z.zsl.length - (z.zsl.rank(first.score, first.member) - 1)
-	if last := z.lexLast(&r); last != nil {
-		count -= z.zsl.length - z.zsl.rank(last.score, last.member)
-	}
-	return count
-}
-
-// zcollect returns the members from first to last.
-func zcollect(first, last *zslNode) []string {
-	var out []string
-	for n := first; n != nil; n = n.lv(0).forward {
-		out = append(out, n.member)
-		if n == last {
-			break
-		}
-	}
-	return out
-}
-
-func (z *ZSet) removeAll(members []string) int {
-	for _, m := range members {
-		z.Remove([]byte(m))
-	}
-	return len(members)
+	b := z.lpBuf()
+	_, eo := zpHead(b)
+	_, _, n := z.lpLexSpan(b, eo, &r)
+	return n
 }
 
 // RemoveRangeByScore is ZREMRANGEBYSCORE; it returns the number removed.
 func (z *ZSet) RemoveRangeByScore(r ScoreRange) int {
-	return z.removeAll(zcollect(z.scoreBounds(&r)))
+	if sl := z.sl(); sl != nil {
+		return sl.removeRangeByScore(r)
+	}
+	b := z.lpBuf()
+	_, eo := zpHead(b)
+	ds, de, n := z.lpScoreSpan(b, eo, &r)
+	return z.lpDelete(b, eo, ds, de, n)
 }
 
 // RemoveRangeByLex is ZREMRANGEBYLEX.
 func (z *ZSet) RemoveRangeByLex(r LexRange) int {
-	var members []string
-	for x := z.lexFirst(&r); x != nil && r.lteMax(x.member); x = x.lv(0).forward {
-		members = append(members, x.member)
+	if sl := z.sl(); sl != nil {
+		return sl.removeRangeByLex(r)
 	}
-	return z.removeAll(members)
+	b := z.lpBuf()
+	_, eo := zpHead(b)
+	ds, de, n := z.lpLexSpan(b, eo, &r)
+	return z.lpDelete(b, eo, ds, de, n)
 }
 
 // RemoveRangeByRank is ZREMRANGEBYRANK over 0-based start..end (valid).
 func (z *ZSet) RemoveRangeByRank(start, end int) int {
-	first := z.zsl.byRank(start + 1)
-	last := z.zsl.byRank(end + 1)
-	return z.removeAll(zcollect(first, last))
+	if sl := z.sl(); sl != nil {
+		return sl.removeRangeByRank(start, end)
+	}
+	return z.lpRemoveRangeByRank(start, end)
 }
 
 // ForEach calls fn for every element in order until it returns false.
 func (z *ZSet) ForEach(fn func(member string, score float64) bool) {
-	for n := z.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
-		if !fn(n.member, n.score) {
-			return
-		}
+	if sl := z.sl(); sl != nil {
+		sl.forEach(fn)
+		return
 	}
+	z.lpForEach(fn)
 }
 
-// Random returns a uniformly chosen element.
+// Random returns a uniformly chosen element (the set is not empty).
 func (z *ZSet) Random(rng *rand.Rand) (string, float64) {
-	n := z.zsl.byRank(rng.IntN(z.zsl.length) + 1)
-	return n.member, n.score
+	if sl := z.sl(); sl != nil {
+		return sl.random(rng)
+	}
+	return z.lpAt(rng.IntN(int(z.lpN)))
 }
-
-// scanHash orders a skiplist-encoded set for ZSCAN.
-func scanHash(m string) uint64 { return hashString(m) }
 
 // Scan is ZSCAN's iteration. A listpack set returns every element and
 // cursor 0 in one call, as Redis. A skiplist set is walked in the order of
-// its members' hashes, the cursor being the next hash to visit, which
-// gives SCAN's guarantee (an element present for the whole iteration is
-// returned, once) without Redis's table layout: cursors differ from Redis's.
+// its members' hashes (zsetSL.scan).
 func (z *ZSet) Scan(cursor uint64, count int, fn func(member string, score float64)) uint64 {
-	if z.listpack {
-		z.ForEach(func(m string, s float64) bool { fn(m, s); return true })
-		return 0
+	if sl := z.sl(); sl != nil {
+		return sl.scan(cursor, count, fn)
 	}
-	if z.scanOrder == nil {
-		// Rebuilt after a write: O(n log n), as rarely as the set changes
-		// during an iteration.
-		order := make([]scanItem, 0, z.zsl.length)
-		for n := z.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
-			order = append(order, scanItem{scanHash(n.member), n})
-		}
-		sort.Slice(order, func(i, j int) bool { return order[i].h < order[j].h })
-		z.scanOrder = order
-	}
-	c := z.scanOrder
-	i := sort.Search(len(c), func(i int) bool { return c[i].h >= cursor })
-	if count < 1 {
-		count = 1
-	}
-	for k := 0; i < len(c) && (k < count || c[i].h == c[i-1].h); k++ {
-		fn(c[i].n.member, c[i].n.score)
-		i++
-	}
-	if i == len(c) {
-		return 0
-	}
-	return c[i].h
+	z.lpForEach(func(m string, s float64) bool { fn(m, s); return true })
+	return 0
 }
 
-// Dup is zsetDup.
+// Dup is zsetDup. A listpack shares its buffer, which is never written
+// again; a skiplist is rebuilt.
 func (z *ZSet) Dup() Value {
-	d := NewZSet(z.listpack)
-	z.ForEach(func(m string, s float64) bool { d.Set(m, s); return true })
+	sl := z.sl()
+	if sl == nil {
+		d := *z
+		return &d
+	}
+	d := NewZSet(false)
+	dsl := d.sl()
+	sl.forEach(func(m string, s float64) bool { dsl.add(m, s); return true })
 	return d
 }
 
 // Size is objectComputeSize: the listpack's exact bytes, or for a skiplist
-// the structures plus the average element (node sizes depend on random
-// levels in Redis, so they are estimated with the expected level).
+// the structures plus the average element (zsetSL.size).
 func (z *ZSet) Size(samples int) uint64 {
-	if z.listpack {
-		return RobjSize + JemallocSize(7+z.lpBytes) // header + entries + end
+	if sl := z.sl(); sl != nil {
+		return sl.size(samples)
 	}
-	const zsetStruct, zslStruct, dictStruct = 16, 32, 56
-	slots := uint64(0)
-	if l := z.zsl.length; l > 0 {
-		slots = 4
-		for slots < uint64(l) {
-			slots <<= 1
-		}
-	}
-	header := JemallocSize(24 + 16*zslMaxLevel)
-	asize := uint64(RobjSize+zsetStruct+zslStruct+dictStruct) + DictEntryPtrSize*slots + header
-	if z.zsl.length == 0 {
-		return asize
-	}
-	var elesize uint64
-	cnt := 0
-	for n := z.zsl.header.lv(0).forward; n != nil && (samples == 0 || cnt < samples); n = n.lv(0).forward {
-		elesize += SdsNewSize(uint64(len(n.member)))
-		elesize += DictEntrySize + JemallocSize(24+16*uint64(n.nlevel))
-		cnt++
-	}
-	return asize + uint64(float64(elesize)/float64(cnt)*float64(z.zsl.length))
+	lpBytes, _ := zpHead(z.lpBuf())
+	return RobjSize + JemallocSize(7+lpBytes) // header + entries + end
 }
 
 // zlpElemSize is the bytes of one element's two listpack entries: the
@@ -736,184 +492,4 @@ func D2String(v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'g', 17, 64)
-}
-
-// --- skiplist (t_zset.c zsl*) ------------------------------------------------------
-
-// zslRandomLevel is zslRandomLevel: level k+1 with probability
-// zslP^k (1-zslP), from one random word: each pair of low zero bits is one
-// more level (zslP = 1/4).
-func zslRandomLevel() int {
-	return min(1+bits.TrailingZeros64(rand.Uint64())/2, zslMaxLevel)
-}
-
-// zless orders (score, member) pairs: the score first, the member only on
-// a tie (zslInsert's test).
-func zless(s1 float64, m1 string, s2 float64, m2 string) bool {
-	return s1 < s2 || (s1 == s2 && m1 < m2)
-}
-
-// insert is zslInsert: a new node of a random level for member, whose
-// zindexHash is h.
-func (l *zskiplist) insert(score float64, member string, h uint32) *zslNode {
-	x := zslCreateNode(zslRandomLevel(), score, member, h)
-	l.insertNode(x)
-	return x
-}
-
-// insertNode links x (unlinked, with its score, member and levels set)
-// at its place.
-func (l *zskiplist) insertNode(x *zslNode) {
-	var update [zslMaxLevel]*zslNode
-	var rank [zslMaxLevel]int
-	score, member := x.score, x.member
-	s32 := float32(score)
-	if x.nlevel > l.header.nlevel {
-		l.growHeader(int(x.nlevel))
-	}
-	p := l.header
-	for i := l.level - 1; i >= 0; i-- {
-		if i != l.level-1 {
-			rank[i] = rank[i+1]
-		}
-		for {
-			pl := p.lv(i)
-			f := pl.forward
-			if f == nil || pl.fscore > s32 || pl.fscore == s32 && !zless(f.score, f.member, score, member) {
-				break
-			}
-			rank[i] += int(pl.span)
-			p = f
-		}
-		update[i] = p
-	}
-	level := int(x.nlevel)
-	if level > l.level {
-		for i := l.level; i < level; i++ {
-			rank[i] = 0
-			update[i] = l.header
-			update[i].lv(i).span = uint32(l.length)
-		}
-		l.level = level
-	}
-	for i := 0; i < level; i++ {
-		xl, ul := x.lv(i), update[i].lv(i)
-		xl.forward, xl.fscore = ul.forward, ul.fscore
-		ul.forward, ul.fscore = x, s32
-		xl.span = ul.span - uint32(rank[0]-rank[i])
-		ul.span = uint32(rank[0]-rank[i]) + 1
-	}
-	for i := level; i < l.level; i++ {
-		update[i].lv(i).span++
-	}
-	x.backward = nil
-	if update[0] != l.header {
-		x.backward = update[0]
-	}
-	if f := x.lv(0).forward; f != nil {
-		f.backward = x
-	} else {
-		l.tail = x
-	}
-	l.length++
-}
-
-// growHeader replaces the header by one of at least level levels, with
-// the same levels below (no node points back at the header: the first
-// node's backward is nil).
-func (l *zskiplist) growHeader(level int) {
-	h := zslCreateNode(level, 0, "", 0)
-	for i := 0; i < int(l.header.nlevel); i++ {
-		*h.lv(i) = *l.header.lv(i)
-	}
-	l.header = h
-}
-
-// find fills update with the last node before (score, member) at each
-// level (zslDelete's walk) and returns the node after it at level 0.
-func (l *zskiplist) find(score float64, member string, update *[zslMaxLevel]*zslNode) *zslNode {
-	s32 := float32(score)
-	x := l.header
-	for i := l.level - 1; i >= 0; i-- {
-		for {
-			xl := x.lv(i)
-			f := xl.forward
-			if f == nil || xl.fscore > s32 || xl.fscore == s32 && !zless(f.score, f.member, score, member) {
-				break
-			}
-			x = f
-		}
-		update[i] = x
-	}
-	return x.lv(0).forward
-}
-
-// deleteNode is zslDeleteNode: unlinks x, update being find's.
-func (l *zskiplist) deleteNode(x *zslNode, update *[zslMaxLevel]*zslNode) {
-	for i := 0; i < l.level; i++ {
-		ul := update[i].lv(i)
-		if ul.forward == x {
-			ul.span += x.lv(i).span - 1
-			ul.forward, ul.fscore = x.lv(i).forward, x.lv(i).fscore
-		} else {
-			ul.span--
-		}
-	}
-	if f := x.lv(0).forward; f != nil {
-		f.backward = x.backward
-	} else {
-		l.tail = x.backward
-	}
-	for l.level > 1 && l.header.lv(l.level-1).forward == nil {
-		l.level--
-	}
-	l.length--
-}
-
-// delete is zslDelete: unlinks the node of (score, member) if present.
-func (l *zskiplist) delete(score float64, member string) bool {
-	var update [zslMaxLevel]*zslNode
-	x := l.find(score, member, &update)
-	if x == nil || x.score != score || x.member != member {
-		return false
-	}
-	l.deleteNode(x, &update)
-	return true
-}
-
-// updateScore is zslUpdateScore: moves x, which is in the list, to
-// newscore. The node keeps its place when the order allows (only the
-// score changes), else it is unlinked and linked again at its new place
-// (the same node, so the member index is untouched).
-func (l *zskiplist) updateScore(x *zslNode, newscore float64) {
-	var update [zslMaxLevel]*zslNode
-	l.find(x.score, x.member, &update)
-	if (x.backward == nil || x.backward.score < newscore) &&
-		(x.lv(0).forward == nil || x.lv(0).forward.score > newscore) {
-		x.score = newscore
-		for i := 0; i < int(x.nlevel); i++ {
-			update[i].lv(i).fscore = float32(newscore) // update[i] links to x on every level of x
-		}
-		return
-	}
-	l.deleteNode(x, &update)
-	x.score = newscore
-	l.insertNode(x)
-}
-
-// rank is zslGetRank: the 1-based rank of (score, member), 0 if absent.
-func (l *zskiplist) rank(score float64, member string) int {
-	r := 0
-	x := l.header
-	for i := l.level - 1; i >= 0; i-- {
-		for x.lv(i).forward != nil && (zless(x.lv(i).forward.score, x.lv(i).forward.member, score, member) ||
-			(x.lv(i).forward.score == score && x.lv(i).forward.member == member)) {
-			r += int(x.lv(i).span)
-			x = x.lv(i).forward
-		}
-		if x != l.header && x.member == member && x.score == score {
-			return r
-		}
-	}
-	return 0
 }

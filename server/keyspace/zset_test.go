@@ -38,7 +38,11 @@ func zmodelSort(m map[string]float64) []zel {
 // tail, and that every span equals the ranks it skips.
 func checkSpans(t *testing.T, z *ZSet) {
 	t.Helper()
-	l := &z.zsl
+	sl := z.sl()
+	if sl == nil {
+		return // a listpack
+	}
+	l := &sl.zsl
 	rank := map[*zslNode]int{l.header: 0}
 	i := 0
 	var prev *zslNode
@@ -53,8 +57,8 @@ func checkSpans(t *testing.T, z *ZSet) {
 		}
 		prev = n
 	}
-	if l.tail != prev || i != l.length || z.dict.len() != i {
-		t.Fatalf("tail/length broken: length %d, walked %d, dict %d", l.length, i, z.dict.len())
+	if l.tail != prev || i != l.length || sl.dict.len() != i {
+		t.Fatalf("tail/length broken: length %d, walked %d, dict %d", l.length, i, sl.dict.len())
 	}
 	for n := range rank {
 		for lv := 0; lv < int(n.nlevel) && (n != l.header || lv < l.level); lv++ {
@@ -246,7 +250,8 @@ func TestZSetUpdateScore(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		z.Set("m"+strconv.Itoa(i), float64(i*10))
 	}
-	node := z.dict.getS("m50")
+	sl := z.sl()
+	node := sl.dict.getS("m50")
 	cases := []struct {
 		score float64
 		rank  int
@@ -261,13 +266,13 @@ func TestZSetUpdateScore(t *testing.T) {
 		{0.5, 1},    // between m0 and m1 (10), in place
 	}
 	for _, c := range cases {
-		before := z.zsl.length
+		before := sl.zsl.length
 		z.Set("m50", c.score)
-		if z.dict.getS("m50") != node {
+		if sl.dict.getS("m50") != node {
 			t.Fatalf("score %v: the member's node changed", c.score)
 		}
-		if s, _ := z.Score([]byte("m50")); s != c.score || z.zsl.length != before {
-			t.Fatalf("score %v: Score = %v, length %d", c.score, s, z.zsl.length)
+		if s, _ := z.Score([]byte("m50")); s != c.score || sl.zsl.length != before {
+			t.Fatalf("score %v: Score = %v, length %d", c.score, s, sl.zsl.length)
 		}
 		if r, _ := z.Rank([]byte("m50"), false); r != c.rank {
 			t.Fatalf("score %v: rank %d, want %d", c.score, r, c.rank)

@@ -185,15 +185,21 @@ func zsetFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keys
 	if len(ents) == 0 {
 		return nil, errEmpty
 	}
-	z := keyspace.NewZSet(true)
+	members := make([][]byte, 0, len(ents)/2)
+	scores := make([]float64, 0, len(ents)/2)
 	for i := 0; i < len(ents); i += 2 {
 		s, err := strconv.ParseFloat(string(ents[i+1]), 64)
 		if err != nil && !isRangeErr(err) || math.IsNaN(s) {
 			return nil, rd.errorf("Zset listpack integrity check failed.")
 		}
-		if !z.Set(string(ents[i]), s) {
-			return nil, rd.errorf("Zset listpack integrity check failed.")
-		}
+		members = append(members, ents[i])
+		scores = append(scores, s)
+	}
+	// One build, sorted, where a Set per element would copy the buffer
+	// each time; a repeated member fails the integrity check.
+	z, ok := keyspace.NewZSetListpack(members, scores)
+	if !ok {
+		return nil, rd.errorf("Zset listpack integrity check failed.")
 	}
 	if z.Len() > enc.ZSetMaxListpackEntries {
 		z.ConvertToSkiplist()
