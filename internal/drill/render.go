@@ -217,7 +217,7 @@ func (r *Report) writeGroups(w io.Writer) {
 // faults as shaded spans with a label, and sentinel events and the
 // clients' master changes as vertical markers.
 func (r *Report) WriteSVG(w io.Writer) error {
-	const left, top, rowH, width = 90.0, 40.0, 22.0, 1100.0
+	const left, rowH, width = 90.0, 22.0, 1100.0
 	total := r.Duration
 	for _, op := range r.History {
 		if op.Done > total {
@@ -228,6 +228,18 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		total = time.Second
 	}
 	x := func(d time.Duration) float64 { return left + width*float64(d)/float64(total) }
+	// The faults' labels go above the bars, in as many rows as they need
+	// not to overlap (faults close together: rolling-restart then
+	// restart-master-empty); the bars start below the last row.
+	faultLabels := make([]svgLabel, len(r.Faults))
+	for i, f := range r.Faults {
+		faultLabels[i] = svgLabel{x: x(f.Start), text0: strings.TrimSpace(f.Fault + " " + f.Group), color: "#b00", count: 1}
+	}
+	faultLabels = layoutLabels(faultLabels, 14, 12)
+	top := 40.0
+	for _, l := range faultLabels {
+		top = max(top, l.y+14)
+	}
 	height := top + rowH*float64(r.Clients) + 120
 	var b strings.Builder
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
@@ -239,7 +251,9 @@ func (r *Report) WriteSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#fde2e2" opacity="0.6"><title>%s</title></rect>`+"\n",
 			x(f.Start), top-10, max(1, x(f.End)-x(f.Start)), rowH*float64(r.Clients)+20,
 			esc(fmt.Sprintf("round %d %s %s", f.Round, f.Fault, f.Target)))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#b00">%s</text>`+"\n", x(f.Start), top-14, esc(strings.TrimSpace(f.Fault+" "+f.Group)))
+	}
+	for _, l := range faultLabels {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", l.x, l.y, l.color, esc(l.text()))
 	}
 	for c := 0; c < r.Clients; c++ {
 		fmt.Fprintf(&b, `<text x="4" y="%.1f">%s</text>`+"\n", top+rowH*float64(c)+14, esc(r.clientLabel(c)))
@@ -360,7 +374,7 @@ func (r *Report) totalsSVG(left float64) string {
 			linText += " (key " + r.Linearizable.Key + ")"
 		}
 	}
-	return fmt.Sprintf(`<text class="totals" x="%.1f" y="14" font-size="13" font-weight="bold"><tspan fill="%s">acknowledged writes lost: %d of %d</tspan><tspan fill="#333"> · </tspan><tspan fill="%s">%s</tspan></text>`+"\n",
+	return fmt.Sprintf(`<text class="totals" x="%.1f" y="14" font-size="13" font-weight="bold" xml:space="preserve"><tspan fill="%s">acknowledged writes lost: %d of %d</tspan><tspan fill="#333"> · </tspan><tspan fill="%s">%s</tspan></text>`+"\n",
 		left, col, lost, checked, linCol, esc(linText))
 }
 
