@@ -125,10 +125,16 @@ func (s *Server) startReplication(host string, port int) {
 }
 
 // unblockAllWaiters answers the WAIT clients (disconnectAllBlockedClients
-// is harsher; WAIT's count is what they get).
+// is harsher; WAIT's count is what they get). A write held by sync-ack
+// mode ran on this master: it gets UNACKED ("may or may not be applied"),
+// not UNBLOCKED, which would read as a refusal.
 func (s *Server) unblockAllWaiters() {
 	for _, bs := range append([]*blockState(nil), s.blocking.acks...) {
-		bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		if bs.syncAck {
+			s.replySyncAckUnacked(bs, "before this master turned into a replica")
+		} else {
+			bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		}
 		s.unblock(bs, false)
 	}
 }

@@ -88,6 +88,13 @@ func (s *Server) replySyncAckTimedOut(bs *blockState) {
 	if bs.ackTimeout <= 0 {
 		when = "before it was unblocked"
 	}
+	s.replySyncAckUnacked(bs, when)
+}
+
+// replySyncAckUnacked writes the UNACKED error (the write ran, too few
+// replicas acknowledged it; when says until what) instead of the held
+// reply.
+func (s *Server) replySyncAckUnacked(bs *blockState, when string) {
 	msg := fmt.Sprintf(errSyncAckTimeout, s.countAcks(bs.reploff), bs.numreplicas, when)
 	s.syncAck.timeouts++
 	s.countError([]byte("-" + msg))

@@ -243,3 +243,21 @@ func TestSyncAckPublishNotHeld(t *testing.T) {
 		t.Fatalf("SET after ACK: %s", got)
 	}
 }
+
+// TestSyncAckHeldWriteOnDemotion: a write held when the master turns into
+// a replica (REPLICAOF, as the sentinels demote it) ran: its client gets
+// UNACKED ("may or may not be applied"), not UNBLOCKED.
+func TestSyncAckHeldWriteOnDemotion(t *testing.T) {
+	l, _, admin := syncAckSetup(t, 1, 0)
+	a := l.dial(t)
+	a.send("SET", "k", "v")
+	waitHeld(t, admin, 1)
+	if got := admin.do("REPLICAOF", "127.0.0.1", "1"); got != "+OK" {
+		t.Fatalf("REPLICAOF: %s", got)
+	}
+	want := "-UNACKED Write may or may not be applied: acknowledged by 0 of 1 required replicas before this master turned into a replica"
+	if got := a.read(); got != want {
+		t.Fatalf("held write on demotion: %q, want %q", got, want)
+	}
+	waitHeld(t, admin, 0)
+}

@@ -214,6 +214,17 @@ func TestClassify(t *testing.T) {
 	if s, _ := classify(errors.New("dial tcp 127.0.0.1:2: connect: connection refused")); s != StatusFailed {
 		t.Fatalf("refused: %s", s)
 	}
+	// Error replies: refused writes failed; a write whose held reply
+	// became an error (sync-ack mode) ran and may survive.
+	if s, _ := classify(replyErr("READONLY You can't write against a read only replica.")); s != StatusFailed {
+		t.Fatalf("READONLY: %s", s)
+	}
+	if s, _ := classify(replyErr("UNACKED Write may or may not be applied: acknowledged by 0 of 1 required replicas within 100 ms")); s != StatusUnknown {
+		t.Fatalf("UNACKED: %s", s)
+	}
+	if s, _ := classify(replyErr("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")); s != StatusUnknown {
+		t.Fatalf("UNBLOCKED: %s", s)
+	}
 }
 
 func TestReportFilesAndText(t *testing.T) {
@@ -523,3 +534,9 @@ func TestFaultStatsAndSplitText(t *testing.T) {
 		}
 	}
 }
+
+// replyErr is an error reply as go-redis returns it (redis.Error).
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (replyErr) RedisError()     {}
