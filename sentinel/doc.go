@@ -111,6 +111,13 @@
 // every member and promotes the greatest offset; with N = r any one proving
 // replica will do.
 //
+// Reads. The master also holds a read's reply until N replicas acknowledged
+// the offset the master had when the read ran (server/syncack.go), so what
+// a read returned is at or below an acknowledged offset, which the promoted
+// replica holds by the argument above: no failover takes back a value a
+// read saw, and a register's history stays linearizable (the drill checks
+// it with porcupine).
+//
 // What the proof assumes, and what remains:
 //   - The master acknowledges nothing after the offsets were read. True when
 //     it is dead, or cut from every proving replica; the link-down condition
