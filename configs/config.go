@@ -160,10 +160,13 @@ type Config struct {
 	// epoch this server was configured at; MasterFence is master-fence,
 	// "" or "<epoch> <ip> <port>" while writes are refused because that
 	// epoch made ip:port the master; MasterIsolationTimeout is
-	// master-isolation-timeout (ms, 0: off).
+	// master-isolation-timeout (ms, 0: off); MasterKnownSentinels is
+	// master-known-sentinels, the keys of the sentinels learned from
+	// hellos (space-separated), so a restart keeps them.
 	MasterConfigEpoch      int64
 	MasterFence            string
 	MasterIsolationTimeout int
+	MasterKnownSentinels   string
 
 	// Events and encodings.
 	NotifyKeyspaceEvents   int // Notify* flags

@@ -196,6 +196,9 @@ var table = []*Directive{
 	// self-fencing bound of a master cut from its sentinels and replicas.
 	numD("master-config-epoch", "", Hidden|VigilOnly, TypeInt, 0, llongMax, 0, fNum(func(c *Config) *int64 { return &c.MasterConfigEpoch })),
 	strD("master-fence", "", Hidden|VigilOnly, "", func(c *Config) *string { return &c.MasterFence }, validFence),
+	// The sentinels a master learned from hellos, kept across a restart so
+	// the isolation rule applies before the first hello (fence.go).
+	strD("master-known-sentinels", "", Hidden|VigilOnly, "", func(c *Config) *string { return &c.MasterKnownSentinels }, validKnownSentinels),
 	numD("master-isolation-timeout", "", Hidden|VigilOnly, TypeInt, 0, intMax, 10000, fNum(func(c *Config) *int { return &c.MasterIsolationTimeout })),
 	numD("watchdog-period", "", Hidden, TypeInt, 0, intMax, 0, numAcc{}),
 	numD("shutdown-timeout", "", 0, TypeInt, 0, intMax, 10, fNum(func(c *Config) *int { return &c.ShutdownTimeout })),
@@ -663,6 +666,17 @@ func latencyPercentilesD() *Directive {
 		s.RewriteLine("latency-tracking-info-percentiles", line, true)
 	}
 	return d
+}
+
+// validKnownSentinels checks master-known-sentinels' value: sentinel keys
+// (the first 8 characters of a run ID, SentinelKey) separated by spaces.
+func validKnownSentinels(v string) error {
+	for _, k := range strings.Fields(v) {
+		if len(k) > 8 || strings.ContainsAny(k, "\"'") {
+			return errors.New("argument must be sentinel run ID prefixes (8 characters) separated by spaces")
+		}
+	}
+	return nil
 }
 
 // validFence checks master-fence's value: "" or "<epoch> <ip> <port>"

@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -194,6 +195,38 @@ func (f *Fence) contact(now time.Time, key string, learn bool) {
 	if t := f.sentinels[key]; now.After(t) {
 		f.sentinels[key] = now
 	}
+}
+
+// KnownSentinels is the set of sentinels learned from hellos, as the keys
+// in order separated by spaces (master-known-sentinels), "" when none.
+func (f *Fence) KnownSentinels() string {
+	keys := make([]string, 0, len(f.sentinels))
+	for k := range f.sentinels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, " ")
+}
+
+// RestoreSentinels replaces the set of known sentinels with the keys of
+// known (KnownSentinels' form; a config file's master-known-sentinels),
+// each heard at now: a restarted master is monitored again at once, and
+// the isolation rule gives it a full timeout from its start to hear from
+// them (or from its replicas). A key already known keeps its contact time.
+func (f *Fence) RestoreSentinels(now time.Time, known string) {
+	old := f.sentinels
+	f.sentinels = nil
+	for _, k := range strings.Fields(known) {
+		if f.sentinels == nil {
+			f.sentinels = map[string]time.Time{}
+		}
+		if t, ok := old[k]; ok {
+			f.sentinels[k] = t
+		} else {
+			f.sentinels[k] = now
+		}
+	}
+	f.checkAfter = time.Time{}
 }
 
 // Recheck drops the cached "not isolated" verdict (the timeout or the

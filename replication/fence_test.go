@@ -230,3 +230,39 @@ func TestFenceIsolation(t *testing.T) {
 		t.Fatalf("error = %q", msg)
 	}
 }
+
+// TestFenceRestoreSentinels: KnownSentinels lists the learned keys in
+// order; RestoreSentinels makes them known as heard at the given time (a
+// restart's: a full timeout from it), keeps the contact time of a key
+// already known, and "" forgets them all.
+func TestFenceRestoreSentinels(t *testing.T) {
+	const T = 2 * time.Second
+	t0 := time.Unix(1000, 0)
+	in := IsolationInput{Timeout: T, MinReplicas: 1}
+	var f Fence
+	if f.KnownSentinels() != "" {
+		t.Fatalf("known = %q", f.KnownSentinels())
+	}
+	f.RestoreSentinels(t0, "cccccccc aaaaaaaa bbbbbbbb")
+	if !f.Monitored() || f.Sentinels() != 3 || f.KnownSentinels() != "aaaaaaaa bbbbbbbb cccccccc" {
+		t.Fatalf("restored: monitored=%v %d %q", f.Monitored(), f.Sentinels(), f.KnownSentinels())
+	}
+	if iso, _ := f.IsolatedAt(t0.Add(T-time.Millisecond), in); iso {
+		t.Fatal("isolated before the timeout from the restore")
+	}
+	if iso, _ := f.IsolatedAt(t0.Add(T), in); !iso {
+		t.Fatal("not isolated at the timeout from the restore")
+	}
+	// Re-restoring keeps a known key's contact time: no fresh window.
+	f.RestoreSentinels(t0.Add(T), "aaaaaaaa bbbbbbbb cccccccc")
+	if iso, _ := f.IsolatedAt(t0.Add(T), in); !iso {
+		t.Fatal("a restore of the same keys refreshed their contact")
+	}
+	f.RestoreSentinels(t0.Add(T), "")
+	if f.Monitored() || f.KnownSentinels() != "" {
+		t.Fatalf("forgotten: monitored=%v %q", f.Monitored(), f.KnownSentinels())
+	}
+	if iso, _ := f.IsolatedAt(t0.Add(time.Hour), in); iso {
+		t.Fatal("isolated with no sentinel known")
+	}
+}

@@ -27,6 +27,10 @@
 #   -a ARG      extra drill argument for every run (repeatable), e.g.
 #               -a --clients -a 8
 #   -O RUNS     the runs to make, comma-separated (default on,off,redis)
+#   -S          summary only: make no run, print the table of the runs -O
+#               names from the reports already under -o DIR (to join runs
+#               made by concurrent invocations with distinct -a --base-port
+#               and -a --sentinel-base-port into the same -o DIR)
 # Arguments after -- go to the "on" run only, e.g. more server directives:
 #   scripts/proof-run.sh -r 3 -f split -- --server-directive 'fence-after 2000'
 #
@@ -37,9 +41,9 @@
 # redis-sentinel is that same binary). `just proof` runs it.
 set -euo pipefail
 
-rounds=100 seed=1 fault=all out="" wait_off=1 ack_timeout=100 runs="on,off,redis"
+rounds=100 seed=1 fault=all out="" wait_off=1 ack_timeout=100 runs="on,off,redis" summary_only=""
 common=()
-while getopts "r:s:f:o:w:t:a:O:h" opt; do
+while getopts "r:s:f:o:w:t:a:O:Sh" opt; do
   case "$opt" in
     r) rounds=$OPTARG ;;
     s) seed=$OPTARG ;;
@@ -49,8 +53,9 @@ while getopts "r:s:f:o:w:t:a:O:h" opt; do
     t) ack_timeout=$OPTARG ;;
     a) common+=("$OPTARG") ;;
     O) runs=$OPTARG ;;
-    h) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [-r rounds] [-s seed] [-f fault] [-o dir] [-w wait] [-t ms] [-a arg]... [-O runs] [-- on-run drill args]" >&2; exit 2 ;;
+    S) summary_only=1 ;;
+    h) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [-r rounds] [-s seed] [-f fault] [-o dir] [-w wait] [-t ms] [-a arg]... [-O runs] [-S] [-- on-run drill args]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -59,13 +64,13 @@ on_extra=("$@")
 
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { echo "proof-run: jq is missing (apt-get install -y jq)" >&2; exit 2; }
-if [ "$(id -u)" != 0 ]; then echo "proof-run: --net netns needs root" >&2; exit 2; fi
+if [ -z "$summary_only" ] && [ "$(id -u)" != 0 ]; then echo "proof-run: --net netns needs root" >&2; exit 2; fi
 [ -n "$out" ] || out="proof-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 vigil=${VIGIL_BIN:-}
-if [ -z "$vigil" ]; then
+if [ -z "$vigil" ] && [ -z "$summary_only" ]; then
   vigil="$out/bin/vigil"
   echo "building $vigil"
   go build -o "$vigil" ./cmd/vigil
@@ -109,6 +114,7 @@ run() {
 
 IFS=, read -r -a want <<<"$runs"
 for r in "${want[@]}"; do
+  [ -z "$summary_only" ] || break
   case "$r" in
     on) run on --expect-no-loss --server-directive "min-replicas-ack 1" \
           --server-directive "min-replicas-ack-timeout $ack_timeout" "${on_extra[@]}" ;;

@@ -483,6 +483,7 @@ func (c *Core) onPingReplied(e PingReplied) {
 	r := e.Reply
 	if strings.HasPrefix(r, "PONG") || strings.HasPrefix(r, "LOADING") || strings.HasPrefix(r, "MASTERDOWN") {
 		l.lastAvail = c.now
+		l.availSeen = c.now
 		l.actPing = 0
 		if ri != nil && ri.flags&fMasterReboot != 0 && strings.HasPrefix(r, "PONG") {
 			ri.flags &^= fMasterReboot

@@ -82,7 +82,10 @@
 //
 // The rule. Let A be the ack members: the known replicas seen following the
 // master (listed in its INFO, or reporting it as master with the link up;
-// after a config load, every known replica), r = |A|. A replica proves its
+// after a config load, every known replica), and the known replicas the
+// sentinel reached (a valid PING reply) around or after the master's last
+// INFO, unless their own later INFO shows they cannot hold its writes (they
+// may have joined after that INFO listed the master's replicas), r = |A|. A replica proves its
 // offset when it is in A, reachable (not SDOWN, link connected), its INFO is
 // recent and, once the master is SDOWN, taken after the master turned SDOWN,
 // and that INFO says role:slave, following the master's address, with
@@ -116,6 +119,13 @@
 // every member and promotes the greatest offset; with N = r any one proving
 // replica will do.
 //
+// Reads. The master also holds a read's reply until N replicas acknowledged
+// the offset the master had when the read ran (server/syncack.go), so what
+// a read returned is at or below an acknowledged offset, which the promoted
+// replica holds by the argument above: no failover takes back a value a
+// read saw, and a register's history stays linearizable (the drill checks
+// it with porcupine).
+//
 // What the proof assumes, and what remains:
 //   - The master acknowledges nothing after the offsets were read. True when
 //     it is dead, or cut from every proving replica; the link-down condition
@@ -129,11 +139,16 @@
 //   - The acknowledging replicas keep what they acknowledged until the
 //     failover: an ACK is in memory, not on disk, so a replica that restarts
 //     in between may come back behind.
-//   - Every replica that acknowledged was seen following the master: the
-//     master's INFO is read every 10 s, so a replica that connects, syncs,
-//     acknowledges and vanishes within one INFO period is not counted.
-//     SENTINEL RESET forgets the replicas: do not reset a sync-ack master
-//     while some of its replicas are down.
+//   - Every replica that acknowledged is in A: seen following the master
+//     (whose INFO is read every 10 s), or known and reached around or after
+//     the master's last INFO (syncack_joined_unseen: a deposed master
+//     converted into a replica that syncs and acknowledges before the next
+//     INFO, then is cut off). Not counted: a replica the sentinel could not
+//     reach since before the master's last INFO that connects to the master
+//     meanwhile (an asymmetric partition), or one the sentinels never heard
+//     of, that acknowledges and vanishes within one INFO period. SENTINEL
+//     RESET forgets the replicas: do not reset a sync-ack master while some
+//     of its replicas are down.
 //   - N is the smallest value the master reported since it became master
 //     (raising it takes effect at the next failover; 0 or no line turns the
 //     rule off). It and the replication ID are written to the config file
@@ -143,7 +158,8 @@
 //   - A master that the sentinels see down while its replicas stay linked
 //     (repl-timeout, 60 s by default, longer than down-after) holds the
 //     failover until the replicas drop the link: with the mode on, set
-//     repl-timeout on the replicas no longer than down-after-milliseconds.
+//     repl-timeout on the replicas no longer than down-after-milliseconds
+//     (vigil up and vigil drill do).
 //   - A replica-priority 0 replica counts for the proof but is never
 //     promoted: when only such replicas are at or above T there is no
 //     failover (the reason names them) until the operator gives one a

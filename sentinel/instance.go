@@ -59,11 +59,15 @@ type link struct {
 	pcConnTime     int64 // pc_conn_time
 	pcLastActivity int64 // pc_last_activity
 	lastAvail      int64 // last_avail_time: last valid PING reply
-	actPing        int64 // act_ping_time: oldest unanswered PING, 0 if none
-	lastPing       int64 // last_ping_time
-	lastPong       int64 // last_pong_time: last reply of any kind
-	lastReconn     int64 // last_reconn_time
-	localIP        string
+	// availSeen is the time of the last valid PING reply actually
+	// received (lastAvail also starts at the link's creation and at a
+	// master reset); 0: none yet (syncack.go).
+	availSeen  int64
+	actPing    int64 // act_ping_time: oldest unanswered PING, 0 if none
+	lastPing   int64 // last_ping_time
+	lastPong   int64 // last_pong_time: last reply of any kind
+	lastReconn int64 // last_reconn_time
+	localIP    string
 }
 
 // disconnected is link->disconnected: not both connections (or just the

@@ -23,9 +23,10 @@ import (
 //     keeps applying it.
 //   - The ack members M: every known replica that was seen following the
 //     master (listed in the master's INFO, or reporting it as its master
-//     with the link up). Only they can have acknowledged a write. All known
-//     replicas count as members after a config load (the file does not
-//     say which were).
+//     with the link up), and every known replica that may have started
+//     following it since the master's last INFO (ackMayHaveJoined). Only
+//     they can have acknowledged a write. All known replicas count as
+//     members after a config load (the file does not say which were).
 //   - The history H: the master_replid a replica reports while its link to
 //     the master is up. Offsets only compare within one history.
 //
@@ -103,13 +104,43 @@ func (c *Core) followsMaster(r, m *instance) bool {
 	return r.hasSlaveMasterHost && r.slaveMasterPort == m.addr.Port && c.addrEqualsHost(m.addr, r.slaveMasterHost)
 }
 
+// ackMayHaveJoined: a known replica not seen following m may have started
+// following it (and acknowledging writes) since the master's last INFO the
+// sentinel read, which would have listed it: the sentinel reached it
+// (a valid PING reply) around or after that INFO, and no INFO of its own
+// taken since shows it cannot hold the master's acknowledged writes. Such
+// a replica counts as an ack member (the drill lost 757 acknowledged writes
+// without this: a deposed master converted into a replica synced and
+// acknowledged within the 10 s between two INFOs of the new master, then a
+// split left it on the new master's side, out of the sentinels' reach, and
+// the majority promoted the other replica). A replica the sentinel has not
+// reached since well before the master's last INFO (a dead one) does not
+// block failovers.
+func (c *Core) ackMayHaveJoined(r, m *instance) bool {
+	if m.infoRefresh == 0 || r.link == nil || r.link.availSeen == 0 || r.link.availSeen < m.infoRefresh-2*c.tun.PingPeriod {
+		return false
+	}
+	if r.hasInfo && r.infoRefresh > m.infoRefresh && (m.flags&fSDown == 0 || r.infoRefresh >= m.sdownSince) {
+		// Its own INFO, taken since: not following the master, or
+		// following it in another history without a link (it never
+		// synced with it: its replication ID would be the master's).
+		if r.roleReported != fSlave || !c.followsMaster(r, m) {
+			return false
+		}
+		if !r.slaveMasterLinkUp && m.ack.history != "" && r.replID != m.ack.history {
+			return false
+		}
+	}
+	return true
+}
+
 // ackCheck evaluates the rule for m now (m.ack.n > 0).
 func (c *Core) ackCheck(m *instance) ackVerdict {
 	n := m.ack.n
 	var v ackVerdict
 	var members []*instance
 	for _, r := range sortedInstances(m.replicas) {
-		if r.ackMember {
+		if r.ackMember || c.ackMayHaveJoined(r, m) {
 			members = append(members, r)
 		}
 	}

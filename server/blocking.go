@@ -91,6 +91,7 @@ type blockState struct {
 
 	// Sync-ack mode (syncack.go): a write's reply held until the acks.
 	syncAck    bool
+	ackRead    bool   // a read's reply (held until what it saw is acknowledged)
 	held       []byte // the held reply
 	ackTimeout int    // min-replicas-ack-timeout when it blocked (ms)
 }

@@ -422,6 +422,13 @@ func (s *Server) process(c *Client, args [][]byte) {
 		if cmd := s.lookup(args[0]); s.ks.Dirty > dirty || cmd == nil || !cmd.Has(FlagPubSub) {
 			c.holdForAcks(cmd, mark)
 		}
+	} else if c.blocked == nil && s.cfg.MinReplicasAck > 0 && c.multi == nil && s.syncAckApplies(c) {
+		// A read (syncack.go): its reply may show writes not yet
+		// acknowledged; it waits until they are, so that no read sees a
+		// value a failover then takes back.
+		if cmd := s.lookup(args[0]); cmd != nil && syncAckHoldsRead(cmd) {
+			c.holdReadForAcks(cmd, mark)
+		}
 	}
 	if c.blocked != nil {
 		// A blocked client is reset when it is unblocked (Redis's

@@ -117,7 +117,7 @@ func (s *Server) onConfigSet(name string) error {
 		return s.aofOnConfigSet(name)
 	case "maxmemory": // evict.go: updateMaxmemory evicts once applied
 		s.evict.configChanged = true
-	case "master-config-epoch", "master-fence": // fence.go
+	case "master-config-epoch", "master-fence", "master-known-sentinels": // fence.go
 		s.fenceOnConfigSet(name)
 	case "master-isolation-timeout", "min-replicas-to-write", "min-replicas-ack": // fence.go: the rule changed
 		s.fence.Recheck()

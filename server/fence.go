@@ -26,6 +26,7 @@ func (s *Server) fenceInit() {
 	if e, by, ok := replication.ParseFenceString(s.cfg.MasterFence); ok && e != 0 {
 		s.fence.Restore(e, by)
 	}
+	s.fence.RestoreSentinels(s.clock.Now(), s.cfg.MasterKnownSentinels)
 }
 
 // fenceActive: the write path must consult fenceDenies (lock held).
@@ -117,6 +118,11 @@ func (s *Server) fenceHello(c *Client, msg []byte) {
 	case replication.HelloAdopted:
 		s.fenceChanged(false)
 	}
+	if k := s.fence.KnownSentinels(); k != s.cfg.MasterKnownSentinels {
+		// A sentinel learned: persist the set, so that a restart keeps
+		// the isolation rule armed before the first hello comes.
+		s.fenceChanged(true)
+	}
 }
 
 // fenceSentinelCmd records a command of a sentinel's command connection
@@ -147,6 +153,7 @@ func (s *Server) fenceReconfigured() {
 func (s *Server) fenceChanged(persist bool) {
 	s.cfg.MasterConfigEpoch = int64(s.fence.Epoch)
 	s.cfg.MasterFence = s.fence.FenceString()
+	s.cfg.MasterKnownSentinels = s.fence.KnownSentinels()
 	if !persist || s.cfg.File == "" {
 		return
 	}
@@ -166,6 +173,8 @@ func (s *Server) fenceOnConfigSet(name string) {
 			s.log.Info().Msgf("Fence of config epoch %d lifted by CONFIG SET master-fence", s.fence.FencedEpoch)
 		}
 		s.fence.Restore(e, by)
+	case "master-known-sentinels":
+		s.fence.RestoreSentinels(s.clock.Now(), s.cfg.MasterKnownSentinels)
 	}
 	s.fenceChanged(false)
 }

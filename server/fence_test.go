@@ -253,3 +253,75 @@ func TestFencePersisted(t *testing.T) {
 		t.Fatalf("config file after REPLICAOF NO ONE:\n%s", b)
 	}
 }
+
+// TestFenceKnownSentinelsPersisted: the sentinels a master learned from
+// hellos are written to the config file as soon as one is learned, so a
+// master restarted while cut off from them is monitored at once and
+// isolates itself master-isolation-timeout after its start, before any
+// hello reaches it; CONFIG SET master-known-sentinels "" forgets them.
+func TestFenceKnownSentinelsPersisted(t *testing.T) {
+	path := t.TempDir() + "/vigil.conf"
+	if err := writeFile(path, "port 0\nmaster-isolation-timeout 2000\n"); err != nil {
+		t.Fatal(err)
+	}
+	load := func() *testServer {
+		cfg, err := configs.Load(configs.LoadOptions{ConfigFile: path, Args: []string{"--dir", t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk := clock.NewFake(time.Unix(1700000000, 0))
+		s, err := New(cfg, zerolog.Nop(), WithClock(clk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &testServer{s: s, clk: clk}
+	}
+	ts := load()
+	c := ts.client()
+	for _, id := range []string{sentB, sentA, sentC} {
+		ts.do(c, "PUBLISH", "__sentinel__:hello", helloMsg(id, "127.0.0.1", "6379", "0"))
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `master-known-sentinels "aaaaaaaa bbbbbbbb cccccccc"`) {
+		t.Fatalf("config file after three hellos:\n%s", b)
+	}
+	if got := ts.do(c, "CONFIG", "GET", "master-known-sentinels"); !strings.Contains(got, "aaaaaaaa bbbbbbbb cccccccc") {
+		t.Fatalf("CONFIG GET master-known-sentinels: %q", got)
+	}
+
+	// Restarted, no hello since: monitored, 3 sentinels known, writes
+	// accepted within the bound from the start and refused at it.
+	ts2 := load()
+	c2 := ts2.client()
+	if got := replField(ts2, c2, "master_sentinels_known"); got != "3" {
+		t.Fatalf("master_sentinels_known after the restart = %q", got)
+	}
+	ts2.clk.Advance(1999 * time.Millisecond)
+	if got := ts2.do(c2, "SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET within the bound after the restart: %q", got)
+	}
+	ts2.clk.Advance(time.Millisecond)
+	if got := ts2.do(c2, "SET", "k", "v"); !strings.Contains(got, "This master is isolated: no contact with a majority of its 3 sentinels") {
+		t.Fatalf("SET at the bound after the restart: %q", got)
+	}
+	// Two of them heard again (command connections): writes resume.
+	a, bb := ts2.client(), ts2.client()
+	ts2.do(a, "CLIENT", "SETNAME", "sentinel-aaaaaaaa-cmd")
+	ts2.do(bb, "CLIENT", "SETNAME", "sentinel-bbbbbbbb-cmd")
+	ts2.do(a, "PING")
+	ts2.do(bb, "PING")
+	if got := ts2.do(c2, "SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET with 2 of 3 sentinels heard: %q", got)
+	}
+	// Forgotten: never isolated again until a hello.
+	if got := ts2.do(c2, "CONFIG", "SET", "master-known-sentinels", ""); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET master-known-sentinels \"\": %q", got)
+	}
+	ts2.clk.Advance(time.Hour)
+	if got := ts2.do(c2, "SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET after forgetting the sentinels: %q", got)
+	}
+	if got := ts2.do(c2, "CONFIG", "SET", "master-known-sentinels", "toolongkey1"); !strings.HasPrefix(got, "-ERR") {
+		t.Fatalf("CONFIG SET of a bad value: %q", got)
+	}
+}

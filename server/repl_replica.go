@@ -125,16 +125,13 @@ func (s *Server) startReplication(host string, port int) {
 }
 
 // unblockAllWaiters answers the WAIT clients (disconnectAllBlockedClients
-// is harsher; WAIT's count is what they get).
+// is harsher; WAIT's count is what they get). A write held by sync-ack
+// mode ran on this master: it gets UNACKED ("may or may not be applied"),
+// not UNBLOCKED, which would read as a refusal.
 func (s *Server) unblockAllWaiters() {
 	for _, bs := range append([]*blockState(nil), s.blocking.acks...) {
 		if bs.syncAck {
-			// A held write ran here and may or may not survive the
-			// new master: say so (UNACKED), as at its timeout.
-			msg := fmt.Sprintf(errSyncAckTimeout, s.countAcks(bs.reploff), bs.numreplicas, "before this master became a replica")
-			s.syncAck.timeouts++
-			s.countError([]byte("-" + msg))
-			bs.c.w.Error(msg)
+			s.replySyncAckUnacked(bs, "before this master turned into a replica")
 		} else {
 			bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
 		}
@@ -243,8 +240,7 @@ func (s *Server) linkDown(l *replLink, err error) {
 		reason = err.Error()
 	}
 	wasConnected := l.hs.State == replication.StateConnected
-	protoErr := resp.IsProtocolError(err)
-	for _, a := range l.hs.Step(replication.LinkFailed{Reason: reason, ProtocolError: protoErr}) {
+	for _, a := range l.hs.Step(replication.LinkFailed{Reason: reason}) {
 		if c, ok := a.(replication.Close); ok && c.CacheMaster {
 			l.hs.SetCached(&replication.CachedMaster{ReplID: s.repl.ids.ID, Offset: l.offsets.Applied})
 		}

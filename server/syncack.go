@@ -31,6 +31,9 @@ import (
 type syncAckStats struct {
 	held     int64 // writes whose reply was held
 	timeouts int64 // held writes answered with the timeout error
+	// heldReads and readTimeouts are the same for reads.
+	heldReads    int64
+	readTimeouts int64
 }
 
 // errSyncAckTimeout is the reply to a held write whose acknowledgements did
@@ -38,6 +41,10 @@ type syncAckStats struct {
 // (min-replicas-to-write) means the write was refused, this one that it
 // ran on the master and may or may not survive.
 const errSyncAckTimeout = "UNACKED Write may or may not be applied: acknowledged by %d of %d required replicas %s"
+
+// errSyncAckReadTimeout replaces a held read's reply when the writes it may
+// have seen were not acknowledged in time: the value is not returned.
+const errSyncAckReadTimeout = "UNACKED Read not served: the writes it may see are acknowledged by %d of %d required replicas %s"
 
 // syncAckApplies reports whether c's writes are held: a master with the
 // mode on, a client that is not the master's link, the AOF loader or a
@@ -81,12 +88,62 @@ func (c *Client) holdForAcks(cmd *Command, mark int) {
 	}
 }
 
+// syncAckHoldsRead: cmd reads the dataset (a read-only command, or EXEC,
+// a script or a function that wrote nothing). Connection and server
+// commands (PING, INFO, CLIENT, ...: the sentinels' own) are never held.
+func syncAckHoldsRead(cmd *Command) bool {
+	if cmd.Has(FlagPubSub) {
+		return false
+	}
+	if cmd.Has(FlagReadonly) {
+		return true
+	}
+	switch cmd.Name {
+	case "exec", "eval", "evalsha", "fcall":
+		return true
+	}
+	return false
+}
+
+// holdReadForAcks blocks c after a read-only command cmd when the
+// master's offset (every write the read may have seen) is not yet
+// acknowledged by min-replicas-ack replicas: its reply is held until it
+// is, so a read never returns a value that a failover may take back (the
+// sentinel promotes a replica holding every acknowledged offset). At the
+// timeout the client gets UNACKED instead of the value.
+func (c *Client) holdReadForAcks(cmd *Command, mark int) {
+	s := c.srv
+	if s.countAcks(s.repl.offset) >= int64(s.cfg.MinReplicasAck) {
+		return
+	}
+	c.holdForAcks(cmd, mark)
+	if c.blocked != nil {
+		c.blocked.ackRead = true
+		s.syncAck.held--
+		s.syncAck.heldReads++
+	}
+}
+
 // replySyncAckTimedOut writes the error a held write gets instead of its
 // reply (timeout, CLIENT UNBLOCK TIMEOUT).
 func (s *Server) replySyncAckTimedOut(bs *blockState) {
 	when := fmt.Sprintf("within %d ms", bs.ackTimeout)
 	if bs.ackTimeout <= 0 {
 		when = "before it was unblocked"
+	}
+	s.replySyncAckUnacked(bs, when)
+}
+
+// replySyncAckUnacked writes the UNACKED error (the write ran, too few
+// replicas acknowledged it; when says until what) instead of the held
+// reply.
+func (s *Server) replySyncAckUnacked(bs *blockState, when string) {
+	if bs.ackRead {
+		msg := fmt.Sprintf(errSyncAckReadTimeout, s.countAcks(bs.reploff), bs.numreplicas, when)
+		s.syncAck.readTimeouts++
+		s.countError([]byte("-" + msg))
+		bs.c.w.Error(msg)
+		return
 	}
 	msg := fmt.Sprintf(errSyncAckTimeout, s.countAcks(bs.reploff), bs.numreplicas, when)
 	s.syncAck.timeouts++
@@ -97,7 +154,7 @@ func (s *Server) replySyncAckTimedOut(bs *blockState) {
 // infoSyncAck appends the mode's fields to INFO replication, only when it
 // is on or has been used (INFO stays redis-server's otherwise).
 func (s *Server) infoSyncAck(w *infoWriter) {
-	if s.cfg.MinReplicasAck <= 0 && s.syncAck.held == 0 {
+	if s.cfg.MinReplicasAck <= 0 && s.syncAck.held == 0 && s.syncAck.heldReads == 0 {
 		return
 	}
 	waiting := 0
@@ -110,4 +167,6 @@ func (s *Server) infoSyncAck(w *infoWriter) {
 	w.int("sync_ack_waiting_clients", int64(waiting))
 	w.int("sync_ack_held_writes", s.syncAck.held)
 	w.int("sync_ack_timeouts", s.syncAck.timeouts)
+	w.int("sync_ack_held_reads", s.syncAck.heldReads)
+	w.int("sync_ack_read_timeouts", s.syncAck.readTimeouts)
 }

@@ -45,28 +45,41 @@ func waitHeld(t *testing.T, admin *rconn, n int) {
 }
 
 // TestSyncAckHoldsReply: a write's reply is held until the replica
-// acknowledges it; meanwhile another client is served (and sees the write,
-// applied on the master); reads and no-op writes return at once.
+// acknowledges it; meanwhile another client is served: a read (which sees
+// the write, applied on the master) is held until that write is
+// acknowledged too, a no-op write and INFO return at once; once all is
+// acknowledged a read returns at once.
 func TestSyncAckHoldsReply(t *testing.T) {
 	l, rep, admin := syncAckSetup(t, 1, 0)
-	a, b := l.dial(t), l.dial(t)
+	a, b, c := l.dial(t), l.dial(t), l.dial(t)
 	a.send("SET", "k", "v")
 	waitHeld(t, admin, 1)
 	// Another client is served while a is held.
-	if got := b.do("GET", "k"); got != `"v"` {
-		t.Fatalf("GET while held: %s", got)
-	}
-	if got := b.do("SET", "k", "other", "NX"); got != "(nil)" { // no-op write: not held
+	if got := c.do("SET", "k", "other", "NX"); got != "(nil)" { // no-op write: not held
 		t.Fatalf("SET NX: %s", got)
 	}
-	if got := liveInfoField(t, admin, "replication", "sync_ack_waiting_clients"); got != "1" {
-		t.Fatalf("waiting clients %s", got)
+	if got := c.do("PING"); got != "+PONG" {
+		t.Fatalf("PING while held: %s", got)
+	}
+	// A read sees the unacknowledged write: held with it.
+	b.send("GET", "k")
+	waitHeld(t, admin, 2)
+	if got := liveInfoField(t, admin, "replication", "sync_ack_held_reads"); got != "1" {
+		t.Fatalf("sync_ack_held_reads %s", got)
 	}
 	ackAll(t, rep, admin)
 	if got := a.read(); got != "+OK" {
 		t.Fatalf("SET after ACK: %s", got)
 	}
+	if got := b.read(); got != `"v"` {
+		t.Fatalf("GET after ACK: %s", got)
+	}
 	waitHeld(t, admin, 0)
+	// Everything acknowledged: a read returns at once.
+	ackAll(t, rep, admin)
+	if got := b.do("GET", "k"); got != `"v"` {
+		t.Fatalf("GET with all acknowledged: %s", got)
+	}
 	if got := liveInfoField(t, admin, "replication", "sync_ack_held_writes"); got != "1" {
 		t.Errorf("sync_ack_held_writes %s", got)
 	}
@@ -106,6 +119,21 @@ func TestSyncAckTimeout(t *testing.T) {
 	if got := liveInfoField(t, admin, "errorstats", "errorstat_UNACKED"); got != "count=1" {
 		t.Errorf("errorstat_UNACKED %q", got)
 	}
+	// A read of the unacknowledged write: UNACKED at the timeout, not
+	// the value.
+	b := l.dial(t)
+	b.send("GET", "k")
+	waitHeld(t, admin, 1)
+	l.clk.Advance(100 * time.Millisecond)
+	// (0 of 2: the master's offset has moved past the replica's ACK, by
+	// the GETACK sent for the read.)
+	want = "-UNACKED Read not served: the writes it may see are acknowledged by 0 of 2 required replicas within 100 ms"
+	if got := b.read(); got != want {
+		t.Fatalf("read timed out: %q, want %q", got, want)
+	}
+	if got := liveInfoField(t, admin, "replication", "sync_ack_read_timeouts"); got != "1" {
+		t.Errorf("sync_ack_read_timeouts %s", got)
+	}
 }
 
 // TestSyncAckPipelineOrder: commands pipelined behind a held write wait
@@ -119,8 +147,8 @@ func TestSyncAckPipelineOrder(t *testing.T) {
 	a.send("GET", "k")
 	waitHeld(t, admin, 1)
 	// The INCR has not run: the GET behind the held SET waits too.
-	if got := admin.do("GET", "k"); got != `"1"` {
-		t.Fatalf("k is %s while the SET is held", got)
+	if got := liveInfoField(t, admin, "commandstats", "cmdstat_incr"); got != "" {
+		t.Fatalf("INCR ran while the SET is held: %s", got)
 	}
 	ackAll(t, rep, admin)
 	if got := a.read(); got != "+OK" {
@@ -199,6 +227,11 @@ func TestSyncAckClientGone(t *testing.T) {
 		l.s.mu.Unlock()
 		return liveInfoField(t, admin, "replication", "sync_ack_waiting_clients") == "0"
 	})
+	// Never acknowledged: a read would be held too; off, it shows the
+	// write applied.
+	if got := admin.do("CONFIG", "SET", "min-replicas-ack", "0"); got != "+OK" {
+		t.Fatal(got)
+	}
 	if got := admin.do("GET", "k"); got != `"v"` {
 		t.Fatalf("GET: %s", got)
 	}
@@ -244,20 +277,20 @@ func TestSyncAckPublishNotHeld(t *testing.T) {
 	}
 }
 
-// TestSyncAckDemoted: a master that becomes a replica while a write is held
-// answers it with UNACKED (it ran here, and may or may not be on the new
-// master), not WAIT's UNBLOCKED, which reads as "not done".
-func TestSyncAckDemoted(t *testing.T) {
-	ft := listenTarget(t)
+// TestSyncAckHeldWriteOnDemotion: a write held when the master turns into
+// a replica (REPLICAOF, as the sentinels demote it) ran: its client gets
+// UNACKED ("may or may not be applied"), not UNBLOCKED.
+func TestSyncAckHeldWriteOnDemotion(t *testing.T) {
 	l, _, admin := syncAckSetup(t, 1, 0)
 	a := l.dial(t)
 	a.send("SET", "k", "v")
 	waitHeld(t, admin, 1)
-	if got := admin.do("REPLICAOF", "127.0.0.1", strconv.Itoa(ft.port)); got != "+OK" {
+	if got := admin.do("REPLICAOF", "127.0.0.1", "1"); got != "+OK" {
 		t.Fatalf("REPLICAOF: %s", got)
 	}
-	want := "-UNACKED Write may or may not be applied: acknowledged by 0 of 1 required replicas before this master became a replica"
+	want := "-UNACKED Write may or may not be applied: acknowledged by 0 of 1 required replicas before this master turned into a replica"
 	if got := a.read(); got != want {
-		t.Fatalf("held write after REPLICAOF: %q, want %q", got, want)
+		t.Fatalf("held write on demotion: %q, want %q", got, want)
 	}
+	waitHeld(t, admin, 0)
 }

@@ -403,6 +403,10 @@ func (s Spec) nodeConfig(n *Node, master *Node, masters []groupMaster) (string, 
 	if n.PeerPort != 0 {
 		o = append(o, "replica-announce-ip "+s.Host, "replica-announce-port "+strconv.Itoa(n.PeerPort))
 	}
+	if n.Role != RoleSentinel {
+		// Before the caller's directives, which may override them.
+		o = append(o, s.replTimeoutDirectives(tmplDownAfter(s.Templates, s.MasterName))...)
+	}
 	switch n.Role {
 	case RoleReplica:
 		o = append(o, "replicaof "+master.Host+" "+mport)
@@ -466,4 +470,49 @@ func nodeDir(dir string, role Role, port int) string {
 		kind = "sentinel"
 	}
 	return filepath.Join(dir, fmt.Sprintf("%s-%d", kind, port))
+}
+
+// replTimeoutDirectives are the data nodes' repl-timeout and
+// repl-ping-replica-period, matched to the sentinels' down-after
+// (Spec.DownAfter, else the sentinel template's, tmpl; none when neither
+// is known): repl-timeout is down-after in whole seconds (at least 2) and
+// the master pings its replicas every second. With Redis's defaults (60 s,
+// ping every 10 s) a master that stops silently (SIGSTOP, a cut cable, a
+// host down) keeps its replicas' links "up" for a minute after the
+// sentinels found it down, and sync-ack mode's failover rule, which
+// promotes only a replica whose link is down (its offset is final), waits
+// for them (docs/safety.md, "Operator settings"). The same values go to
+// every kind of server, so vigil-server and redis-server runs of the drill
+// compare.
+func (s Spec) replTimeoutDirectives(tmpl time.Duration) []string {
+	da := s.DownAfter
+	if da <= 0 {
+		da = tmpl
+	}
+	if da <= 0 {
+		return nil
+	}
+	secs := max(int(da/time.Second), 2)
+	return []string{"repl-ping-replica-period 1", "repl-timeout " + strconv.Itoa(secs)}
+}
+
+// tmplDownAfter is the down-after-milliseconds the sentinel template sets
+// for the master name (0 when it sets none or cannot be read).
+func tmplDownAfter(tmpl fs.FS, name string) time.Duration {
+	if tmpl == nil {
+		return 0
+	}
+	b, err := fs.ReadFile(tmpl, "sentinel.conf")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(renameMaster(string(b), name), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 4 && strings.EqualFold(f[0], "sentinel") && strings.EqualFold(f[1], "down-after-milliseconds") && f[2] == name {
+			if ms, err := strconv.Atoi(f[3]); err == nil && ms > 0 {
+				return time.Duration(ms) * time.Millisecond
+			}
+		}
+	}
+	return 0
 }

@@ -80,6 +80,13 @@ func TestNodeConfigs(t *testing.T) {
 	if mc["appendonly"] != "appendonly yes" || rc["appendonly"] != "appendonly yes" {
 		t.Errorf("server directive not applied: %q %q", mc["appendonly"], rc["appendonly"])
 	}
+	// down-after 1.5 s: repl-timeout 2 (the minimum), pings every second,
+	// on both data nodes.
+	for _, c := range []map[string]string{mc, rc} {
+		if c["repl-timeout"] != "repl-timeout 2" || c["repl-ping-replica-period"] != "repl-ping-replica-period 1" {
+			t.Errorf("repl-timeout not matched to down-after: %q %q", c["repl-timeout"], c["repl-ping-replica-period"])
+		}
+	}
 	if rc["replica-priority"] != "replica-priority 100" {
 		t.Errorf("template line lost: %q", rc["replica-priority"])
 	}
@@ -232,4 +239,34 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+func TestReplTimeoutFollowsDownAfter(t *testing.T) {
+	read := func(spec Spec) map[string]string {
+		t.Helper()
+		d, err := newFree(t, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(d.Servers[1].ConfPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lines(string(b))
+	}
+	// The template's down-after (5000 ms) when the spec gives none.
+	c := read(Spec{Dir: t.TempDir(), VigilExe: "/bin/true"})
+	if c["repl-timeout"] != "repl-timeout 5" || c["repl-ping-replica-period"] != "repl-ping-replica-period 1" {
+		t.Errorf("template down-after: %q %q", c["repl-timeout"], c["repl-ping-replica-period"])
+	}
+	// The spec's, in whole seconds.
+	c = read(Spec{Dir: t.TempDir(), VigilExe: "/bin/true", DownAfter: 7900 * time.Millisecond})
+	if c["repl-timeout"] != "repl-timeout 7" {
+		t.Errorf("down-after 7.9 s: %q", c["repl-timeout"])
+	}
+	// A server directive overrides it.
+	c = read(Spec{Dir: t.TempDir(), VigilExe: "/bin/true", DownAfter: 2 * time.Second, ServerDirectives: []string{"repl-timeout 30"}})
+	if c["repl-timeout"] != "repl-timeout 30" {
+		t.Errorf("override: %q", c["repl-timeout"])
+	}
 }

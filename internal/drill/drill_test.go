@@ -106,6 +106,29 @@ func TestLinearizableHistoryPasses(t *testing.T) {
 	}
 }
 
+// TestUnknownWritesInTheCheck: unknown writes no read returned are left out
+// (thousands of them check at once, where porcupine used to time out); one
+// a read returned took effect before that read returned, so a later read
+// of an older value is caught.
+func TestUnknownWritesInTheCheck(t *testing.T) {
+	ops := []Op{reg(0, KindRegWrite, "a", 0, 10*ms, StatusOK)}
+	at := 20 * ms
+	for i := 0; i < 3000; i++ {
+		ops = append(ops, reg(1+i%4, KindRegWrite, fmt.Sprintf("u%d", i), at, at+ms, StatusUnknown),
+			reg(5, KindRegRead, "a", at+ms, at+2*ms, StatusOK))
+		at += 3 * ms
+	}
+	r := CheckLinearizable(ops, 5*time.Second)
+	if r.Result != "Ok" || r.Ops != 3001 {
+		t.Fatalf("unread unknown writes: got %+v, want Ok over 3001 ops", r)
+	}
+	// u1 was read at [at, at+1ms]: a read of a after it is stale.
+	ops = append(ops, reg(5, KindRegRead, "u1", at, at+ms, StatusOK), reg(5, KindRegRead, "a", at+2*ms, at+3*ms, StatusOK))
+	if r := CheckLinearizable(ops, 5*time.Second); r.Result != "Illegal" {
+		t.Fatalf("a read of a after one of u1: got %+v, want Illegal", r)
+	}
+}
+
 func TestNonLinearizableHistoryIsDetectedWithCounterexample(t *testing.T) {
 	// A stale read: b was acknowledged before the read began, yet the read
 	// returns a (what a client reading a demoted master sees).
@@ -213,6 +236,17 @@ func TestClassify(t *testing.T) {
 	}
 	if s, _ := classify(errors.New("dial tcp 127.0.0.1:2: connect: connection refused")); s != StatusFailed {
 		t.Fatalf("refused: %s", s)
+	}
+	// Error replies: refused writes failed; a write whose held reply
+	// became an error (sync-ack mode) ran and may survive.
+	if s, _ := classify(replyErr("READONLY You can't write against a read only replica.")); s != StatusFailed {
+		t.Fatalf("READONLY: %s", s)
+	}
+	if s, _ := classify(replyErr("UNACKED Write may or may not be applied: acknowledged by 0 of 1 required replicas within 100 ms")); s != StatusUnknown {
+		t.Fatalf("UNACKED: %s", s)
+	}
+	if s, _ := classify(replyErr("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")); s != StatusUnknown {
+		t.Fatalf("UNBLOCKED: %s", s)
 	}
 }
 
@@ -523,3 +557,9 @@ func TestFaultStatsAndSplitText(t *testing.T) {
 		}
 	}
 }
+
+// replyErr is an error reply as go-redis returns it (redis.Error).
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (replyErr) RedisError()     {}

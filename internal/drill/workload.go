@@ -176,12 +176,18 @@ func (w *workload) regRead(c *client.Client, id int, key string) {
 // classify maps a command's error to an outcome: an error reply (the
 // server answered: -READONLY, -MASTERDOWN, ...) or a refusal before sending
 // (ErrStaleMaster, a failed dial) had no effect; anything else (a timeout,
-// a connection broken after sending) may have.
+// a connection broken after sending) may have. So may the error replies of
+// a write that ran and whose reply was held (sync-ack mode): -UNACKED (too
+// few replicas acknowledged it in time) and -UNBLOCKED (the wait was ended:
+// CLIENT UNBLOCK, or the master turned into a replica).
 func classify(err error) (Status, string) {
 	if err == nil {
 		return StatusOK, ""
 	}
 	msg := err.Error()
+	if strings.HasPrefix(msg, "UNACKED ") || strings.HasPrefix(msg, "UNBLOCKED ") {
+		return StatusUnknown, msg
+	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) || errors.Is(err, client.ErrStaleMaster) ||
 		strings.Contains(msg, "connection refused") || strings.Contains(msg, "dial tcp") ||
