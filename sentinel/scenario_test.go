@@ -389,6 +389,18 @@ func TestScenarioAssertions(t *testing.T) {
 		failoverFacts(t, s, three, "r2", "1")
 		syncAckBlockedUntil(t, s, "+selected-slave")
 	})
+	t.Run("syncack_joined_unseen", func(t *testing.T) {
+		s := runScenario(t, "syncack_joined_unseen")
+		// The failover away from the killed m, then none during the split.
+		for _, n := range []string{"s1", "s2", "s3"} {
+			if c := s.Count(n, "+switch-master"); c != 1 {
+				t.Errorf("%s: %d +switch-master, want 1 (before the split only)", n, c)
+			}
+		}
+		if n := s.Count("*", "+no-ack-quorum"); n == 0 {
+			t.Error("no +no-ack-quorum during the split")
+		}
+	})
 	t.Run("syncack_linked", func(t *testing.T) {
 		s := runScenario(t, "syncack_linked")
 		noFailover(t, s)
