@@ -240,7 +240,8 @@ func (s *Server) linkDown(l *replLink, err error) {
 		reason = err.Error()
 	}
 	wasConnected := l.hs.State == replication.StateConnected
-	for _, a := range l.hs.Step(replication.LinkFailed{Reason: reason}) {
+	protoErr := resp.IsProtocolError(err)
+	for _, a := range l.hs.Step(replication.LinkFailed{Reason: reason, ProtocolError: protoErr}) {
 		if c, ok := a.(replication.Close); ok && c.CacheMaster {
 			l.hs.SetCached(&replication.CachedMaster{ReplID: s.repl.ids.ID, Offset: l.offsets.Applied})
 		}
