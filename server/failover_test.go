@@ -47,6 +47,15 @@ func listenTarget(t *testing.T) *fakeTarget {
 // to PSYNC, whose argv it returns; psyncReply is the answer written.
 func (ft *fakeTarget) handshake(t *testing.T, psyncReply string) []string {
 	t.Helper()
+	c, _, argv := ft.acceptPsync(t)
+	io.WriteString(c, psyncReply)
+	return argv
+}
+
+// acceptPsync accepts the next connection and answers its handshake up to
+// PSYNC, unanswered: it returns the connection, its reader and PSYNC's argv.
+func (ft *fakeTarget) acceptPsync(t *testing.T) (net.Conn, *bufio.Reader, []string) {
+	t.Helper()
 	var c net.Conn
 	select {
 	case c = <-ft.conns:
@@ -63,8 +72,7 @@ func (ft *fakeTarget) handshake(t *testing.T, psyncReply string) []string {
 		case "REPLCONF":
 			io.WriteString(c, "+OK\r\n")
 		case "PSYNC":
-			io.WriteString(c, psyncReply)
-			return argv
+			return c, br, argv
 		default:
 			t.Fatalf("unexpected %q in the handshake", argv)
 		}
