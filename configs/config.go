@@ -167,6 +167,10 @@ type Config struct {
 	MasterFence            string
 	MasterIsolationTimeout int
 	MasterKnownSentinels   string
+	// MasterSyncAckSentinels is master-sync-ack-sentinels: the keys of the
+	// sentinels that ever confirmed a sync-ack INFO (vigil-sentinels,
+	// replication.AckGate), kept across a restart.
+	MasterSyncAckSentinels string
 
 	// Events and encodings.
 	NotifyKeyspaceEvents   int // Notify* flags

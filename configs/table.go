@@ -199,6 +199,9 @@ var table = []*Directive{
 	// The sentinels a master learned from hellos, kept across a restart so
 	// the isolation rule applies before the first hello (fence.go).
 	strD("master-known-sentinels", "", Hidden|VigilOnly, "", func(c *Config) *string { return &c.MasterKnownSentinels }, validKnownSentinels),
+	// The sentinels that confirmed a sync-ack INFO (vigil-sentinels): a
+	// replica's acks count once each known one saw it (server/syncack.go).
+	strD("master-sync-ack-sentinels", "", Hidden|VigilOnly, "", func(c *Config) *string { return &c.MasterSyncAckSentinels }, validKnownSentinels),
 	numD("master-isolation-timeout", "", Hidden|VigilOnly, TypeInt, 0, intMax, 10000, fNum(func(c *Config) *int { return &c.MasterIsolationTimeout })),
 	numD("watchdog-period", "", Hidden, TypeInt, 0, intMax, 0, numAcc{}),
 	numD("shutdown-timeout", "", 0, TypeInt, 0, intMax, 10, fNum(func(c *Config) *int { return &c.ShutdownTimeout })),

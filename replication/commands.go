@@ -25,6 +25,11 @@ type Replconf struct {
 	// GetAck: "getack": a replica connected to its master answers with
 	// StreamOffsets.GetAck; nobody answers otherwise.
 	GetAck bool
+	// SentinelSeen is set by "sentinel-seen <seq>" (Vigil, sync-ack mode,
+	// AckGate): the sentinel SentinelID ("sentinel-id <runid>", the same
+	// call) recorded every replica listed in the INFO numbered seq.
+	SentinelSeen *uint64
+	SentinelID   string
 	// Reply is the line to write: "+OK\r\n", an error, or "" for ack/getack
 	// (which reply nothing).
 	Reply string
@@ -117,6 +122,20 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 				functions = true
 			}
 			r.RDBFilterFunctions = functions
+		case "sentinel-seen":
+			n, ok := redisutil.String2ll(val)
+			if !ok || n < 0 {
+				r.Reply = notInteger
+				return r
+			}
+			seq := uint64(n)
+			r.SentinelSeen = &seq
+		case "sentinel-id":
+			if len(val) == 0 || len(val) > 64 {
+				r.Reply = syntaxError
+				return r
+			}
+			r.SentinelID = string(val)
 		default:
 			r.Reply = "-ERR Unrecognized REPLCONF option: " + opt + "\r\n"
 			return r

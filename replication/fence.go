@@ -233,6 +233,25 @@ func (f *Fence) RestoreSentinels(now time.Time, known string) {
 // number of replicas needed changed).
 func (f *Fence) Recheck() { f.checkAfter = time.Time{} }
 
+// SentinelKeys are the keys of the known sentinels (AckGate.Counted).
+func (f *Fence) SentinelKeys() []string {
+	keys := make([]string, 0, len(f.sentinels))
+	for k := range f.sentinels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// LearnSentinel records contact with the sentinel key as a hello would
+// (a sentinel-seen confirmation: AckGate); it reports whether the key is
+// new.
+func (f *Fence) LearnSentinel(now time.Time, key string) bool {
+	_, had := f.sentinels[key]
+	f.contact(now, key, true)
+	return !had && key != ""
+}
+
 // Sentinels is the number of sentinels learned from hellos.
 func (f *Fence) Sentinels() int { return len(f.sentinels) }
 
