@@ -500,7 +500,11 @@ func (s *Server) processWaitingReplicas(offset int64) {
 		if bs.reploff > offset {
 			continue // this acknowledgement does not reach it
 		}
-		if n := s.countAcks(bs.reploff); n >= bs.numreplicas {
+		n := s.countAcks(bs.reploff)
+		if bs.syncAck {
+			n = s.countSyncAcks(bs.reploff)
+		}
+		if n >= bs.numreplicas {
 			if bs.syncAck {
 				bs.c.w.Raw(bs.held)
 			} else {

@@ -119,6 +119,9 @@ func (s *Server) onConfigSet(name string) error {
 		s.evict.configChanged = true
 	case "master-config-epoch", "master-fence", "master-known-sentinels": // fence.go
 		s.fenceOnConfigSet(name)
+	case "master-sync-ack-sentinels": // syncack.go
+		s.syncAck.gate.RestoreConfirmers(s.cfg.MasterSyncAckSentinels)
+		s.processWaitingReplicas(s.repl.offset)
 	case "master-isolation-timeout", "min-replicas-to-write", "min-replicas-ack": // fence.go: the rule changed
 		s.fence.Recheck()
 	case "loglevel":

@@ -79,6 +79,9 @@ func cmdReplconf(c *Client, args [][]byte) {
 	if rc.Ack != nil {
 		s.replicaAck(c, *rc.Ack)
 	}
+	if rc.SentinelSeen != nil {
+		s.syncAckSentinelSeen(c, rc.SentinelID, *rc.SentinelSeen) // syncack.go
+	}
 	if rc.Reply != "" {
 		c.w.Raw([]byte(rc.Reply))
 	}

@@ -175,6 +175,8 @@ func (s *Server) fenceOnConfigSet(name string) {
 		s.fence.Restore(e, by)
 	case "master-known-sentinels":
 		s.fence.RestoreSentinels(s.clock.Now(), s.cfg.MasterKnownSentinels)
+		// Dropping a sentinel may let replicas count for sync-ack.
+		s.processWaitingReplicas(s.repl.offset)
 	}
 	s.fenceChanged(false)
 }

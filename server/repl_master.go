@@ -105,6 +105,9 @@ type replica struct {
 	// once obufBoundOK.
 	obufBound   int64
 	obufBoundOK bool
+	// gateAt tags the attachment for sync-ack's membership rule
+	// (replication.AckGate; syncack.go).
+	gateAt uint64
 }
 
 type replProp struct{ s *Server }
@@ -319,6 +322,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		s.log.Info().Msgf("Replica %s asks for synchronization", c.addr)
 	}
 	c.replRole.Store(kindReplica)
+	rp.gateAt = s.syncAck.gate.Attach()
 	s.repl.replicas = append(s.repl.replicas, rp)
 	go s.replicaWriter(rp)
 }

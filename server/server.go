@@ -181,6 +181,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.execPath, _ = os.Executable()
 	s.applyAtomics()
 	s.fenceInit()
+	s.syncAckInit()
 	s.initAdmin()
 	s.slowlog.init()
 	s.initRepl() // repl

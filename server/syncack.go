@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"time"
+
+	"github.com/vigil-kv/vigil/replication"
 )
 
 // Sync-ack mode (Vigil's own; docs/safety.md): with min-replicas-ack N > 0
@@ -22,6 +24,13 @@ import (
 // never a silent success. A client gone while parked is unblocked by the
 // cron's sweep, as a WAIT.
 //
+// Which acknowledgements count (replication.AckGate; sentinel/doc.go,
+// "Sync-ack mode"): a replica's, only once every sentinel this master knows
+// (master-known-sentinels) confirmed (REPLCONF sentinel-seen) an INFO
+// numbered (sync_ack_info_seq) after the replica attached, i.e. recorded it
+// as an ack member: then whichever sentinel leads a failover counts it. WAIT
+// and min-replicas-to-write count every replica, as in Redis.
+//
 // Never held: a replica's own clients (a replica does not wait), the
 // master's link and the AOF loader, replicas' connections, commands that
 // blocked (WAIT itself, BLPOP...: their eventual replies are not held), and
@@ -29,8 +38,9 @@ import (
 
 // syncAckStats are INFO's sync-ack counters (guarded by mu).
 type syncAckStats struct {
-	held     int64 // writes whose reply was held
-	timeouts int64 // held writes answered with the timeout error
+	gate     replication.AckGate // which replicas' acks count
+	held     int64               // writes whose reply was held
+	timeouts int64               // held writes answered with the timeout error
 	// heldReads and readTimeouts are the same for reads.
 	heldReads    int64
 	readTimeouts int64
@@ -67,7 +77,7 @@ func (c *Client) holdForAcks(cmd *Command, mark int) {
 	s := c.srv
 	n := int64(s.cfg.MinReplicasAck)
 	offset := s.repl.offset
-	if s.countAcks(offset) >= n {
+	if s.countSyncAcks(offset) >= n {
 		return // already acknowledged (cannot be before the GETACK, but cheap)
 	}
 	var deadline time.Time
@@ -113,7 +123,7 @@ func syncAckHoldsRead(cmd *Command) bool {
 // timeout the client gets UNACKED instead of the value.
 func (c *Client) holdReadForAcks(cmd *Command, mark int) {
 	s := c.srv
-	if s.countAcks(s.repl.offset) >= int64(s.cfg.MinReplicasAck) {
+	if s.countSyncAcks(s.repl.offset) >= int64(s.cfg.MinReplicasAck) {
 		return
 	}
 	c.holdForAcks(cmd, mark)
@@ -139,13 +149,13 @@ func (s *Server) replySyncAckTimedOut(bs *blockState) {
 // reply.
 func (s *Server) replySyncAckUnacked(bs *blockState, when string) {
 	if bs.ackRead {
-		msg := fmt.Sprintf(errSyncAckReadTimeout, s.countAcks(bs.reploff), bs.numreplicas, when)
+		msg := fmt.Sprintf(errSyncAckReadTimeout, s.countSyncAcks(bs.reploff), bs.numreplicas, when) + s.syncAckUnseenNote(bs.reploff)
 		s.syncAck.readTimeouts++
 		s.countError([]byte("-" + msg))
 		bs.c.w.Error(msg)
 		return
 	}
-	msg := fmt.Sprintf(errSyncAckTimeout, s.countAcks(bs.reploff), bs.numreplicas, when)
+	msg := fmt.Sprintf(errSyncAckTimeout, s.countSyncAcks(bs.reploff), bs.numreplicas, when) + s.syncAckUnseenNote(bs.reploff)
 	s.syncAck.timeouts++
 	s.countError([]byte("-" + msg))
 	bs.c.w.Error(msg)
@@ -164,9 +174,78 @@ func (s *Server) infoSyncAck(w *infoWriter) {
 		}
 	}
 	w.int("min_replicas_ack", int64(s.cfg.MinReplicasAck))
+	if s.cfg.MinReplicasAck > 0 && !s.isReplica() {
+		// The number of this INFO (it lists every replica attached now):
+		// a sentinel confirms it with REPLCONF sentinel-seen.
+		w.int("sync_ack_info_seq", int64(s.syncAck.gate.NextInfo()))
+		known := s.fence.SentinelKeys()
+		unseen := 0
+		for _, rp := range s.repl.replicas {
+			if !s.syncAck.gate.Counted(rp.gateAt, known) {
+				unseen++
+			}
+		}
+		w.int("sync_ack_unseen_replicas", int64(unseen))
+	}
 	w.int("sync_ack_waiting_clients", int64(waiting))
 	w.int("sync_ack_held_writes", s.syncAck.held)
 	w.int("sync_ack_timeouts", s.syncAck.timeouts)
 	w.int("sync_ack_held_reads", s.syncAck.heldReads)
 	w.int("sync_ack_read_timeouts", s.syncAck.readTimeouts)
+}
+
+// countSyncAcks is countAcks for sync-ack mode: the online replicas at or
+// above offset whose acknowledgements count (AckGate: every known sentinel
+// confirmed an INFO listing them).
+func (s *Server) countSyncAcks(offset int64) int64 {
+	known := s.fence.SentinelKeys()
+	n := int64(0)
+	for _, rp := range s.repl.replicas {
+		if rp.ack.State == replication.ReplicaOnline && rp.ack.Offset >= offset && s.syncAck.gate.Counted(rp.gateAt, known) {
+			n++
+		}
+	}
+	return n
+}
+
+// syncAckUnseenNote completes the UNACKED error when replicas not yet seen
+// by every sentinel acknowledged the offset (their acks do not count).
+func (s *Server) syncAckUnseenNote(offset int64) string {
+	if d := s.countAcks(offset) - s.countSyncAcks(offset); d > 0 {
+		return fmt.Sprintf(" (%d more from replicas not yet seen by every sentinel)", d)
+	}
+	return ""
+}
+
+// syncAckSentinelSeen is REPLCONF sentinel-seen <seq> [sentinel-id <runid>]
+// from a vigil-sentinel: it recorded every replica listed in this master's
+// INFO numbered seq as an ack member. The sentinel is known from then on
+// (as by a hello); held replies its confirmation lets count are released.
+func (s *Server) syncAckSentinelSeen(c *Client, id string, seq uint64) {
+	key := replication.SentinelKey(id)
+	if id == "" {
+		key = replication.SentinelClientKey(c.name)
+	}
+	if key == "" || s.isReplica() {
+		return
+	}
+	learned := s.fence.LearnSentinel(s.clock.Now(), key)
+	moved := s.syncAck.gate.Seen(key, seq)
+	if c := s.syncAck.gate.Confirmers(); c != s.cfg.MasterSyncAckSentinels {
+		s.cfg.MasterSyncAckSentinels = c
+		learned = true
+	}
+	if learned {
+		s.fenceChanged(true) // persists both sets (CONFIG REWRITE)
+	}
+	if moved {
+		s.processWaitingReplicas(s.repl.offset)
+	}
+}
+
+// syncAckInit loads the persisted confirmers and starts the INFO
+// numbering above any previous run's (New; lock not needed yet).
+func (s *Server) syncAckInit() {
+	s.syncAck.gate.RestoreConfirmers(s.cfg.MasterSyncAckSentinels)
+	s.syncAck.gate.Start(uint64(max(s.clock.Now().UnixMicro(), 0)))
 }
