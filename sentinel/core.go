@@ -63,6 +63,8 @@ type Core struct {
 	now   int64
 	out   []Action
 	flush bool
+	// late: actions that go after the Step's RewriteConfig (SendAckSeen).
+	late []Action
 }
 
 // New returns a Core with no masters. Deliver ConfigLoaded first.
@@ -112,6 +114,7 @@ func (c *Core) Step(now int64, ev Event) []Action {
 	}
 	c.now = now
 	c.out = nil
+	c.late = nil
 	c.flush = false
 	if !c.started {
 		c.started = true
@@ -185,6 +188,8 @@ func (c *Core) Step(now int64, ev Event) []Action {
 	if c.flush {
 		out = append(out, RewriteConfig{})
 	}
+	out = append(out, c.late...)
+	c.late = nil
 	if reply != nil {
 		out = append(out, reply)
 	}

@@ -139,16 +139,55 @@
 //   - The acknowledging replicas keep what they acknowledged until the
 //     failover: an ACK is in memory, not on disk, so a replica that restarts
 //     in between may come back behind.
-//   - Every replica that acknowledged is in A: seen following the master
-//     (whose INFO is read every 10 s), or known and reached around or after
-//     the master's last INFO (syncack_joined_unseen: a deposed master
-//     converted into a replica that syncs and acknowledges before the next
-//     INFO, then is cut off). Not counted: a replica the sentinel could not
-//     reach since before the master's last INFO that connects to the master
-//     meanwhile (an asymmetric partition), or one the sentinels never heard
-//     of, that acknowledges and vanishes within one INFO period. SENTINEL
-//     RESET forgets the replicas: do not reset a sync-ack master while some
-//     of its replicas are down.
+//   - Every replica whose acknowledgements counted is in the leader's A.
+//     The master makes it so (membership gate, replication.AckGate,
+//     server/syncack.go): a replica's ACKs count toward sync-ack (writes
+//     and held reads) only once every sentinel the master knows
+//     (master-known-sentinels: learned from hellos and confirmations,
+//     persisted) that ever confirmed one of its INFOs (a vigil-sentinel;
+//     master-sync-ack-sentinels, persisted: a redis-sentinel never
+//     confirms and is not waited for) has confirmed an INFO that listed
+//     it. The master numbers
+//     its INFOs in the mode (sync_ack_info_seq); a sentinel that processed
+//     one of its master, marked every replica listed an ack member (which
+//     sticks until the replica is forgotten) and wrote them to its config
+//     file (the confirmation follows the Step's RewriteConfig, and is not
+//     sent if the rewrite failed) answers REPLCONF sentinel-seen <seq>
+//     sentinel-id <runid> (SendAckSeen). A replica attached when the
+//     counter was a was listed by every INFO numbered above a while its
+//     connection lasts; it counts once each known sentinel confirmed a
+//     number above a; a reconnection is a new attachment. Why every known
+//     sentinel, not a majority: any sentinel that asks first can win the
+//     vote, and the votes carry no replica list, so the leader itself must
+//     know the replica. Hence the gap Redis's INFO polling leaves (a
+//     replica that connects, acknowledges and vanishes between two INFOs,
+//     or that the sentinels cannot reach: an asymmetric partition, or one
+//     they never heard of) is closed: its ACKs did not count, the writes
+//     they would have acknowledged got UNACKED at the timeout (never a
+//     silent OK). A sentinel restarted from its file counts every replica
+//     of the file, which holds every one it confirmed. The deposed master
+//     turned into a replica, a promoted replica's replicas (unsetMaster
+//     drops them, they reattach) and a restarted master's replicas all
+//     start unconfirmed. ackMayHaveJoined (syncack_joined_unseen) stays as
+//     a second line for a master that counts without the gate (none known).
+//     What remains: with no vigil-sentinel known to the master (never
+//     monitored, or no confirmation ever received) every replica counts; a sentinel added, or
+//     SENTINEL RESET, while a counted replica is down does not know it (do
+//     not reset a sync-ack master while some of its replicas are down); a
+//     sentinel that never reached the master (no hello, no confirmation)
+//     and knows replicas only from its file is not waited for.
+//   - The cost of the gate: a replica that attaches (or reattaches) counts
+//     only after each known sentinel's next INFO of the master, up to the
+//     INFO period (10 s); meanwhile the other counted replicas acknowledge
+//     (with N=1 and two replicas, the old one), or, with fewer than N
+//     counted replicas attached, writes and reads wait and get UNACKED at
+//     min-replicas-ack-timeout. While a known sentinel is down or cut from
+//     the master no new replica counts (replicas already counted keep
+//     counting); the operator drops a sentinel that is gone for good with
+//     CONFIG SET master-known-sentinels on the master. WAIT and
+//     min-replicas-to-write are unchanged (every replica counts, as in
+//     Redis), and a redis-sentinel never sends the confirmation (it does
+//     not change redis-sentinel interop: the gate needs vigil-sentinels).
 //   - N is the smallest value the master reported since it became master
 //     (raising it takes effect at the next failover; 0 or no line turns the
 //     rule off). It and the replication ID are written to the config file

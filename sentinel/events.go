@@ -270,6 +270,18 @@ type SendFailover struct {
 	Abort     bool
 }
 
+// SendAckSeen (Vigil, sync-ack mode) confirms to a vigil-server master
+// that this sentinel recorded, as ack members, every replica listed in its
+// INFO numbered Seq (sync_ack_info_seq), and persisted them: `REPLCONF
+// sentinel-seen <Seq> sentinel-id <RunID>`, REPLCONF mapped through
+// Core.MapCommand; answered by one CommandReplied. It comes after the
+// Step's RewriteConfig: a shell whose rewrite failed must not send it.
+type SendAckSeen struct {
+	Instance Ref
+	Seq      uint64
+	RunID    string
+}
+
 // SendScriptKill asks for SCRIPT KILL (sent once to a -BUSY SDOWN instance).
 type SendScriptKill struct{ Instance Ref }
 
@@ -327,6 +339,7 @@ func (Connect) isAction()         {}
 func (Disconnect) isAction()      {}
 func (SendPing) isAction()        {}
 func (SendInfo) isAction()        {}
+func (SendAckSeen) isAction()     {}
 func (PublishHello) isAction()    {}
 func (AskMasterDown) isAction()   {}
 func (SendReplicaOf) isAction()   {}

@@ -42,6 +42,10 @@ type Info struct {
 	// whether the line was there.
 	MinReplicasAck    int
 	HasMinReplicasAck bool
+	// AckInfoSeq (Vigil) is sync_ack_info_seq, the number a vigil-server
+	// master in sync-ack mode gives each INFO; the sentinel confirms it
+	// (SendAckSeen) once it recorded every replica listed.
+	AckInfoSeq uint64
 }
 
 // ParseInfo parses INFO text. It never panics.
@@ -69,6 +73,9 @@ func ParseInfo(text string) Info {
 		}
 		if strings.HasPrefix(l, "master_replid:") {
 			in.ReplID = l[len("master_replid:"):]
+		}
+		if strings.HasPrefix(l, "sync_ack_info_seq:") {
+			in.AckInfoSeq = cStrtoull(l[len("sync_ack_info_seq:"):])
 		}
 		if strings.HasPrefix(l, "min_replicas_ack:") {
 			in.MinReplicasAck, in.HasMinReplicasAck = cAtoi(l[len("min_replicas_ack:"):]), true

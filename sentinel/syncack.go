@@ -79,10 +79,20 @@ func (c *Core) syncAckInfo(ri *instance, in Info) {
 				c.ackClear(ri)
 			}
 		}
+		all := true
 		for _, a := range in.Replicas {
 			if r := ri.replicas[Addr{IP: canonicalHost(a.IP), Port: a.Port}.String()]; r != nil {
 				r.ackMember = true
+			} else {
+				all = false // an address the sentinel refused: not recorded
 			}
+		}
+		if in.AckInfoSeq > 0 && all && ri.ack.n > 0 && ri.link != nil && !ri.link.disconnected() && c.myID != "" {
+			// Every listed replica is an ack member (and, after this
+			// Step's RewriteConfig, in the config file): tell the master
+			// their acknowledgements may count (AckGate).
+			ri.link.pending++
+			c.late = append(c.late, SendAckSeen{Instance: c.ref(ri), Seq: in.AckInfoSeq, RunID: c.myID})
 		}
 		return
 	}

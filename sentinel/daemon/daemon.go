@@ -328,6 +328,15 @@ func (d *Daemon) step(ev sentinel.Event) sentinel.Action {
 			}
 		case sentinel.Reply, sentinel.MasterDownReply:
 			reply = a
+		case sentinel.SendAckSeen:
+			// Only once the replicas it confirms are on disk (a sentinel
+			// restarted from its file must still count them).
+			if flushFailed {
+				d.send(a.Instance, func(Reply) sentinel.Event { return sentinel.CommandReplied{Instance: a.Instance} },
+					d.core.MapCommand(a.Instance, "PING"))
+			} else {
+				d.exec(a)
+			}
 		default:
 			d.exec(a)
 		}
@@ -390,6 +399,9 @@ func (d *Daemon) exec(a sentinel.Action) {
 			strconv.Itoa(a.MasterPort), strconv.FormatUint(a.Epoch, 10), a.RunID)
 	case sentinel.SendReplicaOf:
 		d.sendReplicaOf(a)
+	case sentinel.SendAckSeen:
+		d.send(a.Instance, func(Reply) sentinel.Event { return sentinel.CommandReplied{Instance: a.Instance} },
+			d.core.MapCommand(a.Instance, "REPLCONF"), "sentinel-seen", strconv.FormatUint(a.Seq, 10), "sentinel-id", a.RunID)
 	case sentinel.SendScriptKill:
 		d.send(a.Instance, func(Reply) sentinel.Event { return sentinel.CommandReplied{Instance: a.Instance} },
 			d.core.MapCommand(a.Instance, "SCRIPT"), "KILL")
