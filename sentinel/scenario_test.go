@@ -401,6 +401,17 @@ func TestScenarioAssertions(t *testing.T) {
 			t.Error("no +no-ack-quorum during the split")
 		}
 	})
+	t.Run("syncack_gate_unseen", func(t *testing.T) {
+		// The script's expect-acks-count lines are the assertions (r3's
+		// acks never counted, r4's once the sentinels saw it); then one
+		// failover, which r3 (unknown to every sentinel) does not block.
+		s := runScenario(t, "syncack_gate_unseen")
+		for _, n := range []string{"s1", "s2", "s3"} {
+			if c := s.Count(n, "+switch-master"); c != 1 {
+				t.Errorf("%s: %d +switch-master, want 1", n, c)
+			}
+		}
+	})
 	t.Run("syncack_linked", func(t *testing.T) {
 		s := runScenario(t, "syncack_linked")
 		noFailover(t, s)

@@ -41,6 +41,7 @@ import (
 //	show <sentinel> <master-name>      print flags, state, epochs, address
 //	expect-master <sentinel> <master-name> <redis>
 //	expect-role <redis> master | expect-role <redis> slave <master>
+//	expect-acks-count <master> <replica> yes|no   sync-ack: the replica's acks count (AckGate)
 //	expect-events <sentinel|*> <type> <n>
 //	expect-epoch <sentinel> <n>
 //	expect-known <sentinel> <master-name> <redis,...|-> <sentinel,...|->
@@ -482,6 +483,22 @@ func (s *Sim) command(f []string, seed int64, nSentinels *int64) error {
 		got, ok := n.Core.MasterAddr(args[1])
 		if !ok || got != r.Addr {
 			s.errorf("expect-master %s %s: got %v, want %s (%v)", args[0], args[1], got, r.Name, r.Addr)
+		}
+	case "expect-acks-count":
+		if err := need(3); err != nil {
+			return err
+		}
+		m, err := s.node(args[0], 0)
+		if err != nil {
+			return err
+		}
+		r, err := s.node(args[1], 0)
+		if err != nil {
+			return err
+		}
+		got := m.AcksCount(r)
+		if got != (args[2] == "yes") {
+			s.errorf("expect-acks-count %s %s: %v, want %s", m.Name, r.Name, got, args[2])
 		}
 	case "expect-role":
 		if err := need(2); err != nil {

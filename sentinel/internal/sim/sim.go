@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/sentinel"
 )
 
@@ -102,6 +103,29 @@ type Node struct {
 	// min_replicas_ack when > 0).
 	ReplID         string
 	MinReplicasAck int
+	// The sync-ack membership gate of a vigil-server master
+	// (replication.AckGate): the INFO numbering and confirmations, the
+	// attachment tag of each replica whose link is up to it, and the
+	// sentinels that published a hello to it.
+	gate      replication.AckGate
+	attached  map[string]uint64
+	sentinels map[string]bool
+}
+
+// AcksCount reports whether replica r's acknowledgements count toward the
+// sync-ack of master m (its link is up to m and every vigil-sentinel m
+// knows confirmed an INFO listing it).
+func (m *Node) AcksCount(r *Node) bool {
+	at, ok := m.attached[r.Name]
+	if !ok {
+		return false
+	}
+	var known []string
+	for k := range m.sentinels {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	return m.gate.Counted(at, known)
 }
 
 type connKey struct {
@@ -491,6 +515,32 @@ func (s *Sim) refreshLinks(snap map[string]int64) {
 		}
 		n.LinkUp = up
 	}
+	// Attachments (AckGate): a replica whose link is up to a master is
+	// attached to it from the moment the link came up; a drop detaches.
+	for _, m := range s.sortedNodes() {
+		if m.IsSentinel {
+			continue
+		}
+		for name := range m.attached {
+			r := s.Nodes[name]
+			if !r.LinkUp || m.Role != "master" || !m.Alive || r.MasterHost != m.Addr.IP || r.MasterPort != m.Addr.Port {
+				delete(m.attached, name)
+			}
+		}
+		if m.Role != "master" || !m.Alive {
+			continue
+		}
+		for _, r := range s.sortedNodes() {
+			if !r.IsSentinel && r.LinkUp && r.MasterHost == m.Addr.IP && r.MasterPort == m.Addr.Port {
+				if _, ok := m.attached[r.Name]; !ok {
+					if m.attached == nil {
+						m.attached = map[string]uint64{}
+					}
+					m.attached[r.Name] = m.gate.Attach()
+				}
+			}
+		}
+	}
 }
 
 // SetOffset pins a Redis instance's replication offset (-1 unpins).
@@ -580,6 +630,9 @@ func (s *Sim) Info(n *Node) string {
 	w("master_repl_offset:%d", off)
 	if n.MinReplicasAck > 0 {
 		w("min_replicas_ack:%d", n.MinReplicasAck)
+		if n.Role == "master" {
+			w("sync_ack_info_seq:%d", n.gate.NextInfo())
+		}
 	}
 	if n.Keys > 0 {
 		w("")
@@ -688,6 +741,16 @@ func (s *Sim) exec(n *Node, acts []sentinel.Action, logReplies bool) {
 					s.ReplicaOf(t, ro.Host, ro.Port)
 				}
 				return sentinel.CommandReplied{Instance: ro.Instance}
+			})
+		case sentinel.SendAckSeen:
+			// REPLCONF sentinel-seen on a vigil-server master (not logged:
+			// one per INFO).
+			as := a
+			s.request(n, as.Instance, func(t *Node) sentinel.Event {
+				if t.Role == "master" {
+					t.gate.Seen(replication.SentinelKey(as.RunID), as.Seq)
+				}
+				return sentinel.CommandReplied{Instance: as.Instance}
 			})
 		case sentinel.SendScriptKill:
 			ref := a.Instance
@@ -831,6 +894,13 @@ func (s *Sim) request(owner *Node, ref sentinel.Ref, handle func(t *Node) sentin
 
 // publish delivers a hello to every sentinel subscribed on the instance.
 func (s *Sim) publish(t *Node, payload string) {
+	if f := strings.Split(payload, ","); len(f) == 8 && !t.IsSentinel {
+		// A vigil-server learns the sentinels from their hellos.
+		if t.sentinels == nil {
+			t.sentinels = map[string]bool{}
+		}
+		t.sentinels[replication.SentinelKey(f[2])] = true
+	}
 	for _, k := range s.sortedConnKeys() {
 		c := s.conns[k]
 		if k.conn != sentinel.ConnPubSub || c.target != t.Name {
