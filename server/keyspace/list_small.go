@@ -47,7 +47,7 @@ func (l *List) shrink() {
 	case l.n == 0:
 		l.listBody = nil
 		l.setSB(nil)
-	l.slo, l.shi, l.ssz = 0, 0, 0
+		l.slo, l.shi, l.ssz = 0, 0, 0
 	case len(l.ch) == 1 && len(l.nodes) == 1 && l.ch[0].z != zPacked && l.ch[0].used() <= smallMax:
 		c := &l.ch[0]
 		b := slices.Grow([]byte(nil), c.used())
