@@ -65,10 +65,9 @@ func (c *Client) hashWrite(key []byte) *keyspace.Hash {
 	}
 	db := c.selectedDB()
 	if e == nil {
-		h := keyspace.NewHash()
-		db.Set(key, h, c.srv.nowMs)
+		_, v := db.SetNew(key, keyspace.NewHash(), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
-		return h
+		return v.(*keyspace.Hash)
 	}
 	return db.Mutable(key, e).(*keyspace.Hash)
 }

@@ -84,9 +84,9 @@ func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 func (c *Client) newListKey(key []byte) (*keyspace.Entry, *keyspace.List) {
 	l := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
 	l.SetCompressDepth(c.srv.ks.Encodings.ListCompressDepth)
-	e := c.selectedDB().Set(key, l, c.srv.nowMs)
+	e, v := c.selectedDB().SetNew(key, l, c.srv.nowMs)
 	c.notify(configs.NotifyNew, "new", key)
-	return e, l
+	return e, v.(*keyspace.List)
 }
 
 // listPosition is getListPositionFromObjectOrReply: LEFT or RIGHT.

@@ -96,8 +96,8 @@ func cmdSAdd(c *Client, args [][]byte) {
 	}
 	db := c.selectedDB()
 	if s == nil {
-		s = keyspace.NewSetFor(args[2])
-		db.Set(key, s, c.srv.nowMs)
+		_, v := db.SetNew(key, keyspace.NewSetFor(args[2]), c.srv.nowMs)
+		s = v.(*keyspace.Set)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
 		s = db.Mutable(key, e).(*keyspace.Set)

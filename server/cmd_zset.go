@@ -395,8 +395,8 @@ parse:
 	case z == nil && xx:
 		elements = 0 // no key + XX: nothing to do
 	case z == nil:
-		z = c.newZSetFor(args[scoreidx+1])
-		c.selectedDB().Set(key, z, c.srv.nowMs)
+		_, v := c.selectedDB().SetNew(key, c.newZSetFor(args[scoreidx+1]), c.srv.nowMs)
+		z = v.(*keyspace.ZSet)
 		c.notify(configs.NotifyNew, "new", key)
 	default:
 		z = c.zsetMutable(key, e)

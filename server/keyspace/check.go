@@ -137,17 +137,17 @@ func checkList(l *List) error {
 // node's.
 func checkSmallList(l *List) error {
 	lo, hi := int(l.slo), int(l.shi)
-	if lo < 0 || lo > hi || hi > len(l.sb) || hi-lo > smallMax {
-		return fmt.Errorf("small list: entries [%d, %d) of %d bytes", lo, hi, len(l.sb))
+	if lo < 0 || lo > hi || hi > len(l.sbuf()) || hi-lo > smallMax {
+		return fmt.Errorf("small list: entries [%d, %d) of %d bytes", lo, hi, len(l.sbuf()))
 	}
 	sz, j := lpHdrSize+1, 0
 	for p := lo; p < hi; j++ {
-		n, h := readFwd(l.sb, p)
+		n, h := readFwd(l.sbuf(), p)
 		e := p + n + 2*h
 		if e > hi {
 			return fmt.Errorf("small list: entry %d at %d overruns %d", j, p, hi)
 		}
-		sz += lpEntrySizeB(l.sb[p+h : p+h+n])
+		sz += lpEntrySizeB(l.sbuf()[p+h : p+h+n])
 		p = e
 	}
 	if j != l.n || sz != int(l.ssz) {

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
 )
@@ -32,12 +33,31 @@ import (
 type List struct {
 	*listBody // the chunks and nodes; nil while the list is small (list_small.go)
 
-	sb       []byte // small: the one chunk's buffer, its entries sb[slo:shi]
-	n        int    // number of elements
+	sbp      *byte // small: the one chunk's buffer (sbuf), its entries sbuf()[slo:shi]
+	n        int   // number of elements
 	slo, shi int32
 	ssz      int32 // small: the listpack bytes of its one quicklist node
 	fill     int32 // list-max-listpack-size (quicklist fill)
 	depth    int32 // list-compress-depth the list was created with (list_compress.go)
+	scap     int32 // small: the buffer's length (its whole capacity)
+}
+
+// sbuf is a small list's buffer (a pointer and a length rather than a
+// slice: 48 bytes of header, not 64, so that a list's key node with the
+// header and a key of up to 16 bytes is 112 bytes; SetNew).
+func (l *List) sbuf() []byte {
+	if l.sbp == nil {
+		return nil
+	}
+	return unsafe.Slice(l.sbp, l.scap)
+}
+
+// setSB makes b (its whole length) the small list's buffer.
+func (l *List) setSB(b []byte) {
+	l.sbp, l.scap = unsafe.SliceData(b), int32(len(b))
+	if len(b) == 0 {
+		l.sbp = nil
+	}
 }
 
 // listBody is a List of more than one chunk or quicklist node.

@@ -6,7 +6,7 @@ import "slices"
 // List header itself: its elements in one buffer of entries (listchunk.go's
 // format) and its one quicklist node's listpack size, with no chunk array,
 // node array or cursor (listBody is nil). That is two allocations, the
-// header (64 bytes) and the buffer, where a listBody costs four more. A
+// header (48 bytes) and the buffer, where a listBody costs four more. A
 // list stays small while it has one quicklist node (Redis's node limits,
 // allowInsert) and its entries fit in smallMax bytes; the first push past
 // that, and any edit in the middle (LSET, LINSERT, LREM, LTRIM), moves it to
@@ -27,13 +27,14 @@ func (l *List) grow() {
 	}
 	b := &listBody{}
 	if l.n > 0 {
-		b.ch = []lchunk{{b: l.sb, lo: int(l.slo), hi: int(l.shi), cnt: l.n}}
+		b.ch = []lchunk{{b: l.sbuf(), lo: int(l.slo), hi: int(l.shi), cnt: l.n}}
 		b.cbuf = b.ch
 		b.nodes = []qlNode{{count: l.n, sz: int(l.ssz)}}
 		b.nbuf = b.nodes
 	}
 	l.listBody = b
-	l.sb, l.slo, l.shi, l.ssz = nil, 0, 0, 0
+	l.setSB(nil)
+	l.slo, l.shi, l.ssz = 0, 0, 0
 }
 
 // shrink gives a list of one raw chunk and one node that fits in smallMax
@@ -45,12 +46,14 @@ func (l *List) shrink() {
 	switch {
 	case l.n == 0:
 		l.listBody = nil
-		l.sb, l.slo, l.shi, l.ssz = nil, 0, 0, 0
+		l.setSB(nil)
+		l.slo, l.shi, l.ssz = 0, 0, 0
 	case len(l.ch) == 1 && len(l.nodes) == 1 && l.ch[0].z != zPacked && l.ch[0].used() <= smallMax:
 		c := &l.ch[0]
 		b := slices.Grow([]byte(nil), c.used())
 		b = b[:cap(b)]
-		l.sb, l.slo, l.shi, l.ssz = b, 0, int32(copy(b, c.b[c.lo:c.hi])), int32(l.nodes[0].sz)
+		l.setSB(b)
+		l.slo, l.shi, l.ssz = 0, int32(copy(b, c.b[c.lo:c.hi])), int32(l.nodes[0].sz)
 		l.listBody = nil
 	}
 }
@@ -78,9 +81,10 @@ func (l *List) smallPush(b []byte, front, force bool) bool {
 	if used+d > smallMax {
 		return false
 	}
-	if front && lo < d || !front && len(l.sb)-hi < d {
-		nb := l.sb
-		if len(l.sb)-used < d { // no room: a bigger buffer (its size class)
+	sb := l.sbuf()
+	if front && lo < d || !front && len(sb)-hi < d {
+		nb := sb
+		if len(sb)-used < d { // no room: a bigger buffer (its size class)
 			nb = slices.Grow([]byte(nil), max(used+d+(used+d)/4, chunkMin))
 			nb = nb[:cap(nb)]
 		}
@@ -88,14 +92,15 @@ func (l *List) smallPush(b []byte, front, force bool) bool {
 		if front {
 			nlo = len(nb) - used
 		}
-		copy(nb[nlo:], l.sb[lo:hi])
-		l.sb, lo, hi = nb, nlo, nlo+used
+		copy(nb[nlo:], sb[lo:hi])
+		sb, lo, hi = nb, nlo, nlo+used
+		l.setSB(sb)
 	}
 	if front {
 		lo -= d
-		putEntry(l.sb, lo, b)
+		putEntry(sb, lo, b)
 	} else {
-		hi = putEntry(l.sb, hi, b)
+		hi = putEntry(sb, hi, b)
 	}
 	l.slo, l.shi = int32(lo), int32(hi)
 	if l.n == 0 {
@@ -110,12 +115,13 @@ func (l *List) smallPush(b []byte, front, force bool) bool {
 // empty) and returns a view of it, valid until the next change.
 func (l *List) smallPop(front bool) []byte {
 	var v []byte
+	sb := l.sbuf()
 	if front {
-		v = view(l.sb, int(l.slo))
-		l.slo = int32(next(l.sb, int(l.slo)))
+		v = view(sb, int(l.slo))
+		l.slo = int32(next(sb, int(l.slo)))
 	} else {
-		l.shi = int32(prev(l.sb, int(l.shi)))
-		v = view(l.sb, int(l.shi))
+		l.shi = int32(prev(sb, int(l.shi)))
+		v = view(sb, int(l.shi))
 	}
 	l.n--
 	l.ssz -= int32(lpEntrySizeB(v))
@@ -127,10 +133,11 @@ func (l *List) smallPop(front bool) []byte {
 
 // smallIndex is Index on a small list: a walk from the nearer end.
 func (l *List) smallIndex(i int) []byte {
+	sb := l.sbuf()
 	if i <= l.n/2 {
-		return view(l.sb, walk(l.sb, 0, int(l.slo), i))
+		return view(sb, walk(sb, 0, int(l.slo), i))
 	}
-	return view(l.sb, walk(l.sb, l.n, int(l.shi), i))
+	return view(sb, walk(sb, l.n, int(l.shi), i))
 }
 
 // smallDup is Dup of a small list.
@@ -140,7 +147,8 @@ func (l *List) smallDup() *List {
 		used := int(l.shi - l.slo)
 		b := slices.Grow([]byte(nil), used)
 		b = b[:cap(b)]
-		c.sb, c.shi = b, int32(copy(b, l.sb[l.slo:l.shi]))
+		c.setSB(b)
+		c.shi = int32(copy(b, l.sbuf()[l.slo:l.shi]))
 	}
 	return c
 }
@@ -149,7 +157,6 @@ func (l *List) smallDup() *List {
 // (AppendNodeListpack).
 func (l *List) smallListpack(b []byte) []byte {
 	g := *l
-	g.sb = l.sb
 	g.grow()
 	return g.AppendNodeListpack(b, 0)
 }

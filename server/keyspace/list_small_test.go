@@ -121,7 +121,7 @@ func TestSmallListModel(t *testing.T) {
 	}
 }
 
-// TestSmallListHeader: the header of a small list is one 64-byte
+// TestSmallListHeader: the header of a small list is one 48-byte
 // allocation.
 func TestSmallListHeader(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() {
@@ -132,7 +132,7 @@ func TestSmallListHeader(t *testing.T) {
 	}); n > 6 {
 		t.Errorf("%v allocations for a list of 5", n)
 	}
-	if s := unsafeSizeofList(); s > 64 {
+	if s := unsafeSizeofList(); s > 48 {
 		t.Errorf("List is %d bytes", s)
 	}
 }

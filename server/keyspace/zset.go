@@ -69,7 +69,7 @@ func NewZSetListpack(members [][]byte, scores []float64) (*ZSet, bool) {
 		lpBytes += zlpElemSize(unsafe.String(unsafe.SliceData(m), len(m)), scores[i])
 		size += zpEntrySize(len(m), scores[i])
 	}
-	b := make([]byte, 0, uvarintLen(int(lpBytes))+size)
+	b := zpMake(uvarintLen(int(lpBytes)) + size)
 	b = binary.AppendUvarint(b, lpBytes)
 	for _, i := range idx {
 		b = zpAppend(b, members[i], scores[i])
@@ -132,7 +132,7 @@ func (z *ZSet) ConvertToListpackIfNeeded(cfg EncodingConfig) {
 		lpBytes += zlpElemSize(n.member, n.score)
 		size += zpEntrySize(len(n.member), n.score)
 	}
-	b := make([]byte, 0, uvarintLen(int(lpBytes))+size)
+	b := zpMake(uvarintLen(int(lpBytes)) + size)
 	b = binary.AppendUvarint(b, lpBytes)
 	for n := sl.zsl.header.lv(0).forward; n != nil; n = n.lv(0).forward {
 		b = zpAppend(b, n.member, n.score)
@@ -394,6 +394,9 @@ func (z *ZSet) Dup() Value {
 	sl := z.sl()
 	if sl == nil {
 		d := *z
+		if b := z.lpBuf(); len(b) > 0 {
+			d.p = unsafe.Pointer(unsafe.SliceData(append(zpMake(len(b)), b...)))
+		}
 		return &d
 	}
 	d := NewZSet(false)

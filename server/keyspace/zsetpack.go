@@ -22,10 +22,16 @@ import (
 // zzlInsertAt's double2ll does). A set of 5 members of 8 bytes with scores
 // below 2^21 takes 61 bytes.
 //
-// A buffer is never written once made: every change builds a new one (as
-// Redis's lpInsert/lpDelete reallocate and move the tail), so the member
-// strings handed out (views into the buffer) stay valid and Dup shares the
-// buffer, which a running snapshot may then read from another goroutine.
+// A buffer's entries are never written once made: a change builds a new
+// buffer (as Redis's lpInsert/lpDelete reallocate and move the tail), so
+// the member strings handed out (views into the buffer) stay valid. The one
+// exception writes no byte anyone has seen but the lpBytes prefix: an entry
+// going last is appended in place when the buffer's allocation, always its
+// size class (zpCap), has room and lpBytes keeps its width (lpInsert's
+// realloc within a jemalloc size class). A load that adds members in score
+// order then drops no buffer per ZADD (those dead buffers, interleaved with
+// live objects, were most of the RSS above Redis's for many small sorted
+// sets). Dup copies the buffer, since the copy's owner may append in place.
 const (
 	zpUint  = 0
 	zpNeg   = 1
@@ -166,6 +172,40 @@ func zpOffsets(b []byte, eo int, offs []int) []int {
 	return offs
 }
 
+// zpCap is the capacity a buffer of size bytes is allocated with: its Go
+// size class, so that the capacity need not be stored (it is
+// zpCap(lpLen)). Buffers above 32 KiB (possible only with a raised
+// zset-max-listpack-entries) are allocated exactly and never appended to
+// in place.
+func zpCap(size int) int {
+	if size > zpMaxInPlace {
+		return size
+	}
+	return intsetAlloc(size)
+}
+
+// zpMaxInPlace is the largest buffer appended to in place: the largest Go
+// size class, where zpCap is intsetAlloc.
+const zpMaxInPlace = 32768
+
+// zpMake returns an empty buffer with zpCap(size) capacity.
+func zpMake(size int) []byte { return make([]byte, 0, zpCap(size)) }
+
+// lpAppendInPlace appends the entry of member at score to the buffer b
+// (entries from eo) in its spare capacity, the lpBytes prefix rewritten
+// to nlp, and reports whether it could (room in the allocation, nlp as
+// wide as the old lpBytes).
+func (z *ZSet) lpAppendInPlace(b []byte, eo int, nlp uint64, member string, score float64) bool {
+	need := len(b) + zpEntrySize(len(member), score)
+	if len(b) == 0 || need > zpMaxInPlace || need > zpCap(len(b)) || uvarintLen(int(nlp)) != eo {
+		return false
+	}
+	nb := unsafe.Slice((*byte)(z.p), zpCap(len(b)))[:len(b)]
+	binary.PutUvarint(nb, nlp)
+	z.lpSetBuf(zpAppend(nb, member, score), int(z.lpN)+1)
+	return true
+}
+
 // lpBuf is the packed buffer (nil when empty).
 func (z *ZSet) lpBuf() []byte {
 	if z.p == nil {
@@ -197,7 +237,7 @@ func (z *ZSet) lpRebuild(b []byte, eo, ds, de, ia int, ins bool, member string, 
 	} else {
 		ia = ds
 	}
-	nb := make([]byte, 0, size)
+	nb := zpMake(size)
 	nb = binary.AppendUvarint(nb, lpBytes)
 	if ia <= ds {
 		nb = append(nb, b[eo:ia]...)
@@ -230,7 +270,11 @@ func (z *ZSet) lpSet(member string, score float64) bool {
 		return false
 	}
 	ia := zpInsertPos(b, eo, member, score, -1)
-	z.lpRebuild(b, eo, ia, ia, ia, true, member, score, lpBytes+zlpElemSize(member, score), int(z.lpN)+1)
+	nlp := lpBytes + zlpElemSize(member, score)
+	if ia == len(b) && z.lpAppendInPlace(b, eo, nlp, member, score) {
+		return true
+	}
+	z.lpRebuild(b, eo, ia, ia, ia, true, member, score, nlp, int(z.lpN)+1)
 	return true
 }
 
