@@ -148,6 +148,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 			if cfg.UnixSocket != "" {
 				log.Info().Msg("Ready to accept connections unix")
 			}
+			// The code and data only the startup touched leave the
+			// resident set (startpages_linux.go).
+			if os.Getenv("VIGIL_KEEP_STARTUP_PAGES") == "" {
+				dropStartupPages()
+			}
 		case err := <-done:
 			if err != nil {
 				log.Error().Err(err).Msg("Server stopped with an error")
