@@ -132,6 +132,17 @@ bench-scale sizes="100,1000,100000,1000000" rounds="3" pairs="100000":
 bench-repl keys="1000000" requests="2000000" clients="50":
     VIGIL_BENCH=1 VIGIL_BENCH_KEYS={{keys}} VIGIL_BENCH_REQUESTS={{requests}} VIGIL_BENCH_CLIENTS={{clients}} go test -count=1 -timeout 60m ./integration/benchrepl/ -v -run TestBenchRepl
 
+# SET + WAIT 1 latency, one client, one replica, on the four pairings of
+# vigil-server and redis-server as master/replica (integration/benchrepl).
+bench-wait n="2000" rounds="3":
+    VIGIL_BENCH=1 VIGIL_BENCH_WAIT_N={{n}} VIGIL_BENCH_ROUNDS={{rounds}} go test -count=1 -timeout 60m ./integration/benchrepl/ -v -run TestBenchWait
+
+# Tail latency (issue 24): redis-benchmark p99, p99.9 and max of GET, SET,
+# LPUSH, ZADD at -c 50, -P 1 and -P 16, empty and with 1 M keys, paired with
+# redis-server, ratios printed (scripts/bench-tail.sh: ROUNDS, LOADS, ...).
+bench-tail rounds="3":
+    ROUNDS={{rounds}} scripts/bench-tail.sh
+
 # Build the container image FROM scratch (deploy/docker/Dockerfile) holding the
 # three static binaries built with the host's Go: `just docker-image vigil:dev`.
 docker-image tag="vigil:dev":

@@ -18,10 +18,10 @@
 //     share the master's); and the replicas' CPU time per command applied.
 //
 // TestBenchWait (wait_test.go) is the WAIT latency benchmark of issue 24:
-// one client, SET then WAIT 1 1000, one replica, vigil-server, the binary
-// in VIGIL_BENCH_BASE when set, and redis-server in rotating rounds
-// (VIGIL_BENCH_WAIT_N pairs, VIGIL_BENCH_ROUNDS rounds;
-// VIGIL_BENCH_WAIT_REPLICA runs another binary as the replica).
+// one client, SET then WAIT 1 1000, one replica, on the four pairings of
+// vigil-server and redis-server as master and replica (and the binary in
+// VIGIL_BENCH_BASE as both, when set) in rotating rounds
+// (VIGIL_BENCH_WAIT_N pairs, VIGIL_BENCH_ROUNDS rounds).
 //
 // It runs only with VIGIL_BENCH=1 (it is a benchmark: do not run it on a
 // shared machine); its test imports only go-redis, the standard library and

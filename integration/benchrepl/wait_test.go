@@ -12,14 +12,10 @@ import (
 	"github.com/vigil-kv/vigil/integration/benchutil"
 )
 
-// waitLatencies times n rounds of SET then WAIT 1 1000 (the pair, one
-// client) on a master of bin with one replica of rbin (bin when empty) on
-// loopback.
-func waitLatencies(t *testing.T, name, bin string, n int) []time.Duration {
-	rbin := os.Getenv("VIGIL_BENCH_WAIT_REPLICA")
-	if rbin == "" {
-		rbin = bin
-	}
+// waitLatencies times n rounds of SET then WAIT 1 1000 (one client) on a
+// master of bin with one replica of rbin on loopback: the pair's and the
+// WAIT's own latencies, sorted.
+func waitLatencies(t *testing.T, name, bin, rbin string, n int) (pair, wait []time.Duration) {
 	m := start(t, name, bin)
 	defer m.Stop()
 	r := start(t, name, rbin)
@@ -30,48 +26,67 @@ func waitLatencies(t *testing.T, name, bin string, n int) []time.Duration {
 	waitFor(t, name+" replica link", func() bool { return synced(m, r) })
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), Protocol: 2, PoolSize: 1})
 	defer c.Close()
-	lat := make([]time.Duration, 0, n)
+	pair = make([]time.Duration, 0, n)
+	wait = make([]time.Duration, 0, n)
 	for i := range n + n/10 {
 		t0 := time.Now()
 		if err := c.Set(ctx, "wait:key", i, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
+		t1 := time.Now()
 		acked, err := c.Do(ctx, "WAIT", 1, 1000).Int()
 		if err != nil || acked != 1 {
 			t.Fatalf("%s: WAIT = %d, %v", name, acked, err)
 		}
 		if i >= n/10 { // the first tenth warms up
-			lat = append(lat, time.Since(t0))
+			pair = append(pair, time.Since(t0))
+			wait = append(wait, time.Since(t1))
 		}
 	}
-	slices.Sort(lat)
-	return lat
+	slices.Sort(pair)
+	slices.Sort(wait)
+	return pair, wait
 }
 
 // TestBenchWait is the WAIT latency benchmark (issue 24): one client, SET
-// then WAIT 1 1000, VIGIL_BENCH_WAIT_N times (default 2000), master and
-// replica of the same server, for vigil-server (this tree), the binary in
-// VIGIL_BENCH_BASE when set (a build of the base commit, for before/after)
-// and redis-server, VIGIL_BENCH_ROUNDS rounds (default 3) in turn; it
-// prints each round's median and p99 of the pair and the median of the
-// rounds' vigil/redis ratios.
+// then WAIT 1 1000, VIGIL_BENCH_WAIT_N times (default 2000), on each
+// pairing of master and replica: vigil/vigil, vigil/redis, redis/vigil and
+// redis/redis (master/replica; vigil-server of this tree, Debian's
+// redis-server), so that the slow side shows, plus base/base with the
+// binary in VIGIL_BENCH_BASE when set (a build of another commit, for
+// before/after). VIGIL_BENCH_ROUNDS rounds (default 3), the order of the
+// pairings rotating; it prints each round's median of the WAIT alone, of
+// the pair and the pair's p99, then the median (and range) of the rounds'
+// ratios of each pairing's pair median to redis/redis's.
 func TestBenchWait(t *testing.T) {
 	benchutil.SkipUnlessEnabled(t, "VIGIL_BENCH=1 go test ./integration/benchrepl -run TestBenchWait", "the WAIT benchmark")
 	n := benchutil.EnvInt("VIGIL_BENCH_WAIT_N", 2000)
 	rounds := benchutil.EnvInt("VIGIL_BENCH_ROUNDS", 3)
-	servers := benchutil.Binaries(t)
-	if base := os.Getenv("VIGIL_BENCH_BASE"); base != "" {
-		servers = append(servers, benchutil.Binary{Name: "base", Path: base})
+	bins := map[string]string{}
+	for _, b := range benchutil.Binaries(t) {
+		bins[b.Name] = b.Path
 	}
-	type stat struct{ p50, p99 time.Duration }
+	type setup struct{ name, master, replica string }
+	var setups []setup
+	for _, m := range []string{"vigil", "redis"} {
+		for _, r := range []string{"vigil", "redis"} {
+			if bins[m] != "" && bins[r] != "" {
+				setups = append(setups, setup{m + "/" + r, bins[m], bins[r]})
+			}
+		}
+	}
+	if base := os.Getenv("VIGIL_BENCH_BASE"); base != "" {
+		setups = append(setups, setup{"base/base", base, base})
+	}
+	type stat struct{ wait, p50, p99 time.Duration }
 	res := map[string][]stat{}
 	for round := range rounds {
-		for k := range servers {
-			sv := servers[(k+round)%len(servers)]
-			lat := waitLatencies(t, sv.Name, sv.Path, n)
-			s := stat{lat[len(lat)/2], lat[len(lat)*99/100]}
-			res[sv.Name] = append(res[sv.Name], s)
-			fmt.Printf("round %d %-6s SET+WAIT 1: median %s p99 %s\n", round, sv.Name, ms(s.p50), ms(s.p99))
+		for k := range setups {
+			sv := setups[(k+round)%len(setups)]
+			pair, wait := waitLatencies(t, sv.name, sv.master, sv.replica, n)
+			s := stat{wait[len(wait)/2], pair[len(pair)/2], pair[len(pair)*99/100]}
+			res[sv.name] = append(res[sv.name], s)
+			fmt.Printf("round %d %-11s WAIT median %s; SET+WAIT median %s p99 %s\n", round, sv.name, ms(s.wait), ms(s.p50), ms(s.p99))
 		}
 	}
 	ratio := func(a, b string, p func(stat) time.Duration) string {
@@ -87,8 +102,10 @@ func TestBenchWait(t *testing.T) {
 	}
 	p50 := func(s stat) time.Duration { return s.p50 }
 	p99 := func(s stat) time.Duration { return s.p99 }
-	fmt.Printf("vigil/redis median %s, p99 %s\n", ratio("vigil", "redis", p50), ratio("vigil", "redis", p99))
-	fmt.Printf("vigil/base  median %s, p99 %s\n", ratio("vigil", "base", p50), ratio("vigil", "base", p99))
+	for _, sv := range setups {
+		fmt.Printf("%-11s / redis/redis: SET+WAIT median %s, p99 %s (target for vigil/vigil: median <= 1)\n",
+			sv.name, ratio(sv.name, "redis/redis", p50), ratio(sv.name, "redis/redis", p99))
+	}
 }
 
 func ms(d time.Duration) string {
