@@ -134,6 +134,13 @@ func StartData(n int) *Cluster {
 		c.addClient(r)
 		c.Replicas = append(c.Replicas, r)
 	}
+	c.waitOnline()
+	return c
+}
+
+// waitOnline waits until the master reports every replica online.
+func (c *Cluster) waitOnline() {
+	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		info, err := c.Info(c.Master.Port)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -142,7 +149,6 @@ func StartData(n int) *Cluster {
 		}
 	}).WithTimeout(30*time.Second).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"the replicas should be online at the master")
-	return c
 }
 
 func (c *Cluster) addClient(s *integration.Server) {
