@@ -1,7 +1,6 @@
 package drill
 
 import (
-	"net"
 	"os/exec"
 	"testing"
 
@@ -43,29 +42,9 @@ func needRedisSentinel() {
 	}
 }
 
-// freeRange returns the first of n consecutive free loopback ports.
+// freeRange returns the first of n consecutive free loopback ports (from
+// VIGIL_TEST_PORTS's range when it is set).
 func freeRange(n int) int {
-	for try := 0; try < 50; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		base := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if base+n > 65535 {
-			continue
-		}
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", itoa(p)))
-			if err != nil {
-				ok = false
-				continue
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	Fail("no range of free ports")
-	return 0
+	GinkgoHelper()
+	return integration.FreePorts(n)
 }
