@@ -38,14 +38,7 @@ func TestListCompressDifferential(t *testing.T) {
 		}
 		want := rawDo(t, rc, rbr, args...)
 		got := ts.do(c, args...)
-		h := make([]string, len(args))
-		for i, a := range args {
-			if len(a) > 12 {
-				a = a[:4] + "<" + strconv.Itoa(len(a)) + ">"
-			}
-			h[i] = a
-		}
-		history = append(history, strings.Join(h, " "))
+		history = append(history, shortCommand(args))
 		if args[0] == "DEBUG" {
 			got = strings.Join(fields.FindAllString(got, -1), " ")
 			want = strings.Join(fields.FindAllString(want, -1), " ")

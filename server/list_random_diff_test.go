@@ -243,14 +243,7 @@ func TestListMemoryDifferential(t *testing.T) {
 	do := func(args ...string) {
 		t.Helper()
 		want := rawDo(t, rc, rbr, args...)
-		h := make([]string, len(args))
-		for i, a := range args {
-			if len(a) > 12 {
-				a = a[:4] + "<" + strconv.Itoa(len(a)) + ">"
-			}
-			h[i] = a
-		}
-		history = append(history, strings.Join(h, " "))
+		history = append(history, shortCommand(args))
 		if got := ts.do(c, args...); got != want {
 			t.Fatalf("%.80q: vigil %q, redis %q\nlast commands:\n%s", args, got, want, strings.Join(history[max(0, len(history)-12):], "\n"))
 		}
@@ -276,6 +269,19 @@ func TestListMemoryDifferential(t *testing.T) {
 		}
 	}
 	do("CONFIG", "SET", "list-max-listpack-size", "-2")
+}
+
+// shortCommand is a command for a failure's history of the last commands,
+// each argument longer than 12 bytes cut to its first 4 and its length.
+func shortCommand(args []string) string {
+	h := make([]string, len(args))
+	for i, a := range args {
+		if len(a) > 12 {
+			a = a[:4] + "<" + strconv.Itoa(len(a)) + ">"
+		}
+		h[i] = a
+	}
+	return strings.Join(h, " ")
 }
 
 // listMix is a random mix of list commands on the keys p, q (and r): the
