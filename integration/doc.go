@@ -17,8 +17,13 @@
 // insertion, redis-benchmark, 10 MB of random input), "failover" (kills or
 // partitions instances). Select with -ginkgo.label-filter='!slow'.
 //
-// The helpers (process.go, raw.go) are ordinary package code so that the
-// suites in integration/... subpackages can share them. The package may
+// The suites that run vigil-sentinel or vigil take them from
+// VIGIL_SENTINEL_BIN and VIGIL_BIN when set, as they take vigil-server from
+// VIGIL_SERVER_BIN (binaries.go), so that .ci/run builds each command once.
+//
+// The helpers (process.go, raw.go, binaries.go, pushwriter.go) are ordinary
+// package code so that the suites in integration/... subpackages can share
+// them. The package may
 // import ginkgo, gomega (gexec, gbytes), go-redis and the standard library;
 // it drives the servers only through their binaries and sockets, never by
 // importing server-side packages.

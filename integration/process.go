@@ -43,16 +43,13 @@ func IsRealRedis() bool {
 	return strings.HasPrefix(filepath.Base(ServerBin), "redis-server")
 }
 
-// FreePort asks the kernel for a free loopback TCP port. The port is released
-// before it is returned, so another process may take it first; StartServer
-// retries on "Address already in use".
+// FreePort returns a free loopback TCP port: from the kernel, or from the
+// range VIGIL_TEST_PORTS names (ports.go). The port is released before it is
+// returned, so another process may take it first; StartServer retries on
+// "Address already in use".
 func FreePort() int {
 	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	port := l.Addr().(*net.TCPAddr).Port
-	Expect(l.Close()).To(Succeed())
-	return port
+	return FreePorts(1)
 }
 
 // TempDir makes a short temporary directory (unix socket paths are limited to

@@ -29,7 +29,7 @@ var _ = Describe("Sentinels as an ACL user of vigil-server", Ordered, Label("int
 		if IsRealRedis() {
 			Skip("checks vigil-server's ACL with vigil-sentinel")
 		}
-		bin, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-sentinel")
+		bin, err := Binary(SentinelBinEnv, SentinelPkg)
 		Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-sentinel")
 		sentinelBin = bin
 	})

@@ -25,10 +25,7 @@ func TestIntegration(t *testing.T) {
 
 var _ = SynchronizedBeforeSuite(func() []byte {
 	// Runs once, on the first parallel process.
-	if bin := os.Getenv(ServerBinEnv); bin != "" {
-		return []byte(bin)
-	}
-	bin, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-server")
+	bin, err := Binary(ServerBinEnv, ServerPkg)
 	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
 	return []byte(bin)
 }, func(bin []byte) {

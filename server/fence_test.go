@@ -214,15 +214,15 @@ func TestFenceIsolation(t *testing.T) {
 	}
 }
 
-// TestFencePersisted: a raised fence is written to the config file at once
-// (a deposed master restarted while cut off stays fenced); REPLICAOF
-// removes it.
-func TestFencePersisted(t *testing.T) {
+// confServer writes conf to a config file and returns its path and a
+// function that starts a server (fake clock) from it, as a restart does.
+func confServer(t *testing.T, conf string) (string, func() *testServer) {
+	t.Helper()
 	path := t.TempDir() + "/vigil.conf"
-	if err := writeFile(path, "port 0\n"); err != nil {
+	if err := writeFile(path, conf); err != nil {
 		t.Fatal(err)
 	}
-	load := func() *testServer {
+	return path, func() *testServer {
 		cfg, err := configs.Load(configs.LoadOptions{ConfigFile: path, Args: []string{"--dir", t.TempDir()}})
 		if err != nil {
 			t.Fatal(err)
@@ -234,6 +234,13 @@ func TestFencePersisted(t *testing.T) {
 		}
 		return &testServer{s: s, clk: clk}
 	}
+}
+
+// TestFencePersisted: a raised fence is written to the config file at once
+// (a deposed master restarted while cut off stays fenced); REPLICAOF
+// removes it.
+func TestFencePersisted(t *testing.T) {
+	path, load := confServer(t, "port 0\n")
 	ts := load()
 	c := ts.client()
 	ts.do(c, "PUBLISH", "__sentinel__:hello", helloMsg(sentA, "10.9.9.9", "7001", "3"))
@@ -260,22 +267,7 @@ func TestFencePersisted(t *testing.T) {
 // isolates itself master-isolation-timeout after its start, before any
 // hello reaches it; CONFIG SET master-known-sentinels "" forgets them.
 func TestFenceKnownSentinelsPersisted(t *testing.T) {
-	path := t.TempDir() + "/vigil.conf"
-	if err := writeFile(path, "port 0\nmaster-isolation-timeout 2000\n"); err != nil {
-		t.Fatal(err)
-	}
-	load := func() *testServer {
-		cfg, err := configs.Load(configs.LoadOptions{ConfigFile: path, Args: []string{"--dir", t.TempDir()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clk := clock.NewFake(time.Unix(1700000000, 0))
-		s, err := New(cfg, zerolog.Nop(), WithClock(clk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &testServer{s: s, clk: clk}
-	}
+	path, load := confServer(t, "port 0\nmaster-isolation-timeout 2000\n")
 	ts := load()
 	c := ts.client()
 	for _, id := range []string{sentB, sentA, sentC} {

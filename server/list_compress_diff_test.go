@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // TestListCompressDifferential (interop): lists created under
@@ -40,14 +38,7 @@ func TestListCompressDifferential(t *testing.T) {
 		}
 		want := rawDo(t, rc, rbr, args...)
 		got := ts.do(c, args...)
-		h := make([]string, len(args))
-		for i, a := range args {
-			if len(a) > 12 {
-				a = a[:4] + "<" + strconv.Itoa(len(a)) + ">"
-			}
-			h[i] = a
-		}
-		history = append(history, strings.Join(h, " "))
+		history = append(history, shortCommand(args))
 		if args[0] == "DEBUG" {
 			got = strings.Join(fields.FindAllString(got, -1), " ")
 			want = strings.Join(fields.FindAllString(want, -1), " ")
@@ -101,6 +92,11 @@ func TestListCompressDifferential(t *testing.T) {
 	// Without rdbcompression a DUMP writes raw nodes raw and the nodes
 	// held compressed as their LZF blobs: it shows each node's state.
 	do("CONFIG", "SET", "rdbcompression", "no")
+	mix := listMix{push: 4, pop: 2, trim: 1, move: 1, edit: 4, maxPush: 40, maxPop: 30, maxTrim: 20, maxIndex: 100,
+		extra: []func(k string) []string{
+			func(k string) []string { return []string{"LLEN", k} },
+			func(string) []string { return []string{"RPOPLPUSH", "q", "p"} },
+		}}
 	for _, depth := range []string{"1", "2", "3"} {
 		for _, fill := range []string{"-2", "5"} {
 			do("CONFIG", "SET", "list-compress-depth", depth)
@@ -111,42 +107,7 @@ func TestListCompressDifferential(t *testing.T) {
 					do("CONFIG", "SET", "list-compress-depth", "0")
 				}
 				k := []string{"p", "q", "r"}[rng.IntN(3)]
-				switch rng.IntN(14) {
-				case 0, 1, 2, 3:
-					args := []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], k}
-					for n := 1 + rng.IntN(40); n > 0; n-- {
-						args = append(args, elem())
-					}
-					do(args...)
-				case 4, 5:
-					do([]string{"LPOP", "RPOP"}[rng.IntN(2)], k, strconv.Itoa(rng.IntN(30)))
-				case 6:
-					do("LTRIM", k, strconv.Itoa(rng.IntN(20)), strconv.Itoa(-1-rng.IntN(20)))
-				case 7:
-					do("LMOVE", "p", "q", []string{"LEFT", "RIGHT"}[rng.IntN(2)], []string{"LEFT", "RIGHT"}[rng.IntN(2)])
-				case 8:
-					do("LLEN", k)
-				case 9:
-					do("RPOPLPUSH", "q", "p")
-				default:
-					// Next to an element that exists, when there is one.
-					ts.s.mu.Lock()
-					var pivot string
-					if e := ts.s.ks.DBs[0].Peek([]byte(k)); e != nil {
-						if l, ok := e.Value().(*keyspace.List); ok {
-							pivot = string(l.Index(rng.IntN(l.Len())))
-						}
-					}
-					ts.s.mu.Unlock()
-					switch rng.IntN(3) {
-					case 0:
-						do("LINSERT", k, []string{"BEFORE", "AFTER"}[rng.IntN(2)], pivot, elem())
-					case 1:
-						do("LSET", k, strconv.Itoa(rng.IntN(200)-100), elem())
-					default:
-						do("LREM", k, strconv.Itoa(rng.IntN(5)-2), pivot)
-					}
-				}
+				do(mix.command(ts, rng, k, elem)...)
 				for _, k := range []string{"p", "q", "r"} {
 					check(k)
 				}

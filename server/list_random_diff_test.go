@@ -243,14 +243,7 @@ func TestListMemoryDifferential(t *testing.T) {
 	do := func(args ...string) {
 		t.Helper()
 		want := rawDo(t, rc, rbr, args...)
-		h := make([]string, len(args))
-		for i, a := range args {
-			if len(a) > 12 {
-				a = a[:4] + "<" + strconv.Itoa(len(a)) + ">"
-			}
-			h[i] = a
-		}
-		history = append(history, strings.Join(h, " "))
+		history = append(history, shortCommand(args))
 		if got := ts.do(c, args...); got != want {
 			t.Fatalf("%.80q: vigil %q, redis %q\nlast commands:\n%s", args, got, want, strings.Join(history[max(0, len(history)-12):], "\n"))
 		}
@@ -264,46 +257,78 @@ func TestListMemoryDifferential(t *testing.T) {
 		}
 		return strings.Repeat("e", 1+rng.IntN(80))
 	}
+	mix := listMix{push: 3, pop: 2, trim: 1, move: 1, edit: 3, maxPush: 8, maxPop: 6, maxTrim: 3, maxIndex: 20}
 	for _, fill := range []string{"-2", "-1", "5", "0", "-7"} {
 		do("CONFIG", "SET", "list-max-listpack-size", fill)
 		do("FLUSHALL")
 		for i := 0; i < 700; i++ {
 			k := []string{"p", "q"}[rng.IntN(2)]
-			switch rng.IntN(10) {
-			case 0, 1, 2:
-				args := []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], k}
-				for n := 1 + rng.IntN(8); n > 0; n-- {
-					args = append(args, elem())
-				}
-				do(args...)
-			case 3, 4:
-				do([]string{"LPOP", "RPOP"}[rng.IntN(2)], k, strconv.Itoa(rng.IntN(6)))
-			case 5:
-				do("LTRIM", k, strconv.Itoa(rng.IntN(3)), strconv.Itoa(-1-rng.IntN(3)))
-			case 6:
-				do("LMOVE", "p", "q", []string{"LEFT", "RIGHT"}[rng.IntN(2)], []string{"LEFT", "RIGHT"}[rng.IntN(2)])
-			default:
-				// LINSERT next to an element that exists, when there is one.
-				ts.s.mu.Lock()
-				var pivot string
-				if e := ts.s.ks.DBs[0].Peek([]byte(k)); e != nil {
-					if l, ok := e.Value().(*keyspace.List); ok {
-						pivot = string(l.Index(rng.IntN(l.Len())))
-					}
-				}
-				ts.s.mu.Unlock()
-				switch rng.IntN(3) {
-				case 0:
-					do("LINSERT", k, []string{"BEFORE", "AFTER"}[rng.IntN(2)], pivot, elem())
-				case 1:
-					do("LSET", k, strconv.Itoa(rng.IntN(40)-20), elem())
-				default:
-					do("LREM", k, strconv.Itoa(rng.IntN(5)-2), pivot)
-				}
-			}
+			do(mix.command(ts, rng, k, elem)...)
 			do("MEMORY", "USAGE", k, "SAMPLES", "0")
 			do("MEMORY", "USAGE", k)
 		}
 	}
 	do("CONFIG", "SET", "list-max-listpack-size", "-2")
+}
+
+// shortCommand is a command for a failure's history of the last commands,
+// each argument longer than 12 bytes cut to its first 4 and its length.
+func shortCommand(args []string) string {
+	h := make([]string, len(args))
+	for i, a := range args {
+		if len(a) > 12 {
+			a = a[:4] + "<" + strconv.Itoa(len(a)) + ">"
+		}
+		h[i] = a
+	}
+	return strings.Join(h, " ")
+}
+
+// listMix is a random mix of list commands on the keys p, q (and r): the
+// weights of pushes (of 1 to maxPush elements), pops (with a count below
+// maxPop), LTRIMs (below maxTrim from each end), LMOVE p q, the extra
+// commands and the edits next to an element that exists (LINSERT, LSET at
+// an index within ±maxIndex, LREM).
+type listMix struct {
+	push, pop, trim, move, edit        int
+	extra                              []func(k string) []string
+	maxPush, maxPop, maxTrim, maxIndex int
+}
+
+// command draws the next command on k from rng.
+func (m listMix) command(ts *testServer, rng *rand.Rand, k string, elem func() string) []string {
+	lr := []string{"LEFT", "RIGHT"}
+	n := rng.IntN(m.push + m.pop + m.trim + m.move + len(m.extra) + m.edit)
+	switch {
+	case n < m.push:
+		args := []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], k}
+		for n := 1 + rng.IntN(m.maxPush); n > 0; n-- {
+			args = append(args, elem())
+		}
+		return args
+	case n < m.push+m.pop:
+		return []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], k, strconv.Itoa(rng.IntN(m.maxPop))}
+	case n < m.push+m.pop+m.trim:
+		return []string{"LTRIM", k, strconv.Itoa(rng.IntN(m.maxTrim)), strconv.Itoa(-1 - rng.IntN(m.maxTrim))}
+	case n < m.push+m.pop+m.trim+m.move:
+		return []string{"LMOVE", "p", "q", lr[rng.IntN(2)], lr[rng.IntN(2)]}
+	case n < m.push+m.pop+m.trim+m.move+len(m.extra):
+		return m.extra[n-m.push-m.pop-m.trim-m.move](k)
+	}
+	// Next to an element that exists, when there is one.
+	ts.s.mu.Lock()
+	var pivot string
+	if e := ts.s.ks.DBs[0].Peek([]byte(k)); e != nil {
+		if l, ok := e.Value().(*keyspace.List); ok {
+			pivot = string(l.Index(rng.IntN(l.Len())))
+		}
+	}
+	ts.s.mu.Unlock()
+	switch rng.IntN(3) {
+	case 0:
+		return []string{"LINSERT", k, []string{"BEFORE", "AFTER"}[rng.IntN(2)], pivot, elem()}
+	case 1:
+		return []string{"LSET", k, strconv.Itoa(rng.IntN(2*m.maxIndex) - m.maxIndex), elem()}
+	}
+	return []string{"LREM", k, strconv.Itoa(rng.IntN(5) - 2), pivot}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"strings"
 	"testing"
 )
@@ -19,38 +18,14 @@ var canned = "*1\r\n*20\r\n" +
 
 // vigil status --history prints what SENTINEL TIMELINE answers.
 func TestStatusHistory(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					reply := "-ERR No such master with that name\r\n"
-					if strings.Contains(strings.ToUpper(string(buf[:n])), "TIMELINE") {
-						reply = canned
-					}
-					if _, err := c.Write([]byte(reply)); err != nil {
-						return
-					}
-				}
-			}()
+	addr := fakeSentinel(t, func(req string) string {
+		if strings.Contains(strings.ToUpper(req), "TIMELINE") {
+			return canned
 		}
-	}()
+		return "-ERR No such master with that name\r\n"
+	})
 	var out, errb bytes.Buffer
-	if code := run([]string{"vigil", "status", "--history", "--sentinel", ln.Addr().String(), "--master", "mym"}, &out, &errb); code != 0 {
+	if code := run([]string{"vigil", "status", "--history", "--sentinel", addr, "--master", "mym"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"1 failover(s)", "epoch 3", "leader abcdef01", "result failover-end", "(1500 ms)",

@@ -98,16 +98,22 @@ func (d *deployment) sentinelAddrs() []string {
 // startSentinel starts sentinelBin on a free port monitoring the master.
 func startSentinel(masterPort int) *integration.Server {
 	GinkgoHelper()
+	return startGroupSentinel(map[string]int{masterName: masterPort})
+}
+
+// startGroupSentinel starts sentinelBin on a free port monitoring every
+// group (master name -> master port).
+func startGroupSentinel(groups map[string]int) *integration.Server {
+	GinkgoHelper()
 	dir := integration.TempDir()
 	port := integration.FreePort()
 	conf := filepath.Join(dir, "sentinel.conf")
-	Expect(os.WriteFile(conf, []byte(fmt.Sprintf(`port %d
-bind 127.0.0.1
-dir %s
-sentinel monitor %s 127.0.0.1 %d 2
-sentinel down-after-milliseconds %s 1000
-sentinel failover-timeout %s 5000
-`, port, dir, masterName, masterPort, masterName, masterName)), 0o644)).To(Succeed())
+	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir)
+	for name, mport := range groups {
+		text += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s 1000\n"+
+			"sentinel failover-timeout %s 5000\n", name, mport, name, name)
+	}
+	Expect(os.WriteFile(conf, []byte(text), 0o644)).To(Succeed())
 	logf, err := os.Create(filepath.Join(dir, "sentinel.log"))
 	Expect(err).NotTo(HaveOccurred())
 	s := &integration.Server{Bin: sentinelBin, Port: port, Dir: dir, Args: []string{conf}, LogPath: logf.Name()}

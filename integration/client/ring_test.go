@@ -2,56 +2,15 @@ package client
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gexec"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vigil-kv/vigil/client"
-	"github.com/vigil-kv/vigil/integration"
 )
-
-// startGroupSentinel starts sentinelBin on a free port monitoring every
-// group (master name -> master port).
-func startGroupSentinel(groups map[string]int) *integration.Server {
-	GinkgoHelper()
-	dir := integration.TempDir()
-	port := integration.FreePort()
-	conf := filepath.Join(dir, "sentinel.conf")
-	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir)
-	for name, mport := range groups {
-		text += fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s 1000\n"+
-			"sentinel failover-timeout %s 5000\n", name, mport, name, name)
-	}
-	Expect(os.WriteFile(conf, []byte(text), 0o644)).To(Succeed())
-	logf, err := os.Create(filepath.Join(dir, "sentinel.log"))
-	Expect(err).NotTo(HaveOccurred())
-	s := &integration.Server{Bin: sentinelBin, Port: port, Dir: dir, Args: []string{conf}, LogPath: logf.Name()}
-	cmd := exec.Command(sentinelBin, conf)
-	cmd.Dir = dir
-	s.Session, err = gexec.Start(cmd, logf, logf)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		s.Session.Kill()
-		Eventually(s.Session).WithTimeout(integration.ExitTimeout).Should(gexec.Exit())
-		_ = logf.Close()
-		if CurrentSpecReport().Failed() {
-			fmt.Fprintf(GinkgoWriter, "---- sentinel %d output:\n%s\n", port, s.Log())
-		}
-	})
-	c := direct(s.Addr())
-	Eventually(func() error { return c.Ping(context.Background()).Err() }).
-		WithTimeout(integration.StartTimeout).WithPolling(20*time.Millisecond).Should(Succeed(),
-		"sentinel on port %d should answer PING; output:\n%s", port, s.Log())
-	return s
-}
 
 var _ = Describe("client.NewRing over two sentinel-monitored groups", Label("slow"), func() {
 	It("spreads keys over both groups and keeps writing after one group fails over", func() {

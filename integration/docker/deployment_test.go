@@ -158,6 +158,9 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		Expect(err).NotTo(HaveOccurred(), "docker-compose up: %s", out)
 
 		waitHealthy(ctx, d, d.ip(10)+":6379", 3)
+		for _, s := range d.sentinels() {
+			tune(ctx, s)
+		}
 
 		c, err = client.New(client.Options{MasterName: masterName, SentinelAddrs: d.sentinels(),
 			MasterWait: 30 * time.Second, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
@@ -268,6 +271,7 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		By("SIGKILL and docker start of " + ct)
 		docker("kill", "-s", "KILL", ct)
 		docker("start", ct)
+		tune(ctx, addr)
 		waitHealthy(ctx, d, master, 3)
 		conf := sentinelConf(ct)
 		// The file's monitor line (the master after the failovers above)
@@ -320,6 +324,7 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 			"--sentinel", "failover-timeout", masterName, "10000",
 			"--sentinel", "forget-after-milliseconds", masterName, strconv.Itoa(forgetAfter))
 		d.sents[newSentinel] = sct
+		tune(ctx, newSentinel)
 
 		By("after forget-after-milliseconds: every sentinel lists exactly the live servers and sentinels")
 		waitHealthy(ctx, d, next, 3)
@@ -378,6 +383,25 @@ func roleOf(ctx context.Context, addr string) string {
 	}
 	s, _ := v[0].(string)
 	return s
+}
+
+// tune sets the timers of the sentinel at addr with SENTINEL DEBUG, once it
+// answers: INFO every second and hellos every 500 ms instead of every 10 s
+// and 2 s, so that an old master that comes back is demoted in about 2 s
+// (4 hello periods after it reports role:master) rather than 8 to 18 s, and
+// links are re-made after 2 s; TILT lasts 3 s. Only the waits get shorter:
+// the compose file's deployment keeps the defaults. Not persisted: a
+// restarted sentinel is tuned again.
+func tune(ctx context.Context, addr string) {
+	GinkgoHelper()
+	sc := sentinelClient(addr)
+	defer sc.Close()
+	Eventually(func() (string, error) {
+		cmd := redis.NewStatusCmd(ctx, "SENTINEL", "DEBUG", "info-period", "1000", "publish-period", "500",
+			"min-link-reconnect-period", "2000", "tilt-period", "3000")
+		_ = sc.Process(ctx, cmd)
+		return cmd.Result()
+	}).WithTimeout(30*time.Second).WithPolling(250*time.Millisecond).Should(Equal("OK"), "SENTINEL DEBUG on %s", addr)
 }
 
 func sentinelClient(addr string) *redis.SentinelClient {

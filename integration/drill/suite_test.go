@@ -1,13 +1,14 @@
 package drill
 
 import (
-	"net"
 	"os/exec"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
+
+	"github.com/vigil-kv/vigil/integration"
 )
 
 func TestDrill(t *testing.T) {
@@ -20,7 +21,7 @@ var vigilBin string
 
 var _ = BeforeSuite(func() {
 	var err error
-	vigilBin, err = gexec.Build("github.com/vigil-kv/vigil/cmd/vigil")
+	vigilBin, err = integration.Binary(integration.CLIBinEnv, integration.CLIPkg)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 })
@@ -41,29 +42,9 @@ func needRedisSentinel() {
 	}
 }
 
-// freeRange returns the first of n consecutive free loopback ports.
+// freeRange returns the first of n consecutive free loopback ports (from
+// VIGIL_TEST_PORTS's range when it is set).
 func freeRange(n int) int {
-	for try := 0; try < 50; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		base := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if base+n > 65535 {
-			continue
-		}
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", itoa(p)))
-			if err != nil {
-				ok = false
-				continue
-			}
-			l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	Fail("no range of free ports")
-	return 0
+	GinkgoHelper()
+	return integration.FreePorts(n)
 }

@@ -20,9 +20,9 @@ func TestMetrics(t *testing.T) {
 var sentinelBin string
 
 var _ = SynchronizedBeforeSuite(func() []byte {
-	srv, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-server")
+	srv, err := integration.Binary(integration.ServerBinEnv, integration.ServerPkg)
 	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
-	sen, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-sentinel")
+	sen, err := integration.Binary(integration.SentinelBinEnv, integration.SentinelPkg)
 	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-sentinel")
 	return []byte(srv + "\n" + sen)
 }, func(b []byte) {

@@ -30,28 +30,14 @@ func restartEmpty(m *node) *node {
 
 var _ = Describe("the empty-restart guard", Label("replication", "failover", "slow"), func() {
 	It("keeps the replicas' data when the master restarts empty, and the sentinels promote one of them", func() {
-		m := startVigil("--appendonly", "yes")
-		r1 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
-		r2 := startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
-		populate(m.c, "e:")
-		waitSynced(m, r1)
-		waitSynced(m, r2)
+		m, r1, r2 := startTrio("e:", []string{"--appendonly", "yes"}, nil)
 		want := m.dump()
 		Expect(want).NotTo(BeEmpty())
 		var scs []*redis.SentinelClient
 		for i := 0; i < 3; i++ {
 			scs = append(scs, startSentinel(m))
 		}
-		Eventually(func(g Gomega) {
-			for _, sc := range scs {
-				reps, err := sc.Replicas(ctx, "mym").Result()
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(reps).To(HaveLen(2))
-				others, err := sc.Sentinels(ctx, "mym").Result()
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(others).To(HaveLen(2))
-			}
-		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		waitDiscovered(scs, nil)
 		// A down-after far longer than the restart and than the wait
 		// below: only the empty-restart rule can make this failover.
 		for _, sc := range scs {
@@ -64,27 +50,8 @@ var _ = Describe("the empty-restart guard", Label("replication", "failover", "sl
 		Expect(m2.c.Set(ctx, "written-after-restart", "1", 0).Err()).To(Succeed())
 
 		By("the sentinels promote a replica that kept the data")
-		var promoted, other *node
-		Eventually(func(g Gomega) {
-			addr, err := scs[0].GetMasterAddrByName(ctx, "mym").Result()
-			g.Expect(err).NotTo(HaveOccurred())
-			switch addr[1] {
-			case itoa(r1.Port):
-				promoted, other = r1, r2
-			case itoa(r2.Port):
-				promoted, other = r2, r1
-			default:
-				g.Expect(addr[1]).To(BeElementOf(itoa(r1.Port), itoa(r2.Port)))
-			}
-		}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Succeed(),
-			func() string { return "replica logs:\n" + r1.Log() + "\n" + r2.Log() })
+		promoted, other := waitPromoted(scs[0], r1, r2, func() string { return "replica logs:\n" + r1.Log() + "\n" + r2.Log() })
 		Expect(r1.Log() + r2.Log()).To(ContainSubstring("refusing the full sync"))
-		Eventually(func(g Gomega) {
-			g.Expect(promoted.info("replication")["role"]).To(Equal("master"))
-			oi := other.info("replication")
-			g.Expect(oi["master_port"]).To(Equal(itoa(promoted.Port)))
-			g.Expect(oi["master_link_status"]).To(Equal("up"))
-		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 		Expect(promoted.dump()).To(Equal(want), "the promoted replica kept every key")
 		Expect(other.dump()).To(Equal(want), "the other replica kept every key")
 

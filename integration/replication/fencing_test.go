@@ -2,90 +2,34 @@ package replication
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gexec"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vigil-kv/vigil/client"
-	"github.com/vigil-kv/vigil/integration"
 )
 
 // Fencing of a deposed or isolated master (docs/safety.md "Fencing a
 // deposed master").
 
-// fenceSentinel is a sentinel process of either kind.
-type fenceSentinel struct {
-	sc   *redis.SentinelClient
-	sess *gexec.Session
-}
-
-// startSentinelBin starts bin (vigil-sentinel or redis-sentinel) monitoring
-// master as "mym" with quorum 2; killed (after a SIGCONT) when the spec ends.
-func startSentinelBin(bin string, master *node) fenceSentinel {
-	GinkgoHelper()
-	dir := integration.TempDir()
-	port := integration.FreePort()
-	conf := filepath.Join(dir, "sentinel.conf")
-	Expect(os.WriteFile(conf, []byte(fmt.Sprintf(`port %d
-bind 127.0.0.1
-dir %s
-sentinel monitor mym 127.0.0.1 %d 2
-sentinel down-after-milliseconds mym 1000
-sentinel failover-timeout mym 5000
-`, port, dir, master.Port)), 0o644)).To(Succeed())
-	logf, err := os.Create(filepath.Join(dir, "sentinel.log"))
-	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, conf)
-	if strings.HasPrefix(filepath.Base(bin), "redis-server") {
-		cmd = exec.Command(bin, conf, "--sentinel")
-	}
-	cmd.Dir = dir
-	sess, err := gexec.Start(cmd, logf, logf)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		sess.Signal(syscall.SIGCONT)
-		sess.Kill()
-		Eventually(sess).WithTimeout(integration.ExitTimeout).Should(gexec.Exit())
-		logf.Close()
-	})
-	sc := redis.NewSentinelClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
-	DeferCleanup(sc.Close)
-	Eventually(func() error { return sc.Ping(ctx).Err() }).WithTimeout(integration.StartTimeout).Should(Succeed())
-	return fenceSentinel{sc: sc, sess: sess}
-}
-
 // fenceDeployment: a vigil-server master, two vigil-server replicas and
 // three sentinels of bin that have discovered everything, and the master
 // has learned the three sentinels from their hellos.
-func fenceDeployment(bin string, masterArgs ...string) (m, r1, r2 *node, ss []fenceSentinel) {
+func fenceDeployment(bin string, masterArgs ...string) (m, r1, r2 *node, ss []sentinelProc) {
 	GinkgoHelper()
-	m = startVigil(masterArgs...)
-	r1 = startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
-	r2 = startVigil("--replicaof", "127.0.0.1", itoa(m.Port))
-	waitSynced(m, r1)
-	waitSynced(m, r2)
+	m, r1, r2 = startTrio("", masterArgs, nil)
+	var scs []*redis.SentinelClient
 	for i := 0; i < 3; i++ {
 		ss = append(ss, startSentinelBin(bin, m))
+		scs = append(scs, ss[i].sc)
 	}
-	Eventually(func(g Gomega) {
-		for _, s := range ss {
-			reps, err := s.sc.Replicas(ctx, "mym").Result()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(reps).To(HaveLen(2))
-			others, err := s.sc.Sentinels(ctx, "mym").Result()
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(others).To(HaveLen(2))
-		}
+	waitDiscovered(scs, func(g Gomega, _ *redis.SentinelClient) {
 		g.Expect(m.infoG(g, "replication")["master_sentinels_known"]).To(Equal("3"))
-	}).WithTimeout(45 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	})
 	return m, r1, r2, ss
 }
 

@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -29,13 +28,9 @@ var redisServerBin string
 var sentinelBin string
 
 var _ = SynchronizedBeforeSuite(func() []byte {
-	bin := os.Getenv(integration.ServerBinEnv)
-	if bin == "" {
-		var err error
-		bin, err = gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-server")
-		Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
-	}
-	sent, err := gexec.Build("github.com/vigil-kv/vigil/cmd/vigil-sentinel")
+	bin, err := integration.Binary(integration.ServerBinEnv, integration.ServerPkg)
+	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-server")
+	sent, err := integration.Binary(integration.SentinelBinEnv, integration.SentinelPkg)
 	Expect(err).NotTo(HaveOccurred(), "building ./cmd/vigil-sentinel")
 	return []byte(bin + "\n" + sent)
 }, func(bins []byte) {

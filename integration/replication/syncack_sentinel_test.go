@@ -1,7 +1,6 @@
 package replication
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,24 +10,16 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/integration"
 )
 
-// ackWriter RPUSHes 1, 2, 3, ... to one list through a go-redis
-// FailoverClient and records the pushes whose reply was OK: in sync-ack
-// mode, the acknowledged writes (an UNACKED or any other error is not one).
-type ackWriter struct {
-	client *redis.Client
-	mu     sync.Mutex
-	acked  []int64
-	errs   int
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
-
+// ackListKey is the list the sync-ack failover spec pushes to.
 const ackListKey = "syncack-list"
 
-func startAckWriter(sentinels []string) *ackWriter {
+// startAckWriter pushes through a FailoverClient over the sentinels: in
+// sync-ack mode an acknowledged push is one the master's replicas hold.
+func startAckWriter(sentinels []string) *integration.PushWriter {
 	GinkgoHelper()
 	client := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:    "mym",
@@ -40,44 +31,7 @@ func startAckWriter(sentinels []string) *ackWriter {
 		PoolSize:      100,
 	})
 	DeferCleanup(client.Close)
-	w := &ackWriter{client: client, done: make(chan struct{})}
-	c, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	go func() {
-		defer GinkgoRecover()
-		defer close(w.done)
-		for i := int64(1); c.Err() == nil; i++ {
-			wc, stop := context.WithTimeout(c, 3*time.Second)
-			err := w.client.RPush(wc, ackListKey, i).Err()
-			stop()
-			w.mu.Lock()
-			if err == nil {
-				w.acked = append(w.acked, i)
-			} else {
-				w.errs++
-			}
-			w.mu.Unlock()
-			select {
-			case <-c.Done():
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	DeferCleanup(w.stop)
-	return w
-}
-
-func (w *ackWriter) stop() {
-	w.once.Do(func() {
-		w.cancel()
-		<-w.done
-	})
-}
-
-func (w *ackWriter) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.acked)
+	return integration.StartPushWriter(client, ackListKey, 3*time.Second)
 }
 
 // sentinelAddr is the address of the sentinel sc talks to (INFO tcp_port).
@@ -140,11 +94,7 @@ func (e *sentinelEvents) of(channel string) []string {
 var _ = Describe("vigil-sentinel in sync-ack mode", Label("replication", "syncack", "failover", "slow"), func() {
 	It("does not fail over while too few replicas can prove their offset, then promotes the greater offset; no acknowledged write is lost", func() {
 		ackArgs := []string{"--min-replicas-ack", "1", "--min-replicas-ack-timeout", "2000"}
-		m := startVigil(ackArgs...)
-		r1 := startVigil(append([]string{"--replicaof", "127.0.0.1", itoa(m.Port)}, ackArgs...)...)
-		r2 := startVigil(append([]string{"--replicaof", "127.0.0.1", itoa(m.Port)}, ackArgs...)...)
-		waitSynced(m, r1)
-		waitSynced(m, r2)
+		m, r1, r2 := startTrio("", ackArgs, ackArgs)
 		var scs []*redis.SentinelClient
 		var addrs []string
 		for i := 0; i < 3; i++ {
@@ -153,34 +103,26 @@ var _ = Describe("vigil-sentinel in sync-ack mode", Label("replication", "syncac
 			addrs = append(addrs, sentinelAddr(sc))
 		}
 		By("the sentinels learn min-replicas-ack 1 and both replicas")
-		Eventually(func(g Gomega) {
-			for _, sc := range scs {
-				reps, err := sc.Replicas(ctx, "mym").Result()
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(reps).To(HaveLen(2))
-				others, err := sc.Sentinels(ctx, "mym").Result()
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(others).To(HaveLen(2))
-				mi, err := sc.Master(ctx, "mym").Result()
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(mi).To(HaveKeyWithValue("min-replicas-ack", "1"))
-				g.Expect(mi).To(HaveKeyWithValue("ack-replicas", "2"))
-				g.Expect(mi).To(HaveKeyWithValue("ack-replicas-needed", "2"))
-				g.Expect(mi).To(HaveKeyWithValue("failover-blocked", "no"))
-			}
-		}).WithTimeout(30 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+		waitDiscovered(scs, func(g Gomega, sc *redis.SentinelClient) {
+			mi, err := sc.Master(ctx, "mym").Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(mi).To(HaveKeyWithValue("min-replicas-ack", "1"))
+			g.Expect(mi).To(HaveKeyWithValue("ack-replicas", "2"))
+			g.Expect(mi).To(HaveKeyWithValue("ack-replicas-needed", "2"))
+			g.Expect(mi).To(HaveKeyWithValue("failover-blocked", "no"))
+		})
 		var evs []*sentinelEvents
 		for _, sc := range scs {
 			evs = append(evs, watchSentinel(sc, "+no-ack-quorum", "-no-ack-quorum", "+try-failover", "+selected-slave", "+switch-master"))
 		}
 
 		w := startAckWriter(addrs)
-		Eventually(w.count).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", 50))
+		Eventually(w.Count).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", 50))
 
 		By("SIGSTOP of r1: the writes go on, acknowledged by r2 alone")
 		stopProcess(r1)
-		n := w.count()
-		Eventually(w.count).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", n+20))
+		n := w.Count()
+		Eventually(w.Count).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", n+20))
 		// A stopped process's socket still takes in what the master sends,
 		// up to its buffers: 24 MB more, acknowledged by r2, leave r1
 		// behind for sure (r2 then has the greater offset).
@@ -188,8 +130,8 @@ var _ = Describe("vigil-sentinel in sync-ack mode", Label("replication", "syncac
 		for i := 0; i < 3; i++ {
 			Expect(m.c.Set(ctx, "big:"+itoa(i), big, 0).Err()).To(Succeed())
 		}
-		n = w.count()
-		Eventually(w.count).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", n+5))
+		n = w.Count()
+		Eventually(w.Count).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", n+5))
 
 		By("SIGKILL of the master: r2 alone cannot prove it holds every acknowledged write")
 		m.Kill()
@@ -241,33 +183,20 @@ var _ = Describe("vigil-sentinel in sync-ack mode", Label("replication", "syncac
 			g.Expect(ri["master_port"]).To(Equal(itoa(r2.Port)))
 			g.Expect(ri["master_link_status"]).To(Equal("up"))
 		}).WithTimeout(60 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
-		n = w.count()
-		Eventually(w.count).WithTimeout(60 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", n+20))
-		w.stop()
+		n = w.Count()
+		Eventually(w.Count).WithTimeout(60 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", n+20))
+		w.Stop()
 		for _, r := range []*node{r2, r1} {
 			if r == r1 {
 				waitSynced(r2, r1)
 			}
 			got, err := r.c.LRange(ctx, ackListKey, 0, -1).Result()
 			Expect(err).NotTo(HaveOccurred())
-			have := map[string]bool{}
-			for _, v := range got {
-				have[v] = true
-			}
-			w.mu.Lock()
-			var lost []int64
-			for _, v := range w.acked {
-				if !have[fmt.Sprint(v)] {
-					lost = append(lost, v)
-				}
-			}
-			total := len(w.acked)
-			w.mu.Unlock()
-			Expect(lost).To(BeEmpty(), "acknowledged pushes missing on %s (of %d)", r.Addr(), total)
+			Expect(w.Missing(got)).To(BeEmpty(), "acknowledged pushes missing on %s (of %d)", r.Addr(), w.Count())
 			for i := 0; i < 3; i++ {
 				Expect(r.c.StrLen(ctx, "big:"+itoa(i)).Val()).To(Equal(int64(len(big))), "big:%d on %s", i, r.Addr())
 			}
 		}
-		AddReportEntry("acknowledged pushes / failed", fmt.Sprintf("%d / %d", w.count(), w.errs))
+		AddReportEntry("acknowledged pushes / failed", w.Report())
 	})
 })

@@ -110,7 +110,7 @@ var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("b
 func measureFailover(bin string) (down, switched time.Duration) {
 	GinkgoHelper()
 	c := StartData(2)
-	c.AddSentinels(2, Times(3, bin)...)
+	c.AddUntunedSentinels(2, Times(3, bin)...)
 	c.WaitDiscovery()
 	ev := Watch(c.Sentinels...)
 	w := StartWriter(c.SentinelAddrs())

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,61 +15,8 @@ import (
 	"github.com/vigil-kv/vigil/integration"
 )
 
-// pushWriter RPUSHes 1, 2, 3, ... through a FailoverClient and records
-// which pushes were acknowledged.
-type pushWriter struct {
-	client *redis.Client
-	mu     sync.Mutex
-	acked  []int64
-	errs   int
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
-
+// pushKey is the list the coordinated failover spec's writer pushes to.
 const pushKey = "coordinated-list"
-
-func startPushWriter(addrs []string) *pushWriter {
-	GinkgoHelper()
-	w := &pushWriter{client: NewFailoverClient(addrs), done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	go func() {
-		defer GinkgoRecover()
-		defer close(w.done)
-		for i := int64(1); ctx.Err() == nil; i++ {
-			wctx, c := context.WithTimeout(ctx, 2*time.Second)
-			err := w.client.RPush(wctx, pushKey, i).Err()
-			c()
-			w.mu.Lock()
-			if err == nil {
-				w.acked = append(w.acked, i)
-			} else {
-				w.errs++
-			}
-			w.mu.Unlock()
-			select {
-			case <-ctx.Done():
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	DeferCleanup(w.stop)
-	return w
-}
-
-func (w *pushWriter) stop() {
-	w.once.Do(func() {
-		w.cancel()
-		<-w.done
-	})
-}
-
-func (w *pushWriter) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.acked)
-}
 
 // startDataWithConfig is StartData with each replica started from a config
 // file (Dir/server.conf) that says `replicaof <master>`, as in a real
@@ -88,14 +34,7 @@ func startDataWithConfig(n int) *Cluster {
 		c.addClient(r)
 		c.Replicas = append(c.Replicas, r)
 	}
-	Eventually(func(g Gomega) {
-		info, err := c.Info(c.Master.Port)
-		g.Expect(err).NotTo(HaveOccurred())
-		for _, r := range c.Replicas {
-			g.Expect(info).To(MatchRegexp(`slave\d+:ip=127\.0\.0\.1,port=%d,state=online`, r.Port))
-		}
-	}).WithTimeout(30*time.Second).WithPolling(50*time.Millisecond).Should(Succeed(),
-		"the replicas should be online at the master")
+	c.waitOnline()
 	return c
 }
 
@@ -131,8 +70,8 @@ var _ = Describe("Coordinated failover", Label("failover", "coordinated", "slow"
 		c.AddSentinels(2, Times(3, SentinelBin)...)
 		c.WaitDiscovery()
 		ev := Watch(c.Sentinels...)
-		w := startPushWriter(c.SentinelAddrs())
-		Eventually(w.count).WithTimeout(FailoverWait).WithPolling(Poll).Should(BeNumerically(">=", 50))
+		w := integration.StartPushWriter(NewFailoverClient(c.SentinelAddrs()), pushKey, 2*time.Second)
+		Eventually(w.Count).WithTimeout(FailoverWait).WithPolling(Poll).Should(BeNumerically(">=", 50))
 
 		By("SENTINEL FAILOVER m COORDINATED")
 		old := c.Master.Port
@@ -169,24 +108,12 @@ var _ = Describe("Coordinated failover", Label("failover", "coordinated", "slow"
 			Should(ConsistOf(MatchRegexp(`^replicaof 127\.0\.0\.1 %d$`, newPort)))
 
 		By("writes go on, and every acknowledged one is on the new master")
-		n := w.count()
-		Eventually(w.count).WithTimeout(FailoverWait).WithPolling(Poll).Should(BeNumerically(">", n+20))
-		w.stop()
+		n := w.Count()
+		Eventually(w.Count).WithTimeout(FailoverWait).WithPolling(Poll).Should(BeNumerically(">", n+20))
+		w.Stop()
 		got, err := c.Data(newPort).LRange(ctx, pushKey, 0, -1).Result()
 		Expect(err).NotTo(HaveOccurred())
-		have := map[string]bool{}
-		for _, v := range got {
-			have[v] = true
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		var lost []int64
-		for _, v := range w.acked {
-			if !have[fmt.Sprint(v)] {
-				lost = append(lost, v)
-			}
-		}
-		Expect(lost).To(BeEmpty(), "acknowledged pushes missing on the new master (of %d)", len(w.acked))
-		AddReportEntry("acknowledged pushes / failed", fmt.Sprintf("%d / %d", len(w.acked), w.errs))
+		Expect(w.Missing(got)).To(BeEmpty(), "acknowledged pushes missing on the new master (of %d)", w.Count())
+		AddReportEntry("acknowledged pushes / failed", w.Report())
 	})
 })

@@ -86,18 +86,9 @@ func startDeployment(n, quorum int, bins ...string) *deployment {
 		}
 	})
 	d.AddSentinels(quorum, bins...)
-	for _, s := range d.Sentinels {
-		d.tune(s)
-	}
 	setAll(d.Sentinels, "down-after-milliseconds", strconv.Itoa(scenarioDownAfter))
 	d.settle()
 	return d
-}
-
-// tune applies scenarioDebug to a sentinel.
-func (d *deployment) tune(s *Sentinel) {
-	GinkgoHelper()
-	Expect(s.do(append([]any{"SENTINEL", "DEBUG"}, scenarioDebug...)...)).To(Equal("OK"))
 }
 
 // setPassword replaces the clients of the data servers by clients that
@@ -171,7 +162,7 @@ func (d *deployment) restartSentinel(s *Sentinel) {
 	d.relaunch(s.Server)
 	Expect(s.waitReady()).To(BeTrue(), "restarted sentinel did not answer PING; its output:\n%s", tail(s.Log(), 50))
 	d.drain(s.SC)
-	d.tune(s)
+	s.Tune()
 }
 
 // drain pings through a client until it succeeds, so that pooled

@@ -26,7 +26,10 @@
 //
 // Every spec starts fresh processes on free loopback ports, registers every
 // stop with DeferCleanup and waits with Eventually and explicit timeouts;
-// sentinels run with down-after-milliseconds 1000 and failover-timeout 5000.
+// sentinels run with down-after-milliseconds 1000 and failover-timeout 5000,
+// and with the short SENTINEL DEBUG timers of Redis's own tests (Tune: INFO
+// every second, hellos every 500 ms), which only shorten the waits; the
+// failover benchmark keeps the default timers.
 // The exception is "Sentinel scenarios" (scenarios_test.go): Redis's own
 // sentinel tests (00-base to 13-info-command) as one Ordered list over a
 // long-lived deployment of 5 sentinels, a master and 4 replicas, each

@@ -58,9 +58,9 @@ const (
 // They are generous because a sentinel that enters TILT (its timer starved
 // for > 2 s on a loaded machine) does nothing for 30 s.
 const (
-	DiscoveryWait = 45 * time.Second // hellos every 2 s, INFO every 10 s
+	DiscoveryWait = 45 * time.Second // a few hellos (every 2 s untuned, 500 ms tuned) and INFO
 	FailoverWait  = 60 * time.Second // SDOWN + ODOWN + election + promotion (+ a retry)
-	ConvertWait   = 60 * time.Second // a returning old master is demoted after ~10 s
+	ConvertWait   = 60 * time.Second // a returning old master is demoted after ~10 s (~3 s tuned)
 	Poll          = 100 * time.Millisecond
 )
 
@@ -134,6 +134,13 @@ func StartData(n int) *Cluster {
 		c.addClient(r)
 		c.Replicas = append(c.Replicas, r)
 	}
+	c.waitOnline()
+	return c
+}
+
+// waitOnline waits until the master reports every replica online.
+func (c *Cluster) waitOnline() {
+	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		info, err := c.Info(c.Master.Port)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -142,7 +149,6 @@ func StartData(n int) *Cluster {
 		}
 	}).WithTimeout(30*time.Second).WithPolling(50*time.Millisecond).Should(Succeed(),
 		"the replicas should be online at the master")
-	return c
 }
 
 func (c *Cluster) addClient(s *integration.Server) {
@@ -248,6 +254,7 @@ type Sentinel struct {
 	ConfPath string
 	SC       *redis.SentinelClient // typed SENTINEL commands (RESP3)
 	C        *redis.Client         // anything else (RESP3)
+	tuned    bool                  // Tune was called: Restart calls it again
 }
 
 // SentinelConfig is the configuration file a sentinel starts with.
@@ -292,6 +299,9 @@ func (s *Sentinel) Restart() *Sentinel {
 	Expect(s.Session.ExitCode()).NotTo(Equal(-1), "the sentinel must be stopped before a restart")
 	n := launchSentinel(s.Bin, s.ConfPath, s.Dir, s.Port)
 	Expect(n.waitReady()).To(BeTrue(), "restarted sentinel did not answer PING; its output:\n%s", n.Log())
+	if s.tuned {
+		n.Tune()
+	}
 	return n
 }
 
@@ -396,13 +406,36 @@ func (s *Sentinel) Others() ([]map[string]string, error) {
 func Addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // AddSentinels starts one sentinel per binary, all monitoring the master with
-// quorum.
+// quorum, and sets their timers to the scenarios' (Tune).
 func (c *Cluster) AddSentinels(quorum int, bins ...string) {
+	GinkgoHelper()
+	c.AddUntunedSentinels(quorum, bins...)
+	for _, s := range c.Sentinels[len(c.Sentinels)-len(bins):] {
+		s.Tune()
+	}
+}
+
+// AddUntunedSentinels is AddSentinels with the sentinels' default timers
+// (hellos every 2 s, INFO every 10 s): the failover benchmark's.
+func (c *Cluster) AddUntunedSentinels(quorum int, bins ...string) {
 	GinkgoHelper()
 	c.Quorum = quorum
 	for _, bin := range bins {
 		c.Sentinels = append(c.Sentinels, StartSentinel(bin, c.Master.Port, quorum))
 	}
+}
+
+// Tune sets the sentinel's timers with SENTINEL DEBUG (scenarioDebug: INFO
+// every second, hellos every 500 ms, links re-made after 2 s, TILT for 3 s)
+// instead of the defaults, which only make the specs wait longer: discovery
+// takes a few hellos, and a returning old master is demoted 4 hello periods
+// after it reports role:master. They are not persisted: Restart sets them
+// again.
+func (s *Sentinel) Tune() {
+	GinkgoHelper()
+	Expect(s.C.Do(context.Background(), append([]any{"SENTINEL", "DEBUG"}, scenarioDebug...)...).Text()).
+		To(Equal("OK"), "SENTINEL DEBUG on %s", s.Name())
+	s.tuned = true
 }
 
 // SentinelAddrs returns the sentinels' addresses.

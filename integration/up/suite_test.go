@@ -7,6 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
+
+	"github.com/vigil-kv/vigil/integration"
 )
 
 func TestUp(t *testing.T) {
@@ -19,7 +21,7 @@ var vigilBin string
 
 var _ = BeforeSuite(func() {
 	var err error
-	vigilBin, err = gexec.Build("github.com/vigil-kv/vigil/cmd/vigil")
+	vigilBin, err = integration.Binary(integration.CLIBinEnv, integration.CLIPkg)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 })

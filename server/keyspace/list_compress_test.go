@@ -90,6 +90,10 @@ func TestCompressThresholds(t *testing.T) {
 	}
 }
 
+// compressedListOps: pushes at both ends, pops, LSET, LINSERT, LREM, LTRIM.
+var compressedListOps = []listOpWeight{{opPushFront, 6}, {opPushBack, 6}, {opPopFront, 2}, {opPopBack, 2},
+	{opSet, 1}, {opInsert, 1}, {opFilter, 1}, {opTrim, 1}}
+
 // TestCompressedListModel: random operations at both ends and in the
 // middle on lists created at depths 0 to 3 against a plain slice: the
 // elements and the node layout do not depend on the depth, the nodes
@@ -117,63 +121,12 @@ func TestCompressedListModel(t *testing.T) {
 		plain := NewList(-1)
 		l := NewList(-1)
 		l.SetCompressDepth(depth)
-		var m [][]byte
+		tw := &listTwin{l: l, ref: plain}
 		for step := 0; step < 4000; step++ {
-			switch op := rng.IntN(20); {
-			case op < 6:
-				b := elem()
-				l.PushFront(b)
-				plain.PushFront(b)
-				m = append([][]byte{b}, m...)
-			case op < 12:
-				b := elem()
-				l.PushBack(b)
-				plain.PushBack(b)
-				m = append(m, b)
-			case op < 14 && len(m) > 0:
-				if !bytes.Equal(l.PopFront(), m[0]) || !bytes.Equal(plain.PopFront(), m[0]) {
-					t.Fatalf("depth %d step %d: PopFront", depth, step)
-				}
-				m = m[1:]
-			case op < 16 && len(m) > 0:
-				if !bytes.Equal(l.PopBack(), m[len(m)-1]) || !bytes.Equal(plain.PopBack(), m[len(m)-1]) {
-					t.Fatalf("depth %d step %d: PopBack", depth, step)
-				}
-				m = m[:len(m)-1]
-			case op < 17 && len(m) > 0:
-				i, b := rng.IntN(len(m)), elem()
-				l.Set(i, b)
-				plain.Set(i, b)
-				m[i] = b
-			case op < 18 && len(m) > 0:
-				p, after, b := rng.IntN(len(m)), rng.IntN(2) == 0, elem()
-				l.Insert(p, after, b)
-				plain.Insert(p, after, b)
-				if after {
-					p++
-				}
-				m = append(m[:p], append([][]byte{b}, m[p:]...)...)
-			case op < 19 && len(m) > 0:
-				x := m[rng.IntN(len(m))]
-				keep := func(_ int, b []byte) bool { return !bytes.Equal(b, x) }
-				l.Filter(keep)
-				plain.Filter(keep)
-				var nm [][]byte
-				for _, b := range m {
-					if !bytes.Equal(b, x) {
-						nm = append(nm, b)
-					}
-				}
-				m = nm
-			case len(m) > 2:
-				a := rng.IntN(3)
-				z := len(m) - 1 - rng.IntN(3)
-				if a <= z {
-					l.Trim(a, z)
-					plain.Trim(a, z)
-					m = m[a : z+1]
-				}
+			if err := tw.step(rng, 20, compressedListOps, 3, elem); err != nil {
+				t.Fatalf("depth %d step %d: %v", depth, step, err)
 			}
+			m := tw.m
 			if l.Len() != len(m) || len(nodesOf(l)) != len(nodesOf(plain)) {
 				t.Fatalf("depth %d step %d: %d elements %d nodes, want %d and %d", depth, step, l.Len(), len(nodesOf(l)), len(m), len(nodesOf(plain)))
 			}
@@ -201,9 +154,9 @@ func TestCompressedListModel(t *testing.T) {
 		if err := checkList(d); err != nil {
 			t.Errorf("Dup: %v", err)
 		}
-		for i := range m {
-			if !bytes.Equal(d.Index(i), m[i]) {
-				t.Fatalf("Dup: [%d] = %q, want %q", i, d.Index(i), m[i])
+		for i := range tw.m {
+			if !bytes.Equal(d.Index(i), tw.m[i]) {
+				t.Fatalf("Dup: [%d] = %q, want %q", i, d.Index(i), tw.m[i])
 			}
 		}
 		packed := 0

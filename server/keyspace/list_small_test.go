@@ -9,6 +9,11 @@ import (
 	"unsafe"
 )
 
+// smallListOps: pushes at both ends, pops, LSET, LINSERT, LREM, LTRIM, and
+// nothing in one draw of 16.
+var smallListOps = []listOpWeight{{opPushBack, 5}, {opPushFront, 3}, {opPopFront, 2}, {opPopBack, 1},
+	{opSet, 1}, {opInsert, 1}, {opFilter, 1}, {opTrim, 1}}
+
 // TestSmallListModel: lists that start small (and move to a listBody and
 // back) against a plain slice and against the same operations on a list
 // always held in a listBody: same elements, quicklist nodes, MEMORY USAGE,
@@ -28,57 +33,13 @@ func TestSmallListModel(t *testing.T) {
 		smallSeen, bigSeen := false, false
 		for round := 0; round < 200; round++ {
 			l, ref := NewList(fill), NewList(fill)
-			var m [][]byte
+			tw := &listTwin{l: l, ref: ref}
 			for step := 0; step < 40; step++ {
 				ref.grow()
-				switch op := rng.IntN(16); {
-				case op < 5:
-					b := elem()
-					l.PushBack(b)
-					ref.PushBack(b)
-					m = append(m, b)
-				case op < 8:
-					b := elem()
-					l.PushFront(b)
-					ref.PushFront(b)
-					m = append([][]byte{b}, m...)
-				case op < 10 && len(m) > 0:
-					if !bytes.Equal(l.PopFront(), m[0]) || !bytes.Equal(ref.PopFront(), m[0]) {
-						t.Fatalf("fill %d step %d: PopFront", fill, step)
-					}
-					m = m[1:]
-				case op < 11 && len(m) > 0:
-					if !bytes.Equal(l.PopBack(), m[len(m)-1]) || !bytes.Equal(ref.PopBack(), m[len(m)-1]) {
-						t.Fatalf("fill %d step %d: PopBack", fill, step)
-					}
-					m = m[:len(m)-1]
-				case op < 12 && len(m) > 0:
-					i, b := rng.IntN(len(m)), elem()
-					l.Set(i, b)
-					ref.Set(i, b)
-					m[i] = b
-				case op < 13 && len(m) > 0:
-					p, after, b := rng.IntN(len(m)), rng.IntN(2) == 0, elem()
-					l.Insert(p, after, b)
-					ref.Insert(p, after, b)
-					if after {
-						p++
-					}
-					m = slices.Insert(m, p, b)
-				case op < 14 && len(m) > 0:
-					x := m[rng.IntN(len(m))]
-					keep := func(_ int, b []byte) bool { return !bytes.Equal(b, x) }
-					if l.Len() > 0 {
-						l.Filter(keep)
-						ref.Filter(keep)
-					}
-					m = slices.DeleteFunc(m, func(b []byte) bool { return bytes.Equal(b, x) })
-				case op < 15 && len(m) > 2:
-					a, z := rng.IntN(2), len(m)-1-rng.IntN(2)
-					l.Trim(a, z)
-					ref.Trim(a, z)
-					m = m[a : z+1]
+				if err := tw.step(rng, 16, smallListOps, 2, elem); err != nil {
+					t.Fatalf("fill %d step %d: %v", fill, step, err)
 				}
+				m := tw.m
 				if l.listBody == nil {
 					smallSeen = true
 				} else {
