@@ -55,7 +55,10 @@ lint:
     if [ -n "$unformatted" ]; then echo "gofmt -l:"; echo "$unformatted"; exit 1; fi
     go vet ./...
 
-# Benchmarks against vigil-server (and Debian's redis-server where installed).
+# Benchmarks against vigil-server (and Debian's redis-server where installed):
+# redis-benchmark with -r 100000 (random keys and members, so values grow),
+# then the same tests on fixed keys as a second table (scripts/bench.sh:
+# KEYSPACE=0 for the fixed-key table only, ROUNDS=3 for paired rounds).
 bench *args:
     scripts/bench.sh {{args}}
 
