@@ -55,7 +55,10 @@ lint:
     if [ -n "$unformatted" ]; then echo "gofmt -l:"; echo "$unformatted"; exit 1; fi
     go vet ./...
 
-# Benchmarks against vigil-server (and Debian's redis-server where installed).
+# Benchmarks against vigil-server (and Debian's redis-server where installed):
+# redis-benchmark with -r 100000 (random keys and members, so values grow),
+# then the same tests on fixed keys as a second table (scripts/bench.sh:
+# KEYSPACE=0 for the fixed-key table only, ROUNDS=3 for paired rounds).
 bench *args:
     scripts/bench.sh {{args}}
 
@@ -122,10 +125,11 @@ bench-mem n="1000000" datasets="":
 
 # Replication: full sync of `keys` keys (vigil vs redis-server, same run),
 # What one write costs in a key of 100, 1 k, 100 k and 1 M elements, per type
-# (string, list, hash, set, zset), vigil-server against redis-server in the
-# same run (integration/benchscale/doc.go): `just bench-scale 1000,100000 3`.
-bench-scale sizes="100,1000,100000,1000000" rounds="3" pairs="100000":
-    VIGIL_BENCH=1 VIGIL_BENCH_SIZES={{sizes}} VIGIL_BENCH_ROUNDS={{rounds}} VIGIL_BENCH_PAIRS={{pairs}} go test -count=1 -timeout 60m ./integration/benchscale/ -v -run TestBenchScale
+# (string, list, hash, set, zset, stream), vigil-server against redis-server in
+# the same run (integration/benchscale/doc.go): `just bench-scale 1000,100000 3`;
+# `types` narrows it (`just bench-scale 1000 3 100000 zset,stream`).
+bench-scale sizes="100,1000,100000,1000000" rounds="3" pairs="100000" types="":
+    VIGIL_BENCH=1 VIGIL_BENCH_TYPES={{types}} VIGIL_BENCH_SIZES={{sizes}} VIGIL_BENCH_ROUNDS={{rounds}} VIGIL_BENCH_PAIRS={{pairs}} go test -count=1 -timeout 60m ./integration/benchscale/ -v -run TestBenchScale
 
 # SET throughput at redis-benchmark -P 16 with two replicas attached vs
 # none, and the replicas' lag under that load; ratios printed.

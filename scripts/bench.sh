@@ -5,6 +5,7 @@
 #   scripts/bench.sh                      # defaults below
 #   N1=50000 N16=100000 scripts/bench.sh  # fewer requests
 #   ROUNDS=3 scripts/bench.sh             # median of 3 rounds
+#   KEYSPACE=0 scripts/bench.sh           # only the fixed-key table
 #
 # Environment:
 #   N1       requests per test at -P 1   (default 100000)
@@ -14,6 +15,16 @@
 #            lpop,rpop,sadd,spop,hset,zadd,lrange_100,lrange_600)
 #   EVALSHA  1 (default) also runs EVALSHA of a one-key INCR script, loaded
 #            on both servers with SCRIPT LOAD; 0 leaves it out
+#   KEYSPACE redis-benchmark -r: random keys and members out of this many
+#            (default 100000), so values grow as users' do: SET/GET/INCR/
+#            MSET on 100 k keys, SADD/SPOP on a set, HSET on a hash and
+#            ZADD (random scores) on a sorted set of up to 100 k members.
+#            This is the main table; then the same tests run without -r
+#            (every write on one key with one member, as redis-benchmark
+#            does by default) as a second table. KEYSPACE=0: only that one.
+#            redis-benchmark's list tests (LPUSH, LPOP, RPOP, LRANGE) use
+#            one list and one value with or without -r.
+#   FIXED    1 (default) also runs the fixed-key table; 0 leaves it out
 #   ROUNDS   rounds per pipeline depth (default 1). Within a round each
 #            test runs against both servers back to back (one
 #            redis-benchmark run per test and server), the order of the
@@ -25,6 +36,8 @@
 #   VIGIL_CPUPROFILE  vigil-server writes a Go CPU profile there until it
 #                     stops (go tool pprof BINARY FILE)
 #   REDIS_SERVER_BIN  the reference server (default: redis-server on PATH)
+#   PORT_BASE  take the servers' ports from PORT_BASE..PORT_BASE+99 instead
+#              of a random free port in 20000-31999
 #
 # For each pipeline depth P it prints, per test, the median requests per
 # second of redis-server and vigil-server, the median of the rounds' paired
@@ -42,6 +55,9 @@ EVALSHA="${EVALSHA:-1}"
 # scripts applications run.
 evalsha_script="return redis.call('incr', KEYS[1])"
 ROUNDS="${ROUNDS:-1}"
+KEYSPACE="${KEYSPACE:-100000}"
+FIXED="${FIXED:-1}"
+[[ "$KEYSPACE" =~ ^[0-9]+$ ]] || { echo "bench.sh: KEYSPACE must be a number" >&2; exit 1; }
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -87,7 +103,11 @@ fi
 free_port() {
   local port i
   for i in $(seq 1 200); do
-    port=$(( (RANDOM << 15 | RANDOM) % 12000 + 20000 ))
+    if [ -n "${PORT_BASE:-}" ]; then
+      port=$(( PORT_BASE + (RANDOM % 100) ))
+    else
+      port=$(( (RANDOM << 15 | RANDOM) % 12000 + 20000 ))
+    fi
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0
@@ -136,16 +156,19 @@ echo "host: $(nproc) CPUs, $(uname -sr)" >&2
 # GOMAXPROCS is set in the environment, which it inherits from here.
 echo "GOMAXPROCS: ${GOMAXPROCS:-unset (vigil-server: io-threads, default 1)}" >&2
 
-# bench NAME P N ROUND TEST: one redis-benchmark run of one test (a -t
-# test, or evalsha); appends "P<TAB>test<TAB>name<TAB>rps<TAB>round" lines to
-# $work/results. Test names are redis-benchmark's without the
+# bench NAME P N ROUND TEST R: one redis-benchmark run of one test (a -t
+# test, or evalsha), with -r R unless R is 0; appends
+# "table<TAB>test<TAB>name<TAB>rps<TAB>round" lines to $work/results, where
+# table is "-P P" and the key mode. Test names are redis-benchmark's without the
 # " (first N elements)" suffix; the LPUSH that fills the list for LRANGE is
 # left out.
 bench() {
-  local name="$1" p="$2" n="$3" round="$4" test="$5" var="port_$1" out sha count
-  out="$work/$name.P$p.r$round.$test.csv"
+  local name="$1" p="$2" n="$3" round="$4" test="$5" r="$6" var="port_$1" out sha count table
+  local rflag=()
+  if [ "$r" != 0 ]; then rflag=(-r "$r"); table="-P $p, -r $r"; else table="-P $p, fixed keys"; fi
+  out="$work/$name.P$p.R$r.r$round.$test.csv"
   if [ "$test" != evalsha ]; then
-    redis-benchmark -p "${!var}" -q -c "$CLIENTS" -n "$n" -t "$test" -P "$p" --csv >"$out" 2>"$work/bench.err" ||
+    redis-benchmark -p "${!var}" -q -c "$CLIENTS" -n "$n" -t "$test" -P "$p" "${rflag[@]}" --csv >"$out" 2>"$work/bench.err" ||
       { cat "$work/bench.err" >&2; die "redis-benchmark -t $test against $name failed"; }
   else
     # SCRIPT LOAD returns the same sha1 on both servers; FLUSHALL keeps
@@ -165,7 +188,7 @@ bench() {
     sed -E '2,$s/^"EVALSHA [^"]*"/"EVALSHA"/' "$out.evalsha" >"$out"
   fi
   # "test","rps",... ; skip the header lines.
-  awk -F'","' -v p="$p" -v name="$name" -v round="$round" '$1 != "\"test" {
+  awk -F'","' -v p="$table" -v name="$name" -v round="$round" '$1 != "\"test" {
     gsub(/^"/, "", $1)
     if ($1 ~ /needed to benchmark/) next
     sub(/ \(.*\)$/, "", $1)
@@ -182,11 +205,16 @@ if [ -n "$TESTS" ]; then IFS=, read -r -a tests <<<"$TESTS"; fi
 [ "${#tests[@]}" -gt 0 ] || die "no tests: TESTS is empty and EVALSHA=0"
 
 : >"$work/results"
+# The key modes, one table each: -r KEYSPACE first, then fixed keys.
+modes=()
+[ "$KEYSPACE" != 0 ] && modes+=("$KEYSPACE")
+{ [ "$FIXED" = 1 ] || [ "$KEYSPACE" = 0 ]; } && modes+=(0)
 run=0
+for r in "${modes[@]}"; do
 for p in 1 16; do
   if [ "$p" = 1 ]; then n="$N1"; else n="$N16"; fi
   for round in $(seq 1 "$ROUNDS"); do
-    echo "  P=$p round $round (-n $n)" >&2
+    echo "  P=$p -r $r round $round (-n $n)" >&2
     for name in redis vigil; do
       var="port_$name"
       redis-cli -p "${!var}" FLUSHALL >/dev/null
@@ -198,16 +226,17 @@ for p in 1 16; do
       if [ $((run % 2)) = 0 ]; then order="redis vigil"; else order="vigil redis"; fi
       run=$((run + 1))
       for name in $order; do
-        bench "$name" "$p" "$n" "$round" "$test"
+        bench "$name" "$p" "$n" "$round" "$test" "$r"
       done
     done
   done
+done
 done
 
 echo
 evalsha_note=""
 [ "$EVALSHA" = 1 ] && evalsha_note=" and EVALSHA <sha> 1 evalsha:counter (script: $evalsha_script)"
-echo "redis-benchmark -q -c $CLIENTS -t $TESTS$evalsha_note --csv, -n $N1 at -P 1 and $N16 at -P 16, median of $ROUNDS round(s)"
+echo "redis-benchmark -q -c $CLIENTS -t $TESTS$evalsha_note --csv, -n $N1 at -P 1 and $N16 at -P 16, median of $ROUNDS round(s); key modes (-r, 0 = fixed keys): ${modes[*]}"
 # Per (P, test): each server's median rate and the median of the rounds'
 # paired ratios (vigil/redis of the same round, measured back to back),
 # then the table with the geometric mean of those ratios and the lowest.
@@ -226,7 +255,7 @@ awk -F'\t' '
   END {
     for (i = 1; i <= np; i++) {
       p = ps[i]
-      printf "\n-P %s\n", p
+      printf "\n%s\n", p
       printf "%-16s %14s %14s %12s %12s\n", "test", "redis rps", "vigil rps", "vigil/redis", "per round"
       sum = 0; k = 0; low = 0; lowt = ""
       for (j = 1; j <= nt[p]; j++) {

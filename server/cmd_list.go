@@ -311,9 +311,10 @@ func cmdLRange(c *Client, args [][]byte) {
 		return
 	}
 	c.w.ArrayLen(int(e - s + 1))
-	for i := s; i <= e; i++ {
-		c.w.Bulk(l.Index(int(i)))
-	}
+	l.Range(int(s), int(e), func(b []byte) bool {
+		c.w.Bulk(b)
+		return true
+	})
 }
 
 // cmdLPos is lposCommand.

@@ -19,7 +19,8 @@ import (
 )
 
 // kind is one value type: how to fill a key with element i and how to
-// write pair i of a round without changing the key's size.
+// write pair i of a round without changing the key's size (a stream's
+// pair is a write and a read: XADD with MAXLEN, XRANGE).
 type kind struct {
 	name string
 	// fill is the command that adds element i of n (a string gets n
@@ -83,6 +84,25 @@ var kinds = []kind{
 			return [2][]string{{"ZADD", key, strconv.Itoa(rng.IntN(1000003)), elem(lo + n)}, {"ZREM", key, elem(lo)}}
 		},
 		size: "ZCARD",
+	},
+	{
+		// One stream of n entries with IDs 1-1 .. n-1: each step appends
+		// entry lo+n+1 with an exact MAXLEN n (which removes the oldest
+		// one, entry lo+1) and reads 10 entries from a random ID on
+		// (XRANGE is O(log N + M)).
+		name: "stream",
+		fill: func(i, _ int) []string {
+			return []string{"XADD", key, strconv.Itoa(i+1) + "-1", "field", "value:" + strconv.Itoa(i)}
+		},
+		fills: func(n int) int { return n },
+		pair: func(rng *rand.Rand, lo, n int) [2][]string {
+			from := strconv.Itoa(lo+2+rng.IntN(n)) + "-0"
+			return [2][]string{
+				{"XADD", key, "MAXLEN", strconv.Itoa(n), strconv.Itoa(lo+n+1) + "-1", "field", "value"},
+				{"XRANGE", key, from, "+", "COUNT", "10"},
+			}
+		},
+		size: "XLEN",
 	},
 }
 

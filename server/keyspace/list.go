@@ -146,6 +146,44 @@ func (l *List) Index(i int) []byte {
 	return view(l.bytesOf(k), p)
 }
 
+// Range calls fn with elements start..end in order (0 <= start, end < Len)
+// until fn returns false: one seek, then a walk through the chunks, O(log S
+// + end-start), where Index per element pays a cursor load and store each.
+// The slices are views, as Index's.
+func (l *List) Range(start, end int, fn func(b []byte) bool) {
+	if start > end {
+		return
+	}
+	if l.listBody == nil {
+		p := int(l.slo)
+		if start > 0 {
+			p = walk(l.sb, 0, p, start)
+		}
+		for i := start; i <= end; i++ {
+			if !fn(view(l.sb, p)) {
+				return
+			}
+			p = next(l.sb, p)
+		}
+		return
+	}
+	k, j, p := l.seek(start)
+	for i := start; i <= end; k++ {
+		c := &l.ch[k]
+		b := l.bytesOf(k)
+		if j == 0 {
+			p = c.lo
+		}
+		for ; j < c.cnt && i <= end; j, i = j+1, i+1 {
+			if !fn(view(b, p)) {
+				return
+			}
+			p = next(b, p)
+		}
+		j = 0
+	}
+}
+
 // Set replaces element i with a copy of b.
 func (l *List) Set(i int, b []byte) {
 	l.grow()
