@@ -111,7 +111,7 @@ func TestListCompressDifferential(t *testing.T) {
 					do("CONFIG", "SET", "list-compress-depth", "0")
 				}
 				k := []string{"p", "q", "r"}[rng.IntN(3)]
-				switch rng.IntN(14) {
+				switch rng.IntN(17) {
 				case 0, 1, 2, 3:
 					args := []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], k}
 					for n := 1 + rng.IntN(40); n > 0; n-- {
@@ -126,6 +126,29 @@ func TestListCompressDifferential(t *testing.T) {
 					do("LMOVE", "p", "q", []string{"LEFT", "RIGHT"}[rng.IntN(2)], []string{"LEFT", "RIGHT"}[rng.IntN(2)])
 				case 8:
 					do("LLEN", k)
+				case 14, 15, 16:
+					// Reads walk the list: their iterator compresses the
+					// raw nodes it leaves, as quicklistNext and
+					// quicklistReleaseIterator do.
+					switch rng.IntN(5) {
+					case 0:
+						do("LRANGE", k, strconv.Itoa(rng.IntN(200)-100), strconv.Itoa(rng.IntN(200)-100))
+					case 1:
+						do("LINDEX", k, strconv.Itoa(rng.IntN(200)-100))
+					case 2:
+						args := []string{"LPOS", k, elem(), "RANK", strconv.Itoa([]int{1, 2, -1, -3}[rng.IntN(4)])}
+						if rng.IntN(2) == 0 {
+							args = append(args, "COUNT", strconv.Itoa(rng.IntN(3)))
+						}
+						if rng.IntN(2) == 0 {
+							args = append(args, "MAXLEN", strconv.Itoa(rng.IntN(100)))
+						}
+						do(args...)
+					case 3:
+						do("LINSERT", k, "BEFORE", "no-such-pivot", elem())
+					default:
+						do("LRANGE", k, "0", "-1")
+					}
 				case 9:
 					do("RPOPLPUSH", "q", "p")
 				default:
