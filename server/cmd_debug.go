@@ -21,8 +21,8 @@ func init() {
 }
 
 // debugHelp is redis-server 7.0.15's DEBUG HELP, word for word (Vigil
-// answers every subcommand it lists; those that crash or tune jemalloc
-// answer as an unknown subcommand, see README "Differences").
+// answers every subcommand it lists: see cmd_debug_more.go and
+// cmd_debug_process.go).
 var debugHelp = []string{
 	"AOF-FLUSH-SLEEP <microsec>",
 	"    Server will sleep before flushing the AOF, this is used for testing.",
@@ -189,7 +189,7 @@ func cmdDebug(c *Client, args [][]byte) {
 	case eqFold(sub, "error") && len(args) == 3:
 		c.w.Error(string(args[2]))
 	default:
-		if !cmdDebugMore(c, args) { // cmd_debug_more.go
+		if !cmdDebugMore(c, args) && !cmdDebugProcess(c, args) { // cmd_debug_more.go, cmd_debug_process.go
 			c.w.Error(errSubcommandSyntax(sub, "DEBUG"))
 		}
 	}

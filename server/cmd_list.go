@@ -79,6 +79,16 @@ func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 	return l
 }
 
+// listWalked leaves on elements i..j of the list at key (entry e) the
+// compression the reading iterator of Redis's command leaves
+// (keyspace.List.Walk): the value is made the client's own (DB.Mutable)
+// only when that changes a node.
+func (c *Client) listWalked(key []byte, e *keyspace.Entry, l *keyspace.List, i, j int) {
+	if l.CompressDepth() != 0 && l.WalkChanges(i, j) {
+		c.selectedDB().Mutable(key, e).(*keyspace.List).Walk(i, j)
+	}
+}
+
 // newListKey is createQuicklistObject + quicklistSetOptions (the list
 // keeps list-compress-depth as it is now) + dbAdd (the "new" event).
 func (c *Client) newListKey(key []byte) (*keyspace.Entry, *keyspace.List) {
@@ -245,7 +255,8 @@ func cmdLLen(c *Client, args [][]byte) {
 }
 
 func cmdLIndex(c *Client, args [][]byte) {
-	l, ok := lookupRead[*keyspace.List](c, args[1])
+	e := c.lookupKeyRead(args[1])
+	l, ok := valueAs[*keyspace.List](c, e)
 	if !ok {
 		return
 	}
@@ -267,6 +278,7 @@ func cmdLIndex(c *Client, args [][]byte) {
 		return
 	}
 	c.w.Bulk(l.Index(int(idx)))
+	c.listWalked(args[1], e, l, int(idx), int(idx)) // quicklistReleaseIterator
 }
 
 // listRange normalizes start..end (inclusive, negative from the end) over
@@ -297,7 +309,8 @@ func cmdLRange(c *Client, args [][]byte) {
 		c.w.Error(ErrNotInteger)
 		return
 	}
-	l, ok := lookupRead[*keyspace.List](c, args[1])
+	ent := c.lookupKeyRead(args[1])
+	l, ok := valueAs[*keyspace.List](c, ent)
 	if !ok {
 		return
 	}
@@ -315,6 +328,7 @@ func cmdLRange(c *Client, args [][]byte) {
 		c.w.Bulk(b)
 		return true
 	})
+	c.listWalked(args[1], ent, l, int(s), int(e))
 }
 
 // cmdLPos is lposCommand.
@@ -363,7 +377,8 @@ func cmdLPos(c *Client, args [][]byte) {
 		// As Redis, -LONG_MIN wraps to itself: every match then ranks.
 		rank, fromTail = -rank, true
 	}
-	l, ok := lookupRead[*keyspace.List](c, args[1])
+	e := c.lookupKeyRead(args[1])
+	l, ok := valueAs[*keyspace.List](c, e)
 	if !ok {
 		return
 	}
@@ -378,6 +393,12 @@ func cmdLPos(c *Client, args [][]byte) {
 	n := int64(l.Len())
 	var found []int64
 	var matches int64
+	// last is the last index the iterator reached: the one it stopped at,
+	// or (the maxlen test coming after listTypeNext) the one past MAXLEN.
+	last := n - 1
+	if maxlen != 0 && maxlen < n {
+		last = maxlen
+	}
 	for index := int64(0); index < n && (maxlen == 0 || index < maxlen); index++ {
 		pos := index
 		if fromTail {
@@ -392,8 +413,14 @@ func cmdLPos(c *Client, args [][]byte) {
 		}
 		found = append(found, pos)
 		if count == -1 || (count != 0 && matches-rank+1 >= count) {
+			last = index
 			break
 		}
+	}
+	if fromTail {
+		c.listWalked(args[1], e, l, int(n-1-last), int(n-1))
+	} else {
+		c.listWalked(args[1], e, l, 0, int(last))
 	}
 	if count == -1 {
 		if len(found) == 0 {
@@ -468,6 +495,7 @@ func cmdLInsert(c *Client, args [][]byte) {
 		}
 	}
 	if pos < 0 {
+		c.listWalked(key, e, l, 0, l.Len()-1)
 		c.w.Int(-1)
 		return
 	}

@@ -92,10 +92,33 @@ func TestListCompressDifferential(t *testing.T) {
 	// Without rdbcompression a DUMP writes raw nodes raw and the nodes
 	// held compressed as their LZF blobs: it shows each node's state.
 	do("CONFIG", "SET", "rdbcompression", "no")
+	listRead := func(k string) []string {
+		switch rng.IntN(5) {
+		case 0:
+			return []string{"LRANGE", k, strconv.Itoa(rng.IntN(200) - 100), strconv.Itoa(rng.IntN(200) - 100)}
+		case 1:
+			return []string{"LINDEX", k, strconv.Itoa(rng.IntN(200) - 100)}
+		case 2:
+			args := []string{"LPOS", k, elem(), "RANK", strconv.Itoa([]int{1, 2, -1, -3}[rng.IntN(4)])}
+			if rng.IntN(2) == 0 {
+				args = append(args, "COUNT", strconv.Itoa(rng.IntN(3)))
+			}
+			if rng.IntN(2) == 0 {
+				args = append(args, "MAXLEN", strconv.Itoa(rng.IntN(100)))
+			}
+			return args
+		case 3:
+			return []string{"LINSERT", k, "BEFORE", "no-such-pivot", elem()}
+		}
+		return []string{"LRANGE", k, "0", "-1"}
+	}
 	mix := listMix{push: 4, pop: 2, trim: 1, move: 1, edit: 4, maxPush: 40, maxPop: 30, maxTrim: 20, maxIndex: 100,
 		extra: []func(k string) []string{
 			func(k string) []string { return []string{"LLEN", k} },
 			func(string) []string { return []string{"RPOPLPUSH", "q", "p"} },
+			// Reads walk the list: their iterator compresses the raw nodes
+			// it leaves, as quicklistNext and quicklistReleaseIterator do.
+			listRead, listRead, listRead,
 		}}
 	for _, depth := range []string{"1", "2", "3"} {
 		for _, fill := range []string{"-2", "5"} {

@@ -72,6 +72,10 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 	}
 
 	server.ConfigureRuntime(cfg) // GOMAXPROCS = io-threads unless set in the environment
+	// DEBUG RESTART and CRASH-AND-RECOVER re-execute this process.
+	if err := server.EnableRestart(); err != nil {
+		log.Warn().Err(err).Msg("DEBUG RESTART will not be able to restart: no path to the executable")
+	}
 	srv, err := server.New(cfg, log)
 	if err != nil {
 		log.Error().Err(err).Msg("Can't start the server")

@@ -155,15 +155,16 @@ func (l *List) Range(start, end int, fn func(b []byte) bool) {
 		return
 	}
 	if l.listBody == nil {
+		sb := l.sbuf()
 		p := int(l.slo)
 		if start > 0 {
-			p = walk(l.sb, 0, p, start)
+			p = walk(sb, 0, p, start)
 		}
 		for i := start; i <= end; i++ {
-			if !fn(view(l.sb, p)) {
+			if !fn(view(sb, p)) {
 				return
 			}
-			p = next(l.sb, p)
+			p = next(sb, p)
 		}
 		return
 	}

@@ -379,3 +379,74 @@ func (l *List) zFix(a, b int) {
 	}
 	l.zFixEnds()
 }
+
+// Walk is the compression a reading iterator (LRANGE, LINDEX, LPOS, a
+// LINSERT whose pivot is missing) leaves on the nodes holding elements i
+// through j (either order): each node it visits goes through
+// quicklistCompress as the iterator leaves it (quicklistNext,
+// quicklistReleaseIterator), which compresses a raw node outside the depth
+// (one an earlier LINSERT grew while raw, say). WalkChanges reports whether
+// Walk would change a node, so that a reader makes the value its own
+// (DB.Mutable) only then.
+func (l *List) Walk(i, j int) {
+	a, b, ok := l.walkNodes(i, j)
+	for k := a; ok && k <= b; k++ {
+		l.qlCompress(k)
+	}
+}
+
+// WalkChanges reports whether Walk(i, j) would change a node.
+func (l *List) WalkChanges(i, j int) bool {
+	a, b, ok := l.walkNodes(i, j)
+	for k := a; ok && k <= b; k++ {
+		if l.qlCompressChanges(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkNodes is the node range of elements i..j; false when compression is
+// off or cannot apply (fewer than 2*depth nodes: nothing to compress).
+func (l *List) walkNodes(i, j int) (int, int, bool) {
+	if l.listBody == nil || int(l.depth) == 0 || len(l.nodes) < 2*int(l.depth) || l.n == 0 {
+		return 0, 0, false // a small list is one node, within the depth
+	}
+	i, j = min(max(i, 0), l.n-1), min(max(j, 0), l.n-1)
+	if i > j {
+		i, j = j, i
+	}
+	a, _ := l.nodeOf(i)
+	b, _ := l.nodeOf(j)
+	return a, b, a >= 0
+}
+
+// qlCompressChanges reports whether qlCompress(k) would change a node:
+// a node within depth of an end compressed, or node k (outside them) or
+// the first node past the depth on either side raw and not yet found
+// incompressible.
+func (l *List) qlCompressChanges(k int) bool {
+	n := len(l.nodes)
+	if int(l.depth) == 0 || n == 0 || n < 2*int(l.depth) {
+		return false
+	}
+	f, r := 0, n-1
+	in := false
+	for d := 0; d < int(l.depth); d++ {
+		if l.nodes[f].lzf > 0 || l.nodes[r].lzf > 0 {
+			return true
+		}
+		if f == k || r == k {
+			in = true
+		}
+		if f == r || f+1 == r {
+			return false
+		}
+		f++
+		r--
+	}
+	if !in && k >= 0 && k < n && l.nodes[k].lzf == 0 {
+		return true
+	}
+	return l.nodes[f].lzf == 0 || l.nodes[r].lzf == 0
+}

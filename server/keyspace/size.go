@@ -150,3 +150,59 @@ func SdsMakeRoomFor(n, alloc, add uint64) uint64 {
 	hdr := max(sdsHdrSize(need), sdshdr8Size)
 	return min(JemallocSize(hdr+need+1)-hdr-1, sdsTypeMaxSize(hdr))
 }
+
+// SdsInfo is what DEBUG SDSLEN reports of a key or a string value: the
+// sds length, its free bytes (alloc - len) and its zmalloc size.
+type SdsInfo struct{ Len, Avail, Zmalloc uint64 }
+
+// KeySdsInfo is DEBUG SDSLEN's key part: dbAdd stores sdsdup(key), an
+// sdsnewlen copy.
+func KeySdsInfo(n uint64) SdsInfo {
+	return SdsInfo{Len: n, Avail: SdsNewAlloc(n) - n, Zmalloc: SdsNewSize(n)}
+}
+
+// SdsInfo is DEBUG SDSLEN's value part (val_sds_len, val_sds_avail and
+// getStringObjectSdsUsedMemory), as Size models the string's allocation;
+// false for an int-encoded string ("Not an sds encoded string.").
+func (s *String) SdsInfo() (SdsInfo, bool) {
+	n := uint64(s.n)
+	switch s.Encoding() {
+	case EncodingInt:
+		return SdsInfo{}, false
+	case EncodingEmbstr: // createEmbeddedStringObject: alloc = len
+		return SdsInfo{Len: n, Zmalloc: JemallocSize(RobjSize+sdshdr8Size+n+1) - RobjSize}, true
+	}
+	size := s.Size(0) - RobjSize
+	alloc, hdr := n, uint64(0)
+	switch s.Kind() {
+	case StringSized:
+		alloc = uint64(max(cap(s.Bytes())-1, int(n)))
+		hdr = sdsHdrSize(alloc)
+	case StringRaw: // one greedy sdsMakeRoomFor (see Size): never an sdshdr5
+		need := n + sdsMaxPrealloc
+		if n < sdsMaxPrealloc {
+			need = 2 * n
+		}
+		hdr = max(sdsHdrSize(need), sdshdr8Size)
+		alloc = min(size-hdr-1, sdsTypeMaxSize(hdr))
+	case StringAuto:
+		if n < protoMbulkBigArg {
+			alloc, hdr = SdsNewAlloc(n), sdsHdrSize(n)
+			if alloc-n > n/10 { // trimStringObjectIfNeeded
+				alloc = n
+			}
+			break
+		}
+		hdr = sdsHdrSize(n + 2) // the query buffer (see sdsArgSize)
+		alloc = min(JemallocSize(hdr+n+3)-hdr-1, sdsTypeMaxSize(hdr))
+		if alloc-n > n/10 {
+			alloc = n // sdsRemoveFreeSpace
+		}
+	default:
+		alloc, hdr = SdsNewAlloc(n), sdsHdrSize(n)
+	}
+	if hdr == 1 { // an sdshdr5 records no alloc: sdsavail is 0
+		alloc = n
+	}
+	return SdsInfo{Len: n, Avail: alloc - n, Zmalloc: size}, true
+}
