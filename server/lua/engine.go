@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -174,6 +175,23 @@ func New(host Host) *Engine {
 	}
 	e.L = L
 	e.patchStdlib(L, g)
+	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
+		L.CheckTable(1)
+		L.CheckAny(2)
+		L.CheckAny(3)
+		if k := L.Get(2); k == lua.LNil || k.Type() == lua.LTNumber && math.IsNaN(float64(k.(lua.LNumber))) {
+			e.noteCaller(L) // luaG_runerror in a C function: no position
+			msg := "table index is nil"
+			if k != lua.LNil {
+				msg = "table index is NaN"
+			}
+			L.Error(lua.LString(msg), 0)
+		}
+		t := L.Get(1).(*lua.LTable)
+		t.RawSet(L.Get(2), L.Get(3))
+		L.SetTop(1) // luaB_rawset returns the table
+		return 1
+	}))
 	g.RawSetString("next", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && L.Get(2) != lua.LNil && !tableHasKey(t, L.Get(2)) {
 			e.noteCaller(L) // luaG_runerror in a C function: no position
