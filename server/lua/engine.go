@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -152,7 +153,7 @@ func (e *Engine) ResetArenas(unitOpen bool) {
 func New(host Host) *Engine {
 	e := &Engine{host: host, scripts: map[string]*Script{}, shebang: map[string]Flags{}}
 	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := lua.NewState(stateOptions())
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -172,6 +173,32 @@ func New(host Host) *Engine {
 	for _, name := range []string{"loadfile", "dofile", "print", "module", "require", "newproxy", "getfenv", "setfenv", "_printregs", "channel", "_GOPHER_LUA_VERSION"} {
 		g.RawSetString(name, lua.LNil)
 	}
+	e.L = L
+	e.patchStdlib(L, g)
+	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
+		L.CheckTable(1)
+		L.CheckAny(2)
+		L.CheckAny(3)
+		if k := L.Get(2); k == lua.LNil || k.Type() == lua.LTNumber && math.IsNaN(float64(k.(lua.LNumber))) {
+			e.noteCaller(L) // luaG_runerror in a C function: no position
+			msg := "table index is nil"
+			if k != lua.LNil {
+				msg = "table index is NaN"
+			}
+			L.Error(lua.LString(msg), 0)
+		}
+		t := L.Get(1).(*lua.LTable)
+		t.RawSet(L.Get(2), L.Get(3))
+		L.SetTop(1) // luaB_rawset returns the table
+		return 1
+	}))
+	g.RawSetString("next", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok && L.Get(2) != lua.LNil && !tableHasKey(t, L.Get(2)) {
+			e.noteCaller(L) // luaG_runerror in a C function: no position
+			L.Error(lua.LString("invalid key to 'next'"), 0)
+		}
+		return baseNext(L)
+	}))
 	g.RawSetString("error", L.NewFunction(e.luaError))
 	e.errHandler = L.NewFunction(e.wordError)
 	g.RawSetString("pcall", L.NewFunction(e.luaPCall))
@@ -583,7 +610,10 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 		g.RawSetString("loadstring", L.NewFunction(e.luaLoadString))
 	}
 	if orig := g.RawGetString("load"); orig != lua.LNil {
-		g.RawSetString("load", L.NewFunction(func(L *lua.LState) int {
+		g.RawSetString("load", e.forwarder(func(L *lua.LState) int {
+			if L.GetTop() == 0 {
+				L.TypeError(1, lua.LTFunction)
+			}
 			source := "=(load)"
 			if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
 				source = L.CheckString(2)
@@ -602,6 +632,7 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 	}
 	getmt := g.RawGetString("getmetatable")
 	g.RawSetString("getmetatable", e.forwarder(func(L *lua.LState) int {
+		L.CheckAny(1) // luaB_getmetatable
 		if t, ok := L.Get(1).(*lua.LTable); ok {
 			if h, ok := e.hidden[t]; ok {
 				L.Push(h)

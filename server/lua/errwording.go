@@ -492,14 +492,19 @@ func (e *Engine) luaPCall(L *lua.LState) int {
 // luaXPCall is xpcall(f, handler): the handler sees the error in Lua
 // 5.1's words.
 func (e *Engine) luaXPCall(L *lua.LState) int {
-	fn := L.CheckFunction(1)
-	handler := L.CheckFunction(2)
+	L.CheckAny(2) // luaB_xpcall: any handler; a bad one fails when called
+	fn := L.Get(1)
+	handler := L.Get(2)
 	top := L.GetTop()
 	L.Push(fn)
 	wrapped := L.NewFunction(func(L *lua.LState) int {
 		e.wordError(L)
 		msg := L.Get(-1)
 		L.SetTop(0)
+		if handler.Type() != lua.LTFunction {
+			L.Push(lua.LString("error in error handling"))
+			return 1
+		}
 		L.Push(handler)
 		L.Push(msg)
 		L.Call(1, 1)

@@ -22,7 +22,10 @@ func OpenLibs(L *lua.LState, g *lua.LTable) {
 // bitArg is LuaBitOp's barg: a number normalised to a signed 32-bit value.
 func bitArg(L *lua.LState, i int) int32 {
 	f := float64(L.CheckNumber(i))
-	return int32(uint32(int64(math.RoundToEven(f))))
+	// The low 32 bits of f + 2^52 + 2^51 (bit.c's BIT_USE_D2I off): the
+	// value rounded to even, modulo 2^32, and Lua BitOp's own answer for
+	// numbers past 2^51 (bit.tobit(1e300)).
+	return int32(uint32(math.Float64bits(f + 6755399441055744.0)))
 }
 
 func openBit(L *lua.LState, g *lua.LTable) {
@@ -94,6 +97,8 @@ func openCJSON(L *lua.LState, g *lua.LTable) {
 	null.Value = cjsonNullKey
 	t := L.NewTable()
 	t.RawSetString("null", null)
+	t.RawSetString("_NAME", lua.LString("cjson"))
+	t.RawSetString("_VERSION", lua.LString("2.1.0"))
 	t.RawSetString("encode", L.NewFunction(func(L *lua.LState) int {
 		if L.GetTop() != 1 {
 			L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")

@@ -14,6 +14,11 @@ const cmsgpackMaxNesting = 16 // LUACMSGPACK_MAX_NESTING
 
 func openCMsgpack(L *lua.LState, g *lua.LTable) {
 	t := L.NewTable()
+	// lua_cmsgpack.c's module fields.
+	t.RawSetString("_NAME", lua.LString("cmsgpack"))
+	t.RawSetString("_VERSION", lua.LString("lua-cmsgpack 0.4.0"))
+	t.RawSetString("_COPYRIGHT", lua.LString("Copyright (C) 2012, Salvatore Sanfilippo"))
+	t.RawSetString("_DESCRIPTION", lua.LString("MessagePack C implementation for Lua"))
 	t.RawSetString("pack", L.NewFunction(func(L *lua.LState) int {
 		n := L.GetTop()
 		if n == 0 {
