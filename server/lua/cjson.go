@@ -55,7 +55,7 @@ func newCJSON(L *lua.LState, null *lua.LUserData, real func(*lua.LTable) *lua.LT
 				L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")
 			}
 			e := cjsonEncoder{cfg: cfg, real: real}
-			if msg := e.value(L.Get(1), 0); msg != "" {
+			if msg := e.value(L.Get(1), 0, 1); msg != "" {
 				cjsonRaise(L, "%s", msg)
 			}
 			L.Push(lua.LString(e.buf))
@@ -69,7 +69,7 @@ func newCJSON(L *lua.LState, null *lua.LUserData, real func(*lua.LTable) *lua.LT
 			if len(s) >= 2 && (s[0] == 0 || s[1] == 0) {
 				cjsonRaise(L, "JSON parser does not support UTF-16 or UTF-32")
 			}
-			d := cjsonDecoder{L: L, cfg: cfg, data: s, null: null}
+			d := cjsonDecoder{L: L, cfg: cfg, data: s, null: null, stack: 1}
 			var tok cjsonToken
 			d.next(&tok)
 			v := d.value(&tok)
@@ -306,7 +306,10 @@ func (e *cjsonEncoder) number(v lua.LNumber) string {
 	return ""
 }
 
-func (e *cjsonEncoder) value(v lua.LValue, depth int) string {
+// value is json_append_data for v at the nesting depth and with top
+// values on the Lua stack (v the last; json_check_encode_depth's
+// lua_checkstack(3) bounds it).
+func (e *cjsonEncoder) value(v lua.LValue, depth, top int) string {
 	switch x := v.(type) {
 	case lua.LString:
 		e.buf = cjsonString(e.buf, string(x))
@@ -333,7 +336,7 @@ func (e *cjsonEncoder) value(v lua.LValue, depth int) string {
 			x = e.real(x)
 		}
 		depth++
-		if depth > e.cfg.encodeMaxDepth {
+		if depth > e.cfg.encodeMaxDepth || top+3 > cjsonMaxCStack {
 			return "Cannot serialise, excessive nesting (" + strconv.Itoa(depth) + ")"
 		}
 		n, msg := e.arrayLength(x)
@@ -346,7 +349,7 @@ func (e *cjsonEncoder) value(v lua.LValue, depth int) string {
 				if i > 1 {
 					e.buf = append(e.buf, ',')
 				}
-				if msg := e.value(x.RawGetInt(i), depth); msg != "" {
+				if msg := e.value(x.RawGetInt(i), depth, top+1); msg != "" {
 					return msg
 				}
 			}
@@ -377,7 +380,7 @@ func (e *cjsonEncoder) value(v lua.LValue, depth int) string {
 				msg = cjsonCannot(k, "table key must be a number or string")
 				return
 			}
-			msg = e.value(val, depth)
+			msg = e.value(val, depth, top+2) // lua_next's key and value
 		})
 		if msg != "" {
 			return msg
@@ -480,6 +483,7 @@ type cjsonDecoder struct {
 	data  string
 	ptr   int
 	depth int
+	stack int // values on the Lua stack: the argument, open tables and keys
 	null  *lua.LUserData
 	tmp   []byte
 }
@@ -685,10 +689,19 @@ func (d *cjsonDecoder) parseError(exp string, tok *cjsonToken) {
 	cjsonRaise(d.L, "Expected %s but found %s at character %d", exp, found, tok.index+1)
 }
 
-// descend is json_decode_descend.
-func (d *cjsonDecoder) descend() {
+// cjsonMaxCStack is LUAI_MAXCSTACK: lua_checkstack refuses to grow a C
+// function's stack past 8000 values, which bounds the nesting the encoder
+// and decoder reach when their max depth is raised (7999 arrays, 4000
+// objects for decode).
+const cjsonMaxCStack = 8000
+
+// descend is json_decode_descend: past decode_max_depth, or when the
+// values the decoder holds on the Lua stack (the argument, each open
+// array's table, each open object's table and key) plus slots would pass
+// LUAI_MAXCSTACK.
+func (d *cjsonDecoder) descend(slots int) {
 	d.depth++
-	if d.depth > d.cfg.decodeMaxDepth {
+	if d.depth > d.cfg.decodeMaxDepth || d.stack+slots > cjsonMaxCStack {
 		cjsonRaise(d.L, "Found too many nested data structures (%d) at character %d", d.depth, d.ptr)
 	}
 }
@@ -705,11 +718,13 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 	case tNull:
 		return d.null
 	case tObjBegin:
-		d.descend()
+		d.descend(3)
 		t := d.L.NewTable()
+		d.stack++
 		d.next(tok)
 		if tok.typ == tObjEnd {
 			d.depth--
+			d.stack--
 			return t
 		}
 		for {
@@ -722,10 +737,13 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 				d.parseError("colon", tok)
 			}
 			d.next(tok)
+			d.stack++ // the key
 			t.RawSetString(key, d.value(tok))
+			d.stack--
 			d.next(tok)
 			if tok.typ == tObjEnd {
 				d.depth--
+				d.stack--
 				return t
 			}
 			if tok.typ != tComma {
@@ -734,11 +752,13 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 			d.next(tok)
 		}
 	case tArrBegin:
-		d.descend()
+		d.descend(2)
 		t := d.L.NewTable()
+		d.stack++
 		d.next(tok)
 		if tok.typ == tArrEnd {
 			d.depth--
+			d.stack--
 			return t
 		}
 		for i := 1; ; i++ {
@@ -746,6 +766,7 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 			d.next(tok)
 			if tok.typ == tArrEnd {
 				d.depth--
+				d.stack--
 				return t
 			}
 			if tok.typ != tComma {
