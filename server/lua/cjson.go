@@ -407,7 +407,12 @@ func (e *cjsonEncoder) arrayLength(t *lua.LTable) (int, string) {
 			return
 		}
 		if f > float64(max) {
-			max = int(f)
+			// C's int max = k: x86 turns a double past int's range into
+			// INT_MIN, which leaves such a key out of the length.
+			max = math.MinInt32
+			if f < 1<<31 {
+				max = int(f)
+			}
 		}
 		items++
 	})
