@@ -230,7 +230,12 @@ func New(host Host) *Engine {
 	math.RawSetString("random", L.NewFunction(e.mathRandom))
 	math.RawSetString("randomseed", L.NewFunction(e.mathRandomSeed))
 	e.openRedis(g)
-	OpenLibs(L, g)
+	OpenLibs(L, g, func(t *lua.LTable) *lua.LTable {
+		if r, ok := e.real[t]; ok {
+			return r
+		}
+		return t
+	})
 
 	// The scripts' environment: reads of missing globals and every write
 	// fail, as lua_enablereadonlytable and the __index guard of 7.0. The

@@ -33,3 +33,53 @@ func TestOpenLibs(t *testing.T) {
 		L.SetTop(0)
 	}
 }
+
+// TestCStrtod checks the strtod emulation cjson.decode reads numbers with
+// against glibc's answers (value, bytes read), as a C program calling
+// strtod printed them.
+func TestCStrtod(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // FormatNumber of the value
+		n    int
+	}{
+		{"12]", "12", 2},
+		{"-0", "-0", 2},
+		{"+1", "1", 2},
+		{"01", "1", 2},
+		{"1.", "1", 2},
+		{".5", "0.5", 2},
+		{"1.e1", "10", 4},
+		{"1e", "1", 1},
+		{"1e+", "1", 1},
+		{"1E2x", "100", 3},
+		{"1e400", "inf", 5},
+		{"-1e400", "-inf", 6},
+		{"1e-400", "0", 6},
+		{"0x10", "16", 4},
+		{"0X1F", "31", 4},
+		{"-0x10", "-16", 5},
+		{"0x1.8p1", "3", 7},
+		{"0x.8", "0.5", 4},
+		{"0x1p", "1", 3},
+		{"0x", "0", 1},
+		{"0xg", "0", 1},
+		{"Infinity", "inf", 8},
+		{"infinit", "inf", 3},
+		{"-INF", "-inf", 4},
+		{"nan", "nan", 3},
+		{"NaN(12ab_)x", "nan", 10},
+		{"nan(1", "nan", 3},
+		{"-", "0", 0},
+		{"+", "0", 0},
+		{"- 1", "0", 0},
+		{".", "0", 0},
+		{"", "0", 0},
+		{"1\x002", "1", 1},
+	} {
+		f, n := cStrtod(tc.in)
+		if got := FormatNumber(f); got != tc.want || n != tc.n {
+			t.Errorf("cStrtod(%q) = %s, %d; want %s, %d", tc.in, got, n, tc.want, tc.n)
+		}
+	}
+}
