@@ -76,7 +76,9 @@ func (s *Set) ConvertToHashtable() {
 func NewHashtableHash(sizeHint int) *Hash {
 	d := &fieldDict{}
 	d.expand(max(sizeHint, 1))
-	return &Hash{ht: d}
+	h := &Hash{}
+	h.setHT(d)
+	return h
 }
 
 // AppendListpack appends field=value to a listpack hash without the
@@ -84,18 +86,17 @@ func NewHashtableHash(sizeHint int) *Hash {
 // guarantees field is not in h (RDB loading checks duplicates itself),
 // then calls ConvertToHashtable when Redis would.
 func (h *Hash) AppendListpack(field, value string) {
-	if h.ht != nil {
-		h.ht.set([]byte(field), value)
+	if d := h.ht(); d != nil {
+		d.set([]byte(field), value)
 		return
 	}
-	lpAppend(h, field, value)
-	h.lpBytes += uint32(lpEntrySize(field) + lpEntrySize(value))
+	h.lpAppend(field, value)
 }
 
 // ConvertToHashtable is hashTypeConvert(OBJ_ENCODING_HT) (no-op if it
 // already is one).
 func (h *Hash) ConvertToHashtable() {
-	if h.ht == nil {
+	if h.lpN != hashHT {
 		h.convert()
 	}
 }

@@ -18,7 +18,7 @@ func TestValNodeSizes(t *testing.T) {
 	}{
 		{"set", unsafe.Sizeof(valNode[Set, [16]byte]{}), 80},
 		{"zset", unsafe.Sizeof(valNode[ZSet, [16]byte]{}), 80},
-		{"hash", unsafe.Sizeof(valNode[Hash, [16]byte]{}), 96},
+		{"hash", unsafe.Sizeof(valNode[Hash, [16]byte]{}), 80},
 		{"list", unsafe.Sizeof(valNode[List, [16]byte]{}), 112},
 	} {
 		if c.size != c.want {
