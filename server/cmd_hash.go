@@ -122,8 +122,8 @@ func cmdHSetNX(c *Client, args [][]byte) {
 		}
 		h = db.Mutable(key, e).(*keyspace.Hash)
 	} else {
-		h = keyspace.NewHash()
-		db.Set(key, h, c.srv.nowMs)
+		_, v := db.SetNew(key, keyspace.NewHash(), c.srv.nowMs)
+		h = v.(*keyspace.Hash)
 		c.notify(configs.NotifyNew, "new", key)
 	}
 	enc := c.srv.ks.Encodings

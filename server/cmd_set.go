@@ -76,10 +76,11 @@ func memberArg(m keyspace.Member) []byte {
 
 // storeSet is setKey(c, db, key, val, 0) for the *STORE commands: the
 // destination is looked up for write (expiring it), replaced or added
-// ("new"), loses its TTL, and WATCH sees it.
+// ("new"), loses its TTL, and WATCH sees it. s, just built, is handed over
+// (DB.SetNew): the caller must not use it again.
 func (c *Client) storeSet(key []byte, s *keyspace.Set) {
 	exists := c.lookupKeyWrite(key) != nil
-	c.selectedDB().Set(key, s, c.srv.nowMs)
+	c.selectedDB().SetNew(key, s, c.srv.nowMs)
 	if !exists {
 		c.notify(configs.NotifyNew, "new", key)
 	}
@@ -188,8 +189,8 @@ func cmdSMove(c *Client, args [][]byte) {
 	}
 	var dst *keyspace.Set
 	if de == nil {
-		dst = keyspace.NewSetFor(ele)
-		db.Set(dstKey, dst, c.srv.nowMs)
+		_, v := db.SetNew(dstKey, keyspace.NewSetFor(ele), c.srv.nowMs)
+		dst = v.(*keyspace.Set)
 		c.notify(configs.NotifyNew, "new", dstKey)
 	} else {
 		dst = db.Mutable(dstKey, de).(*keyspace.Set)

@@ -519,7 +519,7 @@ func (c *Client) sortGeneric(args [][]byte, readonly bool) {
 		}
 		if outputlen > 0 {
 			exists := c.lookupKeyWrite(storekey) != nil
-			c.selectedDB().Set(storekey, out, c.srv.nowMs)
+			c.selectedDB().SetNew(storekey, out, c.srv.nowMs)
 			if !exists {
 				c.notify(configs.NotifyNew, "new", storekey)
 			}

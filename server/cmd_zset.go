@@ -776,12 +776,13 @@ func zrangeGeneric(c *Client, args [][]byte, argStart int, store bool, rangetype
 }
 
 // storeZSet is setKey(dst, z): the "new" event for a new key, the TTL
-// removed, WATCH touched.
+// removed, WATCH touched. z, just built, is handed over (DB.SetNew): the
+// caller must not use it again.
 func (c *Client) storeZSet(dst []byte, z *keyspace.ZSet) {
 	if c.lookupKeyWrite(dst) == nil {
 		c.notify(configs.NotifyNew, "new", dst)
 	}
-	c.selectedDB().Set(dst, z, c.srv.nowMs)
+	c.selectedDB().SetNew(dst, z, c.srv.nowMs)
 	c.touch(dst)
 }
 
@@ -1340,8 +1341,9 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 	if dst != nil {
 		if out.Len() > 0 {
 			out.ConvertToListpackIfNeeded(c.srv.ks.Encodings)
-			c.storeZSet(dst, out)
-			c.w.Int(int64(out.Len()))
+			n := out.Len()
+			c.storeZSet(dst, out) // out is the key's now: not used again
+			c.w.Int(int64(n))
 			ev := [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}[op]
 			c.notify(configs.NotifyZset, ev, dst)
 			c.srv.ks.Dirty++

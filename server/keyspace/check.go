@@ -354,19 +354,19 @@ func checkHash(h *Hash, cfg EncodingConfig) error {
 	if h.Len() == 0 {
 		return fmt.Errorf("empty hash")
 	}
-	if h.ht != nil {
+	if d := h.ht(); d != nil {
 		n := 0
 		h.Range(func(string, string) bool { n++; return true })
-		if n != h.ht.Len() {
-			return fmt.Errorf("hashtable counts %d fields, holds %d", h.ht.Len(), n)
+		if n != d.Len() {
+			return fmt.Errorf("hashtable counts %d fields, holds %d", d.Len(), n)
 		}
 		return nil
 	}
 	if int(h.lpN) > cfg.HashMaxListpackEntries {
 		return fmt.Errorf("listpack of %d fields, hash-max-listpack-entries is %d", h.lpN, cfg.HashMaxListpackEntries)
 	}
-	if h.lpLen > h.lpCap || (h.lp == nil) != (h.lpCap == 0) {
-		return fmt.Errorf("listpack buffer of %d bytes, capacity %d", h.lpLen, h.lpCap)
+	if (h.p == nil) != (h.lpLen == 0) || (h.p == nil) != (h.lpN == 0) {
+		return fmt.Errorf("listpack buffer of %d bytes for %d fields", h.lpLen, h.lpN)
 	}
 	seen := make(map[string]bool, h.lpN)
 	var err error
@@ -391,8 +391,8 @@ func checkHash(h *Hash, cfg EncodingConfig) error {
 	if n != int(h.lpN) {
 		return fmt.Errorf("listpack counts %d fields, holds %d", h.lpN, n)
 	}
-	if bytes != int(h.lpBytes) {
-		return fmt.Errorf("listpack size %d, its fields make %d", h.lpBytes, bytes)
+	if bytes != int(h.lpBytes()) {
+		return fmt.Errorf("listpack size %d, its fields make %d", h.lpBytes(), bytes)
 	}
 	return nil
 }

@@ -2,8 +2,8 @@ package keyspace
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"unsafe"
 
@@ -18,24 +18,40 @@ import (
 // fields exceeds hash-max-listpack-entries. The listpack's byte size is
 // tracked as Redis would lay it out, for MEMORY USAGE.
 //
-// The listpack is packed into one byte buffer (lp, lpLen bytes used of
-// lpCap): each pair is a uvarint length and the field's bytes, then a
-// uvarint length and the value's bytes, so a small hash costs its bytes and
-// a 32-byte header, not a string header and an allocation per field and
-// value (a hash of 5 small fields took about 430 bytes, now about 150).
-// The bytes below lpLen are never written again: an update or a delete
-// builds a new buffer, a new field is appended in the spare capacity or
-// in a new buffer, so the strings Get, Range and Scan return (views into
-// the buffer) stay intact, and Dup shares the buffer (with no spare
-// capacity, so that neither copy appends into the other's bytes).
+// The listpack is packed into one byte buffer (p, lpLen bytes): the
+// uvarint lpBytes of that listpack as Redis lays it out (for MEMORY USAGE),
+// then each pair, a uvarint length and the field's bytes, then a uvarint
+// length and the value's bytes, so a small hash costs its bytes and a
+// 16-byte header, not a string header and an allocation per field and
+// value (a hash of 5 small fields took about 430 bytes, now about 130).
+// The buffer's capacity is not stored: it is its Go size class,
+// zpCap(lpLen), as the small sorted sets' (zsetpack.go). The entries below
+// lpLen are never written again: an update or a delete builds a new
+// buffer, a new field is appended in the spare capacity (the lpBytes
+// prefix rewritten, when its width stays) or in a new buffer, so the
+// strings Get, Range and Scan return (views into the buffer) stay intact.
+// Dup copies the buffer, since either copy may append in place.
 type Hash struct {
-	lp      *byte      // the listpack's buffer, while ht == nil
-	lpLen   uint32     // bytes used
-	lpCap   uint32     // bytes allocated
-	lpN     uint32     // fields
-	lpBytes uint32     // lpBytes of that listpack as Redis lays it out
-	ht      *fieldDict // hashtable encoding
+	// p is the listpack's buffer (nil when empty), or the *fieldDict when
+	// lpN is hashHT.
+	p     unsafe.Pointer
+	lpLen uint32 // listpack: the buffer's bytes
+	lpN   uint32 // listpack: the number of fields; hashHT for a hashtable
 }
+
+// hashHT in Hash.lpN marks the hashtable encoding.
+const hashHT = math.MaxUint32
+
+// ht is the hashtable encoding's dict, nil for a listpack.
+func (h *Hash) ht() *fieldDict {
+	if h.lpN == hashHT {
+		return (*fieldDict)(h.p)
+	}
+	return nil
+}
+
+// setHT makes d the hash's hashtable.
+func (h *Hash) setHT(d *fieldDict) { h.p, h.lpLen, h.lpN = unsafe.Pointer(d), 0, hashHT }
 
 // Listpack layout (listpack.c): a 6-byte header and a 1-byte terminator.
 const (
@@ -44,14 +60,14 @@ const (
 )
 
 // NewHash returns an empty listpack hash (createHashObject).
-func NewHash() *Hash { return &Hash{lpBytes: lpEmptySize} }
+func NewHash() *Hash { return &Hash{} }
 
 // Type is TypeHash.
 func (h *Hash) Type() Type { return TypeHash }
 
 // Encoding is listpack or hashtable.
 func (h *Hash) Encoding() Encoding {
-	if h.ht != nil {
+	if h.lpN == hashHT {
 		return EncodingHashtable
 	}
 	return EncodingListpack
@@ -59,18 +75,36 @@ func (h *Hash) Encoding() Encoding {
 
 // Len is hashTypeLength.
 func (h *Hash) Len() int {
-	if h.ht != nil {
-		return h.ht.Len()
+	if d := h.ht(); d != nil {
+		return d.Len()
 	}
 	return int(h.lpN)
 }
 
-// lpBuf is the listpack's used bytes.
+// lpBuf is the listpack's buffer, lpBytes prefix included (nil when
+// empty).
 func (h *Hash) lpBuf() []byte {
-	if h.lp == nil {
+	if h.p == nil || h.lpN == hashHT {
 		return nil
 	}
-	return unsafe.Slice(h.lp, h.lpCap)[:h.lpLen]
+	return unsafe.Slice((*byte)(h.p), h.lpLen)
+}
+
+// lpHead is the listpack's buffer, its lpBytes and the offset of its first
+// pair.
+func (h *Hash) lpHead() (b []byte, lpBytes uint32, eo int) {
+	b = h.lpBuf()
+	if len(b) == 0 {
+		return nil, lpEmptySize, 0
+	}
+	v, eo := zpUvarint(b, 0)
+	return b, uint32(v), eo
+}
+
+// lpBytes is lpBytes of the listpack as Redis lays it out.
+func (h *Hash) lpBytes() uint32 {
+	_, n, _ := h.lpHead()
+	return n
 }
 
 // lpStr reads a uvarint length at off in b and returns the string of that
@@ -97,35 +131,41 @@ func appendPair[F, V ~string | ~[]byte](b []byte, field F, value V) []byte {
 	return append(b, value...)
 }
 
-// lpSetBuf makes b the buffer (b's bytes below len(b) are not written
-// again).
-func (h *Hash) lpSetBuf(b []byte) {
-	h.lp, h.lpLen, h.lpCap = unsafe.SliceData(b), uint32(len(b)), uint32(cap(b))
-	if cap(b) == 0 {
-		h.lp = nil
+// lpSetBuf makes b, holding n fields, the buffer (b's entries are not
+// written again; its capacity is zpCap(len(b))).
+func (h *Hash) lpSetBuf(b []byte, n int) {
+	if n == 0 {
+		h.p, h.lpLen, h.lpN = nil, 0, 0
+		return
 	}
+	h.p, h.lpLen, h.lpN = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(n)
 }
 
-// lpAppend appends field=value to the listpack: in place when the spare
-// capacity holds it (bytes nobody has seen), else in a new buffer with a
-// quarter of room to grow, rounded up to its allocation's size class.
-func lpAppend[F, V ~string | ~[]byte](h *Hash, field F, value V) {
-	b := h.lpBuf()
-	need := lpPairLen(len(field), len(value))
-	if len(b)+need > int(h.lpCap) {
-		total := len(b) + need
-		nb := slices.Grow([]byte(nil), total+total/4)
-		b = append(nb, b...)
+// lpAppend appends field=value to the listpack, lpBytes grown by their
+// entries: in place when the buffer's allocation has room (bytes nobody
+// has seen) and lpBytes keeps its width, else in a new buffer of its size
+// class (as lpInsert's realloc).
+func (h *Hash) lpAppend(field, value string) {
+	b, lpBytes, eo := h.lpHead()
+	nlp := uint64(lpBytes) + uint64(lpEntrySize(field)+lpEntrySize(value))
+	need := len(b) + lpPairLen(len(field), len(value))
+	if len(b) > 0 && need <= zpMaxInPlace && need <= zpCap(len(b)) && uvarintLen(int(nlp)) == eo {
+		nb := unsafe.Slice((*byte)(h.p), zpCap(len(b)))[:len(b)]
+		binary.PutUvarint(nb, nlp)
+		h.lpSetBuf(appendPair(nb, field, value), int(h.lpN)+1)
+		return
 	}
-	h.lpSetBuf(appendPair(b, field, value))
-	h.lpN++
+	nb := zpMake(uvarintLen(int(nlp)) + need - eo)
+	nb = binary.AppendUvarint(nb, nlp)
+	nb = append(nb, b[eo:]...)
+	h.lpSetBuf(appendPair(nb, field, value), int(h.lpN)+1)
 }
 
 // lpFind returns the offsets of field's pair in the listpack (its start,
 // where its value's length starts, its end) and its value, or start -1.
 func (h *Hash) lpFind(field []byte) (start, vat, end int, value string) {
-	b := h.lpBuf()
-	for off := 0; off < len(b); {
+	b, _, off := h.lpHead()
+	for off < len(b) {
 		f, next := lpStr(b, off)
 		v, e := lpStr(b, next)
 		if f == string(field) {
@@ -137,31 +177,32 @@ func (h *Hash) lpFind(field []byte) (start, vat, end int, value string) {
 }
 
 // lpSplice replaces the buffer's bytes [start, end) by the pair
-// field=value (none when del), in a new buffer of the exact size.
-func (h *Hash) lpSplice(start, end int, field []byte, value string, del bool) {
-	b := h.lpBuf()
-	n := len(b) - (end - start)
-	if !del {
-		n += lpPairLen(len(field), len(value))
-	}
+// field=value (none when del), in a new buffer of lpBytes nlp and n fields.
+func (h *Hash) lpSplice(start, end int, field []byte, value string, del bool, nlp uint32, n int) {
 	if n == 0 {
-		h.lpSetBuf(nil)
+		h.lpSetBuf(nil, 0)
 		return
 	}
-	nb := make([]byte, 0, n)
-	nb = append(nb, b[:start]...)
+	b, _, eo := h.lpHead()
+	size := uvarintLen(int(nlp)) + len(b) - eo - (end - start)
+	if !del {
+		size += lpPairLen(len(field), len(value))
+	}
+	nb := zpMake(size)
+	nb = binary.AppendUvarint(nb, uint64(nlp))
+	nb = append(nb, b[eo:start]...)
 	if !del {
 		nb = appendPair(nb, field, value)
 	}
-	h.lpSetBuf(append(nb, b[end:]...))
+	h.lpSetBuf(append(nb, b[end:]...), n)
 }
 
 // Get is hashTypeGetValue. With step, a hashtable in the middle of a
 // resize does one rehash step first, as dictFind; pass false when the
 // value may be shared with a running snapshot (DB.InPlace is false).
 func (h *Hash) Get(field []byte, step bool) (string, bool) {
-	if h.ht != nil {
-		if de := h.ht.find(hashBytes(field), field, step); de != nil {
+	if d := h.ht(); d != nil {
+		if de := d.find(hashBytes(field), field, step); de != nil {
 			return de.val(), true
 		}
 		return "", false
@@ -176,7 +217,7 @@ func (h *Hash) Get(field []byte, step bool) (string, bool) {
 // hashtable before any of args (the fields and values about to be
 // written) longer than cfg.HashMaxListpackValue is added.
 func (h *Hash) TryConversion(args [][]byte, cfg EncodingConfig) {
-	if h.ht != nil {
+	if h.lpN == hashHT {
 		return
 	}
 	for _, a := range args {
@@ -192,19 +233,18 @@ func (h *Hash) TryConversion(args [][]byte, cfg EncodingConfig) {
 // than cfg.HashMaxListpackValue, and after the insertion if it holds more
 // than cfg.HashMaxListpackEntries fields.
 func (h *Hash) Set(field []byte, value string, cfg EncodingConfig) bool {
-	if h.ht == nil && (len(field) > cfg.HashMaxListpackValue || len(value) > cfg.HashMaxListpackValue) {
+	if h.lpN != hashHT && (len(field) > cfg.HashMaxListpackValue || len(value) > cfg.HashMaxListpackValue) {
 		h.convert()
 	}
-	if h.ht != nil {
-		return h.ht.set(field, value)
+	if d := h.ht(); d != nil {
+		return d.set(field, value)
 	}
 	if start, _, end, old := h.lpFind(field); start >= 0 {
-		h.lpBytes += uint32(lpEntrySize(value) - lpEntrySize(old))
-		h.lpSplice(start, end, field, value, false)
+		nlp := h.lpBytes() + uint32(lpEntrySize(value)-lpEntrySize(old))
+		h.lpSplice(start, end, field, value, false, nlp, int(h.lpN))
 		return false
 	}
-	lpAppend(h, field, value)
-	h.lpBytes += uint32(lpEntrySize(unsafe.String(unsafe.SliceData(field), len(field))) + lpEntrySize(value))
+	h.lpAppend(unsafe.String(unsafe.SliceData(field), len(field)), value) // copied into the buffer
 	if int(h.lpN) > cfg.HashMaxListpackEntries {
 		h.convert()
 	}
@@ -214,11 +254,11 @@ func (h *Hash) Set(field []byte, value string, cfg EncodingConfig) bool {
 // SetB is Set with the value as bytes, copied: a hashtable field copies
 // them into its entry, so no string is made for the value on the way.
 func (h *Hash) SetB(field, value []byte, cfg EncodingConfig) bool {
-	if h.ht == nil && (len(field) > cfg.HashMaxListpackValue || len(value) > cfg.HashMaxListpackValue) {
+	if h.lpN != hashHT && (len(field) > cfg.HashMaxListpackValue || len(value) > cfg.HashMaxListpackValue) {
 		h.convert()
 	}
-	if h.ht != nil {
-		return h.ht.set(field, unsafe.String(unsafe.SliceData(value), len(value))) // copied: fieldDict.set keeps no reference
+	if d := h.ht(); d != nil {
+		return d.set(field, unsafe.String(unsafe.SliceData(value), len(value))) // copied: fieldDict.set keeps no reference
 	}
 	return h.Set(field, string(value), cfg)
 }
@@ -226,16 +266,15 @@ func (h *Hash) SetB(field, value []byte, cfg EncodingConfig) bool {
 // Delete is hashTypeDelete: it removes field and reports whether it was
 // there. A hashtable shrinks when less than 10% full, as Redis's.
 func (h *Hash) Delete(field []byte) bool {
-	if h.ht != nil {
-		return h.ht.remove(field)
+	if d := h.ht(); d != nil {
+		return d.remove(field)
 	}
 	start, _, end, v := h.lpFind(field)
 	if start < 0 {
 		return false
 	}
-	h.lpBytes -= uint32(lpEntrySize(unsafe.String(unsafe.SliceData(field), len(field))) + lpEntrySize(v))
-	h.lpSplice(start, end, nil, "", true)
-	h.lpN--
+	nlp := h.lpBytes() - uint32(lpEntrySize(unsafe.String(unsafe.SliceData(field), len(field)))+lpEntrySize(v))
+	h.lpSplice(start, end, nil, "", true, nlp, int(h.lpN)-1)
 	return true
 }
 
@@ -250,15 +289,14 @@ func (h *Hash) convert() {
 		d.add(hashString(f), strings.Clone(f), strings.Clone(v))
 		return true
 	})
-	h.ht, h.lpBytes, h.lpN = d, 0, 0
-	h.lpSetBuf(nil)
+	h.setHT(d)
 }
 
 // lpRange calls fn for each pair of the listpack, in order, until it
 // returns false.
 func (h *Hash) lpRange(fn func(field, value string) bool) {
-	b := h.lpBuf()
-	for off := 0; off < len(b); {
+	b, _, off := h.lpHead()
+	for off < len(b) {
 		f, next := lpStr(b, off)
 		v, e := lpStr(b, next)
 		if !fn(f, v) {
@@ -272,8 +310,8 @@ func (h *Hash) lpRange(fn func(field, value string) bool) {
 // or the dict's iteration order) until fn returns false. fn must not
 // modify h.
 func (h *Hash) Range(fn func(field, value string) bool) {
-	if h.ht != nil {
-		h.ht.rangeEntries(func(de *fieldEntry) bool { return fn(de.key(), de.val()) })
+	if d := h.ht(); d != nil {
+		d.rangeEntries(func(de *fieldEntry) bool { return fn(de.key(), de.val()) })
 		return
 	}
 	h.lpRange(fn)
@@ -284,19 +322,20 @@ func (h *Hash) Range(fn func(field, value string) bool) {
 // next cursor (0: done). A listpack hash is returned whole with cursor 0,
 // as Redis does. fn must not modify h.
 func (h *Hash) Scan(cursor uint64, fn func(field, value string)) uint64 {
-	if h.ht == nil {
+	d := h.ht()
+	if d == nil {
 		h.lpRange(func(f, v string) bool { fn(f, v); return true })
 		return 0
 	}
-	return h.ht.scan(cursor, func(de *fieldEntry) { fn(de.key(), de.val()) })
+	return d.scan(cursor, func(de *fieldEntry) { fn(de.key(), de.val()) })
 }
 
 // RandomField returns a random field and value, false if h is empty: a
 // uniform pick in a listpack (lpRandomPair), dictGetFairRandomKey in a
 // hashtable (step as in Get).
 func (h *Hash) RandomField(rng *rand.Rand, step bool) (field, value string, ok bool) {
-	if h.ht != nil {
-		de := h.ht.fairRandomEntry(rng, step)
+	if d := h.ht(); d != nil {
+		de := d.fairRandomEntry(rng, step)
 		if de == nil {
 			return "", "", false
 		}
@@ -322,12 +361,13 @@ func (h *Hash) RandomField(rng *rand.Rand, step bool) (field, value string, ok b
 // rehashing) and the average of the first samples entries (field and value
 // sds and the dictEntry) times the number of fields (samples 0: all).
 func (h *Hash) Size(samples int) uint64 {
-	if h.ht == nil {
-		return RobjSize + JemallocSize(uint64(h.lpBytes))
+	ht := h.ht()
+	if ht == nil {
+		return RobjSize + JemallocSize(uint64(h.lpBytes()))
 	}
-	asize := uint64(RobjSize + dictStructSize + DictEntryPtrSize*h.ht.Buckets())
+	asize := uint64(RobjSize + dictStructSize + DictEntryPtrSize*ht.Buckets())
 	var elesize, n uint64
-	h.ht.rangeEntries(func(de *fieldEntry) bool {
+	ht.rangeEntries(func(de *fieldEntry) bool {
 		if samples > 0 && n >= uint64(samples) {
 			return false
 		}
@@ -338,26 +378,32 @@ func (h *Hash) Size(samples int) uint64 {
 	if n == 0 {
 		return asize
 	}
-	return uint64(float64(asize) + float64(elesize)/float64(n)*float64(h.ht.Len()))
+	return uint64(float64(asize) + float64(elesize)/float64(n)*float64(ht.Len()))
 }
 
 // (dictStructSize, sizeof(dict), is declared with the set type.)
 
-// Dup is dupHashObject: a listpack is copied as is; a hashtable is rebuilt
-// in a dict presized to its number of fields.
+// Dup is dupHashObject: a listpack is copied as is (into a buffer of its
+// own, since either copy may append in place); a hashtable is rebuilt in a
+// dict presized to its number of fields.
 func (h *Hash) Dup() Value {
-	if h.ht == nil {
-		// The bytes are never written again: share them, with no spare
-		// capacity so that neither hash appends into the other's.
-		return &Hash{lp: h.lp, lpLen: h.lpLen, lpCap: h.lpLen, lpN: h.lpN, lpBytes: h.lpBytes}
+	ht := h.ht()
+	if ht == nil {
+		d := *h
+		if b := h.lpBuf(); len(b) > 0 {
+			d.p = unsafe.Pointer(unsafe.SliceData(append(zpMake(len(b)), b...)))
+		}
+		return &d
 	}
 	d := &fieldDict{}
-	d.expand(h.ht.Len())
-	h.ht.rangeEntries(func(de *fieldEntry) bool {
+	d.expand(ht.Len())
+	ht.rangeEntries(func(de *fieldEntry) bool {
 		d.add(hashString(de.key()), de.key(), de.val())
 		return true
 	})
-	return &Hash{ht: d}
+	r := &Hash{}
+	r.setHT(d)
+	return r
 }
 
 // lpEntrySize is the bytes a listpack entry holding s takes (listpack.c's

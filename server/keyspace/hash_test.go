@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,8 +26,8 @@ func TestHashListpackOrderAndBytes(t *testing.T) {
 		t.Fatalf("order %s", got)
 	}
 	// header 6 + a(1+1+1) + 22(1+1) + b(1+1+1) + hello(1+5+1) + end 1.
-	if h.lpBytes != 6+3+2+3+7+1 {
-		t.Fatalf("lpBytes %d", h.lpBytes)
+	if h.lpBytes() != 6+3+2+3+7+1 {
+		t.Fatalf("lpBytes %d", h.lpBytes())
 	}
 	// MEMORY USAGE of key "h" with {a:1, b:hello} on redis-server 7.0.15
 	// is 80: robj 16 + jemalloc(22) 32 + key sds 8 + dictEntry 24.
@@ -37,8 +38,8 @@ func TestHashListpackOrderAndBytes(t *testing.T) {
 	if !h.Delete([]byte("a")) || h.Delete([]byte("a")) {
 		t.Fatal("Delete reports")
 	}
-	if h.lpBytes != 6+3+7+1 || h.Len() != 1 || h.Encoding() != EncodingListpack {
-		t.Fatalf("after delete: bytes %d len %d", h.lpBytes, h.Len())
+	if h.lpBytes() != 6+3+7+1 || h.Len() != 1 || h.Encoding() != EncodingListpack {
+		t.Fatalf("after delete: bytes %d len %d", h.lpBytes(), h.Len())
 	}
 }
 
@@ -69,8 +70,8 @@ func TestHashConversions(t *testing.T) {
 		t.Fatal("converted too early")
 	}
 	h.Set([]byte("d"), "v", cfg)
-	if h.Encoding() != EncodingHashtable || h.ht.Buckets() != 4 {
-		t.Fatalf("entries: %v, %d buckets", h.Encoding(), h.ht.Buckets())
+	if h.Encoding() != EncodingHashtable || h.ht().Buckets() != 4 {
+		t.Fatalf("entries: %v, %d buckets", h.Encoding(), h.ht().Buckets())
 	}
 	for _, f := range []string{"a", "b", "c"} {
 		h.Delete([]byte(f))
@@ -111,8 +112,8 @@ func TestHashtableSize(t *testing.T) {
 		t.Fatalf("Size(5) %d", got)
 	}
 	d := h.Dup().(*Hash)
-	if d.ht.Buckets() != 256 || d.Len() != 129 {
-		t.Fatalf("Dup: %d buckets, %d fields", d.ht.Buckets(), d.Len())
+	if d.ht().Buckets() != 256 || d.Len() != 129 {
+		t.Fatalf("Dup: %d buckets, %d fields", d.ht().Buckets(), d.Len())
 	}
 	d.Set([]byte("f100"), "x", cfg)
 	if v, _ := h.Get([]byte("f100"), true); v != "v100" {
@@ -162,8 +163,8 @@ func TestHashtableModel(t *testing.T) {
 			t.Fatalf("Get(%s) = %q, want %q", f, got, v)
 		}
 	}
-	if h.ht.Buckets() > 4*nextPow(len(model)) {
-		t.Fatalf("%d buckets for %d fields: no shrink", h.ht.Buckets(), len(model))
+	if h.ht().Buckets() > 4*nextPow(len(model)) {
+		t.Fatalf("%d buckets for %d fields: no shrink", h.ht().Buckets(), len(model))
 	}
 }
 
@@ -205,20 +206,20 @@ func TestHashReadWithoutStep(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		h.Set([]byte(strconv.Itoa(i)), "v", cfg)
 	}
-	if !h.ht.isRehashing() {
+	if !h.ht().isRehashing() {
 		t.Fatal("want a table being rehashed (4 -> 8)")
 	}
-	idx, used := h.ht.rehashIdx, h.ht.used
+	idx, used := h.ht().rehashIdx, h.ht().used
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 10; i++ {
 		h.Get([]byte("3"), false)
 		h.RandomField(rng, false)
 	}
-	if h.ht.rehashIdx != idx || h.ht.used != used {
+	if h.ht().rehashIdx != idx || h.ht().used != used {
 		t.Fatal("reads without step moved entries")
 	}
 	h.Get([]byte("3"), true)
-	if h.ht.rehashIdx == idx && h.ht.used == used && h.ht.isRehashing() {
+	if h.ht().rehashIdx == idx && h.ht().used == used && h.ht().isRehashing() {
 		t.Fatal("a read with step did no rehashing")
 	}
 }
@@ -367,5 +368,183 @@ func TestHashListpackBytesStayIntact(t *testing.T) {
 	}
 	if v, ok := e.Get([]byte("k7"), false); !ok || v != "7" {
 		t.Fatalf("k7 = %q %v", v, ok)
+	}
+}
+
+// TestHashListpackLayout: the header is 16 bytes (a key node of 80 with a
+// short key, TestValNodeSizes); 5 pairs of 7-byte fields and values take
+// 81 bytes (the lpBytes prefix, 97, and 16 a pair) in a 96-byte
+// allocation; a field that fits the allocation is appended in place, one
+// that does not or that widens the lpBytes prefix moves the pairs to a new
+// buffer; Dup copies the buffer.
+func TestHashListpackLayout(t *testing.T) {
+	if s := unsafe.Sizeof(Hash{}); s != 16 {
+		t.Fatalf("Hash header %d bytes, want 16", s)
+	}
+	cfg := DefaultEncodingConfig()
+	h := NewHash()
+	if h.lpBytes() != lpEmptySize || h.lpBuf() != nil {
+		t.Fatalf("empty: lpBytes %d, buffer %d bytes", h.lpBytes(), len(h.lpBuf()))
+	}
+	for j := range 5 {
+		h.Set([]byte("field-"+strconv.Itoa(j)), "value-"+strconv.Itoa(j), cfg)
+	}
+	if n, lp := len(h.lpBuf()), h.lpBytes(); n != 81 || lp != 97 || zpCap(n) != 96 {
+		t.Fatalf("buffer %d bytes (capacity %d), lpBytes %d", n, zpCap(n), lp)
+	}
+	p := h.p
+	h.Set([]byte("f"), "v", cfg) // 81+4 <= 96, lpBytes 97+6 < 128
+	if h.p != p || len(h.lpBuf()) != 85 || h.lpBytes() != 103 {
+		t.Fatalf("in place: moved %v, %d bytes, lpBytes %d", h.p != p, len(h.lpBuf()), h.lpBytes())
+	}
+	h.Set([]byte("g"), "w", cfg) // 89 bytes, lpBytes 109
+	h.Set([]byte("h"), "x", cfg) // 93 bytes, lpBytes 115
+	if h.p != p {
+		t.Fatal("moved within the size class")
+	}
+	h.Set([]byte("i"), "yyyyyyyyy", cfg) // lpBytes 115+3+11 = 129: a 2-byte prefix, a 12-byte pair
+	if h.p == p || h.lpBytes() != 129 || len(h.lpBuf()) != 93+1+12 {
+		t.Fatalf("widened prefix: moved %v, lpBytes %d, %d bytes", h.p != p, h.lpBytes(), len(h.lpBuf()))
+	}
+	d := h.Dup().(*Hash)
+	if d.p == h.p || !slices.Equal(d.lpBuf(), h.lpBuf()) {
+		t.Fatal("Dup shares or changes the buffer")
+	}
+	d.Set([]byte("j"), "1", cfg)
+	h.Set([]byte("k"), "2", cfg)
+	if got := fmt.Sprint(hashFields(d)[8:]); got != "[i=yyyyyyyyy j=1]" {
+		t.Fatalf("dup %s", got)
+	}
+	if got := fmt.Sprint(hashFields(h)[8:]); got != "[i=yyyyyyyyy k=2]" {
+		t.Fatalf("h %s", got)
+	}
+	for _, x := range []*Hash{h, d} {
+		if err := checkHash(x, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestHashListpackModel: random HSET/HDEL on listpack hashes (fields and
+// values up to 64 bytes, up to 500 fields, so the lpBytes prefix takes 1
+// to 3 bytes) against an ordered model: listpack order, Len, lpBytes
+// (checkHash), the conversion to a hashtable when Redis converts, and Dup
+// copies taken along the way keep their own contents while both sides are
+// written, as do the strings read before each write.
+func TestHashListpackModel(t *testing.T) {
+	cfg := DefaultEncodingConfig()
+	cfg.HashMaxListpackEntries = 500
+	cfg.HashMaxListpackValue = 64
+	widths := map[int]bool{}
+	rng := rand.New(rand.NewPCG(7, 24))
+	type pair struct{ f, v string }
+	type copyOf struct {
+		h     *Hash
+		model []pair
+		ht    bool
+	}
+	str := func(n int) string {
+		if rng.IntN(3) == 0 {
+			return strconv.Itoa(rng.IntN(1 << uint(rng.IntN(40)+1)))
+		}
+		return strings.Repeat(string(rune('a'+rng.IntN(26))), n)
+	}
+	for round := range 8 {
+		copies := []*copyOf{{h: NewHash()}}
+		for i := 0; i < 4000; i++ {
+			c := copies[rng.IntN(len(copies))]
+			if rng.IntN(400) == 0 && len(copies) < 5 {
+				copies = append(copies, &copyOf{h: c.h.Dup().(*Hash), model: slices.Clone(c.model), ht: c.ht})
+				continue
+			}
+			// Reads before the write, checked after it.
+			var views, clones []string
+			if len(c.model) > 0 && rng.IntN(4) == 0 {
+				c.h.Range(func(f, v string) bool {
+					views = append(views, f, v)
+					clones = append(clones, strings.Clone(f), strings.Clone(v))
+					return true
+				})
+			}
+			f := strconv.Itoa(rng.IntN(min(700, 20+i/4)))
+			if rng.IntN(50) == 0 {
+				f = str(rng.IntN(65))
+				if rng.IntN(100) == 0 {
+					f = str(65) // converts
+				}
+			}
+			at := slices.IndexFunc(c.model, func(p pair) bool { return p.f == f })
+			if rng.IntN(5) == 0 {
+				if c.h.Delete([]byte(f)) != (at >= 0) {
+					t.Fatalf("round %d op %d: Delete(%q)", round, i, f)
+				}
+				if at >= 0 {
+					c.model = slices.Delete(c.model, at, at+1)
+				}
+			} else {
+				v := str(rng.IntN(65))
+				if rng.IntN(4) != 0 {
+					v = str(50 + rng.IntN(15))
+				}
+				if rng.IntN(5000) == 0 {
+					v = str(65) // converts
+				}
+				var isNew bool
+				if rng.IntN(2) == 0 {
+					isNew = c.h.Set([]byte(f), v, cfg)
+				} else {
+					isNew = c.h.SetB([]byte(f), []byte(v), cfg)
+				}
+				if isNew != (at < 0) {
+					t.Fatalf("round %d op %d: Set(%q) new %v", round, i, f, isNew)
+				}
+				if at >= 0 {
+					c.model[at].v = v
+				} else {
+					c.model = append(c.model, pair{f, v})
+				}
+				if len(f) > 64 || len(v) > 64 || len(c.model) > 500 {
+					c.ht = true
+				}
+			}
+			if !slices.Equal(views, clones) {
+				t.Fatalf("round %d op %d: a string read before the write changed", round, i)
+			}
+			if _, _, eo := c.h.lpHead(); eo > 0 {
+				widths[eo] = true
+			}
+			if c.h.Len() != len(c.model) || (c.h.Encoding() == EncodingHashtable) != c.ht {
+				t.Fatalf("round %d op %d: len %d/%d, encoding %v, want hashtable %v", round, i, c.h.Len(), len(c.model), c.h.Encoding(), c.ht)
+			}
+			if len(c.model) > 0 {
+				if err := checkHash(c.h, cfg); err != nil {
+					t.Fatalf("round %d op %d: %v", round, i, err)
+				}
+			}
+			if !c.ht && i%25 == 0 {
+				for _, c := range copies {
+					if c.ht {
+						continue
+					}
+					want := make([]string, len(c.model))
+					for j, p := range c.model {
+						want[j] = p.f + "=" + p.v
+					}
+					if got := hashFields(c.h); !slices.Equal(got, want) {
+						t.Fatalf("round %d op %d: fields\n%v\nwant\n%v", round, i, got, want)
+					}
+				}
+			}
+		}
+		for _, c := range copies {
+			for _, p := range c.model {
+				if v, ok := c.h.Get([]byte(p.f), false); !ok || v != p.v {
+					t.Fatalf("round %d: Get(%q) = %q %v, want %q", round, p.f, v, ok, p.v)
+				}
+			}
+		}
+	}
+	if !widths[1] || !widths[2] || !widths[3] {
+		t.Fatalf("lpBytes prefix widths seen: %v", widths)
 	}
 }

@@ -49,8 +49,8 @@ func ValueHTStats(v Value) ([]HTStats, bool) {
 			return tables(v.ht.ht, v.ht.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
 		}
 	case *Hash:
-		if v.ht != nil {
-			return tables(v.ht.ht, v.ht.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
+		if d := v.ht(); d != nil {
+			return tables(d.ht, d.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
 		}
 	case *ZSet:
 		if sl := v.sl(); sl != nil {

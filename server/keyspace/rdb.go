@@ -76,7 +76,9 @@ func (s *Set) ConvertToHashtable() {
 func NewHashtableHash(sizeHint int) *Hash {
 	d := &fieldDict{}
 	d.expand(max(sizeHint, 1))
-	return &Hash{ht: d}
+	h := &Hash{}
+	h.setHT(d)
+	return h
 }
 
 // AppendListpack appends field=value to a listpack hash without the
@@ -84,18 +86,17 @@ func NewHashtableHash(sizeHint int) *Hash {
 // guarantees field is not in h (RDB loading checks duplicates itself),
 // then calls ConvertToHashtable when Redis would.
 func (h *Hash) AppendListpack(field, value string) {
-	if h.ht != nil {
-		h.ht.set([]byte(field), value)
+	if d := h.ht(); d != nil {
+		d.set([]byte(field), value)
 		return
 	}
-	lpAppend(h, field, value)
-	h.lpBytes += uint32(lpEntrySize(field) + lpEntrySize(value))
+	h.lpAppend(field, value)
 }
 
 // ConvertToHashtable is hashTypeConvert(OBJ_ENCODING_HT) (no-op if it
 // already is one).
 func (h *Hash) ConvertToHashtable() {
-	if h.ht == nil {
+	if h.lpN != hashHT {
 		h.convert()
 	}
 }
@@ -171,8 +172,9 @@ func (db *DB) ExpandForLoad(keys, expires uint64) {
 
 // LoadAdd is dbAddRDBLoad followed by setExpire when expireAt != 0: it
 // inserts key (absent: ok false, and nothing changes, when it exists) with
-// val, as Set does a new key, hashing and looking the key up once. It
-// returns the new entry.
+// val, as SetNew does a new key (val is handed over: an aggregate's header
+// goes into the key node, so the caller must not use val again), hashing
+// and looking the key up once. It returns the new entry.
 func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool) {
 	h := hashBytes(key)
 	if db.dict.findB(h, key) != nil {
@@ -184,6 +186,11 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 		// small string (the decoded value is dropped).
 		if sn := newInlineStringNode(key, s.Bytes(), s.Kind()); sn != nil {
 			e = db.insertNode(h, &sn.keyNode, &sn.str, now)
+		}
+	}
+	if e == nil {
+		if n, nv := embedNew(key, val); n != nil {
+			e = db.insertNode(h, n, nv, now)
 		}
 	}
 	if e == nil {

@@ -72,22 +72,35 @@ func (db *DB) SetNew(key []byte, val Value, now int64) (*Entry, Value) {
 	if len(key) <= maxEmbedKey {
 		h := hashBytes(key)
 		if db.dict.findB(h, key) == nil {
-			var n *keyNode
-			var nv Value
-			switch x := val.(type) {
-			case *Set:
-				n, nv = embedFor(key, x)
-			case *ZSet:
-				n, nv = embedFor(key, x)
-			case *Hash:
-				n, nv = embedFor(key, x)
-			case *List:
-				n, nv = embedFor(key, x)
-			}
-			if n != nil {
+			if n, nv := embedNew(key, val); n != nil {
 				return db.insertNode(h, n, nv, now), nv
 			}
 		}
 	}
 	return db.set(key, val, now, false), val
+}
+
+// embedNew is the node SetNew makes for a new key: one holding key and a
+// copy of val's header, with the value that copy is; nil when key is
+// longer than maxEmbedKey or val is not a *Set, *ZSet, *Hash or *List.
+func embedNew(key []byte, val Value) (*keyNode, Value) {
+	switch x := val.(type) {
+	case *Set:
+		if n, nv := embedFor(key, x); n != nil {
+			return n, nv
+		}
+	case *ZSet:
+		if n, nv := embedFor(key, x); n != nil {
+			return n, nv
+		}
+	case *Hash:
+		if n, nv := embedFor(key, x); n != nil {
+			return n, nv
+		}
+	case *List:
+		if n, nv := embedFor(key, x); n != nil {
+			return n, nv
+		}
+	}
+	return nil, nil
 }

@@ -18,7 +18,7 @@ func TestValNodeSizes(t *testing.T) {
 	}{
 		{"set", unsafe.Sizeof(valNode[Set, [16]byte]{}), 80},
 		{"zset", unsafe.Sizeof(valNode[ZSet, [16]byte]{}), 80},
-		{"hash", unsafe.Sizeof(valNode[Hash, [16]byte]{}), 96},
+		{"hash", unsafe.Sizeof(valNode[Hash, [16]byte]{}), 80},
 		{"list", unsafe.Sizeof(valNode[List, [16]byte]{}), 112},
 	} {
 		if c.size != c.want {
@@ -107,6 +107,40 @@ func TestSetNew(t *testing.T) {
 		t.Fatal("Delete")
 	}
 	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadAddEmbeds: LoadAdd puts a loaded aggregate's header in the key
+// node as SetNew does (the entry's value is a copy of the one passed, with
+// its contents), a long key's value as is; the expiry is set either way.
+func TestLoadAddEmbeds(t *testing.T) {
+	db := NewDB()
+	cfg := DefaultEncodingConfig()
+	for _, n := range []int{1, 16, 192, 193} {
+		key := strings.Repeat("h", n)
+		h := NewHash()
+		h.Set([]byte("f"), "v", cfg)
+		e, ok := db.LoadAdd([]byte(key), h, 5000, 1)
+		if !ok || db.ExpireAt(e) != 5000 {
+			t.Fatalf("key of %d bytes: ok %v, expire %d", n, ok, db.ExpireAt(e))
+		}
+		got := e.Value().(*Hash)
+		if embedded := got != h; embedded != (n <= maxEmbedKey) {
+			t.Fatalf("key of %d bytes: embedded %v", n, embedded)
+		}
+		if v, _ := got.Get([]byte("f"), false); v != "v" || got.Len() != 1 {
+			t.Fatalf("key of %d bytes: f=%q, %d fields", n, v, got.Len())
+		}
+		got.Set([]byte("g"), "w", cfg)
+		if db.Lookup([]byte(key), 2).Value().(*Hash).Len() != 2 {
+			t.Fatalf("key of %d bytes: the entry's value is not the one written", n)
+		}
+		if _, ok := db.LoadAdd([]byte(key), NewHash(), 0, 1); ok {
+			t.Fatalf("key of %d bytes: added twice", n)
+		}
+	}
+	if err := db.Keyspace().Check(); err != nil {
 		t.Fatal(err)
 	}
 }
