@@ -83,7 +83,7 @@ var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("b
 	It("reports the medians", func() {
 		med := map[string]sample{}
 		var b strings.Builder
-		fmt.Fprintf(&b, "down-after-milliseconds %d, failover-timeout %d, %d runs each\n", DownAfter, FailoverTimeout, runs)
+		fmt.Fprintf(&b, "down-after-milliseconds %d, failover-timeout %d, %d runs each\n", benchDownAfter, FailoverTimeout, runs)
 		for _, k := range kinds {
 			s := results[k.name]
 			if len(s) == 0 {
@@ -104,6 +104,12 @@ var _ = Describe("Failover time benchmark", Ordered, ContinueOnFailure, Label("b
 	})
 })
 
+// benchDownAfter is the benchmark's down-after-milliseconds: 1 s, as the
+// README's failover figures were measured (the specs use DownAfter, 2 s, so
+// that a new master slow to answer its first PING on a loaded machine is not
+// failed over again).
+const benchDownAfter = 1000
+
 // measureFailover runs one failover and returns the client-seen
 // unavailability and the time until the first sentinel published
 // +switch-master, both from the SIGKILL.
@@ -111,6 +117,9 @@ func measureFailover(bin string) (down, switched time.Duration) {
 	GinkgoHelper()
 	c := StartData(2)
 	c.AddUntunedSentinels(2, Times(3, bin)...)
+	for _, s := range c.Sentinels {
+		Expect(s.do("SENTINEL", "SET", MasterName, "down-after-milliseconds", strconv.Itoa(benchDownAfter))).To(Equal("OK"))
+	}
 	c.WaitDiscovery()
 	ev := Watch(c.Sentinels...)
 	w := StartWriter(c.SentinelAddrs())

@@ -44,8 +44,8 @@ var scenarioDebug = []any{
 	"tilt-period", "3000",
 }
 
-// scenarioDownAfter is the scenarios' down-after-milliseconds: 2 s rather
-// than the other specs' 1 s, because a promoted replica that fsyncs its
+// scenarioDownAfter is the scenarios' down-after-milliseconds: 2 s (as
+// DownAfter, the other specs'; the failover benchmark keeps 1 s), because a promoted replica that fsyncs its
 // CONFIG REWRITE and forks for its replicas on a loaded machine can leave a
 // PING unanswered for a second, and every sentinel then sees the new master
 // SDOWN and fails over again.

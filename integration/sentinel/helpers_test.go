@@ -50,7 +50,7 @@ var (
 // The monitored master's name and the per-master timers every spec uses.
 const (
 	MasterName      = "mym"
-	DownAfter       = 1000 // ms
+	DownAfter       = 2000 // ms: a new master slow to answer its first PING on a loaded machine is not failed over again
 	FailoverTimeout = 5000 // ms
 )
 
