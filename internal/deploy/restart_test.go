@@ -18,7 +18,7 @@ func TestRestartDead(t *testing.T) {
 		}
 	}
 	d, err := newFree(t, Spec{Kind: KindRedis, Dir: t.TempDir(), Replicas: 1, Sentinels: 1,
-		DownAfter: time.Second, FailoverTimeout: 5 * time.Second, StopTimeout: 10 * time.Second})
+		DownAfter: 2 * time.Second, FailoverTimeout: 5 * time.Second, StopTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestRestartDeadGroups(t *testing.T) {
 		}
 	}
 	d, err := newFree(t, Spec{Kind: KindRedis, Dir: t.TempDir(), Replicas: 1, Sentinels: 1, Groups: 2,
-		DownAfter: time.Second, FailoverTimeout: 5 * time.Second, StopTimeout: 10 * time.Second})
+		DownAfter: 2 * time.Second, FailoverTimeout: 5 * time.Second, StopTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
