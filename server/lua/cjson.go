@@ -711,6 +711,26 @@ func (d *cjsonDecoder) descend(slots int) {
 	}
 }
 
+// closes reports whether tok ends the open object or array (end), and
+// then leaves it: one level less deep, its table off the stack.
+func (d *cjsonDecoder) closes(tok *cjsonToken, end int) bool {
+	if tok.typ != end {
+		return false
+	}
+	d.depth--
+	d.stack--
+	return true
+}
+
+// comma requires tok to be the comma between two elements (else the parse
+// error expecting what) and reads the token after it.
+func (d *cjsonDecoder) comma(tok *cjsonToken, what string) {
+	if tok.typ != tComma {
+		d.parseError(what, tok)
+	}
+	d.next(tok)
+}
+
 // value is json_process_value.
 func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 	switch tok.typ {
@@ -727,9 +747,7 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 		t := d.L.NewTable()
 		d.stack++
 		d.next(tok)
-		if tok.typ == tObjEnd {
-			d.depth--
-			d.stack--
+		if d.closes(tok, tObjEnd) {
 			return t
 		}
 		for {
@@ -746,38 +764,26 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 			t.RawSetString(key, d.value(tok))
 			d.stack--
 			d.next(tok)
-			if tok.typ == tObjEnd {
-				d.depth--
-				d.stack--
+			if d.closes(tok, tObjEnd) {
 				return t
 			}
-			if tok.typ != tComma {
-				d.parseError("comma or object end", tok)
-			}
-			d.next(tok)
+			d.comma(tok, "comma or object end")
 		}
 	case tArrBegin:
 		d.descend(2)
 		t := d.L.NewTable()
 		d.stack++
 		d.next(tok)
-		if tok.typ == tArrEnd {
-			d.depth--
-			d.stack--
+		if d.closes(tok, tArrEnd) {
 			return t
 		}
 		for i := 1; ; i++ {
 			t.RawSetInt(i, d.value(tok))
 			d.next(tok)
-			if tok.typ == tArrEnd {
-				d.depth--
-				d.stack--
+			if d.closes(tok, tArrEnd) {
 				return t
 			}
-			if tok.typ != tComma {
-				d.parseError("comma or array end", tok)
-			}
-			d.next(tok)
+			d.comma(tok, "comma or array end")
 		}
 	}
 	d.parseError("value", tok)
