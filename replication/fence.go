@@ -2,8 +2,9 @@ package replication
 
 import (
 	"bytes"
+	"maps"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,14 +200,7 @@ func (f *Fence) contact(now time.Time, key string, learn bool) {
 
 // KnownSentinels is the set of sentinels learned from hellos, as the keys
 // in order separated by spaces (master-known-sentinels), "" when none.
-func (f *Fence) KnownSentinels() string {
-	keys := make([]string, 0, len(f.sentinels))
-	for k := range f.sentinels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, " ")
-}
+func (f *Fence) KnownSentinels() string { return strings.Join(f.SentinelKeys(), " ") }
 
 // RestoreSentinels replaces the set of known sentinels with the keys of
 // known (KnownSentinels' form; a config file's master-known-sentinels),
@@ -234,14 +228,7 @@ func (f *Fence) RestoreSentinels(now time.Time, known string) {
 func (f *Fence) Recheck() { f.checkAfter = time.Time{} }
 
 // SentinelKeys are the keys of the known sentinels (AckGate.Counted).
-func (f *Fence) SentinelKeys() []string {
-	keys := make([]string, 0, len(f.sentinels))
-	for k := range f.sentinels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func (f *Fence) SentinelKeys() []string { return slices.Sorted(maps.Keys(f.sentinels)) }
 
 // LearnSentinel records contact with the sentinel key as a hello would
 // (a sentinel-seen confirmation: AckGate); it reports whether the key is

@@ -1,7 +1,8 @@
 package replication
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -48,12 +49,7 @@ func (g *AckGate) Start(base uint64) {
 // Confirmers are the keys that ever confirmed, sorted and space-separated
 // (master-sync-ack-sentinels).
 func (g *AckGate) Confirmers() string {
-	keys := make([]string, 0, len(g.confirmers))
-	for k := range g.confirmers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, " ")
+	return strings.Join(slices.Sorted(maps.Keys(g.confirmers)), " ")
 }
 
 // RestoreConfirmers replaces the confirmers with the keys of s
@@ -125,6 +121,6 @@ func (g *AckGate) Missing(attach uint64, known []string) []string {
 			out = append(out, k)
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
