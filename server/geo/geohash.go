@@ -126,10 +126,10 @@ func Decode(longRange, latRange Range, h Bits) (Area, bool) {
 	div := float64(uint64(1) << h.Step)
 	var a Area
 	a.Hash = h
-	a.Latitude.Min = latRange.Min + (float64(ilato)*1.0/div)*latScale
-	a.Latitude.Max = latRange.Min + (float64(ilato+1)*1.0/div)*latScale
-	a.Longitude.Min = longRange.Min + (float64(ilono)*1.0/div)*longScale
-	a.Longitude.Max = longRange.Min + (float64(ilono+1)*1.0/div)*longScale
+	a.Latitude.Min = latRange.Min + float64((float64(ilato)*1.0/div)*latScale)
+	a.Latitude.Max = latRange.Min + float64((float64(ilato+1)*1.0/div)*latScale)
+	a.Longitude.Min = longRange.Min + float64((float64(ilono)*1.0/div)*longScale)
+	a.Longitude.Max = longRange.Min + float64((float64(ilono+1)*1.0/div)*longScale)
 	return a, true
 }
 

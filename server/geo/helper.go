@@ -97,7 +97,7 @@ func AreasByShape(s *Shape) Radius {
 	longitude, latitude := s.Lon, s.Lat
 	var radiusMeters float64
 	if s.Box {
-		radiusMeters = math.Sqrt((s.Width/2)*(s.Width/2) + (s.Height/2)*(s.Height/2))
+		radiusMeters = math.Sqrt(float64((s.Width/2)*(s.Width/2)) + float64((s.Height/2)*(s.Height/2)))
 	} else {
 		radiusMeters = s.Radius
 	}
