@@ -74,6 +74,7 @@ func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	str := g.RawGetString("string").(*lua.LTable)
 	for name, fn := range map[string]lua.LGFunction{
 		"byte": strByte, "char": strChar, "rep": strRep, "sub": strSub, "format": strFormat,
+		"find": strFind, "match": strMatch, "gmatch": strGmatch, "gfind": strGmatch, "gsub": strGsub,
 	} {
 		str.RawSetString(name, L.NewFunction(fn))
 	}
