@@ -864,6 +864,15 @@ func (e *Engine) luaError(L *lua.LState) int {
 	return 0
 }
 
+// raiseVerbatim is luaL_error(L, msg) in a library function: msg at the
+// calling Lua code's position, which the error handler leaves as it is.
+func (e *Engine) raiseVerbatim(L *lua.LState, msg string) {
+	e.noteCaller(L)
+	obj := lua.LString(e.where(L) + msg)
+	e.errRaised = obj
+	L.Error(obj, 0)
+}
+
 // libError raises a redis library's argument error (luaPushError +
 // luaError): "ERR <msg>", without a position.
 func (e *Engine) libError(L *lua.LState, msg string) {
@@ -1030,7 +1039,7 @@ func (e *Engine) mathRandom(L *lua.LState) int {
 		}
 		L.Push(lua.LNumber(float64(int(r*float64(u-l+1)) + l)))
 	default:
-		L.RaiseError("wrong number of arguments")
+		e.raiseVerbatim(L, "wrong number of arguments")
 	}
 	return 1
 }

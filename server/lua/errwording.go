@@ -468,7 +468,14 @@ func (e *Engine) wordError(L *lua.LState) int {
 
 // luaPCall is the base library's pcall under errHandler.
 func (e *Engine) luaPCall(L *lua.LState) int {
-	L.CheckAny(1)
+	if L.GetTop() == 0 {
+		// Lua 5.1.5's luaB_pcall does not check for a function: with no
+		// arguments it calls the stack slot above them, which in Redis
+		// holds a boolean.
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a boolean value"))
+		return 2
+	}
 	v := L.Get(1)
 	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
 		L.Push(lua.LFalse)
