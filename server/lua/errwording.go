@@ -407,7 +407,9 @@ func goFuncWording(L *lua.LState, f frameView, prefix, body, msg string, forward
 	n, _ := strconv.Atoi(m[1])
 	extra := m[3]
 	if strings.HasSuffix(extra, ", got nil)") || strings.HasSuffix(extra, "got nil") {
-		if n > f.nargs {
+		// (struct.pack pushes a nil after its arguments: the one after
+		// the last is that nil)
+		if n > f.nargs && !(n >= 2 && n == f.nargs+1 && isStructPack(f.fn)) {
 			extra = strings.TrimSuffix(extra, "nil") + "no value"
 		}
 	}
