@@ -93,6 +93,11 @@ type Engine struct {
 	cancel     context.CancelFunc
 	coroutines bool
 	chunk      string // the code's chunk name, "" for user_script (EnableFunctions sets user_function)
+	// protected counts the pcall and xpcall calls running: outside them
+	// an error in load's reader meets the script's error handler.
+	protected int
+	// loadHandler is that handler for load's reader (chunk.go).
+	loadHandler *lua.LFunction
 	// The tables of the last script's KEYS and ARGV (setArgTable).
 	keysT, argvT *lua.LTable
 	// argArena and byteArena hold the argv of the commands the running
@@ -344,6 +349,7 @@ func (e *Engine) SetArgs(keys, argv [][]byte) {
 // with its effects going everywhere.
 func (e *Engine) Prepare(name string) {
 	e.sha, e.resp, e.repl, e.errLine, e.errSource, e.errRaised = name, 2, ReplAll, 0, "", nil
+	e.protected = 0
 }
 
 // RunScript calls the cached script sc (luaCallFunction), leaving its
@@ -608,32 +614,13 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 			return 3
 		}))
 	}
-	// loadstring compiles as Lua 5.1 names and checks its chunk
-	// (chunk.go); a chunk of load runs in the scripts' environment too,
-	// named as Lua 5.1 names it ("=(load)" by default).
+	// loadstring and load compile as Lua 5.1 names and checks their
+	// chunks (chunk.go), which run in the scripts' environment.
 	if g.RawGetString("loadstring") != lua.LNil {
 		g.RawSetString("loadstring", L.NewFunction(e.luaLoadString))
 	}
-	if orig := g.RawGetString("load"); orig != lua.LNil {
-		g.RawSetString("load", e.forwarder(func(L *lua.LState) int {
-			if L.GetTop() == 0 {
-				L.TypeError(1, lua.LTFunction)
-			}
-			source := "=(load)"
-			if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-				source = L.CheckString(2)
-			}
-			id := luaChunkID(source)
-			L.SetTop(1)
-			L.Push(lua.LString(id))
-			top := L.GetTop()
-			n := forward(L, orig, nil)
-			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok {
-				fn.Env = e.env
-				e.noteChunk(id, source)
-			}
-			return n
-		}))
+	if g.RawGetString("load") != lua.LNil {
+		g.RawSetString("load", L.NewFunction(e.luaLoad))
 	}
 	getmt := g.RawGetString("getmetatable")
 	g.RawSetString("getmetatable", e.forwarder(func(L *lua.LState) int {

@@ -485,6 +485,8 @@ func (e *Engine) luaPCall(L *lua.LState) int {
 		return 2
 	}
 	nargs := L.GetTop() - 1
+	e.protected++
+	defer func() { e.protected-- }()
 	if err := L.PCall(nargs, lua.MultRet, e.errHandler); err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {
@@ -519,6 +521,8 @@ func (e *Engine) luaXPCall(L *lua.LState) int {
 		L.Call(1, 1)
 		return 1
 	})
+	e.protected++
+	defer func() { e.protected-- }()
 	if err := L.PCall(0, lua.MultRet, wrapped); err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {
