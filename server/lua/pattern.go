@@ -30,6 +30,7 @@ type matchState struct {
 	src     string
 	pat     string
 	level   int
+	depth   int // match's recursion
 	capture [maxCaptures]capture
 }
 
@@ -276,9 +277,25 @@ func (ms *matchState) matchCapture(s, l int) int {
 	return -1
 }
 
+// maxMatchDepth bounds match's recursion (one level per pattern item at
+// most). Lua 5.1 has no bound: redis-server 7.0 overflows its C stack
+// somewhere between 150000 and 200000 levels ('a?' items) and crashes;
+// Vigil stops there with Lua 5.2's error instead of growing its stack
+// without end.
+const maxMatchDepth = 200000
+
 // match is match: the end of the match of the pattern from p at subject
 // position s, -1 for none.
 func (ms *matchState) match(s, p int) int {
+	if ms.depth++; ms.depth > maxMatchDepth {
+		luaLError(ms.L, "pattern too complex")
+	}
+	r := ms.doMatch(s, p)
+	ms.depth--
+	return r
+}
+
+func (ms *matchState) doMatch(s, p int) int {
 	for {
 		switch ms.p(p) {
 		case '(':
