@@ -143,6 +143,91 @@ func (e *Engine) luaLoadString(L *lua.LState) int {
 	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
 		source = L.CheckString(2)
 	}
+	return e.loadChunk(L, s, source)
+}
+
+// luaLoad is Lua 5.1's load(reader [, chunkname]) (luaB_load): the pieces
+// the reader returns until nil or "" make the chunk, named chunkname or
+// "=(load)", compiled as loadstring compiles; an error of the reader, or
+// a piece that is not a string, is load's nil and message.
+func (e *Engine) luaLoad(L *lua.LState) int {
+	source := "=(load)"
+	if L.Get(2) != lua.LNil {
+		source = checkString(L, 2)
+	}
+	reader := L.CheckFunction(1)
+	var b strings.Builder
+	for {
+		checkStack(L, 2, "too many nested functions")
+		L.Push(reader)
+		if err := L.PCall(0, 1, e.readerHandler()); err != nil {
+			L.Push(lua.LNil)
+			if ae, ok := err.(*lua.ApiError); ok {
+				L.Push(ae.Object)
+			} else {
+				L.Push(lua.LString(err.Error()))
+			}
+			return 2
+		}
+		piece := L.Get(-1)
+		L.Pop(1)
+		switch v := piece.(type) {
+		case lua.LString:
+			if v == "" {
+				return e.loadChunk(L, b.String(), source)
+			}
+			b.WriteString(string(v))
+			continue
+		case lua.LNumber:
+			b.WriteString(FormatNumber(float64(v)))
+			continue
+		}
+		if piece == lua.LNil {
+			return e.loadChunk(L, b.String(), source)
+		}
+		// luaL_error in the reader, under the same handler
+		msg := lua.LString(luaWhere(L, 1) + "reader function must return a string")
+		L.Push(lua.LNil)
+		L.Push(e.readerHandler())
+		L.Push(msg)
+		L.Call(1, 1)
+		return 2
+	}
+}
+
+// readerHandler is the error handler of load's reader. lua_load runs
+// the reader under the error function of the running pcall: outside any
+// pcall or xpcall that is Redis's script error handler, which makes a
+// non-table error the table {err = "ERR " .. msg, source =, line =}
+// (returned by load as its message); inside, the message stays a string.
+func (e *Engine) readerHandler() *lua.LFunction {
+	if e.loadHandler == nil {
+		e.loadHandler = e.L.NewFunction(func(L *lua.LState) int {
+			e.wordError(L)
+			obj := L.Get(-1)
+			if _, ok := obj.(*lua.LTable); ok || e.protected > 0 {
+				return 1
+			}
+			s := obj.String()
+			if obj == lua.LNil {
+				s = "nil"
+			}
+			t := L.NewTable()
+			t.RawSetString("err", lua.LString("ERR "+s))
+			if id, line := callerPos(L); line > 0 {
+				t.RawSetString("source", lua.LString(e.sourceOf(id)))
+				t.RawSetString("line", lua.LNumber(line))
+			}
+			L.Push(t)
+			return 1
+		})
+	}
+	return e.loadHandler
+}
+
+// loadChunk compiles s as a chunk named source (Lua 5.1's syntax check
+// first) and returns the function, or nil and the error message.
+func (e *Engine) loadChunk(L *lua.LState, s, source string) int {
 	id := luaChunkID(source)
 	code, msg := SyntaxCheckStrip(s, id)
 	var fn *lua.LFunction

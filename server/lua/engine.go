@@ -93,6 +93,11 @@ type Engine struct {
 	cancel     context.CancelFunc
 	coroutines bool
 	chunk      string // the code's chunk name, "" for user_script (EnableFunctions sets user_function)
+	// protected counts the pcall and xpcall calls running: outside them
+	// an error in load's reader meets the script's error handler.
+	protected int
+	// loadHandler is that handler for load's reader (chunk.go).
+	loadHandler *lua.LFunction
 	// The tables of the last script's KEYS and ARGV (setArgTable).
 	keysT, argvT *lua.LTable
 	// argArena and byteArena hold the argv of the commands the running
@@ -344,6 +349,7 @@ func (e *Engine) SetArgs(keys, argv [][]byte) {
 // with its effects going everywhere.
 func (e *Engine) Prepare(name string) {
 	e.sha, e.resp, e.repl, e.errLine, e.errSource, e.errRaised = name, 2, ReplAll, 0, "", nil
+	e.protected = 0
 }
 
 // RunScript calls the cached script sc (luaCallFunction), leaving its
@@ -608,32 +614,13 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 			return 3
 		}))
 	}
-	// loadstring compiles as Lua 5.1 names and checks its chunk
-	// (chunk.go); a chunk of load runs in the scripts' environment too,
-	// named as Lua 5.1 names it ("=(load)" by default).
+	// loadstring and load compile as Lua 5.1 names and checks their
+	// chunks (chunk.go), which run in the scripts' environment.
 	if g.RawGetString("loadstring") != lua.LNil {
 		g.RawSetString("loadstring", L.NewFunction(e.luaLoadString))
 	}
-	if orig := g.RawGetString("load"); orig != lua.LNil {
-		g.RawSetString("load", e.forwarder(func(L *lua.LState) int {
-			if L.GetTop() == 0 {
-				L.TypeError(1, lua.LTFunction)
-			}
-			source := "=(load)"
-			if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-				source = L.CheckString(2)
-			}
-			id := luaChunkID(source)
-			L.SetTop(1)
-			L.Push(lua.LString(id))
-			top := L.GetTop()
-			n := forward(L, orig, nil)
-			if fn, ok := L.Get(top + 1).(*lua.LFunction); ok {
-				fn.Env = e.env
-				e.noteChunk(id, source)
-			}
-			return n
-		}))
+	if g.RawGetString("load") != lua.LNil {
+		g.RawSetString("load", L.NewFunction(e.luaLoad))
 	}
 	getmt := g.RawGetString("getmetatable")
 	g.RawSetString("getmetatable", e.forwarder(func(L *lua.LState) int {
@@ -864,6 +851,15 @@ func (e *Engine) luaError(L *lua.LState) int {
 	return 0
 }
 
+// raiseVerbatim is luaL_error(L, msg) in a library function: msg at the
+// calling Lua code's position, which the error handler leaves as it is.
+func (e *Engine) raiseVerbatim(L *lua.LState, msg string) {
+	e.noteCaller(L)
+	obj := lua.LString(e.where(L) + msg)
+	e.errRaised = obj
+	L.Error(obj, 0)
+}
+
 // libError raises a redis library's argument error (luaPushError +
 // luaError): "ERR <msg>", without a position.
 func (e *Engine) libError(L *lua.LState, msg string) {
@@ -1030,7 +1026,7 @@ func (e *Engine) mathRandom(L *lua.LState) int {
 		}
 		L.Push(lua.LNumber(float64(int(r*float64(u-l+1)) + l)))
 	default:
-		L.RaiseError("wrong number of arguments")
+		e.raiseVerbatim(L, "wrong number of arguments")
 	}
 	return 1
 }

@@ -407,7 +407,9 @@ func goFuncWording(L *lua.LState, f frameView, prefix, body, msg string, forward
 	n, _ := strconv.Atoi(m[1])
 	extra := m[3]
 	if strings.HasSuffix(extra, ", got nil)") || strings.HasSuffix(extra, "got nil") {
-		if n > f.nargs {
+		// (struct.pack pushes a nil after its arguments: the one after
+		// the last is that nil)
+		if n > f.nargs && !(n >= 2 && n == f.nargs+1 && isStructPack(f.fn)) {
 			extra = strings.TrimSuffix(extra, "nil") + "no value"
 		}
 	}
@@ -468,7 +470,14 @@ func (e *Engine) wordError(L *lua.LState) int {
 
 // luaPCall is the base library's pcall under errHandler.
 func (e *Engine) luaPCall(L *lua.LState) int {
-	L.CheckAny(1)
+	if L.GetTop() == 0 {
+		// Lua 5.1.5's luaB_pcall does not check for a function: with no
+		// arguments it calls the stack slot above them, which in Redis
+		// holds a boolean.
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a boolean value"))
+		return 2
+	}
 	v := L.Get(1)
 	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
 		L.Push(lua.LFalse)
@@ -476,6 +485,8 @@ func (e *Engine) luaPCall(L *lua.LState) int {
 		return 2
 	}
 	nargs := L.GetTop() - 1
+	e.protected++
+	defer func() { e.protected-- }()
 	if err := L.PCall(nargs, lua.MultRet, e.errHandler); err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {
@@ -510,6 +521,8 @@ func (e *Engine) luaXPCall(L *lua.LState) int {
 		L.Call(1, 1)
 		return 1
 	})
+	e.protected++
+	defer func() { e.protected-- }()
 	if err := L.PCall(0, lua.MultRet, wrapped); err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {

@@ -31,47 +31,58 @@ func openCMsgpack(L *lua.LState, g *lua.LTable) {
 		L.Push(lua.LString(buf))
 		return 1
 	}))
-	unpack := func(limit, offset int, retOffset bool) lua.LGFunction {
-		return func(L *lua.LState) int {
-			s := []byte(L.CheckString(1))
-			lim, off := limit, offset
-			if retOffset {
-				lim = L.OptInt(2, limit)
-				off = L.OptInt(3, 0)
-				if off < 0 || lim < 0 {
-					L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", off, len(s))
-				}
-				if off > len(s) {
-					L.RaiseError("Start offset %d greater than input length %d.", off, len(s))
-				}
-			}
-			d := msgpackDecoder{L: L, b: s, pos: off}
-			var out []lua.LValue
-			for d.pos < len(d.b) && (lim == 0 || len(out) < lim) {
-				v := d.value(0)
-				if d.err != "" {
-					L.RaiseError("%s", d.err)
-				}
-				out = append(out, v)
-			}
-			n := 0
-			if retOffset {
-				next := d.pos
-				if next >= len(d.b) {
-					next = -1
-				}
-				L.Push(lua.LNumber(next))
-				n++
-			}
-			for _, v := range out {
-				L.Push(v)
-			}
-			return n + len(out)
+	// mp_unpack_full: limit and offset both 0 decode everything and
+	// return no offset; otherwise at most limit values from offset,
+	// after the offset to go on from (-1 at the end of the input).
+	unpackFull := func(L *lua.LState, limit, offset int) int {
+		s := checkString(L, 1)
+		decodeAll := limit == 0 && offset == 0
+		if offset < 0 || limit < 0 {
+			L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", offset, len(s))
 		}
+		if offset > len(s) {
+			L.RaiseError("Start offset %d greater than input length %d.", offset, len(s))
+		}
+		if decodeAll {
+			limit = math.MaxInt32
+		}
+		d := msgpackDecoder{L: L, b: []byte(s), pos: offset}
+		var out []lua.LValue
+		for d.pos < len(d.b) && len(out) < limit {
+			v := d.value(0)
+			if d.err != "" {
+				L.RaiseError("%s", d.err)
+			}
+			out = append(out, v)
+		}
+		n := 0
+		if !decodeAll {
+			next := d.pos
+			if next >= len(d.b) {
+				next = -1
+			}
+			L.Push(lua.LNumber(next))
+			n++
+		}
+		for _, v := range out {
+			L.Push(v)
+		}
+		return n + len(out)
 	}
-	t.RawSetString("unpack", L.NewFunction(unpack(0, 0, false)))
-	t.RawSetString("unpack_one", L.NewFunction(unpack(1, 0, true)))
-	t.RawSetString("unpack_limit", L.NewFunction(unpack(0, 0, true)))
+	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int {
+		return unpackFull(L, 0, 0)
+	}))
+	t.RawSetString("unpack_one", L.NewFunction(func(L *lua.LState) int {
+		offset := optInt(L, 2, 0)
+		L.SetTop(min(L.GetTop(), 1))
+		return unpackFull(L, 1, offset)
+	}))
+	t.RawSetString("unpack_limit", L.NewFunction(func(L *lua.LState) int {
+		limit := checkInt(L, 2)
+		offset := optInt(L, 3, 0)
+		L.SetTop(1)
+		return unpackFull(L, limit, offset)
+	}))
 	g.RawSetString("cmsgpack", t)
 }
 

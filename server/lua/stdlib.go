@@ -52,13 +52,7 @@ func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	} {
 		tbl.RawSetString(name, L.NewFunction(fn))
 	}
-	sort := tbl.RawGetString("sort")
-	tbl.RawSetString("sort", e.forwarder(func(L *lua.LState) int {
-		if L.GetTop() >= 2 && L.Get(2) == lua.LNil {
-			L.SetTop(1) // a nil comparator is "<", as in Lua 5.1
-		}
-		return forward(L, sort, nil)
-	}))
+	tbl.RawSetString("sort", L.NewFunction(e.tabSort))
 	m := g.RawGetString("math").(*lua.LTable)
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
 	m.RawSetString("modf", L.NewFunction(func(L *lua.LState) int {
@@ -74,6 +68,7 @@ func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	str := g.RawGetString("string").(*lua.LTable)
 	for name, fn := range map[string]lua.LGFunction{
 		"byte": strByte, "char": strChar, "rep": strRep, "sub": strSub, "format": strFormat,
+		"find": strFind, "match": strMatch, "gmatch": strGmatch, "gfind": strGmatch, "gsub": strGsub,
 	} {
 		str.RawSetString(name, L.NewFunction(fn))
 	}
@@ -780,4 +775,148 @@ func tabMaxn(L *lua.LState) int {
 	})
 	L.Push(lua.LNumber(max))
 	return 1
+}
+
+// where is luaL_where(L, 1) for a library function that may run under
+// forwarders (the wrappers protectLibraries puts around it): the position
+// of the Lua code that called it.
+func (e *Engine) where(L *lua.LState) string {
+	level := 1
+	for {
+		f, ok := stackFrame(L, level)
+		if !ok || !f.fn.IsG || !e.forwarders[f.fn] {
+			break
+		}
+		level++
+	}
+	return luaWhere(L, level)
+}
+
+// tabSort is ltablib.c's sort: Lua 5.1's quicksort (auxsort), so that the
+// comparator sees the same calls, equal elements end in the same order
+// and an inconsistent comparator fails as in Lua 5.1.
+func (e *Engine) tabSort(L *lua.LState) int {
+	t := L.CheckTable(1)
+	n := t.Len()
+	checkStack(L, 40, "")
+	var cmp *lua.LFunction
+	if L.Get(2) != lua.LNil {
+		cmp = L.CheckFunction(2)
+	}
+	s := sorter{L: L, t: t, cmp: cmp, e: e}
+	s.auxsort(1, n)
+	return 0
+}
+
+type sorter struct {
+	L   *lua.LState
+	t   *lua.LTable
+	cmp *lua.LFunction
+	e   *Engine
+}
+
+// get and set are lua_rawgeti and lua_rawseti.
+func (s *sorter) get(i int) lua.LValue {
+	if i >= 1 {
+		return s.t.RawGetInt(i)
+	}
+	return s.t.RawGet(lua.LNumber(i))
+}
+
+func (s *sorter) set(i int, v lua.LValue) {
+	if i >= 1 {
+		s.t.RawSetInt(i, v)
+		return
+	}
+	s.t.RawSet(lua.LNumber(i), v)
+}
+
+// less is sort_comp: a < b by the comparator, or by lua_lessthan.
+func (s *sorter) less(a, b lua.LValue) bool {
+	if s.cmp == nil {
+		return s.L.LessThan(a, b)
+	}
+	s.L.Push(s.cmp)
+	s.L.Push(a)
+	s.L.Push(b)
+	s.L.Call(2, 1)
+	res := lua.LVAsBool(s.L.Get(-1))
+	s.L.Pop(1)
+	return res
+}
+
+func (s *sorter) invalid() {
+	s.e.raiseVerbatim(s.L, "invalid order function for sorting")
+}
+
+// auxsort is Lua 5.1's, with the values it keeps on the stack in
+// variables.
+func (s *sorter) auxsort(l, u int) {
+	for l < u {
+		a, b := s.get(l), s.get(u)
+		if s.less(b, a) { // a[u] < a[l]?
+			s.set(l, b)
+			s.set(u, a)
+		}
+		if u-l == 1 {
+			break // only 2 elements
+		}
+		i := (l + u) / 2
+		a, b = s.get(i), s.get(l)
+		if s.less(a, b) { // a[i] < a[l]?
+			s.set(i, b)
+			s.set(l, a)
+		} else if c := s.get(u); s.less(c, a) { // a[u] < a[i]?
+			s.set(i, c)
+			s.set(u, a)
+		}
+		if u-l == 2 {
+			break // only 3 elements
+		}
+		p := s.get(i) // the pivot
+		s.set(i, s.get(u-1))
+		s.set(u-1, p)
+		// a[l] <= P == a[u-1] <= a[u], only need to sort from l+1 to u-2
+		i, j := l, u-1
+		for {
+			var ai lua.LValue
+			for { // repeat ++i until a[i] >= P
+				i++
+				ai = s.get(i)
+				if !s.less(ai, p) {
+					break
+				}
+				if i > u {
+					s.invalid()
+				}
+			}
+			var aj lua.LValue
+			for { // repeat --j until a[j] <= P
+				j--
+				aj = s.get(j)
+				if !s.less(p, aj) {
+					break
+				}
+				if j < l {
+					s.invalid()
+				}
+			}
+			if j < i {
+				break
+			}
+			s.set(i, aj)
+			s.set(j, ai)
+		}
+		y, z := s.get(u-1), s.get(i)
+		s.set(u-1, z)
+		s.set(i, y) // swap the pivot (a[u-1]) with a[i]
+		// a[l..i-1] <= a[i] == P <= a[i+1..u]; sort the smaller half
+		// [j..i] recursively, the larger [l..u] in this loop
+		if i-l < u-i {
+			j, i, l = l, i-1, i+1
+		} else {
+			j, i, u = i+1, u, i-1
+		}
+		s.auxsort(j, i)
+	}
 }

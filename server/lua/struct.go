@@ -2,253 +2,311 @@ package lua
 
 import (
 	"math"
-	"strconv"
+	"reflect"
 
 	lua "github.com/yuin/gopher-lua"
 )
 
-// struct (deps/lua/src/lua_struct.c, Roberto Ierusalimschy's library as
-// bundled by Redis 7.0): pack, unpack and size of binary records, on
-// x86-64's sizes (long and size_t 8 bytes).
+// struct (deps/lua/src/lua_struct.c, Roberto Ierusalimschy's library
+// v1.4 as bundled by Redis 7.0, with its CVE fixes): pack, unpack and size of binary records,
+// on x86-64's sizes (long and size_t 8 bytes, alignment up to 8), ported
+// with its quirks: pack's argument after the last is the nil it pushes as
+// a mark ("got nil"), "string too short" names the argument after the
+// string, unpack's offset is a size_t (a negative one wraps around).
 
-type structFmt struct {
-	L        *lua.LState
-	fn       string // the library function, for argument errors
-	f        string
-	i        int
-	little   bool
-	maxAlign int
+const (
+	structMaxIntSize = 32 // MAXINTSIZE
+	structMaxAlign   = 8  // MAXALIGN
+)
+
+type structHeader struct {
+	little bool
+	align  int
 }
 
-// next returns the next option and its size (0 for options without one).
-func (s *structFmt) next() (byte, int, bool) {
-	for s.i < len(s.f) {
-		opt := s.f[s.i]
+// structFormat walks a format string (a C string: it ends at a NUL).
+type structFormat struct {
+	L *lua.LState
+	f string
+	i int
+}
+
+func newStructFormat(L *lua.LState, f string) *structFormat {
+	return &structFormat{L: L, f: cPattern(f)}
+}
+
+func (s *structFormat) more() bool { return s.i < len(s.f) }
+
+// getnum reads a decimal number, df when there is none.
+func (s *structFormat) getnum(df int) int {
+	if s.i >= len(s.f) || !isDigit(s.f[s.i]) {
+		return df
+	}
+	a := 0
+	for s.i < len(s.f) && isDigit(s.f[s.i]) {
+		d := int(s.f[s.i] - '0')
+		if a > math.MaxInt32/10 || a*10 > math.MaxInt32-d {
+			luaLError(s.L, "integral size overflow")
+		}
+		a = a*10 + d
 		s.i++
+	}
+	return a
+}
+
+// optsize reads an option and its size (0 for options without one).
+func (s *structFormat) optsize() (byte, int) {
+	opt := s.f[s.i]
+	s.i++
+	switch opt {
+	case 'B', 'b', 'x':
+		return opt, 1
+	case 'H', 'h':
+		return opt, 2
+	case 'L', 'l', 'T', 'd':
+		return opt, 8
+	case 'f':
+		return opt, 4
+	case 'c':
+		return opt, s.getnum(1)
+	case 'i', 'I':
+		sz := s.getnum(4)
+		if sz > structMaxIntSize {
+			luaLError(s.L, "integral size "+itoa(sz)+" is larger than limit of "+itoa(structMaxIntSize))
+		}
+		return opt, sz
+	}
+	return opt, 0
+}
+
+func itoa(n int) string { return FormatNumber(float64(n)) }
+
+// gettoalign is the padding before an option of size at len.
+func (h *structHeader) gettoalign(len uint64, opt byte, size int) uint64 {
+	if size == 0 || opt == 'c' {
+		return 0
+	}
+	if size > h.align {
+		size = h.align
+	}
+	sz := uint64(size)
+	return (sz - (len & (sz - 1))) & (sz - 1)
+}
+
+// controloptions handles ' ', '>', '<', '!' and refuses any other option.
+func (s *structFormat) controloptions(opt byte, h *structHeader) {
+	switch opt {
+	case ' ':
+	case '>':
+		h.little = false
+	case '<':
+		h.little = true
+	case '!':
+		a := s.getnum(structMaxAlign)
+		if a <= 0 || a&(a-1) != 0 {
+			luaLError(s.L, "alignment "+itoa(a)+" is not a power of 2")
+		}
+		h.align = a
+	default:
+		s.L.ArgError(1, "invalid format option '"+string(opt)+"'")
+	}
+}
+
+// structPack is b_pack.
+func structPack(L *lua.LState) int {
+	f := newStructFormat(L, checkString(L, 1))
+	h := structHeader{little: true, align: 1}
+	arg := 2
+	L.Push(lua.LNil) // the mark separating the arguments from the buffer
+	var b []byte
+	for f.more() {
+		opt, size := f.optsize()
+		toalign := h.gettoalign(uint64(len(b)), opt, size)
+		for ; toalign > 0; toalign-- {
+			b = append(b, 0)
+		}
 		switch opt {
-		case ' ':
-			continue
-		case '>':
-			s.little = false
-			continue
-		case '<':
-			s.little = true
-			continue
-		case '!':
-			s.maxAlign = s.num(8)
-			continue
-		case 'b', 'B', 'x':
-			return opt, 1, true
-		case 'h', 'H':
-			return opt, 2, true
-		case 'l', 'L', 'T':
-			return opt, 8, true
-		case 'f':
-			return opt, 4, true
-		case 'd':
-			return opt, 8, true
-		case 'c':
-			return opt, s.num(1), true
-		case 's':
-			return opt, 0, true
-		case 'i', 'I':
-			n := s.num(4)
-			if n > 32 { // MAXINTSIZE
-				s.L.RaiseError("integral size %d is larger than limit of %d", n, 32)
+		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
+			n := checkNumber(L, arg)
+			arg++
+			var value uint64
+			if n < 0 {
+				value = uint64(int64(n))
+			} else {
+				value = uint64(n)
 			}
-			return opt, n, true
+			b = structPutInt(b, value, size, h.little)
+		case 'x':
+			b = append(b, 0)
+		case 'f':
+			v := float32(checkNumber(L, arg))
+			arg++
+			b = structPutInt(b, uint64(math.Float32bits(v)), 4, h.little)
+		case 'd':
+			v := checkNumber(L, arg)
+			arg++
+			b = structPutInt(b, math.Float64bits(v), 8, h.little)
+		case 'c', 's':
+			str := checkString(L, arg)
+			arg++
+			if size == 0 {
+				size = len(str)
+			}
+			if len(str) < size {
+				L.ArgError(arg, "string too short")
+			}
+			b = append(b, str[:size]...)
+			if opt == 's' {
+				b = append(b, 0)
+			}
 		default:
-			s.L.RaiseError("bad argument #1 to '%s' (invalid format option '%c')", s.fn, opt)
+			f.controloptions(opt, &h)
 		}
 	}
-	return 0, 0, false
+	L.Push(lua.LString(b))
+	return 1
 }
 
-func (s *structFmt) num(def int) int {
-	j := s.i
-	for j < len(s.f) && s.f[j] >= '0' && s.f[j] <= '9' {
-		j++
-	}
-	if j == s.i {
-		return def
-	}
-	n, _ := strconv.Atoi(s.f[s.i:j])
-	s.i = j
-	return n
+// structPackPC identifies structPack's frames for the error wording:
+// its argument after the last is the nil mark it pushed.
+var structPackPC = reflect.ValueOf(structPack).Pointer()
+
+func isStructPack(fn *lua.LFunction) bool {
+	return fn != nil && fn.IsG && fn.GFunction != nil && reflect.ValueOf(fn.GFunction).Pointer() == structPackPC
 }
 
-// align is gettoalign: the padding before an option of size n at pos.
-func (s *structFmt) align(pos int, opt byte, n int) int {
-	if opt == 'c' || opt == 's' || opt == 'x' || n <= 1 {
-		return 0
+// structPutInt appends the size low bytes of v (zeros past 8) in order.
+func structPutInt(b []byte, v uint64, size int, little bool) []byte {
+	start := len(b)
+	for range size {
+		b = append(b, 0)
 	}
-	a := n
-	if a > s.maxAlign {
-		a = s.maxAlign
-	}
-	if a <= 1 || a&(a-1) != 0 {
-		return 0
-	}
-	return (a - pos&(a-1)) & (a - 1)
-}
-
-func (s *structFmt) putInt(b []byte, v uint64, n int) []byte {
-	buf := make([]byte, n)
-	for i := 0; i < n; i++ {
-		byteV := byte(v >> (8 * i))
-		if s.little {
-			buf[i] = byteV
+	for i := 0; i < size && i < 8; i++ {
+		c := byte(v >> (8 * i))
+		if little {
+			b[start+i] = c
 		} else {
-			buf[n-1-i] = byteV
+			b[start+size-1-i] = c
 		}
 	}
-	return append(b, buf...)
+	return b
+}
+
+// structGetInt is getinteger.
+func structGetInt(buf string, little, signed bool, size int) float64 {
+	var l uint64
+	for i := range size {
+		c := buf[i]
+		if little {
+			c = buf[size-1-i]
+		}
+		l = l<<8 | uint64(c)
+	}
+	if !signed {
+		return float64(l)
+	}
+	mask := ^uint64(0) << (uint(size*8-1) & 63) // x86's shift count
+	if l&mask != 0 {
+		l |= mask
+	}
+	return float64(int64(l))
+}
+
+// structUnpack is b_unpack.
+func structUnpack(L *lua.LState) int {
+	f := newStructFormat(L, checkString(L, 1))
+	data := checkString(L, 2)
+	ld := uint64(len(data))
+	pos := uint64(int64(optNumber(L, 3, 1))) // a size_t: below 0 wraps around
+	if pos == 0 {
+		L.ArgError(3, "offset must be 1 or greater")
+	}
+	pos--
+	h := structHeader{little: true, align: 1}
+	n := 0 // the number of results
+	for f.more() {
+		opt, size := f.optsize()
+		pos += h.gettoalign(pos, opt, size)
+		if uint64(size) > ld || pos > ld-uint64(size) {
+			L.ArgError(2, "data string too short")
+		}
+		checkStack(L, 2, "too many results")
+		switch opt {
+		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
+			L.Push(lua.LNumber(structGetInt(data[pos:pos+uint64(size)], h.little, opt >= 'a', size)))
+			n++
+		case 'x':
+		case 'f':
+			L.Push(lua.LNumber(math.Float32frombits(uint32(structGetInt(data[pos:pos+4], h.little, false, 4)))))
+			n++
+		case 'd':
+			L.Push(lua.LNumber(math.Float64frombits(readUint(data[pos:pos+8], h.little))))
+			n++
+		case 'c':
+			if size == 0 {
+				prev, ok := toNumber(L.Get(-1))
+				if n == 0 || !ok {
+					luaLError(L, "format 'c0' needs a previous size")
+				}
+				L.Pop(1)
+				n--
+				if prev < 0 || prev > float64(ld-pos) {
+					L.ArgError(2, "data string too short")
+				}
+				size = int(prev)
+			}
+			L.Push(lua.LString(data[pos : pos+uint64(size)]))
+			n++
+		case 's':
+			e := -1
+			for i := pos; i < ld; i++ {
+				if data[i] == 0 {
+					e = int(i)
+					break
+				}
+			}
+			if e < 0 {
+				luaLError(L, "unfinished string in data")
+			}
+			size = e - int(pos) + 1
+			L.Push(lua.LString(data[pos : pos+uint64(size)-1]))
+			n++
+		default:
+			f.controloptions(opt, &h)
+		}
+		pos += uint64(size)
+	}
+	L.Push(lua.LNumber(float64(int64(pos + 1))))
+	return n + 1
+}
+
+// structSize is b_size.
+func structSize(L *lua.LState) int {
+	f := newStructFormat(L, checkString(L, 1))
+	h := structHeader{little: true, align: 1}
+	var pos uint64
+	for f.more() {
+		opt, size := f.optsize()
+		pos += h.gettoalign(pos, opt, size)
+		if opt == 's' {
+			L.ArgError(1, "option 's' has no fixed size")
+		} else if opt == 'c' && size == 0 {
+			L.ArgError(1, "option 'c0' has no fixed size")
+		}
+		if !isDigit(opt) && !cIsAlpha(opt) {
+			f.controloptions(opt, &h)
+		}
+		pos += uint64(size)
+	}
+	L.Push(lua.LNumber(float64(pos)))
+	return 1
 }
 
 func openStruct(L *lua.LState, g *lua.LTable) {
 	t := L.NewTable()
-	t.RawSetString("pack", L.NewFunction(func(L *lua.LState) int {
-		f := &structFmt{L: L, fn: "pack", f: L.CheckString(1), little: true, maxAlign: 1}
-		var b []byte
-		arg := 2
-		for {
-			opt, n, ok := f.next()
-			if !ok {
-				break
-			}
-			for pad := f.align(len(b), opt, n); pad > 0; pad-- {
-				b = append(b, 0)
-			}
-			switch opt {
-			case 'x':
-				b = append(b, 0)
-				continue
-			case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
-				v := float64(L.CheckNumber(arg))
-				var u uint64
-				if opt >= 'a' && opt <= 'z' { // signed
-					u = uint64(int64(v))
-				} else {
-					u = uint64(v)
-				}
-				b = f.putInt(b, u, n)
-			case 'f':
-				b = f.putInt(b, uint64(math.Float32bits(float32(L.CheckNumber(arg)))), 4)
-			case 'd':
-				b = f.putInt(b, math.Float64bits(float64(L.CheckNumber(arg))), 8)
-			case 'c', 's':
-				str := L.CheckString(arg)
-				l := len(str)
-				if opt == 'c' && n != 0 {
-					if l < n {
-						L.ArgError(arg, "string too short")
-					}
-					l = n
-				}
-				b = append(b, str[:l]...)
-				if opt == 's' {
-					b = append(b, 0)
-				}
-			}
-			arg++
-		}
-		L.Push(lua.LString(b))
-		return 1
-	}))
-	t.RawSetString("unpack", L.NewFunction(func(L *lua.LState) int {
-		f := &structFmt{L: L, fn: "unpack", f: L.CheckString(1), little: true, maxAlign: 1}
-		data := L.CheckString(2)
-		pos := L.OptInt(3, 1) - 1
-		if pos < 0 || pos > len(data) {
-			L.ArgError(3, "offset must be 1 or greater")
-		}
-		count := 0
-		prev := 0
-		for {
-			opt, n, ok := f.next()
-			if !ok {
-				break
-			}
-			pos += f.align(pos, opt, n)
-			if opt != 's' && (pos+n > len(data)) {
-				L.ArgError(2, "data string too short")
-			}
-			switch opt {
-			case 'x':
-				pos++
-				continue
-			case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
-				var u uint64
-				for i := 0; i < n; i++ {
-					var c byte
-					if f.little {
-						c = data[pos+n-1-i]
-					} else {
-						c = data[pos+i]
-					}
-					u = u<<8 | uint64(c)
-				}
-				var v float64
-				if opt >= 'a' && opt <= 'z' && n < 8 {
-					shift := uint(64 - 8*n)
-					v = float64(int64(u<<shift) >> shift)
-				} else if opt >= 'a' && opt <= 'z' {
-					v = float64(int64(u))
-				} else {
-					v = float64(u)
-				}
-				prev = int(v)
-				L.Push(lua.LNumber(v))
-			case 'f':
-				L.Push(lua.LNumber(math.Float32frombits(uint32(readUint(data[pos:pos+4], f.little)))))
-			case 'd':
-				L.Push(lua.LNumber(math.Float64frombits(readUint(data[pos:pos+8], f.little))))
-			case 'c':
-				if n == 0 {
-					if count == 0 {
-						L.RaiseError("format 'c0' needs a previous size")
-					}
-					n = prev
-					L.Pop(1)
-					count--
-					if pos+n > len(data) {
-						L.ArgError(2, "data string too short")
-					}
-				}
-				L.Push(lua.LString(data[pos : pos+n]))
-			case 's':
-				end := pos
-				for end < len(data) && data[end] != 0 {
-					end++
-				}
-				if end >= len(data) {
-					L.RaiseError("unfinished string in data")
-				}
-				L.Push(lua.LString(data[pos:end]))
-				n = end - pos + 1
-			}
-			pos += n
-			count++
-		}
-		L.Push(lua.LNumber(pos + 1))
-		return count + 1
-	}))
-	t.RawSetString("size", L.NewFunction(func(L *lua.LState) int {
-		f := &structFmt{L: L, fn: "size", f: L.CheckString(1), little: true, maxAlign: 1}
-		pos := 0
-		for {
-			opt, n, ok := f.next()
-			if !ok {
-				break
-			}
-			if opt == 's' || (opt == 'c' && n == 0) {
-				L.ArgError(1, "options 'c0' - 's' have undefined sizes")
-			}
-			pos += f.align(pos, opt, n) + n
-		}
-		L.Push(lua.LNumber(pos))
-		return 1
-	}))
+	t.RawSetString("pack", L.NewFunction(structPack))
+	t.RawSetString("unpack", L.NewFunction(structUnpack))
+	t.RawSetString("size", L.NewFunction(structSize))
 	g.RawSetString("struct", t)
 }
 
