@@ -16,8 +16,8 @@ import (
 // (intsetSearch).
 //
 // The Set keeps only a pointer to the first byte, so that its header is
-// two words (16 bytes) where a slice and a width took 40 (48 with Go's
-// size class). The capacity is not stored: the allocation is always
+// one word (8 bytes, shared with the hashtable: Set.p) where a slice and a
+// width took 40 (48 with Go's size class). The capacity is not stored: the allocation is always
 // intsetAlloc(the bytes in use), the size class Go rounds that up to (see
 // intsetAlloc), so a resize that stays within the class writes in place
 // and one that crosses a class boundary reallocates, as intsetResize's

@@ -40,9 +40,9 @@ func embedNode[V, A any](key []byte, v *V) (*keyNode, *V) {
 
 // embedFor returns a node holding a copy of *v and room for key (the node's
 // key set to its copy of key), or nil when key is longer than
-// maxEmbedKey. The headers (16, 32 or 64 bytes) after the 48-byte keyNode
-// are multiples of 16, so rooms of 16k bytes keep the node on a size class
-// up to 256 bytes.
+// maxEmbedKey. The headers (16, 32 or 64 bytes; the 8-byte Set has
+// embedSetFor) after the 48-byte keyNode are multiples of 16, so rooms of
+// 16k bytes keep the node on a size class up to 256 bytes.
 func embedFor[V any](key []byte, v *V) (*keyNode, *V) {
 	switch k := len(key); {
 	case k <= 16:
