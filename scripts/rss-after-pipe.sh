@@ -63,4 +63,6 @@ end=$(date +%s.%N)
 sleep "$settle"
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
 keys=$(redis-cli -p "$port" dbsize)
+# INFO_OUT=FILE keeps the server's INFO memory (allocator_* fields) at that point.
+[ -z "${INFO_OUT:-}" ] || redis-cli -p "$port" info memory > "$INFO_OUT"
 printf '%s %s n=%d keys=%d rss=%.1fMB load=%.2fs\n' "$(basename "$bin")" "$ds" "$n" "$keys" "$(echo "$rss/1024" | bc -l)" "$(echo "$end - $start" | bc -l)"

@@ -111,7 +111,7 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.w.OK()
 		return
 	}
-	e := db.Set(key, val, s.nowMs)
+	e, _ := db.SetNew(key, val, s.nowMs) // the value's header (a string's bytes) in the key node
 	c.notify(configs.NotifyNew, "new", key)
 	if ttl != 0 {
 		db.SetExpire(key, ttl)

@@ -367,7 +367,7 @@ func cmdCopy(c *Client, args [][]byte) {
 	if exists {
 		dst.Delete(dstKey)
 	}
-	dst.Set(dstKey, val, c.srv.nowMs)
+	dst.SetNew(dstKey, val, c.srv.nowMs) // the value's header (a string's bytes) in the key node
 	if expireAt != 0 {
 		dst.SetExpire(dstKey, expireAt)
 	}

@@ -218,17 +218,23 @@ func checkSet(s *Set, cfg EncodingConfig) error {
 	if s.Len() == 0 {
 		return fmt.Errorf("empty set")
 	}
-	if s.ht != nil {
+	if s.ht() != nil {
 		n := 0
-		s.ht.rangeEntries(func(*fieldEntry) bool { n++; return true })
-		if n != s.ht.Len() {
-			return fmt.Errorf("hashtable counts %d members, holds %d", s.ht.Len(), n)
+		s.ht().rangeEntries(func(*fieldEntry) bool { n++; return true })
+		if n != s.ht().Len() {
+			return fmt.Errorf("hashtable counts %d members, holds %d", s.ht().Len(), n)
 		}
 		return nil
 	}
 	n, w, e := s.isLen(), s.isWidth(), s.isElems()
 	if w != 2 && w != 4 && w != 8 {
 		return fmt.Errorf("intset encoding %d", w)
+	}
+	if hdr := unsafe.Slice(s.isp(), intsetHdr); hdr[1] != 0 || hdr[2] != 0 {
+		return fmt.Errorf("intset width word % x", hdr[:4])
+	}
+	if c := s.isInlineCap(); c != 0 && c < intsetHdr+w*n {
+		return fmt.Errorf("inline intset of %d bytes in a room of %d", intsetHdr+w*n, c)
 	}
 	if n > maxIntsetEntries(cfg.SetMaxIntsetEntries) {
 		return fmt.Errorf("intset of %d members, set-max-intset-entries is %d", n, cfg.SetMaxIntsetEntries)

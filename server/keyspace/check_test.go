@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // checkFixtureDB builds a database with one value of every type and encoding and
@@ -64,8 +65,10 @@ func TestCheckFindsViolations(t *testing.T) {
 		want    string
 	}{
 		{"empty list", func(db *DB) { l := db.Peek([]byte("list")).Value().(*List); l.PopFront(); l.PopFront() }, "empty list"},
-		{"empty set", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).is = newIntsetBuf(2, 0) }, "empty set"},
-		{"intset order", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).is = newIntsetFromInts([]int64{5, 1}, 2) }, "not ascending"},
+		{"empty set", func(db *DB) { db.Peek([]byte("intset")).Value().(*Set).p = unsafe.Pointer(newIntsetBuf(2, 0)) }, "empty set"},
+		{"intset order", func(db *DB) {
+			db.Peek([]byte("intset")).Value().(*Set).p = unsafe.Pointer(newIntsetFromInts([]int64{5, 1}, 2))
+		}, "not ascending"},
 		{"intset too big", func(db *DB) { db.ks.Encodings.SetMaxIntsetEntries = 1 }, "set-max-intset-entries"},
 		{"zset map", func(db *DB) { sl := db.Peek([]byte("zsl")).Value().(*ZSet).sl(); sl.dict.del(sl.dict.getS("m5")) }, "member map"},
 		{"zset span", func(db *DB) {

@@ -45,8 +45,8 @@ func (db *DB) HTStats() (main, expires []HTStats) {
 func ValueHTStats(v Value) ([]HTStats, bool) {
 	switch v := v.(type) {
 	case *Set:
-		if v.ht != nil {
-			return tables(v.ht.ht, v.ht.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
+		if d := v.ht(); d != nil {
+			return tables(d.ht, d.used, func(e *fieldEntry) *fieldEntry { return e.next }), true
 		}
 	case *Hash:
 		if d := v.ht(); d != nil {

@@ -16,14 +16,24 @@ import (
 // (intsetSearch).
 //
 // The Set keeps only a pointer to the first byte, so that its header is
-// two words (16 bytes) where a slice and a width took 40 (48 with Go's
-// size class). The capacity is not stored: the allocation is always
+// one word (8 bytes, shared with the hashtable: Set.p) where a slice and a
+// width took 40 (48 with Go's size class). The capacity is not stored: the allocation is always
 // intsetAlloc(the bytes in use), the size class Go rounds that up to (see
 // intsetAlloc), so a resize that stays within the class writes in place
 // and one that crosses a class boundary reallocates, as intsetResize's
 // zrealloc does under jemalloc.
+//
+// An inline intset (SetNew of a new key: valnode.go's newIntsetNode) lives
+// in the room of its key node instead, before the key's bytes; the high
+// byte of its width word (intsetCapByte, 0 in intset.c's layout, which
+// allows only widths 2, 4 and 8) holds the room it has, in bytes. It is
+// written in place while it fits there and moves to an allocation of its
+// own (a clean header) when it does not, or when its width grows.
 
 const intsetHdr = 8
+
+// intsetCapByte is the header byte holding an inline intset's room.
+const intsetCapByte = 3
 
 // goSizeClasses are the Go runtime's small-object size classes
 // (internal/runtime/gc/sizeclasses.go, unchanged since Go 1.17): make of
@@ -63,12 +73,21 @@ func newIntsetBuf(width, n int) *byte {
 	return &b[0]
 }
 
-func (s *Set) isWidth() int { return int(binary.LittleEndian.Uint32(unsafe.Slice(s.is, intsetHdr))) }
-func (s *Set) isLen() int   { return int(binary.LittleEndian.Uint32(unsafe.Slice(s.is, intsetHdr)[4:])) }
+// isp is the intset's first byte (the set must be an intset).
+func (s *Set) isp() *byte { return (*byte)(s.p) }
+
+func (s *Set) isWidth() int { return int(*s.isp()) } // the width word's low byte: 2, 4 or 8
+func (s *Set) isLen() int {
+	return int(binary.LittleEndian.Uint32(unsafe.Slice(s.isp(), intsetHdr)[4:]))
+}
+
+// isInlineCap is the room of an inline intset in bytes, header included;
+// 0 for one in an allocation of its own.
+func (s *Set) isInlineCap() int { return int(unsafe.Slice(s.isp(), intsetHdr)[intsetCapByte]) }
 
 // isBytes is the intset's bytes in use: header and elements.
 func (s *Set) isBytes() []byte {
-	return unsafe.Slice(s.is, intsetHdr+s.isWidth()*s.isLen())
+	return unsafe.Slice(s.isp(), intsetHdr+s.isWidth()*s.isLen())
 }
 
 // isElems is the element part of the intset's bytes.
@@ -129,16 +148,23 @@ func (s *Set) isSearch(v int64) (int, bool) {
 
 // isResize is intsetResize: the intset holds n elements of its width
 // (the header's length set, the elements kept up to the smaller count),
-// reallocated when its size class changes.
+// reallocated when its size class changes, or, for an inline intset, when
+// it outgrows its room.
 func (s *Set) isResize(n int) {
 	w, old := s.isWidth(), s.isLen()
 	oldUsed, newUsed := intsetHdr+w*old, intsetHdr+w*n
-	if intsetAlloc(newUsed) != intsetAlloc(oldUsed) {
-		p := newIntsetBuf(w, n)
-		copy(unsafe.Slice(p, newUsed), unsafe.Slice(s.is, min(oldUsed, newUsed)))
-		s.is = p
+	var move bool
+	if c := s.isInlineCap(); c != 0 {
+		move = newUsed > c
+	} else {
+		move = intsetAlloc(newUsed) != intsetAlloc(oldUsed)
 	}
-	binary.LittleEndian.PutUint32(unsafe.Slice(s.is, intsetHdr)[4:], uint32(n))
+	if move {
+		p := newIntsetBuf(w, n)
+		copy(unsafe.Slice(p, newUsed)[intsetHdr:], unsafe.Slice(s.isp(), min(oldUsed, newUsed))[intsetHdr:])
+		s.p = unsafe.Pointer(p)
+	}
+	binary.LittleEndian.PutUint32(unsafe.Slice(s.isp(), intsetHdr)[4:], uint32(n))
 }
 
 // isAdd is intsetAdd: it reports whether v was new.
@@ -146,13 +172,27 @@ func (s *Set) isAdd(v int64) bool {
 	w, n := s.isWidth(), s.isLen()
 	if vw := int(intWidth(v)); vw > w {
 		// intsetUpgradeAndAdd: v is below or above every element.
-		p := newIntsetBuf(vw, n+1)
-		ne := unsafe.Slice(p, intsetHdr+vw*(n+1))[intsetHdr:]
-		oe := s.isElems()
 		prepend := 0
 		if v < 0 {
 			prepend = 1
 		}
+		if c := s.isInlineCap(); c >= intsetHdr+vw*(n+1) {
+			// In place, as intsetUpgradeAndAdd after its resize: from
+			// the last element down, each one's new place is at or
+			// after its old one.
+			b := unsafe.Slice(s.isp(), c)
+			e := b[intsetHdr:]
+			for i := n - 1; i >= 0; i-- {
+				intsetPut(e, vw, i+prepend, intsetGet(e, w, i))
+			}
+			intsetPut(e, vw, (1-prepend)*n, v)
+			b[0] = byte(vw)
+			binary.LittleEndian.PutUint32(b[4:], uint32(n+1))
+			return true
+		}
+		p := newIntsetBuf(vw, n+1)
+		ne := unsafe.Slice(p, intsetHdr+vw*(n+1))[intsetHdr:]
+		oe := s.isElems()
 		for i := 0; i < n; i++ {
 			intsetPut(ne, vw, i+prepend, intsetGet(oe, w, i))
 		}
@@ -161,7 +201,7 @@ func (s *Set) isAdd(v int64) bool {
 		} else {
 			intsetPut(ne, vw, n, v)
 		}
-		s.is = p
+		s.p = unsafe.Pointer(p)
 		return true
 	}
 	i, found := s.isSearch(v)
@@ -193,7 +233,7 @@ func (s *Set) isRemove(v int64) bool {
 func (s *Set) isDup() *byte {
 	b := s.isBytes()
 	p := newIntsetBuf(s.isWidth(), s.isLen())
-	copy(unsafe.Slice(p, len(b)), b)
+	copy(unsafe.Slice(p, len(b))[intsetHdr:], b[intsetHdr:]) // a clean header (not an inline one's)
 	return p
 }
 

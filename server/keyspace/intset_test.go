@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -32,13 +33,26 @@ func refIntsetBlob(ints []int64, width int) []byte {
 // boundaries) against a map; after each step the set holds the map's
 // members ascending, its width is the widest value ever added (it never
 // narrows), its bytes are intset.c's layout of them, and a Dup taken
-// earlier is not changed by later writes.
+// earlier is not changed by later writes. Seeds from 40 start as an inline
+// intset in a key node (newIntsetNode, keys of 0 to 60 bytes), half of them
+// with few distinct values so that the set stays inline for long; the
+// node's key bytes must never change.
 func TestIntsetAgainstMap(t *testing.T) {
 	edges := []int64{0, 1, -1, math.MaxInt16, math.MinInt16, math.MaxInt16 + 1, math.MinInt16 - 1,
 		math.MaxInt32, math.MinInt32, math.MaxInt32 + 1, math.MinInt32 - 1, math.MaxInt64, math.MinInt64}
-	for seed := range uint64(40) {
+	for seed := range uint64(80) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		s := NewIntSet()
+		var node *keyNode
+		var key string
+		inline, few := seed >= 40, seed >= 60
+		if inline {
+			key = strings.Repeat("k", int(seed%4)*20+int(seed%7))
+			node, s = newIntsetNode([]byte(key), NewIntSet().isBytes())
+			if s.isInlineCap() < minInlineIntset || node.key != key {
+				t.Fatalf("seed %d: inline room %d, key %q", seed, s.isInlineCap(), node.key)
+			}
+		}
 		ref := map[int64]bool{}
 		width := 2
 		value := func() int64 {
@@ -53,6 +67,9 @@ func TestIntsetAgainstMap(t *testing.T) {
 				if seed%2 == 0 {
 					return rng.Int64N(1<<32) - 1<<31
 				}
+			}
+			if few {
+				return rng.Int64N(8) - 4
 			}
 			return rng.Int64N(200) - 100
 		}
@@ -107,6 +124,14 @@ func TestIntsetAgainstMap(t *testing.T) {
 			if blob := s.IntsetBlob(); !slices.Equal(blob, refIntsetBlob(want, width)) {
 				t.Fatalf("seed %d step %d: bytes %x, want %x", seed, step, blob, refIntsetBlob(want, width))
 			}
+			if inline {
+				if node.key != key {
+					t.Fatalf("seed %d step %d: node key %q, want %q", seed, step, node.key, key)
+				}
+				if c := s.isInlineCap(); c != 0 && (c < len(s.isBytes()) || s.p != unsafe.Pointer(&(*setNode[[96 - setNodeSize]byte])(unsafe.Pointer(node)).room)) {
+					t.Fatalf("seed %d step %d: inline intset of %d bytes, room %d", seed, step, len(s.isBytes()), c)
+				}
+			}
 			if len(want) > 0 {
 				if err := checkSet(s, EncodingConfig{SetMaxIntsetEntries: 1 << 20}); err != nil {
 					t.Fatalf("seed %d step %d: %v", seed, step, err)
@@ -120,11 +145,11 @@ func TestIntsetAgainstMap(t *testing.T) {
 }
 
 // TestIntsetAllocation: the intset is one allocation of Go's size class
-// for its bytes in use, so a Set of 5 small integers is a 16-byte header
+// for its bytes in use, so a Set of 5 small integers is an 8-byte header
 // and a 24-byte intset; growth past 32 KiB reallocates by eighths.
 func TestIntsetAllocation(t *testing.T) {
-	if sz := unsafe.Sizeof(Set{}); sz != 16 {
-		t.Errorf("Set header %d bytes, want 16", sz)
+	if sz := unsafe.Sizeof(Set{}); sz != 8 {
+		t.Errorf("Set header %d bytes, want 8", sz)
 	}
 	for _, c := range [][2]int{{8, 8}, {9, 16}, {18, 24}, {25, 32}, {33, 48}, {32768, 32768}, {32769, 36864}, {65536, 65536}, {65537, 73728}} {
 		if got := intsetAlloc(c[0]); got != c[1] {

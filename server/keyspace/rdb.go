@@ -1,6 +1,9 @@
 package keyspace
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // Accessors and constructors for server/rdb: what rdbSaveObject reads of a
 // value's representation and what rdbLoadObject builds directly.
@@ -8,7 +11,7 @@ import "unsafe"
 // IntsetWidth is the intset's element width in bytes (2, 4 or 8:
 // INTSET_ENC_INT16/32/64), 0 for a hashtable set.
 func (s *Set) IntsetWidth() int {
-	if s.ht != nil {
+	if s.ht() != nil {
 		return 0
 	}
 	return s.isWidth()
@@ -16,10 +19,18 @@ func (s *Set) IntsetWidth() int {
 
 // IntsetBlob is the intset as intset.c lays it out (the RDB SET_INTSET
 // blob: encoding and length, uint32 little-endian, then the elements), nil
-// for a hashtable set. It is the set's own memory: do not modify it.
+// for a hashtable set. It is the set's own memory (a copy for an inline
+// intset, whose header differs: isInlineCap): do not modify it.
 func (s *Set) IntsetBlob() []byte {
-	if s.ht != nil {
+	if s.ht() != nil {
 		return nil
+	}
+	if s.isInlineCap() != 0 {
+		// An inline intset's header carries its room (isInlineCap):
+		// the blob has intset.c's header.
+		b := slices.Clone(s.isBytes())
+		b[intsetCapByte] = 0
+		return b
 	}
 	return s.isBytes()
 }
@@ -30,7 +41,7 @@ func (s *Set) IntsetBlob() []byte {
 func NewIntSetBlob(b []byte) *Set {
 	p := &make([]byte, intsetAlloc(max(len(b), intsetHdr)))[0]
 	copy(unsafe.Slice(p, len(b)), b)
-	return &Set{is: p}
+	return &Set{p: unsafe.Pointer(p)}
 }
 
 // NewIntSetFrom is an intset of width (2, 4 or 8 bytes, at least what the
@@ -41,31 +52,31 @@ func NewIntSetFrom(ints []int64, width int) *Set {
 	for _, v := range ints {
 		w = max(w, intWidth(v))
 	}
-	return &Set{is: newIntsetFromInts(ints, int(max(w, uint8(width))))}
+	return &Set{p: unsafe.Pointer(newIntsetFromInts(ints, int(max(w, uint8(width)))))}
 }
 
 // NewHashtableSet is createSetObject followed by dictExpand(sizeHint) when
 // sizeHint > 4 (DICT_HT_INITIAL_SIZE), as rdbLoadObject for a large set.
 func NewHashtableSet(sizeHint int) *Set {
-	d := &fieldDict{}
+	s, d := newTableSet()
 	if sizeHint > 4 {
 		d.expand(sizeHint)
 	}
-	return &Set{ht: d}
+	return s
 }
 
 // ExpandHashtable is dictExpand(size) on a hashtable set (no-op on an
 // intset).
 func (s *Set) ExpandHashtable(size int) {
-	if s.ht != nil {
-		s.ht.expand(size)
+	if s.ht() != nil {
+		s.ht().expand(size)
 	}
 }
 
 // ConvertToHashtable is setTypeConvert(OBJ_ENCODING_HT) (no-op if it
 // already is one).
 func (s *Set) ConvertToHashtable() {
-	if s.ht == nil {
+	if s.ht() == nil {
 		s.convert()
 	}
 }

@@ -20,9 +20,35 @@ import (
 //
 // Iteration order is setTypeNext's: ascending for an intset, the
 // dict's bucket order for a hashtable.
+//
+// The header is one word, p: the intset's first byte (intset.go), or a
+// setTable. The two are told apart by the first byte p points at: an
+// intset's is its width, 2, 4 or 8; a setTable's is 0. One word, not two,
+// is what lets a small intset and its key share a 96-byte key node
+// (SetNew, valnode.go: an inline intset).
 type Set struct {
-	is *byte      // the intset (intset.go); nil once ht != nil
-	ht *fieldDict // the hashtable encoding (members with empty values); nil while an intset
+	p unsafe.Pointer
+}
+
+// setTable is a hashtable set's dict behind its mark word.
+type setTable struct {
+	mark uint64 // always 0: an intset's first byte is its width
+	d    fieldDict
+}
+
+// newTableSet is a hashtable set with an empty dict, and the dict.
+func newTableSet() (*Set, *fieldDict) {
+	t := &setTable{}
+	return &Set{p: unsafe.Pointer(t)}, &t.d
+}
+
+// ht is the hashtable encoding (members with empty values), nil while an
+// intset.
+func (s *Set) ht() *fieldDict {
+	if *(*byte)(s.p) != 0 {
+		return nil
+	}
+	return &(*setTable)(s.p).d
 }
 
 // NewSetFor is setTypeCreate: an empty set that can hold first, an intset
@@ -31,7 +57,8 @@ func NewSetFor(first []byte) *Set {
 	if _, ok := string2ll(first); ok {
 		return NewIntSet()
 	}
-	return &Set{ht: &fieldDict{}}
+	s, _ := newTableSet()
+	return s
 }
 
 // NewIntSet is createIntsetObject: an empty intset (the result set of
@@ -41,7 +68,7 @@ func NewSetFor(first []byte) *Set {
 // written: the first member always moves the intset to an allocation of
 // its own (16 bytes or more, where the header alone is 8), so a new key
 // costs one allocation for its intset, not two.
-func NewIntSet() *Set { return &Set{is: &emptyIntset[0]} }
+func NewIntSet() *Set { return &Set{p: unsafe.Pointer(&emptyIntset[0])} }
 
 // emptyIntset is an intset of width 2 and no elements (see NewIntSet).
 var emptyIntset = [intsetHdr]byte{2}
@@ -51,19 +78,19 @@ func (s *Set) Type() Type { return TypeSet }
 
 // Encoding is intset or hashtable.
 func (s *Set) Encoding() Encoding {
-	if s.ht != nil {
+	if s.ht() != nil {
 		return EncodingHashtable
 	}
 	return EncodingIntset
 }
 
 // IsIntset reports the intset encoding.
-func (s *Set) IsIntset() bool { return s.ht == nil }
+func (s *Set) IsIntset() bool { return s.ht() == nil }
 
 // Len is setTypeSize.
 func (s *Set) Len() int {
-	if s.ht != nil {
-		return s.ht.Len()
+	if s.ht() != nil {
+		return s.ht().Len()
 	}
 	return s.isLen()
 }
@@ -76,13 +103,13 @@ func maxIntsetEntries(limit int) int { return min(limit, 1<<30) }
 // would hold more than maxIntset (set-max-intset-entries) members.
 // member is copied.
 func (s *Set) Add(member []byte, maxIntset int) bool {
-	if s.ht != nil {
-		return s.ht.addMember(bytesString(member))
+	if s.ht() != nil {
+		return s.ht().addMember(bytesString(member))
 	}
 	v, ok := string2ll(member)
 	if !ok {
 		s.convert()
-		return s.ht.addMember(bytesString(member))
+		return s.ht().addMember(bytesString(member))
 	}
 	if !s.isAdd(v) {
 		return false
@@ -96,21 +123,22 @@ func (s *Set) Add(member []byte, maxIntset int) bool {
 // convert is setTypeConvert(OBJ_ENCODING_HT): a Dict presized to the
 // intset's length, filled in ascending order.
 func (s *Set) convert() {
-	d := &fieldDict{}
+	t := &setTable{}
+	d := &t.d
 	n, w, e := s.isLen(), s.isWidth(), s.isElems()
 	d.expand(n)
 	var buf [20]byte
 	for i := range n {
 		d.addMember(bytesString(strconv.AppendInt(buf[:0], intsetGet(e, w, i), 10)))
 	}
-	s.ht, s.is = d, nil
+	s.p = unsafe.Pointer(t)
 }
 
 // Remove is setTypeRemove: it removes member and reports whether it was
 // there. A hashtable shrinks when it becomes too sparse (htNeedsResize).
 func (s *Set) Remove(member []byte) bool {
-	if s.ht != nil {
-		return s.ht.remove(member)
+	if s.ht() != nil {
+		return s.ht().remove(member)
 	}
 	v, ok := string2ll(member)
 	if !ok {
@@ -121,8 +149,8 @@ func (s *Set) Remove(member []byte) bool {
 
 // RemoveString is Remove for a string member.
 func (s *Set) RemoveString(member string) bool {
-	if s.ht != nil {
-		return s.ht.remove(stringBytes(member))
+	if s.ht() != nil {
+		return s.ht().remove(stringBytes(member))
 	}
 	v, ok := string2ll([]byte(member))
 	if !ok {
@@ -133,8 +161,8 @@ func (s *Set) RemoveString(member string) bool {
 
 // Contains is setTypeIsMember.
 func (s *Set) Contains(member []byte) bool {
-	if s.ht != nil {
-		return s.ht.find(hashBytes(member), member, false) != nil
+	if s.ht() != nil {
+		return s.ht().find(hashBytes(member), member, false) != nil
 	}
 	v, ok := string2ll(member)
 	if !ok {
@@ -147,10 +175,10 @@ func (s *Set) Contains(member []byte) bool {
 // ContainsInt is setTypeIsMember of an integer member (an intset's
 // element tested against another set).
 func (s *Set) ContainsInt(v int64) bool {
-	if s.ht != nil {
+	if s.ht() != nil {
 		var buf [20]byte
 		b := strconv.AppendInt(buf[:0], v, 10)
-		return s.ht.find(hashBytes(b), b, false) != nil
+		return s.ht().find(hashBytes(b), b, false) != nil
 	}
 	_, found := s.isSearch(v)
 	return found
@@ -183,8 +211,8 @@ func (m Member) String() string {
 // Range calls fn for every member in setTypeNext's order until fn returns
 // false. fn must not change the set.
 func (s *Set) Range(fn func(m Member) bool) {
-	if s.ht != nil {
-		s.ht.rangeEntries(func(de *fieldEntry) bool { return fn(Member{S: de.key()}) })
+	if s.ht() != nil {
+		s.ht().rangeEntries(func(de *fieldEntry) bool { return fn(Member{S: de.key()}) })
 		return
 	}
 	n, w, e := s.isLen(), s.isWidth(), s.isElems()
@@ -206,15 +234,15 @@ func (s *Set) Random(rng *rand.Rand) Member { return s.random(rng, true) }
 func (s *Set) RandomRead(rng *rand.Rand) Member { return s.random(rng, false) }
 
 func (s *Set) random(rng *rand.Rand, step bool) Member {
-	if s.ht != nil {
-		return Member{S: s.ht.fairRandomEntry(rng, step).key()}
+	if s.ht() != nil {
+		return Member{S: s.ht().fairRandomEntry(rng, step).key()}
 	}
 	return Member{N: s.isAt(rng.IntN(s.isLen())), IsInt: true}
 }
 
 // RemoveMember removes m, a member of s (as returned by Random or Range).
 func (s *Set) RemoveMember(m Member) bool {
-	if m.IsInt && s.ht == nil {
+	if m.IsInt && s.ht() == nil {
 		return s.isRemove(m.N)
 	}
 	if m.IsInt {
@@ -227,25 +255,26 @@ func (s *Set) RemoveMember(m Member) bool {
 // Scan is dictScan over a hashtable set (SSCAN); an intset has no cursor:
 // the caller returns all of it at once, as scanGenericCommand.
 func (s *Set) Scan(cursor uint64, fn func(member string)) uint64 {
-	if s.ht == nil {
+	if s.ht() == nil {
 		return 0
 	}
-	return s.ht.scan(cursor, func(de *fieldEntry) { fn(de.key()) })
+	return s.ht().scan(cursor, func(de *fieldEntry) { fn(de.key()) })
 }
 
 // Dup is setTypeDup: an intset is copied as is; a hashtable is rebuilt
 // into a Dict presized to its length, in iteration order.
 func (s *Set) Dup() Value {
-	if s.ht == nil {
-		return &Set{is: s.isDup()}
+	src := s.ht()
+	if src == nil {
+		return &Set{p: unsafe.Pointer(s.isDup())}
 	}
-	d := &fieldDict{}
-	d.expand(s.ht.Len())
-	s.ht.rangeEntries(func(de *fieldEntry) bool {
+	c, d := newTableSet()
+	d.expand(src.Len())
+	src.rangeEntries(func(de *fieldEntry) bool {
 		d.addMember(de.key())
 		return true
 	})
-	return &Set{ht: d}
+	return c
 }
 
 // dictStructSize is sizeof(dict) in Redis 7.0; intsetHeaderSize is
@@ -261,16 +290,16 @@ const (
 // sds) per member for a hashtable, averaged over the first samples
 // members in iteration order (0: all) and scaled to the set's size.
 func (s *Set) Size(samples int) uint64 {
-	if s.ht == nil {
+	if s.ht() == nil {
 		return RobjSize + JemallocSize(intsetHeaderSize+uint64(s.isWidth())*uint64(s.isLen()))
 	}
-	size := uint64(RobjSize + dictStructSize + DictEntryPtrSize*s.ht.Buckets())
+	size := uint64(RobjSize + dictStructSize + DictEntryPtrSize*s.ht().Buckets())
 	if samples <= 0 {
 		samples = math.MaxInt
 	}
 	var elesize uint64
 	n := 0
-	s.ht.rangeEntries(func(de *fieldEntry) bool {
+	s.ht().rangeEntries(func(de *fieldEntry) bool {
 		if n >= samples {
 			return false
 		}
@@ -281,15 +310,15 @@ func (s *Set) Size(samples int) uint64 {
 	if n > 0 {
 		// asize += (double)elesize/samples*dictSize(d): the sum is a
 		// double, truncated once.
-		return uint64(float64(size) + float64(elesize)/float64(n)*float64(s.ht.Len()))
+		return uint64(float64(size) + float64(elesize)/float64(n)*float64(s.ht().Len()))
 	}
 	return size
 }
 
 // ContainsString is Contains for a string member.
 func (s *Set) ContainsString(member string) bool {
-	if s.ht != nil {
-		return s.ht.find(hashString(member), stringBytes(member), false) != nil
+	if s.ht() != nil {
+		return s.ht().find(hashString(member), stringBytes(member), false) != nil
 	}
 	v, ok := string2ll([]byte(member))
 	if !ok {
@@ -311,7 +340,7 @@ func (s *Set) ContainsMember(m Member) bool {
 // setTypeNextObject's sds): an integer goes into an intset without a
 // round trip through its text.
 func (s *Set) AddMember(m Member, maxIntset int) bool {
-	if m.IsInt && s.ht == nil {
+	if m.IsInt && s.ht() == nil {
 		if !s.isAdd(m.N) {
 			return false
 		}
@@ -320,8 +349,8 @@ func (s *Set) AddMember(m Member, maxIntset int) bool {
 		}
 		return true
 	}
-	if !m.IsInt && s.ht != nil {
-		return s.ht.addMember(m.S)
+	if !m.IsInt && s.ht() != nil {
+		return s.ht().addMember(m.S)
 	}
 	var buf [20]byte
 	return s.Add(m.AppendTo(buf[:0]), maxIntset)

@@ -16,7 +16,8 @@ func TestValNodeSizes(t *testing.T) {
 		size uintptr
 		want uintptr
 	}{
-		{"set", unsafe.Sizeof(valNode[Set, [16]byte]{}), 80},
+		{"set", unsafe.Sizeof(valNode[Set, [24]byte]{}), 80},
+		{"intset", unsafe.Sizeof(setNode[[96 - setNodeSize]byte]{}), 96},
 		{"zset", unsafe.Sizeof(valNode[ZSet, [16]byte]{}), 80},
 		{"hash", unsafe.Sizeof(valNode[Hash, [16]byte]{}), 80},
 		{"list", unsafe.Sizeof(valNode[List, [16]byte]{}), 112},
@@ -141,6 +142,111 @@ func TestLoadAddEmbeds(t *testing.T) {
 		}
 	}
 	if err := db.Keyspace().Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSetNewInlineIntset: SetNew of an intset under a key of up to 16
+// bytes makes one 96-byte node holding the key and the intset, which
+// SADD fills in place: 5 members of width 4 (scripts/rss-after-pipe.sh's
+// small-intset) stay inline, a 6th moves the intset out; a wider member
+// widens it in place while it fits, else moves it out too; the set reads
+// the same throughout, Dup and the RDB blob have intset.c's header, a
+// non-integer converts it, and the key bytes stay.
+func TestSetNewInlineIntset(t *testing.T) {
+	db := NewDB()
+	cfg := DefaultEncodingConfig()
+	key := []byte("iset:123456")
+	e, v := db.SetNew(key, NewIntSet(), 1000)
+	s := v.(*Set)
+	if s.isInlineCap() != 96-int(setNodeSize)-len(key) || e.Value() != Value(s) {
+		t.Fatalf("room %d, want %d", s.isInlineCap(), 96-int(setNodeSize)-len(key))
+	}
+	var want []int64
+	for i := range 7 {
+		x := int64(100000 + i)
+		if !s.Add([]byte(strconv.FormatInt(x, 10)), cfg.SetMaxIntsetEntries) {
+			t.Fatalf("add %d", x)
+		}
+		want = append(want, x)
+		inline := s.isInlineCap() != 0
+		if inline != (i < 5) {
+			t.Fatalf("%d members: inline %v", i+1, inline)
+		}
+		if blob := s.IntsetBlob(); string(blob) != string(refIntsetBlob(want, 4)) {
+			t.Fatalf("%d members: blob %x, want %x", i+1, blob, refIntsetBlob(want, 4))
+		}
+		d := s.Dup().(*Set)
+		if d.isInlineCap() != 0 || string(d.IntsetBlob()) != string(refIntsetBlob(want, 4)) {
+			t.Fatalf("%d members: Dup %x", i+1, d.isBytes())
+		}
+		if entryNode(db.Lookup(key, 2000)).key != string(key) {
+			t.Fatal("key bytes changed")
+		}
+		if err := db.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A wider member widens an inline intset in place while it fits.
+	_, v = db.SetNew([]byte("iset:w"), NewIntSet(), 1000)
+	s = v.(*Set)
+	s.Add([]byte("1"), cfg.SetMaxIntsetEntries)
+	s.Add([]byte("2"), cfg.SetMaxIntsetEntries)
+	s.Add([]byte("-5000000000"), cfg.SetMaxIntsetEntries)
+	if s.isInlineCap() == 0 || s.IntsetWidth() != 8 || string(s.IntsetBlob()) != string(refIntsetBlob([]int64{-5000000000, 1, 2}, 8)) {
+		t.Fatalf("upgraded: %x", s.isBytes())
+	}
+	s.Add([]byte("5000000000"), cfg.SetMaxIntsetEntries) // 8 + 4*8 bytes: out of its room
+	if s.isInlineCap() != 0 || string(s.IntsetBlob()) != string(refIntsetBlob([]int64{-5000000000, 1, 2, 5000000000}, 8)) {
+		t.Fatalf("moved out: %x", s.isBytes())
+	}
+	// Removing from an inline intset keeps it inline; a non-integer turns
+	// it into a hashtable.
+	_, v = db.SetNew([]byte("iset:r"), NewIntSet(), 1000)
+	s = v.(*Set)
+	for _, m := range []string{"3", "1", "2"} {
+		s.Add([]byte(m), cfg.SetMaxIntsetEntries)
+	}
+	if !s.Remove([]byte("1")) || s.isInlineCap() == 0 || string(s.IntsetBlob()) != string(refIntsetBlob([]int64{2, 3}, 2)) {
+		t.Fatalf("remove: %x", s.isBytes())
+	}
+	s.Add([]byte("x"), cfg.SetMaxIntsetEntries)
+	if s.Encoding() != EncodingHashtable || s.Len() != 3 || !s.Contains([]byte("2")) || !s.Contains([]byte("x")) {
+		t.Fatalf("converted: %v, %d members", s.Encoding(), s.Len())
+	}
+	if err := db.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSetNewString: SetNew of a string makes the node SetString makes (key,
+// header and bytes in one allocation, the value a copy with its kind) for
+// a new key; a StringSized string, an existing key or a long key get the
+// value passed, as Set.
+func TestSetNewString(t *testing.T) {
+	db := NewDB()
+	val := NewString([]byte("12345"), StringIntUnshared)
+	e, v := db.SetNew([]byte("s"), val, 1000)
+	s := v.(*String)
+	if s == val || e.Value() != Value(s) || !s.inline() || string(s.Bytes()) != "12345" || s.Kind() != StringIntUnshared {
+		t.Fatalf("new key: %p (passed %p), inline %v, %q kind %v", s, val, s.inline(), s.Bytes(), s.Kind())
+	}
+	if string(val.Bytes()) != "12345" {
+		t.Fatal("the value passed changed")
+	}
+	sized := NewString([]byte("abc"), StringSized)
+	if _, v := db.SetNew([]byte("sized"), sized, 1000); v != Value(sized) {
+		t.Fatal("a StringSized string was copied")
+	}
+	other := NewString([]byte("x"), StringRaw)
+	if e2, v := db.SetNew([]byte("s"), other, 1000); e2 != e || v != Value(other) || e2.Value() != Value(other) {
+		t.Fatal("existing key: the value passed is not stored")
+	}
+	long := strings.Repeat("k", 300)
+	if _, v := db.SetNew([]byte(long), val, 1000); v != Value(val) {
+		t.Fatal("a long key's string was copied")
+	}
+	if err := db.Check(); err != nil {
 		t.Fatal(err)
 	}
 }
