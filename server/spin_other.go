@@ -8,4 +8,5 @@ type idleSpinner struct{}
 func newIdleSpinner() *idleSpinner { return nil }
 func (sp *idleSpinner) add(fd int) {}
 func (sp *idleSpinner) activity()  {}
+func (sp *idleSpinner) handoff()   {}
 func (sp *idleSpinner) close()     {}
