@@ -164,8 +164,8 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				}
 				s.ordSettle(c)
 				if !r.more {
-					if sp := s.spinner; sp != nil {
-						sp.activity()
+					if sp := s.spinner; sp != nil && c.replRole.Load() != kindReplica {
+						sp.activity(c.id)
 					}
 					return false // drained: wait before reading again
 				}

@@ -4,10 +4,11 @@ package server
 
 import "testing"
 
-// TestSpinnerHandoff: a batch that woke a replica's writer does not make
-// the idle spinner spin (the replica needs the CPU); the next batch that
-// fed nothing does.
-func TestSpinnerHandoff(t *testing.T) {
+// TestSpinnerSkips: a batch's end kicks the idle spinner unless the batch
+// woke a replica's writer (the replica needs the CPU) or the same client
+// ended the batch before too (its next request cannot come before it
+// read the reply); batches of other clients in between kick it again.
+func TestSpinnerSkips(t *testing.T) {
 	sp := &idleSpinner{kick: make(chan struct{}, 1)}
 	kicked := func() bool {
 		select {
@@ -17,18 +18,29 @@ func TestSpinnerHandoff(t *testing.T) {
 			return false
 		}
 	}
-	sp.activity()
-	if !kicked() {
-		t.Fatal("a batch's end did not kick the spinner")
+	steps := []struct {
+		handoff bool
+		client  int64
+		kick    bool
+	}{
+		{false, 1, true},  // a first batch
+		{false, 2, true},  // another client's
+		{false, 2, false}, // the same client again
+		{false, 1, true},  // clients taking turns
+		{true, 2, false},  // fed a replica
+		{false, 1, true},  // the next batch of another client
+		{true, 1, false},  // fed a replica, and the same client
+		{false, 1, false}, // the same client
+		{false, 3, true},
 	}
-	sp.handoff()
-	sp.handoff()
-	sp.activity()
-	if kicked() {
-		t.Fatal("a batch that fed a replica kicked the spinner")
-	}
-	sp.activity()
-	if !kicked() {
-		t.Fatal("the next batch's end did not kick the spinner")
+	for i, st := range steps {
+		if st.handoff {
+			sp.handoff()
+			sp.handoff()
+		}
+		sp.activity(st.client)
+		if got := kicked(); got != st.kick {
+			t.Fatalf("step %d (client %d, fed a replica %v): kicked %v, want %v", i, st.client, st.handoff, got, st.kick)
+		}
 	}
 }
