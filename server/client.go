@@ -141,6 +141,7 @@ type Client struct {
 	obufPeak atomic.Int64
 	aclosed  bool
 	wmu      sync.Mutex // serialises socket writes
+	rout     *rawOut    // writeRawConn's state (guarded by wmu)
 	subs     map[string]struct{}
 	psubs    map[string]struct{}
 	ssubs    map[string]struct{} // shard channels (SSUBSCRIBE)

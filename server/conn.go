@@ -164,8 +164,8 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				}
 				s.ordSettle(c)
 				if !r.more {
-					if sp := s.spinner; sp != nil {
-						sp.activity()
+					if sp := s.spinner; sp != nil && c.replRole.Load() != kindReplica {
+						sp.activity(c.id)
 					}
 					return false // drained: wait before reading again
 				}
@@ -230,7 +230,20 @@ func (c *Client) write(b []byte, now time.Time) bool {
 // disconnected only by client-output-buffer-limit (obuf.go) or a kill;
 // either closes the socket, which ends the write. The write goes in
 // pieces so that inflight tells what the kernel has not taken.
+//
+// A socket read directly (c.raw) is written with raw system calls inside
+// its RawConn.Write, which holds a reference on the descriptor (a
+// concurrent close cannot hand the number to another file) and, when the
+// socket is full, waits for it to drain in the netpoller. A write through
+// net.Conn goes through the runtime's entersyscall, which wakes the
+// runtime's sysmon thread whenever the process was idle: for a replica's
+// writer, two futex wake-ups per SET + WAIT (the SET, then the GETACK),
+// and a thread polling every 20 µs for a millisecond beside the peers on
+// a shared machine (issue 24).
 func (c *Client) writeLocked(b []byte, _ time.Time) bool {
+	if r := c.raw; r != nil {
+		return c.writeRawConn(r, b)
+	}
 	for len(b) > 0 {
 		c.inflight.Store(int64(len(b)))
 		n := min(len(b), writeChunk)
@@ -241,6 +254,55 @@ func (c *Client) writeLocked(b []byte, _ time.Time) bool {
 		b = b[n:]
 	}
 	c.inflight.Store(0)
+	return true
+}
+
+// writeRawConn is writeLocked on a socket read directly (wmu held).
+func (c *Client) writeRawConn(r *rawReader, b []byte) bool {
+	if len(b) == 0 {
+		return true
+	}
+	o := c.rout
+	if o == nil {
+		o = &rawOut{c: c}
+		o.fn = o.write
+		c.rout = o
+	}
+	o.b, o.errno = b, 0
+	c.inflight.Store(int64(len(b)))
+	err := r.rc.Write(o.fn)
+	ok := err == nil && o.errno == 0 && len(o.b) == 0
+	o.b = nil // do not keep the caller's buffer alive
+	c.inflight.Store(0)
+	return ok
+}
+
+// rawOut is writeRawConn's state, guarded by the client's wmu; its
+// callback is built once per client, so that a write allocates nothing.
+type rawOut struct {
+	c     *Client
+	b     []byte // what the kernel has not taken yet
+	errno syscall.Errno
+	fn    func(fd uintptr) bool
+}
+
+// write is RawConn.Write's callback: false asks it to wait until the
+// socket is writable and call again.
+func (o *rawOut) write(fd uintptr) bool {
+	for len(o.b) > 0 {
+		n, errno := rawWrite(int(fd), o.b)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return false
+		case errno != 0:
+			o.errno = errno
+			return true
+		}
+		o.b = o.b[n:]
+		o.c.inflight.Store(int64(len(o.b)))
+	}
 	return true
 }
 

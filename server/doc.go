@@ -109,9 +109,11 @@
 // target from it (Redis's shared BGSAVE); one arriving later waits for the
 // next. exec records c.woff when a command moved
 // master_repl_offset (7.0's call()); WAIT counts acks through
-// replication.CountAcks and asks for them with a GETACK appended at the next
-// cron tick (Redis: beforeSleep). replCron is replicationCron: PINGs, ACK
-// timeouts, the backlog TTL.
+// replication.CountAcks and asks for them with a GETACK fed as the WAIT
+// parks (Redis: beforeSleep). Replica writers write with raw system calls
+// (Client.writeLocked): net.Conn's entersyscall would wake the runtime's
+// sysmon thread at each write of an idle process. replCron is
+// replicationCron: PINGs, ACK timeouts, the backlog TTL.
 //
 // Replica: REPLICAOF starts a link goroutine (runLink) that drives
 // replication.Handshake over a socket and loads the payload keeping
@@ -126,7 +128,8 @@
 // node's own backlog, so sub-replicas get the master's stream, IDs and
 // offsets; commands run locally on a replica never enter it. GETACK is
 // answered by the link with the applied offset before the GETACK; ACKs go
-// out from replCron each second. A dropped link caches the master (replid,
+// out from replCron each second. The link's socket is a linkConn (raw
+// reads and writes inside its RawConn, for the same reason). A dropped link caches the master (replid,
 // applied offset) in the Handshake for the next PSYNC. REPLICAOF NO ONE
 // shifts the IDs (replid2 = old id up to offset+1) and drops the replicas so
 // they PSYNC again. Keyspace.Replica is on while following a master, and

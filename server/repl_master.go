@@ -174,6 +174,9 @@ func (s *Server) replFeed(b []byte) {
 		default:
 		}
 	}
+	if sp := s.spinner; sp != nil && len(r.replicas) > 0 {
+		sp.handoff()
+	}
 }
 
 // replCheckObuf is replFeed's checkObuf for rp after n more bytes were

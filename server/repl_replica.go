@@ -291,6 +291,7 @@ func (s *Server) linkSession(l *replLink) error {
 		conn.Close()
 		return errors.New("stopped")
 	}
+	conn = newLinkConn(conn)
 	l.conn = conn
 	l.lastIO = s.clock.Now()
 	acts := l.hs.Step(replication.Connected{})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -43,11 +44,29 @@ const defaultSpinBudget = 20 * time.Microsecond
 // again. Network events other than client input (accept, a socket
 // draining after EAGAIN, replication links) wait at most one budget. An
 // idle server does not spin: the spinner sleeps until the next batch.
+//
+// The spin pays only when another client's request may come while the
+// client just answered is still busy with its reply, so it is skipped
+// when it cannot (issue 24: one client's SET then WAIT 1 on a 2-core
+// machine took a third longer with it). A batch that gave a replica's
+// writer something to send does not spin (handoff): the replica process
+// needs a CPU right after it, and a spinning server takes it from the
+// replica or from the client waiting for both. Nor does the second batch
+// in a row of the same client (activity's id): its next request comes
+// only after it read the reply, and the socket's wake-up of the client is
+// a synchronous one, which the kernel may serve on this CPU expecting the
+// server to sleep. Replicas' batches (their acknowledgements) do not
+// count.
 type idleSpinner struct {
 	epfd   int
 	kick   chan struct{} // capacity 1: a batch ended
 	stop   chan struct{}
 	budget time.Duration
+	// fed: a replica's writer was woken since the last batch end
+	// (handoff), so activity does not spin.
+	fed atomic.Bool
+	// last is the client whose batch ended last (activity).
+	last atomic.Int64
 }
 
 // newIdleSpinner starts the spinner, or returns nil when spinning is off
@@ -85,12 +104,28 @@ func (sp *idleSpinner) add(fd int) {
 // epollET is EPOLLET as an unsigned event mask.
 const epollET = 1 << 31
 
-// activity tells the spinner a batch ended: spin again. It never blocks
-// and does not allocate.
-func (sp *idleSpinner) activity() {
+// activity tells the spinner that a batch of client id ended: spin
+// again, unless the batch fed a replica or the client's previous batch
+// was the last one too. It never blocks and does not allocate.
+func (sp *idleSpinner) activity(id int64) {
+	prev := sp.last.Swap(id)
+	if sp.fed.Load() && sp.fed.Swap(false) {
+		return
+	}
+	if prev == id {
+		return
+	}
 	select {
 	case sp.kick <- struct{}{}:
 	default:
+	}
+}
+
+// handoff tells the spinner that a replica's writer has output to send:
+// the batch's end does not spin.
+func (sp *idleSpinner) handoff() {
+	if !sp.fed.Load() {
+		sp.fed.Store(true)
 	}
 }
 
