@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -120,6 +121,15 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 		c.w.OK()
 	case eqFold(sub, "pause-cron") && n == 3:
 		s.dbg.pauseCron = atoi(args[2]) != 0
+		c.w.OK()
+	case eqFold(sub, "replicate") && n >= 3:
+		// replicationFeedSlaves(server.slaves, -1, argv+2): the arguments
+		// go to the replicas and the backlog as a command, not executed
+		// and not written to the AOF, with no SELECT before them; a
+		// replica feeds nothing.
+		if r := &s.repl; !r.applying && r.backlog != nil && r.link == nil {
+			s.replFeed(resp.AppendCommand(nil, args[2:]...))
+		}
 		c.w.OK()
 	case eqFold(sub, "aof-flush-sleep") && n == 3:
 		c.w.OK() // server.aof_flush_sleep: Vigil's AOF has no such test hook
