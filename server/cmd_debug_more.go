@@ -15,16 +15,15 @@ import (
 // The DEBUG subcommands of debug.c (Redis 7.0.15) beyond OBJECT, RELOAD,
 // LOADAOF, SLEEP, LOG, ERROR and the digests: their replies are
 // redis-server's, byte for byte. Those that tune a part of Redis Vigil
-// does not have (jemalloc, the reply buffer resizing, plain quicklist
-// nodes, AOF flush sleeps) accept their arguments as Redis does and change
+// does not have (jemalloc, the reply buffer resizing, AOF flush sleeps)
+// accept their arguments as Redis does and change
 // nothing; README's differences list them.
 
 // debugState is what DEBUG sets; guarded by Server.mu.
 type debugState struct {
-	pauseCron          bool  // DEBUG PAUSE-CRON 1: the cron does nothing
-	skipChecksum       bool  // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1
-	disableDenyScripts bool  // DEBUG SET-DISABLE-DENY-SCRIPTS 1
-	packedThreshold    int64 // DEBUG QUICKLIST-PACKED-THRESHOLD (not used: no plain nodes)
+	pauseCron          bool // DEBUG PAUSE-CRON 1: the cron does nothing
+	skipChecksum       bool // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1
+	disableDenyScripts bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1
 }
 
 // cmdDebugMore runs the subcommands of this file; false when sub is none
@@ -108,10 +107,7 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 			c.w.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return true
 		}
-		if sz == 0 {
-			sz = 1 << 30
-		}
-		s.dbg.packedThreshold = int64(sz)
+		keyspace.SetPackedThreshold(int64(sz)) // process-wide, as Redis's packed_threshold
 		c.w.OK()
 	case eqFold(sub, "set-skip-checksum-validation") && n == 3:
 		s.dbg.skipChecksum = atoi(args[2]) != 0
