@@ -236,3 +236,142 @@ func TestListPlainRDBInterop(t *testing.T) {
 		}
 	}
 }
+
+// TestListPlainRedisCases (interop): the PLAIN node cases of Redis 7.0's
+// tests/unit/type/list.tcl (compression of PLAIN nodes at depth 2 with one
+// element a node, LPUSH/LPOP with DEBUG RELOAD, LINDEX/LINSERT, LTRIM,
+// LREM, LPOS, LMOVE, LSET over every packed/PLAIN combination, a split in
+// the middle, the two crash regressions of LSET with a negative index) run
+// on Vigil and on redis-server 7.0.15: every reply, and after every
+// command each key's DUMP, DEBUG OBJECT quicklist fields and MEMORY USAGE,
+// must be the same.
+func TestListPlainRedisCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	dial, _ := startRedisAOF(t)
+	rc, rbr := dial(2)
+	ts := newTestServer(t, "--enable-debug-command", "yes")
+	c := ts.client()
+	t.Cleanup(func() { keyspace.SetPackedThreshold(0) })
+	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
+	var history []string
+	same := func(args ...string) string {
+		t.Helper()
+		want := rawDo(t, rc, rbr, args...)
+		got := ts.do(c, args...)
+		history = append(history, shortCommand(args))
+		if args[0] == "DEBUG" && args[1] == "OBJECT" {
+			got = strings.Join(fields.FindAllString(got, -1), " ")
+			want = strings.Join(fields.FindAllString(want, -1), " ")
+		}
+		if got != want {
+			if args[0] == "DUMP" {
+				got, want = dumpNodes(got)+" "+got, dumpNodes(want)+" "+want
+			}
+			t.Fatalf("%.80q:\n vigil %.300q\n redis %.300q\nlast commands:\n%s", args, got, want, strings.Join(history[max(0, len(history)-12):], "\n"))
+		}
+		return got
+	}
+	r := strings.Repeat
+	x10, x11 := r("x", 10), r("x", 11)
+	cases := []struct {
+		name  string
+		setup [][]string
+		cmds  [][]string
+	}{
+		{"compression at depth 2, fill 1", [][]string{{"CONFIG", "SET", "list-compress-depth", "2"}, {"CONFIG", "SET", "list-max-listpack-size", "1"}}, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"},
+			{"LPUSH", "list4", r("a", 500)}, {"LPUSH", "list4", r("b", 500)}, {"LPUSH", "list4", r("c", 500)}, {"LPUSH", "list4", r("d", 500)},
+			{"LINSERT", "list4", "AFTER", r("d", 500), r("e", 500)}, {"LINSERT", "list4", "AFTER", r("d", 500), r("f", 500)},
+			{"LINSERT", "list4", "AFTER", r("d", 500), r("g", 500)}, {"LINSERT", "list4", "AFTER", r("d", 500), r("j", 500)},
+			{"LPOP", "list4"}, {"LPOP", "list4"}, {"LPOP", "list4"}, {"LPOP", "list4"},
+			{"LPUSH", "list5", r("a", 500)}, {"LINSERT", "list5", "AFTER", r("a", 500), r("b", 500)}, {"RPUSH", "list5", r("c", 500)},
+			{"LINDEX", "list5", "1"}, {"LTRIM", "list5", "1", "-1"}, {"LLEN", "list5"},
+			{"LPUSH", "list6", r("a", 500)}, {"LSET", "list6", "0", r("b", 500)}, {"LINDEX", "list6", "0"},
+			{"LPUSH", "list6", r("c", 500)}, {"LSET", "list6", "0", r("d", 500)}, {"LINDEX", "list6", "0"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LPUSH and LPOP, DEBUG RELOAD", nil, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"},
+			{"LPUSH", "lst", "9"}, {"LPUSH", "lst", x10}, {"LPUSH", "lst", x10}, {"LLEN", "lst"},
+			{"RPOP", "lst"}, {"RPOP", "lst"}, {"LLEN", "lst"}, {"LPOP", "lst"},
+			{"LPUSH", "lst", x10}, {"LPUSH", "lst", "bb"}, {"LPUSH", "lst", "12345"}, {"DEBUG", "RELOAD"}, {"RPOP", "lst"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LINDEX and LINSERT", nil, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"},
+			{"LPUSH", "lst", x11}, {"LPUSH", "lst", "9"}, {"LPUSH", "lst", x11},
+			{"LINSERT", "lst", "BEFORE", "9", "8"}, {"LINDEX", "lst", "1"},
+			{"LINSERT", "lst", "BEFORE", "9", "7"}, {"LINSERT", "lst", "BEFORE", "9", x11}, {"LINDEX", "lst", "3"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LTRIM, LREM, LPOS, LMOVE", nil, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"},
+			{"LPUSH", "lst1", "9"}, {"LPUSH", "lst1", x11}, {"LPUSH", "lst1", "9"}, {"LTRIM", "lst1", "1", "-1"}, {"LLEN", "lst1"},
+			{"LPUSH", "lst", "one"}, {"LPUSH", "lst", x11}, {"LPUSH", "lst", "9"}, {"LREM", "lst", "-2", "one"}, {"LLEN", "lst"},
+			{"DEL", "lst"}, {"RPUSH", "lst", "aa"}, {"RPUSH", "lst", "bb"}, {"RPUSH", "lst", "cc"}, {"LSET", "lst", "0", x11}, {"LPOS", "lst", x11},
+			{"RPUSH", "lst2{t}", "aa"}, {"RPUSH", "lst2{t}", "bb"}, {"LSET", "lst2{t}", "0", x11}, {"RPUSH", "lst2{t}", "cc"}, {"RPUSH", "lst2{t}", "dd"},
+			{"LMOVE", "lst2{t}", "lst{t}", "RIGHT", "LEFT"}, {"LMOVE", "lst2{t}", "lst{t}", "LEFT", "RIGHT"},
+			{"LLEN", "lst{t}"}, {"LLEN", "lst2{t}"}, {"LPOP", "lst2{t}"}, {"LPOP", "lst2{t}"}, {"LPOP", "lst{t}"}, {"LPOP", "lst{t}"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LSET packed/PLAIN combinations, split in the middle", nil, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5b"},
+			{"RPUSH", "lst", "aa"}, {"RPUSH", "lst", "bb"}, {"LSET", "lst", "0", r("d", 50001)}, {"LPOP", "lst"},
+			{"RPUSH", "lst", r("f", 50001)}, {"LSET", "lst", "0", r("e", 50001)}, {"LPOP", "lst"},
+			{"RPUSH", "lst", r("m", 50001)}, {"LSET", "lst", "0", "bb"}, {"LPOP", "lst"},
+			{"RPUSH", "lst", "bb"}, {"LSET", "lst", "0", "cc"}, {"LPOP", "lst"},
+			{"FLUSHDB"}, {"RPUSH", "lst", "aa", "bb", "cc", "dd", "ee"}, {"LSET", "lst", "2", r("e", 10)},
+			{"LPOP", "lst"}, {"LPOP", "lst"}, {"LPOP", "lst"}, {"LPOP", "lst"}, {"LPOP", "lst"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LSET with one element a node", [][]string{{"CONFIG", "SET", "list-max-listpack-size", "1"}}, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"},
+			{"RPUSH", "lst", "aa"}, {"RPUSH", "lst", "bb"}, {"LSET", "lst", "0", r("d", 50001)}, {"LPOP", "lst"},
+			{"RPUSH", "lst", r("f", 50001)}, {"LSET", "lst", "0", r("e", 50001)}, {"LPOP", "lst"},
+			{"RPUSH", "lst", r("m", 50001)}, {"LSET", "lst", "0", "bb"}, {"LPOP", "lst"},
+			{"RPUSH", "lst", "bb"}, {"LSET", "lst", "0", "cc"}, {"LPOP", "lst"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LSET -1 in a compressed list", [][]string{{"CONFIG", "SET", "list-compress-depth", "1"}}, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100b"},
+			{"RPUSH", "lst", r("x", 100)}, {"RPUSH", "lst", r("x", 32)}, {"RPUSH", "lst", r("x", 32)},
+			{"LSET", "lst", "-1", r("x", 100)}, {"LRANGE", "lst", "0", "-1"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"LSET -2 splits", nil, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "10b"},
+			{"LPUSH", "lst", "aa"}, {"LPUSH", "lst", "bb"}, {"LSET", "lst", "-2", x10}, {"RPOP", "lst"}, {"LRANGE", "lst", "0", "-1"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"},
+		}},
+		{"the threshold's argument", nil, [][]string{
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "4gb"}, {"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "4294967296"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "4293918720"}, {"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "4293918721"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "-1"}, {"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1x"},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1K"}, {"RPUSH", "big", r("k", 999), r("k", 1000)},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1kb"}, {"RPUSH", "big", r("k", 1023), r("k", 1024)},
+			{"DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"}, {"RPUSH", "big", r("k", 5000)},
+		}},
+	}
+	for _, tc := range cases {
+		same("FLUSHALL")
+		same("CONFIG", "SET", "list-compress-depth", "0")
+		same("CONFIG", "SET", "list-max-listpack-size", "-2")
+		for _, cmd := range tc.setup {
+			same(cmd...)
+		}
+		for _, cmd := range tc.cmds {
+			same(cmd...)
+			for _, k := range []string{"list4", "list5", "list6", "lst", "lst1", "lst{t}", "lst2{t}", "big"} {
+				if same("EXISTS", k) == ":1\r\n" {
+					same("DUMP", k)
+					same("DEBUG", "OBJECT", k)
+					same("MEMORY", "USAGE", k)
+				}
+			}
+		}
+	}
+	same("CONFIG", "SET", "list-compress-depth", "0")
+	same("CONFIG", "SET", "list-max-listpack-size", "-2")
+}
