@@ -92,7 +92,9 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 		case e.Value().Encoding() != keyspace.EncodingQuicklist:
 			c.w.Error("ERR Not a quicklist encoded object.")
 		default:
-			s.log.Info().Msgf("DEBUG QUICKLIST %s:%s", args[2], s.debugQuicklist(e.Value()))
+			// quicklistRepr prints to stdout; Vigil writes it to the log.
+			full := n == 4 && atoi(args[3]) != 0
+			s.log.Info().Msgf("DEBUG QUICKLIST %s:\n%s", args[2], e.Value().(*keyspace.List).QuicklistRepr(full))
 			c.w.Simple("Quicklist structure printed on stdout")
 		}
 	case eqFold(sub, "structsize") && n == 2:

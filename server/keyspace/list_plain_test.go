@@ -95,3 +95,23 @@ func TestPlainListModel(t *testing.T) {
 		}
 	}
 }
+
+// TestQuicklistRepr: quicklistRepr's text of a list with a PLAIN node.
+func TestQuicklistRepr(t *testing.T) {
+	SetPackedThreshold(5)
+	defer SetPackedThreshold(0)
+	l := NewList(-2)
+	for _, s := range []string{"a", "bb", "cccccc", "12"} {
+		l.PushBack([]byte(s))
+	}
+	want := "{count : 4}\n{len : 3}\n{fill : -2}\n{compress : 0}\n{bookmark_count : 0}\n" +
+		"{quicklist node(0)\n{container : PACKED, encoding: RAW, size: 14, count: 2, recompress: 0, attempted_compress: 0}\n" +
+		"{quicklist node(1)\n{container : PLAIN, encoding: RAW, size: 6, count: 1, recompress: 0, attempted_compress: 0}\n" +
+		"{quicklist node(2)\n{container : PACKED, encoding: RAW, size: 9, count: 1, recompress: 0, attempted_compress: 0}\n"
+	if got := l.QuicklistRepr(false); got != want {
+		t.Errorf("QuicklistRepr:\n%s\nwant\n%s", got, want)
+	}
+	if got := l.QuicklistRepr(true); !strings.Contains(got, "{ entry : cccccc }\n}\n") || !strings.Contains(got, "{ listpack:\n\ta\n\tbb\n}\n}\n") {
+		t.Errorf("QuicklistRepr(full):\n%s", got)
+	}
+}
