@@ -21,9 +21,10 @@ import (
 
 // debugState is what DEBUG sets; guarded by Server.mu.
 type debugState struct {
-	pauseCron          bool // DEBUG PAUSE-CRON 1: the cron does nothing
-	skipChecksum       bool // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1
-	disableDenyScripts bool // DEBUG SET-DISABLE-DENY-SCRIPTS 1
+	pauseCron          bool  // DEBUG PAUSE-CRON 1: the cron does nothing
+	skipChecksum       bool  // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1
+	disableDenyScripts bool  // DEBUG SET-DISABLE-DENY-SCRIPTS 1
+	packedThreshold    int64 // DEBUG QUICKLIST-PACKED-THRESHOLD (0: 1 GB); lists take it as they change
 }
 
 // cmdDebugMore runs the subcommands of this file; false when sub is none
@@ -109,7 +110,9 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 			c.w.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return true
 		}
-		keyspace.SetPackedThreshold(int64(sz)) // process-wide, as Redis's packed_threshold
+		// Redis's packed_threshold is the process's; here the server's
+		// (one server a process), set on each list a command changes.
+		s.dbg.packedThreshold = int64(sz)
 		c.w.OK()
 	case eqFold(sub, "set-skip-checksum-validation") && n == 3:
 		s.dbg.skipChecksum = atoi(args[2]) != 0

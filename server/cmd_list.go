@@ -76,6 +76,7 @@ var (
 func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 	l := c.selectedDB().Mutable(key, e).(*keyspace.List)
 	l.SetFill(c.srv.ks.Encodings.ListMaxListpackSize)
+	l.SetPackedThreshold(c.srv.dbg.packedThreshold)
 	return l
 }
 
@@ -94,6 +95,7 @@ func (c *Client) listWalked(key []byte, e *keyspace.Entry, l *keyspace.List, i, 
 func (c *Client) newListKey(key []byte) (*keyspace.Entry, *keyspace.List) {
 	l := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
 	l.SetCompressDepth(c.srv.ks.Encodings.ListCompressDepth)
+	l.SetPackedThreshold(c.srv.dbg.packedThreshold)
 	e, v := c.selectedDB().SetNew(key, l, c.srv.nowMs)
 	c.notify(configs.NotifyNew, "new", key)
 	return e, v.(*keyspace.List)

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/vigil-kv/vigil/internal/testutil"
-	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // TestListPlainDifferential (interop): with DEBUG QUICKLIST-PACKED-THRESHOLD
@@ -34,7 +33,6 @@ func TestListPlainDifferential(t *testing.T) {
 	rc, rbr := dial(2)
 	ts := newTestServer(t, "--enable-debug-command", "yes")
 	c := ts.client()
-	t.Cleanup(func() { keyspace.SetPackedThreshold(0) }) // process-wide, as Redis's
 	rng := rand.New(rand.NewPCG(7, diffSeed(1022)))
 	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
 	var history []string
@@ -158,7 +156,6 @@ func TestListPlainRDBInterop(t *testing.T) {
 	if _, err := os.Stat(redisServerBin); err != nil {
 		t.Skip("redis-server not installed")
 	}
-	t.Cleanup(func() { keyspace.SetPackedThreshold(0) })
 	dir := t.TempDir()
 	ts := newTestServer(t, "--dir", dir, "--enable-debug-command", "yes", "--list-compress-depth", "1")
 	c := ts.client()
@@ -253,7 +250,6 @@ func TestListPlainRedisCases(t *testing.T) {
 	rc, rbr := dial(2)
 	ts := newTestServer(t, "--enable-debug-command", "yes")
 	c := ts.client()
-	t.Cleanup(func() { keyspace.SetPackedThreshold(0) })
 	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
 	var history []string
 	same := func(args ...string) string {

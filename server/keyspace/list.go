@@ -36,10 +36,11 @@ type List struct {
 	sbp      *byte // small: the one chunk's buffer (sbuf), its entries sbuf()[slo:shi]
 	n        int   // number of elements
 	slo, shi int32
-	ssz      int32 // small: the listpack bytes of its one quicklist node
-	fill     int32 // list-max-listpack-size (quicklist fill)
-	depth    int32 // list-compress-depth the list was created with (list_compress.go)
-	scap     int32 // small: the buffer's length (its whole capacity)
+	ssz      int32  // small: the listpack bytes of its one quicklist node
+	fill     int16  // list-max-listpack-size (quicklist fill, clamped to -5..32767 as quicklistSetFill)
+	depth    uint16 // list-compress-depth the list was created with (list_compress.go)
+	thr      uint32 // DEBUG QUICKLIST-PACKED-THRESHOLD (packed_threshold); 0: 1 GB
+	scap     int32  // small: the buffer's length (its whole capacity)
 }
 
 // sbuf is a small list's buffer (a pointer and a length rather than a
@@ -134,28 +135,34 @@ type qlNode struct {
 	dont  bool
 }
 
-// packedThreshold is quicklist.c's packed_threshold (DEBUG
-// QUICKLIST-PACKED-THRESHOLD; 1 GB by default): an element of at least
-// that many bytes goes to a PLAIN node of its own (isLargeElement). As in
-// Redis it is one setting for the whole process.
-var packedThreshold atomic.Int64
+// DefaultPackedThreshold is quicklist.c's packed_threshold by default.
+const DefaultPackedThreshold = 1 << 30
 
-func init() { packedThreshold.Store(1 << 30) }
-
-// SetPackedThreshold is quicklistisSetPackedThreshold for a size already
-// checked (0 restores 1 GB).
-func SetPackedThreshold(sz int64) {
-	if sz == 0 {
-		sz = 1 << 30
+// SetPackedThreshold sets quicklist.c's packed_threshold (DEBUG
+// QUICKLIST-PACKED-THRESHOLD, already checked to be below 4 GB; 0: 1 GB)
+// for the list's next changes: an element of at least that many bytes
+// goes to a PLAIN node of its own (isLargeElement). Redis has one setting
+// for the process; the server sets its own on each list it changes, as
+// it does the fill (SetFill).
+func (l *List) SetPackedThreshold(sz int64) {
+	if sz <= 0 || sz == DefaultPackedThreshold || sz >= 1<<32 {
+		l.thr = 0
+		return
 	}
-	packedThreshold.Store(sz)
+	l.thr = uint32(sz)
 }
 
-// PackedThreshold is the current packed_threshold.
-func PackedThreshold() int64 { return packedThreshold.Load() }
-
 // isLarge is isLargeElement: an element of n bytes goes to a PLAIN node.
-func isLarge(n int) bool { return int64(n) >= packedThreshold.Load() }
+func (l *List) isLarge(n int) bool {
+	t := uint64(l.thr)
+	if t == 0 {
+		t = DefaultPackedThreshold
+	}
+	return uint64(n) >= t
+}
+
+// clampFill is quicklistSetFill's range.
+func clampFill(fill int) int16 { return int16(min(max(fill, -5), 1<<15-1)) }
 
 // plainNode is a new PLAIN node for b (__quicklistCreatePlainNode).
 func plainNode(b []byte) qlNode { return qlNode{count: 1, sz: len(b), plain: true} }
@@ -163,7 +170,7 @@ func plainNode(b []byte) qlNode { return qlNode{count: 1, sz: len(b), plain: tru
 // allowIn is _quicklistNodeAllowInsert of node k for an element of n
 // bytes: never into a PLAIN node nor for a large element.
 func (l *List) allowIn(k, n int) bool {
-	if k < 0 || k >= len(l.nodes) || l.nodes[k].plain || isLarge(n) {
+	if k < 0 || k >= len(l.nodes) || l.nodes[k].plain || l.isLarge(n) {
 		return false
 	}
 	return allowInsert(l.nodes[k].sz, l.nodes[k].count, int(l.fill), n)
@@ -171,14 +178,14 @@ func (l *List) allowIn(k, n int) bool {
 
 // NewList returns an empty list whose nodes are sized by fill
 // (list-max-listpack-size), as quicklistCreate + quicklistSetOptions.
-func NewList(fill int) *List { return &List{fill: int32(fill)} }
+func NewList(fill int) *List { return &List{fill: clampFill(fill)} }
 
 // Len is the number of elements (LLEN).
 func (l *List) Len() int { return l.n }
 
 // SetFill sets list-max-listpack-size for the size estimate (Redis reads
 // the server's current setting on each insertion).
-func (l *List) SetFill(fill int) { l.fill = int32(fill) }
+func (l *List) SetFill(fill int) { l.fill = clampFill(fill) }
 
 // Index returns element i (0 <= i < Len): a view into the list, valid
 // until its next change; do not modify it. O(1) after Index(i-1) or
@@ -242,7 +249,7 @@ func (l *List) Set(i int, b []byte) {
 		return
 	}
 	nd := l.nodes[k]
-	large := isLarge(len(b))
+	large := l.isLarge(len(b))
 	switch {
 	case !nd.plain && !large: // lpReplace
 		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.Index(i))
@@ -349,7 +356,7 @@ func (l *List) PushFront(b []byte) {
 	}
 	l.dataPushFront(b)
 	switch {
-	case isLarge(len(b)): // __quicklistInsertPlainNode before the head
+	case l.isLarge(len(b)): // __quicklistInsertPlainNode before the head
 		l.nodePushFront(plainNode(b))
 	case l.allowIn(0, len(b)):
 		l.nodes[0].count++
@@ -375,7 +382,7 @@ func (l *List) PushBack(b []byte) {
 	}
 	l.dataPushBack(b)
 	switch k := len(l.nodes) - 1; {
-	case isLarge(len(b)): // __quicklistInsertPlainNode after the tail
+	case l.isLarge(len(b)): // __quicklistInsertPlainNode after the tail
 		l.nodePushBack(plainNode(b))
 	case l.allowIn(k, len(b)):
 		l.nodes[k].count++
@@ -521,7 +528,7 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) (post func()) {
 	full := !allow(k)
 	atTail := after && off == nd.count-1
 	atHead := !after && off == 0
-	if isLarge(len(b)) {
+	if l.isLarge(len(b)) {
 		return l.nodeInsertLarge(k, off, after, atTail || atHead, b)
 	}
 	switch {
@@ -757,7 +764,7 @@ func (l *List) Dup() Value {
 	if l.listBody == nil {
 		return l.smallDup()
 	}
-	c := &List{fill: l.fill, depth: l.depth, n: l.n, listBody: &listBody{base: l.base, nodes: slices.Clone(l.nodes)}}
+	c := &List{fill: l.fill, depth: l.depth, thr: l.thr, n: l.n, listBody: &listBody{base: l.base, nodes: slices.Clone(l.nodes)}}
 	c.nbuf = c.nodes[:cap(c.nodes)]
 	if len(l.ch) > 0 {
 		c.ch = make([]lchunk, len(l.ch))
@@ -827,7 +834,7 @@ func (l *List) Size(samples int) uint64 {
 // SIZE_SAFETY_LIMIT with count+1 entries at most fill
 // (_quicklistNodeExceedsLimit, quicklistNodeLimit).
 func allowInsert(sz, count, fill, n int) bool {
-	l := List{fill: int32(fill)}
+	l := List{fill: clampFill(fill)}
 	return !l.exceeds(sz+n+8, count+1)
 }
 

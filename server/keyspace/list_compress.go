@@ -43,7 +43,7 @@ const (
 // SetCompressDepth sets list-compress-depth for a list being created
 // (quicklistSetOptions; clamped to 0..65535 as quicklistSetCompressDepth).
 func (l *List) SetCompressDepth(d int) {
-	l.depth = int32(min(max(d, 0), compressMax))
+	l.depth = uint16(min(max(d, 0), compressMax))
 	if l.listBody == nil { // one node: never compressed
 		return
 	}

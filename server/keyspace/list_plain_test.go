@@ -17,8 +17,6 @@ import (
 // A Dup, and a list rebuilt from the nodes as the RDB loader does, have
 // the same nodes and size.
 func TestPlainListModel(t *testing.T) {
-	SetPackedThreshold(100)
-	defer SetPackedThreshold(0)
 	rng := rand.New(rand.NewPCG(9, 10))
 	elem := func() []byte {
 		switch rng.IntN(5) {
@@ -35,6 +33,8 @@ func TestPlainListModel(t *testing.T) {
 		for _, fill := range []int{-1, 2} {
 			l, ref := NewList(fill), NewList(fill)
 			l.SetCompressDepth(depth)
+			l.SetPackedThreshold(100)
+			ref.SetPackedThreshold(100)
 			tw := &listTwin{l: l, ref: ref}
 			for step := 0; step < 3000; step++ {
 				if err := tw.step(rng, 16, ops, 3, elem); err != nil {
@@ -52,7 +52,7 @@ func TestPlainListModel(t *testing.T) {
 				}
 				i := 0
 				for k, nd := range nodesOf(l) {
-					if nd.plain != (nd.count == 1 && isLarge(len(m[i]))) {
+					if nd.plain != (nd.count == 1 && l.isLarge(len(m[i]))) {
 						t.Fatalf("depth %d fill %d step %d: node %d %+v holds element %d of %d bytes", depth, fill, step, k, nd, i, len(m[i]))
 					}
 					if !nd.plain && nd.sz != ListpackSizeOf(m[i:i+nd.count]) {
@@ -98,9 +98,8 @@ func TestPlainListModel(t *testing.T) {
 
 // TestQuicklistRepr: quicklistRepr's text of a list with a PLAIN node.
 func TestQuicklistRepr(t *testing.T) {
-	SetPackedThreshold(5)
-	defer SetPackedThreshold(0)
 	l := NewList(-2)
+	l.SetPackedThreshold(5)
 	for _, s := range []string{"a", "bb", "cccccc", "12"} {
 		l.PushBack([]byte(s))
 	}

@@ -71,7 +71,7 @@ func (l *List) smallFits(elems [][]byte) bool {
 // reports false when the list would outgrow its small form (with force,
 // as an RDB node loads: whatever the node limits).
 func (l *List) smallPush(b []byte, front, force bool) bool {
-	if !force && isLarge(len(b)) { // a PLAIN node of its own
+	if !force && l.isLarge(len(b)) { // a PLAIN node of its own
 		return false
 	}
 	e := lpEntrySizeB(b)
@@ -145,7 +145,7 @@ func (l *List) smallIndex(i int) []byte {
 
 // smallDup is Dup of a small list.
 func (l *List) smallDup() *List {
-	c := &List{n: l.n, ssz: l.ssz, fill: l.fill, depth: l.depth}
+	c := &List{n: l.n, ssz: l.ssz, fill: l.fill, depth: l.depth, thr: l.thr}
 	if l.n > 0 {
 		used := int(l.shi - l.slo)
 		b := slices.Grow([]byte(nil), used)
