@@ -167,6 +167,8 @@ func (s *Server) encodeOptionsWith(aofBase bool, fns []string) rdb.EncodeOptions
 		LRU:       s.policyIsLRU(),
 		LFU:       s.policyIsLFU(),
 		Now:       s.clock.Now().UnixMilli(),
+		// FREQ decays as of the save (LFUDecrAndReturn).
+		LFUDecayTime: s.ks.LFU.DecayTime,
 	})
 }
 

@@ -25,12 +25,15 @@ type EncodeOptions struct {
 	// Functions are FUNCTION2 library sources, written after Aux.
 	Functions []string
 	// LRU writes IDLE (seconds since Item.LastAccess, as of Now) before
-	// each key, LFU writes FREQ (Item.Freq, which the caller should have
-	// decayed as LFUDecrAndReturn): Redis does so under an
-	// allkeys-/volatile-lru or -lfu maxmemory-policy.
+	// each key, LFU writes FREQ (Item.Freq decayed as of Now by
+	// LFUDecayTime, as LFUDecrAndReturn, Item.LastAccess being its last
+	// decrement): Redis does so under an allkeys-/volatile-lru or -lfu
+	// maxmemory-policy.
 	LRU, LFU bool
-	// Now is the current unix time in ms, for IDLE.
+	// Now is the current unix time in ms, for IDLE and FREQ.
 	Now int64
+	// LFUDecayTime is lfu-decay-time (minutes; 0: no decay).
+	LFUDecayTime int
 }
 
 // Encoder writes an RDB stream (rdbSaveRio).
@@ -140,7 +143,7 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 		b = appendLen(b, uint64(idle))
 	}
 	if e.opts.LFU {
-		b = append(b, opFreq, it.Freq)
+		b = append(b, opFreq, lfuDecayed(it.Freq, it.LastAccess, e.opts.Now, e.opts.LFUDecayTime))
 	}
 	typePos := len(b)
 	b = append(b, 0)
@@ -290,6 +293,24 @@ func appendObject(b []byte, v keyspace.Value, compress bool) ([]byte, byte, erro
 		b = appendStream(b, x, compress)
 	}
 	return b, t, nil
+}
+
+// lfuDecayed is LFUDecrAndReturn of a counter last decremented at
+// lastMs, as of nowMs: one less per decayTime minutes elapsed (minutes
+// of the clock, as LFUTimeElapsed), floored at 0.
+func lfuDecayed(freq uint8, lastMs, nowMs int64, decayTime int) uint8 {
+	if decayTime <= 0 {
+		return freq
+	}
+	elapsed := nowMs/60000 - lastMs/60000
+	if elapsed <= 0 {
+		return freq
+	}
+	periods := elapsed / int64(decayTime)
+	if periods >= int64(freq) {
+		return 0
+	}
+	return freq - uint8(periods)
 }
 
 // intsetBlob is the intset as intset.c lays it out, which is how the Set
