@@ -552,13 +552,13 @@ func cmdLRem(c *Client, args [][]byte) {
 	if removed > 0 {
 		l = c.mutableList(key, e)
 		next := 0
-		l.Filter(func(i int, _ []byte) bool {
+		l.FilterFrom(func(i int, _ []byte) bool {
 			if next < len(drop) && drop[next] == i {
 				next++
 				return false
 			}
 			return true
-		})
+		}, toRemove < 0)
 		c.touch(key)
 		c.notify(configs.NotifyList, "lrem", key)
 		if l.Len() == 0 {

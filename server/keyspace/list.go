@@ -699,7 +699,13 @@ func (l *List) mergeAround(c int) {
 // Filter keeps, in order, the elements for which keep returns true; keep
 // sees every element once, head to tail (b a view, valid during the call).
 // O(n): the kept elements are packed into new chunks.
-func (l *List) Filter(keep func(i int, b []byte) bool) {
+func (l *List) Filter(keep func(i int, b []byte) bool) { l.FilterFrom(keep, false) }
+
+// FilterFrom is Filter for LREM, whose iterator goes from the tail when
+// fromTail (a negative count): the nodes it empties are deleted in that
+// order (__quicklistDelNode, each compressing around the list's ends as
+// it is then).
+func (l *List) FilterFrom(keep func(i int, b []byte) bool, fromTail bool) {
 	l.grow()
 	defer l.shrink()
 	k, left := 0, 0 // node of element r, and its elements after r
@@ -728,13 +734,34 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 			r++
 		}
 	}
-	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
 	l.ch, l.cbuf, l.c0, l.base, l.n = nl.ch, nl.cbuf, nl.c0, nl.base, nl.n
 	l.changed()
 	l.zFix(0, len(l.ch)-1)
-	// LREM's iterator decompresses the nodes it walks and compresses
-	// each again as it leaves it (quicklistNext's quicklistCompress), and
-	// every node it empties is deleted with __quicklistCompress(NULL).
+	if int(l.depth) == 0 {
+		l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
+		return
+	}
+	// Every node LREM's iterator empties is deleted with
+	// __quicklistCompress(NULL), which decompresses the nodes that come
+	// within depth of an end as the list shrinks (the emptied nodes
+	// still to go hold no elements here: the data is already final).
+	if fromTail {
+		for k := len(l.nodes) - 1; k >= 0; k-- {
+			if l.nodes[k].count <= 0 {
+				l.nodeDrop(k)
+			}
+		}
+	} else {
+		for k := 0; k < len(l.nodes); {
+			if l.nodes[k].count <= 0 {
+				l.nodeDrop(k)
+				continue
+			}
+			k++
+		}
+	}
+	// It decompresses the nodes it walks and compresses each again as
+	// it leaves it (quicklistNext's quicklistCompress).
 	l.qlCompressAll()
 }
 
