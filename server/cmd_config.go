@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -126,6 +127,14 @@ func (s *Server) onConfigSet(name string) error {
 		s.fence.Recheck()
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
+	case "maxclients": // updateMaxclients
+		n, err := s.adjustOpenFilesLimit(s.cfg.MaxClients)
+		if err != nil {
+			return err
+		}
+		if n != s.cfg.MaxClients {
+			return fmt.Errorf("The operating system is not able to handle the specified number of clients, try with %d", n)
+		}
 	case "timeout":
 		// Connection loops arm the idle deadline before each read; re-arm
 		// the ones already waiting, as clientsCronHandleTimeout would

@@ -203,8 +203,7 @@ func (s *Server) debugObject(e *keyspace.Entry) string {
 		refcount = 2147483647
 	}
 	serlen := serializedLength(e.Value(), s.cfg.RDBCompression)
-	idle := max(0, s.nowMs/1000-e.LastAccess()/1000)
-	lru := (e.LastAccess() / 1000) & (1<<24 - 1)
+	idle, lru := idleSecs(e, s.nowMs), e.LRUField()
 	return fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
 		e, refcount, enc, serlen, lru, idle) + s.debugQuicklist(e.Value()) // debug_quicklist.go
 }

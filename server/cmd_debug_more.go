@@ -8,14 +8,15 @@ import (
 	"unsafe"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // The DEBUG subcommands of debug.c (Redis 7.0.15) beyond OBJECT, RELOAD,
 // LOADAOF, SLEEP, LOG, ERROR and the digests: their replies are
 // redis-server's, byte for byte. Those that tune a part of Redis Vigil
-// does not have (jemalloc, the reply buffer resizing, plain quicklist
-// nodes, AOF flush sleeps) accept their arguments as Redis does and change
+// does not have (jemalloc, the reply buffer resizing, AOF flush sleeps)
+// accept their arguments as Redis does and change
 // nothing; README's differences list them.
 
 // debugState is what DEBUG sets; guarded by Server.mu.
@@ -23,7 +24,7 @@ type debugState struct {
 	pauseCron          bool  // DEBUG PAUSE-CRON 1: the cron does nothing
 	skipChecksum       bool  // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1
 	disableDenyScripts bool  // DEBUG SET-DISABLE-DENY-SCRIPTS 1
-	packedThreshold    int64 // DEBUG QUICKLIST-PACKED-THRESHOLD (not used: no plain nodes)
+	packedThreshold    int64 // DEBUG QUICKLIST-PACKED-THRESHOLD (0: 1 GB); lists take it as they change
 }
 
 // cmdDebugMore runs the subcommands of this file; false when sub is none
@@ -92,7 +93,9 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 		case e.Value().Encoding() != keyspace.EncodingQuicklist:
 			c.w.Error("ERR Not a quicklist encoded object.")
 		default:
-			s.log.Info().Msgf("DEBUG QUICKLIST %s:%s", args[2], s.debugQuicklist(e.Value()))
+			// quicklistRepr prints to stdout; Vigil writes it to the log.
+			full := n == 4 && atoi(args[3]) != 0
+			s.log.Info().Msgf("DEBUG QUICKLIST %s:\n%s", args[2], e.Value().(*keyspace.List).QuicklistRepr(full))
 			c.w.Simple("Quicklist structure printed on stdout")
 		}
 	case eqFold(sub, "structsize") && n == 2:
@@ -107,9 +110,8 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 			c.w.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return true
 		}
-		if sz == 0 {
-			sz = 1 << 30
-		}
+		// Redis's packed_threshold is the process's; here the server's
+		// (one server a process), set on each list a command changes.
 		s.dbg.packedThreshold = int64(sz)
 		c.w.OK()
 	case eqFold(sub, "set-skip-checksum-validation") && n == 3:
@@ -120,6 +122,15 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 		c.w.OK()
 	case eqFold(sub, "pause-cron") && n == 3:
 		s.dbg.pauseCron = atoi(args[2]) != 0
+		c.w.OK()
+	case eqFold(sub, "replicate") && n >= 3:
+		// replicationFeedSlaves(server.slaves, -1, argv+2): the arguments
+		// go to the replicas and the backlog as a command, not executed
+		// and not written to the AOF, with no SELECT before them; a
+		// replica feeds nothing.
+		if r := &s.repl; !r.applying && r.backlog != nil && r.link == nil {
+			s.replFeed(resp.AppendCommand(nil, args[2:]...))
+		}
 		c.w.OK()
 	case eqFold(sub, "aof-flush-sleep") && n == 3:
 		c.w.OK() // server.aof_flush_sleep: Vigil's AOF has no such test hook

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/resp"
 )
 
 // TestDebugPopulateNotPropagated: DEBUG POPULATE adds its keys without
@@ -116,5 +119,63 @@ func TestDebugChangeReplID(t *testing.T) {
 	}
 	if id2 := field("master_replid2"); id2 != strings.Repeat("0", 40) {
 		t.Fatalf("master_replid2 %s", id2)
+	}
+}
+
+// TestDebugReplicate: DEBUG REPLICATE answers OK without running its
+// arguments and sends them to the replicas as a command, with no SELECT
+// before them and none owed after (the next write of the same db follows
+// with no SELECT), as redis-server 7.0.15's replicationFeedSlaves(slaves,
+// -1, ...); nothing of it reaches the master's keyspace, and with no
+// replica and no backlog it is only OK.
+func TestDebugReplicate(t *testing.T) {
+	l := startLive(t, "--enable-debug-command", "yes", "--repl-diskless-sync", "no")
+	admin := l.dial(t)
+	if got := admin.do("DEBUG", "REPLICATE", "set", "nobody", "x"); got != "+OK" {
+		t.Fatalf("DEBUG REPLICATE without replicas: %s", got)
+	}
+	if got := admin.do("DEBUG", "REPLICATE"); got != "-ERR unknown subcommand or wrong number of arguments for 'REPLICATE'. Try DEBUG HELP." {
+		t.Fatalf("DEBUG REPLICATE without arguments: %s", got)
+	}
+	rep, got := psync(t, l, "?", -1)
+	if got != "+FULLRESYNC" {
+		t.Fatalf("PSYNC: %s", got)
+	}
+	for _, cmd := range [][]string{
+		{"SET", "k1", "v1"},
+		{"DEBUG", "REPLICATE", "set", "a", "b"},
+		{"DEBUG", "REPLICATE", "incr"},
+		{"SET", "k2", "v2"},
+		{"SELECT", "3"},
+		{"DEBUG", "REPLICATE", "ping", "x"},
+		{"SET", "k3", "v3"},
+	} {
+		if got := admin.do(cmd...); got != "+OK" {
+			t.Fatalf("%q: %s", cmd, got)
+		}
+	}
+	if got := admin.do("EXISTS", "a"); got != "(integer) 0" {
+		t.Fatalf("EXISTS a on the master: %s", got)
+	}
+	want := []string{"SELECT 0", "SET k1 v1", "set a b", "incr", "SET k2 v2", "ping x", "SELECT 3", "SET k3 v3"}
+	var stream []string
+	rep.r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for len(stream) < len(want) {
+		v, err := resp.ReadValue(rep.r.br, resp.DefaultReplyLimits)
+		if err != nil {
+			t.Fatalf("stream so far %q: %v", stream, err)
+		}
+		var words []string
+		for _, e := range v.Elems {
+			words = append(words, e.Str)
+		}
+		line := strings.Join(words, " ")
+		if line == "PING" || strings.HasPrefix(line, "REPLCONF GETACK") {
+			continue // the cron's
+		}
+		stream = append(stream, line)
+	}
+	if strings.Join(stream, "|") != strings.Join(want, "|") {
+		t.Fatalf("stream %q, want %q", stream, want)
 	}
 }

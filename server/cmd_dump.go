@@ -121,7 +121,9 @@ func cmdRestore(c *Client, args [][]byte) {
 			c.rewriteArgv(argv...)
 		}
 	}
-	setAccessMeta(e, idle, int(freq), s.nowMs)
+	if e != nil {
+		e.SetAccessMeta(s.policyIsLFU(), idle, int(freq), s.nowMs)
+	}
 	c.touch(key)
 	c.notify(configs.NotifyGeneric, "restore", key)
 	c.w.OK()

@@ -664,12 +664,7 @@ func cmdObjectIdleTime(c *Client, args [][]byte) {
 		c.w.Error(ErrLFUSelected)
 		return
 	}
-	// Redis's LRU clock ticks in whole seconds.
-	idle := c.srv.nowMs/1000 - e.LastAccess()/1000
-	if idle < 0 {
-		idle = 0
-	}
-	c.w.Int(idle)
+	c.w.Int(idleSecs(e, c.srv.nowMs))
 }
 
 func cmdObjectFreq(c *Client, args [][]byte) {

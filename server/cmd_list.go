@@ -76,6 +76,7 @@ var (
 func (c *Client) mutableList(key []byte, e *keyspace.Entry) *keyspace.List {
 	l := c.selectedDB().Mutable(key, e).(*keyspace.List)
 	l.SetFill(c.srv.ks.Encodings.ListMaxListpackSize)
+	l.SetPackedThreshold(c.srv.dbg.packedThreshold)
 	return l
 }
 
@@ -94,6 +95,7 @@ func (c *Client) listWalked(key []byte, e *keyspace.Entry, l *keyspace.List, i, 
 func (c *Client) newListKey(key []byte) (*keyspace.Entry, *keyspace.List) {
 	l := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
 	l.SetCompressDepth(c.srv.ks.Encodings.ListCompressDepth)
+	l.SetPackedThreshold(c.srv.dbg.packedThreshold)
 	e, v := c.selectedDB().SetNew(key, l, c.srv.nowMs)
 	c.notify(configs.NotifyNew, "new", key)
 	return e, v.(*keyspace.List)
@@ -550,13 +552,13 @@ func cmdLRem(c *Client, args [][]byte) {
 	if removed > 0 {
 		l = c.mutableList(key, e)
 		next := 0
-		l.Filter(func(i int, _ []byte) bool {
+		l.FilterFrom(func(i int, _ []byte) bool {
 			if next < len(drop) && drop[next] == i {
 				next++
 				return false
 			}
 			return true
-		})
+		}, toRemove < 0)
 		c.touch(key)
 		c.notify(configs.NotifyList, "lrem", key)
 		if l.Len() == 0 {

@@ -508,6 +508,7 @@ func (c *Client) sortGeneric(args [][]byte, readonly bool) {
 		}
 	default:
 		out := keyspace.NewList(c.srv.ks.Encodings.ListMaxListpackSize)
+		out.SetPackedThreshold(c.srv.dbg.packedThreshold)
 		for j := start; j <= end; j++ {
 			if len(ops) == 0 {
 				out.PushBack(append([]byte{}, vector[j].obj...))

@@ -742,8 +742,10 @@ func cmdXAutoClaim(c *Client, args [][]byte) {
 		more := len(args) - 1 - j
 		switch {
 		case eqFold(args[j], "count") && more > 0:
+			// LONG_MAX / max(sizeof(streamID), attempts_factor): the
+			// deleted IDs' array must not overflow.
 			v, ok := parseInt(args[j+1])
-			if !ok || v < 1 || v > math.MaxInt64/attemptsFactor {
+			if !ok || v < 1 || v > math.MaxInt64/max(16, attemptsFactor) {
 				c.w.Error("ERR COUNT must be > 0")
 				return
 			}

@@ -143,7 +143,8 @@ func TestListCompressDifferential(t *testing.T) {
 }
 
 // dumpNodes describes the nodes of a DUMP reply of a QUICKLIST_2 list:
-// each node's listpack bytes, and the LZF bytes of a compressed one.
+// each node's listpack bytes (a PLAIN node's element bytes, "plain:"
+// first), and the LZF bytes of a compressed one.
 func dumpNodes(reply string) string {
 	_, p, ok := strings.Cut(reply, "\r\n")
 	if !ok || len(p) < 2 || p[0] != 18 {
@@ -174,7 +175,10 @@ func dumpNodes(reply string) string {
 	var out []string
 	n, _ := readLen()
 	for i := 0; i < n; i++ {
-		readLen() // container
+		plain := ""
+		if c, _ := readLen(); c == 1 { // QUICKLIST_NODE_CONTAINER_PLAIN
+			plain = "plain:"
+		}
 		l, ok := readLen()
 		if !ok {
 			break
@@ -182,11 +186,11 @@ func dumpNodes(reply string) string {
 		if l < 0 {
 			cl, _ := readLen()
 			ul, _ := readLen()
-			out = append(out, strconv.Itoa(ul)+"/lzf"+strconv.Itoa(cl))
+			out = append(out, plain+strconv.Itoa(ul)+"/lzf"+strconv.Itoa(cl))
 			b = b[cl:]
 			continue
 		}
-		out = append(out, strconv.Itoa(l))
+		out = append(out, plain+strconv.Itoa(l))
 		b = b[l:]
 	}
 	return strings.Join(out, " ")

@@ -167,6 +167,8 @@ func (s *Server) encodeOptionsWith(aofBase bool, fns []string) rdb.EncodeOptions
 		LRU:       s.policyIsLRU(),
 		LFU:       s.policyIsLFU(),
 		Now:       s.clock.Now().UnixMilli(),
+		// FREQ decays as of the save (LFUDecrAndReturn).
+		LFUDecayTime: s.ks.LFU.DecayTime,
 	})
 }
 
@@ -686,7 +688,9 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 			db.Delete(rec.Key)
 			e, _ = db.LoadAdd(rec.Key, rec.Value, rec.ExpireAt, now)
 		}
-		setAccessMeta(e, rec.Idle, rec.Freq, now)
+		if e != nil {
+			e.SetAccessMeta(s.policyIsLFU(), rec.Idle, rec.Freq, now)
+		}
 		loaded++
 		return nil
 	})
@@ -708,18 +712,13 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 	return loaded, expired, nil
 }
 
-// setAccessMeta is objectSetLRUOrLFU for a loaded or restored key: IDLE
-// seconds set the access time back, FREQ the LFU counter.
-func setAccessMeta(e *keyspace.Entry, idle int64, freq int, now int64) {
-	if e == nil {
-		return
+// idleSecs is OBJECT IDLETIME's and DEBUG OBJECT's idle time of e at now
+// (unix ms): estimateObjectIdleTime in seconds of Redis's LRU clock.
+func idleSecs(e *keyspace.Entry, now int64) int64 {
+	if e.LRUFieldIsLFU() {
+		return e.IdleMs(now) / 1000
 	}
-	if idle >= 0 {
-		e.SetLastAccess(now - idle*1000)
-	}
-	if freq >= 0 {
-		e.Freq = uint8(freq)
-	}
+	return max(0, now/1000-e.LastAccess()/1000) // the clock ticks in whole seconds
 }
 
 // --- INFO persistence --------------------------------------------------------

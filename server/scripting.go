@@ -316,6 +316,22 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	return v, ""
 }
 
+// ACLCheckCmd is redis.acl_check_cmd (vlua.Host): lookupCommand of argv
+// (the subcommand of a container called with one; no arity check), then
+// ACLCheckAllUserCommandPerm for the script's user.
+func (h *luaHost) ACLCheckCmd(args [][]byte) (allowed, known bool) {
+	s := h.s
+	cmd := s.lookup(args[0])
+	if cmd != nil && cmd.IsContainer() && len(args) > 1 {
+		cmd = cmd.Sub(args[1])
+	}
+	if cmd == nil {
+		return false, false
+	}
+	res, _ := s.aclCheck(h.fake, cmd, args)
+	return res == acl.OK, true
+}
+
 // CountError counts an error the engine gives redis.call (vlua.Host).
 func (h *luaHost) CountError(msg string) {
 	if b := h.busy; b != nil {

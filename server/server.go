@@ -248,6 +248,15 @@ func (s *Server) Addrs() []net.Addr {
 // leading "-" makes an address optional).
 func (s *Server) Listen() error {
 	s.mu.Lock()
+	// initServer's adjustOpenFilesLimit: maxclients within the open
+	// files limit, raised where the system allows.
+	n, err := s.adjustOpenFilesLimit(s.cfg.MaxClients)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.cfg.MaxClients = n
+	s.maxClients.Store(int64(n))
 	cfg := *s.cfg
 	cfg.Bind = append([]string(nil), s.cfg.Bind...)
 	s.mu.Unlock()

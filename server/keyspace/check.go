@@ -129,6 +129,17 @@ func checkList(l *List) error {
 	if len(l.nodes) > 0 && entries != l.n {
 		return fmt.Errorf("quicklist nodes count %d entries, the list holds %d", entries, l.n)
 	}
+	// A PLAIN node holds one element, its size the element's.
+	i := 0
+	for k, nd := range l.nodes {
+		if nd.plain && (nd.count != 1 || nd.sz != len(l.Index(i))) {
+			return fmt.Errorf("PLAIN node %d: %d entries of %d bytes, element %d of %d bytes", k, nd.count, nd.sz, i, len(l.Index(i)))
+		}
+		if nd.dont {
+			return fmt.Errorf("node %d left dont_compress", k)
+		}
+		i += nd.count
+	}
 	return nil
 }
 

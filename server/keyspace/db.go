@@ -55,6 +55,12 @@ type Entry struct {
 	//     an iteration standing on it skips it).
 	//   - expireFlag: the key has an expire time in the database's
 	//     expires index (set and cleared with the index entry).
+	//   - lfuFlag: lastAccess and Freq were last written under an LFU
+	//     maxmemory-policy. Redis keeps one 24-bit field, robj.lru, that
+	//     holds the LRU clock or, under LFU, the minutes and the counter:
+	//     read under the other policy (after CONFIG SET maxmemory-policy)
+	//     it gives what Redis's reading of the other format gives (see
+	//     LRUField).
 	flags uint8
 	// vt is the type of *vp (vt* constants).
 	vt uint8
@@ -66,6 +72,7 @@ const (
 	argvExecFlag
 	removedFlag
 	expireFlag
+	lfuFlag
 )
 
 // The value types of Entry.vt. vtBoxed is any other Value, vp then points
@@ -151,6 +158,52 @@ func (e *Entry) LastAccess() int64 { return int64(e.lastAccess) * 1000 }
 // SetLastAccess sets the last access time to ms (unix milliseconds; it is
 // kept in seconds, clamped to 0 .. 2^32-1 s).
 func (e *Entry) SetLastAccess(ms int64) { e.lastAccess = accessSecs(ms) }
+
+// SetAccessMeta is objectSetLRUOrLFU for a restored or loaded key at now
+// (unix ms): under LFU (lfu) a FREQ (>= 0) sets the counter, its
+// decrement time now; otherwise an IDLE in seconds (>= 0) sets the
+// access time back. The one that does not apply to the policy is ignored.
+func (e *Entry) SetAccessMeta(lfu bool, idle int64, freq int, now int64) {
+	switch {
+	case lfu && freq >= 0:
+		e.Freq = uint8(min(freq, 255))
+		e.lastAccess = accessSecs(now)
+		e.flags |= lfuFlag
+	case !lfu && idle >= 0:
+		e.lastAccess = accessSecs(now - idle*1000)
+		e.flags &^= lfuFlag
+	}
+}
+
+// LRUField is the key's robj.lru as Redis would hold it: under LRU the
+// LRU clock of the last access (seconds, 24 bits), under LFU the minutes
+// of the last decrement (16 bits) and the counter (8 bits).
+func (e *Entry) LRUField() uint32 {
+	if e.flags&lfuFlag != 0 {
+		return (e.lastAccess/60&0xffff)<<8 | uint32(e.Freq)
+	}
+	return e.lastAccess & lruClockMax
+}
+
+// LRUFieldIsLFU reports whether LRUField holds LFU data.
+func (e *Entry) LRUFieldIsLFU() bool { return e.flags&lfuFlag != 0 }
+
+// lruClockMax is LRU_CLOCK_MAX.
+const lruClockMax = 1<<24 - 1
+
+// IdleMs is estimateObjectIdleTime at now (unix ms): the milliseconds
+// since the last access under LRU; for a key last written under LFU,
+// Redis's reading of its LFU field as an LRU clock.
+func (e *Entry) IdleMs(now int64) int64 {
+	if e.flags&lfuFlag == 0 {
+		return max(0, now-e.LastAccess())
+	}
+	clock, lru := uint32(now/1000)&lruClockMax, e.LRUField()
+	if clock >= lru {
+		return int64(clock-lru) * 1000
+	}
+	return int64(clock+(lruClockMax-lru)) * 1000
+}
 
 // accessSecs is ms as Entry.lastAccess stores it.
 func accessSecs(ms int64) uint32 {
@@ -283,6 +336,9 @@ func (db *DB) find(h uint64, key []byte, now int64) *dictEntry {
 func (db *DB) touch(e *Entry, now int64) {
 	if l := &db.ks.LFU; l.Enabled {
 		e.Freq = LFULogIncr(e.LFUDecay(now, l.DecayTime), l.LogFactor, db.ks.lfuRand())
+		e.flags |= lfuFlag
+	} else {
+		e.flags &^= lfuFlag
 	}
 	e.lastAccess = accessSecs(now)
 }
@@ -468,6 +524,9 @@ func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
 		panic("keyspace: a DB not made by NewDB or New")
 	}
 	n.ent = Entry{lastAccess: accessSecs(now), Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
+	if db.ks.LFU.Enabled { // createObject's lru
+		n.ent.flags |= lfuFlag
+	}
 	n.ent.setVal(val)
 	db.dict.insert(h, &n.dictEntry)
 	db.markDirty(&n.dictEntry)
@@ -484,8 +543,9 @@ func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL
 	if e.flags&expireFlag != 0 && (!keepTTL || (db.expired(h, de, e, now) && !db.ks.Replica)) {
 		db.persist(h, de)
 	}
-	if !db.ks.LFU.Enabled {
+	if !db.ks.LFU.Enabled { // dbOverwrite keeps the old lru under LFU
 		e.lastAccess = accessSecs(now)
+		e.flags &^= lfuFlag
 	}
 	db.markDirty(de)
 	return e

@@ -202,10 +202,7 @@ func (ev *Evictor) score(e *Entry, at, now int64) uint64 {
 	switch ev.Policy {
 	case VolatileLRU, AllKeysLRU:
 		// estimateObjectIdleTime (with a millisecond clock).
-		if la := e.LastAccess(); now > la {
-			return uint64(now - la)
-		}
-		return 0
+		return uint64(e.IdleMs(now))
 	case VolatileLFU, AllKeysLFU:
 		return 255 - uint64(e.LFUDecay(now, ev.DecayTime))
 	case VolatileTTL:

@@ -177,6 +177,7 @@ func TestVictimExactWhenSamplingEverything(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.policy.String(), func(t *testing.T) {
 			ks := New(1)
+			ks.LFU.Enabled = tc.policy.LFU() // the keys made under the policy
 			db := ks.DBs[0]
 			keysWith(db, 5, func(i int, k []byte, e *Entry) { tc.set(i, k, e, db) })
 			ev := &Evictor{Policy: tc.policy, Samples: 16}
@@ -196,6 +197,7 @@ func TestVictimExactWhenSamplingEverything(t *testing.T) {
 func TestVictimLFUDecay(t *testing.T) {
 	// A high counter not touched for long decays below a fresh low one.
 	ks := New(1)
+	ks.LFU.Enabled = true // the keys made under LFU
 	db := ks.DBs[0]
 	old := db.Set(b("old"), sv("v"), 0)
 	old.Freq = 20

@@ -29,7 +29,24 @@ func LFULogIncr(counter uint8, logFactor int, rng *rand.Rand) uint8 {
 //
 // Redis keeps the decrement time in 16 bits of minutes, which wraps after
 // about 45 days; this uses the full LastAccess.
+//
+// For a key last written under LRU it is Redis's reading of the LRU clock
+// as LFU data: the low 8 bits the counter, the high 16 the minutes.
 func (e *Entry) LFUDecay(now int64, decayTime int) uint8 {
+	if e.flags&lfuFlag == 0 {
+		lru := e.LRUField()
+		ldt, counter := int64(lru>>8), int64(lru&255)
+		if decayTime <= 0 {
+			return uint8(counter)
+		}
+		// LFUTimeElapsed on 16 bits of minutes.
+		mins := now / 60000 & 0xffff
+		elapsed := mins - ldt
+		if mins < ldt {
+			elapsed = 65535 - ldt + mins
+		}
+		return uint8(max(0, counter-elapsed/int64(decayTime)))
+	}
 	if decayTime <= 0 {
 		return e.Freq
 	}

@@ -36,10 +36,11 @@ type List struct {
 	sbp      *byte // small: the one chunk's buffer (sbuf), its entries sbuf()[slo:shi]
 	n        int   // number of elements
 	slo, shi int32
-	ssz      int32 // small: the listpack bytes of its one quicklist node
-	fill     int32 // list-max-listpack-size (quicklist fill)
-	depth    int32 // list-compress-depth the list was created with (list_compress.go)
-	scap     int32 // small: the buffer's length (its whole capacity)
+	ssz      int32  // small: the listpack bytes of its one quicklist node
+	fill     int16  // list-max-listpack-size (quicklist fill, clamped to -5..32767 as quicklistSetFill)
+	depth    uint16 // list-compress-depth the list was created with (list_compress.go)
+	thr      uint32 // DEBUG QUICKLIST-PACKED-THRESHOLD (packed_threshold); 0: 1 GB
+	scap     int32  // small: the buffer's length (its whole capacity)
 }
 
 // sbuf is a small list's buffer (a pointer and a length rather than a
@@ -78,6 +79,12 @@ type listBody struct {
 	nodes []qlNode
 	nbuf  []qlNode // nodes' array: nodes is nbuf[nh:nh+len(nodes)]
 	nh    int      // free slots before nodes, for O(1) pushes at the head
+
+	// While a node split for a PLAIN node is not in nodes yet (quicklist.c
+	// inserts the PLAIN node, compresses, then inserts the split half),
+	// ghostN of the list's elements, before node ghostAt, belong to it
+	// (nodeStart).
+	ghostAt, ghostN int
 }
 
 // nodePushFront adds a node at the head, amortized O(1) (pushFront).
@@ -117,23 +124,68 @@ func pushBack[T any](s, buf *[]T, h *int, x T) {
 // qlNode is one quicklist node: its entries and listpack size in bytes,
 // and, under list-compress-depth, its LZF-compressed bytes when Redis
 // holds it compressed (> 0; 0: raw; lzfNo: raw and incompressible as it
-// is, see list_compress.go).
+// is, see list_compress.go). A PLAIN node (plain: QUICKLIST_NODE_CONTAINER_PLAIN)
+// holds one element as it is, no listpack: sz is the element's length.
+// dont is the node's dont_compress while LSET replaces an element of it.
 type qlNode struct {
 	count int
 	sz    int
 	lzf   int
+	plain bool
+	dont  bool
+}
+
+// DefaultPackedThreshold is quicklist.c's packed_threshold by default.
+const DefaultPackedThreshold = 1 << 30
+
+// SetPackedThreshold sets quicklist.c's packed_threshold (DEBUG
+// QUICKLIST-PACKED-THRESHOLD, already checked to be below 4 GB; 0: 1 GB)
+// for the list's next changes: an element of at least that many bytes
+// goes to a PLAIN node of its own (isLargeElement). Redis has one setting
+// for the process; the server sets its own on each list it changes, as
+// it does the fill (SetFill).
+func (l *List) SetPackedThreshold(sz int64) {
+	if sz <= 0 || sz == DefaultPackedThreshold || sz >= 1<<32 {
+		l.thr = 0
+		return
+	}
+	l.thr = uint32(sz)
+}
+
+// isLarge is isLargeElement: an element of n bytes goes to a PLAIN node.
+func (l *List) isLarge(n int) bool {
+	t := uint64(l.thr)
+	if t == 0 {
+		t = DefaultPackedThreshold
+	}
+	return uint64(n) >= t
+}
+
+// clampFill is quicklistSetFill's range.
+func clampFill(fill int) int16 { return int16(min(max(fill, -5), 1<<15-1)) }
+
+// plainNode is a new PLAIN node for b (__quicklistCreatePlainNode).
+func plainNode(b []byte) qlNode { return qlNode{count: 1, sz: len(b), plain: true} }
+
+// allowIn is _quicklistNodeAllowInsert of node k for an element of n
+// bytes: never into a PLAIN node nor for a large element.
+func (l *List) allowIn(k, n int) bool {
+	if k < 0 || k >= len(l.nodes) || l.nodes[k].plain || l.isLarge(n) {
+		return false
+	}
+	return allowInsert(l.nodes[k].sz, l.nodes[k].count, int(l.fill), n)
 }
 
 // NewList returns an empty list whose nodes are sized by fill
 // (list-max-listpack-size), as quicklistCreate + quicklistSetOptions.
-func NewList(fill int) *List { return &List{fill: int32(fill)} }
+func NewList(fill int) *List { return &List{fill: clampFill(fill)} }
 
 // Len is the number of elements (LLEN).
 func (l *List) Len() int { return l.n }
 
 // SetFill sets list-max-listpack-size for the size estimate (Redis reads
 // the server's current setting on each insertion).
-func (l *List) SetFill(fill int) { l.fill = int32(fill) }
+func (l *List) SetFill(fill int) { l.fill = clampFill(fill) }
 
 // Index returns element i (0 <= i < Len): a view into the list, valid
 // until its next change; do not modify it. O(1) after Index(i-1) or
@@ -185,17 +237,113 @@ func (l *List) Range(start, end int, fn func(b []byte) bool) {
 	}
 }
 
-// Set replaces element i with a copy of b.
+// Set replaces element i with a copy of b, with the node changes of
+// quicklistReplaceEntry: in place, unless the node is PLAIN or b is large
+// (isLargeElement), when b is inserted after the element (_quicklistInsert)
+// and the old element deleted.
 func (l *List) Set(i int, b []byte) {
 	l.grow()
-	k, _ := l.nodeOf(i)
-	if k >= 0 {
+	k, off := l.nodeOf(i)
+	if k < 0 {
+		l.dataSet(i, b)
+		return
+	}
+	nd := l.nodes[k]
+	large := l.isLarge(len(b))
+	switch {
+	case !nd.plain && !large: // lpReplace
 		l.nodes[k].sz += lpEntrySizeB(b) - lpEntrySizeB(l.Index(i))
-	}
-	l.dataSet(i, b)
-	if k >= 0 {
+		l.dataSet(i, b)
 		l.qlTouched(k, l.qlEdited(k))
+	case nd.plain && large: // the node's element replaced
+		l.nodes[k].sz = len(b)
+		l.dataSet(i, b)
+		l.qlTouched(k, l.qlEdited(k))
+	case nd.plain:
+		// quicklistInsertAfter the PLAIN node (full, at its tail): into
+		// the next node when it has room, else a new node after it; then
+		// __quicklistDelNode of the PLAIN node.
+		// (The data follows each step: compression reads the nodes.)
+		was := l.qlEdited(k)
+		e := lpEntrySizeB(b)
+		if l.allowIn(k+1, len(b)) {
+			l.nodes[k+1].count++
+			l.nodes[k+1].sz += e
+			wasNext := l.qlEdited(k + 1)
+			l.dataInsertAt(i+1, b)
+			l.qlRecompressOnly(k+1, wasNext)
+			l.qlRecompressOnly(k, was)
+		} else {
+			l.nodeInsertAt(k+1, qlNode{count: 1, sz: lpHdrSize + 1 + e})
+			l.dataInsertAt(i+1, b)
+			l.qlTouched(k, was)
+			l.qlCompress(k + 1)
+		}
+		l.dataDelete(i)
+		l.nodeDrop(k)
+	default:
+		// A large element into a packed node: dont_compress on the node,
+		// quicklistInsertAfter (a PLAIN node after the node, splitting it
+		// after the element unless the element is its last), then the
+		// old element, now the node's last, deleted (the node with it
+		// when it was alone).
+		old := lpEntrySizeB(l.Index(i))
+		l.nodes[k].dont = true
+		was := l.qlEdited(k)
+		if off == nd.count-1 {
+			l.nodeInsertAt(k+1, plainNode(b))
+			l.dataInsertAt(i+1, b)
+			l.qlTouched(k, was)
+			l.qlCompress(k + 1)
+		} else {
+			left, right := l.splitSizes(k, i-off, off+1)
+			left.dont = true
+			l.nodes[k] = left
+			l.nodeInsertAt(k+1, plainNode(b))
+			l.dataInsertAt(i+1, b)
+			l.ghostAt, l.ghostN = k+2, right.count
+			l.qlTouched(k, was)
+			l.qlCompress(k + 1)
+			l.ghostN = 0
+			l.nodeInsertAt(k+2, right)
+			l.qlCompress(k + 1)
+			l.qlCompress(k + 2)
+		}
+		l.dataDelete(i)
+		l.nodes[k].dont = false
+		if l.nodes[k].count == 1 {
+			l.nodeDrop(k)
+		} else {
+			l.nodes[k].count--
+			l.nodes[k].sz -= old
+			l.qlTouched(k, was)
+			l.qlCompress(k + 1)
+		}
 	}
+}
+
+// splitSizes is _quicklistSplitNode's two halves of packed node k, whose
+// first element is element start: the first cut elements and the rest.
+func (l *List) splitSizes(k, start, cut int) (left, right qlNode) {
+	nd := l.nodes[k]
+	left = qlNode{count: cut, sz: lpHdrSize + 1}
+	for j := 0; j < cut; j++ {
+		left.sz += lpEntrySizeB(l.Index(start + j))
+	}
+	right = qlNode{count: nd.count - cut, sz: nd.sz - (left.sz - lpHdrSize - 1)}
+	return left, right
+}
+
+// nodeDrop removes node k (__quicklistDelNode).
+func (l *List) nodeDrop(k int) {
+	if k == 0 { // O(1) at the head too
+		l.nodes[0] = qlNode{}
+		l.nodes = l.nodes[1:]
+		l.nh++
+	} else {
+		l.nodes = slices.Delete(l.nodes, k, k+1)
+	}
+	l.qlCompress(-1)
 }
 
 // PushFront adds a copy of b at the head.
@@ -207,13 +355,17 @@ func (l *List) PushFront(b []byte) {
 		l.grow()
 	}
 	l.dataPushFront(b)
-	if len(l.nodes) > 0 && allowInsert(l.nodes[0].sz, l.nodes[0].count, int(l.fill), len(b)) {
+	switch {
+	case l.isLarge(len(b)): // __quicklistInsertPlainNode before the head
+		l.nodePushFront(plainNode(b))
+	case l.allowIn(0, len(b)):
 		l.nodes[0].count++
 		l.nodes[0].sz += lpEntrySizeB(b)
 		l.nodes[0].lzf = 0
 		return
+	default:
+		l.nodePushFront(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
 	}
-	l.nodePushFront(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
 	if int(l.depth) != 0 { // __quicklistInsertNode: the old head, then the new one
 		l.qlCompress(1)
 		l.qlCompress(0)
@@ -229,13 +381,17 @@ func (l *List) PushBack(b []byte) {
 		l.grow()
 	}
 	l.dataPushBack(b)
-	if k := len(l.nodes) - 1; k >= 0 && allowInsert(l.nodes[k].sz, l.nodes[k].count, int(l.fill), len(b)) {
+	switch k := len(l.nodes) - 1; {
+	case l.isLarge(len(b)): // __quicklistInsertPlainNode after the tail
+		l.nodePushBack(plainNode(b))
+	case l.allowIn(k, len(b)):
 		l.nodes[k].count++
 		l.nodes[k].sz += lpEntrySizeB(b)
 		l.nodes[k].lzf = 0
 		return
+	default:
+		l.nodePushBack(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
 	}
-	l.nodePushBack(qlNode{count: 1, sz: lpHdrSize + 1 + lpEntrySizeB(b)})
 	if int(l.depth) != 0 {
 		l.qlCompress(len(l.nodes) - 2)
 		l.qlCompress(len(l.nodes) - 1)
@@ -296,14 +452,7 @@ func (l *List) nodeRemove(k int, b []byte) {
 	nd.sz -= lpEntrySizeB(b)
 	was := l.qlEdited(k)
 	if nd.count <= 0 {
-		if k == 0 { // O(1) at the head too
-			l.nodes[0] = qlNode{}
-			l.nodes = l.nodes[1:]
-			l.nh++
-		} else {
-			l.nodes = slices.Delete(l.nodes, k, k+1)
-		}
-		l.qlCompress(-1) // __quicklistDelNode
+		l.nodeDrop(k)
 	} else if k != 0 && k != len(l.nodes)-1 {
 		l.qlTouched(k, was)
 	}
@@ -331,7 +480,7 @@ func (l *List) Insert(pivot int, after bool, b []byte) {
 	}
 	post := l.nodeInsert(pivot, after, b)
 	l.dataInsert(i, b)
-	if post != nil && int(l.depth) != 0 {
+	if post != nil { // (a split for a PLAIN node adds its second half here)
 		post()
 	}
 }
@@ -375,12 +524,13 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) (post func()) {
 	}
 	nd := l.nodes[k]
 	e := lpEntrySizeB(b)
-	allow := func(j int) bool {
-		return j >= 0 && j < len(l.nodes) && allowInsert(l.nodes[j].sz, l.nodes[j].count, int(l.fill), len(b))
-	}
+	allow := func(j int) bool { return l.allowIn(j, len(b)) }
 	full := !allow(k)
 	atTail := after && off == nd.count-1
 	atHead := !after && off == 0
+	if l.isLarge(len(b)) {
+		return l.nodeInsertLarge(k, off, after, atTail || atHead, b)
+	}
 	switch {
 	// (The node that takes the element is compressed again only when it
 	// was compressed: quicklistRecompressOnly.)
@@ -415,16 +565,11 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) (post func()) {
 		// Split: with after, the node keeps entries 0..off and the new
 		// node (after it) gets the rest with b first; without, the node
 		// keeps off.. and the new node (before it) gets 0..off-1 and b.
-		start := pivot - off
 		cut := off
 		if after {
 			cut = off + 1
 		}
-		left := qlNode{count: cut, sz: lpHdrSize + 1}
-		for j := 0; j < cut; j++ {
-			left.sz += lpEntrySizeB(l.Index(start + j))
-		}
-		right := qlNode{count: nd.count - cut, sz: nd.sz - (left.sz - lpHdrSize - 1)}
+		left, right := l.splitSizes(k, pivot-off, cut)
 		center := k
 		if after {
 			right.count++
@@ -453,9 +598,68 @@ func (l *List) nodeInsert(pivot int, after bool, b []byte) (post func()) {
 	}
 }
 
-// canMerge is _quicklistNodeAllowMerge of nodes a and b.
+// nodeInsertLarge is _quicklistInsert of a large element b (a PLAIN node)
+// next to element off of node k: beside the node when the node is PLAIN
+// or the element is at the node's edge on that side, else between the two
+// halves of the node split there (no merge). The iterator is not reset on
+// this path: releasing it compresses the pivot's node once more.
+func (l *List) nodeInsertLarge(k, off int, after, edge bool, b []byte) (post func()) {
+	if l.nodes[k].plain || edge {
+		at, node := k, k+1 // the new node's index, and the pivot's after
+		if after {
+			at, node = k+1, k
+		}
+		l.nodeInsertAt(at, plainNode(b))
+		return func() { // __quicklistInsertNode, then the iterator's release
+			l.qlCompress(node)
+			l.qlCompress(at)
+			l.qlCompress(node)
+		}
+	}
+	// _quicklistSplitNode: with after, the node keeps 0..off and the new
+	// node (after the PLAIN one) the rest; without, the new node (before
+	// the PLAIN one) takes 0..off-1.
+	cut := off
+	if after {
+		cut = off + 1
+	}
+	start := l.nodeStart(k)
+	left, right := l.splitSizes(k, start, cut)
+	was := l.qlEdited(k)
+	// The PLAIN node goes in now; the split-off half (a ghost until then)
+	// after the first compressions, which see the list without it.
+	if after {
+		l.nodes[k] = left
+		l.nodeInsertAt(k+1, plainNode(b))
+		l.ghostAt, l.ghostN = k+2, right.count
+		return func() {
+			l.qlTouched(k, was) // __quicklistInsertNode(node, plain)
+			l.qlCompress(k + 1)
+			l.ghostN = 0
+			l.nodeInsertAt(k+2, right)
+			l.qlCompress(k + 1) // __quicklistInsertNode(plain, new node)
+			l.qlCompress(k + 2)
+			l.qlCompress(k) // the iterator's release
+		}
+	}
+	l.nodes[k] = right
+	l.nodeInsertAt(k, plainNode(b))
+	l.ghostAt, l.ghostN = k, left.count
+	return func() {
+		l.qlTouched(k+1, was)
+		l.qlCompress(k)
+		l.ghostN = 0
+		l.nodeInsertAt(k, left)
+		l.qlCompress(k + 1)
+		l.qlCompress(k)
+		l.qlCompress(k + 2)
+	}
+}
+
+// canMerge is _quicklistNodeAllowMerge of nodes a and b: never a PLAIN
+// node.
 func (l *List) canMerge(a, b int) bool {
-	if a < 0 || b < 0 || a >= len(l.nodes) || b >= len(l.nodes) {
+	if a < 0 || b < 0 || a >= len(l.nodes) || b >= len(l.nodes) || l.nodes[a].plain || l.nodes[b].plain {
 		return false
 	}
 	// 7.0.15 estimates the merged size as a->sz + b->sz - 11 (the
@@ -495,7 +699,13 @@ func (l *List) mergeAround(c int) {
 // Filter keeps, in order, the elements for which keep returns true; keep
 // sees every element once, head to tail (b a view, valid during the call).
 // O(n): the kept elements are packed into new chunks.
-func (l *List) Filter(keep func(i int, b []byte) bool) {
+func (l *List) Filter(keep func(i int, b []byte) bool) { l.FilterFrom(keep, false) }
+
+// FilterFrom is Filter for LREM, whose iterator goes from the tail when
+// fromTail (a negative count): the nodes it empties are deleted in that
+// order (__quicklistDelNode, each compressing around the list's ends as
+// it is then).
+func (l *List) FilterFrom(keep func(i int, b []byte) bool, fromTail bool) {
 	l.grow()
 	defer l.shrink()
 	k, left := 0, 0 // node of element r, and its elements after r
@@ -524,13 +734,34 @@ func (l *List) Filter(keep func(i int, b []byte) bool) {
 			r++
 		}
 	}
-	l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
 	l.ch, l.cbuf, l.c0, l.base, l.n = nl.ch, nl.cbuf, nl.c0, nl.base, nl.n
 	l.changed()
 	l.zFix(0, len(l.ch)-1)
-	// LREM's iterator decompresses the nodes it walks and compresses
-	// each again as it leaves it (quicklistNext's quicklistCompress), and
-	// every node it empties is deleted with __quicklistCompress(NULL).
+	if int(l.depth) == 0 {
+		l.nodes = slices.DeleteFunc(l.nodes, func(nd qlNode) bool { return nd.count <= 0 })
+		return
+	}
+	// Every node LREM's iterator empties is deleted with
+	// __quicklistCompress(NULL), which decompresses the nodes that come
+	// within depth of an end as the list shrinks (the emptied nodes
+	// still to go hold no elements here: the data is already final).
+	if fromTail {
+		for k := len(l.nodes) - 1; k >= 0; k-- {
+			if l.nodes[k].count <= 0 {
+				l.nodeDrop(k)
+			}
+		}
+	} else {
+		for k := 0; k < len(l.nodes); {
+			if l.nodes[k].count <= 0 {
+				l.nodeDrop(k)
+				continue
+			}
+			k++
+		}
+	}
+	// It decompresses the nodes it walks and compresses each again as
+	// it leaves it (quicklistNext's quicklistCompress).
 	l.qlCompressAll()
 }
 
@@ -560,7 +791,7 @@ func (l *List) Dup() Value {
 	if l.listBody == nil {
 		return l.smallDup()
 	}
-	c := &List{fill: l.fill, depth: l.depth, n: l.n, listBody: &listBody{base: l.base, nodes: slices.Clone(l.nodes)}}
+	c := &List{fill: l.fill, depth: l.depth, thr: l.thr, n: l.n, listBody: &listBody{base: l.base, nodes: slices.Clone(l.nodes)}}
 	c.nbuf = c.nodes[:cap(c.nodes)]
 	if len(l.ch) > 0 {
 		c.ch = make([]lchunk, len(l.ch))
@@ -630,7 +861,7 @@ func (l *List) Size(samples int) uint64 {
 // SIZE_SAFETY_LIMIT with count+1 entries at most fill
 // (_quicklistNodeExceedsLimit, quicklistNodeLimit).
 func allowInsert(sz, count, fill, n int) bool {
-	l := List{fill: int32(fill)}
+	l := List{fill: clampFill(fill)}
 	return !l.exceeds(sz+n+8, count+1)
 }
 

@@ -43,7 +43,7 @@ const (
 // SetCompressDepth sets list-compress-depth for a list being created
 // (quicklistSetOptions; clamped to 0..65535 as quicklistSetCompressDepth).
 func (l *List) SetCompressDepth(d int) {
-	l.depth = int32(min(max(d, 0), compressMax))
+	l.depth = uint16(min(max(d, 0), compressMax))
 	if l.listBody == nil { // one node: never compressed
 		return
 	}
@@ -70,6 +70,16 @@ func (l *List) NodeCompressed(k int) (int, bool) {
 // nodeStart is the index of node k's first element, summed from the
 // nearer end of the list.
 func (l *List) nodeStart(k int) int {
+	if l.ghostN > 0 { // from the head, with the ghost's elements
+		s := 0
+		for _, nd := range l.nodes[:k] {
+			s += nd.count
+		}
+		if l.ghostAt <= k {
+			s += l.ghostN
+		}
+		return s
+	}
 	if k <= len(l.nodes)/2 {
 		s := 0
 		for _, nd := range l.nodes[:k] {
@@ -111,7 +121,7 @@ var lzfScratch = sync.Pool{New: func() any { return new([2][]byte) }}
 // __quicklistCompressNode succeeds.
 func (l *List) qlCompressNode(k int) {
 	nd := &l.nodes[k]
-	if nd.lzf != 0 {
+	if nd.lzf != 0 || nd.dont { // dont_compress: LSET is at work on it
 		return
 	}
 	if nd.sz < minCompressBytes {
@@ -120,7 +130,12 @@ func (l *List) qlCompressNode(k int) {
 	}
 	s := lzfScratch.Get().(*[2][]byte)
 	defer lzfScratch.Put(s)
-	lp := l.AppendNodeListpack(s[0][:0], k)
+	var lp []byte
+	if nd.plain { // the element itself
+		lp = append(s[0][:0], l.Index(l.nodeStart(k))...)
+	} else {
+		lp = l.AppendNodeListpack(s[0][:0], k)
+	}
 	if cap(s[1]) < len(lp) {
 		s[1] = make([]byte, len(lp))
 	}

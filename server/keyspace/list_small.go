@@ -48,7 +48,7 @@ func (l *List) shrink() {
 		l.listBody = nil
 		l.setSB(nil)
 		l.slo, l.shi, l.ssz = 0, 0, 0
-	case len(l.ch) == 1 && len(l.nodes) == 1 && l.ch[0].z != zPacked && l.ch[0].used() <= smallMax:
+	case len(l.ch) == 1 && len(l.nodes) == 1 && !l.nodes[0].plain && l.ch[0].z != zPacked && l.ch[0].used() <= smallMax:
 		c := &l.ch[0]
 		b := slices.Grow([]byte(nil), c.used())
 		b = b[:cap(b)]
@@ -71,6 +71,9 @@ func (l *List) smallFits(elems [][]byte) bool {
 // reports false when the list would outgrow its small form (with force,
 // as an RDB node loads: whatever the node limits).
 func (l *List) smallPush(b []byte, front, force bool) bool {
+	if !force && l.isLarge(len(b)) { // a PLAIN node of its own
+		return false
+	}
 	e := lpEntrySizeB(b)
 	if !force && l.n > 0 && !allowInsert(int(l.ssz), l.n, int(l.fill), len(b)) {
 		return false
@@ -142,7 +145,7 @@ func (l *List) smallIndex(i int) []byte {
 
 // smallDup is Dup of a small list.
 func (l *List) smallDup() *List {
-	c := &List{n: l.n, ssz: l.ssz, fill: l.fill, depth: l.depth}
+	c := &List{n: l.n, ssz: l.ssz, fill: l.fill, depth: l.depth, thr: l.thr}
 	if l.n > 0 {
 		used := int(l.shi - l.slo)
 		b := slices.Grow([]byte(nil), used)

@@ -520,6 +520,43 @@ func (l *List) dataInsert(i int, v []byte) {
 	l.changed()
 }
 
+// dataInsertAt stores v's bytes as element i (0 <= i <= n).
+func (l *List) dataInsertAt(i int, v []byte) {
+	switch i {
+	case 0:
+		l.dataPushFront(v)
+	case l.n:
+		l.dataPushBack(v)
+	default:
+		l.dataInsert(i, v)
+	}
+}
+
+// dataDelete removes element i (0 <= i < n).
+func (l *List) dataDelete(i int) {
+	switch i {
+	case 0:
+		l.dataPopFront()
+		return
+	case l.n - 1:
+		l.dataPopBack()
+		return
+	}
+	end := l.base + l.n
+	k, _, p := l.seek(i)
+	l.zOwn(k)
+	c := &l.ch[k]
+	c.splice(p, next(c.b, p), 0)
+	c.cnt--
+	l.n--
+	if c.cnt == 0 { // not the first chunk nor the last: i is neither end
+		l.chunkDelete(k)
+	}
+	l.reindex(k, k, end)
+	l.zFix(k-1, k)
+	l.changed()
+}
+
 // insertBetween puts an entry of d bytes for v between chunks k-1 and k.
 func (l *List) insertBetween(k int, v []byte, d int) {
 	switch {

@@ -113,18 +113,33 @@ func (h *Hash) ConvertToHashtable() {
 }
 
 // NodeCounts calls fn with the element count of each quicklist node, head
-// to tail, as Redis would have laid the list out (see List.nodes).
-func (l *List) NodeCounts(fn func(count int) bool) {
+// to tail, as Redis would have laid the list out (see List.nodes), and
+// whether the node is PLAIN (QUICKLIST_NODE_CONTAINER_PLAIN: one element,
+// no listpack).
+func (l *List) NodeCounts(fn func(count int, plain bool) bool) {
 	if l.listBody == nil {
 		if l.n > 0 {
-			fn(l.n)
+			fn(l.n, false)
 		}
 		return
 	}
 	for _, nd := range l.nodes {
-		if !fn(nd.count) {
+		if !fn(nd.count, nd.plain) {
 			return
 		}
+	}
+}
+
+// AppendPlainNode appends a copy of b as a PLAIN node, as
+// quicklistAppendPlainNode when loading an RDB LIST_QUICKLIST_2 node of
+// container PLAIN (whatever b's size).
+func (l *List) AppendPlainNode(b []byte) {
+	l.grow()
+	l.dataPushBack(b)
+	l.nodePushBack(plainNode(b))
+	if int(l.depth) != 0 { // _quicklistInsertNodeAfter(tail)
+		l.qlCompress(len(l.nodes) - 2)
+		l.qlCompress(len(l.nodes) - 1)
 	}
 }
 

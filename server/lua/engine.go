@@ -36,6 +36,10 @@ type Host interface {
 	CountError(msg string)
 	// Log is redis.log: level 0 (debug) to 3 (warning).
 	Log(level int, msg string)
+	// ACLCheckCmd is redis.acl_check_cmd: whether the script's user may
+	// run argv; known is false when no command (or subcommand) has that
+	// name.
+	ACLCheckCmd(argv [][]byte) (allowed, known bool)
 }
 
 // Repl is redis.set_repl's targets: server's Target values (propagate.go).
@@ -419,21 +423,21 @@ const ErrKilled = "ERR Script killed by user with SCRIPT KILL..."
 // and numbers) into the engine's arenas, the command through the host,
 // its reply converted to Lua; raise is redis.call, not redis.pcall.
 func (e *Engine) redisCall(L *lua.LState, raise bool) int {
-	// An error the script's checks produce is counted in errorstats at
-	// once; like a command's error reply (counted by the server), the
-	// table carries ignore_error_stats_update so the script's reply is
-	// not counted again (luaPushErrorBuff).
-	fail := func(msg string) int {
-		e.host.CountError(msg)
+	// luaArgsToRedisArgv's errors are plain error tables (luaPushError),
+	// counted in errorstats only if they become the script's reply.
+	argFail := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
 		if raise {
-			e.raiseTable(L, msg)
+			e.noteCaller(L)
+			L.Error(t, 0)
 		}
-		L.Push(errTable(L, msg))
+		L.Push(t)
 		return 1
 	}
 	n := L.GetTop()
 	if n == 0 {
-		return fail("ERR Please specify at least one argument for this redis lib call")
+		return argFail("ERR Please specify at least one argument for this redis lib call")
 	}
 	// The argv lives in the engine's arenas (ResetArenas): propagation
 	// keeps it until the script's unit ends.
@@ -441,7 +445,7 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	for i := 1; i <= n; i++ {
 		a, ok := e.luaArg(L.Get(i))
 		if !ok {
-			return fail("ERR Lua redis lib command arguments must be strings or integers")
+			return argFail("ERR Lua redis lib command arguments must be strings or integers")
 		}
 		e.argArena = append(e.argArena, a)
 	}
@@ -863,7 +867,12 @@ func (e *Engine) raiseVerbatim(L *lua.LState, msg string) {
 // libError raises a redis library's argument error (luaPushError +
 // luaError): "ERR <msg>", without a position.
 func (e *Engine) libError(L *lua.LState, msg string) {
-	e.raiseTable(L, "ERR "+msg)
+	// luaPushError + luaError: a plain error table, counted in errorstats
+	// when it becomes the script's error reply (nothing counted it yet).
+	e.noteCaller(L)
+	t := L.NewTable()
+	t.RawSetString("err", lua.LString("ERR "+msg))
+	L.Error(t, 0)
 }
 
 // raiseTable raises a Redis error table from a Go function.
@@ -972,6 +981,29 @@ func (e *Engine) openRedis(g *lua.LTable) {
 		}
 		e.repl = Repl(n)
 		return 0
+	})
+	set("acl_check_cmd", func(L *lua.LState) int {
+		// luaRedisAclCheckCmdPermissionsCommand: luaArgsToRedisArgv's
+		// checks, then lookupCommand (no arity check) and the ACL check
+		// of the command with its keys and channels.
+		n := L.GetTop()
+		if n == 0 {
+			e.libError(L, "Please specify at least one argument for this redis lib call")
+		}
+		args := make([][]byte, 0, n)
+		for i := 1; i <= n; i++ {
+			a, ok := e.luaArg(L.Get(i))
+			if !ok {
+				e.libError(L, "Lua redis lib command arguments must be strings or integers")
+			}
+			args = append(args, a)
+		}
+		allowed, known := e.host.ACLCheckCmd(args)
+		if !known {
+			e.libError(L, "Invalid command passed to redis.acl_check_cmd()")
+		}
+		L.Push(lua.LBool(allowed))
+		return 1
 	})
 	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
 	set("breakpoint", func(L *lua.LState) int { L.Push(lua.LFalse); return 1 })

@@ -468,7 +468,11 @@ func (e *Engine) wordError(L *lua.LState) int {
 	return 1
 }
 
-// luaPCall is the base library's pcall under errHandler.
+// luaPCall is the base library's pcall under errHandler, as Redis 7.0's
+// luaRedisPcall wraps it: an error that is a table with a string (or
+// number) err field, as redis.call and the redis library raise, is
+// returned as that field, so that pcall(redis.call, ...) gives the
+// message as in Redis 6 (xpcall's handler still sees the table).
 func (e *Engine) luaPCall(L *lua.LState) int {
 	if L.GetTop() == 0 {
 		// Lua 5.1.5's luaB_pcall does not check for a function: with no
@@ -490,7 +494,14 @@ func (e *Engine) luaPCall(L *lua.LState) int {
 	if err := L.PCall(nargs, lua.MultRet, e.errHandler); err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {
-			L.Push(aerr.Object)
+			obj := aerr.Object
+			if t, ok := obj.(*lua.LTable); ok {
+				switch m := t.RawGetString("err"); m.Type() {
+				case lua.LTString, lua.LTNumber:
+					obj = m
+				}
+			}
+			L.Push(obj)
 		} else {
 			L.Push(lua.LString(err.Error()))
 		}

@@ -25,12 +25,15 @@ type EncodeOptions struct {
 	// Functions are FUNCTION2 library sources, written after Aux.
 	Functions []string
 	// LRU writes IDLE (seconds since Item.LastAccess, as of Now) before
-	// each key, LFU writes FREQ (Item.Freq, which the caller should have
-	// decayed as LFUDecrAndReturn): Redis does so under an
-	// allkeys-/volatile-lru or -lfu maxmemory-policy.
+	// each key, LFU writes FREQ (Item.Freq decayed as of Now by
+	// LFUDecayTime, as LFUDecrAndReturn, Item.LastAccess being its last
+	// decrement): Redis does so under an allkeys-/volatile-lru or -lfu
+	// maxmemory-policy.
 	LRU, LFU bool
-	// Now is the current unix time in ms, for IDLE.
+	// Now is the current unix time in ms, for IDLE and FREQ.
 	Now int64
+	// LFUDecayTime is lfu-decay-time (minutes; 0: no decay).
+	LFUDecayTime int
 }
 
 // Encoder writes an RDB stream (rdbSaveRio).
@@ -140,7 +143,7 @@ func (e *Encoder) WriteItem(it keyspace.Item) error {
 		b = appendLen(b, uint64(idle))
 	}
 	if e.opts.LFU {
-		b = append(b, opFreq, it.Freq)
+		b = append(b, opFreq, lfuDecayed(it.Freq, it.LastAccess, e.opts.Now, e.opts.LFUDecayTime))
 	}
 	typePos := len(b)
 	b = append(b, 0)
@@ -292,61 +295,81 @@ func appendObject(b []byte, v keyspace.Value, compress bool) ([]byte, byte, erro
 	return b, t, nil
 }
 
+// lfuDecayed is LFUDecrAndReturn of a counter last decremented at
+// lastMs, as of nowMs: one less per decayTime minutes elapsed (minutes
+// of the clock, as LFUTimeElapsed), floored at 0.
+func lfuDecayed(freq uint8, lastMs, nowMs int64, decayTime int) uint8 {
+	if decayTime <= 0 {
+		return freq
+	}
+	elapsed := nowMs/60000 - lastMs/60000
+	if elapsed <= 0 {
+		return freq
+	}
+	periods := elapsed / int64(decayTime)
+	if periods >= int64(freq) {
+		return 0
+	}
+	return freq - uint8(periods)
+}
+
 // intsetBlob is the intset as intset.c lays it out, which is how the Set
 // holds it.
 func intsetBlob(s *keyspace.Set) []byte { return s.IntsetBlob() }
 
-// Quicklist constants (quicklist.c).
-const (
-	packedThreshold = 1 << 30 // packed_threshold: larger elements get a PLAIN node
-)
-
 // appendQuicklist is rdbSaveObject's RDB_TYPE_LIST_QUICKLIST_2: the node
-// count, then per node its container and its listpack (or the element of
-// a PLAIN node); a node the list holds LZF-compressed (list-compress-depth)
-// is written as the LZF blob, as rdbSaveLzfBlob writes quicklistGetLzf's.
+// count, then per node its container and its listpack, or the element of
+// a PLAIN node (an element of at least DEBUG QUICKLIST-PACKED-THRESHOLD's
+// bytes, 1 GB by default); a node the list holds LZF-compressed
+// (list-compress-depth) is written as the LZF blob, as rdbSaveLzfBlob
+// writes quicklistGetLzf's.
 func appendQuicklist(b []byte, l *keyspace.List, compress bool) []byte {
-	var counts []int
+	type node struct {
+		count int
+		plain bool
+	}
+	var nodes []node
 	total := 0
-	l.NodeCounts(func(c int) bool {
-		counts = append(counts, c)
+	l.NodeCounts(func(c int, plain bool) bool {
+		nodes = append(nodes, node{c, plain})
 		total += c
 		return true
 	})
-	if total != l.Len() || (l.Len() > 0 && len(counts) == 0) {
+	src := l
+	if total != l.Len() || (l.Len() > 0 && len(nodes) == 0) {
 		// Should not happen; lay the elements out afresh.
-		tmp := keyspace.NewList(-2)
+		src = keyspace.NewList(-2)
 		for i := 0; i < l.Len(); i++ {
-			tmp.PushBack(l.Index(i))
+			src.PushBack(l.Index(i))
 		}
-		counts = counts[:0]
-		tmp.NodeCounts(func(c int) bool { counts = append(counts, c); return true })
+		nodes = nodes[:0]
+		src.NodeCounts(func(c int, plain bool) bool { nodes = append(nodes, node{c, plain}); return true })
 	}
-	b = appendLen(b, uint64(len(counts)))
+	b = appendLen(b, uint64(len(nodes)))
 	i := 0
-	for k, c := range counts {
-		var node []byte
+	for k, nd := range nodes {
+		var data []byte
 		container := containerPacked
-		if c == 1 && len(l.Index(i)) >= packedThreshold {
+		if nd.plain {
 			container = containerPlain
-			node = l.Index(i)
+			data = src.Index(i)
 		} else {
 			lp := newListpack()
-			for j := i; j < i+c; j++ {
-				lp.add(l.Index(j))
+			for j := i; j < i+nd.count; j++ {
+				lp.add(src.Index(j))
 			}
-			node = lp.finish()
+			data = lp.finish()
 		}
-		i += c
+		i += nd.count
 		b = appendLen(b, uint64(container))
-		if clen, ok := l.NodeCompressed(k); ok && container == containerPacked {
-			out := make([]byte, len(node))
-			if n := redisutil.LZFCompress(node, out); n == clen {
-				b = appendLZF(b, out[:n], len(node))
+		if clen, ok := src.NodeCompressed(k); ok {
+			out := make([]byte, len(data))
+			if n := redisutil.LZFCompress(data, out); n == clen {
+				b = appendLZF(b, out[:n], len(data))
 				continue
 			}
 		}
-		b = appendString(b, node, compress)
+		b = appendString(b, data, compress)
 	}
 	return b
 }

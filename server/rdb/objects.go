@@ -297,7 +297,10 @@ func loadQuicklist2(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, er
 			return nil, err
 		}
 		if container == containerPlain {
-			l.AppendNode([][]byte{b}, len(b))
+			if len(b) == 0 { // rdbLoadObject fails on an empty node
+				return nil, rd.errorf("Quicklist integrity check failed.")
+			}
+			l.AppendPlainNode(b)
 			continue
 		}
 		ents, ok := parseListpack(b)

@@ -267,8 +267,11 @@ func TestRoundTrip(t *testing.T) {
 		{Compress: true, Checksum: true, Aux: []AuxField{{"redis-ver", "7.0.15"}, {"redis-bits", "64"}}, Functions: []string{"#!lua name=lib\nredis.register_function('f', function() return 1 end)"}},
 		{Compress: true, Checksum: true, LRU: true, Now: 61000},
 		{LFU: true},
+		// Decayed as LFUDecrAndReturn: 3 minutes after the access
+		// (LastAccess 1000 ms), one decrement every 2 minutes.
+		{LFU: true, Now: 3*60000 + 1000, LFUDecayTime: 2},
 	} {
-		t.Run(fmt.Sprintf("compress=%v,lru=%v,lfu=%v", opts.Compress, opts.LRU, opts.LFU), func(t *testing.T) {
+		t.Run(fmt.Sprintf("compress=%v,lru=%v,lfu=%v,decay=%d", opts.Compress, opts.LRU, opts.LFU, opts.LFUDecayTime), func(t *testing.T) {
 			b := encodeItems(t, items, opts)
 			info, recs := loadAll(t, b, defOpts())
 			if len(recs) != len(items) || info.Keys != len(items) {
@@ -298,6 +301,9 @@ func TestRoundTrip(t *testing.T) {
 				}
 				if opts.LFU {
 					wantFreq = 7
+					if opts.LFUDecayTime > 0 {
+						wantFreq = 6
+					}
 				}
 				if r.Idle != wantIdle || r.Freq != wantFreq {
 					t.Errorf("%q: idle %d freq %d", it.key, r.Idle, r.Freq)
