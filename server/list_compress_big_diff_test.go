@@ -2,7 +2,6 @@ package server
 
 import (
 	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,24 +17,12 @@ func TestListCompressBigDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial, _ := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t, "--enable-debug-command", "yes")
-	c := ts.client()
+	d := newListDiff(t)
 	rng := rand.New(rand.NewPCG(31, 32))
-	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
-	var history []string
 	do := func(args ...string) {
 		t.Helper()
-		want := rawDo(t, rc, rbr, args...)
-		got := ts.do(c, args...)
-		history = append(history, strings.Join(args, " "))
-		if args[0] == "DEBUG" {
-			got = strings.Join(fields.FindAllString(got, -1), " ")
-			want = strings.Join(fields.FindAllString(want, -1), " ")
-		}
-		if got != want {
-			t.Fatalf("after %v:\n%s\nvigil: %.300q\nredis: %.300q", history[max(0, len(history)-5):], strings.Join(args, " "), got, want)
+		if got, want := d.run(args...); got != want {
+			t.Fatalf("after:\n%s\nvigil: %.300q\nredis: %.300q", d.last(5), got, want)
 		}
 	}
 	elem := func() string {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,27 +21,16 @@ func TestListCompressDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial, _ := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t, "--enable-debug-command", "yes")
-	c := ts.client()
+	d := newListDiff(t)
+	ts, c, rc, rbr := d.ts, d.c, d.rc, d.rbr
 	rng := rand.New(rand.NewPCG(11, 22))
-	// DEBUG OBJECT: the fields both print the same way.
-	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
-	var history []string
 	var before string
 	do := func(args ...string) string {
 		t.Helper()
 		if args[0] == "LINSERT" {
 			before = dumpNodes(ts.do(c, "DUMP", args[1]))
 		}
-		want := rawDo(t, rc, rbr, args...)
-		got := ts.do(c, args...)
-		history = append(history, shortCommand(args))
-		if args[0] == "DEBUG" {
-			got = strings.Join(fields.FindAllString(got, -1), " ")
-			want = strings.Join(fields.FindAllString(want, -1), " ")
-		}
+		got, want := d.run(args...)
 		if got != want && args[0] == "DUMP" {
 			g, w := strings.Fields(dumpNodes(got)), strings.Fields(dumpNodes(want))
 			got, want = strconv.Itoa(len(g))+" nodes:", strconv.Itoa(len(w))+" nodes:"
@@ -55,7 +43,7 @@ func TestListCompressDifferential(t *testing.T) {
 		}
 		if got != want {
 			t.Logf("before the last LINSERT: %s", before)
-			t.Fatalf("%.80q:\n vigil %.300q\n redis %.300q\nlast commands:\n%s", args, got, want, strings.Join(history[max(0, len(history)-15):], "\n"))
+			t.Fatalf("%.80q:\n vigil %.300q\n redis %.300q\nlast commands:\n%s", args, got, want, d.last(15))
 		}
 		return got
 	}
@@ -205,22 +193,10 @@ func TestListCompressMemoryVsRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial, _ := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t, "--enable-debug-command", "yes")
-	c := ts.client()
-	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
-	both := func(args ...string) (string, string) {
-		t.Helper()
-		return ts.do(c, args...), rawDo(t, rc, rbr, args...)
-	}
+	d := newListDiff(t)
 	same := func(args ...string) string {
 		t.Helper()
-		got, want := both(args...)
-		if args[0] == "DEBUG" {
-			got = strings.Join(fields.FindAllString(got, -1), " ")
-			want = strings.Join(fields.FindAllString(want, -1), " ")
-		}
+		got, want := d.run(args...)
 		if got != want {
 			t.Fatalf("%q: vigil %q, redis %q", args, got, want)
 		}

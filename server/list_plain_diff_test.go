@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,23 +28,13 @@ func TestListPlainDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial, _ := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t, "--enable-debug-command", "yes")
-	c := ts.client()
+	d := newListDiff(t)
+	ts := d.ts
 	rng := rand.New(rand.NewPCG(7, diffSeed(1022)))
-	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
-	var history []string
 	dumps := map[string]string{} // each key's nodes after the last check
 	do := func(args ...string) string {
 		t.Helper()
-		want := rawDo(t, rc, rbr, args...)
-		got := ts.do(c, args...)
-		history = append(history, shortCommand(args))
-		if args[0] == "DEBUG" && strings.EqualFold(args[1], "OBJECT") {
-			got = strings.Join(fields.FindAllString(got, -1), " ")
-			want = strings.Join(fields.FindAllString(want, -1), " ")
-		}
+		got, want := d.run(args...)
 		if got != want && args[0] == "DUMP" {
 			got, want = dumpNodes(got), dumpNodes(want)
 			if got == want {
@@ -53,7 +42,7 @@ func TestListPlainDifferential(t *testing.T) {
 			}
 		}
 		if got != want {
-			t.Fatalf("%.80q:\n vigil %.400q\n redis %.400q\nnodes before: %q\nlast commands:\n%s", args, got, want, dumps, strings.Join(history[max(0, len(history)-15):], "\n"))
+			t.Fatalf("%.80q:\n vigil %.400q\n redis %.400q\nnodes before: %q\nlast commands:\n%s", args, got, want, dumps, d.last(15))
 		}
 		return got
 	}
@@ -98,7 +87,7 @@ func TestListPlainDifferential(t *testing.T) {
 		if do("EXISTS", k) == ":0\r\n" {
 			return
 		}
-		do("RESTORE", "copy", "0", bulkOf(t, rawDo(t, rc, rbr, "DUMP", k)), "REPLACE")
+		do("RESTORE", "copy", "0", bulkOf(t, rawDo(t, d.rc, d.rbr, "DUMP", k)), "REPLACE")
 		check("copy")
 	}
 	mix := listMix{push: 4, pop: 2, trim: 1, move: 1, edit: 6, maxPush: 8, maxPop: 6, maxTrim: 6, maxIndex: 30,
@@ -186,9 +175,8 @@ func TestListPlainRDBInterop(t *testing.T) {
 		do("RPUSH", "l4", big("c", 120+i), "e"+strconv.Itoa(i), noise(130))
 	}
 	keys := []string{"l1", "l2", "l3", "l4"}
-	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
 	state := func(get func(args ...string) string, k string) string {
-		return dumpNodes(get("DUMP", k)) + " | " + strings.Join(fields.FindAllString(get("DEBUG", "OBJECT", k), -1), " ") +
+		return dumpNodes(get("DUMP", k)) + " | " + strings.Join(quicklistFields.FindAllString(get("DEBUG", "OBJECT", k), -1), " ") +
 			" | " + get("MEMORY", "USAGE", k) + " | " + get("DUMP", k)
 	}
 	mine := map[string]string{}
@@ -246,26 +234,15 @@ func TestListPlainRedisCases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial, _ := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t, "--enable-debug-command", "yes")
-	c := ts.client()
-	fields := regexp.MustCompile(`(serializedlength|ql_\w+):\S+`)
-	var history []string
+	d := newListDiff(t)
 	same := func(args ...string) string {
 		t.Helper()
-		want := rawDo(t, rc, rbr, args...)
-		got := ts.do(c, args...)
-		history = append(history, shortCommand(args))
-		if args[0] == "DEBUG" && args[1] == "OBJECT" {
-			got = strings.Join(fields.FindAllString(got, -1), " ")
-			want = strings.Join(fields.FindAllString(want, -1), " ")
-		}
+		got, want := d.run(args...)
 		if got != want {
 			if args[0] == "DUMP" {
 				got, want = dumpNodes(got)+" "+got, dumpNodes(want)+" "+want
 			}
-			t.Fatalf("%.80q:\n vigil %.300q\n redis %.300q\nlast commands:\n%s", args, got, want, strings.Join(history[max(0, len(history)-12):], "\n"))
+			t.Fatalf("%.80q:\n vigil %.300q\n redis %.300q\nlast commands:\n%s", args, got, want, d.last(12))
 		}
 		return got
 	}
