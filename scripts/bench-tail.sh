@@ -41,73 +41,16 @@ CLIENTS="${CLIENTS:-50}"
 TESTS="${TESTS:-get,set,lpush,zadd}"
 RANDOM_KEYS="${RANDOM_KEYS:-1000000}"
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-die() { echo "bench-tail.sh: $*" >&2; exit 1; }
-for t in redis-benchmark redis-cli awk; do
-  command -v "$t" >/dev/null 2>&1 || die "$t not found (apt-get install -y redis-tools gawk)"
-done
-REDIS_SERVER_BIN="${REDIS_SERVER_BIN:-$(command -v redis-server || true)}"
-[ -n "$REDIS_SERVER_BIN" ] && [ -x "$REDIS_SERVER_BIN" ] || die "redis-server not found"
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench-tail.XXXXXX")"
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+prog=bench-tail.sh
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_tools
+setup_work
+# on_exit (lib.sh's cleanup calls it): keep vigil-server's log.
+on_exit() {
   if [ -n "${VIGIL_LOG:-}" ] && [ -f "$work/vigil.log" ]; then cp "$work/vigil.log" "$VIGIL_LOG"; fi
-  rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ -n "${VIGIL_SERVER_BIN:-}" ]; then
-  vigil="$VIGIL_SERVER_BIN"
-else
-  echo "building vigil-server..." >&2
-  (cd "$root" && go build -o "$work/vigil-server" ./cmd/vigil-server) || die "go build failed"
-  vigil="$work/vigil-server"
-fi
-
-next_port="${PORT_BASE:-}"
-free_port() {
-  local port i
-  for i in $(seq 1 200); do
-    if [ -n "$next_port" ]; then
-      port="$next_port"
-      next_port=$((next_port + 1))
-    else
-      port=$(( (RANDOM << 15 | RANDOM) % 12000 + 20000 ))
-    fi
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
-  done
-  die "no free port found"
-}
-
-# start NAME BIN [ARGS...]: sets port_NAME once the server answers PING.
-start() {
-  local name="$1" bin="$2" port pid i
-  shift 2
-  mkdir -p "$work/$name"
-  free_port >"$work/port"
-  port="$(cat "$work/port")"
-  next_port=$((port + 1))
-  "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$work/$name" --logfile '' "$@" >"$work/$name.log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  for i in $(seq 1 200); do
-    if [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ]; then
-      printf -v "port_$name" '%s' "$port"
-      echo "$name: $bin on port $port (pid $pid)" >&2
-      return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  cat "$work/$name.log" >&2
-  die "$name did not start"
-}
+vigil_binary
 
 # shellcheck disable=SC2086
 start redis "$REDIS_SERVER_BIN"

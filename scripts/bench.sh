@@ -36,8 +36,8 @@
 #   VIGIL_CPUPROFILE  vigil-server writes a Go CPU profile there until it
 #                     stops (go tool pprof BINARY FILE)
 #   REDIS_SERVER_BIN  the reference server (default: redis-server on PATH)
-#   PORT_BASE  take the servers' ports from PORT_BASE..PORT_BASE+99 instead
-#              of a random free port in 20000-31999
+#   PORT_BASE  take the servers' ports from PORT_BASE up (the first free
+#              ones) instead of random free ports in 20000-31999
 #
 # For each pipeline depth P it prints, per test, the median requests per
 # second of redis-server and vigil-server, the median of the rounds' paired
@@ -59,93 +59,12 @@ KEYSPACE="${KEYSPACE:-100000}"
 FIXED="${FIXED:-1}"
 [[ "$KEYSPACE" =~ ^[0-9]+$ ]] || { echo "bench.sh: KEYSPACE must be a number" >&2; exit 1; }
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-
-die() { echo "bench.sh: $*" >&2; exit 1; }
-
-need() {
-  command -v "$1" >/dev/null 2>&1 || die "$1 not found: $2"
-}
-need redis-benchmark "install it with: apt-get install -y redis-tools"
-need redis-cli "install it with: apt-get install -y redis-tools"
-REDIS_SERVER_BIN="${REDIS_SERVER_BIN:-$(command -v redis-server || true)}"
-[ -n "$REDIS_SERVER_BIN" ] && [ -x "$REDIS_SERVER_BIN" ] ||
-  die "redis-server not found: install it with: apt-get install -y redis-server"
-need awk "install gawk or mawk"
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/vigil-bench.XXXXXX")"
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ -n "${VIGIL_SERVER_BIN:-}" ]; then
-  vigil="$VIGIL_SERVER_BIN"
-  [ -x "$vigil" ] || die "VIGIL_SERVER_BIN=$vigil is not executable"
-else
-  need go "install Go from https://go.dev/dl/"
-  echo "building vigil-server..." >&2
-  (cd "$root" && go build -o "$work/vigil-server" ./cmd/vigil-server) || die "go build ./cmd/vigil-server failed"
-  vigil="$work/vigil-server"
-fi
-
-# free_port prints a loopback TCP port nobody listens on, below Linux's
-# ephemeral range (32768-60999), where outgoing connections take ports.
-free_port() {
-  local port i
-  for i in $(seq 1 200); do
-    if [ -n "${PORT_BASE:-}" ]; then
-      port=$(( PORT_BASE + (RANDOM % 100) ))
-    else
-      port=$(( (RANDOM << 15 | RANDOM) % 12000 + 20000 ))
-    fi
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  die "no free port found"
-}
-
-# start NAME BIN: starts a server and waits until it answers PING; sets
-# the global variable port_NAME. A server that exits at startup (another
-# process took the port meanwhile) is tried again on another port.
-start() {
-  local name="$1" bin="$2" port pid i try
-  mkdir -p "$work/$name"
-  for try in 1 2 3; do
-    port="$(free_port)"
-    "$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --dir "$work/$name" --logfile '' >"$work/$name.log" 2>&1 &
-    pid=$!
-    pids+=("$pid")
-    for i in $(seq 1 200); do
-      if [ "$(redis-cli -p "$port" PING 2>/dev/null)" = PONG ]; then
-        printf -v "port_$name" '%s' "$port"
-        echo "$name: $bin on port $port (pid $pid)" >&2
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.05
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      cat "$work/$name.log" >&2
-      die "$name did not answer PING on port $port"
-    fi
-    echo "$name exited at startup on port $port (try $try):" >&2
-    cat "$work/$name.log" >&2
-  done
-  die "$name exited at startup"
-}
+prog=bench.sh
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_tools
+setup_work
+vigil_binary
 
 start redis "$REDIS_SERVER_BIN"
 start vigil "$vigil"
