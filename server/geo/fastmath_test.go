@@ -215,3 +215,39 @@ func BenchmarkDistanceAccurate(b *testing.B) {
 	}
 	_ = s
 }
+
+// TestWithinMatchesReference: Within's distances (the centre's cos
+// computed once) are the reference formulas'.
+func TestWithinMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	n := trigCount(t, 20000)
+	for i := 0; i < n; i++ {
+		s := Shape{Lon: r.Float64()*360 - 180, Lat: r.Float64()*170 - 85, Conversion: 1000,
+			Radius: r.Float64() * 500, Width: r.Float64() * 1000, Height: r.Float64() * 1000, Box: i%2 == 1}
+		for j := 0; j < 20; j++ {
+			lon := s.Lon + (r.Float64()*2-1)*math.Pow(10, r.Float64()*3-2)
+			lat := s.Lat + (r.Float64()*2-1)*math.Pow(10, r.Float64()*3-2)
+			if lon < -180 || lon > 180 || lat < -85 || lat > 85 {
+				continue
+			}
+			score := float64(Score(lon, lat))
+			plon, plat, dist, ok := s.Within(score)
+			var want float64
+			wantOK := true
+			if s.Box {
+				if LatDistance(plat, s.Lat) > s.Height*s.Conversion/2 ||
+					distanceAccurate(plon, plat, s.Lon, plat) > s.Width*s.Conversion/2 {
+					wantOK = false
+				} else {
+					want = distanceAccurate(s.Lon, s.Lat, plon, plat)
+				}
+			} else {
+				want = distanceAccurate(s.Lon, s.Lat, plon, plat)
+				wantOK = !(want > s.Radius*s.Conversion)
+			}
+			if ok != wantOK || ok && math.Float64bits(dist) != math.Float64bits(want) {
+				t.Fatalf("%+v Within(%v) = %v %v, want %v %v", s, score, dist, ok, want, wantOK)
+			}
+		}
+	}
+}
