@@ -139,10 +139,22 @@ func DecodeWGS84(h Bits) (Area, bool) { return Decode(longRangeWGS84, latRangeWG
 // center is geohashDecodeAreaToLongLat: the middle of the cell, clamped to
 // the indexable area.
 func (a *Area) center() (float64, float64) {
+	// C's comparisons (math.Min and math.Max are calls, and differ only
+	// on -0 and NaN, which compare the same here).
 	lon := (a.Longitude.Min + a.Longitude.Max) / 2
-	lon = math.Min(math.Max(lon, LongMin), LongMax)
+	if lon > LongMax {
+		lon = LongMax
+	}
+	if lon < LongMin {
+		lon = LongMin
+	}
 	lat := (a.Latitude.Min + a.Latitude.Max) / 2
-	lat = math.Min(math.Max(lat, LatMin), LatMax)
+	if lat > LatMax {
+		lat = LatMax
+	}
+	if lat < LatMin {
+		lat = LatMin
+	}
 	return lon, lat
 }
 
