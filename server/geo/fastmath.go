@@ -154,19 +154,18 @@ func cosFast(x float64) (hi, lo, err float64) {
 }
 
 // roundsTo reports whether every number within err of hi+lo rounds to hi
-// (to nearest): |lo| +- err stays strictly inside the half gaps to hi's
-// neighbours. fl(lo+err) < g implies lo+err < g for a double g.
+// (to nearest): |lo| + err stays below g, half of hi's ulp (a quarter when
+// hi is a power of two: the gap below it is half an ulp), so inside the
+// half gaps to both neighbours of hi. fl(|lo|+err) < g implies |lo|+err <
+// g, g being a double. For a zero or subnormal hi, g is 0: false. hi is
+// finite here.
 func roundsTo(hi, lo, err float64) bool {
-	if hi < 0 {
-		hi, lo = -hi, -lo
-	}
-	if !(hi >= 0x1p-1000 && hi < 0x1p1000) {
-		return false
-	}
 	b := math.Float64bits(hi)
-	up := math.Float64frombits(b+1) - hi
-	down := hi - math.Float64frombits(b-1)
-	return lo+err < up*0.5 && lo-err > -down*0.5
+	g := math.Float64frombits(b&0x7ff0000000000000) * 0x1p-53
+	if b&(1<<52-1) == 0 {
+		g *= 0.5
+	}
+	return math.Abs(lo)+err < g
 }
 
 func sin(x float64) float64 {
