@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/server/geo"
@@ -243,8 +244,8 @@ func geoPointsInRange(z *keyspace.ZSet, min, max uint64, shape *geo.Shape, ga []
 // geoMembersOfAllNeighbors is membersOfAllNeighbors: the centre cell then
 // its neighbours, skipping excluded ones and one equal to the last
 // searched.
-func geoMembersOfAllNeighbors(z *keyspace.ZSet, n *geo.Radius, shape *geo.Shape, limit int) []geoPoint {
-	var ga []geoPoint
+// The points are appended to ga.
+func geoMembersOfAllNeighbors(z *keyspace.ZSet, n *geo.Radius, shape *geo.Shape, limit int, ga []geoPoint) []geoPoint {
 	cells := n.Cells()
 	last := 0
 	for i, cell := range cells {
@@ -263,6 +264,13 @@ func geoMembersOfAllNeighbors(z *keyspace.ZSet, n *geo.Radius, shape *geo.Shape,
 	}
 	return ga
 }
+
+// geoPointsPool holds the point slices of searches done (*[]geoPoint,
+// empty, at most geoPointsPoolMax long): a search's points are garbage at
+// its end.
+var geoPointsPool = sync.Pool{New: func() any { return new([]geoPoint) }}
+
+const geoPointsPoolMax = 1 << 16
 
 const (
 	geoSortNone = iota
@@ -431,7 +439,15 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 	if anyFlag {
 		limit = int(min(count, math.MaxInt32))
 	}
-	ga := geoMembersOfAllNeighbors(z, &radius, &shape, limit)
+	buf := geoPointsPool.Get().(*[]geoPoint)
+	ga := geoMembersOfAllNeighbors(z, &radius, &shape, limit, (*buf)[:0])
+	defer func(ga []geoPoint) {
+		if cap(ga) <= geoPointsPoolMax {
+			clear(ga) // no references to members kept
+			*buf = ga[:0]
+			geoPointsPool.Put(buf)
+		}
+	}(ga)
 	if len(ga) == 0 && storekey == nil {
 		c.w.ArrayLen(0)
 		return

@@ -236,6 +236,12 @@ func (s *Shape) Within(score float64) (lon, lat, dist float64, ok bool) {
 	if s.Box {
 		dist, ok = inRectangle(s.Width*s.Conversion, s.Height*s.Conversion, s.Lon, s.Lat, lon, lat, s.cosLat)
 	} else {
+		// A point farther in latitude alone than the radius (with a
+		// margin far above the formula's rounding) is outside: Distance
+		// is never below LatDistance but by rounding.
+		if LatDistance(lat, s.Lat) > s.Radius*s.Conversion*(1+1e-9) {
+			return lon, lat, 0, false
+		}
 		dist = distanceCos(s.Lon, s.Lat, lon, lat, s.cosLat, cos(degRad(lat)))
 		ok = !(dist > s.Radius*s.Conversion)
 	}
