@@ -49,6 +49,11 @@ const (
 	asinMax  = 0.95     // above, the reference (Newton's division by cos(t))
 )
 
+// The products an error-free transformation takes apart (FMA(a, b, -p)
+// for p = a*b, a sum split by twoSumF) are converted explicitly: Go may
+// fuse a product into a later addition (GOAMD64=v3, arm64) unless its
+// rounding is asked for.
+
 // fast2Sum is s+e = a+b exactly, for |a| >= |b| (or a == 0).
 func fast2Sum(a, b float64) (s, e float64) {
 	s = a + b
@@ -66,11 +71,11 @@ func twoSumF(a, b float64) (s, e float64) {
 // d - d^3/6 (in double-double) + d^5*(1/120 - d^2/5040 + d^4/362880); the
 // next term is below |d|*2^-95.
 func sinSmall(d float64) (sh, sl float64) {
-	d2 := d * d
+	d2 := float64(d * d)
 	d2l := math.FMA(d, d, -d2)
-	ph := d * d2 // ph+pl = d^3
+	ph := float64(d * d2) // ph+pl = d^3
 	pl := math.FMA(d, d2, -ph) + d*d2l
-	q := ph * c6h // q+ql = d^3/6
+	q := float64(ph * c6h) // q+ql = d^3/6
 	ql := math.FMA(ph, c6h, -q) + ph*c6l + pl*c6h
 	r := d * d2 * d2 * (1.0/120 + d2*(-1.0/5040+d2*(1.0/362880)))
 	sh, sl = fast2Sum(d, -q)
@@ -82,7 +87,7 @@ func sinSmall(d float64) (sh, sl float64) {
 // -d^2/2 (exact) + d^4*(1/24 - d^2/720 + d^4/40320); the next term is below
 // 2^-91.
 func cosSmall(d float64) (ch, cl float64) {
-	d2 := d * d
+	d2 := float64(d * d)
 	d2l := math.FMA(d, d, -d2)
 	ch = -d2 / 2
 	cl = d2*d2*(1.0/24+d2*(-1.0/720+d2*(1.0/40320))) - d2l/2
@@ -116,9 +121,9 @@ func sinFast(x float64) (hi, lo, err float64) {
 	ch, cl := cosSmall(d)
 	S, C := sinTab[k], cosTab[k]
 	// sin(a)(1 + ch + cl) + cos(a)(sh + sl)
-	p1h := C.hi * sh
+	p1h := float64(C.hi * sh)
 	p1l := math.FMA(C.hi, sh, -p1h)
-	p2h := S.hi * ch
+	p2h := float64(S.hi * ch)
 	p2l := math.FMA(S.hi, ch, -p2h)
 	s1, e1 := twoSumF(S.hi, p1h)
 	s2, e2 := twoSumF(s1, p2h)
@@ -142,9 +147,9 @@ func cosFast(x float64) (hi, lo, err float64) {
 	ch, cl := cosSmall(d)
 	S, C := sinTab[k], cosTab[k]
 	// cos(a)(1 + ch + cl) - sin(a)(sh + sl)
-	p1h := -S.hi * sh
+	p1h := float64(-S.hi * sh)
 	p1l := math.FMA(-S.hi, sh, -p1h)
-	p2h := C.hi * ch
+	p2h := float64(C.hi * ch)
 	p2l := math.FMA(C.hi, ch, -p2h)
 	s1, e1 := twoSumF(C.hi, p1h)
 	s2, e2 := twoSumF(s1, p2h)
@@ -207,11 +212,11 @@ func asinFast(y float64) (hi, lo, err float64) {
 	if y <= smallArg {
 		// y + y^3/6 (in double-double) + y^5*(3/40 + ...); the next
 		// term is below y*2^-100, the rounding of r about y*2^-82.
-		y2 := y * y
+		y2 := float64(y * y)
 		y2l := math.FMA(y, y, -y2)
-		ph := y * y2
+		ph := float64(y * y2)
 		pl := math.FMA(y, y2, -ph) + y*y2l
-		q := ph * c6h
+		q := float64(ph * c6h)
 		ql := math.FMA(ph, c6h, -q) + ph*c6l + pl*c6h
 		r := y * y2 * y2 * (asin5 + y2*(asin7+y2*(asin9+y2*(asin11+y2*asin13))))
 		sh, sl := fast2Sum(y, q)

@@ -24,7 +24,7 @@ func quickTwoSum(a, b float64) dd {
 }
 
 func twoProd(a, b float64) dd {
-	p := a * b
+	p := float64(a * b) // rounded: no fusion into the caller's sums
 	return dd{p, math.FMA(a, b, -p)}
 }
 
