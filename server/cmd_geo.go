@@ -1,9 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/server/geo"
@@ -217,10 +220,11 @@ func cmdGeoAdd(c *Client, args [][]byte) {
 	}
 }
 
-// geoPoint is geo.c's geoPoint.
+// geoPoint is geo.c's geoPoint, less its position (WITHCOORD decodes
+// the score again: the same values).
 type geoPoint struct {
-	lon, lat, dist, score float64
-	member                string
+	dist, score float64
+	member      string
 }
 
 // geoPointsInRange is geoGetPointsInRange: the members with scores in
@@ -229,8 +233,8 @@ type geoPoint struct {
 func geoPointsInRange(z *keyspace.ZSet, min, max uint64, shape *geo.Shape, ga []geoPoint, limit int) []geoPoint {
 	r := keyspace.ScoreRange{Min: float64(min), Max: float64(max), MaxEx: true}
 	z.RangeByScore(r, false, 0, -1, func(member string, score float64) bool {
-		if lon, lat, dist, ok := shape.Within(score); ok {
-			ga = append(ga, geoPoint{lon: lon, lat: lat, dist: dist, score: score, member: member})
+		if _, _, dist, ok := shape.Within(score); ok {
+			ga = append(ga, geoPoint{dist: dist, score: score, member: member})
 		}
 		return !(len(ga) > 0 && limit > 0 && len(ga) >= limit)
 	})
@@ -240,8 +244,8 @@ func geoPointsInRange(z *keyspace.ZSet, min, max uint64, shape *geo.Shape, ga []
 // geoMembersOfAllNeighbors is membersOfAllNeighbors: the centre cell then
 // its neighbours, skipping excluded ones and one equal to the last
 // searched.
-func geoMembersOfAllNeighbors(z *keyspace.ZSet, n *geo.Radius, shape *geo.Shape, limit int) []geoPoint {
-	var ga []geoPoint
+// The points are appended to ga.
+func geoMembersOfAllNeighbors(z *keyspace.ZSet, n *geo.Radius, shape *geo.Shape, limit int, ga []geoPoint) []geoPoint {
 	cells := n.Cells()
 	last := 0
 	for i, cell := range cells {
@@ -260,6 +264,13 @@ func geoMembersOfAllNeighbors(z *keyspace.ZSet, n *geo.Radius, shape *geo.Shape,
 	}
 	return ga
 }
+
+// geoPointsPool holds the point slices of searches done (*[]geoPoint,
+// empty, at most geoPointsPoolMax long): a search's points are garbage at
+// its end.
+var geoPointsPool = sync.Pool{New: func() any { return new([]geoPoint) }}
+
+const geoPointsPoolMax = 1 << 16
 
 const (
 	geoSortNone = iota
@@ -428,7 +439,15 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 	if anyFlag {
 		limit = int(min(count, math.MaxInt32))
 	}
-	ga := geoMembersOfAllNeighbors(z, &radius, &shape, limit)
+	buf := geoPointsPool.Get().(*[]geoPoint)
+	ga := geoMembersOfAllNeighbors(z, &radius, &shape, limit, (*buf)[:0])
+	defer func(ga []geoPoint) {
+		if cap(ga) <= geoPointsPoolMax {
+			clear(ga) // no references to members kept
+			*buf = ga[:0]
+			geoPointsPool.Put(buf)
+		}
+	}(ga)
 	if len(ga) == 0 && storekey == nil {
 		c.w.ArrayLen(0)
 		return
@@ -454,7 +473,11 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 		}
 		if returned == resultLength {
 			// glibc's qsort is a stable merge sort.
-			sort.SliceStable(ga, func(i, j int) bool { return cmp(&ga[i], &ga[j]) < 0 })
+			if sorted, ok := geoSortByDist(ga, sortOrder == geoSortDesc); ok {
+				ga = sorted
+			} else {
+				sort.SliceStable(ga, func(i, j int) bool { return cmp(&ga[i], &ga[j]) < 0 })
+			}
 		} else {
 			geo.PQSort(ga, cmp, 0, int(returned-1))
 		}
@@ -482,9 +505,10 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 				c.w.Int(geoCvtLL(gp.score))
 			}
 			if withcoords {
+				lon, lat, _ := geo.DecodeScore(gp.score)
 				c.w.ArrayLen(2)
-				c.replyHumanDouble(gp.lon)
-				c.replyHumanDouble(gp.lat)
+				c.replyHumanDouble(lon)
+				c.replyHumanDouble(lat)
 			}
 		}
 		return
@@ -514,6 +538,39 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 	c.notify(configs.NotifyZset, ev, storekey)
 	c.srv.ks.Dirty += returned
 	c.w.Int(returned)
+}
+
+// geoSortByDist sorts ga by distance, ascending or descending, equal
+// distances in their order (what a stable sort gives): the keys sorted are
+// (distance, index) pairs, without pointers to move or scan. It reports
+// false when a distance is NaN (the comparator is then no order: the
+// caller's stable sort decides).
+func geoSortByDist(ga []geoPoint, desc bool) ([]geoPoint, bool) {
+	type key struct {
+		dist float64
+		i    int
+	}
+	keys := make([]key, len(ga))
+	for i := range ga {
+		if math.IsNaN(ga[i].dist) {
+			return nil, false
+		}
+		keys[i] = key{ga[i].dist, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.dist != b.dist {
+			if (a.dist < b.dist) != desc {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	sorted := make([]geoPoint, len(ga))
+	for j, k := range keys {
+		sorted[j] = ga[k.i]
+	}
+	return sorted, true
 }
 
 // geoCvtLL is C's (long long) conversion of a double on x86-64.

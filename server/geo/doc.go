@@ -7,7 +7,9 @@
 //
 // Everything here is pure and deterministic. Floating point follows the C
 // code step by step (the same operations in the same order, C's
-// conversions emulated), and sin, cos and asin are correctly rounded.
+// conversions emulated), and sin, cos and asin are correctly rounded (a fast
+// evaluation with a rounding test, the double-double reference when it
+// cannot decide: fastmath.go).
 // glibc's are not always (about one cos in a thousand is an ulp off), so a
 // distance can differ from Redis's in its last bit: invisible in WITHDIST's
 // 4 decimals, visible in the 17 digits of a STOREDIST score.

@@ -24,7 +24,7 @@ func quickTwoSum(a, b float64) dd {
 }
 
 func twoProd(a, b float64) dd {
-	p := a * b
+	p := float64(a * b) // rounded: no fusion into the caller's sums
 	return dd{p, math.FMA(a, b, -p)}
 }
 
@@ -90,22 +90,25 @@ func cosDD(x float64) dd {
 	return sum
 }
 
-func sin(x float64) float64 {
+// sinAccurate, cosAccurate and asinAccurate are the reference: sin, cos
+// and asin (fastmath.go) return their results, bit for bit, taking this
+// slow path only when their fast evaluation cannot decide the rounding.
+func sinAccurate(x float64) float64 {
 	if x == 0 || math.IsNaN(x) || math.Abs(x) > 4 {
 		return math.Sin(x)
 	}
 	return sinDD(x).hi
 }
 
-func cos(x float64) float64 {
+func cosAccurate(x float64) float64 {
 	if math.IsNaN(x) || math.Abs(x) > 4 {
 		return math.Cos(x)
 	}
 	return cosDD(x).hi
 }
 
-// asin refines math.Asin with Newton steps on sin in double-double.
-func asin(y float64) float64 {
+// asinAccurate refines math.Asin with Newton steps on sin in double-double.
+func asinAccurate(y float64) float64 {
 	if y == 0 || math.IsNaN(y) || math.Abs(y) >= 1 {
 		return math.Asin(y)
 	}

@@ -139,10 +139,22 @@ func DecodeWGS84(h Bits) (Area, bool) { return Decode(longRangeWGS84, latRangeWG
 // center is geohashDecodeAreaToLongLat: the middle of the cell, clamped to
 // the indexable area.
 func (a *Area) center() (float64, float64) {
+	// C's comparisons (math.Min and math.Max are calls, and differ only
+	// on -0 and NaN, which compare the same here).
 	lon := (a.Longitude.Min + a.Longitude.Max) / 2
-	lon = math.Min(math.Max(lon, LongMin), LongMax)
+	if lon > LongMax {
+		lon = LongMax
+	}
+	if lon < LongMin {
+		lon = LongMin
+	}
 	lat := (a.Latitude.Min + a.Latitude.Max) / 2
-	lat = math.Min(math.Max(lat, LatMin), LatMax)
+	if lat > LatMax {
+		lat = LatMax
+	}
+	if lat < LatMin {
+		lat = LatMin
+	}
 	return lon, lat
 }
 
@@ -158,9 +170,30 @@ func DecodeToLongLat(h Bits) (lon, lat float64, ok bool) {
 
 // DecodeScore is geo.c's decodeGeohash: the position a sorted set score
 // stands for.
+//
+// It is DecodeToLongLat(Bits{CUint64(score), StepMax}) with the constants
+// folded: the same operations on the same values (a division by 2^26 is
+// the multiplication by 2^-26), never !ok.
 func DecodeScore(score float64) (lon, lat float64, ok bool) {
-	return DecodeToLongLat(Bits{Bits: CUint64(score), Step: StepMax})
+	sep := deinterleave64(CUint64(score))
+	ilato := uint32(sep)
+	ilono := uint32(sep >> 32)
+	const inv = 0x1p-26 // 1.0 / (1 << StepMax)
+	latMin := latRangeWGS84.Min + float64((float64(ilato)*inv)*latScaleWGS84)
+	latMax := latRangeWGS84.Min + float64((float64(ilato+1)*inv)*latScaleWGS84)
+	lonMin := longRangeWGS84.Min + float64((float64(ilono)*inv)*longScaleWGS84)
+	lonMax := longRangeWGS84.Min + float64((float64(ilono+1)*inv)*longScaleWGS84)
+	a := Area{Longitude: Range{lonMin, lonMax}, Latitude: Range{latMin, latMax}}
+	lon, lat = a.center()
+	return lon, lat, true
 }
+
+// latScaleWGS84 and longScaleWGS84 are Decode's latScale and longScale,
+// computed in double precision as C does.
+var (
+	latScaleWGS84  = latRangeWGS84.Max - latRangeWGS84.Min
+	longScaleWGS84 = longRangeWGS84.Max - longRangeWGS84.Min
+)
 
 // Align52 is geohashAlign52Bits.
 func Align52(h Bits) uint64 { return h.Bits << (52 - uint(h.Step)*2) }

@@ -55,6 +55,11 @@ type Shape struct {
 	// Bounds is the bounding box AreasByShape computed: min longitude,
 	// min latitude, max longitude, max latitude.
 	Bounds [4]float64
+
+	// cosLat is cos of Lat in radians, once cosSet: Within's distances
+	// all start at the centre.
+	cosLat float64
+	cosSet bool
 }
 
 // boundingBox is geohashBoundingBox.
@@ -187,17 +192,35 @@ func Distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
 	return 2.0 * earthRadiusInMeters * asin(math.Sqrt(a))
 }
 
-// inRectangle is geohashGetDistanceIfInRectangle.
-func inRectangle(widthM, heightM, x1, y1, x2, y2 float64) (float64, bool) {
+// distanceCos is Distance given cos1 = cos(degRad(lat1d)) and cos2 =
+// cos(degRad(lat2d)): the same operations, the same result.
+func distanceCos(lon1d, lat1d, lon2d, lat2d, cos1, cos2 float64) float64 {
+	lon1r := degRad(lon1d)
+	lon2r := degRad(lon2d)
+	v := sin((lon2r - lon1r) / 2)
+	if v == 0.0 {
+		return LatDistance(lat1d, lat2d)
+	}
+	lat1r := degRad(lat1d)
+	lat2r := degRad(lat2d)
+	u := sin((lat2r - lat1r) / 2)
+	a := u*u + cos1*cos2*v*v
+	return 2.0 * earthRadiusInMeters * asin(math.Sqrt(a))
+}
+
+// inRectangle is geohashGetDistanceIfInRectangle; cos1 is
+// cos(degRad(y1)).
+func inRectangle(widthM, heightM, x1, y1, x2, y2, cos1 float64) (float64, bool) {
 	latDistance := LatDistance(y2, y1)
 	if latDistance > heightM/2 {
 		return 0, false
 	}
-	lonDistance := Distance(x2, y2, x1, y2)
+	cos2 := cos(degRad(y2))
+	lonDistance := distanceCos(x2, y2, x1, y2, cos2, cos2)
 	if lonDistance > widthM/2 {
 		return 0, false
 	}
-	return Distance(x1, y1, x2, y2), true
+	return distanceCos(x1, y1, x2, y2, cos1, cos2), true
 }
 
 // Within is geoWithinShape: the position of a score and its distance in
@@ -207,10 +230,19 @@ func (s *Shape) Within(score float64) (lon, lat, dist float64, ok bool) {
 	if !ok {
 		return 0, 0, 0, false
 	}
+	if !s.cosSet {
+		s.cosLat, s.cosSet = cos(degRad(s.Lat)), true
+	}
 	if s.Box {
-		dist, ok = inRectangle(s.Width*s.Conversion, s.Height*s.Conversion, s.Lon, s.Lat, lon, lat)
+		dist, ok = inRectangle(s.Width*s.Conversion, s.Height*s.Conversion, s.Lon, s.Lat, lon, lat, s.cosLat)
 	} else {
-		dist = Distance(s.Lon, s.Lat, lon, lat)
+		// A point farther in latitude alone than the radius (with a
+		// margin far above the formula's rounding) is outside: Distance
+		// is never below LatDistance but by rounding.
+		if LatDistance(lat, s.Lat) > s.Radius*s.Conversion*(1+1e-9) {
+			return lon, lat, 0, false
+		}
+		dist = distanceCos(s.Lon, s.Lat, lon, lat, s.cosLat, cos(degRad(lat)))
 		ok = !(dist > s.Radius*s.Conversion)
 	}
 	return lon, lat, dist, ok
