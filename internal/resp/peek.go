@@ -1,7 +1,8 @@
 package resp
 
 // PeekKeys appends to dst, up to cap(dst), the second argument (the first
-// key of most commands) of each complete multibulk command buffered after
+// key of most commands; the fourth for EVAL, EVALSHA and FCALL with keys)
+// of each complete multibulk command buffered after
 // the one the reader is at, without consuming anything. The slices alias
 // the buffer until the next Fill or Feed. It stops at the first command
 // that is incomplete, inline, malformed or has fewer than two arguments
@@ -21,7 +22,7 @@ func (r *Reader) PeekKeys(dst [][]byte) [][]byte {
 			return dst
 		}
 		p = q
-		var key []byte
+		var name, key, nkeys, key3 []byte
 		for i := int64(0); i < argc; i++ {
 			if p >= len(b) || b[p] != '$' {
 				return dst
@@ -30,14 +31,47 @@ func (r *Reader) PeekKeys(dst [][]byte) [][]byte {
 			if !ok || n < 0 || n > int64(len(b)-q)-2 {
 				return dst
 			}
-			if i == 1 {
-				key = b[q : q+int(n) : q+int(n)]
+			arg := b[q : q+int(n) : q+int(n)]
+			switch i {
+			case 0:
+				name = arg
+			case 1:
+				key = arg
+			case 2:
+				nkeys = arg
+			case 3:
+				key3 = arg
 			}
 			p = q + int(n) + 2
+		}
+		if key3 != nil && scriptCall(name) && string(nkeys) != "0" {
+			key = key3 // EVAL/EVALSHA/FCALL script numkeys key...: the first key
 		}
 		dst = append(dst, key)
 	}
 	return dst
+}
+
+// scriptCall reports whether name is EVAL, EVALSHA, FCALL or their _RO
+// forms (any case), whose first key is the fourth argument.
+func scriptCall(name []byte) bool {
+	switch len(name) {
+	case 4, 5, 7, 8, 10:
+	default:
+		return false
+	}
+	var lower [10]byte
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	switch string(lower[:len(name)]) {
+	case "eval", "evalsha", "fcall", "eval_ro", "fcall_ro", "evalsha_ro":
+		return true
+	}
+	return false
 }
 
 // peekInt reads a non-negative decimal ended by CRLF at b[p:]: the number

@@ -21,6 +21,8 @@ func TestPeekKeys(t *testing.T) {
 		{"", nil},
 		// an empty key is a key
 		{"*2\r\n$3\r\nGET\r\n$0\r\n\r\n", []string{""}},
+		// a script's first key; with no keys, the second argument
+		{"*4\r\n$7\r\nevalsha\r\n$3\r\nabc\r\n$1\r\n1\r\n$1\r\nk\r\n*3\r\n$5\r\nFCALL\r\n$1\r\nf\r\n$1\r\n0\r\n*4\r\n$4\r\nEVAL\r\n$1\r\ns\r\n$1\r\n0\r\n$1\r\na\r\n", []string{"k", "f", "s"}},
 	}
 	for _, c := range cases {
 		r := NewReader(nil, DefaultLimits)
@@ -67,11 +69,13 @@ func TestPeekKeys(t *testing.T) {
 }
 
 // FuzzPeekKeys checks that every key PeekKeys reports is the second
-// argument of the command the parser then returns in that place, and that
+// argument (a script call's fourth) of the command the parser then returns
+// in that place, and that
 // it never panics or consumes input.
 func FuzzPeekKeys(f *testing.F) {
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n"))
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$01\r\nk\r\n"))
+	f.Add([]byte("*4\r\n$7\r\nEVALsha\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\nk\r\n"))
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$9999999999999999999\r\nk\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(nil, Limits{MaxBulkLen: 1 << 16, MaxArgs: 1 << 10, MaxInline: 1 << 12})
@@ -92,7 +96,11 @@ func FuzzPeekKeys(f *testing.F) {
 			if args == nil {
 				t.Fatalf("key %d %q: the parser needs more input", i, want[i])
 			}
-			if len(args) < 2 || string(args[1]) != want[i] {
+			first := 1
+			if len(args) >= 4 && scriptCall(args[0]) && string(args[2]) != "0" {
+				first = 3
+			}
+			if len(args) < 2 || string(args[first]) != want[i] {
 				t.Fatalf("key %d: peeked %q, parsed %q", i, want[i], args)
 			}
 		}
