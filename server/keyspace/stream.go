@@ -985,7 +985,10 @@ func (s *Stream) nodeAlloc(n *StreamNode) uint64 {
 }
 
 // checkStream verifies a stream's invariants: nodes ordered by master ID,
-// each with entries, at or after its master, live ones in ID order, its
+// each with entries, the first at its master, live ones in ID order (a
+// later entry may be below the master: after XSETID lowered last_id below
+// deleted entries, XADD appends below them, as Redis's streamAppendItem
+// does, the node's master unchanged), its
 // counts and bytes agreeing with its entries; the length the sum of live
 // entries; last_id at or after every entry; first_id the first live
 // entry (0-0 when empty); a group's consumers' PELs partitioning the
@@ -1011,7 +1014,7 @@ func checkStream(s *Stream) error {
 		n.Walk(func(e *StreamEntry) bool {
 			k++
 			lastSeen = e.ID
-			if e.ID.Cmp(n.Master) < 0 || (e.Flags&StreamFlagDeleted == 0 && live+uint64(c) > 0 && e.ID.Cmp(prevLive) <= 0) {
+			if (k == 1 && e.ID != n.Master) || (e.Flags&StreamFlagDeleted == 0 && live+uint64(c) > 0 && e.ID.Cmp(prevLive) <= 0) {
 				err = fmt.Errorf("stream node %d entry %v out of order", i, e.ID)
 				return false
 			}
