@@ -179,21 +179,12 @@ func LatDistance(lat1d, lat2d float64) float64 {
 // Distance is geohashGetDistance: the haversine great circle distance in
 // meters.
 func Distance(lon1d, lat1d, lon2d, lat2d float64) float64 {
-	lon1r := degRad(lon1d)
-	lon2r := degRad(lon2d)
-	v := sin((lon2r - lon1r) / 2)
-	if v == 0.0 {
-		return LatDistance(lat1d, lat2d)
-	}
-	lat1r := degRad(lat1d)
-	lat2r := degRad(lat2d)
-	u := sin((lat2r - lat1r) / 2)
-	a := u*u + cos(lat1r)*cos(lat2r)*v*v
-	return 2.0 * earthRadiusInMeters * asin(math.Sqrt(a))
+	return distanceCos(lon1d, lat1d, lon2d, lat2d, cos(degRad(lat1d)), cos(degRad(lat2d)))
 }
 
 // distanceCos is Distance given cos1 = cos(degRad(lat1d)) and cos2 =
-// cos(degRad(lat2d)): the same operations, the same result.
+// cos(degRad(lat2d)) (the formula's own, computed once per shape by
+// Within): the same operations, the same result.
 func distanceCos(lon1d, lat1d, lon2d, lat2d, cos1, cos2 float64) float64 {
 	lon1r := degRad(lon1d)
 	lon2r := degRad(lon2d)
