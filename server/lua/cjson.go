@@ -87,36 +87,12 @@ func newCJSON(L *lua.LState, null *lua.LUserData, real func(*lua.LTable) *lua.LT
 			cjsonIntegerOption(L, 3, &cfg.sparseSafe, 0, math.MaxInt32, "encode_sparse_array")
 			return 3
 		},
-		"encode_max_depth": func(L *lua.LState) int {
-			cjsonArgInit(L, 1, "encode_max_depth")
-			cjsonIntegerOption(L, 1, &cfg.encodeMaxDepth, 1, math.MaxInt32, "encode_max_depth")
-			return 1
-		},
-		"decode_max_depth": func(L *lua.LState) int {
-			cjsonArgInit(L, 1, "decode_max_depth")
-			cjsonIntegerOption(L, 1, &cfg.decodeMaxDepth, 1, math.MaxInt32, "decode_max_depth")
-			return 1
-		},
-		"encode_number_precision": func(L *lua.LState) int {
-			cjsonArgInit(L, 1, "encode_number_precision")
-			cjsonIntegerOption(L, 1, &cfg.numberPrecision, 1, 14, "encode_number_precision")
-			return 1
-		},
-		"encode_keep_buffer": func(L *lua.LState) int {
-			cjsonArgInit(L, 1, "encode_keep_buffer")
-			cjsonEnumOption(L, 1, &cfg.encodeKeepBuf, nil, "encode_keep_buffer")
-			return 1
-		},
-		"encode_invalid_numbers": func(L *lua.LState) int {
-			cjsonArgInit(L, 1, "encode_invalid_numbers")
-			cjsonEnumOption(L, 1, &cfg.encodeInvalid, []string{"off", "on", "null"}, "encode_invalid_numbers")
-			return 1
-		},
-		"decode_invalid_numbers": func(L *lua.LState) int {
-			cjsonArgInit(L, 1, "decode_invalid_numbers")
-			cjsonEnumOption(L, 1, &cfg.decodeInvalid, nil, "decode_invalid_numbers")
-			return 1
-		},
+		"encode_max_depth":        intConfig("encode_max_depth", &cfg.encodeMaxDepth, 1, math.MaxInt32),
+		"decode_max_depth":        intConfig("decode_max_depth", &cfg.decodeMaxDepth, 1, math.MaxInt32),
+		"encode_number_precision": intConfig("encode_number_precision", &cfg.numberPrecision, 1, 14),
+		"encode_keep_buffer":      enumConfig("encode_keep_buffer", &cfg.encodeKeepBuf, nil),
+		"encode_invalid_numbers":  enumConfig("encode_invalid_numbers", &cfg.encodeInvalid, []string{"off", "on", "null"}),
+		"decode_invalid_numbers":  enumConfig("decode_invalid_numbers", &cfg.decodeInvalid, nil),
 		"new": func(L *lua.LState) int {
 			L.Push(newCJSON(L, null, real))
 			return 1
@@ -140,6 +116,25 @@ func cjsonRaise(L *lua.LState, format string, args ...any) {
 		}
 	}
 	L.RaiseError(format, args...)
+}
+
+// intConfig and enumConfig are the configuration functions of one
+// setting (lua_cjson.c's json_cfg_* with json_arg_init(l, 1)): the
+// setting's current value is the result, an argument sets it first.
+func intConfig(name string, setting *int, min, max int) lua.LGFunction {
+	return func(L *lua.LState) int {
+		cjsonArgInit(L, 1, name)
+		cjsonIntegerOption(L, 1, setting, min, max, name)
+		return 1
+	}
+}
+
+func enumConfig(name string, setting *int, options []string) lua.LGFunction {
+	return func(L *lua.LState) int {
+		cjsonArgInit(L, 1, name)
+		cjsonEnumOption(L, 1, setting, options, name)
+		return 1
+	}
 }
 
 // cjsonArgInit is json_arg_init: at most n arguments, padded with nil.
