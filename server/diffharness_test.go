@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -16,9 +17,10 @@ import (
 // AOF, aof_oracle_test.go), Vigil's test server, connection pairs to both
 // (diffSide), the history of the last commands for failure messages and
 // the comparison of the propagated streams. Each test brings its command
-// generator, drawn from its own seeded *rand.Rand: the harness draws
-// nothing from it, so a seed's stream depends on the test's generator
-// only, and a failed seed replays.
+// generator, drawn from its own seeded *rand.Rand: the harness draws from
+// it only in run (which side, whether a transaction and its length), in
+// the same order every time, so a seed's stream depends on the test's
+// code only, and a failed seed replays.
 
 // forDiffSeeds runs a randomized differential test (f, a stream seeded by
 // seed) over the seeds the environment asks for:
@@ -160,4 +162,69 @@ func (h *diffHarness) fatalf(format string, a ...any) {
 func (h *diffHarness) checkAOF() {
 	h.t.Helper()
 	h.aof.check(h.t, h.ts, h.mark, h.history)
+}
+
+// configBoth sets each name, value pair with CONFIG SET on both servers
+// through s; both must answer +OK.
+func (h *diffHarness) configBoth(s *diffSide, pairs ...string) {
+	h.t.Helper()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		r, v := h.both(s, "CONFIG", "SET", pairs[i], pairs[i+1])
+		if r != "+OK\r\n" || v != r {
+			h.t.Fatalf("CONFIG SET %s %s: redis %q vigil %q", pairs[i], pairs[i+1], r, v)
+		}
+	}
+}
+
+// diffRun is a randomized stream's main loop (diffHarness.run): where the
+// commands come from and what follows each.
+type diffRun struct {
+	conns []*diffSide
+	rng   *rand.Rand
+	// gen draws the next command and says whether it writes.
+	gen func() (args []string, write bool)
+	// compare checks one pair of replies to args, sent through p as the
+	// i-th command.
+	compare func(p *diffSide, args []string, r, v string, i int)
+	// queued, when set, rewrites a command before it is queued inside
+	// MULTI (for replies a transaction cannot compare as compare does).
+	queued func(args []string) []string
+	// written, when set, runs after each write sent outside MULTI.
+	written func(p *diffSide, args []string, i int)
+}
+
+// run sends n commands, each through a side drawn from d.rng; one in 40 is
+// a transaction (MULTI, 1 to 4 generated commands, EXEC). Every reply goes
+// to d.compare. It returns how many were compared, a transaction counting
+// as one.
+func (h *diffHarness) run(n int, d diffRun) int {
+	h.t.Helper()
+	compared := 0
+	for i := 0; i < n; i++ {
+		p := d.conns[d.rng.IntN(len(d.conns))]
+		if d.rng.IntN(40) == 0 {
+			r, v := h.both(p, "MULTI")
+			d.compare(p, []string{"MULTI"}, r, v, i)
+			for k := 1 + d.rng.IntN(4); k > 0; k-- {
+				args, _ := d.gen()
+				if d.queued != nil {
+					args = d.queued(args)
+				}
+				r, v := h.both(p, args...)
+				d.compare(p, args, r, v, i)
+			}
+			r, v = h.both(p, "EXEC")
+			d.compare(p, []string{"EXEC"}, r, v, i)
+			compared++
+			continue
+		}
+		args, write := d.gen()
+		r, v := h.both(p, args...)
+		d.compare(p, args, r, v, i)
+		compared++
+		if write && d.written != nil {
+			d.written(p, args, i)
+		}
+	}
+	return compared
 }

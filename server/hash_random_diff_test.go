@@ -33,12 +33,7 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 
 	h.begin(conns[0])
 	both := h.both
-	for _, d := range [][]string{{"hash-max-listpack-entries", "12"}, {"hash-max-listpack-value", "10"}} {
-		r, v := both(conns[0], "CONFIG", "SET", d[0], d[1])
-		if r != "+OK\r\n" || v != r {
-			t.Fatalf("CONFIG SET %v: redis %q vigil %q", d, r, v)
-		}
-	}
+	h.configBoth(conns[0], "hash-max-listpack-entries", "12", "hash-max-listpack-value", "10")
 
 	keys := []string{"h1", "h2", "h3", "s"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
@@ -314,38 +309,21 @@ func testHashDifferentialRandom(t *testing.T, seed uint64) {
 		}
 	}
 
-	compared := 0
-	for i := 0; i < 2500; i++ {
-		p := conns[rng.IntN(2)]
-		if rng.IntN(40) == 0 {
-			// A transaction of writes and order-independent reads.
-			r, v := both(p, "MULTI")
-			compare(p, []string{"MULTI"}, r, v, i)
-			for n := 1 + rng.IntN(4); n > 0; n-- {
-				args, _ := gen()
-				switch strings.ToUpper(args[0]) {
-				case "HKEYS", "HVALS", "HGETALL", "HSCAN", "HRANDFIELD":
-					args = []string{"HLEN", args[1]}
-				}
-				r, v := both(p, args...)
-				compare(p, args, r, v, i)
+	compared := h.run(2500, diffRun{conns: conns, rng: rng, gen: gen, compare: compare,
+		// A transaction of writes and order-independent reads.
+		queued: func(args []string) []string {
+			switch strings.ToUpper(args[0]) {
+			case "HKEYS", "HVALS", "HGETALL", "HSCAN", "HRANDFIELD":
+				return []string{"HLEN", args[1]}
 			}
-			r, v = both(p, "EXEC")
-			compare(p, []string{"EXEC"}, r, v, i)
-			compared++
-			continue
-		}
-		args, write := gen()
-		r, v := both(p, args...)
-		compare(p, args, r, v, i)
-		compared++
-		if write {
+			return args
+		},
+		written: func(p *diffSide, args []string, i int) {
 			checkKey(p, args[1], i)
 			if strings.ToUpper(args[0]) == "COPY" {
 				checkKey(p, args[2], i)
 			}
-		}
-	}
+		}})
 	h.checkAOF()
 	for _, k := range keys {
 		for _, cmd := range [][]string{{"HLEN", k}, {"TYPE", k}} {

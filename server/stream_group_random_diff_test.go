@@ -86,12 +86,7 @@ func testStreamGroupDifferentialRandom(t *testing.T, seed uint64) {
 
 	h.begin(conns[0])
 	both := h.both
-	for _, d := range [][]string{{"stream-node-max-entries", strconv.Itoa(3 + rng.IntN(6))}} {
-		r, v := both(conns[0], "CONFIG", "SET", d[0], d[1])
-		if r != "+OK\r\n" || v != r {
-			t.Fatalf("CONFIG SET %v: redis %q vigil %q", d, r, v)
-		}
-	}
+	h.configBoth(conns[0], "stream-node-max-entries", strconv.Itoa(3+rng.IntN(6)))
 	keys := []string{"q1", "q2", "s"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
 	qkey := func() string { return keys[rng.IntN(2)] }
@@ -263,33 +258,13 @@ func testStreamGroupDifferentialRandom(t *testing.T, seed uint64) {
 		}
 		return args[1]
 	}
-	compared := 0
-	for i := 0; i < 3000; i++ {
-		p := conns[rng.IntN(2)]
-		if rng.IntN(40) == 0 {
-			r, v := both(p, "MULTI")
-			compare(p, []string{"MULTI"}, r, v, i)
-			for k := 1 + rng.IntN(4); k > 0; k-- {
-				args, _ := gen()
-				r, v := both(p, args...)
-				compare(p, args, r, v, i)
-			}
-			r, v = both(p, "EXEC")
-			compare(p, []string{"EXEC"}, r, v, i)
-			compared++
-			continue
-		}
-		args, write := gen()
-		r, v := both(p, args...)
-		compare(p, args, r, v, i)
-		compared++
-		if write {
+	compared := h.run(3000, diffRun{conns: conns, rng: rng, gen: gen, compare: compare,
+		written: func(p *diffSide, args []string, i int) {
 			checkKey(p, keyOf(args), i)
 			if os.Getenv("VIGIL_STREAM_AOF_EACH") != "" && i > 20 {
 				h.checkAOF()
 			}
-		}
-	}
+		}})
 	h.checkAOF()
 	for _, k := range keys {
 		checkKey(conns[0], k, -1)

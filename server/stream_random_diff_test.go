@@ -34,12 +34,7 @@ func testStreamDifferentialRandom(t *testing.T, seed uint64) {
 
 	h.begin(conns[0])
 	both := h.both
-	for _, d := range [][]string{{"stream-node-max-entries", strconv.Itoa(3 + rng.IntN(6))}, {"stream-node-max-bytes", strconv.Itoa(60 + rng.IntN(200))}} {
-		r, v := both(conns[0], "CONFIG", "SET", d[0], d[1])
-		if r != "+OK\r\n" || v != r {
-			t.Fatalf("CONFIG SET %v: redis %q vigil %q", d, r, v)
-		}
-	}
+	h.configBoth(conns[0], "stream-node-max-entries", strconv.Itoa(3+rng.IntN(6)), "stream-node-max-bytes", strconv.Itoa(60+rng.IntN(200)))
 
 	keys := []string{"x1", "x2", "x3", "s"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
@@ -218,34 +213,13 @@ func testStreamDifferentialRandom(t *testing.T, seed uint64) {
 		}
 	}
 
-	compared := 0
-	n := 3000
-	for i := 0; i < n; i++ {
-		p := conns[rng.IntN(2)]
-		if rng.IntN(40) == 0 {
-			r, v := both(p, "MULTI")
-			compare(p, []string{"MULTI"}, r, v, i)
-			for k := 1 + rng.IntN(4); k > 0; k-- {
-				args, _ := gen()
-				r, v := both(p, args...)
-				compare(p, args, r, v, i)
-			}
-			r, v = both(p, "EXEC")
-			compare(p, []string{"EXEC"}, r, v, i)
-			compared++
-			continue
-		}
-		args, write := gen()
-		r, v := both(p, args...)
-		compare(p, args, r, v, i)
-		compared++
-		if write {
+	compared := h.run(3000, diffRun{conns: conns, rng: rng, gen: gen, compare: compare,
+		written: func(p *diffSide, args []string, i int) {
 			checkKey(p, args[1], i)
 			if args[0] == "COPY" {
 				checkKey(p, args[2], i)
 			}
-		}
-	}
+		}})
 	h.checkAOF()
 	for _, k := range keys {
 		checkKey(conns[0], k, -1)
