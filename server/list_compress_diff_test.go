@@ -194,14 +194,7 @@ func TestListCompressMemoryVsRedis(t *testing.T) {
 		t.Skip("starts redis-server")
 	}
 	d := newListDiff(t)
-	same := func(args ...string) string {
-		t.Helper()
-		got, want := d.run(args...)
-		if got != want {
-			t.Fatalf("%q: vigil %q, redis %q", args, got, want)
-		}
-		return got
-	}
+	same := d.same
 	num := func(reply string) string { return strings.TrimSpace(strings.TrimPrefix(reply, ":")) }
 	for _, n := range []int{1000, 10000, 100000} {
 		for _, depth := range []string{"0", "1"} {

@@ -50,3 +50,14 @@ func (d *listDiff) run(args ...string) (got, want string) {
 func (d *listDiff) last(n int) string {
 	return strings.Join(d.history[max(0, len(d.history)-n):], "\n")
 }
+
+// same runs args on both (run) and fails the test unless the replies are
+// equal; it returns Vigil's.
+func (d *listDiff) same(args ...string) string {
+	d.t.Helper()
+	got, want := d.run(args...)
+	if got != want {
+		d.t.Fatalf("%.80q:\n vigil %.300q\n redis %.300q\nlast commands:\n%s", args, got, want, d.last(12))
+	}
+	return got
+}

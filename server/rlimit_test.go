@@ -20,18 +20,8 @@ func TestMaxclientsOpenFilesLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	dial, _ := startRedisAOF(t)
-	rc, rbr := dial(2)
-	ts := newTestServer(t)
-	c := ts.client()
-	same := func(args ...string) string {
-		t.Helper()
-		want := rawDo(t, rc, rbr, args...)
-		if got := ts.do(c, args...); got != want {
-			t.Fatalf("%q: vigil %q, redis %q", args, got, want)
-		}
-		return want
-	}
+	d := newListDiff(t) // list_diff_helper_test.go: Vigil's test server beside redis-server
+	same := d.same
 	// 4M: beyond fs.nr_open's default (1M), the most a hard limit can be
 	// raised to (Redis tries every 16th value down to the limit: a far
 	// larger number takes it seconds).
