@@ -16,6 +16,10 @@ import (
 // microseconds (default defaultSpinBudget; 0 turns spinning off).
 const SpinEnv = "VIGIL_SPIN_US"
 
+// SpinGuardEnv names the environment variable that, set to 0, makes the
+// spinner spin whatever the machine's load (spinGuard), for comparisons.
+const SpinGuardEnv = "VIGIL_SPIN_GUARD"
+
 // defaultSpinBudget is how long the spinner keeps polling after the last
 // batch before it lets the thread sleep.
 const defaultSpinBudget = 20 * time.Microsecond
@@ -67,6 +71,8 @@ type idleSpinner struct {
 	fed atomic.Bool
 	// last is the client whose batch ended last (activity).
 	last atomic.Int64
+	// guard: whether the machine has a CPU to spare (run only).
+	guard spinGuard
 }
 
 // newIdleSpinner starts the spinner, or returns nil when spinning is off
@@ -88,6 +94,11 @@ func newIdleSpinner() *idleSpinner {
 		return nil
 	}
 	sp := &idleSpinner{epfd: fd, kick: make(chan struct{}, 1), stop: make(chan struct{}), budget: budget}
+	if os.Getenv(SpinGuardEnv) == "0" {
+		sp.guard.fd = -1
+	} else {
+		sp.guard.open(runtime.NumCPU())
+	}
 	go sp.run()
 	return sp
 }
@@ -134,6 +145,7 @@ func (sp *idleSpinner) close() { close(sp.stop) }
 
 func (sp *idleSpinner) run() {
 	defer syscall.Close(sp.epfd)
+	defer sp.guard.close()
 	var evs [32]syscall.EpollEvent
 	for {
 		select {
@@ -141,10 +153,14 @@ func (sp *idleSpinner) run() {
 		case <-sp.stop:
 			return
 		}
+		now := time.Now()
+		if !sp.guard.allow(now) {
+			continue // another process wants a CPU: sleep as Redis does
+		}
 		// A batch's end made the spinner runnable ahead of the goroutines
 		// the same network poll woke: let them run first.
 		runtime.Gosched()
-		deadline := time.Now().Add(sp.budget)
+		deadline := now.Add(sp.budget)
 		for {
 			// Non-blocking, and a raw system call: the scheduler need
 			// not know.
@@ -162,4 +178,104 @@ func (sp *idleSpinner) run() {
 			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 	}
+}
+
+// spinGuard tells the spinner whether the machine has a CPU to spare: it
+// samples the number of runnable threads of the whole machine (the fourth
+// field of /proc/loadavg, "running/total": the kernel's nr_running, which
+// counts threads waiting for a CPU as well as those on one) at most every
+// spinGuardEvery, and the spinner spins only while fewer than
+// spinGuardBusy of the last spinGuardSamples samples found more runnable
+// threads than CPUs. The server's own thread and its client (the
+// redis-benchmark process that the spinner is for) are two of them, so on
+// a 2-core machine a third runnable thread, a compiler or another server,
+// means the spinner's polls and yields take a core that thread or the
+// clients wait for. A sample costs one pread (about 3 us, at most 100 a
+// second); where /proc/loadavg cannot be read, or with VIGIL_SPIN_GUARD=0,
+// the spinner always spins.
+type spinGuard struct {
+	fd      int // /proc/loadavg, or -1
+	ncpu    int
+	next    time.Time // when the next sample is due
+	samples uint32    // the last samples, a bit each: 1 = contended
+	buf     [128]byte
+}
+
+const (
+	spinGuardEvery   = 10 * time.Millisecond
+	spinGuardSamples = 8
+	spinGuardBusy    = 3
+)
+
+func (g *spinGuard) open(ncpu int) {
+	g.ncpu = ncpu
+	fd, err := syscall.Open("/proc/loadavg", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		fd = -1
+	}
+	g.fd = fd
+}
+
+func (g *spinGuard) close() {
+	if g.fd >= 0 {
+		syscall.Close(g.fd)
+		g.fd = -1
+	}
+}
+
+// allow samples the run queue when a sample is due and reports whether
+// the spinner may spin.
+func (g *spinGuard) allow(now time.Time) bool {
+	if g.fd < 0 {
+		return true
+	}
+	if !now.Before(g.next) {
+		g.next = now.Add(spinGuardEvery)
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_PREAD64, uintptr(g.fd),
+			uintptr(unsafe.Pointer(&g.buf[0])), uintptr(len(g.buf)), 0, 0, 0)
+		running, ok := 0, errno == 0
+		if ok {
+			running, ok = loadavgRunning(g.buf[:n])
+		}
+		g.record(ok && running > g.ncpu)
+	}
+	return g.spare()
+}
+
+// record adds a sample.
+func (g *spinGuard) record(contended bool) {
+	g.samples <<= 1
+	if contended {
+		g.samples |= 1
+	}
+	g.samples &= 1<<spinGuardSamples - 1
+}
+
+// spare: fewer than spinGuardBusy of the last samples were contended.
+func (g *spinGuard) spare() bool {
+	n := 0
+	for s := g.samples; s != 0; s &= s - 1 {
+		n++
+	}
+	return n < spinGuardBusy
+}
+
+// loadavgRunning parses the runnable threads out of /proc/loadavg's text
+// ("0.52 0.58 0.59 3/245 12345": the fourth field's numerator).
+func loadavgRunning(b []byte) (int, bool) {
+	field := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] == ' ' {
+			field++
+			if field == 3 {
+				n, digits := 0, 0
+				for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+					n = n*10 + int(b[i]-'0')
+					digits++
+				}
+				return n, digits > 0 && i < len(b) && b[i] == '/'
+			}
+		}
+	}
+	return 0, false
 }

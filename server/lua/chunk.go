@@ -10,8 +10,10 @@ package lua
 // names it cannot rebuild from it.
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -229,17 +231,7 @@ func (e *Engine) readerHandler() *lua.LFunction {
 // first) and returns the function, or nil and the error message.
 func (e *Engine) loadChunk(L *lua.LState, s, source string) int {
 	id := luaChunkID(source)
-	code, msg := SyntaxCheckStrip(s, id)
-	var fn *lua.LFunction
-	if msg == "" {
-		var err error
-		if fn, err = L.Load(strings.NewReader(code), id); err != nil {
-			msg = err.Error()
-			if ae, ok := err.(*lua.ApiError); ok {
-				msg = ae.Object.String()
-			}
-		}
-	}
+	fn, msg := loadLua(L, s, id)
 	if msg != "" {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(msg))
@@ -291,4 +283,60 @@ func luaWhere(L *lua.LState, level int) string {
 		}
 	}
 	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
+}
+
+// loadLua compiles src as the chunk named chunk: Lua 5.1's syntax check,
+// then gopher-lua's compiler on the rewritten source (syntaxRewrite). It
+// returns the function, or nil and the error message.
+func loadLua(L *lua.LState, src, chunk string) (*lua.LFunction, string) {
+	code, fresh, msg := syntaxRewrite(src, chunk)
+	if msg != "" {
+		return nil, msg
+	}
+	fn, err := L.Load(strings.NewReader(code), chunk)
+	if err != nil {
+		if ae, ok := err.(*lua.ApiError); ok {
+			return nil, ae.Object.String()
+		}
+		return nil, err.Error()
+	}
+	if fresh != "" {
+		renameFresh(fn.Proto, fresh)
+	}
+	return fn, ""
+}
+
+// renameFresh gives back the name goto where the chunk had it and
+// gopher-lua was given fresh: in p's and its nested functions' string
+// constants (the key of a method call p:goto()) and debug names (locals,
+// upvalues, calls). fresh is no other name or string of the chunk.
+func renameFresh(p *lua.FunctionProto, fresh string) {
+	sc := reflect.ValueOf(p).Elem().FieldByName("stringConstants")
+	strs := *(*[]string)(unsafe.Pointer(sc.UnsafeAddr()))
+	for i, k := range p.Constants {
+		if s, ok := k.(lua.LString); ok && string(s) == fresh {
+			p.Constants[i] = lua.LString("goto")
+			if i < len(strs) {
+				strs[i] = "goto"
+			}
+		}
+	}
+	for _, l := range p.DbgLocals {
+		if l.Name == fresh {
+			l.Name = "goto"
+		}
+	}
+	for i, u := range p.DbgUpvalues {
+		if u == fresh {
+			p.DbgUpvalues[i] = "goto"
+		}
+	}
+	for i := range p.DbgCalls {
+		if p.DbgCalls[i].Name == fresh {
+			p.DbgCalls[i].Name = "goto"
+		}
+	}
+	for _, q := range p.FunctionPrototypes {
+		renameFresh(q, fresh)
+	}
 }

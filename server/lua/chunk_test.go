@@ -30,7 +30,6 @@ func TestLuaChunkID(t *testing.T) {
 // TestSyntaxCheckStripRewrites: what gopher-lua is given instead of Lua
 // 5.1 it cannot read, line breaks kept.
 func TestSyntaxCheckStripRewrites(t *testing.T) {
-	const H = `local goto_call = function(o, ...) return o["goto"](o, ...) end; `
 	for _, tc := range []struct{ src, want string }{
 		{"return 0x1p4", "return 16"},
 		{"return 0x1P4+0x10", "return 16+0x10"},
@@ -49,14 +48,15 @@ func TestSyntaxCheckStripRewrites(t *testing.T) {
 		{"function t.goto:m(a) end", ` t["goto"].m = function(self, a) end`},
 		{"function t.a.b() end", "function t.a.b() end"},
 		{"local function f(goto) return function() return goto end end", "local function f(goto_) return function() return goto_ end end"},
-		{"t:goto()", H + "goto_call(t)"},
-		{"t.a:goto(1, 2)", H + "goto_call(t.a, 1, 2)"},
-		{"return t:goto'x'", H + "return goto_call(t, 'x')"},
-		{"return t:goto{}.n", H + "return goto_call(t, {}).n"},
-		{"t:goto():goto(1)", H + "goto_call(goto_call(t), 1)"},
-		{"local a = t\nt:goto()", H + "local a = t\ngoto_call(t)"},
-		{"local goto_call = 1 goto = goto_call:goto()", strings.Replace(H, "goto_call", "goto_call_", 1) + `local goto_call = 1 _G["goto"] = goto_call_(goto_call)`},
-		{"local goto = 1 goto:goto()", H + "local goto_ = 1 goto_call(goto_)"},
+		{"t:goto()", "t:goto_()"},
+		{"t.a:goto(1, 2)", "t.a:goto_(1, 2)"},
+		{"return t:goto'x'", "return t:goto_'x'"},
+		{"return t:goto{}.n", "return t:goto_{}.n"},
+		{"t:goto():goto(1)", "t:goto_():goto_(1)"},
+		{"local goto_ = 1 goto = goto_:goto()", `local goto_ = 1 _G["goto"] = goto_:goto__()`},
+		{"local goto = 1 goto:goto()", "local goto_ = 1 goto_:goto_()"},
+		{"return 'goto_', t:goto()", "return 'goto_', t:goto__()"}, // no string's value
+		{"return [[a goto__]], t:goto()", "return [[a goto__]], t:goto___()"},
 	} {
 		got, msg := SyntaxCheckStrip(tc.src, "user_script")
 		if msg != "" || got != tc.want {

@@ -306,16 +306,8 @@ func SHA1Hex(b []byte) string {
 // cache (luaCreateFunction); shebang tells the body had one, with flags.
 // It returns the compile error text, "" on success.
 func (e *Engine) Compile(sha string, code []byte, flags Flags, shebang bool) string {
-	stripped, msg := SyntaxCheckStrip(string(code), "user_script")
+	fn, msg := loadLua(e.L, string(code), "user_script")
 	if msg != "" {
-		return "ERR Error compiling script (new function): " + msg
-	}
-	fn, err := e.L.Load(strings.NewReader(stripped), "user_script")
-	if err != nil {
-		msg := err.Error()
-		if ae, ok := err.(*lua.ApiError); ok {
-			msg = ae.Object.String()
-		}
 		return "ERR Error compiling script (new function): " + msg
 	}
 	fn.Env = e.env

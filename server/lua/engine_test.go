@@ -157,3 +157,23 @@ func TestEngineFunctions(t *testing.T) {
 		t.Errorf("timeout: %q", msg)
 	}
 }
+
+// TestMethodGoto: p:goto() is a method call gopher-lua compiles under a
+// fresh name and the engine renames back: its errors are Lua 5.1's, at the
+// call's own line also as a tail call, and __index sees the key "goto".
+func TestMethodGoto(t *testing.T) {
+	e := New(&fakeHost{})
+	defer e.Close()
+	for _, tc := range []struct{ body, want string }{
+		{"local p = {}\n\nreturn p:goto()", "-ERR user_script:3: attempt to call method 'goto' (a nil value)"},
+		{"local p = nil\n\nreturn p:goto()", "-ERR user_script:3: attempt to index local 'p' (a nil value)"},
+		{"local goto = nil\nreturn goto.x", "-ERR user_script:2: attempt to index local 'goto' (a nil value)"},
+		{"local goto = nil\nreturn (function() return goto.x end)()", "-ERR user_script:2: attempt to index upvalue 'goto' (a nil value)"},
+		{"local t = setmetatable({}, {__index = function(_, k) return function() return k end end})\nreturn {t:goto(), 'goto_'}", "*2\r\n$4\r\ngoto\r\n$5\r\ngoto_\r\n"},
+		{"local t = {}\nfunction t:goto(n) if n == 0 then return 'done' end return self:goto(n - 1) end\nreturn t:goto(3)", "$4\r\ndone\r\n"},
+	} {
+		if got := eval(t, e, tc.body, nil, nil); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q...", tc.body, got, tc.want)
+		}
+	}
+}

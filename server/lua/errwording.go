@@ -276,7 +276,6 @@ func isStringLike(v lua.LValue) bool {
 
 var (
 	rePosPrefix = regexp.MustCompile(`^[^\n]*?:\d+: `)
-	rePosLine   = regexp.MustCompile(`^([^\n]*?):\d+: $`)
 	reBadArg    = regexp.MustCompile(`^bad argument #(\d+) to (\S+) \((.*)\)$`)
 	reCompare   = regexp.MustCompile(`^attempt to compare (\w+) with (\w+)$`)
 )
@@ -301,9 +300,6 @@ func lua51Wording(L *lua.LState, msg string, forwarders map[*lua.LFunction]bool)
 	i := p.Code[f.pc]
 	a, b, c := argA(i), argB(i), argC(i)
 	op := opcode(i)
-	if isMethodGoto(p) {
-		return methodGotoWording(L, f, prefix, body, msg, op, a)
-	}
 	switch {
 	case strings.HasPrefix(body, "cannot perform concat operation between"):
 		if op != lua.OP_CONCAT {
@@ -557,39 +553,4 @@ func (e *Engine) forwarder(f lua.LGFunction) *lua.LFunction {
 	}
 	e.forwarders[fn] = true
 	return fn
-}
-
-// isMethodGoto recognises the helper SyntaxCheckStrip calls for a method
-// call prefix:goto(...): function(o, ...) return o["goto"](o, ...) end.
-func isMethodGoto(p *lua.FunctionProto) bool {
-	return p.NumParameters == 1 && p.IsVarArg != 0 && len(p.DbgLocals) > 0 && p.DbgLocals[0].Name == "o" &&
-		len(p.Constants) == 1 && p.Constants[0] == lua.LString("goto")
-}
-
-// methodGotoWording words an error raised in the helper of a rewritten
-// p:goto(...) as raised by the call itself: at the caller's line, the
-// object indexed being the caller's argument (OP_SELF's R(B)).
-func methodGotoWording(L *lua.LState, f frameView, prefix, body, msg string, op, a int) string {
-	caller, ok := viewFrame(f.parent)
-	if !ok || caller.fn.IsG || caller.fn.Proto == nil || caller.pc < 0 || caller.pc >= len(caller.fn.Proto.Code) || f.tailCall > 0 {
-		// A tail call (return p:goto()) replaced the caller's frame: the
-		// helper's own line stays.
-		if body == "attempt to call a non-function object" && (op == lua.OP_CALL || op == lua.OP_TAILCALL) {
-			return prefix + "attempt to call method 'goto' (a " + register(L, f, a).Type().String() + " value)"
-		}
-		return msg
-	}
-	cp := caller.fn.Proto
-	if m := rePosLine.FindStringSubmatch(prefix); m != nil && caller.pc < len(cp.DbgSourcePositions) {
-		prefix = m[1] + ":" + strconv.Itoa(cp.DbgSourcePositions[caller.pc]) + ": "
-	}
-	ci := cp.Code[caller.pc]
-	switch {
-	case strings.HasPrefix(body, "attempt to index a non-table object(") && (op == lua.OP_GETTABLE || op == lua.OP_GETTABLEKS):
-		return prefix + "attempt to index " + typeDesc(L, caller, argA(ci)+1)
-	case body == "attempt to call a non-function object" && (op == lua.OP_CALL || op == lua.OP_TAILCALL):
-		v := register(L, f, a)
-		return prefix + "attempt to call method 'goto' (a " + v.Type().String() + " value)"
-	}
-	return msg
 }

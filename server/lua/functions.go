@@ -128,17 +128,9 @@ func (e *Engine) LoadLibrary(code string, timeout time.Duration) (map[string]*Fu
 
 func (e *Engine) runLoad(funcs map[string]*Function, code string, timeout time.Duration) string {
 	L := e.L
-	code, cmsg := SyntaxCheckStrip(code, "user_function")
+	fn, cmsg := loadLua(L, code, "user_function")
 	if cmsg != "" {
 		return "Error compiling function: " + cmsg
-	}
-	fn, err := L.Load(strings.NewReader(code), "user_function")
-	if err != nil {
-		msg := err.Error()
-		if ae, ok := err.(*lua.ApiError); ok {
-			msg = ae.Object.String()
-		}
-		return "Error compiling function: " + msg
 	}
 	fn.Env = e.env
 	e.loading = funcs
@@ -152,7 +144,7 @@ func (e *Engine) runLoad(funcs map[string]*Function, code string, timeout time.D
 		L.SetContext(ctx)
 	}
 	L.Push(fn)
-	err = L.PCall(0, 0, nil)
+	err := L.PCall(0, 0, nil)
 	if cancel != nil {
 		cancel()
 		L.RemoveContext()

@@ -17,6 +17,7 @@ package lua
 // message.
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -118,16 +119,19 @@ type luaLexState struct {
 	tokStart   int      // where the token being read starts
 	edits      []luaEdit
 	allNames   map[string]bool // every name in the chunk (a fresh one for goto)
-	gotoCalls  bool            // methodGoto rewrote a call: the helper is needed
+	renames    bool            // an edit renames goto (luaEdit.rename)
+	// gotoStrings holds the string literals whose text has "goto_" in it
+	// (the fresh name must be none of their values).
+	gotoStrings []string
 }
 
 // luaEdit replaces a byte range of the source for gopher-lua (see
-// SyntaxCheckStrip); rename marks a local named goto, given a fresh name.
+// SyntaxCheckStrip); rename marks a goto given the fresh name (a local's,
+// a method's).
 type luaEdit struct {
 	start, end int
 	text       string
 	rename     bool
-	calls      int // insert this many "<helper>(" (methodGoto)
 }
 
 // SyntaxCheck returns "" when src is a valid Lua 5.1 chunk, else Lua
@@ -152,14 +156,25 @@ func SyntaxCheck(src, chunk string) (msg string) {
 //     "function t.goto(...)" becomes t["goto"] = function(...) (and
 //     function t.goto:m(...) t["goto"].m = function(self, ...)). A global
 //     goto becomes _G["goto"], and a method call p:goto(args) becomes
-//     goto_call(p, args), the chunk starting with "local goto_call =
-//     function(o, ...) return o["goto"](o, ...) end; " (on its first line;
-//     goto_call a name found nowhere in the chunk).
+//     p:<fresh>(args), the compiled function's constant then renamed back
+//     (see syntaxRewrite).
 func SyntaxCheckStrip(src, chunk string) (code, msg string) {
+	code, _, msg = syntaxRewrite(src, chunk)
+	return code, msg
+}
+
+// syntaxRewrite is SyntaxCheckStrip that also returns the name fresh
+// given to goto where gopher-lua cannot read it as a name: a local named
+// goto and the method name of p:goto(args) ("" when none is). fresh is no
+// name of the chunk and no string literal's value, so in the compiled
+// function it stands for goto alone: renameFresh puts goto back in its
+// constants (OP_SELF's key, so p:goto() is Lua 5.1's method call, its
+// errors worded as such at its own line) and debug names.
+func syntaxRewrite(src, chunk string) (code, fresh, msg string) {
 	ls := &luaLexState{src: src, line: 1, lastline: 1, chunk: chunk}
 	msg = ls.check51()
 	if msg != "" || len(ls.comments) == 0 && len(ls.edits) == 0 {
-		return src, msg
+		return src, "", msg
 	}
 	edits := ls.edits
 	for _, r := range ls.comments {
@@ -179,34 +194,26 @@ func SyntaxCheckStrip(src, chunk string) (code, msg string) {
 		}
 		return edits[i].end == edits[i].start && edits[j].end != edits[j].start
 	})
-	fresh := "goto_"
-	for ls.allNames[fresh] {
-		fresh += "_"
-	}
-	helper := "goto_call"
-	for ls.allNames[helper] || helper == fresh {
-		helper += "_"
+	if ls.renames {
+		fresh = "goto_"
+		for ls.allNames[fresh] || slices.ContainsFunc(ls.gotoStrings, func(s string) bool { return strings.Contains(s, fresh) }) {
+			fresh += "_"
+		}
 	}
 	var b strings.Builder
 	b.Grow(len(src))
-	if ls.gotoCalls {
-		b.WriteString("local " + helper + ` = function(o, ...) return o["goto"](o, ...) end; `)
-	}
 	at := 0
 	for _, e := range edits {
 		b.WriteString(src[at:e.start])
-		switch {
-		case e.rename:
+		if e.rename {
 			b.WriteString(fresh)
-		case e.calls > 0:
-			b.WriteString(strings.Repeat(helper+"(", e.calls))
-		default:
+		} else {
 			b.WriteString(e.text)
 		}
 		at = e.end
 	}
 	b.WriteString(src[at:])
-	return b.String(), ""
+	return b.String(), fresh, ""
 }
 
 // curOff is the offset of the current character (the source's length at
@@ -230,7 +237,7 @@ func (ls *luaLexState) declare(n int, name string, tok luaToken) {
 	fs := ls.fs
 	fs.names = append(fs.names[:fs.nactvar+n], name)
 	if name == "goto" && tok.end > 0 {
-		ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
+		ls.rename(tok)
 	}
 }
 
@@ -243,7 +250,7 @@ func (ls *luaLexState) useName(tok luaToken) {
 		return
 	}
 	if ls.isLocal("goto") {
-		ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
+		ls.rename(tok)
 		return
 	}
 	if !ls.isLocal("_G") {
@@ -264,49 +271,10 @@ func (ls *luaLexState) isLocal(name string) bool {
 	return false
 }
 
-// methodGoto reads the method call prefix:goto args (the current token is
-// goto; start is the prefix's first byte) and rewrites it as a call of a
-// helper that evaluates the prefix once, as Lua 5.1's OP_SELF:
-// helper(prefix, args), the chunk starting with the local
-// helper = function(o, ...) return o["goto"](o, ...) end (a name, not a
-// parenthesised function, so that no statement reads as a call of the
-// expression before it).
-func (ls *luaLexState) methodGoto(start int, colon luaToken) {
-	ls.gotoCalls = true
-	// An inner call of the same prefix (x:goto():goto()) was recorded
-	// first and must be written last: one more call at the same place.
-	found := false
-	for i := range ls.edits {
-		if e := &ls.edits[i]; e.start == start && e.end == start && e.calls > 0 {
-			e.calls++
-			found = true
-			break
-		}
-	}
-	if !found {
-		ls.edits = append(ls.edits, luaEdit{start: start, end: start, calls: 1})
-	}
-	name := ls.t
-	ls.next()
-	switch ls.t.tok {
-	case '(':
-		open := ls.t
-		ls.edit(name, "")
-		ls.edit(open, "")
-		if ls.peek() == ')' {
-			ls.edit(colon, "")
-		} else {
-			ls.edit(colon, ", ")
-		}
-		ls.funcargs()
-	case tkString, '{':
-		ls.edit(colon, ", ")
-		ls.edit(name, "")
-		ls.funcargs()
-		ls.edits = append(ls.edits, luaEdit{start: ls.t.start, end: ls.t.start, text: ")"})
-	default:
-		ls.funcargs() // the error
-	}
+// rename records that the token tok (a goto) is to be given the fresh name.
+func (ls *luaLexState) rename(tok luaToken) {
+	ls.edits = append(ls.edits, luaEdit{start: tok.start, end: tok.end, rename: true})
+	ls.renames = true
 }
 
 // luaHexValue is the value Lua 5.1 (strtod) gives a hexadecimal numeral
@@ -618,6 +586,14 @@ func (ls *luaLexState) readString(del int) {
 	ls.saveAndNext()
 }
 
+// noteString keeps the string literal just read (its text with the
+// delimiters, in buf) if it has "goto_" in it.
+func (ls *luaLexState) noteString() {
+	if bytes.Contains(ls.buf, []byte("goto_")) {
+		ls.gotoStrings = append(ls.gotoStrings, string(ls.buf))
+	}
+}
+
 // endComment records a comment from start to the current character.
 func (ls *luaLexState) endComment(start int) {
 	end := ls.pos - 1
@@ -660,6 +636,7 @@ func (ls *luaLexState) lex() int {
 			sep := ls.skipSep()
 			if sep >= 0 {
 				ls.readLongString(true, sep)
+				ls.noteString()
 				return tkString
 			} else if sep == -1 {
 				return '['
@@ -695,6 +672,7 @@ func (ls *luaLexState) lex() int {
 			return tkNe
 		case '"', '\'':
 			ls.readString(c)
+			ls.noteString()
 			return tkString
 		case '.':
 			ls.saveAndNext()
@@ -1127,7 +1105,6 @@ func (ls *luaLexState) body(needself bool, line int) {
 
 func (ls *luaLexState) primaryexp() int {
 	kind := luaExpOther
-	start := ls.t.start
 	switch ls.t.tok {
 	case '(':
 		line := ls.line
@@ -1158,12 +1135,9 @@ func (ls *luaLexState) primaryexp() int {
 			ls.checkNextTok(']')
 			kind = luaExpVar
 		case ':':
-			colon := ls.t
 			ls.next()
 			if ls.t.tok == tkName && ls.t.text == "goto" {
-				ls.methodGoto(start, colon)
-				kind = luaExpCall
-				continue
+				ls.rename(ls.t)
 			}
 			ls.checkName()
 			ls.funcargs()
