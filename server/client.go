@@ -311,6 +311,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			st, err = netshell.Batch(c.rd, run)
 		}
 	}
+	// The batch's writes measured while their entries are in the cache
+	// (exec leaves it to here).
+	s.ks.Settle()
 	var pe *resp.ProtocolError
 	if err != nil && errors.As(err, &pe) {
 		s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
