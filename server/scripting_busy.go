@@ -188,9 +188,16 @@ func (h *luaHost) recycleBusy(b *busyScript) {
 		return
 	}
 	b.done, b.cancel, b.ended, b.cancelled = nil, nil, false, false
-	b.wrote.Store(false)
-	b.killed.Store(false)
-	b.shutdown.Store(false)
+	// Loads first: a store is a locked instruction, and they are rarely set.
+	if b.wrote.Load() {
+		b.wrote.Store(false)
+	}
+	if b.killed.Load() {
+		b.killed.Store(false)
+	}
+	if b.shutdown.Load() {
+		b.shutdown.Store(false)
+	}
 	b.fn, b.argv, b.nlib, b.nfuncs = "", nil, 0, 0
 	h.spareBusy = b
 }
