@@ -311,6 +311,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			st, err = netshell.Batch(c.rd, run)
 		}
 	}
+	// The batch's writes measured while their entries are in the cache
+	// (exec leaves it to here).
+	s.ks.Settle()
 	var pe *resp.ProtocolError
 	if err != nil && errors.As(err, &pe) {
 		s.log.Debug().Str("addr", c.addr).Msg(pe.Error())
@@ -498,7 +501,20 @@ func (s *Server) prefetchBatch(c *Client) {
 		return
 	}
 	var kb [32][]byte
-	if keys := c.rd.PeekKeys(kb[:0]); len(keys) > 1 {
+	if keys := c.rd.PeekKeys(kb[:0]); len(keys) > 1 && !sameKeys(keys) {
 		c.selectedDB().Prefetch(keys)
 	}
+}
+
+// sameKeys reports whether every key is the first one: a batch on one key
+// (a counter, a queue) finds it in the cache after its first command, and
+// comparing costs less than hashing each key (for different keys the first
+// comparison usually ends it).
+func sameKeys(keys [][]byte) bool {
+	for _, k := range keys[1:] {
+		if string(k) != string(keys[0]) {
+			return false
+		}
+	}
+	return true
 }

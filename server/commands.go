@@ -337,7 +337,11 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	}
 	s.execDepth++
 	cmd.Handler(c, args)
-	s.ks.Settle() // evict.go: used_memory follows what the command wrote
+	// The memory sums (keyspace's "Memory accounting") are settled at the
+	// batch's end (runBatchPart), not per command: whatever reads them
+	// (used_memory, the maxmemory check before each command) settles
+	// first, and a key written by every command of a pipelined batch
+	// (LPUSH, INCR on one key) is measured once instead of once each.
 	s.execDepth--
 	if tracking && cmd.Has(FlagReadonly) {
 		s.trackingAfterRead(c, cmd, args) // tracking.go: trackingRememberKeys

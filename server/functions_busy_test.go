@@ -14,7 +14,7 @@ import (
 func TestFunctionBusyKill(t *testing.T) {
 	l := startLive(t)
 	t.Cleanup(func() {
-		if bs := l.s.busy.Load(); bs != nil {
+		if bs := l.s.loadBusy(); bs != nil {
 			bs.stop()
 		}
 	})

@@ -391,7 +391,7 @@ func (s *Server) ordWait(c *Client) {
 		if all {
 			break
 		}
-		b := s.busy.Load()
+		b := s.loadBusy()
 		if b == nil || b.limit <= 0 {
 			<-ch
 			continue

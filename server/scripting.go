@@ -39,6 +39,9 @@ type luaHost struct {
 	// evalFlags are the shebang flags of the EVAL about to run.
 	evalFlags vlua.Flags
 	busy      *busyScript // the running script's busy state (scripting_busy.go)
+	// spareBusy is the last script's busy state, for the next one
+	// (recycleBusy).
+	spareBusy *busyScript
 }
 
 // The scripting clients' ids: Redis creates EVAL's client (scriptingInit)
@@ -207,6 +210,7 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 	if e.WriteResult(&c.w, err, b.killed.Load()) {
 		c.errCounted = true
 	}
+	h.recycleBusy(b)
 	// Effects replication: the commands the script ran propagate, EVAL
 	// does not (scriptCall's propagation; EVAL is never in the stream).
 	c.preventPropagation()
@@ -232,7 +236,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		s.countError([]byte("-" + msg))
 		return resp.Value{}, msg
 	}
-	cmd := s.lookup(args[0])
+	cmd := h.fake.lookupCached(args[0]) // a script repeats its calls
 	if cmd == nil {
 		return fail("ERR Unknown Redis command called from script")
 	}

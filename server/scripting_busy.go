@@ -67,6 +67,29 @@ type busyScript struct {
 	fn           string
 	argv         [][]byte
 	nlib, nfuncs int
+
+	// seen: a goroutine other than the script's loaded it (loadBusy) and
+	// may still hold it. Never cleared: a busyScript nobody else saw is
+	// reused for the next script (startBusyFn), one that was seen never.
+	seen atomic.Bool
+}
+
+// loadBusy is s.busy.Load for the goroutines other than the script's: the
+// script it returns is marked seen before it is checked to be still the
+// running one, so that endBusy, which unpublishes it before recycleBusy
+// reads seen, either finds it seen or came before this load (which then
+// returns the next script, or nil).
+func (s *Server) loadBusy() *busyScript {
+	for {
+		b := s.busy.Load()
+		if b == nil {
+			return nil
+		}
+		b.seen.Store(true)
+		if s.busy.Load() == b {
+			return b
+		}
+	}
 }
 
 // stop interrupts the running script (SCRIPT KILL, FUNCTION KILL,
@@ -117,7 +140,14 @@ func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, argv [][]byte) *busy
 	if s.execDepth == 0 || start.IsZero() {
 		start = s.clock.Now()
 	}
-	b := &busyScript{start: start, limit: time.Duration(s.cfg.BusyReplyThreshold) * time.Millisecond}
+	// A script nobody else saw leaves its busyScript to the next one
+	// (recycleBusy): EVALSHA in a pipeline allocates none.
+	b := h.spareBusy
+	h.spareBusy = nil
+	if b == nil {
+		b = new(busyScript)
+	}
+	b.start, b.limit = start, time.Duration(s.cfg.BusyReplyThreshold)*time.Millisecond
 	if fi != nil {
 		b.fn = fi.Name
 		b.argv = make([][]byte, len(argv))
@@ -150,6 +180,28 @@ func (s *Server) endBusy(h *luaHost, b *busyScript) {
 	h.e.Disarm(cancelled)
 }
 
+// recycleBusy keeps b, a script that has ended (endBusy) and that no
+// other goroutine loaded (loadBusy), for the luaHost's next script, its
+// state cleared (startBusyFn sets the rest).
+func (h *luaHost) recycleBusy(b *busyScript) {
+	if b.seen.Load() {
+		return
+	}
+	b.done, b.cancel, b.ended, b.cancelled = nil, nil, false, false
+	// Loads first: a store is a locked instruction, and they are rarely set.
+	if b.wrote.Load() {
+		b.wrote.Store(false)
+	}
+	if b.killed.Load() {
+		b.killed.Store(false)
+	}
+	if b.shutdown.Load() {
+		b.shutdown.Store(false)
+	}
+	b.fn, b.argv, b.nlib, b.nfuncs = "", nil, 0, 0
+	h.spareBusy = b
+}
+
 // lockBatch takes the execution lock for a batch, or returns the script
 // holding it when it has run past the busy threshold (serveBusy then
 // answers the batch).
@@ -158,7 +210,7 @@ func (s *Server) lockBatch() *busyScript {
 		return nil
 	}
 	for {
-		b := s.busy.Load()
+		b := s.loadBusy()
 		if b == nil {
 			s.mu.Lock()
 			return nil

@@ -15,7 +15,7 @@ const busyLoop = "\nlocal i = 0 while true do i = i + 1 end"
 // stopBusyOnCleanup stops a script a failed test left running.
 func stopBusyOnCleanup(t *testing.T, l *liveServer) {
 	t.Cleanup(func() {
-		if bs := l.s.busy.Load(); bs != nil {
+		if bs := l.s.loadBusy(); bs != nil {
 			bs.stop()
 		}
 	})

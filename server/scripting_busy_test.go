@@ -17,7 +17,7 @@ func waitBusy(t *testing.T, s *Server) *busyScript {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if b := s.busy.Load(); b != nil {
+		if b := s.loadBusy(); b != nil {
 			return b
 		}
 		time.Sleep(time.Millisecond)
@@ -32,7 +32,7 @@ func waitBusy(t *testing.T, s *Server) *busyScript {
 func TestBusyScriptKill(t *testing.T) {
 	l := startLive(t)
 	t.Cleanup(func() { // a failed test must not leave the script running
-		if bs := l.s.busy.Load(); bs != nil {
+		if bs := l.s.loadBusy(); bs != nil {
 			bs.stop()
 		}
 	})
@@ -122,7 +122,7 @@ func TestBusyScriptUnkillable(t *testing.T) {
 func TestBusyScriptShutdownNoSave(t *testing.T) {
 	l := startLive(t)
 	t.Cleanup(func() {
-		if bs := l.s.busy.Load(); bs != nil {
+		if bs := l.s.loadBusy(); bs != nil {
 			bs.stop()
 		}
 	})
@@ -149,4 +149,39 @@ func TestBusyScriptShutdownNoSave(t *testing.T) {
 		t.Fatal("the server did not shut down")
 	}
 	l.done <- nil // for startLive's cleanup
+}
+
+// TestBusyScriptRecycled: a script's busy state that no other goroutine
+// loaded serves the next script (no allocation per EVALSHA), cleared; one
+// that was loaded (loadBusy: a client waiting, SCRIPT KILL) is never
+// reused, as its loader may still hold it.
+func TestBusyScriptRecycled(t *testing.T) {
+	ts := newTestServer(t)
+	c := ts.client()
+	if got := ts.do(c, "EVAL", "return 1", "0"); got != ":1\r\n" {
+		t.Fatal(got)
+	}
+	h := ts.s.scriptEngine()
+	b1 := h.spareBusy
+	if b1 == nil {
+		t.Fatal("the ended script's busy state was not kept")
+	}
+	if got := ts.do(c, "EVAL", "return 2", "0"); got != ":2\r\n" {
+		t.Fatal(got)
+	}
+	if h.spareBusy != b1 {
+		t.Fatal("the second script did not reuse the first one's busy state")
+	}
+	if b1.ended || b1.done != nil || b1.killed.Load() || b1.live {
+		t.Fatalf("recycled busy state not cleared: ended %v done %v killed %v live %v", b1.ended, b1.done != nil, b1.killed.Load(), b1.live)
+	}
+	// A script another goroutine saw (marked as loadBusy marks it) is
+	// dropped after it ends.
+	b1.seen.Store(true)
+	if got := ts.do(c, "EVAL", "return 3", "0"); got != ":3\r\n" {
+		t.Fatal(got)
+	}
+	if h.spareBusy == b1 {
+		t.Fatal("a busy state another goroutine saw was kept for reuse")
+	}
 }

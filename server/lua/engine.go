@@ -72,6 +72,9 @@ type Engine struct {
 	forwarders map[*lua.LFunction]bool
 	hidden     map[*lua.LTable]lua.LValue
 	scripts    map[string]*Script
+	// lastScript is the script LookupSha found last: EVALSHA in a
+	// pipeline usually repeats one sha (Compile clears it).
+	lastScript *Script
 	// shebang holds the flags of the cached scripts that start with a
 	// "#!lua" shebang; a script absent from it runs in eval's
 	// compatibility mode.
@@ -317,6 +320,7 @@ func (e *Engine) Compile(sha string, code []byte, flags Flags, shebang bool) str
 	// only), so nothing can see it: skip it.
 	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
 	e.scripts[sha] = &Script{fn: fn, sha: sha}
+	e.lastScript = nil
 	if shebang {
 		e.shebang[sha] = flags
 	}
@@ -326,12 +330,19 @@ func (e *Engine) Compile(sha string, code []byte, flags Flags, shebang bool) str
 // LookupSha finds a cached script by its sha in any case (nil if absent);
 // a lowercase sha costs no allocation.
 func (e *Engine) LookupSha(b []byte) *Script {
+	if sc := e.lastScript; sc != nil && string(b) == sc.sha {
+		return sc
+	}
 	for _, ch := range b {
 		if 'A' <= ch && ch <= 'Z' {
 			return e.scripts[strings.ToLower(string(b))]
 		}
 	}
-	return e.scripts[string(b)]
+	sc := e.scripts[string(b)]
+	if sc != nil {
+		e.lastScript = sc
+	}
+	return sc
 }
 
 // SetArgs sets the globals KEYS and ARGV of the next EVAL.
