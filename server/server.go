@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -288,6 +289,14 @@ func (s *Server) Run(ctx context.Context) error {
 			s.log.Warn().Str("file", path).Msg("Writing a CPU profile until shutdown")
 		}
 	}
+	if path := os.Getenv(TraceEnv); path != "" {
+		if stop, err := startTrace(path); err != nil {
+			s.log.Warn().Err(err).Msg("Can't start the execution trace")
+		} else {
+			defer stop()
+			s.log.Warn().Str("file", path).Msg("Writing an execution trace until shutdown")
+		}
+	}
 	s.listenersMu.Lock()
 	ls := append([]net.Listener(nil), s.listeners...)
 	s.listenersMu.Unlock()
@@ -497,6 +506,28 @@ func ConfigureRuntime(cfg *configs.Config) int {
 // an opt-in for profiling under a real load (docs/benchmarks.md, Profiling). No
 // port is opened.
 const CPUProfileEnv = "VIGIL_CPUPROFILE"
+
+// TraceEnv names the environment variable that makes Run write a Go
+// execution trace (go tool trace: scheduling, GC, system calls) to the file
+// it names, from start to shutdown: an opt-in for finding where a latency
+// tail comes from (issue 24). It costs CPU and grows by megabytes a second
+// under load; keep the run short.
+const TraceEnv = "VIGIL_TRACE"
+
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}, nil
+}
 
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
