@@ -49,7 +49,16 @@ type idleGC struct {
 	collected    bool      // a collection was started in this idle period
 	samples      []metrics.Sample
 	running      atomic.Bool
+	// release, when set (SetIdleRelease), runs after the collection, in
+	// its goroutine.
+	release func()
 }
+
+// SetIdleRelease sets fn to run, off the lock, after each idle collection
+// has returned the heap's free pages (vigil-server drops the file pages
+// the burst faulted in: internal/servermain's dropFilePages). Call it
+// before Run.
+func (s *Server) SetIdleRelease(fn func()) { s.idleGC.release = fn }
 
 // idleGCDue is the decision: idle long enough, and enough allocated or
 // freed since the last collection, or free and resident, against the live
@@ -89,8 +98,12 @@ func (s *Server) idleGCCron() {
 	}
 	g.collected = true
 	g.running.Store(true)
+	release := g.release
 	go func() {
 		defer g.running.Store(false)
 		debug.FreeOSMemory()
+		if release != nil {
+			release()
+		}
 	}()
 }
