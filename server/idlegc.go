@@ -29,7 +29,10 @@ import (
 // freed pages to the OS, off the lock (debug.FreeOSMemory, as MEMORY
 // PURGE). It runs at most once per idle period, and only after a burst:
 // the collection resets the counts. It costs nothing while commands flow, so it does not
-// trade throughput or latency under load for RSS. No memory limit is set
+// trade throughput or latency under load for RSS. Then the hook
+// SetIdleRelease gave runs (vigil-server drops the binary's file pages the
+// burst faulted in; the next commands fault back what they use, about 60
+// minor faults). No memory limit is set
 // (GOMEMLIMIT is honoured when given), and GOGC stays at Go's default.
 
 const (
@@ -56,7 +59,7 @@ type idleGC struct {
 
 // SetIdleRelease sets fn to run, off the lock, after each idle collection
 // has returned the heap's free pages (vigil-server drops the file pages
-// the burst faulted in: internal/servermain's dropFilePages). Call it
+// the burst faulted in: internal/servermain's dropStartupPages). Call it
 // before Run.
 func (s *Server) SetIdleRelease(fn func()) { s.idleGC.release = fn }
 
