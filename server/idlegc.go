@@ -29,7 +29,10 @@ import (
 // freed pages to the OS, off the lock (debug.FreeOSMemory, as MEMORY
 // PURGE). It runs at most once per idle period, and only after a burst:
 // the collection resets the counts. It costs nothing while commands flow, so it does not
-// trade throughput or latency under load for RSS. No memory limit is set
+// trade throughput or latency under load for RSS. Then the hook
+// SetIdleRelease gave runs (vigil-server drops the binary's file pages the
+// burst faulted in; the next commands fault back what they use, about 60
+// minor faults). No memory limit is set
 // (GOMEMLIMIT is honoured when given), and GOGC stays at Go's default.
 
 const (
@@ -49,7 +52,16 @@ type idleGC struct {
 	collected    bool      // a collection was started in this idle period
 	samples      []metrics.Sample
 	running      atomic.Bool
+	// release, when set (SetIdleRelease), runs after the collection, in
+	// its goroutine.
+	release func()
 }
+
+// SetIdleRelease sets fn to run, off the lock, after each idle collection
+// has returned the heap's free pages (vigil-server drops the file pages
+// the burst faulted in: internal/servermain's dropStartupPages). Call it
+// before Run.
+func (s *Server) SetIdleRelease(fn func()) { s.idleGC.release = fn }
 
 // idleGCDue is the decision: idle long enough, and enough allocated or
 // freed since the last collection, or free and resident, against the live
@@ -89,8 +101,12 @@ func (s *Server) idleGCCron() {
 	}
 	g.collected = true
 	g.running.Store(true)
+	release := g.release
 	go func() {
 		defer g.running.Store(false)
 		debug.FreeOSMemory()
+		if release != nil {
+			release()
+		}
 	}()
 }

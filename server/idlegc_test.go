@@ -30,3 +30,34 @@ func TestIdleGCDue(t *testing.T) {
 		}
 	}
 }
+
+var idleGarbage []byte
+
+// TestIdleRelease: the hook SetIdleRelease sets runs once the idle
+// collection is due, after it.
+func TestIdleRelease(t *testing.T) {
+	ts := newTestServer(t)
+	released := make(chan struct{}, 1)
+	ts.s.SetIdleRelease(func() {
+		select {
+		case released <- struct{}{}:
+		default:
+		}
+	})
+	deadline := time.After(30 * time.Second)
+	for {
+		ts.s.mu.Lock()
+		ts.s.idleGCCron()
+		ts.s.mu.Unlock()
+		select {
+		case <-released:
+			return
+		case <-deadline:
+			t.Fatal("the idle release hook did not run")
+		case <-time.After(10 * time.Millisecond):
+		}
+		// Garbage for the collection to be due, and idle time.
+		idleGarbage = make([]byte, 2*idleGCMinGarbage)
+		ts.clk.Advance(idleGCAfter)
+	}
+}

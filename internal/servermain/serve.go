@@ -81,6 +81,12 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Error().Err(err).Msg("Can't start the server")
 		return 1
 	}
+	keepPages := os.Getenv("VIGIL_KEEP_STARTUP_PAGES") != ""
+	if !keepPages {
+		// A write burst's code and data leave the resident set too,
+		// once it is over (server/idlegc.go, startpages_linux.go).
+		srv.SetIdleRelease(func() { dropStartupPages() })
+	}
 	if err := srv.Listen(); err != nil {
 		msg := err.Error()
 		if strings.HasPrefix(msg, "Failed") {
@@ -154,7 +160,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 			}
 			// The code and data only the startup touched leave the
 			// resident set (startpages_linux.go).
-			if os.Getenv("VIGIL_KEEP_STARTUP_PAGES") == "" {
+			if !keepPages {
 				dropStartupPages()
 			}
 		case err := <-done:
