@@ -123,6 +123,10 @@ type Engine struct {
 type Script struct {
 	fn  *lua.LFunction
 	sha string
+	// guarded: the script is called through guard (overflow.go), which
+	// costs a call; only code that defines functions or loads chunks can
+	// recurse (mayRecurse).
+	guarded bool
 }
 
 // SHA is the script's sha1 in lowercase hex.
@@ -318,7 +322,7 @@ func (e *Engine) Compile(sha string, code []byte, flags Flags, shebang bool) str
 	// no local of a main chunk (luaY_parser marks it VARARG_ISVARARG
 	// only), so nothing can see it: skip it.
 	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
-	e.scripts[sha] = &Script{fn: fn, sha: sha}
+	e.scripts[sha] = &Script{fn: fn, sha: sha, guarded: mayRecurse(fn.Proto)}
 	if shebang {
 		e.shebang[sha] = flags
 	}
@@ -353,6 +357,10 @@ func (e *Engine) Prepare(name string) {
 // RunScript calls the cached script sc (luaCallFunction), leaving its
 // result for WriteResult.
 func (e *Engine) RunScript(sc *Script) error {
+	if !sc.guarded {
+		e.L.Push(sc.fn)
+		return e.L.PCall(0, 1, e.errHandler)
+	}
 	e.L.Push(e.guardFn)
 	e.L.Push(sc.fn)
 	err := e.L.PCall(1, 1, e.errHandler)

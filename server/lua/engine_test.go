@@ -205,3 +205,30 @@ func TestStackOverflow(t *testing.T) {
 		t.Errorf("call stack segments after the overflows: %d (%v), want %d", segs.Len(), ok, stackSegments)
 	}
 }
+
+// TestMayRecurse: only code that defines functions or loads chunks is
+// called through guard.
+func TestMayRecurse(t *testing.T) {
+	e := New(&fakeHost{})
+	defer e.Close()
+	for body, want := range map[string]bool{
+		"return redis.call('incr', KEYS[1])":             false,
+		"local function f() end return 1":                true,
+		"return loadstring('return 1')()":                true,
+		"local l = load return 1":                        true,
+		"return setmetatable({}, {__index = {a = 1}}).a": false,
+	} {
+		sha := SHA1Hex([]byte(body))
+		if msg := e.Compile(sha, []byte(body), 0, false); msg != "" {
+			t.Fatal(msg)
+		}
+		if got := e.Script(sha).guarded; got != want {
+			t.Errorf("%q: guarded %v, want %v", body, got, want)
+		}
+	}
+	// A loaded chunk's recursion is guarded too.
+	got := eval(t, e, "return loadstring('local function f(n) return 1 + f(n) end return f(1)')()", nil, nil)
+	if want := "-ERR [string \"local function f(n) return 1 + f(n) end ret...\"]:1: stack overflow"; !strings.HasPrefix(got, want) {
+		t.Errorf("loadstring recursion: %q, want %q...", got, want)
+	}
+}

@@ -110,3 +110,20 @@ func callSegments(L *lua.LState) (reflect.Value, bool) {
 	}
 	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem(), true
 }
+
+// mayRecurse reports a chunk that can call deeper than a few levels: one
+// that defines a function, or names load or loadstring (a loaded chunk
+// defines them). Other code calls only the libraries, which do not recurse
+// into Lua without a function of the script's: RunScript calls it without
+// guard's cost.
+func mayRecurse(p *lua.FunctionProto) bool {
+	if len(p.FunctionPrototypes) > 0 {
+		return true
+	}
+	for _, k := range p.Constants {
+		if s, ok := k.(lua.LString); ok && (s == "load" || s == "loadstring") {
+			return true
+		}
+	}
+	return false
+}
