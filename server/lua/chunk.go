@@ -247,42 +247,29 @@ func (e *Engine) loadChunk(L *lua.LState, s, source string) int {
 
 // luaWhere is luaL_where(L, level) called from a Go function (level 1 its
 // caller): "<chunk>:<line>: " of the Lua function at that level, "" when
-// it is a Go function, has no current line or does not exist. As
-// lua_getstack, a level inside calls lost to tail calls is none.
-// gopher-lua's GetStack counts those levels too but answers them with the
-// bottom frame (the "main" one), so a "main" answer counts only at the
-// bottom frame's own level: one more than the frames above it, plus one
-// per frame that replaced its caller by a tail call (gopher-lua keeps the
-// number of such calls per frame; a frame that made several counts once
-// here).
+// it is a Go function, has no current line or does not exist. Levels are
+// lua_getstack's: a frame that replaced its caller by tail calls stands
+// for those lost levels too (which have no position), and guard's frames
+// (overflow.go), which Lua 5.1 does not have, are not counted.
 func luaWhere(L *lua.LState, level int) string {
-	dbg, ok := L.GetStack(level)
-	if !ok {
-		return ""
-	}
-	if _, err := L.GetInfo("Sl", dbg, nil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
-		return ""
-	}
-	if dbg.What == "main" {
-		bottom := 0
-		for k := 0; ; k++ {
-			d, ok := L.GetStack(k)
-			if !ok {
-				break
-			}
-			if _, err := L.GetInfo("S", d, nil); err != nil || d.What == "main" {
-				continue
-			}
-			bottom++
-			if d.What == "tail" {
-				bottom++
+	f, ok := stackFrame(L, 0)
+	for ok && (level > 0 || isGuard(f.fn)) {
+		if !isGuard(f.fn) {
+			level--
+			if !f.fn.IsG {
+				level -= f.tailCall
 			}
 		}
-		if level != bottom {
-			return ""
-		}
+		f, ok = viewFrame(f.parent)
 	}
-	return dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": "
+	if !ok || level < 0 || f.fn.IsG || f.fn.Proto == nil {
+		return ""
+	}
+	p := f.fn.Proto
+	if f.pc < 0 || f.pc >= len(p.DbgSourcePositions) || p.DbgSourcePositions[f.pc] <= 0 {
+		return ""
+	}
+	return p.SourceName + ":" + strconv.Itoa(p.DbgSourcePositions[f.pc]) + ": "
 }
 
 // loadLua compiles src as the chunk named chunk: Lua 5.1's syntax check,

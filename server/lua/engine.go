@@ -59,8 +59,9 @@ type Engine struct {
 	// errHandler rewrites gopher-lua's runtime errors in Lua 5.1's words
 	// (errwording.go); scripts, functions and pcall/xpcall run under it.
 	errHandler *lua.LFunction
-	env        *lua.LTable // the protected globals the scripts see
-	globals    *lua.LTable // the real globals table
+	guardFn    *lua.LFunction // guard (overflow.go), the scripts are called through
+	env        *lua.LTable    // the protected globals the scripts see
+	globals    *lua.LTable    // the real globals table
 	// real maps each read-only table the scripts see (the library
 	// proxies, the env, the visible metatables) to the table it stands
 	// for; hidden is the metatable getmetatable reports for it (nil for
@@ -125,6 +126,10 @@ type Engine struct {
 type Script struct {
 	fn  *lua.LFunction
 	sha string
+	// guarded: the script is called through guard (overflow.go), which
+	// costs a call; only code that defines functions or loads chunks can
+	// recurse (mayRecurse).
+	guarded bool
 }
 
 // SHA is the script's sha1 in lowercase hex.
@@ -213,6 +218,7 @@ func New(host Host) *Engine {
 	}))
 	g.RawSetString("error", L.NewFunction(e.luaError))
 	e.errHandler = L.NewFunction(e.wordError)
+	e.guardFn = L.NewFunction(guard)
 	g.RawSetString("pcall", L.NewFunction(e.luaPCall))
 	g.RawSetString("xpcall", L.NewFunction(e.luaXPCall))
 	tostring := g.RawGetString("tostring")
@@ -319,7 +325,7 @@ func (e *Engine) Compile(sha string, code []byte, flags Flags, shebang bool) str
 	// no local of a main chunk (luaY_parser marks it VARARG_ISVARARG
 	// only), so nothing can see it: skip it.
 	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
-	e.scripts[sha] = &Script{fn: fn, sha: sha}
+	e.scripts[sha] = &Script{fn: fn, sha: sha, guarded: mayRecurse(fn.Proto)}
 	e.lastScript = nil
 	if shebang {
 		e.shebang[sha] = flags
@@ -362,8 +368,17 @@ func (e *Engine) Prepare(name string) {
 // RunScript calls the cached script sc (luaCallFunction), leaving its
 // result for WriteResult.
 func (e *Engine) RunScript(sc *Script) error {
+	if !sc.guarded {
+		e.L.Push(sc.fn)
+		return e.L.PCall(0, 1, e.errHandler)
+	}
+	e.L.Push(e.guardFn)
 	e.L.Push(sc.fn)
-	return e.L.PCall(0, 1, e.errHandler)
+	err := e.L.PCall(1, 1, e.errHandler)
+	if err != nil {
+		shrinkStack(e.L)
+	}
+	return err
 }
 
 // RunFunction calls the function f with keys and args as its two
@@ -379,10 +394,15 @@ func (e *Engine) RunFunction(f *Function, keys, args [][]byte) error {
 	for i, a := range args {
 		at.RawSetInt(i+1, lua.LString(a))
 	}
+	L.Push(e.guardFn)
 	L.Push(f.fn)
 	L.Push(kt)
 	L.Push(at)
-	return L.PCall(2, 1, e.errHandler)
+	err := L.PCall(3, 1, e.errHandler)
+	if err != nil {
+		shrinkStack(L)
+	}
+	return err
 }
 
 // WriteResult writes the outcome of the run to w in the caller's

@@ -177,3 +177,58 @@ func TestMethodGoto(t *testing.T) {
 		}
 	}
 }
+
+// TestStackOverflow: a call past LUAI_MAXCALLS raises Lua 5.1's "stack
+// overflow" at the calling line (in pcall too), the handler runs, and the
+// room given to it is taken back: the limit stays where it was.
+func TestStackOverflow(t *testing.T) {
+	e := New(&fakeHost{})
+	defer e.Close()
+	const f = "local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end\n"
+	for _, tc := range []struct{ body, want string }{
+		{f + "return f(30000)", "-ERR user_script:1: stack overflow script: "},
+		{f + "return f(19998)", ":19998\r\n"},
+		{f + "return f(19999)", "-ERR user_script:1: stack overflow script: "},
+		{f + "local ok, e = pcall(f, 30000) return {e, f(100)}", "*2\r\n$29\r\nuser_script:1: stack overflow\r\n:100\r\n"},
+		{f + "local ok, e = pcall(f, 19999) return e", "$29\r\nuser_script:1: stack overflow\r\n"},
+		{f + "return {xpcall(function() return f(30000) end, function(m) return 'h:' .. m end)}", "*2\r\n$-1\r\n$31\r\nh:user_script:1: stack overflow\r\n"},
+		{"local function h(m) return h(m) .. 'x' end\n" + f + "return {xpcall(function() return f(30000) end, h)}", "*2\r\n$-1\r\n$23\r\nerror in error handling\r\n"},
+		{"local function h(n) return 1 + h(n) end\nlocal function g() return h(1) end\nreturn string.gsub('x', 'x', g)", "-ERR user_script:1: stack overflow script: "},
+		{f + "return f(19998)", ":19998\r\n"},
+		{"return {pcall(error, 'x', 2)}", "*2\r\n$-1\r\n$16\r\nuser_script:1: x\r\n"},
+	} {
+		if got := eval(t, e, tc.body, nil, nil); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q...", tc.body, got, tc.want)
+		}
+	}
+	if segs, ok := callSegments(e.L); !ok || segs.Len() != stackSegments {
+		t.Errorf("call stack segments after the overflows: %d (%v), want %d", segs.Len(), ok, stackSegments)
+	}
+}
+
+// TestMayRecurse: only code that defines functions or loads chunks is
+// called through guard.
+func TestMayRecurse(t *testing.T) {
+	e := New(&fakeHost{})
+	defer e.Close()
+	for body, want := range map[string]bool{
+		"return redis.call('incr', KEYS[1])":             false,
+		"local function f() end return 1":                true,
+		"return loadstring('return 1')()":                true,
+		"local l = load return 1":                        true,
+		"return setmetatable({}, {__index = {a = 1}}).a": false,
+	} {
+		sha := SHA1Hex([]byte(body))
+		if msg := e.Compile(sha, []byte(body), 0, false); msg != "" {
+			t.Fatal(msg)
+		}
+		if got := e.Script(sha).guarded; got != want {
+			t.Errorf("%q: guarded %v, want %v", body, got, want)
+		}
+	}
+	// A loaded chunk's recursion is guarded too.
+	got := eval(t, e, "return loadstring('local function f(n) return 1 + f(n) end return f(1)')()", nil, nil)
+	if want := "-ERR [string \"local function f(n) return 1 + f(n) end ret...\"]:1: stack overflow"; !strings.HasPrefix(got, want) {
+		t.Errorf("loadstring recursion: %q, want %q...", got, want)
+	}
+}

@@ -487,7 +487,12 @@ func (e *Engine) luaPCall(L *lua.LState) int {
 	nargs := L.GetTop() - 1
 	e.protected++
 	defer func() { e.protected-- }()
-	if err := L.PCall(nargs, lua.MultRet, e.errHandler); err != nil {
+	L.Insert(e.guardFn, 1)
+	err := L.PCall(nargs+1, lua.MultRet, e.errHandler)
+	if err != nil {
+		shrinkStack(L)
+	}
+	if err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {
 			obj := aerr.Object
@@ -514,6 +519,7 @@ func (e *Engine) luaXPCall(L *lua.LState) int {
 	fn := L.Get(1)
 	handler := L.Get(2)
 	top := L.GetTop()
+	L.Push(e.guardFn)
 	L.Push(fn)
 	wrapped := L.NewFunction(func(L *lua.LState) int {
 		e.wordError(L)
@@ -530,9 +536,19 @@ func (e *Engine) luaXPCall(L *lua.LState) int {
 	})
 	e.protected++
 	defer func() { e.protected-- }()
-	if err := L.PCall(0, lua.MultRet, wrapped); err != nil {
+	err := L.PCall(1, lua.MultRet, wrapped)
+	if err != nil {
+		shrinkStack(L)
+	}
+	if err != nil {
 		L.Push(lua.LFalse)
 		if aerr, ok := err.(*lua.ApiError); ok {
+			if aerr.Type == lua.ApiErrorPanic && aerr.Object == lua.LString(gopherOverflow) {
+				// The handler overflowed the room overflow gave it:
+				// LUA_ERRERR.
+				L.Push(lua.LString("error in error handling"))
+				return 2
+			}
 			L.Push(aerr.Object)
 		} else {
 			L.Push(lua.LString(err.Error()))

@@ -1,0 +1,129 @@
+package lua
+
+import (
+	"reflect"
+	"strconv"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Call depth past LUAI_MAXCALLS. Lua 5.1 raises "stack overflow" with the
+// calling code's position (luaD_growCI through luaG_runerror) and lets the
+// error handler run in some extra room. gopher-lua's growing call stack
+// (MinimizeStackMemory, which keeps a state and each coroutine small)
+// instead panics with the Go string "lua callstack overflow" once its
+// segments are used up (its IsFull check never holds for that stack), and
+// PCall then fails to call the error handler on the full stack: the script
+// got that text, with no position and no handler.
+//
+// guard is a Go function the engine calls the script through (and pcall,
+// xpcall their function): its deferred recover sees that panic before
+// PCall does, while the frames are still on the stack. It words the error
+// as Lua 5.1, gives the stack handlerRoom more frames for the error handler
+// and raises it as a Lua error; shrinkStack takes the room back once PCall
+// has unwound (after a failed PCall only: the room is given only on the
+// way to an error). Levels (luaWhere) do not count guard's frames, so
+// that error(msg, 2) names the code Lua 5.1 names.
+
+// gopherOverflow is gopher-lua's panic for a full call stack.
+const gopherOverflow = "lua callstack overflow"
+
+// handlerRoom is the frames added for the error handler after an
+// overflow (in gopher-lua's segments of FramesPerSegment frames).
+const handlerRoom = 200
+
+// stackSegments is the number of segments of a state's call stack
+// (CallStackSize maxCalls).
+const stackSegments = (maxCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+
+// guard calls its first argument with the others and returns all its
+// results (lua_call with LUA_MULTRET), turning gopher-lua's call stack
+// overflow into Lua 5.1's error.
+func guard(L *lua.LState) int {
+	defer func() {
+		if r := recover(); r != nil {
+			if s, ok := r.(string); !ok || s != gopherOverflow {
+				panic(r)
+			}
+			overflow(L)
+		}
+	}()
+	L.Call(L.GetTop()-1, lua.MultRet)
+	return L.GetTop()
+}
+
+// overflow raises "stack overflow" at the position of the function that
+// made the call (none when it is a Go function, as luaG_runerror), after
+// giving the error handler room.
+func overflow(L *lua.LState) {
+	msg := "stack overflow"
+	if dbg, ok := L.GetStack(0); ok {
+		if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.What != "G" && dbg.CurrentLine > 0 {
+			msg = dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": " + msg
+		}
+	}
+	if segs, ok := callSegments(L); ok && segs.Len() == stackSegments {
+		more := reflect.MakeSlice(segs.Type(), handlerRoom/lua.FramesPerSegment, handlerRoom/lua.FramesPerSegment)
+		segs.Set(reflect.AppendSlice(segs, more))
+	}
+	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: lua.LString(msg)})
+}
+
+// shrinkStack takes back the room overflow gave L's call stack, once the
+// stack is back within maxCalls (the segments above its top are nil).
+func shrinkStack(L *lua.LState) {
+	segs, ok := callSegments(L)
+	if !ok || segs.Len() <= stackSegments {
+		return
+	}
+	for i := stackSegments; i < segs.Len(); i++ {
+		if !segs.Index(i).IsNil() {
+			return // still in use: a later PCall's return shrinks it
+		}
+	}
+	segs.SetLen(stackSegments)
+}
+
+// guardPC identifies guard's frames.
+var guardPC = reflect.ValueOf(guard).Pointer()
+
+// isGuard reports a function made of guard.
+func isGuard(fn *lua.LFunction) bool {
+	return fn.IsG && fn.GFunction != nil && reflect.ValueOf(fn.GFunction).Pointer() == guardPC
+}
+
+// callSegments is the (settable) slice of segments of L's growing call
+// stack; ok false for another kind of stack.
+func callSegments(L *lua.LState) (reflect.Value, bool) {
+	st := reflect.ValueOf(L).Elem().FieldByName("stack")
+	if st.Kind() != reflect.Interface || st.IsNil() {
+		return reflect.Value{}, false
+	}
+	p := st.Elem()
+	if p.Kind() != reflect.Pointer || p.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := p.Elem().FieldByName("segments")
+	if f.Kind() != reflect.Slice {
+		return reflect.Value{}, false
+	}
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem(), true
+}
+
+// mayRecurse reports a chunk that can call deeper than a few levels: one
+// that defines a function, or names load or loadstring (a loaded chunk
+// defines them). Other code calls only the libraries, which do not recurse
+// into Lua without a function of the script's: RunScript calls it without
+// guard's cost.
+func mayRecurse(p *lua.FunctionProto) bool {
+	if len(p.FunctionPrototypes) > 0 {
+		return true
+	}
+	for _, k := range p.Constants {
+		if s, ok := k.(lua.LString); ok && (s == "load" || s == "loadstring") {
+			return true
+		}
+	}
+	return false
+}
