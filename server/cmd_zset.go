@@ -298,6 +298,17 @@ func (c *Client) zsetAddOne(z *keyspace.ZSet, member []byte, score float64) bool
 	return z.SetB(member, score)
 }
 
+// zsetAddFound is zsetAddOne for a member Find reported absent (ref).
+func (c *Client) zsetAddFound(z *keyspace.ZSet, ref keyspace.ZRef, member []byte, score float64) {
+	if z.IsListpack() {
+		cfg := &c.srv.ks.Encodings
+		if z.Len()+1 > cfg.ZSetMaxListpackEntries || len(member) > cfg.ZSetMaxListpackValue {
+			z.ConvertToSkiplist()
+		}
+	}
+	z.SetFound(ref, member, score)
+}
+
 // newZSetFor is the encoding ZADD creates a key with (the first member's
 // length decides).
 func (c *Client) newZSetFor(firstMember []byte) *keyspace.ZSet {
@@ -375,7 +386,12 @@ parse:
 		c.w.Error(ErrZAddIncrPair)
 		return
 	}
-	scores := make([]float64, elements)
+	var scoreBuf [4]float64
+	scores := scoreBuf[:0]
+	if elements > len(scoreBuf) {
+		scores = make([]float64, 0, elements)
+	}
+	scores = scores[:elements]
 	for j := range scores {
 		v, ok := parseDouble(args[scoreidx+j*2])
 		if !ok {
@@ -404,7 +420,7 @@ parse:
 	for j := 0; j < elements; j++ {
 		score := scores[j]
 		member := args[scoreidx+j*2+1]
-		if cur, exists := z.Score(member); exists {
+		if cur, ref, exists := z.Find(member); exists {
 			if nx {
 				continue
 			}
@@ -420,12 +436,12 @@ parse:
 			}
 			newscore = score
 			if score != cur {
-				z.SetB(member, score)
+				z.SetFound(ref, member, score)
 				updated++
 			}
 			processed++
 		} else if !xx {
-			c.zsetAddOne(z, member, score)
+			c.zsetAddFound(z, ref, member, score)
 			newscore = score
 			added++
 			processed++

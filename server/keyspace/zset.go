@@ -186,6 +186,50 @@ func (z *ZSet) SetB(member []byte, score float64) bool {
 	return z.lpSet(unsafe.String(unsafe.SliceData(member), len(member)), score)
 }
 
+// ZRef is what Find learnt about a member: in a skiplist set, its node (nil
+// when absent) and its hash, so that SetFound neither hashes nor looks it
+// up again (zsetAdd's single dictFind).
+type ZRef struct {
+	sl *zsetSL
+	n  *zslNode
+	h  uint32
+}
+
+// Find is Score that also returns a ZRef for SetFound.
+func (z *ZSet) Find(member []byte) (float64, ZRef, bool) {
+	if sl := z.sl(); sl != nil {
+		ref := ZRef{sl: sl, h: uint32(hashBytes(member))} // zindexHash of the same bytes
+		if sl.dict.len() > 0 {
+			ref.n = sl.dict.find(ref.h, unsafe.String(unsafe.SliceData(member), len(member)))
+		}
+		if ref.n == nil {
+			return 0, ref, false
+		}
+		return ref.n.score, ref, true
+	}
+	s, ok := z.Score(member)
+	return s, ZRef{}, ok
+}
+
+// SetFound is SetB for the member ref was found for by Find, with no write
+// to z in between but a conversion to skiplist (after which, as for a
+// listpack, it is SetB).
+func (z *ZSet) SetFound(ref ZRef, member []byte, score float64) bool {
+	sl := z.sl()
+	if sl == nil || ref.sl != sl {
+		return z.SetB(member, score)
+	}
+	if ref.n != nil {
+		if ref.n.score != score {
+			sl.zsl.updateScore(ref.n, score)
+		}
+		return false
+	}
+	sl.dict.add(sl.zsl.insert(score, string(member), ref.h))
+	sl.scanOrder = nil
+	return true
+}
+
 // Remove deletes member.
 func (z *ZSet) Remove(member []byte) bool {
 	if sl := z.sl(); sl != nil {

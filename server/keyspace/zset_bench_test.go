@@ -45,3 +45,33 @@ func BenchmarkZSetWrite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkZSetUpdateScore is redis-benchmark's ZADD with -r on a full set:
+// ZADD myzset <random score> element:<random> where the member exists, so
+// each op is a lookup plus a score change that moves the node
+// (updateScore), on a set of size members with scores 0..size-1.
+func BenchmarkZSetUpdateScore(b *testing.B) {
+	for _, size := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			z := NewZSet(false)
+			for i := 0; i < size; i++ {
+				z.Set("element:"+strconv.Itoa(i), float64(i))
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			members := make([][]byte, 4096)
+			scores := make([]float64, len(members))
+			for i := range members {
+				members[i] = []byte("element:" + strconv.Itoa(rng.IntN(size)))
+				scores[i] = float64(rng.IntN(size))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m := members[i%len(members)]
+				if z.SetB(m, scores[(i+i/len(members))%len(scores)]) {
+					b.Fatal("missing", string(m))
+				}
+			}
+		})
+	}
+}

@@ -342,3 +342,52 @@ func TestZSetScoresTiedInFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestZSetFindSetFoundModel: ZADD's path (Find, then SetFound with its
+// ref, a conversion to skiplist possibly in between) against a model, with
+// score changes in both directions, onto ties and in place, so that
+// updateScore's single interleaved walk (updateWalk) moves nodes of every
+// level over each other; the skiplist's invariants (spans, cached scores,
+// backward links, the index) are checked as it goes.
+func TestZSetFindSetFoundModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	z := NewZSet(true)
+	model := map[string]float64{}
+	for i := 0; i < 60000; i++ {
+		m := []byte("m" + strconv.Itoa(rng.IntN(3000)))
+		s := float64(rng.IntN(2000)) / 4
+		if rng.IntN(10) == 0 {
+			if z.Remove(m) != (func() bool { _, ok := model[string(m)]; return ok })() {
+				t.Fatalf("op %d: Remove(%q) disagrees", i, m)
+			}
+			delete(model, string(m))
+			continue
+		}
+		cur, ref, ok := z.Find(m)
+		want, had := model[string(m)]
+		if ok != had || ok && cur != want {
+			t.Fatalf("op %d: Find(%q) = %v, %v; model %v, %v", i, m, cur, ok, want, had)
+		}
+		if !ok && z.IsListpack() && z.Len()+1 > 128 {
+			z.ConvertToSkiplist() // as zsetAddFound: ref is then stale
+		}
+		if isNew := z.SetFound(ref, m, s); isNew == had {
+			t.Fatalf("op %d: SetFound(%q) new = %v, model had it: %v", i, m, isNew, had)
+		}
+		model[string(m)] = s
+		if i%2000 == 0 || i == 59999 {
+			if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
+				t.Fatalf("op %d: %v", i, err)
+			}
+			checkSpans(t, z)
+			for r, e := range zmodelSort(model) {
+				if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
+					t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
+				}
+			}
+		}
+	}
+	if z.IsListpack() {
+		t.Fatal("the set never converted to a skiplist")
+	}
+}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sort"
@@ -498,9 +499,6 @@ func (l *zskiplist) insertNode(x *zslNode) {
 	var rank [zslMaxLevel]int
 	score, member := x.score, x.member
 	s32 := float32(score)
-	if x.nlevel > l.header.nlevel {
-		l.growHeader(int(x.nlevel))
-	}
 	p := l.header
 	for i := l.level - 1; i >= 0; i-- {
 		if i != l.level-1 {
@@ -516,6 +514,23 @@ func (l *zskiplist) insertNode(x *zslNode) {
 			p = f
 		}
 		update[i] = p
+	}
+	l.link(x, &update, &rank)
+}
+
+// link links x (unlinked, with its score, member and levels set) after
+// update[i] on each level i below l.level, rank[i] being update[i]'s rank
+// (the header's 0), as the end of zslInsert.
+func (l *zskiplist) link(x *zslNode, update *[zslMaxLevel]*zslNode, rank *[zslMaxLevel]int) {
+	s32 := float32(x.score)
+	if x.nlevel > l.header.nlevel {
+		old := l.header
+		l.growHeader(int(x.nlevel))
+		for i := 0; i < l.level; i++ {
+			if update[i] == old {
+				update[i] = l.header
+			}
+		}
 	}
 	level := int(x.nlevel)
 	if level > l.level {
@@ -615,20 +630,97 @@ func (l *zskiplist) delete(score float64, member string) bool {
 // newscore. The node keeps its place when the order allows (only the
 // score changes), else it is unlinked and linked again at its new place
 // (the same node, so the member index is untouched).
+//
+// Redis walks the list twice to move a node, once to unlink it and once,
+// in zslInsert, to find its new place; at 100 k members each step of
+// either walk is a cache miss. Here the two walks run interleaved in one
+// loop (updateWalk), so the two chains of misses overlap instead of
+// adding up, and a node of one level that keeps its place needs no walk
+// at all (its only predecessor is its backward node).
 func (l *zskiplist) updateScore(x *zslNode, newscore float64) {
-	var update [zslMaxLevel]*zslNode
-	l.find(x.score, x.member, &update)
-	if (x.backward == nil || x.backward.score < newscore) &&
-		(x.lv(0).forward == nil || x.lv(0).forward.score > newscore) {
+	prev, next := x.backward, x.lv(0).forward
+	if (prev == nil || prev.score < newscore) && (next == nil || next.score > newscore) {
+		if x.nlevel == 1 {
+			if prev == nil {
+				prev = l.header
+			}
+			x.score = newscore
+			prev.lv(0).fscore = float32(newscore)
+			return
+		}
+		var update [zslMaxLevel]*zslNode
+		l.find(x.score, x.member, &update)
 		x.score = newscore
 		for i := 0; i < int(x.nlevel); i++ {
 			update[i].lv(i).fscore = float32(newscore) // update[i] links to x on every level of x
 		}
 		return
 	}
-	l.deleteNode(x, &update)
+	var del, ins [zslMaxLevel]*zslNode
+	var rank [zslMaxLevel]int
+	l.updateWalk(x, newscore, &del, &ins, &rank)
 	x.score = newscore
-	l.insertNode(x)
+	l.deleteNode(x, &del)
+	l.link(x, &ins, &rank)
+}
+
+// updateWalk is find's walk to x (del: the last node before x on each
+// level) and insertNode's walk to (newscore, x.member) in the list without
+// x (ins and rank: the last node before that place on each level and its
+// rank once x is unlinked), run step by step side by side: the two walks
+// are independent, so the CPU overlaps their cache misses.
+func (l *zskiplist) updateWalk(x *zslNode, newscore float64, del, ins *[zslMaxLevel]*zslNode, rank *[zslMaxLevel]int) {
+	oscore, member := x.score, x.member
+	o32, n32 := float32(oscore), float32(newscore)
+	a, b := l.header, l.header
+	r := 0
+	inf := float32(math.Inf(1))
+	for i := l.level - 1; i >= 0; i-- {
+		for {
+			// One step of each walk, decided without a branch where the
+			// rounded scores decide (a mispredicted branch would discard
+			// the other walk's load in flight).
+			al := a.lv(i)
+			af, as := al.forward, al.fscore
+			if af == nil {
+				as = inf
+			}
+			advA := as < o32
+			if as == o32 && af != nil {
+				advA = zless(af.score, af.member, oscore, member) // af == x: false
+			}
+			bl := b.lv(i)
+			bf, bs, span := bl.forward, bl.fscore, bl.span
+			if bf == x { // skip x, as if unlinked (its rank still counted)
+				xl := x.lv(i)
+				bf, bs, span = xl.forward, xl.fscore, span+xl.span
+			}
+			if bf == nil {
+				bs = inf
+			}
+			advB := bs < n32
+			if bs == n32 && bf != nil {
+				advB = zless(bf.score, bf.member, newscore, member)
+			}
+			if !advA && !advB {
+				break
+			}
+			if advA {
+				a = af
+			}
+			if advB {
+				r += int(span)
+				b = bf
+			}
+		}
+		del[i], ins[i], rank[i] = a, b, r
+	}
+	// Ranks were counted with x in the list: a node after x loses one.
+	for i := 0; i < l.level; i++ {
+		if n := ins[i]; n != l.header && zless(oscore, member, n.score, n.member) {
+			rank[i]--
+		}
+	}
 }
 
 // rank is zslGetRank: the 1-based rank of (score, member), 0 if absent.
