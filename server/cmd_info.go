@@ -316,7 +316,8 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("used_memory_lua", 0)
 	w.int("used_memory_vm_eval", 0)
 	w.str("used_memory_lua_human", "0B")
-	w.int("used_memory_scripts_eval", 0)
+	scriptsEval := int64(s.scriptsEvalMemory()) // scripting.go
+	w.int("used_memory_scripts_eval", scriptsEval)
 	w.int("number_of_cached_scripts", int64(s.cachedScripts()))
 	nfuncs, nlibs := s.functionCounts() // functions.go
 	w.int("number_of_functions", int64(nfuncs))
@@ -326,8 +327,8 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.str("used_memory_vm_total_human", "0B")
 	fnMem := s.functionsMemory()
 	w.int("used_memory_functions", fnMem)
-	w.int("used_memory_scripts", fnMem)
-	w.str("used_memory_scripts_human", bytesToHuman(uint64(fnMem)))
+	w.int("used_memory_scripts", scriptsEval+fnMem)
+	w.str("used_memory_scripts_human", bytesToHuman(uint64(scriptsEval+fnMem)))
 	w.int("maxmemory", int64(maxmem))
 	w.str("maxmemory_human", bytesToHuman(maxmem))
 	w.str("maxmemory_policy", s.cfg.MaxmemoryPolicy)

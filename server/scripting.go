@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
+	"github.com/vigil-kv/vigil/server/keyspace"
 	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
@@ -42,6 +43,10 @@ type luaHost struct {
 	// spareBusy is the last script's busy state, for the next one
 	// (recycleBusy).
 	spareBusy *busyScript
+	// scriptsMem is lctx.lua_scripts_mem: the cached scripts' sha and
+	// body strings as Redis allocates them (luaCreateFunction keeps EVAL's or SCRIPT
+	// LOAD's argument object; keyspace.ArgObjectSize).
+	scriptsMem uint64
 }
 
 // The scripting clients' ids: Redis creates EVAL's client (scriptingInit)
@@ -99,7 +104,28 @@ func (h *luaHost) load(body []byte) (string, string) {
 	if msg := h.e.Compile(sha, code, flags, shebang); msg != "" {
 		return "", msg
 	}
+	h.scriptsMem += keyspace.SdsNewSize(uint64(len(sha))) + keyspace.ArgObjectSize(uint64(len(body)))
 	return sha, ""
+}
+
+// scriptsEvalMemory is evalScriptsMemory: the cached scripts' strings, a
+// dictEntry and a luaScript (16 bytes) each, and the dict's slots (a
+// power of two from 4, as the dict grows when it is full; Redis's
+// figure also counts the old table while it rehashes, for the few
+// lookups that takes, which this does not).
+func (s *Server) scriptsEvalMemory() uint64 {
+	if s.lua == nil {
+		return 0
+	}
+	n := uint64(s.lua.e.NumScripts())
+	if n == 0 {
+		return 0
+	}
+	slots := uint64(4)
+	for slots < n {
+		slots *= 2
+	}
+	return s.lua.scriptsMem + n*(keyspace.DictEntrySize+16) + slots*keyspace.DictEntryPtrSize
 }
 
 func init() {

@@ -101,6 +101,23 @@ func sdsArgSize(n uint64) uint64 {
 	return size
 }
 
+// ArgObjectSize is getStringObjectSdsUsedMemory of a client's string
+// argument of n bytes as the command sees it (no tryObjectEncoding, no
+// trimming): an embstr up to 44 bytes (its block less the robj), an exact
+// sds below PROTO_MBULK_BIG_ARG, else the query buffer it was read into,
+// as if sized for it (sdsMakeRoomForNonGreedy of the bytes and the CRLF;
+// Redis's may be larger, when the connection's buffer had grown before).
+// EVAL and SCRIPT LOAD keep such an object as the cached script's body.
+func ArgObjectSize(n uint64) uint64 {
+	switch {
+	case n <= 44:
+		return JemallocSize(RobjSize+sdshdr8Size+n+1) - RobjSize
+	case n < protoMbulkBigArg:
+		return SdsNewSize(n)
+	}
+	return JemallocSize(sdsHdrSize(n+2) + n + 3)
+}
+
 // sdsGrownSize is sdsZmallocSize of an sds that reached n bytes by one
 // greedy sdsMakeRoomFor (APPEND or SETRANGE past the end of a value that
 // dbUnshareStringValue had just copied): room for twice the new length
