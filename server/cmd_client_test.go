@@ -25,10 +25,20 @@ type liveServer struct {
 
 func startLive(t *testing.T, directives ...string) *liveServer {
 	t.Helper()
+	return startLiveAfter(t, nil, directives...)
+}
+
+// startLiveAfter is startLive with before run on the server before Run
+// starts (nil: nothing), for what Run reads as it starts.
+func startLiveAfter(t *testing.T, before func(*Server), directives ...string) *liveServer {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "v.sock")
 	ts := newTestServer(t, append([]string{"--port", "0", "--unixsocket", sock}, directives...)...)
 	if err := ts.s.Listen(); err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(ts.s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}

@@ -683,8 +683,9 @@ func TestLoadingWhileServing(t *testing.T) {
 	ts.do(c, "SAVE")
 	// 100 ms a key: the load cannot end before the checks below however
 	// slow the machine; CONFIG SET key-load-delay 0 then lets it finish.
-	l := startLive(t, "--dir", dir, "--key-load-delay", "100000")
-	l.s.MarkLoading()
+	// Marked before Run starts: Run loads the data itself unless the
+	// server is marked loading when it looks.
+	l := startLiveAfter(t, (*Server).MarkLoading, "--dir", dir, "--key-load-delay", "100000")
 	loaded := make(chan error, 1)
 	go func() { loaded <- l.s.LoadDataFromDisk() }()
 	rc := l.dial(t)

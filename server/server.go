@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	mrand "math/rand/v2"
 	"net"
 	"os"
@@ -515,31 +516,26 @@ const CPUProfileEnv = "VIGIL_CPUPROFILE"
 const TraceEnv = "VIGIL_TRACE"
 
 func startTrace(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		trace.Stop()
-		f.Close()
-	}, nil
+	return startToFile(path, trace.Start, trace.Stop)
 }
 
 func startCPUProfile(path string) (stop func(), err error) {
+	return startToFile(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// startToFile creates path and starts a recorder writing to it (a trace, a
+// CPU profile); stop ends it and closes the file.
+func startToFile(path string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return func() {
-		pprof.StopCPUProfile()
+		end()
 		f.Close()
 	}, nil
 }

@@ -328,17 +328,7 @@ func TestZSetScoresTiedInFloat32(t *testing.T) {
 			model[m] = s
 		}
 		if i%500 == 0 || i == 19999 {
-			if len(model) > 0 {
-				if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
-					t.Fatalf("op %d: %v", i, err)
-				}
-			}
-			checkSpans(t, z)
-			for r, e := range zmodelSort(model) {
-				if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
-					t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
-				}
-			}
+			checkZSetModel(t, z, model, i)
 		}
 	}
 }
@@ -376,18 +366,27 @@ func TestZSetFindSetFoundModel(t *testing.T) {
 		}
 		model[string(m)] = s
 		if i%2000 == 0 || i == 59999 {
-			if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
-				t.Fatalf("op %d: %v", i, err)
-			}
-			checkSpans(t, z)
-			for r, e := range zmodelSort(model) {
-				if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
-					t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
-				}
-			}
+			checkZSetModel(t, z, model, i)
 		}
 	}
 	if z.IsListpack() {
 		t.Fatal("the set never converted to a skiplist")
+	}
+}
+
+// checkZSetModel checks z after op i: its invariants (checkZSet, when not
+// empty), its spans, and every member's rank against the model's order.
+func checkZSetModel(t *testing.T, z *ZSet, model map[string]float64, i int) {
+	t.Helper()
+	if len(model) > 0 {
+		if err := checkZSet(z, DefaultEncodingConfig()); err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+	}
+	checkSpans(t, z)
+	for r, e := range zmodelSort(model) {
+		if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
+			t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
+		}
 	}
 }
