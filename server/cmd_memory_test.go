@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestMemoryUsageAgainstRedis compares MEMORY USAGE of values too long for
 // a golden script (the big-argument sizes) with a live redis-server.
 func TestMemoryUsageAgainstRedis(t *testing.T) {
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
+	testutil.NeedRedis(t)
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}

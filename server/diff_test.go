@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestDifferential replays every golden script (testdata/scripts/*.txt) on a
@@ -38,9 +39,7 @@ import (
 // "# differs:") are rewritten with Redis's replies; then run TestScripts
 // to see whether Vigil agrees.
 func TestDifferential(t *testing.T) {
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed (apt-get install redis-server)")
-	}
+	testutil.NeedRedis(t)
 	if testing.Short() {
 		t.Skip("starts redis-server processes")
 	}

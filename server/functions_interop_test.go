@@ -3,11 +3,12 @@ package server
 import (
 	"bufio"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // interopLibs are two libraries: a short one and one long enough for its
@@ -44,9 +45,7 @@ func TestFunctionsRDBInterop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
-	}
+	testutil.NeedRedis(t)
 	dir := t.TempDir()
 	ts := newTestServer(t, "--dir", dir, "--enable-debug-command", "yes")
 	c := ts.client()

@@ -142,9 +142,7 @@ func TestListPlainRDBInterop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed")
-	}
+	testutil.NeedRedis(t)
 	dir := t.TempDir()
 	ts := newTestServer(t, "--dir", dir, "--enable-debug-command", "yes", "--list-compress-depth", "1")
 	c := ts.client()

@@ -291,9 +291,7 @@ func testAOFPersistAndRewrite(t *testing.T, preamble string) {
 			t.Fatalf("redis-check-aof: %v\n%s", err, out)
 		}
 	}
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
-	}
+	testutil.NeedRedis(t)
 	rdir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(rdir, "appendonlydir"), os.DirFS(adir)); err != nil {
 		t.Fatal(err)

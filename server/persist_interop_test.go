@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/vigil-kv/vigil/internal/testutil"
 	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
 )
@@ -33,9 +33,7 @@ func TestRDBInteropRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
-	}
+	testutil.NeedRedis(t)
 	dir := t.TempDir()
 	ts := newTestServer(t, "--dir", dir)
 	c := ts.client()

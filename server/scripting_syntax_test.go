@@ -2,10 +2,10 @@ package server
 
 import (
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/vigil-kv/vigil/internal/testutil"
 	vlua "github.com/vigil-kv/vigil/server/lua"
 )
 
@@ -114,10 +114,7 @@ func TestLuaCompileErrors(t *testing.T) {
 // TestLuaCompileErrorsOracle replays luaCompileErrors and luaCompileOK on
 // redis-server.
 func TestLuaCompileErrorsOracle(t *testing.T) {
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-sentinel redis-tools")
-	}
-	cn := dialOracle(t, startRedisOracle(t, nil))
+	cn := dialOracle(t, startRedisOracle(t, nil)) // skips without redis-server
 	for _, tc := range luaCompileErrors {
 		want := "-ERR Error compiling script (new function): " + tc.want
 		if got := cn.do([]string{"EVAL", tc.body, "0"}, 1); got != want {
@@ -137,9 +134,7 @@ func TestLuaCompileErrorsOracle(t *testing.T) {
 // give the same error text. Bodies with two "[[" are left out (Debian's
 // redis-server reads nested long brackets differently, see README).
 func TestLuaCompileErrorsDifferentialRandom(t *testing.T) {
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-sentinel redis-tools")
-	}
+	testutil.NeedRedis(t)
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestStreamRDBInteropRedis (interop): streams with deleted entries,
@@ -19,9 +21,7 @@ func TestStreamRDBInteropRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	if _, err := os.Stat(redisServerBin); err != nil {
-		t.Skip("redis-server not installed: apt-get install -y redis-server redis-tools")
-	}
+	testutil.NeedRedis(t)
 	dir := t.TempDir()
 	rc, rbr := startRedisIn(t, dir)
 	r := func(args ...string) string { t.Helper(); return rawDo(t, rc, rbr, args...) }
