@@ -214,8 +214,7 @@ func (e *Engine) readerHandler() *lua.LFunction {
 			if obj == lua.LNil {
 				s = "nil"
 			}
-			t := L.NewTable()
-			t.RawSetString("err", lua.LString("ERR "+s))
+			t := plainErrTable(L, "ERR "+s)
 			if id, line := callerPos(L); line > 0 {
 				t.RawSetString("source", lua.LString(e.sourceOf(id)))
 				t.RawSetString("line", lua.LNumber(line))

@@ -424,9 +424,7 @@ func (e *Engine) WriteResult(w *resp.Writer, err error, killed bool) (counted bo
 					e.errLine = line
 				}
 			}
-			t := L.NewTable()
-			t.RawSetString("err", lua.LString(ErrKilled))
-			obj = t
+			obj = plainErrTable(L, ErrKilled)
 		}
 		counted = e.replyError(w, obj)
 	} else {
@@ -449,13 +447,10 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	// luaArgsToRedisArgv's errors are plain error tables (luaPushError),
 	// counted in errorstats only if they become the script's reply.
 	argFail := func(msg string) int {
-		t := L.NewTable()
-		t.RawSetString("err", lua.LString(msg))
 		if raise {
-			e.noteCaller(L)
-			L.Error(t, 0)
+			e.raisePlain(L, msg)
 		}
-		L.Push(t)
+		L.Push(plainErrTable(L, msg))
 		return 1
 	}
 	n := L.GetTop()
@@ -890,12 +885,15 @@ func (e *Engine) raiseVerbatim(L *lua.LState, msg string) {
 // libError raises a redis library's argument error (luaPushError +
 // luaError): "ERR <msg>", without a position.
 func (e *Engine) libError(L *lua.LState, msg string) {
-	// luaPushError + luaError: a plain error table, counted in errorstats
-	// when it becomes the script's error reply (nothing counted it yet).
+	e.raisePlain(L, "ERR "+msg)
+}
+
+// raisePlain raises a plain error table (luaPushError + luaError), counted
+// in errorstats when it becomes the script's error reply (nothing counted
+// it yet).
+func (e *Engine) raisePlain(L *lua.LState, msg string) {
 	e.noteCaller(L)
-	t := L.NewTable()
-	t.RawSetString("err", lua.LString("ERR "+msg))
-	L.Error(t, 0)
+	L.Error(plainErrTable(L, msg), 0)
 }
 
 // raiseTable raises a Redis error table from a Go function.
@@ -907,9 +905,16 @@ func (e *Engine) raiseTable(L *lua.LState, msg string) {
 // errTable is the error table of an error already counted in errorstats:
 // {err=msg, ignore_error_stats_update=true}.
 func errTable(L *lua.LState, msg string) *lua.LTable {
+	t := plainErrTable(L, msg)
+	t.RawSetString("ignore_error_stats_update", lua.LTrue)
+	return t
+}
+
+// plainErrTable is the error table {err=msg}, not yet counted in
+// errorstats.
+func plainErrTable(L *lua.LState, msg string) *lua.LTable {
 	t := L.NewTable()
 	t.RawSetString("err", lua.LString(msg))
-	t.RawSetString("ignore_error_stats_update", lua.LTrue)
 	return t
 }
 
@@ -942,21 +947,15 @@ func (e *Engine) openRedis(g *lua.LTable) {
 	})
 	set("error_reply", func(L *lua.LState) int {
 		if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-			t := L.NewTable()
-			t.RawSetString("err", lua.LString("ERR wrong number or type of arguments"))
-			L.Push(t)
+			L.Push(plainErrTable(L, "ERR wrong number or type of arguments"))
 			return 1
 		}
-		t := L.NewTable()
-		t.RawSetString("err", lua.LString(luaErrorReplyText(L.ToString(1))))
-		L.Push(t)
+		L.Push(plainErrTable(L, luaErrorReplyText(L.ToString(1))))
 		return 1
 	})
 	set("status_reply", func(L *lua.LState) int {
 		if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
-			t := L.NewTable()
-			t.RawSetString("err", lua.LString("ERR wrong number or type of arguments"))
-			L.Push(t)
+			L.Push(plainErrTable(L, "ERR wrong number or type of arguments"))
 			return 1
 		}
 		t := L.NewTable()
