@@ -289,10 +289,7 @@ func (c *Client) zsetMutable(key []byte, e *keyspace.Entry) *keyspace.ZSet {
 func (c *Client) zsetAddOne(z *keyspace.ZSet, member []byte, score float64) bool {
 	if z.IsListpack() {
 		if _, ok := z.Score(member); !ok {
-			cfg := &c.srv.ks.Encodings
-			if z.Len()+1 > cfg.ZSetMaxListpackEntries || len(member) > cfg.ZSetMaxListpackValue {
-				z.ConvertToSkiplist()
-			}
+			c.zsetConvertForNew(z, member)
 		}
 	}
 	return z.SetB(member, score)
@@ -300,13 +297,17 @@ func (c *Client) zsetAddOne(z *keyspace.ZSet, member []byte, score float64) bool
 
 // zsetAddFound is zsetAddOne for a member Find reported absent (ref).
 func (c *Client) zsetAddFound(z *keyspace.ZSet, ref keyspace.ZRef, member []byte, score float64) {
-	if z.IsListpack() {
-		cfg := &c.srv.ks.Encodings
-		if z.Len()+1 > cfg.ZSetMaxListpackEntries || len(member) > cfg.ZSetMaxListpackValue {
-			z.ConvertToSkiplist()
-		}
-	}
+	c.zsetConvertForNew(z, member)
 	z.SetFound(ref, member, score)
+}
+
+// zsetConvertForNew converts a listpack z to a skiplist when adding the
+// new member would pass zset-max-listpack-entries or -value (zsetAdd).
+func (c *Client) zsetConvertForNew(z *keyspace.ZSet, member []byte) {
+	cfg := &c.srv.ks.Encodings
+	if z.IsListpack() && (z.Len()+1 > cfg.ZSetMaxListpackEntries || len(member) > cfg.ZSetMaxListpackValue) {
+		z.ConvertToSkiplist()
+	}
 }
 
 // newZSetFor is the encoding ZADD creates a key with (the first member's
