@@ -3,6 +3,7 @@
 package server
 
 import (
+	"math/bits"
 	"os"
 	"runtime"
 	"strconv"
@@ -253,11 +254,7 @@ func (g *spinGuard) record(contended bool) {
 
 // spare: fewer than spinGuardBusy of the last samples were contended.
 func (g *spinGuard) spare() bool {
-	n := 0
-	for s := g.samples; s != 0; s &= s - 1 {
-		n++
-	}
-	return n < spinGuardBusy
+	return bits.OnesCount32(g.samples) < spinGuardBusy
 }
 
 // loadavgRunning parses the runnable threads out of /proc/loadavg's text

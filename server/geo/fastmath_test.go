@@ -196,22 +196,17 @@ func benchPoints() [][4]float64 {
 	return p
 }
 
-func BenchmarkDistance(b *testing.B) {
-	p := benchPoints()
-	s := 0.0
-	for i := 0; i < b.N; i++ {
-		q := &p[i&1023]
-		s += Distance(q[0], q[1], q[2], q[3])
-	}
-	_ = s
-}
+func BenchmarkDistance(b *testing.B) { benchDistance(b, Distance) }
 
-func BenchmarkDistanceAccurate(b *testing.B) {
+func BenchmarkDistanceAccurate(b *testing.B) { benchDistance(b, distanceAccurate) }
+
+// benchDistance times dist over benchPoints.
+func benchDistance(b *testing.B, dist func(lon1, lat1, lon2, lat2 float64) float64) {
 	p := benchPoints()
 	s := 0.0
 	for i := 0; i < b.N; i++ {
 		q := &p[i&1023]
-		s += distanceAccurate(q[0], q[1], q[2], q[3])
+		s += dist(q[0], q[1], q[2], q[3])
 	}
 	_ = s
 }
