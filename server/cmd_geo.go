@@ -473,13 +473,37 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 		}
 		if returned == resultLength {
 			// glibc's qsort is a stable merge sort.
-			if sorted, ok := geoSortByDist(ga, sortOrder == geoSortDesc); ok {
+			sorted, ok := geoSortByDist(ga, sortOrder == geoSortDesc)
+			if ok && geoNearTies(sorted, len(sorted)) {
+				geoSystemDists(ga, &shape)
+				sorted, ok = geoSortByDist(ga, sortOrder == geoSortDesc)
+			}
+			if ok {
 				ga = sorted
 			} else {
 				sort.SliceStable(ga, func(i, j int) bool { return cmp(&ga[i], &ga[j]) < 0 })
 			}
 		} else {
+			// The partial sort's result depends on the order it starts
+			// from: kept, in case it has to run again (geoNearTies).
+			var obuf *[]geoPoint
+			if geo.SystemLibm {
+				obuf = geoPointsPool.Get().(*[]geoPoint)
+				*obuf = append((*obuf)[:0], ga...)
+			}
 			geo.PQSort(ga, cmp, 0, int(returned-1))
+			if obuf != nil {
+				if geoNearTies(ga, int(returned)) {
+					copy(ga, *obuf)
+					geoSystemDists(ga, &shape)
+					geo.PQSort(ga, cmp, 0, int(returned-1))
+				}
+				if cap(*obuf) <= geoPointsPoolMax {
+					clear(*obuf)
+					*obuf = (*obuf)[:0]
+					geoPointsPool.Put(obuf)
+				}
+			}
 		}
 	}
 
@@ -522,10 +546,14 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 	out := keyspace.NewZSet(false)
 	for i := range ga[:returned] {
 		gp := &ga[i]
-		gp.dist /= shape.Conversion
 		score := gp.score
 		if storedist {
-			score = gp.dist
+			// All 17 digits show here: the distance again with the
+			// system's libm, as redis-server computes it (geo.SystemDistance).
+			if lon, lat, ok := geo.DecodeScore(gp.score); ok && geo.SystemLibm {
+				gp.dist = geo.SystemDistance(shape.Lon, shape.Lat, lon, lat)
+			}
+			score = gp.dist / shape.Conversion
 		}
 		out.Set(gp.member, score)
 	}
@@ -538,6 +566,39 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 	c.notify(configs.NotifyZset, ev, storekey)
 	c.srv.ks.Dirty += returned
 	c.w.Int(returned)
+}
+
+// geoNearTies reports, in a build that computes distances with the system's
+// libm where it matters (geo.SystemLibm), whether the first k points of ga,
+// sorted, hold two at different positions whose distances are a few ulps
+// apart, or the k-th has such a neighbour among the rest: their order (or
+// which of them COUNT keeps) could then be the other way round with
+// redis-server's glibc, and the caller sorts again on geoSystemDists.
+func geoNearTies(ga []geoPoint, k int) bool {
+	if !geo.SystemLibm || k == 0 {
+		return false
+	}
+	near := func(a, b *geoPoint) bool { return a.score != b.score && geo.NearEqual(a.dist, b.dist) }
+	for i := 1; i < k; i++ {
+		if near(&ga[i-1], &ga[i]) {
+			return true
+		}
+	}
+	for i := k; i < len(ga); i++ {
+		if near(&ga[k-1], &ga[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// geoSystemDists sets every point's distance to geo.SystemDistance's.
+func geoSystemDists(ga []geoPoint, shape *geo.Shape) {
+	for i := range ga {
+		if lon, lat, ok := geo.DecodeScore(ga[i].score); ok {
+			ga[i].dist = geo.SystemDistance(shape.Lon, shape.Lat, lon, lat)
+		}
+	}
 }
 
 // geoSortByDist sorts ga by distance, ascending or descending, equal

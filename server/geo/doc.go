@@ -12,7 +12,11 @@
 // cannot decide: fastmath.go).
 // glibc's are not always (about one cos in a thousand is an ulp off), so a
 // distance can differ from Redis's in its last bit: invisible in WITHDIST's
-// 4 decimals, visible in the 17 digits of a STOREDIST score.
+// 4 decimals, visible in the 17 digits of a STOREDIST score. Where the bits
+// show (STOREDIST) or decide (a point within a few ulps of a search's edge),
+// SystemDistance evaluates the formula in C with the system's libm, as
+// redis-server does (libm_cgo.go; a build without cgo falls back to the
+// correctly rounded functions).
 //
-// It imports the standard library only.
+// It imports the standard library only (and, with cgo, the C library).
 package geo

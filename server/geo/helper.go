@@ -208,11 +208,25 @@ func inRectangle(widthM, heightM, x1, y1, x2, y2, cos1 float64) (float64, bool) 
 	}
 	cos2 := cos(degRad(y2))
 	lonDistance := distanceCos(x2, y2, x1, y2, cos2, cos2)
+	if nearEdge(lonDistance, widthM/2) {
+		lonDistance = SystemDistance(x2, y2, x1, y2)
+	}
 	if lonDistance > widthM/2 {
 		return 0, false
 	}
 	return distanceCos(x1, y1, x2, y2, cos1, cos2), true
 }
+
+// nearEdge reports whether a distance lies so near a search's edge (a few
+// ulps, far above the last-bit difference between the correctly rounded
+// functions and glibc's) that which side it falls on is decided again with
+// SystemDistance, redis-server's evaluation.
+func nearEdge(d, edge float64) bool { return math.Abs(d-edge) <= edge*0x1p-46 }
+
+// NearEqual reports whether two distances are so near (a few ulps) that
+// their order could be the other way round with glibc's functions: the
+// caller sorts them again after SystemDistance.
+func NearEqual(a, b float64) bool { return nearEdge(a, math.Max(a, b)) }
 
 // Within is geoWithinShape: the position of a score and its distance in
 // meters from the shape's centre, ok when it lies inside the shape.
@@ -234,6 +248,9 @@ func (s *Shape) Within(score float64) (lon, lat, dist float64, ok bool) {
 			return lon, lat, 0, false
 		}
 		dist = distanceCos(s.Lon, s.Lat, lon, lat, s.cosLat, cos(degRad(lat)))
+		if nearEdge(dist, s.Radius*s.Conversion) {
+			dist = SystemDistance(s.Lon, s.Lat, lon, lat)
+		}
 		ok = !(dist > s.Radius*s.Conversion)
 	}
 	return lon, lat, dist, ok
