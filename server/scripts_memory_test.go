@@ -55,3 +55,66 @@ func TestScriptsEvalMemoryVsRedis(t *testing.T) {
 	d.same("SCRIPT", "LOAD", "return 'again'")
 	check("a script after SCRIPT FLUSH", shas)
 }
+
+// TestLuaVMMemoryVsRedis: used_memory_vm_eval and used_memory_vm_functions
+// are an estimate of the Lua heap in Lua 5.1's sizes (server/lua/memory.go),
+// not redis-server's allocator count: a fresh VM, and what 100 scripts or
+// a library add, come within a factor of two of redis-server's figures
+// after a full collection (Redis's own include uncollected garbage); SCRIPT
+// FLUSH and FUNCTION DELETE take them back.
+func TestLuaVMMemoryVsRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	d := newListDiff(t)
+	field := func(info, name string) int64 {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + name + `:(\d+)\r$`).FindStringSubmatch(info)
+		if m == nil {
+			t.Fatalf("no %s in %q", name, info)
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	figures := func(name string) (vigil, redis int64) {
+		t.Helper()
+		d.same("EVAL", "return 1", "0")
+		d.run("EVAL", "collectgarbage() return 1", "0") // a full collection, in Redis's VM
+		got, want := d.run("INFO", "memory")
+		return field(got, name), field(want, name)
+	}
+	near := func(what string, v, r int64) {
+		t.Helper()
+		if v*2 < r || v > 2*r {
+			t.Errorf("%s: vigil %d, redis %d: not within a factor of 2", what, v, r)
+		}
+	}
+	v0, r0 := figures("used_memory_vm_eval")
+	near("a fresh eval VM", v0, r0)
+	for i := range 100 {
+		d.same("SCRIPT", "LOAD", "local t = {} for i = 1, #KEYS do t[i] = redis.call('GET', KEYS[i]) .. 'x"+strconv.Itoa(i)+"' end return t")
+	}
+	v1, r1 := figures("used_memory_vm_eval")
+	near("100 scripts", v1-v0, r1-r0)
+	d.same("SCRIPT", "FLUSH")
+	if v, _ := figures("used_memory_vm_eval"); v != v0 {
+		t.Errorf("after SCRIPT FLUSH: %d, fresh %d", v, v0)
+	}
+
+	f0, g0 := figures("used_memory_vm_functions")
+	near("a fresh functions VM", f0, g0)
+	lib := "#!lua name=lib1\n"
+	for i := range 20 {
+		lib += "redis.register_function('f" + strconv.Itoa(i) + "', function(keys, args) local t = {} for i = 1, #keys do t[i] = redis.call('GET', keys[i]) end return t end)\n"
+	}
+	d.same("FUNCTION", "LOAD", lib)
+	f1, g1 := figures("used_memory_vm_functions")
+	if f1 <= f0 {
+		t.Errorf("a library of 20 functions: %d, fresh %d", f1, f0)
+	}
+	_ = g1 // Redis keeps the library's garbage until a collection of its functions VM, which no command runs
+	d.same("FUNCTION", "DELETE", "lib1")
+	if f, _ := figures("used_memory_vm_functions"); f != f0 {
+		t.Errorf("after FUNCTION DELETE: %d, fresh %d", f, f0)
+	}
+}

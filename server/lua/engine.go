@@ -119,6 +119,15 @@ type Engine struct {
 	// code runs now (nil: none).
 	loadAPI *lua.LTable
 	loading map[string]*Function
+
+	// The Lua 5.1 heap estimate (memory.go): the state with no script,
+	// the strings it counted, and what the cached scripts add.
+	memBase          int64
+	memStrings       map[string]struct{}
+	memSeen          map[any]struct{}
+	memBaseCount     int
+	memScripts       int64
+	memScriptStrings int
 }
 
 // Script is a script of the cache with its sha (the map's key, kept so
@@ -277,6 +286,7 @@ func New(host Host) *Engine {
 	L.SetMetatable(g, gm)
 	g.RawSetString("_G", e.env)
 	e.protectLibraries(gm)
+	e.measureBase()
 	return e
 }
 
@@ -326,6 +336,9 @@ func (e *Engine) Compile(sha string, code []byte, flags Flags, shebang bool) str
 	// only), so nothing can see it: skip it.
 	fn.Proto.IsVarArg &^= lua.VarArgNeedsArg
 	e.scripts[sha] = &Script{fn: fn, sha: sha, guarded: mayRecurse(fn.Proto)}
+	mem, strs := e.protoMemory(fn, "f_"+sha, true)
+	e.memScripts += mem
+	e.memScriptStrings += strs
 	e.lastScript = nil
 	if shebang {
 		e.shebang[sha] = flags

@@ -45,6 +45,9 @@ type Function struct {
 	HasDesc bool
 	Flags   Flags
 	fn      *lua.LFunction
+	// what it adds to the Lua heap estimate (memory.go)
+	mem        int64
+	memStrings int
 }
 
 // EnableFunctions makes e the functions engine (luaEngineInitEngine): its
@@ -77,6 +80,7 @@ func (e *Engine) EnableFunctions() {
 		}
 		return g.RawGet(k)
 	}))
+	e.measureBase()
 }
 
 // guardMeta is luaSetErrorMetatable + the readonly protection: a missing
@@ -276,6 +280,7 @@ func (e *Engine) registerFunction(L *lua.LState) int {
 	if funcs[f.Name] != nil {
 		e.libError(L, "Function already exists in the library")
 	}
+	f.mem, f.memStrings = e.protoMemory(f.fn, "", false)
 	funcs[f.Name] = &f
 	return 0
 }
