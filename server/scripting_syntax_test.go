@@ -13,6 +13,7 @@ import (
 // 7.0 prints them after "ERR Error compiling script (new function): ".
 // TestLuaCompileErrorsOracle checks the table against redis-server.
 var luaCompileErrors = []struct{ body, want string }{
+	{"return [[a [[b]] c]]", "user_script:1: '<eof>' expected near 'c'"},
 	{"syntax error here", "user_script:1: '=' expected near 'error'"},
 	{"return 1 +", "user_script:1: unexpected symbol near '<eof>'"},
 	{"local x = = 1", "user_script:1: unexpected symbol near '='"},
@@ -59,6 +60,7 @@ var luaCompileErrors = []struct{ body, want string }{
 
 // luaCompileOK: bodies Lua 5.1 compiles.
 var luaCompileOK = []string{
+	"return [[a [[b]]",
 	"return ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))",
 	"do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do do end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end end ",
 	"x = {[1] = 2, y = 3; 4,}",
@@ -104,9 +106,11 @@ func TestLuaCompileErrors(t *testing.T) {
 	if want := "-ERR Error compiling function: user_function:3: unexpected symbol near '<eof>'\r\n"; got != want {
 		t.Errorf("FUNCTION LOAD: got %q want %q", got, want)
 	}
-	// Lua 5.1 (Redis's deps/lua, LUA_COMPAT_LSTR 1) refuses nested [[.
-	want := "-ERR Error compiling script (new function): user_script:1: nesting of [[...]] is deprecated near '['\r\n"
-	if got := ts.do(c, "EVAL", "return [[a [[b]] c]]", "0"); got != want {
+	// Debian's Lua 5.1 (Debian's redis-server) reads a nested [[ in a long
+	// string as text and ends the string at the first ]] (Redis's own
+	// deps/lua, LUA_COMPAT_LSTR 1, refuses it); luaCompileErrors and
+	// luaCompileOK hold both cases, checked on redis-server by the oracle.
+	if got, want := ts.do(c, "EVAL", "return [[a [[b]]", "0"), "$5\r\na [[b\r\n"; got != want {
 		t.Errorf("nested long string: got %q want %q", got, want)
 	}
 }

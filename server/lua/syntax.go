@@ -498,11 +498,12 @@ func (ls *luaLexState) readLongString(isString bool, sep int) {
 			}
 			ls.lexError("unfinished long comment", tkEOS)
 		case '[':
+			// Lua 5.1's bundled luaconf.h (LUA_COMPAT_LSTR 1, Redis's
+			// deps/lua) rejects a nested "[[" here; Debian's Lua 5.1,
+			// which Debian's redis-server runs, does not: the first "]]"
+			// ends the string.
 			if ls.skipSep() == sep {
 				ls.saveAndNext()
-				if sep == 0 {
-					ls.lexError("nesting of [[...]] is deprecated", '[')
-				}
 			}
 		case ']':
 			if ls.skipSep() == sep {
