@@ -1288,10 +1288,10 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 	out := keyspace.NewZSet(false)
 	// A listpack source's members are views of its buffer, which ZADD and
 	// ZREM write in place (SetFound, RemoveArg): out, a skiplist that keeps
-	// the strings it is given and may be stored, gets copies of them.
+	// the strings it is given, gets copies of them when it is stored.
 	keep := func(m string) string { return m }
 	for i := range src {
-		if src[i].z != nil && src[i].z.IsListpack() {
+		if dst != nil && src[i].z != nil && src[i].z.IsListpack() {
 			keep = strings.Clone
 			break
 		}
