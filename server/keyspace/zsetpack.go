@@ -22,10 +22,14 @@ import (
 // zzlInsertAt's double2ll does). A set of 5 members of 8 bytes with scores
 // below 2^21 takes 61 bytes.
 //
-// A buffer's entries are never written once made: a change builds a new
-// buffer (as Redis's lpInsert/lpDelete reallocate and move the tail), so
-// the member strings handed out (views into the buffer) stay valid. The one
-// exception writes no byte anyone has seen but the lpBytes prefix: an entry
+// A buffer's entries are never written once made, but by ZADD and ZREM: a
+// change builds a new buffer, so the member strings handed out (views into
+// the buffer) stay valid. ZADD and ZREM (SetFound, RemoveArg), whose
+// members are their arguments and which hold no view, move the tail within
+// the allocation as Redis's lpInsert/lpDelete do (lpSplice); whatever keeps
+// a member string beyond the command that read it (a stored result) copies
+// it. The other exception writes no byte anyone has seen but the lpBytes
+// prefix: an entry
 // going last is appended in place when the buffer's allocation, always its
 // size class (zpCap), has room and lpBytes keeps its width (lpInsert's
 // realloc within a jemalloc size class). A load that adds members in score
