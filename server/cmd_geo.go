@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/vigil-kv/vigil/configs"
@@ -555,7 +556,10 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 			}
 			score = gp.dist / shape.Conversion
 		}
-		out.Set(gp.member, score)
+		// A copy: gp.member views the source's buffer when it is a
+		// listpack, which ZADD and ZREM write in place, and out, a
+		// skiplist, keeps the strings it is given.
+		out.Set(strings.Clone(gp.member), score)
 	}
 	out.ConvertToListpackIfNeeded(c.srv.ks.Encodings)
 	c.storeZSet(storekey, out)

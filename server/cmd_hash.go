@@ -187,7 +187,7 @@ func cmdHDel(c *Client, args [][]byte) {
 	deleted := 0
 	removed := false
 	for _, f := range args[2:] {
-		if h.Delete(f) {
+		if h.DeleteArg(f) {
 			deleted++
 			if h.Len() == 0 {
 				db.Delete(key)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigil-kv/vigil/configs"
@@ -489,7 +490,7 @@ func cmdZRem(c *Client, args [][]byte) {
 	var deleted int64
 	removed := false
 	for _, m := range args[2:] {
-		if z.Remove(m) {
+		if z.RemoveArg(m) {
 			deleted++
 		}
 		if z.Len() == 0 {
@@ -1285,6 +1286,16 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 		sort.SliceStable(src, func(a, b int) bool { return src[a].length() < src[b].length() })
 	}
 	out := keyspace.NewZSet(false)
+	// A listpack source's members are views of its buffer, which ZADD and
+	// ZREM write in place (SetFound, RemoveArg): out, a skiplist that keeps
+	// the strings it is given, gets copies of them when it is stored.
+	keep := func(m string) string { return m }
+	for i := range src {
+		if dst != nil && src[i].z != nil && src[i].z.IsListpack() {
+			keep = strings.Clone
+			break
+		}
+	}
 	var card int64
 	switch op {
 	case zopInter:
@@ -1318,7 +1329,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 				card++
 				return
 			}
-			out.Set(m, score)
+			out.Set(keep(m), score)
 		})
 	case zopUnion:
 		acc := map[string]float64{}
@@ -1339,7 +1350,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 			})
 		}
 		for _, m := range order {
-			out.Set(m, acc[m])
+			out.Set(keep(m), acc[m])
 		}
 	case zopDiff:
 		src[0].forEach(func(m string, sc float64) {
@@ -1348,7 +1359,7 @@ func zsetOpGeneric(c *Client, args [][]byte, dst []byte, numkeysIdx int, op int,
 					return
 				}
 			}
-			out.Set(m, sc)
+			out.Set(keep(m), sc)
 		})
 	}
 	if cardOnly {

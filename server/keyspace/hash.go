@@ -30,6 +30,8 @@ import (
 // buffer, a new field is appended in the spare capacity (the lpBytes
 // prefix rewritten, when its width stays) or in a new buffer, so the
 // strings Get, Range and Scan return (views into the buffer) stay intact.
+// The one exception is HDEL (DeleteArg), which holds none of them and
+// closes the gap in place (lpCut), as Redis's lpDelete moves the tail.
 // Dup copies the buffer, since either copy may append in place.
 type Hash struct {
 	// p is the listpack's buffer (nil when empty), or the *fieldDict when
@@ -163,17 +165,51 @@ func (h *Hash) lpAppend(field, value string) {
 
 // lpFind returns the offsets of field's pair in the listpack (its start,
 // where its value's length starts, its end) and its value, or start -1.
+//
+// It is HSET's and HDEL's hot loop (lpFind with a skip of 1): the
+// one-byte lengths (strings below 128 bytes) are read inline, a value is
+// skipped without being read, and a field of the right length is compared
+// first on its last byte, where fields that share a prefix differ.
 func (h *Hash) lpFind(field []byte) (start, vat, end int, value string) {
 	b, _, off := h.lpHead()
+	fl := len(field)
 	for off < len(b) {
-		f, next := lpStr(b, off)
-		v, e := lpStr(b, next)
-		if f == string(field) {
-			return off, next, e, v
+		n, o := uint64(b[off]), off+1
+		if n >= 0x80 {
+			n, o = zpUvarintLong(b, off)
+		}
+		next := o + int(n)
+		vn, vo := uint64(b[next]), next+1
+		if vn >= 0x80 {
+			vn, vo = zpUvarintLong(b, next)
+		}
+		e := vo + int(vn)
+		if int(n) == fl && (fl == 0 || b[next-1] == field[fl-1] && string(b[o:next]) == string(field)) {
+			if vn > 0 {
+				value = unsafe.String(&b[vo], int(vn))
+			}
+			return off, next, e, value
 		}
 		off = e
 	}
 	return -1, 0, 0, ""
+}
+
+// lpCut removes the buffer's bytes [start, end) in place, as lpDelete
+// memmoves a listpack's tail, leaving lpBytes nlp and n fields, and
+// reports whether it could (lpBytes keeps its width, a field is left).
+// It overwrites bytes the strings Get, Range and Scan returned may view:
+// only HDEL calls it (DeleteArg), whose fields are its arguments, with no
+// such string held.
+func (h *Hash) lpCut(start, end int, nlp uint32, n int) bool {
+	b, _, eo := h.lpHead()
+	if n == 0 || uvarintLen(int(nlp)) != eo {
+		return false
+	}
+	copy(b[start:], b[end:])
+	binary.PutUvarint(b, uint64(nlp))
+	h.lpSetBuf(b[:len(b)-(end-start)], n)
+	return true
 }
 
 // lpSplice replaces the buffer's bytes [start, end) by the pair
@@ -265,7 +301,14 @@ func (h *Hash) SetB(field, value []byte, cfg EncodingConfig) bool {
 
 // Delete is hashTypeDelete: it removes field and reports whether it was
 // there. A hashtable shrinks when less than 10% full, as Redis's.
-func (h *Hash) Delete(field []byte) bool {
+func (h *Hash) Delete(field []byte) bool { return h.delete(field, false) }
+
+// DeleteArg is Delete for HDEL: field is an argument, not a view of h,
+// and the caller holds no string h returned, so a listpack closes the gap
+// in place (lpCut) rather than in a new buffer.
+func (h *Hash) DeleteArg(field []byte) bool { return h.delete(field, true) }
+
+func (h *Hash) delete(field []byte, inPlace bool) bool {
 	if d := h.ht(); d != nil {
 		return d.remove(field)
 	}
@@ -274,7 +317,9 @@ func (h *Hash) Delete(field []byte) bool {
 		return false
 	}
 	nlp := h.lpBytes() - uint32(lpEntrySize(unsafe.String(unsafe.SliceData(field), len(field)))+lpEntrySize(v))
-	h.lpSplice(start, end, nil, "", true, nlp, int(h.lpN)-1)
+	if !inPlace || !h.lpCut(start, end, nlp, int(h.lpN)-1) {
+		h.lpSplice(start, end, nil, "", true, nlp, int(h.lpN)-1)
+	}
 	return true
 }
 

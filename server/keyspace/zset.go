@@ -188,11 +188,19 @@ func (z *ZSet) SetB(member []byte, score float64) bool {
 
 // ZRef is what Find learnt about a member: in a skiplist set, its node (nil
 // when absent) and its hash, so that SetFound neither hashes nor looks it
-// up again (zsetAdd's single dictFind).
+// up again (zsetAdd's single dictFind); in a listpack set, the buffer it
+// searched and the member's entry [lpStart, lpEnd) in it (lpStart -1 when
+// absent) with its score, so that SetFound walks the buffer only for the
+// insertion point (zsetAdd's single zzlFind before zzlInsert).
 type ZRef struct {
 	sl *zsetSL
 	n  *zslNode
 	h  uint32
+
+	lp             unsafe.Pointer // the listpack buffer searched; nil: no listpack ref
+	lpLen          uint32
+	lpStart, lpEnd int32
+	lpCur          float64
 }
 
 // Find is Score that also returns a ZRef for SetFound.
@@ -207,16 +215,27 @@ func (z *ZSet) Find(member []byte) (float64, ZRef, bool) {
 		}
 		return ref.n.score, ref, true
 	}
-	s, ok := z.Score(member)
-	return s, ZRef{}, ok
+	b := z.lpBuf()
+	_, eo := zpHead(b)
+	start, end, s := zpFind(b, eo, unsafe.String(unsafe.SliceData(member), len(member)))
+	ref := ZRef{lp: z.p, lpLen: z.lpLen, lpStart: int32(start), lpEnd: int32(end), lpCur: s}
+	return s, ref, start >= 0
 }
 
 // SetFound is SetB for the member ref was found for by Find, with no write
 // to z in between but a conversion to skiplist (after which, as for a
-// listpack, it is SetB).
+// listpack, it is SetB). It is ZADD's: member is an argument, not a view
+// of z, and the caller holds no member string z handed out, so a listpack
+// is written in place (lpSplice, as Redis's zzlInsert moves the tail).
 func (z *ZSet) SetFound(ref ZRef, member []byte, score float64) bool {
 	sl := z.sl()
-	if sl == nil || ref.sl != sl {
+	if sl == nil {
+		if ref.lp == nil || ref.lp != z.p || ref.lpLen != z.lpLen {
+			return z.SetB(member, score)
+		}
+		return z.lpSetAt(int(ref.lpStart), int(ref.lpEnd), ref.lpCur, unsafe.String(unsafe.SliceData(member), len(member)), score, true)
+	}
+	if ref.sl != sl {
 		return z.SetB(member, score)
 	}
 	if ref.n != nil {
@@ -235,7 +254,17 @@ func (z *ZSet) Remove(member []byte) bool {
 	if sl := z.sl(); sl != nil {
 		return sl.remove(member)
 	}
-	return z.lpRemove(member)
+	return z.lpRemove(member, false)
+}
+
+// RemoveArg is Remove for ZREM: member is an argument, not a view of z,
+// and the caller holds no member string z handed out, so a listpack is
+// written in place (lpSplice, as Redis's zzlDelete moves the tail).
+func (z *ZSet) RemoveArg(member []byte) bool {
+	if sl := z.sl(); sl != nil {
+		return sl.remove(member)
+	}
+	return z.lpRemove(member, true)
 }
 
 // Rank is member's 0-based rank, from the lowest score (or the highest when
@@ -382,7 +411,7 @@ func (z *ZSet) RemoveRangeByScore(r ScoreRange) int {
 	b := z.lpBuf()
 	_, eo := zpHead(b)
 	ds, de, n := z.lpScoreSpan(b, eo, &r)
-	return z.lpDelete(b, eo, ds, de, n)
+	return z.lpDelete(b, eo, ds, de, n, false)
 }
 
 // RemoveRangeByLex is ZREMRANGEBYLEX.
@@ -393,7 +422,7 @@ func (z *ZSet) RemoveRangeByLex(r LexRange) int {
 	b := z.lpBuf()
 	_, eo := zpHead(b)
 	ds, de, n := z.lpLexSpan(b, eo, &r)
-	return z.lpDelete(b, eo, ds, de, n)
+	return z.lpDelete(b, eo, ds, de, n, false)
 }
 
 // RemoveRangeByRank is ZREMRANGEBYRANK over 0-based start..end (valid).

@@ -46,6 +46,48 @@ func BenchmarkZSetWrite(b *testing.B) {
 	}
 }
 
+// BenchmarkZSetWriteListpack is BenchmarkZSetWrite at size 100, below
+// zset-max-listpack-entries: a listpack, written as ZADD does (Find, then
+// SetFound) and ZREM (RemoveArg).
+func BenchmarkZSetWriteListpack(b *testing.B) {
+	const size = 100
+	ks := New(1)
+	db := ks.DBs[0]
+	key := []byte("big")
+	db.Set(key, NewZSet(true), 0)
+	var buf []byte
+	elem := func(i int) []byte {
+		buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
+		return buf
+	}
+	for i := 0; i < size; i++ {
+		z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+		z.Set(string(elem(i)), float64(i*7919%1000003))
+		ks.Settle()
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+		m := elem(size + i)
+		_, ref, ok := z.Find(m)
+		if ok {
+			b.Fatal("present", size+i)
+		}
+		z.SetFound(ref, m, float64(rng.IntN(1000003)))
+		ks.Settle()
+		z = db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+		if !z.RemoveArg(elem(i)) {
+			b.Fatal("missing", i)
+		}
+		ks.Settle()
+	}
+	if z := db.Lookup(key, 0).Value().(*ZSet); !z.IsListpack() || z.Len() != size {
+		b.Fatalf("listpack %v, %d members", z.IsListpack(), z.Len())
+	}
+}
+
 // BenchmarkZSetUpdateScore is redis-benchmark's ZADD with -r on a full set:
 // ZADD myzset <random score> element:<random> where the member exists, so
 // each op is a lookup plus a score change that moves the node

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -387,6 +388,94 @@ func checkZSetModel(t *testing.T, z *ZSet, model map[string]float64, i int) {
 	for r, e := range zmodelSort(model) {
 		if got, ok := z.Rank([]byte(e.m), false); !ok || got != r {
 			t.Fatalf("op %d: Rank(%q) = %d, %v; want %d", i, e.m, got, ok, r)
+		}
+	}
+}
+
+// TestZSetListpackInPlaceModel: ZADD's and ZREM's in-place writes of a
+// listpack (SetFound, RemoveArg: lpSplice) against a model, on a set that
+// stays a listpack: new members at every position, score changes that
+// move a member up and down (onto ties, and from an integer score to a
+// float and back, so that the entry changes size), removals, members of
+// 0 to 43 bytes (a header of one or two bytes) and sizes that cross
+// lpBytes's one-byte width and the buffer's size classes. After every op
+// the buffer must be byte for byte the one NewZSetListpack builds from the
+// model (the packed form is canonical), and member strings read before a
+// plain write (SetB, Remove) must still read the same after it.
+func TestZSetListpackInPlaceModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	scores := []float64{math.Inf(-1), -3.5, -1, math.Copysign(0, -1), 0, 1, 2, 2.25, 1 << 40, 1e300, math.Inf(1)}
+	for round := 0; round < 4; round++ {
+		z := NewZSet(true)
+		model := map[string]float64{}
+		maxMembers := []int{3, 12, 60, 120}[round]
+		for i := 0; i < 30000; i++ {
+			k := rng.IntN(maxMembers)
+			m := []byte("m" + strconv.Itoa(k) + strings.Repeat("x", k*7%41))
+			if k == 0 {
+				m = nil
+			}
+			s := scores[rng.IntN(len(scores))]
+			if rng.IntN(3) == 0 {
+				s = float64(rng.IntN(1<<20)) - 1<<19
+			}
+			switch op := rng.IntN(10); {
+			case op < 4:
+				_, had := model[string(m)]
+				if z.RemoveArg(m) != had {
+					t.Fatalf("round %d op %d: RemoveArg(%q) disagrees with the model (%v)", round, i, m, had)
+				}
+				delete(model, string(m))
+			case op < 5:
+				// A plain write keeps the views handed out before it.
+				var views, want []string
+				z.ForEach(func(m string, _ float64) bool {
+					views = append(views, m)
+					want = append(want, strings.Clone(m))
+					return true
+				})
+				if rng.IntN(2) == 0 {
+					z.SetB(m, s)
+					model[string(m)] = s
+				} else {
+					z.Remove(m)
+					delete(model, string(m))
+				}
+				for j := range views {
+					if views[j] != want[j] {
+						t.Fatalf("round %d op %d: a view read %q, now %q", round, i, want[j], views[j])
+					}
+				}
+			default:
+				cur, ref, ok := z.Find(m)
+				want, had := model[string(m)]
+				if ok != had || ok && cur != want {
+					t.Fatalf("round %d op %d: Find(%q) = %v, %v; model %v, %v", round, i, m, cur, ok, want, had)
+				}
+				if isNew := z.SetFound(ref, m, s); isNew == had {
+					t.Fatalf("round %d op %d: SetFound(%q) new = %v, model had it: %v", round, i, m, isNew, had)
+				}
+				model[string(m)] = s
+			}
+			if !z.IsListpack() {
+				t.Fatal("converted")
+			}
+			if z.Len() != len(model) {
+				t.Fatalf("round %d op %d: %d members, model %d", round, i, z.Len(), len(model))
+			}
+			var members [][]byte
+			var ss []float64
+			for m, s := range model {
+				members = append(members, []byte(m))
+				ss = append(ss, s)
+			}
+			w, _ := NewZSetListpack(members, ss)
+			if got, want := z.lpBuf(), w.lpBuf(); string(got) != string(want) {
+				t.Fatalf("round %d op %d: buffer\n%q\nwant\n%q", round, i, got, want)
+			}
+			if i%1000 == 0 {
+				checkZSetModel(t, z, model, i)
+			}
 		}
 	}
 }

@@ -22,10 +22,14 @@ import (
 // zzlInsertAt's double2ll does). A set of 5 members of 8 bytes with scores
 // below 2^21 takes 61 bytes.
 //
-// A buffer's entries are never written once made: a change builds a new
-// buffer (as Redis's lpInsert/lpDelete reallocate and move the tail), so
-// the member strings handed out (views into the buffer) stay valid. The one
-// exception writes no byte anyone has seen but the lpBytes prefix: an entry
+// A buffer's entries are never written once made, but by ZADD and ZREM: a
+// change builds a new buffer, so the member strings handed out (views into
+// the buffer) stay valid. ZADD and ZREM (SetFound, RemoveArg), whose
+// members are their arguments and which hold no view, move the tail within
+// the allocation as Redis's lpInsert/lpDelete do (lpSplice); whatever keeps
+// a member string beyond the command that read it (a stored result) copies
+// it. The other exception writes no byte anyone has seen but the lpBytes
+// prefix: an entry
 // going last is appended in place when the buffer's allocation, always its
 // size class (zpCap), has room and lpBytes keeps its width (lpInsert's
 // realloc within a jemalloc size class). A load that adds members in score
@@ -78,6 +82,13 @@ func zpUvarint(b []byte, off int) (uint64, int) {
 	if c := b[off]; c < 0x80 {
 		return uint64(c), off + 1
 	}
+	return zpUvarintLong(b, off)
+}
+
+// zpUvarintLong is zpUvarint of a uvarint of two bytes or more: the hot
+// loops (zpFind, zpInsertPos) read a one-byte header inline and call this
+// for a longer one.
+func zpUvarintLong(b []byte, off int) (uint64, int) {
 	v, k := binary.Uvarint(b[off:])
 	return v, off + k
 }
@@ -134,16 +145,28 @@ func zpHead(b []byte) (lpBytes uint64, eo int) {
 
 // zpFind returns the offsets [start, end) of member's entry in b (entries
 // from off) and its score, or start -1 (zzlFind).
+//
+// It is the hot loop of ZADD and ZREM on a listpack: a member of the right
+// length is compared first on its last byte, where members that share a
+// prefix ("element:1234") differ, before all of it.
 func zpFind(b []byte, off int, member string) (start, end int, score float64) {
+	ml := len(member)
+	var last byte
+	if ml > 0 {
+		last = member[ml-1]
+	}
 	for off < len(b) {
 		start := off
-		h, o := zpUvarint(b, off)
-		ml := int(h >> 2)
-		if ml == len(member) && string(b[o:o+ml]) == member {
+		h, o := uint64(b[off]), off+1
+		if h >= 0x80 {
+			h, o = zpUvarintLong(b, off)
+		}
+		l := int(h >> 2)
+		if l == ml && (ml == 0 || b[o+ml-1] == last && string(b[o:o+ml]) == member) {
 			s, next := zpScore(b, o+ml, h&3)
 			return start, next, s
 		}
-		off = zpSkipScore(b, o+ml, h&3)
+		off = zpSkipScore(b, o+l, h&3)
 	}
 	return -1, 0, 0
 }
@@ -153,8 +176,13 @@ func zpFind(b []byte, off int, member string) (start, end int, score float64) {
 // member's own, being moved) aside.
 func zpInsertPos(b []byte, off int, member string, score float64, skip int) int {
 	for off < len(b) {
-		m, s, next := zpNext(b, off)
-		if off != skip && (s > score || s == score && m > member) {
+		h, o := uint64(b[off]), off+1
+		if h >= 0x80 {
+			h, o = zpUvarintLong(b, off)
+		}
+		at := o + int(h>>2)
+		s, next := zpScore(b, at, h&3)
+		if off != skip && (s > score || s == score && string(b[o:at]) > member) {
 			return off
 		}
 		off = next
@@ -259,27 +287,103 @@ func (z *ZSet) lpRebuild(b []byte, eo, ds, de, ia int, ins bool, member string, 
 // score of a member changes).
 func (z *ZSet) lpSet(member string, score float64) bool {
 	b := z.lpBuf()
-	lpBytes, eo := zpHead(b)
+	_, eo := zpHead(b)
 	start, end, cur := zpFind(b, eo, member)
+	return z.lpSetAt(start, end, cur, member, score, false)
+}
+
+// lpSetAt is lpSet once member's entry is known to be [start, end) of the
+// buffer, at score cur, or absent (start -1). inPlace lets it write the
+// buffer in place (lpSplice).
+func (z *ZSet) lpSetAt(start, end int, cur float64, member string, score float64, inPlace bool) bool {
+	b := z.lpBuf()
+	lpBytes, eo := zpHead(b)
 	if start >= 0 {
 		if cur != score {
 			lpBytes = lpBytes - zlpElemSize(member, cur) + zlpElemSize(member, score)
 			ia := zpInsertPos(b, eo, member, score, start)
-			z.lpRebuild(b, eo, start, end, ia, true, member, score, lpBytes, int(z.lpN))
+			z.lpWrite(inPlace, b, eo, start, end, ia, true, member, score, lpBytes, int(z.lpN))
 		}
 		return false
 	}
 	ia := zpInsertPos(b, eo, member, score, -1)
 	nlp := lpBytes + zlpElemSize(member, score)
-	if ia == len(b) && z.lpAppendInPlace(b, eo, nlp, member, score) {
+	if !inPlace && ia == len(b) && z.lpAppendInPlace(b, eo, nlp, member, score) {
 		return true
 	}
-	z.lpRebuild(b, eo, ia, ia, ia, true, member, score, nlp, int(z.lpN)+1)
+	z.lpWrite(inPlace, b, eo, ia, ia, ia, true, member, score, nlp, int(z.lpN)+1)
 	return true
 }
 
-// lpDelete removes the entries [ds, de) of b (count of them).
-func (z *ZSet) lpDelete(b []byte, eo, ds, de, count int) int {
+// lpWrite is lpSplice when inPlace and it can, else lpRebuild (same
+// arguments).
+func (z *ZSet) lpWrite(inPlace bool, b []byte, eo, ds, de, ia int, ins bool, member string, score float64, lpBytes uint64, n int) {
+	if !inPlace || !z.lpSplice(b, eo, ds, de, ia, ins, member, score, lpBytes, n) {
+		z.lpRebuild(b, eo, ds, de, ia, ins, member, score, lpBytes, n)
+	}
+}
+
+// lpSplice is lpRebuild done in the buffer itself, as lpInsert and
+// lpDelete memmove a listpack's tail within its allocation: the entries
+// [ds, de) are removed and, when ins, the entry of member at score is
+// written at ia (ia <= ds or ia >= de), the lpBytes prefix rewritten. It
+// reports false, having written nothing, when it cannot: the result would
+// not fit the allocation (zpCap(len(b)): always at most the allocation, as
+// the buffer's length only moves within it), lpBytes changes width, or the
+// set becomes empty.
+//
+// Unlike every other write of a listpack it overwrites bytes that member
+// strings handed out by the set may view (zpNext, the range walks): only
+// ZADD and ZREM call it (SetFound, RemoveArg), whose members are their
+// arguments, with no view of the set held (replies, propagated commands
+// and stored results copy what they keep). A snapshot's value is never
+// the one written: Mutable copies it first.
+func (z *ZSet) lpSplice(b []byte, eo, ds, de, ia int, ins bool, member string, score float64, lpBytes uint64, n int) bool {
+	if n == 0 || len(b) == 0 || uvarintLen(int(lpBytes)) != eo {
+		return false
+	}
+	es := 0
+	if ins {
+		es = zpEntrySize(len(member), score)
+	} else {
+		ia = ds
+	}
+	del := de - ds
+	size := len(b) - del + es
+	capacity := zpCap(len(b))
+	if size > capacity {
+		return false
+	}
+	nb := unsafe.Slice((*byte)(z.p), capacity)[:max(len(b), size)]
+	at := ia
+	if ia <= ds {
+		// [eo, ia) stays; [ia, ds) moves up by es; [de, end) moves to ds+es.
+		// The tail first: it writes at ds+es or above, clear of [ia, ds).
+		copy(nb[ds+es:], b[de:])
+		copy(nb[ia+es:ds+es], b[ia:ds])
+	} else {
+		// [eo, ds) stays; [de, ia) moves down to ds; [ia, end) moves to
+		// ia-del+es. Whichever moves away from the other goes first.
+		at = ia - del
+		if es >= del {
+			copy(nb[at+es:], b[ia:])
+			copy(nb[ds:at], b[de:ia])
+		} else {
+			copy(nb[ds:at], b[de:ia])
+			copy(nb[at+es:], b[ia:])
+		}
+	}
+	if ins {
+		zpAppend(nb[at:at], member, score)
+	}
+	binary.PutUvarint(nb, lpBytes)
+	z.lpSetBuf(nb[:size], n)
+	return true
+}
+
+// lpDelete removes the entries [ds, de) of b (count of them), in place
+// when inPlace and it can (lpSplice).
+func (z *ZSet) lpDelete(b []byte, eo, ds, de, count int, inPlace bool) int {
 	if count == 0 {
 		return 0
 	}
@@ -289,18 +393,18 @@ func (z *ZSet) lpDelete(b []byte, eo, ds, de, count int) int {
 		lpBytes -= zlpElemSize(m, s)
 		off = next
 	}
-	z.lpRebuild(b, eo, ds, de, 0, false, "", 0, lpBytes, int(z.lpN)-count)
+	z.lpWrite(inPlace, b, eo, ds, de, 0, false, "", 0, lpBytes, int(z.lpN)-count)
 	return count
 }
 
-func (z *ZSet) lpRemove(member []byte) bool {
+func (z *ZSet) lpRemove(member []byte, inPlace bool) bool {
 	b := z.lpBuf()
 	_, eo := zpHead(b)
 	start, end, _ := zpFind(b, eo, unsafe.String(unsafe.SliceData(member), len(member)))
 	if start < 0 {
 		return false
 	}
-	z.lpDelete(b, eo, start, end, 1)
+	z.lpDelete(b, eo, start, end, 1, inPlace)
 	return true
 }
 
@@ -531,7 +635,7 @@ func (z *ZSet) lpRemoveRangeByRank(start, end int) int {
 	if ds < 0 {
 		return 0
 	}
-	return z.lpDelete(b, eo, ds, de, min(end, i-1)-start+1)
+	return z.lpDelete(b, eo, ds, de, min(end, i-1)-start+1, false)
 }
 
 func (z *ZSet) lpForEach(fn func(member string, score float64) bool) {
