@@ -495,13 +495,22 @@ func (s *Server) unlinkClient(c *Client) {
 // prefetchBatch loads, before a pipelined batch runs, the keyspace memory
 // its commands' first keys will be looked up in (keyspace.DB.Prefetch): a
 // batch's lookups then miss the cache together instead of one after
-// another. A single command gains nothing and is left alone.
+// another. A batch on one key (HSET, SADD on a big hash or set) loads
+// instead what looking up its commands' third arguments, the fields or
+// members, in that value will read (DB.PrefetchMembers). A single command
+// gains nothing and is left alone.
 func (s *Server) prefetchBatch(c *Client) {
 	if c.rd.Buffered() < 64 || c.multi != nil {
 		return
 	}
-	var kb [32][]byte
-	if keys := c.rd.PeekKeys(kb[:0]); len(keys) > 1 && !sameKeys(keys) {
+	var kb, sb [32][]byte
+	keys, subs := c.rd.PeekArgs(kb[:0], sb[:0])
+	if len(keys) <= 1 {
+		return
+	}
+	if sameKeys(keys) {
+		c.selectedDB().PrefetchMembers(keys[0], subs)
+	} else {
 		c.selectedDB().Prefetch(keys)
 	}
 }

@@ -705,3 +705,51 @@ func (db *DB) Prefetch(keys [][]byte) {
 	}
 	prefetchSink.Store(uint32(sink)) // snapshot.go
 }
+
+// PrefetchMembers is Prefetch for a batch on one key: when key holds a
+// hash or a set in the hashtable encoding, it loads, changing nothing, the
+// buckets of members (the fields or members of the batch's commands; nil
+// ones are passed over) and their chains' first entries (fieldDict.prefetch).
+// It does no rehash step and no expiry check: a logically expired key only
+// costs the loads.
+func (db *DB) PrefetchMembers(key []byte, members [][]byte) {
+	de := db.dict.peekB(hashBytes(key), key)
+	if de == nil {
+		return
+	}
+	e := nodeEntry(de)
+	if e == nil {
+		return
+	}
+	var d *fieldDict
+	switch e.vt {
+	case vtHash:
+		d = (*Hash)(e.vp).ht()
+	case vtSet:
+		if s := (*Set)(e.vp); s.p != nil {
+			d = s.ht()
+		}
+	}
+	if d != nil {
+		d.prefetch(members)
+	}
+}
+
+// peekB is findB without the rehash step: it changes nothing.
+func (d *Dict) peekB(h uint64, key []byte) *dictEntry {
+	if d.Len() == 0 {
+		return nil
+	}
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == string(key) {
+				return de
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	return nil
+}

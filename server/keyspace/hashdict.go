@@ -313,6 +313,40 @@ func (d *fieldDict) set(key []byte, val string) bool {
 	return true
 }
 
+// prefetch loads, changing nothing, what looking up each of keys (at most
+// 32; nil ones are passed over) reads first: its bucket, then the chain's
+// first entry, then that entry's last inline byte (a 48-byte entry may
+// straddle two cache lines), each pass for all keys before the next, so
+// that a pipelined batch's misses overlap instead of coming one lookup
+// after another. A table being rehashed is left alone.
+func (d *fieldDict) prefetch(keys [][]byte) {
+	tbl := d.ht[0]
+	if d.Len() == 0 || d.isRehashing() {
+		return
+	}
+	var des [32]*fieldEntry
+	n := min(len(keys), len(des))
+	mask := uint64(len(tbl) - 1)
+	for i := 0; i < n; i++ {
+		if keys[i] != nil {
+			des[i] = tbl[hashBytes(keys[i])&mask]
+		}
+	}
+	var ends [32]uint32
+	for i := 0; i < n; i++ {
+		if de := des[i]; de != nil && de.klen != fieldExt {
+			ends[i] = de.klen + de.vlen
+		}
+	}
+	var sink byte
+	for i := 0; i < n; i++ {
+		if ends[i] > 0 {
+			sink += *(*byte)(unsafe.Add(unsafe.Pointer(des[i]), fieldEntrySize+uintptr(ends[i])-1))
+		}
+	}
+	prefetchSink.Store(uint32(sink)) // snapshot.go
+}
+
 // add links a new entry for copies of key and val (key absent) at the
 // head of its bucket.
 func (d *fieldDict) add(h uint64, key, val string) {
