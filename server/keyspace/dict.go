@@ -713,26 +713,36 @@ func (db *DB) Prefetch(keys [][]byte) {
 // It does no rehash step and no expiry check: a logically expired key only
 // costs the loads.
 func (db *DB) PrefetchMembers(key []byte, members [][]byte) {
+	if d := db.memberTable(key); d != nil {
+		d.prefetch(members)
+	}
+}
+
+// HasMemberTable reports whether key holds a hash or a set in the
+// hashtable encoding, whose members PrefetchMembers would load. It changes
+// nothing.
+func (db *DB) HasMemberTable(key []byte) bool { return db.memberTable(key) != nil }
+
+// memberTable is the dict of the hashtable hash or set at key, nil if
+// there is none, found without a rehash step or an expiry check.
+func (db *DB) memberTable(key []byte) *fieldDict {
 	de := db.dict.peekB(hashBytes(key), key)
 	if de == nil {
-		return
+		return nil
 	}
 	e := nodeEntry(de)
 	if e == nil {
-		return
+		return nil
 	}
-	var d *fieldDict
 	switch e.vt {
 	case vtHash:
-		d = (*Hash)(e.vp).ht()
+		return (*Hash)(e.vp).ht()
 	case vtSet:
 		if s := (*Set)(e.vp); s.p != nil {
-			d = s.ht()
+			return s.ht()
 		}
 	}
-	if d != nil {
-		d.prefetch(members)
-	}
+	return nil
 }
 
 // peekB is findB without the rehash step: it changes nothing.

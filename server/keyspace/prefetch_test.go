@@ -116,6 +116,9 @@ func TestPrefetchMembersChangesNothing(t *testing.T) {
 	}
 	dbIdx, midIdx, midUsed := db.dict.rehashIdx, mid.ht().rehashIdx, mid.ht().used
 	for _, k := range []string{"mid", "big", "small", "set", "ints", "str", "absent"} {
+		if want := k == "mid" || k == "big" || k == "set"; db.HasMemberTable([]byte(k)) != want {
+			t.Fatalf("HasMemberTable(%s) = %v", k, !want)
+		}
 		db.PrefetchMembers([]byte(k), members)
 		db.PrefetchMembers([]byte(k), nil)
 	}
