@@ -495,14 +495,33 @@ func (s *Server) unlinkClient(c *Client) {
 // prefetchBatch loads, before a pipelined batch runs, the keyspace memory
 // its commands' first keys will be looked up in (keyspace.DB.Prefetch): a
 // batch's lookups then miss the cache together instead of one after
-// another. A single command gains nothing and is left alone.
+// another. A batch on one key (its first two commands' keys are the same:
+// LPUSH, INCR on one key, HSET or SADD on a big hash or set) peeks no
+// further unless the key holds a hashtable hash or set, whose fields or
+// members (the commands' third arguments) it then loads instead
+// (DB.PrefetchMembers). A single command gains nothing and is left alone.
 func (s *Server) prefetchBatch(c *Client) {
 	if c.rd.Buffered() < 64 || c.multi != nil {
 		return
 	}
-	var kb [32][]byte
-	if keys := c.rd.PeekKeys(kb[:0]); len(keys) > 1 && !sameKeys(keys) {
-		c.selectedDB().Prefetch(keys)
+	var kb, sb [32][]byte
+	keys := c.rd.PeekKeys(kb[:0:2])
+	if len(keys) < 2 {
+		return
+	}
+	db := c.selectedDB()
+	if string(keys[0]) != string(keys[1]) {
+		db.Prefetch(c.rd.PeekKeys(kb[:0]))
+		return
+	}
+	if !db.HasMemberTable(keys[0]) {
+		return
+	}
+	keys, subs := c.rd.PeekArgs(kb[:0], sb[:0])
+	if sameKeys(keys) {
+		db.PrefetchMembers(keys[0], subs)
+	} else {
+		db.Prefetch(keys)
 	}
 }
 

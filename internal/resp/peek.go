@@ -11,25 +11,34 @@ package resp
 // touch, so that their cache misses overlap instead of following each
 // other.
 func (r *Reader) PeekKeys(dst [][]byte) [][]byte {
+	dst, _ = r.PeekArgs(dst, nil)
+	return dst
+}
+
+// PeekArgs is PeekKeys that also appends to subs (when it is not nil: up
+// to the same count) each of those commands' third argument (a hash's
+// field, a set's member), nil for a command without one or for a script
+// call. keys[i] and subs[i] are the same command's.
+func (r *Reader) PeekArgs(keys, subs [][]byte) ([][]byte, [][]byte) {
 	if r.inMulti || r.mode != ModeClient {
-		return dst
+		return keys, subs
 	}
 	b := r.buf[:r.w]
 	p := r.r
-	for len(dst) < cap(dst) && p < len(b) && b[p] == '*' {
+	for len(keys) < cap(keys) && (subs == nil || len(subs) < cap(subs)) && p < len(b) && b[p] == '*' {
 		argc, q, ok := peekInt(b, p+1)
 		if !ok || argc < 2 || argc > 1024 {
-			return dst
+			return keys, subs
 		}
 		p = q
 		var name, key, nkeys, key3 []byte
 		for i := int64(0); i < argc; i++ {
 			if p >= len(b) || b[p] != '$' {
-				return dst
+				return keys, subs
 			}
 			n, q, ok := peekInt(b, p+1)
 			if !ok || n < 0 || n > int64(len(b)-q)-2 {
-				return dst
+				return keys, subs
 			}
 			arg := b[q : q+int(n) : q+int(n)]
 			switch i {
@@ -44,12 +53,19 @@ func (r *Reader) PeekKeys(dst [][]byte) [][]byte {
 			}
 			p = q + int(n) + 2
 		}
-		if key3 != nil && scriptCall(name) && string(nkeys) != "0" {
-			key = key3 // EVAL/EVALSHA/FCALL script numkeys key...: the first key
+		sub := nkeys
+		if nkeys != nil && scriptCall(name) {
+			sub = nil
+			if key3 != nil && string(nkeys) != "0" {
+				key = key3 // EVAL/EVALSHA/FCALL script numkeys key...: the first key
+			}
 		}
-		dst = append(dst, key)
+		keys = append(keys, key)
+		if subs != nil {
+			subs = append(subs, sub)
+		}
 	}
-	return dst
+	return keys, subs
 }
 
 // scriptCall reports whether name is EVAL, EVALSHA, FCALL or their _RO

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -68,6 +69,44 @@ func TestPeekKeys(t *testing.T) {
 	}
 }
 
+// TestPeekArgs: each command's third argument beside its key, nil for a
+// command without one and for a script call, and no more than either
+// slice holds.
+func TestPeekArgs(t *testing.T) {
+	in := "*4\r\n$4\r\nHSET\r\n$1\r\nh\r\n$2\r\nf1\r\n$1\r\nv\r\n" +
+		"*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n" +
+		"*3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\nm\r\n" +
+		"*4\r\n$4\r\nEVAL\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\nk\r\n" +
+		"*3\r\n$5\r\nFCALL\r\n$1\r\nf\r\n$1\r\n0\r\n"
+	r := NewReader(nil, DefaultLimits)
+	r.Feed([]byte(in))
+	keys, subs := r.PeekArgs(make([][]byte, 0, 32), make([][]byte, 0, 32))
+	render := func(xs [][]byte) []string {
+		var out []string
+		for _, x := range xs {
+			if x == nil {
+				out = append(out, "<nil>")
+			} else {
+				out = append(out, string(x))
+			}
+		}
+		return out
+	}
+	if got, want := render(keys), []string{"h", "n", "s", "k", "f"}; !slices.Equal(got, want) {
+		t.Fatalf("keys %q, want %q", got, want)
+	}
+	if got, want := render(subs), []string{"f1", "<nil>", "m", "<nil>", "<nil>"}; !slices.Equal(got, want) {
+		t.Fatalf("subs %q, want %q", got, want)
+	}
+	keys, subs = r.PeekArgs(make([][]byte, 0, 32), make([][]byte, 0, 2))
+	if len(keys) != 2 || len(subs) != 2 {
+		t.Fatalf("with room for 2 subs: %d keys, %d subs", len(keys), len(subs))
+	}
+	if keys, subs = r.PeekArgs(make([][]byte, 0, 3), nil); len(keys) != 3 || subs != nil {
+		t.Fatalf("without subs: %d keys, subs %q", len(keys), subs)
+	}
+}
+
 // FuzzPeekKeys checks that every key PeekKeys reports is the second
 // argument (a script call's fourth) of the command the parser then returns
 // in that place, and that
@@ -84,9 +123,21 @@ func FuzzPeekKeys(f *testing.F) {
 		if r.Buffered() != len(data) {
 			t.Fatalf("PeekKeys consumed input")
 		}
+		keys2, subs := r.PeekArgs(make([][]byte, 0, 32), make([][]byte, 0, 32))
+		if r.Buffered() != len(data) || len(keys2) != len(keys) || len(subs) != len(keys) {
+			t.Fatalf("PeekArgs: %d keys, %d subs, PeekKeys %d", len(keys2), len(subs), len(keys))
+		}
 		want := make([]string, len(keys))
+		wantSub := make([]*string, len(keys))
 		for i, k := range keys {
 			want[i] = string(k) // the buffer is reused by parsing
+			if string(keys2[i]) != want[i] {
+				t.Fatalf("key %d: PeekArgs %q, PeekKeys %q", i, keys2[i], k)
+			}
+			if subs[i] != nil {
+				s := string(subs[i])
+				wantSub[i] = &s
+			}
 		}
 		for i := range want {
 			args, err := r.Next()
@@ -102,6 +153,14 @@ func FuzzPeekKeys(f *testing.F) {
 			}
 			if len(args) < 2 || string(args[first]) != want[i] {
 				t.Fatalf("key %d: peeked %q, parsed %q", i, want[i], args)
+			}
+			switch script := len(args) >= 3 && scriptCall(args[0]); {
+			case len(args) < 3 || script:
+				if wantSub[i] != nil {
+					t.Fatalf("command %d: third argument %q peeked, parsed %q", i, *wantSub[i], args)
+				}
+			case wantSub[i] == nil || *wantSub[i] != string(args[2]):
+				t.Fatalf("command %d: third argument not peeked, parsed %q", i, args)
 			}
 		}
 	})

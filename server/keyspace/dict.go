@@ -705,3 +705,61 @@ func (db *DB) Prefetch(keys [][]byte) {
 	}
 	prefetchSink.Store(uint32(sink)) // snapshot.go
 }
+
+// PrefetchMembers is Prefetch for a batch on one key: when key holds a
+// hash or a set in the hashtable encoding, it loads, changing nothing, the
+// buckets of members (the fields or members of the batch's commands; nil
+// ones are passed over) and their chains' first entries (fieldDict.prefetch).
+// It does no rehash step and no expiry check: a logically expired key only
+// costs the loads.
+func (db *DB) PrefetchMembers(key []byte, members [][]byte) {
+	if d := db.memberTable(key); d != nil {
+		d.prefetch(members)
+	}
+}
+
+// HasMemberTable reports whether key holds a hash or a set in the
+// hashtable encoding, whose members PrefetchMembers would load. It changes
+// nothing.
+func (db *DB) HasMemberTable(key []byte) bool { return db.memberTable(key) != nil }
+
+// memberTable is the dict of the hashtable hash or set at key, nil if
+// there is none, found without a rehash step or an expiry check.
+func (db *DB) memberTable(key []byte) *fieldDict {
+	de := db.dict.peekB(hashBytes(key), key)
+	if de == nil {
+		return nil
+	}
+	e := nodeEntry(de)
+	if e == nil {
+		return nil
+	}
+	switch e.vt {
+	case vtHash:
+		return (*Hash)(e.vp).ht()
+	case vtSet:
+		if s := (*Set)(e.vp); s.p != nil {
+			return s.ht()
+		}
+	}
+	return nil
+}
+
+// peekB is findB without the rehash step: it changes nothing.
+func (d *Dict) peekB(h uint64, key []byte) *dictEntry {
+	if d.Len() == 0 {
+		return nil
+	}
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if de.key == string(key) {
+				return de
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	return nil
+}

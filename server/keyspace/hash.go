@@ -235,7 +235,10 @@ func (h *Hash) lpSplice(start, end int, field []byte, value string, del bool, nl
 
 // Get is hashTypeGetValue. With step, a hashtable in the middle of a
 // resize does one rehash step first, as dictFind; pass false when the
-// value may be shared with a running snapshot (DB.InPlace is false).
+// value may be shared with a running snapshot (DB.InPlace is false). The
+// value returned (as the strings of Range, Scan and RandomField) is valid
+// until h is next changed: a hashtable overwrites a value in place when
+// it can (fieldEntry).
 func (h *Hash) Get(field []byte, step bool) (string, bool) {
 	if d := h.ht(); d != nil {
 		if de := d.find(hashBytes(field), field, step); de != nil {

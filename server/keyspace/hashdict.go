@@ -34,8 +34,13 @@ type fieldDict struct {
 // size class, where a Go string each (two more allocations, each rounded
 // up, and two 16-byte headers) made a 1 M-field hash 1.22x Redis's RSS.
 // Longer fields and values (fieldEntryExt, klen == fieldExt) keep them as
-// strings. The bytes are never written once the entry is made: a value
-// change makes a new entry, so the strings key and val return stay valid.
+// strings. A value change writes the new value over the old one when it
+// keeps the entry in its size class (overwrite), else makes a new entry: the
+// field's bytes are never written, but the string val returns is valid only
+// until the next change to the dict. Nothing keeps one longer: replies copy
+// it into the reply buffer during the command, and a snapshot (BGSAVE, full
+// sync, AOF rewrite) that holds the hash gets a dict of its own first, as
+// DB.Mutable duplicates a shared value before any change.
 type fieldEntry struct {
 	next       *fieldEntry
 	klen, vlen uint32
@@ -63,44 +68,85 @@ func newFieldN[A any]() (*fieldEntry, []byte) {
 	return &e.fieldEntry, unsafe.Slice((*byte)(unsafe.Pointer(&e.data)), unsafe.Sizeof(e.data))
 }
 
+// fieldRoom is the bytes an inline entry for n bytes of field and value
+// has room for: its allocation's size class (24 to 256 bytes) less the
+// header; 0 for n == 0 (a bare fieldEntry); false when n is too long to be
+// inlined (a fieldEntryExt).
+func fieldRoom(n uintptr) (uintptr, bool) {
+	for _, c := range fieldClasses {
+		if n <= c-fieldEntrySize {
+			if n == 0 {
+				return 0, true
+			}
+			return c - fieldEntrySize, true
+		}
+	}
+	return 0, false
+}
+
+// fieldClasses are the Go size classes an inline entry is made in.
+var fieldClasses = [...]uintptr{24, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256}
+
 // newFieldEntry returns an entry holding copies of key and val (which it
 // does not keep).
 func newFieldEntry(key, val string) *fieldEntry {
 	var e *fieldEntry
 	var buf []byte
-	switch n := uintptr(len(key) + len(val)); {
-	case n == 0:
-		return &fieldEntry{}
-	case n <= 24-fieldEntrySize:
-		e, buf = newFieldN[[24 - fieldEntrySize]byte]()
-	case n <= 32-fieldEntrySize:
-		e, buf = newFieldN[[32 - fieldEntrySize]byte]()
-	case n <= 48-fieldEntrySize:
-		e, buf = newFieldN[[48 - fieldEntrySize]byte]()
-	case n <= 64-fieldEntrySize:
-		e, buf = newFieldN[[64 - fieldEntrySize]byte]()
-	case n <= 80-fieldEntrySize:
-		e, buf = newFieldN[[80 - fieldEntrySize]byte]()
-	case n <= 96-fieldEntrySize:
-		e, buf = newFieldN[[96 - fieldEntrySize]byte]()
-	case n <= 112-fieldEntrySize:
-		e, buf = newFieldN[[112 - fieldEntrySize]byte]()
-	case n <= 128-fieldEntrySize:
-		e, buf = newFieldN[[128 - fieldEntrySize]byte]()
-	case n <= 160-fieldEntrySize:
-		e, buf = newFieldN[[160 - fieldEntrySize]byte]()
-	case n <= 192-fieldEntrySize:
-		e, buf = newFieldN[[192 - fieldEntrySize]byte]()
-	case n <= 256-fieldEntrySize:
-		e, buf = newFieldN[[256 - fieldEntrySize]byte]()
-	default:
+	switch n, _ := fieldRoom(uintptr(len(key) + len(val))); n {
+	case 0:
+		if len(key)+len(val) == 0 {
+			return &fieldEntry{}
+		}
 		x := &fieldEntryExt{fieldEntry: fieldEntry{klen: fieldExt}, k: strings.Clone(key), v: strings.Clone(val)}
 		return &x.fieldEntry
+	case 24 - fieldEntrySize:
+		e, buf = newFieldN[[24 - fieldEntrySize]byte]()
+	case 32 - fieldEntrySize:
+		e, buf = newFieldN[[32 - fieldEntrySize]byte]()
+	case 48 - fieldEntrySize:
+		e, buf = newFieldN[[48 - fieldEntrySize]byte]()
+	case 64 - fieldEntrySize:
+		e, buf = newFieldN[[64 - fieldEntrySize]byte]()
+	case 80 - fieldEntrySize:
+		e, buf = newFieldN[[80 - fieldEntrySize]byte]()
+	case 96 - fieldEntrySize:
+		e, buf = newFieldN[[96 - fieldEntrySize]byte]()
+	case 112 - fieldEntrySize:
+		e, buf = newFieldN[[112 - fieldEntrySize]byte]()
+	case 128 - fieldEntrySize:
+		e, buf = newFieldN[[128 - fieldEntrySize]byte]()
+	case 160 - fieldEntrySize:
+		e, buf = newFieldN[[160 - fieldEntrySize]byte]()
+	case 192 - fieldEntrySize:
+		e, buf = newFieldN[[192 - fieldEntrySize]byte]()
+	default:
+		e, buf = newFieldN[[256 - fieldEntrySize]byte]()
 	}
 	copy(buf, key)
 	copy(buf[len(key):], val)
 	e.klen, e.vlen = uint32(len(key)), uint32(len(val))
 	return e
+}
+
+// overwrite replaces the value of e in its own bytes when e is inline and
+// val keeps it in the same size class (so that fieldRoom of its lengths
+// is still its room), and reports whether it did.
+func (e *fieldEntry) overwrite(val string) bool {
+	if e.klen == fieldExt {
+		return false
+	}
+	old, _ := fieldRoom(uintptr(e.klen) + uintptr(e.vlen))
+	room, ok := fieldRoom(uintptr(e.klen) + uintptr(len(val)))
+	if !ok || room != old {
+		return false
+	}
+	if room == 0 {
+		return true // an empty field and value, with no room: nothing to write
+	}
+	buf := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), fieldEntrySize)), room)
+	copy(buf[e.klen:], val)
+	e.vlen = uint32(len(val))
+	return true
 }
 
 // key is the field.
@@ -248,8 +294,11 @@ func (d *fieldDict) set(key []byte, val string) bool {
 		}
 		for p := &tbl[h&uint64(len(tbl)-1)]; *p != nil; p = &(*p).next {
 			if de := *p; de.keyIs(key) {
-				// A new entry: the old one's bytes may still be read
-				// (a reply being built, a snapshot).
+				// In place when the value fits the entry's size class
+				// (see fieldEntry), else a new entry.
+				if de.overwrite(val) {
+					return false
+				}
 				ne := newFieldEntry(de.key(), val)
 				ne.next = de.next
 				*p = ne
@@ -262,6 +311,40 @@ func (d *fieldDict) set(key []byte, val string) bool {
 	}
 	d.add(h, unsafe.String(unsafe.SliceData(key), len(key)), val)
 	return true
+}
+
+// prefetch loads, changing nothing, what looking up each of keys (at most
+// 32; nil ones are passed over) reads first: its bucket, then the chain's
+// first entry, then that entry's last inline byte (a 48-byte entry may
+// straddle two cache lines), each pass for all keys before the next, so
+// that a pipelined batch's misses overlap instead of coming one lookup
+// after another. A table being rehashed is left alone.
+func (d *fieldDict) prefetch(keys [][]byte) {
+	tbl := d.ht[0]
+	if d.Len() == 0 || d.isRehashing() {
+		return
+	}
+	var des [32]*fieldEntry
+	n := min(len(keys), len(des))
+	mask := uint64(len(tbl) - 1)
+	for i := 0; i < n; i++ {
+		if keys[i] != nil {
+			des[i] = tbl[hashBytes(keys[i])&mask]
+		}
+	}
+	var ends [32]uint32
+	for i := 0; i < n; i++ {
+		if de := des[i]; de != nil && de.klen != fieldExt {
+			ends[i] = de.klen + de.vlen
+		}
+	}
+	var sink byte
+	for i := 0; i < n; i++ {
+		if ends[i] > 0 {
+			sink += *(*byte)(unsafe.Add(unsafe.Pointer(des[i]), fieldEntrySize+uintptr(ends[i])-1))
+		}
+	}
+	prefetchSink.Store(uint32(sink)) // snapshot.go
 }
 
 // add links a new entry for copies of key and val (key absent) at the
