@@ -21,11 +21,19 @@ var tableFuncs = map[string]LGFunction{
 
 func tableSort(L *LState) int {
 	tbl := L.CheckTable(1)
-	sorter := lValueArraySorter{L, nil, tbl.array}
+	n := tbl.Len()
+	values := make([]LValue, n)
+	for i := range values {
+		values[i] = tbl.RawGetInt(i + 1)
+	}
+	sorter := lValueArraySorter{L, nil, values}
 	if L.GetTop() != 1 {
 		sorter.Fn = L.CheckFunction(2)
 	}
 	sort.Sort(sorter)
+	for i, v := range values {
+		tbl.RawSetInt(i+1, v)
+	}
 	return 0
 }
 

@@ -143,11 +143,9 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 type LTable struct {
 	Metatable LValue
 
-	array   []LValue
-	dict    map[LValue]LValue
-	strdict map[string]LValue
-	keys    []LValue
-	k2i     map[LValue]int
+	array    []LValue // the array part: keys 1..len(array)
+	node     []lNode  // the node part: nil, or a power of two long
+	lastFree int      // free nodes are searched below this index
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }

@@ -681,7 +681,7 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := newLTable(B, C)
+			v := newLTable(fb2Int(B), fb2Int(C))
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -2068,9 +2068,7 @@ func init() {
 			if B == 0 {
 				nelem = reg.Top() - RA - 1
 			}
-			for i := 1; i <= nelem; i++ {
-				table.RawSetInt(offset+i, reg.Get(RA+i))
-			}
+			table.setList(offset, reg.array[RA+1:RA+1+nelem])
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_CLOSE
