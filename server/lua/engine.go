@@ -728,8 +728,13 @@ func (e *Engine) setArgTable(slot **lua.LTable, name string, vals [][]byte) {
 	if t != nil {
 		if asize, nsize := t.Sizes(); t.Len() != n || t.Metatable != lua.LNil || nsize != 0 || asize != freshArraySize(n) {
 			t = nil
-		} else if k, _ := t.Next(lua.LNumber(n)); k != lua.LNil {
-			t = nil
+		} else {
+			for i := n + 1; i <= asize; i++ {
+				if t.RawGetInt(i) != lua.LNil {
+					t = nil
+					break
+				}
+			}
 		}
 	}
 	if t == nil {

@@ -3,7 +3,6 @@ package lua
 import (
 	"math"
 	"math/bits"
-	"reflect"
 	"unsafe"
 )
 
@@ -41,6 +40,13 @@ func (lv lValueArraySorter) Less(i, j int) bool {
 // Keys that Lua hashes by address (tables, functions, userdata, threads)
 // hash by their Go address here: a stable order, not a reproducible one,
 // as in Lua.
+
+// isNil reports whether v is LNil (a comparison of the type only, where
+// v == LNil compares two interfaces).
+func isNil(v LValue) bool {
+	_, ok := v.(*LNilType)
+	return ok
+}
 
 // maxBits is ltable.c's MAXBITS: array parts have at most 2^maxBits slots.
 const maxBits = 26
@@ -141,7 +147,9 @@ func (tb *LTable) mainPosition(key LValue) int {
 	case *LState:
 		return hashPointerIndex(uintptr(unsafe.Pointer(k)), size)
 	case LChannel:
-		return hashPointerIndex(reflect.ValueOf(k).Pointer(), size)
+		// A channel value is a pointer (no reflect, which would make
+		// every key escape).
+		return hashPointerIndex(uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&k))), size)
 	}
 	return 0
 }
@@ -236,14 +244,14 @@ func (tb *LTable) resize(nasize, nhsize int) {
 		vanishing := tb.array[nasize:oldasize]
 		tb.array = tb.array[:nasize:nasize]
 		for i, v := range vanishing {
-			if v != LNil {
+			if !isNil(v) {
 				*tb.setNum(nasize + i + 1) = v
 			}
 		}
 		tb.array = append([]LValue(nil), tb.array...)
 	}
 	for i := len(nold) - 1; i >= 0; i-- {
-		if old := &nold[i]; old.val != LNil {
+		if old := &nold[i]; !isNil(old.val) {
 			*tb.set(old.key) = old.val
 		}
 	}
@@ -282,7 +290,7 @@ func (tb *LTable) numUseArray(nums *[maxBits + 1]int) int {
 			}
 		}
 		for ; i <= lim; i++ {
-			if tb.array[i-1] != LNil {
+			if !isNil(tb.array[i-1]) {
 				lc++
 			}
 		}
@@ -317,7 +325,7 @@ func (tb *LTable) rehash(ek LValue) {
 	nasize := tb.numUseArray(&nums)
 	totaluse := nasize
 	for i := len(tb.node) - 1; i >= 0; i-- {
-		if n := &tb.node[i]; n.val != LNil {
+		if n := &tb.node[i]; !isNil(n.val) {
 			nasize += countInt(n.key, &nums)
 			totaluse++
 		}
@@ -347,7 +355,7 @@ func (tb *LTable) newKey(key LValue) *LValue {
 		return tb.set(key)
 	}
 	mp := tb.mainPosition(key)
-	if tb.node[mp].val != LNil {
+	if !isNil(tb.node[mp].val) {
 		n := tb.getFreePos()
 		if n < 0 {
 			tb.rehash(key)
@@ -430,11 +438,11 @@ func (tb *LTable) getNum(k int) LValue {
 // border of the table as Lua 5.1 finds it.
 func (tb *LTable) Len() int {
 	j := len(tb.array)
-	if j > 0 && tb.array[j-1] == LNil {
+	if j > 0 && isNil(tb.array[j-1]) {
 		i := 0
 		for j-i > 1 {
 			m := (i + j) / 2
-			if tb.array[m-1] == LNil {
+			if isNil(tb.array[m-1]) {
 				j = m
 			} else {
 				i = m
@@ -452,12 +460,12 @@ func (tb *LTable) Len() int {
 func (tb *LTable) unboundSearch(j int) int {
 	i := j
 	j++
-	for tb.getNum(j) != LNil {
+	for !isNil(tb.getNum(j)) {
 		i = j
 		j *= 2
 		if j > math.MaxInt32 {
 			i = 1
-			for tb.getNum(i) != LNil {
+			for !isNil(tb.getNum(i)) {
 				i++
 			}
 			return i - 1
@@ -465,7 +473,7 @@ func (tb *LTable) unboundSearch(j int) int {
 	}
 	for j-i > 1 {
 		m := (i + j) / 2
-		if tb.getNum(m) == LNil {
+		if isNil(tb.getNum(m)) {
 			j = m
 		} else {
 			i = m
@@ -476,7 +484,7 @@ func (tb *LTable) unboundSearch(j int) int {
 
 // Append appends a given LValue to this LTable (t[#t+1] = value).
 func (tb *LTable) Append(value LValue) {
-	if value == LNil {
+	if isNil(value) {
 		return
 	}
 	*tb.setNum(tb.Len() + 1) = value
@@ -604,12 +612,12 @@ func (tb *LTable) RawGetString(key string) LValue {
 // a given function, in the order of next().
 func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 	for i := 0; i < len(tb.array); i++ {
-		if v := tb.array[i]; v != LNil {
+		if v := tb.array[i]; !isNil(v) {
 			cb(LNumber(i+1), v)
 		}
 	}
 	for i := 0; i < len(tb.node); i++ {
-		if n := tb.node[i]; n.val != LNil {
+		if n := tb.node[i]; !isNil(n.val) {
 			cb(n.key, n.val)
 		}
 	}
@@ -618,7 +626,7 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 // findIndex is ltable.c's findindex: the traversal position of key (-1
 // for nil), false if the table does not hold key.
 func (tb *LTable) findIndex(key LValue) (int, bool) {
-	if key == LNil {
+	if isNil(key) {
 		return -1, true
 	}
 	if i := arrayIndex(key); 0 < i && i <= len(tb.array) {
@@ -647,12 +655,12 @@ func (tb *LTable) NextKey(key LValue) (LValue, LValue, bool) {
 		return LNil, LNil, false
 	}
 	for i++; i < len(tb.array); i++ {
-		if v := tb.array[i]; v != LNil {
+		if v := tb.array[i]; !isNil(v) {
 			return LNumber(i + 1), v, true
 		}
 	}
 	for i -= len(tb.array); i < len(tb.node); i++ {
-		if n := &tb.node[i]; n.val != LNil {
+		if n := &tb.node[i]; !isNil(n.val) {
 			return n.key, n.val, true
 		}
 	}
