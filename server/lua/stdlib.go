@@ -27,6 +27,7 @@ func stateOptions() lua.Options {
 	return lua.Options{
 		SkipOpenLibs:        true,
 		CallStackSize:       maxCalls,
+		ThreadCallStackSize: maxThreadCalls,
 		MinimizeStackMemory: true,
 		RegistrySize:        lua.RegistrySize,
 		RegistryMaxSize:     1 << 21,
@@ -36,6 +37,12 @@ func stateOptions() lua.Options {
 
 // maxCalls is LUAI_MAXCALLS.
 const maxCalls = 20000
+
+// maxThreadCalls is a coroutine's call depth: a new thread's CallInfo
+// array (BASIC_CI_SIZE 8) doubles up to 16384 entries, and the next
+// doubling passes LUAI_MAXCALLS: "stack overflow" (luaD_growCI). Its first
+// entry is the thread's own, which gopher-lua has no frame for.
+const maxThreadCalls = 16384 - 1
 
 func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("unpack", L.NewFunction(baseUnpack))

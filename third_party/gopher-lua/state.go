@@ -109,6 +109,9 @@ type Options struct {
 	// If `MinimizeStackMemory` is set, the call stack will be automatically grown or shrank up to a limit of
 	// `CallStackSize` in order to minimize memory usage. This does incur a slight performance penalty.
 	MinimizeStackMemory bool
+	// ThreadCallStackSize, when not 0, is the call stack size of the
+	// coroutines' threads (NewThread), in place of CallStackSize.
+	ThreadCallStackSize int
 }
 
 /* }}} */
@@ -228,6 +231,11 @@ type autoGrowingCallFrameStack struct {
 	// It points to the next stack slot to use, so 0 means to use the 0th element in the segment, and a value of
 	// FramesPerSegment indicates that the segment is full and cannot accommodate another frame.
 	segSp uint8
+	// limit is the maxSize asked for: while the segments are the
+	// baseSegs made for it (a user of the stack may add some), no more
+	// frames than limit are pushed, though the last segment has room.
+	limit    int
+	baseSegs int
 }
 
 var segmentPool sync.Pool
@@ -251,7 +259,9 @@ func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	cs := &autoGrowingCallFrameStack{
 		segments: make([]*callFrameStackSegment, (maxSize+(FramesPerSegment-1))/FramesPerSegment),
 		segIdx:   0,
+		limit:    maxSize,
 	}
+	cs.baseSegs = len(cs.segments)
 	cs.segments[0] = newCallFrameStackSegment()
 	return cs
 }
@@ -284,6 +294,9 @@ func (cs *autoGrowingCallFrameStack) FreeAll() {
 // Push pushes the passed callFrame onto the stack. it panics if the stack is full, caller should call IsFull() before
 // invoking this to avoid this.
 func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
+	if int(cs.segIdx)*FramesPerSegment+int(cs.segSp) >= cs.limit && len(cs.segments) == cs.baseSegs {
+		panic(callStackOverflow)
+	}
 	curSeg := cs.segments[cs.segIdx]
 	if cs.segSp >= FramesPerSegment {
 		// segment full, push new segment if allowed
@@ -293,7 +306,7 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
-			panic("lua callstack overflow")
+			panic(callStackOverflow)
 		}
 	}
 	curSeg.array[cs.segSp] = v
@@ -768,6 +781,36 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 	}
 	if top-frame.LocalBase >= no {
 		return "(*temporary)"
+	}
+	return ""
+}
+
+// callStackOverflow is the panic of a full call stack.
+const callStackOverflow = "lua callstack overflow"
+
+// overflowMessage is Lua 5.1's message for a full call stack
+// (luaD_growCI's luaG_runerror): "stack overflow", after the position of
+// the Lua function making the call (none for a Go function).
+func (ls *LState) overflowMessage() string {
+	if ls.currentFrame != nil && ls.currentFrame.Fn != nil && !ls.currentFrame.Fn.IsG {
+		proto := ls.currentFrame.Fn.Proto
+		if pc := ls.currentFrame.Pc - 1; pc >= 0 && pc < len(proto.DbgSourcePositions) && proto.DbgSourcePositions[pc] > 0 {
+			return fmt.Sprintf("%v:%v: stack overflow", proto.SourceName, proto.DbgSourcePositions[pc])
+		}
+	}
+	return "stack overflow"
+}
+
+// whereCaller is luaL_where(L, 1) in a Go function: "source:line: " of
+// the Lua function that called it, "" when a Go function did.
+func (ls *LState) whereCaller() string {
+	dbg, ok := ls.GetStack(1)
+	if !ok || dbg.frame == nil || dbg.frame.Fn == nil || dbg.frame.Fn.IsG {
+		return ""
+	}
+	proto := dbg.frame.Fn.Proto
+	if pc := dbg.frame.Pc - 1; pc >= 0 && pc < len(proto.DbgSourcePositions) && proto.DbgSourcePositions[pc] > 0 {
+		return fmt.Sprintf("%v:%v: ", proto.SourceName, proto.DbgSourcePositions[pc])
 	}
 	return ""
 }
@@ -1612,7 +1655,11 @@ func (ls *LState) CreateTable(acap, hcap int) *LTable {
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLState(ls.Options)
+	opts := ls.Options
+	if opts.ThreadCallStackSize > 0 {
+		opts.CallStackSize = opts.ThreadCallStackSize
+	}
+	thread := newLState(opts)
 	thread.G = ls.G
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil

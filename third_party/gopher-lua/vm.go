@@ -274,11 +274,20 @@ func threadRun(L *LState) {
 			var lv LValue
 			if v, ok := rcv.(*ApiError); ok {
 				lv = v.Object
+			} else if s, ok := rcv.(string); ok && s == callStackOverflow && L.Parent != nil {
+				lv = LString(L.overflowMessage())
 			} else {
 				lv = LString(fmt.Sprint(rcv))
 			}
 			if parent := L.Parent; parent != nil {
 				if L.wrapped {
+					// auxwrap: a string (or number) error gets the
+					// position of the code that called the function
+					// coroutine.wrap made (luaL_where(L, 1)).
+					switch lv.(type) {
+					case LString, LNumber:
+						lv = LString(parent.whereCaller() + lv.String())
+					}
 					L.Push(lv)
 					parent.Panic(L)
 				} else {
