@@ -243,18 +243,39 @@ func (tb *LTable) resize(nasize, nhsize int) {
 	if nasize < oldasize {
 		vanishing := tb.array[nasize:oldasize]
 		tb.array = tb.array[:nasize:nasize]
+		if tb.border > nasize {
+			tb.border = nasize
+		}
 		for i, v := range vanishing {
 			if !isNil(v) {
-				*tb.setNum(nasize + i + 1) = v
+				tb.setNum(nasize+i+1, v)
 			}
 		}
 		tb.array = append([]LValue(nil), tb.array...)
 	}
 	for i := len(nold) - 1; i >= 0; i-- {
 		if old := &nold[i]; !isNil(old.val) {
-			*tb.set(old.key) = old.val
+			tb.set(old.key, old.val)
 		}
 	}
+	if tb.border < 0 {
+		tb.border = tb.findBorder()
+	}
+}
+
+// findBorder is border for the array part as it is: the length of its
+// run of non-nil values, or -1 when a non-nil value follows the run.
+func (tb *LTable) findBorder() int {
+	b := 0
+	for b < len(tb.array) && !isNil(tb.array[b]) {
+		b++
+	}
+	for _, v := range tb.array[b:] {
+		if !isNil(v) {
+			return -1
+		}
+	}
+	return b
 }
 
 // resizeArray is luaH_resizearray.
@@ -347,19 +368,21 @@ func (tb *LTable) getFreePos() int {
 	return -1
 }
 
-// newKey is ltable.c's newkey: it inserts key, which the table does not
-// hold, and returns its value slot.
-func (tb *LTable) newKey(key LValue) *LValue {
+// newKey is ltable.c's newkey, and the store into the slot it returns: it
+// inserts key, which the table does not hold, with value v.
+func (tb *LTable) newKey(key, v LValue) {
 	if len(tb.node) == 0 {
 		tb.rehash(key)
-		return tb.set(key)
+		tb.set(key, v)
+		return
 	}
 	mp := tb.mainPosition(key)
 	if !isNil(tb.node[mp].val) {
 		n := tb.getFreePos()
 		if n < 0 {
 			tb.rehash(key)
-			return tb.set(key)
+			tb.set(key, v)
+			return
 		}
 		othern := tb.mainPosition(tb.node[mp].key)
 		if othern != mp {
@@ -377,50 +400,80 @@ func (tb *LTable) newKey(key LValue) *LValue {
 		}
 	}
 	tb.node[mp].key = key
-	return &tb.node[mp].val
+	tb.node[mp].val = v
 }
 
-// set is luaH_set: the value slot of key, created if absent (the caller
-// has excluded nil and NaN keys).
-func (tb *LTable) set(key LValue) *LValue {
+// set is luaH_set and the store of v into the slot (the caller has
+// excluded nil and NaN keys).
+func (tb *LTable) set(key, v LValue) {
 	switch k := key.(type) {
 	case LString:
-		return tb.setStr(string(k), k)
+		tb.setStr(string(k), k, v)
+		return
 	case LNumber:
 		f := float64(k)
 		if f >= 1 && f <= float64(len(tb.array)) && f == math.Trunc(f) {
-			return &tb.array[int(f)-1]
+			tb.storeArray(int(f)-1, v)
+			return
 		}
 		if i := tb.findNum(f); i >= 0 {
-			return &tb.node[i].val
+			tb.node[i].val = v
+			return
 		}
-		return tb.newKey(key)
+		tb.newKey(key, v)
+		return
 	}
 	if i := tb.findNode(key); i >= 0 {
-		return &tb.node[i].val
+		tb.node[i].val = v
+		return
 	}
-	return tb.newKey(key)
+	tb.newKey(key, v)
 }
 
-func (tb *LTable) setStr(s string, key LValue) *LValue {
+// setStr is luaH_setstr and the store (key: s as an LValue, or nil).
+func (tb *LTable) setStr(s string, key, v LValue) {
 	if i := tb.findStr(s); i >= 0 {
-		return &tb.node[i].val
+		tb.node[i].val = v
+		return
 	}
 	if key == nil {
 		key = LString(s)
 	}
-	return tb.newKey(key)
+	tb.newKey(key, v)
 }
 
-// setNum is luaH_setnum.
-func (tb *LTable) setNum(k int) *LValue {
+// setNum is luaH_setnum and the store.
+func (tb *LTable) setNum(k int, v LValue) {
 	if uint(k-1) < uint(len(tb.array)) {
-		return &tb.array[k-1]
+		tb.storeArray(k-1, v)
+		return
 	}
 	if i := tb.findNum(float64(k)); i >= 0 {
-		return &tb.node[i].val
+		tb.node[i].val = v
+		return
 	}
-	return tb.newKey(LNumber(k))
+	tb.newKey(LNumber(k), v)
+}
+
+// storeArray stores v in the array part's slot i, keeping border: while
+// the array part is a run of non-nil values then only nils, border is
+// the run's length (what luaH_getn's binary search answers then, without
+// the search); -1 once a store breaks that shape.
+func (tb *LTable) storeArray(i int, v LValue) {
+	tb.array[i] = v
+	if b := tb.border; b >= 0 {
+		if isNil(v) {
+			if i == b-1 {
+				tb.border = b - 1
+			} else if i < b-1 {
+				tb.border = -1
+			}
+		} else if i == b {
+			tb.border = b + 1
+		} else if i > b {
+			tb.border = -1
+		}
+	}
 }
 
 // getNum is luaH_getnum.
@@ -439,6 +492,9 @@ func (tb *LTable) getNum(k int) LValue {
 func (tb *LTable) Len() int {
 	j := len(tb.array)
 	if j > 0 && isNil(tb.array[j-1]) {
+		if tb.border >= 0 {
+			return tb.border // the only border of the array part
+		}
 		i := 0
 		for j-i > 1 {
 			m := (i + j) / 2
@@ -487,7 +543,7 @@ func (tb *LTable) Append(value LValue) {
 	if isNil(value) {
 		return
 	}
-	*tb.setNum(tb.Len() + 1) = value
+	tb.setNum(tb.Len()+1, value)
 }
 
 // Insert inserts a given LValue at position `i` in this table, as
@@ -498,9 +554,9 @@ func (tb *LTable) Insert(i int, value LValue) {
 		e = i
 	}
 	for j := e; j > i; j-- {
-		*tb.setNum(j) = tb.getNum(j - 1)
+		tb.setNum(j, tb.getNum(j-1))
 	}
-	*tb.setNum(i) = value
+	tb.setNum(i, value)
 }
 
 // MaxN returns the largest positive numerical index of the table.
@@ -526,9 +582,9 @@ func (tb *LTable) Remove(pos int) LValue {
 	}
 	v := tb.getNum(pos)
 	for ; pos < e; pos++ {
-		*tb.setNum(pos) = tb.getNum(pos + 1)
+		tb.setNum(pos, tb.getNum(pos+1))
 	}
-	*tb.setNum(e) = LNil
+	tb.setNum(e, LNil)
 	return v
 }
 
@@ -549,17 +605,17 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 	if !tb.rawSetValid(key) {
 		return
 	}
-	*tb.set(key) = value
+	tb.set(key, value)
 }
 
 // RawSetInt sets a given LValue at a position `key` without the __newindex metamethod.
 func (tb *LTable) RawSetInt(key int, value LValue) {
-	*tb.setNum(key) = value
+	tb.setNum(key, value)
 }
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
-	*tb.setStr(key, nil) = value
+	tb.setStr(key, nil, value)
 }
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
@@ -675,7 +731,7 @@ func (tb *LTable) setList(offset int, vals []LValue) {
 		tb.resizeArray(last)
 	}
 	for n := len(vals); n > 0; n-- {
-		*tb.setNum(last) = vals[n-1]
+		tb.setNum(last, vals[n-1])
 		last--
 	}
 }

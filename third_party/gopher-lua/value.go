@@ -146,6 +146,7 @@ type LTable struct {
 	array    []LValue // the array part: keys 1..len(array)
 	node     []lNode  // the node part: nil, or a power of two long
 	lastFree int      // free nodes are searched below this index
+	border   int      // see storeArray
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
