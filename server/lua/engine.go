@@ -229,6 +229,11 @@ func New(host Host) *Engine {
 			L.Push(lua.LString(FormatNumber(float64(n))))
 			return 1
 		}
+		if u, ok := L.Get(1).(*lua.LUserData); ok && u.Value == cjsonNullKey && u.Metatable == lua.LNil {
+			// lua-cjson's null is a lightuserdata NULL: "%p" of it in glibc
+			L.Push(lua.LString("userdata: (nil)"))
+			return 1
+		}
 		L.Push(tostring)
 		L.Push(L.Get(1))
 		L.Call(1, 1)
