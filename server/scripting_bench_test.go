@@ -93,3 +93,33 @@ func BenchmarkEvalCost(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16), "ns/cmd")
 	})
 }
+
+// BenchmarkEvalTables: EVALSHA of table-heavy scripts (an array grown by
+// t[#t+1], a string-keyed table filled then walked by pairs, a
+// constructor read by ipairs, cjson.encode of an object), to compare
+// table implementations.
+func BenchmarkEvalTables(b *testing.B) {
+	for _, sc := range []struct{ name, src string }{
+		{"append100", "local t = {} for i = 1, 100 do t[#t + 1] = i end return #t"},
+		{"strkeys50_pairs", "local t = {} for i = 1, 50 do t['f' .. i] = i end local n = 0 for k, v in pairs(t) do n = n + v end return n"},
+		{"fields", "local p = {x = 1, y = 2, z = 3} local s = 0 for i = 1, 100 do s = s + p.x + p.y + p.z p.x = p.x + 1 end return s"},
+		{"ctor_ipairs", "local s = 0 for i = 1, 20 do local t = {1, 2, 3, 4, 5, 6, 7, 8} for _, v in ipairs(t) do s = s + v end end return s"},
+		{"cjson_object", "return cjson.encode({a = 1, b = 'two', c = {1, 2, 3}, d = {e = true}})"},
+	} {
+		b.Run(sc.name, func(b *testing.B) {
+			c := hotClient(b)
+			runFed(c, pipeline(1, "SCRIPT", "LOAD", sc.src))
+			sha := vlua.SHA1Hex([]byte(sc.src))
+			in := pipeline(16, "EVALSHA", sha, "0")
+			runFed(c, in)
+			if strings.HasPrefix(string(c.w.B), "-") {
+				b.Fatalf("%s: %q", sc.name, c.w.B)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				runFed(c, in)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*16), "ns/cmd")
+		})
+	}
+}

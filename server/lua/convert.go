@@ -27,7 +27,7 @@ func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
 		}
 		return lua.LFalse
 	case resp.KindArray, resp.KindPush:
-		t := L.CreateTable(len(v.Elems), 0)
+		t := L.NewTable() // lua_newtable: the layout of Lua 5.1's growth
 		for i, el := range v.Elems {
 			t.RawSetInt(i+1, respToLua(L, el, proto))
 		}

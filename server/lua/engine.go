@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -237,6 +238,11 @@ func New(host Host) *Engine {
 			L.Push(lua.LString(FormatNumber(float64(n))))
 			return 1
 		}
+		if u, ok := L.Get(1).(*lua.LUserData); ok && u.Value == cjsonNullKey && u.Metatable == lua.LNil {
+			// lua-cjson's null is a lightuserdata NULL: "%p" of it in glibc
+			L.Push(lua.LString("userdata: (nil)"))
+			return 1
+		}
 		L.Push(tostring)
 		L.Push(L.Get(1))
 		L.Call(1, 1)
@@ -399,11 +405,11 @@ func (e *Engine) RunScript(sc *Script) error {
 // for WriteResult.
 func (e *Engine) RunFunction(f *Function, keys, args [][]byte) error {
 	L := e.L
-	kt := L.CreateTable(len(keys), 0)
+	kt := L.NewTable() // luaCreateArray's lua_newtable
 	for i, k := range keys {
 		kt.RawSetInt(i+1, lua.LString(k))
 	}
-	at := L.CreateTable(len(args), 0)
+	at := L.NewTable()
 	for i, a := range args {
 		at.RawSetInt(i+1, lua.LString(a))
 	}
@@ -728,22 +734,29 @@ func forward(L *lua.LState, fn, first lua.LValue) int {
 
 // setArgTable sets the global KEYS or ARGV to the array vals, as
 // luaCreateArray + lua_setglobal. The table of the previous script is
-// refilled when that script left it as it found it (the same length,
-// nothing added, no metatable), which spares a new table and the globals'
-// map assignment per call; otherwise a new one is made. No script can
-// have kept a reference to it: the globals are read-only.
+// refilled when that script left it as it found it (the same length, the
+// same array part and no node part, as lua_newtable and n lua_rawseti
+// make it: no key added, even one set back to nil, no metatable), which
+// spares a new table and the globals' map assignment per call; otherwise a
+// new one is made. No script can have kept a reference to it: the globals
+// are read-only.
 func (e *Engine) setArgTable(slot **lua.LTable, name string, vals [][]byte) {
 	n := len(vals)
 	t := *slot
 	if t != nil {
-		if t.Len() != n || t.Metatable != lua.LNil {
+		if asize, nsize := t.Sizes(); t.Len() != n || t.Metatable != lua.LNil || nsize != 0 || asize != freshArraySize(n) {
 			t = nil
-		} else if k, _ := t.Next(lua.LNumber(n)); k != lua.LNil {
-			t = nil
+		} else {
+			for i := n + 1; i <= asize; i++ {
+				if t.RawGetInt(i) != lua.LNil {
+					t = nil
+					break
+				}
+			}
 		}
 	}
 	if t == nil {
-		t = e.L.CreateTable(n, 0)
+		t = e.L.NewTable()
 		*slot = t
 		e.globals.RawSetString(name, t)
 	}
@@ -755,6 +768,16 @@ func (e *Engine) setArgTable(slot **lua.LTable, name string, vals [][]byte) {
 		}
 		t.RawSetInt(i+1, lua.LString(v))
 	}
+}
+
+// freshArraySize is the size of the array part of a table that
+// lua_newtable and lua_rawseti of the keys 1..n in order made: each growth
+// (ltable.c's rehash) makes it the power of two at or above the key.
+func freshArraySize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return 1 << bits.Len(uint(n-1))
 }
 
 // lookupSha finds a cached script by its sha in any case, returning it

@@ -1,9 +1,6 @@
 package lua
 
 import (
-	"math"
-	"math/bits"
-
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -93,42 +90,18 @@ func (w *memWalk) value(v lua.LValue) {
 	}
 }
 
-// pow2 is the power of two at or above n (0 for 0), as a Lua 5.1 node
-// part's size.
-func pow2(n int) int {
-	if n <= 0 {
-		return 0
-	}
-	return 1 << bits.Len(uint(n-1))
-}
-
-// table sizes t as after a rehash (ltable.c computesizes): the array part
-// is the largest power of two more than half filled by integer keys, the
-// rest go to the node part.
+// table sizes t by its parts, which have Lua 5.1's sizes (the vendored
+// gopher-lua's table is a port of ltable.c).
 func (w *memWalk) table(t *lua.LTable) {
 	if !w.once(t) {
 		return
 	}
-	var nums [32]int // integer keys k with 2^(i-1) < k <= 2^i
-	total := 0
 	t.ForEach(func(k, v lua.LValue) {
-		total++
-		if n, ok := k.(lua.LNumber); ok {
-			if f := float64(n); f >= 1 && f <= 1<<30 && f == math.Trunc(f) {
-				nums[bits.Len(uint(f)-1)]++
-			}
-		}
 		w.value(k)
 		w.value(v)
 	})
-	na, a, arraySize := 0, 0, 0
-	for i, twotoi := 0, 1; i < len(nums) && twotoi/2 < total; i, twotoi = i+1, twotoi*2 {
-		a += nums[i]
-		if a > twotoi/2 {
-			arraySize, na = twotoi, a
-		}
-	}
-	w.n += szTable + int64(arraySize)*szTValue + int64(pow2(total-na))*szNode
+	array, node := t.Sizes()
+	w.n += szTable + int64(array)*szTValue + int64(node)*szNode
 	if mt := t.Metatable; mt != nil && mt != lua.LNil {
 		w.value(mt)
 	}

@@ -285,7 +285,7 @@ func (d *msgpackDecoder) array(n int, depth int) lua.LValue {
 		d.err = "Missing bytes in input."
 		return lua.LNil
 	}
-	t := d.L.CreateTable(n, 0)
+	t := d.L.NewTable() // lua_newtable, as mp_decode_to_lua_array
 	for i := 1; i <= n && d.err == ""; i++ {
 		t.RawSetInt(i, d.value(depth+1))
 	}
@@ -297,7 +297,7 @@ func (d *msgpackDecoder) mapv(n int, depth int) lua.LValue {
 		d.err = "Missing bytes in input."
 		return lua.LNil
 	}
-	t := d.L.CreateTable(0, n)
+	t := d.L.NewTable() // lua_newtable, as mp_decode_to_lua_hash
 	for i := 0; i < n && d.err == ""; i++ {
 		k := d.value(depth + 1)
 		v := d.value(depth + 1)

@@ -25,6 +25,10 @@ import (
 // has unwound (after a failed PCall only: the room is given only on the
 // way to an error). Levels (luaWhere) do not count guard's frames, so
 // that error(msg, 2) names the code Lua 5.1 names.
+//
+// A coroutine's thread (ThreadCallStackSize maxThreadCalls) has no guard
+// at its base: the vendored gopher-lua words its overflow itself when the
+// thread dies of it (threadRun); a pcall inside it goes through guard.
 
 // gopherOverflow is gopher-lua's panic for a full call stack.
 const gopherOverflow = "lua callstack overflow"
@@ -34,8 +38,20 @@ const gopherOverflow = "lua callstack overflow"
 const handlerRoom = 200
 
 // stackSegments is the number of segments of a state's call stack
-// (CallStackSize maxCalls).
-const stackSegments = (maxCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+// (CallStackSize maxCalls), threadSegments of a coroutine's
+// (ThreadCallStackSize maxThreadCalls).
+const (
+	stackSegments  = (maxCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+	threadSegments = (maxThreadCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+)
+
+// baseSegments is the number of segments L's call stack was made with.
+func baseSegments(L *lua.LState) int {
+	if L.G != nil && L.G.MainThread != L {
+		return threadSegments
+	}
+	return stackSegments
+}
 
 // guard calls its first argument with the others and returns all its
 // results (lua_call with LUA_MULTRET), turning gopher-lua's call stack
@@ -63,7 +79,7 @@ func overflow(L *lua.LState) {
 			msg = dbg.Source + ":" + strconv.Itoa(dbg.CurrentLine) + ": " + msg
 		}
 	}
-	if segs, ok := callSegments(L); ok && segs.Len() == stackSegments {
+	if segs, ok := callSegments(L); ok && segs.Len() == baseSegments(L) {
 		more := reflect.MakeSlice(segs.Type(), handlerRoom/lua.FramesPerSegment, handlerRoom/lua.FramesPerSegment)
 		segs.Set(reflect.AppendSlice(segs, more))
 	}
@@ -74,15 +90,16 @@ func overflow(L *lua.LState) {
 // stack is back within maxCalls (the segments above its top are nil).
 func shrinkStack(L *lua.LState) {
 	segs, ok := callSegments(L)
-	if !ok || segs.Len() <= stackSegments {
+	base := baseSegments(L)
+	if !ok || segs.Len() <= base {
 		return
 	}
-	for i := stackSegments; i < segs.Len(); i++ {
+	for i := base; i < segs.Len(); i++ {
 		if !segs.Index(i).IsNil() {
 			return // still in use: a later PCall's return shrinks it
 		}
 	}
-	segs.SetLen(stackSegments)
+	segs.SetLen(base)
 }
 
 // guardPC identifies guard's frames.

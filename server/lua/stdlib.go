@@ -3,7 +3,6 @@ package lua
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -28,6 +27,7 @@ func stateOptions() lua.Options {
 	return lua.Options{
 		SkipOpenLibs:        true,
 		CallStackSize:       maxCalls,
+		ThreadCallStackSize: maxThreadCalls,
 		MinimizeStackMemory: true,
 		RegistrySize:        lua.RegistrySize,
 		RegistryMaxSize:     1 << 21,
@@ -37,6 +37,12 @@ func stateOptions() lua.Options {
 
 // maxCalls is LUAI_MAXCALLS.
 const maxCalls = 20000
+
+// maxThreadCalls is a coroutine's call depth: a new thread's CallInfo
+// array (BASIC_CI_SIZE 8) doubles up to 16384 entries, and the next
+// doubling passes LUAI_MAXCALLS: "stack overflow" (luaD_growCI). Its first
+// entry is the thread's own, which gopher-lua has no frame for.
+const maxThreadCalls = 16384 - 1
 
 func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("unpack", L.NewFunction(baseUnpack))
@@ -316,16 +322,16 @@ func digitVal(c byte) int {
 	return 99
 }
 
-// baseNext is luaB_next: a key the table never held is "invalid key to
+// baseNext is luaB_next: a key the table does not hold is "invalid key to
 // 'next'" (a key whose value was set to nil during a traversal stays
-// valid, as in Lua: gopher-lua keeps it in its key list).
+// valid, as in Lua: its node keeps it until a rehash).
 func baseNext(L *lua.LState) int {
 	t := L.CheckTable(1)
 	key := L.Get(2)
-	if key != lua.LNil && !tableHasKey(t, key) {
+	k, v, ok := t.NextKey(key)
+	if !ok {
 		L.Error(lua.LString("invalid key to 'next'"), 0)
 	}
-	k, v := t.Next(key)
 	if k == lua.LNil {
 		L.Push(lua.LNil)
 		return 1
@@ -335,21 +341,11 @@ func baseNext(L *lua.LState) int {
 	return 2
 }
 
-// tableHasKey reports whether key is a key of t's array part or was ever
-// a key of its hash part (gopher-lua's k2i).
+// tableHasKey reports whether next accepts key: a key of t's array part
+// or of one of its nodes (ltable.c's findindex).
 func tableHasKey(t *lua.LTable, key lua.LValue) bool {
-	tv := reflect.ValueOf(t).Elem()
-	if n, ok := key.(lua.LNumber); ok && float64(n) == math.Trunc(float64(n)) && n >= 1 && int(n) <= tv.FieldByName("array").Len() {
-		return true
-	}
-	if t.RawGet(key) != lua.LNil {
-		return true
-	}
-	k2i := tv.FieldByName("k2i")
-	if k2i.IsNil() {
-		return false
-	}
-	return k2i.MapIndex(reflect.ValueOf(&key).Elem()).IsValid()
+	_, _, ok := t.NextKey(key)
+	return ok
 }
 
 // strChar is str_char.
