@@ -1,8 +1,6 @@
 package lua
 
-import (
-	lua "github.com/yuin/gopher-lua"
-)
+import lua "github.com/yuin/gopher-lua"
 
 // The Lua heap as Redis reports it (used_memory_vm_eval and
 // used_memory_vm_functions: lua_gc(LUA_GCCOUNT) of its Lua 5.1 VM), which
