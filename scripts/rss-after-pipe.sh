@@ -2,7 +2,8 @@
 # RSS after a `redis-cli --pipe` load (docs/benchmarks.md, "Memory after a
 # --pipe load"): starts BINARY (vigil-server or redis-server) on a free port
 # with --save '' --appendonly no, pipes N single-element commands of DATASET
-# into it, waits SETTLE seconds and prints VmRSS and the load time.
+# into it, waits SETTLE seconds and prints VmRSS, its anonymous part
+# (RssAnon: without the binary's file pages) and the load time.
 #
 #   scripts/rss-after-pipe.sh BINARY DATASET [N] [SETTLE]
 #
@@ -62,7 +63,8 @@ redis-cli -p "$port" --pipe < "$work/load.resp" >/dev/null
 end=$(date +%s.%N)
 sleep "$settle"
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
 keys=$(redis-cli -p "$port" dbsize)
 # INFO_OUT=FILE keeps the server's INFO memory (allocator_* fields) at that point.
 [ -z "${INFO_OUT:-}" ] || redis-cli -p "$port" info memory > "$INFO_OUT"
-printf '%s %s n=%d keys=%d rss=%.1fMB load=%.2fs\n' "$(basename "$bin")" "$ds" "$n" "$keys" "$(echo "$rss/1024" | bc -l)" "$(echo "$end - $start" | bc -l)"
+printf '%s %s n=%d keys=%d rss=%.1fMB anon=%.1fMB load=%.2fs\n' "$(basename "$bin")" "$ds" "$n" "$keys" "$(echo "$rss/1024" | bc -l)" "$(echo "$anon/1024" | bc -l)" "$(echo "$end - $start" | bc -l)"

@@ -53,15 +53,15 @@ func (db *DB) Check() error {
 		n++
 		e := nodeEntry(de)
 		if e == nil || e.Value() == nil {
-			err = fmt.Errorf("key %q: no value", de.key)
+			err = fmt.Errorf("key %q: no value", nodeKey(de))
 			return false
 		}
-		if x := db.expires.findS(hashString(de.key), de.key); (x != nil) != e.HasExpire() {
-			err = fmt.Errorf("key %q: expire flag %v but in the expires index: %v", de.key, e.HasExpire(), x != nil)
+		if x := db.expires.findS(hashString(nodeKey(de)), nodeKey(de)); (x != nil) != e.HasExpire() {
+			err = fmt.Errorf("key %q: expire flag %v but in the expires index: %v", nodeKey(de), e.HasExpire(), x != nil)
 			return false
 		}
 		if verr := checkValue(e.Value(), cfg); verr != nil {
-			err = fmt.Errorf("key %q (%s, %s): %w", de.key, e.Value().Type(), e.Value().Encoding(), verr)
+			err = fmt.Errorf("key %q (%s, %s): %w", nodeKey(de), e.Value().Type(), e.Value().Encoding(), verr)
 			return false
 		}
 		return true
@@ -75,11 +75,12 @@ func (db *DB) Check() error {
 	nexp := 0
 	db.expires.rangeEntries(func(de *dictEntry) bool {
 		nexp++
-		if m := db.dict.findS(hashString(de.key), de.key); m == nil {
-			err = fmt.Errorf("expires names %q, which is not a key", de.key)
+		key := expEnt(de).node.key()
+		if m := db.dict.findS(hashString(key), key); m == nil {
+			err = fmt.Errorf("expires names %q, which is not a key", key)
 			return false
-		} else if !nodeEntry(m).HasExpire() || expEnt(de).at <= 0 || unsafe.StringData(m.key) != unsafe.StringData(de.key) {
-			err = fmt.Errorf("expires entry of %q (at %d) is not the key's with a TTL", de.key, expEnt(de).at)
+		} else if !nodeEntry(m).HasExpire() || expEnt(de).at <= 0 || m != &expEnt(de).node.dictEntry {
+			err = fmt.Errorf("expires entry of %q (at %d) is not the key's with a TTL", key, expEnt(de).at)
 			return false
 		}
 		return true

@@ -80,7 +80,7 @@ func TestCheckFindsViolations(t *testing.T) {
 		{"empty hash", func(db *DB) { db.Peek([]byte("hash")).Value().(*Hash).Delete([]byte("f")) }, "empty hash"},
 		{"expire without index", func(db *DB) { db.Peek([]byte("list")).flags |= expireFlag }, "expires index"},
 		{"index without key", func(db *DB) {
-			db.expires.insert(hashString("ghost"), &(&expireEntry{dictEntry: dictEntry{key: "ghost"}, at: 1}).dictEntry)
+			db.expires.insert(hashString("ghost"), &(&expireEntry{node: newKeyStrNode("ghost"), at: 1}).dictEntry)
 		}, "not a key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

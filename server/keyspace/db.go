@@ -13,8 +13,10 @@ import (
 //
 // An *Entry returned by the DB stays valid (and keeps describing the same
 // key) until the key is deleted, expired, overwritten by Rename or flushed;
-// Set on an existing key updates the same Entry in place, and Rename and
-// Move carry it to the new name.
+// Set on an existing key updates the same Entry in place, and Move carries
+// it to the new database. Rename carries it to the new name, unless its
+// node holds the key's bytes (a string key made by SetString): then the
+// renamed key's Entry is a new one with the same contents.
 type Entry struct {
 	// vp and vt are the value (Value): its pointer and which of the
 	// value types it points to (a Value interface would take 16 bytes;
@@ -64,6 +66,10 @@ type Entry struct {
 	flags uint8
 	// vt is the type of *vp (vt* constants).
 	vt uint8
+	// klen is the length of the key when its bytes are in the key node,
+	// right after it (keyNode.key); 0 when the node is a keyStrNode, whose
+	// key is a string there.
+	klen uint8
 }
 
 const (
@@ -225,10 +231,38 @@ func (e *Entry) ClearArgvExec() { e.flags &^= argvExecFlag }
 // not 0).
 func (e *Entry) HasExpire() bool { return e.flags&expireFlag != 0 }
 
-// keyNode is a main-dict element and its Entry in one allocation.
+// keyNode is a main-dict element and its Entry in one allocation, 32
+// bytes. The key follows it in the same allocation: either its bytes
+// (Entry.klen of them: a node made with its value, as newInlineStringNode)
+// or a string header (a keyStrNode).
 type keyNode struct {
 	dictEntry
 	ent Entry
+}
+
+// keyStrNode is a keyNode whose key is a string of its own (or one pointing
+// into a larger node, as valNode's).
+type keyStrNode struct {
+	keyNode
+	key string
+}
+
+// keyNodeSize is where a key node's key starts.
+const keyNodeSize = unsafe.Sizeof(keyNode{})
+
+// newKeyStrNode returns a node for key with a copy of its bytes.
+func newKeyStrNode(key string) *keyNode {
+	n := &keyStrNode{key: key}
+	return &n.keyNode
+}
+
+// key is the node's key.
+func (n *keyNode) key() string {
+	p := unsafe.Add(unsafe.Pointer(n), keyNodeSize)
+	if k := n.ent.klen; k != 0 {
+		return unsafe.String((*byte)(p), int(k)) // never written
+	}
+	return *(*string)(p)
 }
 
 // entryNode is the keyNode holding e (every Entry the DB hands out is one).
@@ -243,14 +277,20 @@ func (db *DB) ExpireAt(e *Entry) int64 {
 	if e.flags&expireFlag == 0 {
 		return 0
 	}
-	key := entryNode(e).key
-	return db.expireOf(hashString(key), key)
+	n := entryNode(e)
+	return db.expireOf(hashString(n.key()), &n.dictEntry)
 }
 
-// expireOf is the expire time of key (hash h) in the expires index, 0 for
+// expireEntryOf is the expires index's entry of the main-dict entry de
+// (hash h), nil for none.
+func (db *DB) expireEntryOf(h uint64, de *dictEntry) *dictEntry {
+	return db.expires.findNode(h, (*keyNode)(unsafe.Pointer(de)))
+}
+
+// expireOf is the expire time of the main-dict entry de (hash h), 0 for
 // none.
-func (db *DB) expireOf(h uint64, key string) int64 {
-	if x := db.expires.findS(h, key); x != nil {
+func (db *DB) expireOf(h uint64, de *dictEntry) int64 {
+	if x := db.expireEntryOf(h, de); x != nil {
 		return expEnt(x).at
 	}
 	return 0
@@ -259,12 +299,12 @@ func (db *DB) expireOf(h uint64, key string) int64 {
 // expired is keyIsExpired for the main-dict entry de (hash h), whose Entry
 // is e: a key expires once now is past its expire time.
 func (db *DB) expired(h uint64, de *dictEntry, e *Entry, now int64) bool {
-	return e.flags&expireFlag != 0 && now > db.expireOf(h, de.key)
+	return e.flags&expireFlag != 0 && now > db.expireOf(h, de)
 }
 
 // expiredNoHash is expired for a caller without the key's hash.
 func (db *DB) expiredNoHash(de *dictEntry, e *Entry, now int64) bool {
-	return e.flags&expireFlag != 0 && now > db.expireOf(hashString(de.key), de.key)
+	return e.flags&expireFlag != 0 && now > db.expireOf(hashString(nodeKey(de)), de)
 }
 
 // DB is one numbered database (Redis's redisDb): the keys, the index of the
@@ -294,7 +334,7 @@ func (db *DB) Keyspace() *Keyspace { return db.ks }
 // deleteExpiredKeyAndPropagate: the key is removed, expired_keys counted and
 // OnExpire called.
 func (db *DB) expire(h uint64, de *dictEntry) {
-	key := de.key
+	key := nodeKey(de)
 	db.remove(h, de)
 	db.ks.Stats.ExpiredKeys++
 	if db.ks.OnExpire != nil {
@@ -305,9 +345,9 @@ func (db *DB) expire(h uint64, de *dictEntry) {
 // remove unlinks the main-dict entry de (hash h) and its expires entry.
 func (db *DB) remove(h uint64, de *dictEntry) {
 	e := nodeEntry(de)
-	db.preWrite(de.key, e)
+	db.preWrite(nodeKey(de), e)
 	if e.flags&expireFlag != 0 {
-		if x := db.expires.findS(h, de.key); x != nil {
+		if x := db.expireEntryOf(h, de); x != nil {
 			db.expires.remove(h, x)
 		}
 		e.flags &^= expireFlag
@@ -396,98 +436,104 @@ func (db *DB) SetKeepTTL(key []byte, val Value, now int64) *Entry {
 	return db.set(key, val, now, true)
 }
 
-// stringNode is a key node created by SetString, its String value's header
-// in the same allocation.
-type stringNode struct {
+// strNode is a key node made with its string value (SetString, SetNew,
+// LoadAdd): the keyNode, then room A (a byte array) holding the key's bytes
+// and, from the next 4-byte boundary, the String header and the value's
+// bytes (an inline String), all in one allocation.
+type strNode[A any] struct {
 	keyNode
-	str String
+	room A
 }
 
-// inlineNode is a stringNode with room A (a byte array) for its value's and
-// key's bytes, all in one allocation: the value's bytes first, right after
-// the String header (an inline String), then the key's, which the node's
-// key string points at.
-type inlineNode[A any] struct {
-	stringNode
-	data A
+func newStrNode[A any]() (*keyNode, []byte) {
+	n := new(strNode[A])
+	return &n.keyNode, unsafe.Slice((*byte)(unsafe.Pointer(&n.room)), unsafe.Sizeof(n.room))
 }
 
-// stringNodeSize is the size of a stringNode without bytes; the inline
-// nodes' arrays fill it up to Go's size classes (runtime/sizeclasses.go),
-// so no allocation has slack the bytes could have used.
-const stringNodeSize = unsafe.Sizeof(stringNode{})
-
-func newInline[A any]() (*stringNode, []byte) {
-	n := new(inlineNode[A])
-	return &n.stringNode, unsafe.Slice((*byte)(unsafe.Pointer(&n.data)), unsafe.Sizeof(n.data))
-}
-
-// newStringNode returns a node with room for at least size bytes, or nil
-// and no room when size is too large to be worth keeping in the node (the
-// bytes stay allocated as long as the node: a replaced value's bytes are
-// not freed before the key).
-func newStringNode(size int) (*stringNode, []byte) {
+// newStringNode returns a node whose room after the keyNode is at least
+// size bytes, or nil and no room when size is too large to be worth keeping
+// in the node (the bytes stay allocated as long as the node: a replaced
+// value's bytes are not freed before the key). The rooms fill the node up
+// to Go's size classes (runtime/sizeclasses.go), so no allocation has slack
+// the bytes could have used.
+func newStringNode(size int) (*keyNode, []byte) {
 	switch {
-	case size <= int(64-stringNodeSize):
-		return newInline[[64 - stringNodeSize]byte]()
-	case size <= int(80-stringNodeSize):
-		return newInline[[80 - stringNodeSize]byte]()
-	case size <= int(96-stringNodeSize):
-		return newInline[[96 - stringNodeSize]byte]()
-	case size <= int(112-stringNodeSize):
-		return newInline[[112 - stringNodeSize]byte]()
-	case size <= int(128-stringNodeSize):
-		return newInline[[128 - stringNodeSize]byte]()
-	case size <= int(144-stringNodeSize):
-		return newInline[[144 - stringNodeSize]byte]()
-	case size <= int(160-stringNodeSize):
-		return newInline[[160 - stringNodeSize]byte]()
-	case size <= int(176-stringNodeSize):
-		return newInline[[176 - stringNodeSize]byte]()
-	case size <= int(192-stringNodeSize):
-		return newInline[[192 - stringNodeSize]byte]()
-	case size <= int(224-stringNodeSize):
-		return newInline[[224 - stringNodeSize]byte]()
-	case size <= int(256-stringNodeSize):
-		return newInline[[256 - stringNodeSize]byte]()
+	case size <= int(48-keyNodeSize):
+		return newStrNode[[48 - keyNodeSize]byte]()
+	case size <= int(64-keyNodeSize):
+		return newStrNode[[64 - keyNodeSize]byte]()
+	case size <= int(80-keyNodeSize):
+		return newStrNode[[80 - keyNodeSize]byte]()
+	case size <= int(96-keyNodeSize):
+		return newStrNode[[96 - keyNodeSize]byte]()
+	case size <= int(112-keyNodeSize):
+		return newStrNode[[112 - keyNodeSize]byte]()
+	case size <= int(128-keyNodeSize):
+		return newStrNode[[128 - keyNodeSize]byte]()
+	case size <= int(144-keyNodeSize):
+		return newStrNode[[144 - keyNodeSize]byte]()
+	case size <= int(160-keyNodeSize):
+		return newStrNode[[160 - keyNodeSize]byte]()
+	case size <= int(176-keyNodeSize):
+		return newStrNode[[176 - keyNodeSize]byte]()
+	case size <= int(192-keyNodeSize):
+		return newStrNode[[192 - keyNodeSize]byte]()
+	case size <= int(208-keyNodeSize):
+		return newStrNode[[208 - keyNodeSize]byte]()
+	case size <= int(224-keyNodeSize):
+		return newStrNode[[224 - keyNodeSize]byte]()
+	case size <= int(240-keyNodeSize):
+		return newStrNode[[240 - keyNodeSize]byte]()
+	case size <= int(256-keyNodeSize):
+		return newStrNode[[256 - keyNodeSize]byte]()
 	}
 	return nil, nil
 }
 
+// strOffset is where a strNode's String header starts in its room, after a
+// key of k bytes.
+func strOffset(k int) int { return (k + 3) &^ 3 }
+
 // SetString is Set (SetKeepTTL when keepTTL) of a string holding a copy of
-// val, created as kind. A new key gets its node, Entry, String header, value
-// bytes and key bytes in one allocation when they fit in 256 bytes (the
+// val, created as kind. A new key gets its node, Entry, key bytes, String
+// header and value bytes in one allocation when they fit in 256 bytes (the
 // node's size class): one allocation per key instead of four, and no
 // per-object slack, for the commonest write (SET, MSET, SETNX... of a new
-// key). A `key:N` = `value:N` key is one 80-byte object, as Redis's
+// key). A `key:N` = `value:N` key is one 64-byte object, where Redis's
 // dictEntry, key sds and embstr robj (72 bytes) are three.
 func (db *DB) SetString(key, val []byte, kind StringKind, now int64, keepTTL bool) *Entry {
 	h := hashBytes(key)
 	if de := db.dict.findB(h, key); de != nil {
 		return db.setExisting(h, de, newStringCopy(val, kind), now, keepTTL)
 	}
-	if n := newInlineStringNode(key, val, kind); n != nil {
-		return db.insertNode(h, &n.keyNode, &n.str, now)
+	if n, str := newInlineStringNode(key, val, kind); n != nil {
+		return db.insertNode(h, n, str, now)
 	}
-	n := &keyNode{}
-	n.key = string(key)
-	return db.insertNode(h, n, NewString(append(make([]byte, 0, len(val)), val...), kind), now)
+	return db.insertNode(h, newKeyStrNode(string(key)), NewString(append(make([]byte, 0, len(val)), val...), kind), now)
 }
 
 // newInlineStringNode returns a node holding key and an inline string
-// value, a copy of val created as kind, or nil when they do not fit in one.
-func newInlineStringNode(key, val []byte, kind StringKind) *stringNode {
-	n, buf := newStringNode(len(key) + len(val))
-	if n == nil {
-		return nil
+// value, a copy of val created as kind, and that value; nil when they do
+// not fit in one (or key is empty or longer than 255 bytes: Entry.klen).
+func newInlineStringNode(key, val []byte, kind StringKind) (*keyNode, *String) {
+	if len(key) == 0 || len(key) > math.MaxUint8 {
+		return nil, nil
 	}
-	copy(buf, val)
-	kb := buf[len(val):]
-	copy(kb, key)
-	n.key = unsafe.String(unsafe.SliceData(kb), len(key)) // the key's bytes are never written
-	// No spare capacity (the key's bytes follow): appends reallocate.
-	n.str = String{n: uint32(len(val)), ck: uint32(kind)<<kindShift | inlineFlag}
-	return n
+	off := strOffset(len(key))
+	// An empty value keeps a byte of room after the header: its bytes'
+	// address (String.data) must be inside the node, not the address of
+	// the next object, which the collector would take it for.
+	n, room := newStringNode(off + int(strHdrSize) + max(len(val), 1))
+	if n == nil {
+		return nil, nil
+	}
+	copy(room, key)
+	n.ent.klen = uint8(len(key))
+	str := (*String)(unsafe.Pointer(&room[off]))
+	copy(room[off+int(strHdrSize):], val)
+	// No spare capacity, as Redis's embstr: appends reallocate.
+	*str = String{n: uint32(len(val)), ck: uint32(kind)<<kindShift | inlineFlag}
+	return n, str
 }
 
 // OverwriteString stores a copy of val, created as kind, as the value of
@@ -513,9 +559,7 @@ func (db *DB) set(key []byte, val Value, now int64, keepTTL bool) *Entry {
 	if de := db.dict.findB(h, key); de != nil {
 		return db.setExisting(h, de, val, now, keepTTL)
 	}
-	n := &keyNode{}
-	n.key = string(key)
-	return db.insertNode(h, n, val, now)
+	return db.insertNode(h, newKeyStrNode(string(key)), val, now)
 }
 
 // insertNode links n, whose key (hash h) is new, with value val.
@@ -523,7 +567,7 @@ func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
 	if !db.dict.nodes {
 		panic("keyspace: a DB not made by NewDB or New")
 	}
-	n.ent = Entry{lastAccess: accessSecs(now), Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch}
+	n.ent = Entry{lastAccess: accessSecs(now), Freq: LFUInitVal, snapEpoch: db.ks.snapEpoch, klen: n.ent.klen}
 	if db.ks.LFU.Enabled { // createObject's lru
 		n.ent.flags |= lfuFlag
 	}
@@ -536,7 +580,7 @@ func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
 // setExisting is set for the existing key of entry de (hash h).
 func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL bool) *Entry {
 	e := nodeEntry(de)
-	db.preWrite(de.key, e)
+	db.preWrite(nodeKey(de), e)
 	e.setVal(val)
 	e.flags &^= snapSharedFlag
 	e.flags &^= argvExecFlag
@@ -639,14 +683,14 @@ func (db *DB) SetExpire(key []byte, at int64) bool {
 		at = 1
 	}
 	e := nodeEntry(de)
-	db.preWrite(de.key, e)
+	db.preWrite(nodeKey(de), e)
 	if e.flags&expireFlag != 0 {
-		if x := db.expires.findS(h, de.key); x != nil {
+		if x := db.expireEntryOf(h, de); x != nil {
 			expEnt(x).at = at
 			return true
 		}
 	}
-	db.expires.insert(h, &(&expireEntry{dictEntry: dictEntry{key: de.key}, at: at}).dictEntry)
+	db.expires.insert(h, &(&expireEntry{node: (*keyNode)(unsafe.Pointer(de)), at: at}).dictEntry)
 	e.flags |= expireFlag
 	return true
 }
@@ -664,8 +708,8 @@ func (db *DB) Persist(key []byte) bool {
 }
 
 func (db *DB) persist(h uint64, de *dictEntry) {
-	db.preWrite(de.key, nodeEntry(de))
-	if x := db.expires.findS(h, de.key); x != nil {
+	db.preWrite(nodeKey(de), nodeEntry(de))
+	if x := db.expireEntryOf(h, de); x != nil {
 		db.expires.remove(h, x)
 	}
 	nodeEntry(de).flags &^= expireFlag
@@ -762,14 +806,14 @@ func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key string, e *E
 			continue // deleted by fn or an earlier expiry
 		}
 		if e.flags&expireFlag != 0 {
-			if h := hashString(de.key); db.expired(h, de, e, now) {
+			if h := hashString(nodeKey(de)); db.expired(h, de, e, now) {
 				if !db.ks.Replica {
 					db.expire(h, de)
 				}
 				continue
 			}
 		}
-		fn(de.key, e)
+		fn(nodeKey(de), e)
 	}
 	return cursor
 }
@@ -788,17 +832,17 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 		}
 		e := nodeEntry(de)
 		if e.flags&expireFlag == 0 {
-			return de.key, true
+			return nodeKey(de), true
 		}
 		if db.ks.Replica && allVolatile {
 			tries--
 			if tries == 0 {
-				return de.key, true
+				return nodeKey(de), true
 			}
 		}
-		h := hashString(de.key)
+		h := hashString(nodeKey(de))
 		if !db.expired(h, de, e, now) {
-			return de.key, true
+			return nodeKey(de), true
 		}
 		if !db.ks.Replica {
 			db.expire(h, de)
@@ -812,8 +856,8 @@ func (db *DB) RandomKey(now int64, rng *rand.Rand) (string, bool) {
 func (db *DB) Keys(pattern []byte, now int64, fn func(key string)) {
 	all := len(pattern) == 1 && pattern[0] == '*'
 	db.dict.rangeEntries(func(de *dictEntry) bool {
-		if (all || GlobMatchString(pattern, de.key, false)) && !db.expiredNoHash(de, nodeEntry(de), now) {
-			fn(de.key)
+		if (all || GlobMatchString(pattern, nodeKey(de), false)) && !db.expiredNoHash(de, nodeEntry(de), now) {
+			fn(nodeKey(de))
 		}
 		return true
 	})
@@ -821,7 +865,7 @@ func (db *DB) Keys(pattern []byte, now int64, fn func(key string)) {
 
 // Rename is the core of renameGenericCommand: src's entry (value, TTL,
 // LastAccess, Freq: the object itself) moves to dst, replacing dst if it
-// exists. It returns false if src is missing or expired at now (an expired
+// exists (in a new node when src's held its key's bytes: renamedNode). It returns false if src is missing or expired at now (an expired
 // src is deleted and reported, as Lookup). src == dst succeeds and changes
 // nothing.
 func (db *DB) Rename(src, dst []byte, now int64) bool {
@@ -839,26 +883,58 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 		db.remove(hd, old)
 	}
 	e := nodeEntry(de)
-	db.preWrite(de.key, e) // src as it was; dst is a key the snapshot never saw
+	db.preWrite(nodeKey(de), e) // src as it was; dst is a key the snapshot never saw
 	var x *dictEntry
 	if e.flags&expireFlag != 0 {
-		x = db.expires.findS(hs, de.key)
+		x = db.expireEntryOf(hs, de)
 		at := expEnt(x).at
 		db.expires.remove(hs, x)
 		expEnt(x).at = at // remove marked it removed; it is reinserted below
 	}
 	db.dict.remove(hs, de)
-	// Reuse the node (and so the Entry): pointers to it stay valid.
-	de.key = string(dst)
-	db.dict.insert(hd, de)
+	n := db.renamedNode((*keyNode)(unsafe.Pointer(de)), string(dst))
+	db.dict.insert(hd, &n.dictEntry)
 	db.used -= uint64(e.acct)
-	e.acct = acctBytes(entryBytes(de.key, e))
+	e = &n.ent
+	e.acct = acctBytes(entryBytes(n.key(), e))
 	db.used += uint64(e.acct)
 	if x != nil {
-		x.key = de.key
+		expEnt(x).node = n
 		db.expires.insert(hd, x)
 	}
 	return true
+}
+
+// renamedNode is Rename's node for the key dst of the unlinked node n: n
+// itself with its key replaced (pointers to its Entry stay valid) when it
+// is a keyStrNode; else (its key's bytes are in it) a new node with a copy
+// of n's Entry (the same object: value, flags, LastAccess, Freq), the
+// value copied into it too when it was n's inline string.
+func (db *DB) renamedNode(n *keyNode, dst string) *keyNode {
+	if n.ent.klen == 0 {
+		(*keyStrNode)(unsafe.Pointer(n)).key = dst
+		return n
+	}
+	var nn *keyNode
+	if n.ent.vt == vtString {
+		if s := (*String)(n.ent.vp); s.inline() && uintptr(n.ent.vp)-uintptr(unsafe.Pointer(n)) < 256 {
+			if m, str := newInlineStringNode([]byte(dst), s.Bytes(), s.Kind()); m != nil {
+				nn = m
+				nn.ent = n.ent
+				nn.ent.vp = unsafe.Pointer(str)
+				nn.ent.klen = uint8(len(dst))
+			}
+		}
+	}
+	if nn == nil {
+		nn = newKeyStrNode(dst)
+		nn.ent = n.ent
+		nn.ent.klen = 0
+	}
+	if nn.ent.flags&argvExecFlag != 0 {
+		db.ks.argvExec = append(db.ks.argvExec, &nn.ent)
+	}
+	return nn
 }
 
 // Move is the core of moveCommand: key's entry (value, TTL, LastAccess,
@@ -881,10 +957,10 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 		dst.remove(h, old)
 	}
 	e := nodeEntry(de)
-	db.preWrite(de.key, e)
+	db.preWrite(nodeKey(de), e)
 	var x *dictEntry
 	if e.flags&expireFlag != 0 {
-		x = db.expires.findS(h, de.key)
+		x = db.expireEntryOf(h, de)
 		at := expEnt(x).at
 		db.expires.remove(h, x)
 		expEnt(x).at = at // remove marked it removed; it is reinserted below
@@ -911,9 +987,10 @@ func (db *DB) ForEach(fn func(key string, e *Entry) bool) {
 func (db *DB) ForEachVolatile(fn func(key string, e *Entry, expireAt int64) bool) {
 	db.expires.rangeEntries(func(x *dictEntry) bool {
 		var e *Entry
-		if de := db.dict.findS(hashString(x.key), x.key); de != nil {
+		key := expEnt(x).node.key()
+		if de := db.dict.findS(hashString(key), key); de != nil {
 			e = nodeEntry(de)
 		}
-		return fn(x.key, e, expEnt(x).at)
+		return fn(key, e, expEnt(x).at)
 	})
 }

@@ -25,14 +25,14 @@ func hashBytes(b []byte) uint64  { return maphash.Bytes(seed, b) }
 func hashString(s string) uint64 { return maphash.String(seed, s) }
 
 // dictEntry is one element of a Dict: a chain link of a bucket. It is the
-// first field of the element's node, which holds the value: a keyNode (the
-// Entry itself) in a database's main dict (Dict.nodes), an expireEntry (the
-// expire time) in a database's expires index (Dict.expires), a refEntry (a
-// pointer to the Entry) in any other Dict. A removed entry is not live
-// (Dict.live); its next pointer is left intact so that an iteration
+// first field of the element's node, which holds the key and the value: a
+// keyNode (the Entry itself) in a database's main dict (Dict.nodes), an
+// expireEntry (the expire time and the key's node) in a database's expires
+// index (Dict.expires), a refEntry (the key and a pointer to the Entry) in
+// any other Dict; Dict.keyOf reads the key of each. A removed entry is not
+// live (Dict.live); its next pointer is left intact so that an iteration
 // standing on it (with rehashing paused) can carry on down the chain.
 type dictEntry struct {
-	key  string
 	next *dictEntry
 }
 
@@ -40,6 +40,7 @@ type dictEntry struct {
 // expires index: Dicts built with Set.
 type refEntry struct {
 	dictEntry
+	key string
 	val *Entry
 }
 
@@ -48,21 +49,36 @@ func ref(de *dictEntry) *refEntry { return (*refEntry)(unsafe.Pointer(de)) }
 
 // newRef returns a refEntry for key and val, as its dictEntry.
 func newRef(key string, val *Entry) *dictEntry {
-	return &(&refEntry{dictEntry: dictEntry{key: key}, val: val}).dictEntry
+	return &(&refEntry{key: key, val: val}).dictEntry
 }
 
 // expireEntry is the element of a database's expires index (db->expires):
-// the key (the same string as the main dict's) and its absolute expire time
-// in unix milliseconds, as Redis keeps the time in the expires dictEntry's
-// value. 32 bytes, the size of a refEntry: the main dict's Entry, which
-// would need a pointer more, is found by looking the key up.
+// the key's node in the main dict, whose key it is, and the key's absolute
+// expire time in unix milliseconds, as Redis keeps the time in the expires
+// dictEntry's value and shares the key's sds with the main dict. 24 bytes,
+// the size of Redis's dictEntry.
 type expireEntry struct {
 	dictEntry
-	at int64 // > 0; 0 once removed
+	node *keyNode
+	at   int64 // > 0; 0 once removed
 }
 
 // expEnt is de's expireEntry; de must belong to an expires index.
 func expEnt(de *dictEntry) *expireEntry { return (*expireEntry)(unsafe.Pointer(de)) }
+
+// nodeKey is the key of de, an element of a main dict (Dict.nodes).
+func nodeKey(de *dictEntry) string { return (*keyNode)(unsafe.Pointer(de)).key() }
+
+// keyOf is de's key.
+func (d *Dict) keyOf(de *dictEntry) string {
+	if d.nodes {
+		return nodeKey(de)
+	}
+	if d.expires {
+		return expEnt(de).node.key()
+	}
+	return ref(de).key
+}
 
 // nodeEntry is the Entry of the keyNode de, nil if it was removed; de must
 // belong to a main dict (Dict.nodes).
@@ -228,7 +244,7 @@ func (d *Dict) Rehash(n int) bool {
 		mask := uint64(len(d.ht[1]) - 1)
 		for de := d.ht[0][d.rehashIdx]; de != nil; {
 			next := de.next
-			i := hashString(de.key) & mask
+			i := hashString(d.keyOf(de)) & mask
 			de.next = d.ht[1][i]
 			d.ht[1][i] = de
 			d.used[0]--
@@ -282,7 +298,7 @@ func (d *Dict) findB(h uint64, key []byte) *dictEntry {
 	for t := 0; t < 2; t++ {
 		tbl := d.ht[t]
 		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
-			if de.key == string(key) {
+			if d.keyOf(de) == string(key) {
 				return de
 			}
 		}
@@ -304,7 +320,30 @@ func (d *Dict) findS(h uint64, key string) *dictEntry {
 	for t := 0; t < 2; t++ {
 		tbl := d.ht[t]
 		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
-			if de.key == key {
+			if d.keyOf(de) == key {
+				return de
+			}
+		}
+		if !d.IsRehashing() {
+			break
+		}
+	}
+	return nil
+}
+
+// findNode is findS in an expires index for the key whose main-dict node
+// is n (hash h): it compares nodes, not keys.
+func (d *Dict) findNode(h uint64, n *keyNode) *dictEntry {
+	if d.Len() == 0 {
+		return nil
+	}
+	if d.IsRehashing() {
+		d.rehashStep()
+	}
+	for t := 0; t < 2; t++ {
+		tbl := d.ht[t]
+		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
+			if expEnt(de).node == n {
 				return de
 			}
 		}
@@ -445,7 +484,7 @@ func (d *Dict) DeleteString(key string) *Entry {
 func (d *Dict) Scan(cursor uint64, fn func(key string, val *Entry)) uint64 {
 	return d.scan(cursor, func(de *dictEntry) {
 		if v := d.val(de); v != nil {
-			fn(de.key, v)
+			fn(d.keyOf(de), v)
 		}
 	})
 }
@@ -499,7 +538,7 @@ func (d *Dict) scan(v uint64, fn func(de *dictEntry)) uint64 {
 // not yet reached are skipped) and insert (new entries may or may not be
 // visited).
 func (d *Dict) Range(fn func(key string, val *Entry) bool) {
-	d.rangeEntries(func(de *dictEntry) bool { return fn(de.key, d.val(de)) })
+	d.rangeEntries(func(de *dictEntry) bool { return fn(d.keyOf(de), d.val(de)) })
 }
 
 func (d *Dict) rangeEntries(fn func(de *dictEntry) bool) {
@@ -633,7 +672,7 @@ func (d *Dict) RandomKey(rng *rand.Rand) (string, *Entry, bool) {
 	if de == nil {
 		return "", nil, false
 	}
-	return de.key, d.val(de), true
+	return d.keyOf(de), d.val(de), true
 }
 
 // fairRandomEntry is dictGetFairRandomKey: sample a few buckets' entries
@@ -654,7 +693,7 @@ func (d *Dict) FairRandomKey(rng *rand.Rand) (string, *Entry, bool) {
 	if de == nil {
 		return "", nil, false
 	}
-	return de.key, d.val(de), true
+	return d.keyOf(de), d.val(de), true
 }
 
 // SomeKeys is dictGetSomeKeys: it calls fn for up to count sampled entries
@@ -671,7 +710,7 @@ func (d *Dict) SomeKeys(rng *rand.Rand, count int, fn func(key string, val *Entr
 	}
 	n := d.someEntries(rng, buf[:count])
 	for _, de := range buf[:n] {
-		fn(de.key, d.val(de))
+		fn(d.keyOf(de), d.val(de))
 	}
 	return n
 }
@@ -694,13 +733,13 @@ func (db *DB) Prefetch(keys [][]byte) {
 	var lens [32]int
 	for i := 0; i < n; i++ {
 		if de := des[i]; de != nil {
-			lens[i] = len(de.key)
+			lens[i] = len(nodeKey(de))
 		}
 	}
 	var sink byte
 	for i := 0; i < n; i++ {
 		if lens[i] > 0 {
-			sink += des[i].key[0]
+			sink += nodeKey(des[i])[0]
 		}
 	}
 	prefetchSink.Store(uint32(sink)) // snapshot.go

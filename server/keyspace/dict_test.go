@@ -29,10 +29,10 @@ func checkDict(t *testing.T, d *Dict) {
 			}
 			for ; de != nil; de = de.next {
 				if !d.live(de) {
-					t.Fatalf("removed entry %q still linked", de.key)
+					t.Fatalf("removed entry %q still linked", d.keyOf(de))
 				}
-				if got := hashString(de.key) & uint64(len(tbl)-1); got != uint64(b) {
-					t.Fatalf("key %q in bucket %d of table %d, hashes to %d", de.key, b, i, got)
+				if got := hashString(d.keyOf(de)) & uint64(len(tbl)-1); got != uint64(b) {
+					t.Fatalf("key %q in bucket %d of table %d, hashes to %d", d.keyOf(de), b, i, got)
 				}
 				n++
 			}

@@ -87,7 +87,7 @@ func (ks *Keyspace) Settle() {
 			continue // removed since
 		}
 		e.flags &^= acctDirtyFlag
-		n := acctBytes(entryBytes(r.de.key, e))
+		n := acctBytes(entryBytes(nodeKey(r.de), e))
 		r.db.used += uint64(n) - uint64(e.acct)
 		e.acct = n
 	}
@@ -228,7 +228,7 @@ func (ev *Evictor) populate(dbid int, db *DB, d *Dict, now int64, rng *rand.Rand
 	}
 	n := d.someEntries(rng, buf[:samples])
 	for _, de := range buf[:n] {
-		key := de.key
+		key := d.keyOf(de)
 		var e *Entry
 		var at int64
 		if d.expires {

@@ -178,8 +178,9 @@ func (db *DB) activeExpireLoop(now int64, keysPerLoop int) (expired, sampled int
 				if at := expEnt(x).at; at != 0 {
 					ttl := at - now
 					if now > at {
-						h := hashString(x.key)
-						if de := db.dict.findS(h, x.key); de != nil {
+						key := expEnt(x).node.key()
+						h := hashString(key)
+						if de := db.dict.findS(h, key); de != nil {
 							db.expire(h, de)
 						} else {
 							ex.remove(h, x) // cannot happen: index out of sync

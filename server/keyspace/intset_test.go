@@ -49,8 +49,8 @@ func TestIntsetAgainstMap(t *testing.T) {
 		if inline {
 			key = strings.Repeat("k", int(seed%4)*20+int(seed%7))
 			node, s = newIntsetNode([]byte(key), NewIntSet().isBytes())
-			if s.isInlineCap() < minInlineIntset || node.key != key {
-				t.Fatalf("seed %d: inline room %d, key %q", seed, s.isInlineCap(), node.key)
+			if s.isInlineCap() < minInlineIntset || node.key() != key {
+				t.Fatalf("seed %d: inline room %d, key %q", seed, s.isInlineCap(), node.key())
 			}
 		}
 		ref := map[int64]bool{}
@@ -125,8 +125,8 @@ func TestIntsetAgainstMap(t *testing.T) {
 				t.Fatalf("seed %d step %d: bytes %x, want %x", seed, step, blob, refIntsetBlob(want, width))
 			}
 			if inline {
-				if node.key != key {
-					t.Fatalf("seed %d step %d: node key %q, want %q", seed, step, node.key, key)
+				if node.key() != key {
+					t.Fatalf("seed %d step %d: node key %q, want %q", seed, step, node.key(), key)
 				}
 				if c := s.isInlineCap(); c != 0 && (c < len(s.isBytes()) || s.p != unsafe.Pointer(&(*setNode[[96 - setNodeSize]byte])(unsafe.Pointer(node)).room)) {
 					t.Fatalf("seed %d step %d: inline intset of %d bytes, room %d", seed, step, len(s.isBytes()), c)

@@ -210,8 +210,8 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 	if s, ok := val.(*String); ok && s.Kind() != StringSized {
 		// The node SET would make: one allocation for the key and a
 		// small string (the decoded value is dropped).
-		if sn := newInlineStringNode(key, s.Bytes(), s.Kind()); sn != nil {
-			e = db.insertNode(h, &sn.keyNode, &sn.str, now)
+		if n, str := newInlineStringNode(key, s.Bytes(), s.Kind()); n != nil {
+			e = db.insertNode(h, n, str, now)
 		}
 	}
 	if e == nil {
@@ -220,13 +220,10 @@ func (db *DB) LoadAdd(key []byte, val Value, expireAt, now int64) (*Entry, bool)
 		}
 	}
 	if e == nil {
-		n := &keyNode{}
-		n.key = string(key)
-		e = db.insertNode(h, n, val, now)
+		e = db.insertNode(h, newKeyStrNode(string(key)), val, now)
 	}
 	if expireAt != 0 {
-		k := entryNode(e).key
-		db.expires.insert(h, &(&expireEntry{dictEntry: dictEntry{key: k}, at: max(expireAt, 1)}).dictEntry)
+		db.expires.insert(h, &(&expireEntry{node: entryNode(e), at: max(expireAt, 1)}).dictEntry)
 		e.flags |= expireFlag
 	}
 	return e, true

@@ -227,7 +227,7 @@ func (s *Snapshot) Step(dst []Item, n int) ([]Item, bool) {
 		} else if d.Len() > 0 {
 			sc.cursor = d.scan(sc.cursor, func(de *dictEntry) {
 				if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
-					dst = append(dst, itemOf(sc.origin, de.key, e, sc.expires()))
+					dst = append(dst, itemOf(sc.origin, nodeKey(de), e, sc.expires()))
 					e.snapEpoch = s.epoch
 					e.flags |= snapSharedFlag
 				}
@@ -293,7 +293,7 @@ func (s *Snapshot) emit(dst []Item, heads []*dictEntry, sc *dbScan) ([]Item, int
 	for _, de := range heads {
 		for ; de != nil; de = de.next {
 			if e := nodeEntry(de); e != nil && e.snapEpoch != s.epoch {
-				dst = append(dst, itemOf(sc.origin, de.key, e, sc.expires()))
+				dst = append(dst, itemOf(sc.origin, nodeKey(de), e, sc.expires()))
 				e.snapEpoch = s.epoch
 				e.flags |= snapSharedFlag
 				got++

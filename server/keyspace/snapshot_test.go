@@ -64,10 +64,13 @@ func (w *snapWriter) step() {
 	switch op := w.rng.IntN(100); {
 	case op < 25:
 		w.sets++
-		if w.rng.IntN(2) == 0 {
+		switch w.rng.IntN(3) {
+		case 0:
 			db.Set(key, NewString(w.value(), StringAuto), w.now)
-		} else {
+		case 1:
 			db.SetKeepTTL(key, NewString(w.value(), StringAuto), w.now)
+		default: // a new key's node holds its key's and value's bytes
+			db.SetString(key, w.value(), StringAuto, w.now, w.rng.IntN(2) == 0)
 		}
 	case op < 35:
 		db.Delete(key)

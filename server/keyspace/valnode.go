@@ -5,8 +5,9 @@ import "unsafe"
 // Key nodes holding an aggregate's header and the key's bytes.
 //
 // A key created by SADD, HSET, ZADD or RPUSH was three objects besides the
-// value's own buffers: the key node (dict link and Entry, 48 bytes), the
-// key's string (16 for `hash:12345`) and the value's header (16 to 64).
+// value's own buffers: the key node (dict link, Entry and key string, 48
+// bytes: a keyStrNode), the key's string (16 for `hash:12345`) and the
+// value's header (16 to 64).
 // SetNew puts all three in one allocation, rounded to a Go size class: the
 // same bytes or fewer, one allocation instead of three, and, what matters
 // most for RSS, no small long-lived objects left among the short-lived
@@ -16,10 +17,10 @@ import "unsafe"
 // half used: 6-14 MB of the 200 k-small-values shapes of
 // scripts/rss-after-pipe.sh were such holes).
 
-// valNode is a keyNode followed by a value header V and room A for the
-// key's bytes.
+// valNode is a keyStrNode (its key string pointing into room) followed by
+// a value header V and room A for the key's bytes.
 type valNode[V, A any] struct {
-	keyNode
+	keyStrNode
 	v    V
 	room A
 }
@@ -41,7 +42,7 @@ func embedNode[V, A any](key []byte, v *V) (*keyNode, *V) {
 // embedFor returns a node holding a copy of *v and room for key (the node's
 // key set to its copy of key), or nil when key is longer than
 // maxEmbedKey. The headers (16, 32 or 64 bytes; the 8-byte Set has
-// embedSetFor) after the 48-byte keyNode are multiples of 16, so rooms of
+// embedSetFor) after the 48-byte keyStrNode are multiples of 16, so rooms of
 // 16k bytes keep the node on a size class up to 256 bytes.
 func embedFor[V any](key []byte, v *V) (*keyNode, *V) {
 	switch k := len(key); {
@@ -98,8 +99,8 @@ func (db *DB) SetNew(key []byte, val Value, now int64) (*Entry, Value) {
 		if db.dict.findB(h, key) == nil {
 			if s, ok := val.(*String); ok {
 				if s.Kind() != StringSized {
-					if sn := newInlineStringNode(key, s.Bytes(), s.Kind()); sn != nil {
-						return db.insertNode(h, &sn.keyNode, &sn.str, now), &sn.str
+					if n, str := newInlineStringNode(key, s.Bytes(), s.Kind()); n != nil {
+						return db.insertNode(h, n, str, now), str
 					}
 				}
 			} else if n, nv := embedNew(key, val); n != nil {
@@ -140,10 +141,10 @@ func embedNew(key []byte, val Value) (*keyNode, Value) {
 	return nil, nil
 }
 
-// setNode is a keyNode, a Set header and room A, which holds an inline
+// setNode is a keyStrNode, a Set header and room A, which holds an inline
 // intset (intset.go) followed by the key's bytes at its end.
 type setNode[A any] struct {
-	keyNode
+	keyStrNode
 	v    Set
 	room A
 }
@@ -173,7 +174,7 @@ func newSetNode[A any](key, is []byte) (*keyNode, *Set) {
 
 // setNodeSize is the size of a setNode without room; the rooms fill it up
 // to Go's size classes.
-const setNodeSize = unsafe.Sizeof(keyNode{}) + unsafe.Sizeof(Set{})
+const setNodeSize = unsafe.Sizeof(keyStrNode{}) + unsafe.Sizeof(Set{})
 
 // newIntsetNode returns a node holding key and an inline copy of the
 // intset is (its bytes in use) with room to grow, or nil when they need

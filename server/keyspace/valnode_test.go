@@ -77,8 +77,8 @@ func TestSetNew(t *testing.T) {
 				}
 			}
 			got := db.Lookup([]byte(key), 2000)
-			if got != e || entryNode(got).key != key {
-				t.Fatalf("key of %d bytes: Lookup %p (key %q), want %p", len(key), got, entryNode(got).key, e)
+			if got != e || entryNode(got).key() != key {
+				t.Fatalf("key of %d bytes: Lookup %p (key %q), want %p", len(key), got, entryNode(got).key(), e)
 			}
 			d := v.Dup()
 			if d.Size(0) != v.Size(0) || d.Encoding() != v.Encoding() {
@@ -180,7 +180,7 @@ func TestSetNewInlineIntset(t *testing.T) {
 		if d.isInlineCap() != 0 || string(d.IntsetBlob()) != string(refIntsetBlob(want, 4)) {
 			t.Fatalf("%d members: Dup %x", i+1, d.isBytes())
 		}
-		if entryNode(db.Lookup(key, 2000)).key != string(key) {
+		if entryNode(db.Lookup(key, 2000)).key() != string(key) {
 			t.Fatal("key bytes changed")
 		}
 		if err := db.Check(); err != nil {
