@@ -792,7 +792,7 @@ func (d *Dict) peekB(h uint64, key []byte) *dictEntry {
 	for t := 0; t < 2; t++ {
 		tbl := d.ht[t]
 		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
-			if de.key == string(key) {
+			if d.keyOf(de) == string(key) {
 				return de
 			}
 		}
