@@ -420,6 +420,11 @@ func (s *Server) handleClientsBlockedOnKeys() {
 		b.ready = nil
 		for _, dk := range ready {
 			delete(b.readySet, dk)
+			// updateCachedTime per ready key, as blocked.c: a key the
+			// command left with a TTL that has passed meanwhile (EXEC with
+			// PEXPIRE then DEBUG SLEEP) is expired, and its waiters stay
+			// blocked.
+			s.setNow()
 			waiters := append([]*blockState(nil), b.keys[dk]...)
 			for _, bs := range waiters {
 				if bs.c.blocked != bs {

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"bufio"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
+)
+
+// TestBlockedKeyExpiredByServeTime is list.tcl's "MULTI + LPUSH + EXPIRE +
+// DEBUG SLEEP on blocked client, key already expired", on Vigil and on
+// redis-server 7.0.15: EXEC pushes to the key a client waits on and gives
+// it a TTL that has passed when EXEC ends; the key is expired when the
+// waiter would be served (blocked.c reads the time again for each ready
+// key), so the client stays blocked and CLIENT UNBLOCK ends it with a
+// null reply. Vigil served it the pushed element (the time of the EXEC's
+// start).
+func TestBlockedKeyExpiredByServeTime(t *testing.T) {
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--enable-debug-command", "yes"}})
+	l := startLive(t, "--enable-debug-command", "yes")
+	dialRedis := func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+	redis := blockedExpiredScenario(t, dialRedis)
+	vigil := blockedExpiredScenario(t, func() *rconn { return l.dial(t) })
+	want := []string{"+OK", "+OK", "+OK", "+QUEUED", "+QUEUED", "+QUEUED", "[(integer) 1, (integer) 1, +OK]", "blocked", "(integer) 1", "(nil)"}
+	if len(redis) != len(want) || len(vigil) != len(want) {
+		t.Fatalf("replies: redis %q, vigil %q", redis, vigil)
+	}
+	for i := range want {
+		if redis[i] != want[i] {
+			t.Errorf("redis step %d: %s, want %s", i, redis[i], want[i])
+		}
+		if vigil[i] != redis[i] {
+			t.Errorf("step %d: vigil %s, redis %s", i, vigil[i], redis[i])
+		}
+	}
+}
+
+// blockedExpiredScenario runs the case on a server and returns its replies
+// ("blocked" when CLIENT LIST shows the waiter's b flag; U on a unix socket follows it).
+func blockedExpiredScenario(t *testing.T, dial func() *rconn) []string {
+	t.Helper()
+	r, rd := dial(), dial()
+	var out []string
+	out = append(out, r.do("FLUSHALL"), r.do("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
+	t.Cleanup(func() { r.do("DEBUG", "SET-ACTIVE-EXPIRE", "1") })
+	id := rd.id()
+	rd.send("BRPOP", "k", "0")
+	flagB := regexp.MustCompile(` flags=b`)
+	if !testutil.PollUntil(5*time.Second, func() bool { return flagB.MatchString(r.do("CLIENT", "LIST", "ID", id)) }) {
+		t.Fatalf("BRPOP did not block: %s", r.do("CLIENT", "LIST"))
+	}
+	out = append(out, r.do("MULTI"), r.do("RPUSH", "k", "hello"), r.do("PEXPIRE", "k", "100"), r.do("DEBUG", "SLEEP", "0.2"))
+	out = append(out, r.do("EXEC"))
+	list := r.do("CLIENT", "LIST", "ID", id)
+	if flagB.MatchString(list) {
+		list = "blocked"
+	}
+	out = append(out, list, r.do("CLIENT", "UNBLOCK", id), rd.read())
+	return out
+}
