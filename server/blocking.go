@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // Blocking commands: the registry of clients blocked on keys (BLPOP, BLMOVE,
@@ -397,6 +398,24 @@ func (s *Server) signalDBAsReady(db int) {
 	for dk := range s.blocking.keys {
 		if dk.db == db {
 			s.signalKeyAsReady(db, []byte(dk.key))
+		}
+	}
+}
+
+// signalDeletedStreams signals the waited keys of db that hold a stream,
+// before db is emptied (FLUSHALL, FLUSHDB, DEBUG RELOAD):
+// scanDatabaseForDeletedStreams with no replacement, called from 7.0.15's
+// signalFlushedDb, so that XREADGROUP waiters get "-UNBLOCKED the stream
+// key no longer exists" instead of waiting on.
+func (s *Server) signalDeletedStreams(db int) {
+	for dk := range s.blocking.keys {
+		if dk.db != db {
+			continue
+		}
+		if e := s.ks.DBs[db].Peek([]byte(dk.key)); e != nil {
+			if _, ok := e.Value().(*keyspace.Stream); ok {
+				s.signalKeyAsReady(db, []byte(dk.key))
+			}
 		}
 	}
 }

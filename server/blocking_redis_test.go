@@ -65,3 +65,62 @@ func blockedExpiredScenario(t *testing.T, dial func() *rconn) []string {
 	out = append(out, list, r.do("CLIENT", "UNBLOCK", id), rd.read())
 	return out
 }
+
+// TestFlushUnblocksXReadGroup is stream-cgroups.tcl's "Blocking
+// XREADGROUP: flushed DB", on Vigil and redis-server 7.0.15: FLUSHALL
+// and FLUSHDB signal the waited stream keys they delete
+// (signalFlushedDb's scanDatabaseForDeletedStreams), and a blocked
+// XREADGROUP gets "-UNBLOCKED the stream key no longer exists". Vigil's
+// waiter stayed blocked. A BLPOP waiter on a flushed list stays blocked on
+// both.
+func TestFlushUnblocksXReadGroup(t *testing.T) {
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{})
+	l := startLive(t)
+	dialRedis := func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+	for _, flush := range [][]string{{"FLUSHALL"}, {"FLUSHDB"}, {"FLUSHALL", "ASYNC"}} {
+		redis := flushXReadGroupScenario(t, dialRedis, flush)
+		vigil := flushXReadGroupScenario(t, func() *rconn { return l.dial(t) }, flush)
+		want := []string{"+OK", "+OK", "-UNBLOCKED the stream key no longer exists", "blocked", "(integer) 1", "(nil)"}
+		if len(redis) != len(want) || len(vigil) != len(want) {
+			t.Fatalf("%s: replies: redis %q, vigil %q", flush, redis, vigil)
+		}
+		for i := range want {
+			if redis[i] != want[i] {
+				t.Errorf("%s: redis step %d: %s, want %s", flush, i, redis[i], want[i])
+			}
+			if vigil[i] != redis[i] {
+				t.Errorf("%s: step %d: vigil %s, redis %s", flush, i, vigil[i], redis[i])
+			}
+		}
+	}
+}
+
+var twoBlocked = regexp.MustCompile(`blocked_clients:2[^0-9]`)
+
+func flushXReadGroupScenario(t *testing.T, dial func() *rconn, flush []string) []string {
+	t.Helper()
+	r, rd, bl := dial(), dial(), dial()
+	r.do("DEL", "mystream", "mylist")
+	r.do("XADD", "mystream", "666", "f", "v")
+	r.do("RPUSH", "mylist", "x")
+	var out []string
+	out = append(out, r.do("XGROUP", "CREATE", "mystream", "mygroup", "$"))
+	idBL := bl.id()
+	rd.send("XREADGROUP", "GROUP", "mygroup", "Alice", "BLOCK", "0", "STREAMS", "mystream", ">")
+	bl.send("BLMOVE", "nolist", "mylist", "LEFT", "LEFT", "0")
+	if !testutil.PollUntil(5*time.Second, func() bool { return twoBlocked.MatchString(r.do("INFO", "clients")) }) {
+		t.Fatalf("the clients did not block: %s", r.do("CLIENT", "LIST"))
+	}
+	out = append(out, r.do(flush...), rd.read())
+	list := r.do("CLIENT", "LIST", "ID", idBL)
+	if regexp.MustCompile(` flags=b`).MatchString(list) {
+		list = "blocked"
+	}
+	out = append(out, list, r.do("CLIENT", "UNBLOCK", idBL), bl.read())
+	return out
+}
