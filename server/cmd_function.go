@@ -314,6 +314,11 @@ func (x *fnCtx) join(src *fnCtx, replace bool) string {
 // fcallGeneric is fcallCommandGeneric.
 func fcallGeneric(c *Client, args [][]byte, ro bool) {
 	s := c.srv
+	// fcallCommandGeneric feeds the monitors first (FCALL is
+	// CMD_SKIP_MONITOR): the function's commands follow it.
+	if len(s.monitors) > 0 {
+		s.feedMonitors(c, args)
+	}
 	fe := s.functions()
 	f := fe.cur.funcs[string(args[1])]
 	if f == nil {

@@ -153,6 +153,11 @@ func init() {
 // evalGeneric is evalGenericCommand.
 func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	s := c.srv
+	// evalCommand feeds the monitors itself (EVAL is CMD_SKIP_MONITOR),
+	// first, so that the script's commands follow it.
+	if len(s.monitors) > 0 {
+		s.feedMonitors(c, args)
+	}
 	numkeys, ok := parseInt(args[2])
 	if !ok {
 		c.w.Error(ErrNotInteger)
