@@ -282,6 +282,24 @@ func isWriteCommand(c *Client, cmd *Command) bool {
 	return false
 }
 
+// isDenyStaleCommand is processCommand's is_denystale_command: a command
+// not flagged stale, or an EXEC whose queue holds one (mstate's
+// cmd_inv_flags), so that a transaction of reads queued before the link
+// to the master went down is refused with -EXECABORT ... MASTERDOWN.
+func isDenyStaleCommand(c *Client, cmd *Command) bool {
+	if !cmd.Has(FlagStale) {
+		return true
+	}
+	if cmd.FullName() == "exec" && c.multi != nil {
+		for _, q := range c.multi.cmds {
+			if !q.cmd.Has(FlagStale) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // runsInMulti reports the commands that run at once inside MULTI instead
 // of being queued (processCommand's list: EXEC, DISCARD, MULTI, WATCH, QUIT,
 // RESET). Commands flagged no_multi (SHUTDOWN, SAVE...) are refused there.
