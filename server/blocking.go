@@ -87,6 +87,13 @@ type blockState struct {
 	serve    ServeFunc
 	timedOut func(c *Client) // nil: a null array
 
+	// The blocked command's arguments (a copy; nil when the command
+	// skips the slowlog) and the duration of its call, for the slowlog
+	// entry written when it is served or unblocked by CLIENT UNBLOCK
+	// (updateStatsOnUnblock).
+	args [][]byte
+	dur  time.Duration
+
 	reploff     int64 // blockAcks: the offset to be acknowledged
 	numreplicas int64 // blockAcks: how many replicas must acknowledge it
 
@@ -354,6 +361,11 @@ func (s *Server) unblockByCommand(c *Client, withError bool) bool {
 		s.replyBlockTimedOut(bs)
 	}
 	s.cmdStats(bs.cmd).failed++
+	if bs.args != nil {
+		// updateStatsOnUnblock, after unblockClient has reset the
+		// client: 7.0.15 logs the entry with no arguments.
+		s.slowlog.maybeAdd(s, c, [][]byte{}, bs.dur)
+	}
 	s.unblock(bs, false)
 	return true
 }
@@ -480,6 +492,9 @@ func (s *Server) serveBlocked(bs *blockState, key string) bool {
 	}
 	st := s.cmdStats(bs.cmd)
 	st.usec += time.Since(start).Microseconds()
+	if bs.args != nil {
+		s.slowlog.maybeAdd(s, c, bs.args, bs.dur+time.Since(start))
+	}
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		st.failed++
 		s.countError(c.w.B[mark:])

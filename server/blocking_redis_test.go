@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,90 @@ func flushXReadGroupScenario(t *testing.T, dial func() *rconn, flush []string) [
 		list = "blocked"
 	}
 	out = append(out, list, r.do("CLIENT", "UNBLOCK", idBL), bl.read())
+	return out
+}
+
+// TestSlowlogBlockedVsRedis is slowlog.tcl's "blocked BLPOP" case on Vigil
+// and redis-server 7.0.15: a command that blocks is left out of the
+// slowlog when it blocks (call() skips CLIENT_BLOCKED) and logged when
+// served, with its own arguments and client (updateStatsOnUnblock); one
+// unblocked by CLIENT UNBLOCK is logged with no arguments (7.0.15 logs it
+// after unblockClient reset the client); one that times out is not
+// logged. Vigil logged each when it blocked. Entries are compared by
+// their arguments and client name.
+func TestSlowlogBlockedVsRedis(t *testing.T) {
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{})
+	l := startLive(t)
+	dialRedis := func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+	redis := slowlogBlockedScenario(t, dialRedis, func() {})
+	// Vigil's test server runs on a fake clock: BLPOP's timeout passes
+	// when the clock is moved.
+	vigil := slowlogBlockedScenario(t, func() *rconn { return l.dial(t) }, func() {
+		testutil.PollUntil(5*time.Second, func() bool {
+			return regexp.MustCompile(`blocked_clients:3[^0-9]`).MatchString(l.dial(t).do("INFO", "clients"))
+		})
+		l.clk.Advance(20 * time.Millisecond)
+	})
+	want := []string{
+		`["CLIENT", "UNBLOCK", "<id>", "error"] ""`,
+		`[] ""`,
+		`["blpop", "l", "0"] "blk"`,
+		`["lpush", "l", "foo"] ""`,
+		`["multi"] ""`,
+		`["slowlog", "reset"] ""`,
+	}
+	if len(redis) != len(want) || len(vigil) != len(want) {
+		t.Fatalf("entries:\nredis %q\nvigil %q", redis, vigil)
+	}
+	for i := range want {
+		if redis[i] != want[i] {
+			t.Errorf("redis entry %d: %s, want %s", i, redis[i], want[i])
+		}
+		if vigil[i] != redis[i] {
+			t.Errorf("entry %d: vigil %s, redis %s", i, vigil[i], redis[i])
+		}
+	}
+}
+
+var slowEntryRE = regexp.MustCompile(`\[\(integer\) \d+, \(integer\) \d+, \(integer\) \d+, (\[[^\]]*\]), "[^"]*", ("[^"]*")\]`)
+
+func slowlogBlockedScenario(t *testing.T, dial func() *rconn, timeout func()) []string {
+	t.Helper()
+	r, b, b2, b3 := dial(), dial(), dial(), dial()
+	r.do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+	t.Cleanup(func() { r.do("CONFIG", "SET", "slowlog-log-slower-than", "10000") })
+	r.do("DEL", "l", "l2", "l3")
+	b.do("CLIENT", "SETNAME", "blk")
+	id2 := b2.id()
+	b.send("blpop", "l", "0")
+	b2.send("blpop", "l2", "0")
+	if !testutil.PollUntil(5*time.Second, func() bool { return twoBlocked.MatchString(r.do("INFO", "clients")) }) {
+		t.Fatalf("the clients did not block: %s", r.do("CLIENT", "LIST"))
+	}
+	b3.send("blpop", "l3", "0.01")
+	timeout()
+	if got := b3.read(); got != "(nil)" {
+		t.Fatalf("BLPOP with a timeout: %s", got)
+	}
+	r.do("slowlog", "reset")
+	r.do("multi")
+	r.do("lpush", "l", "foo")
+	r.do("exec")
+	if got := b.read(); got != `["l", "foo"]` {
+		t.Fatalf("BLPOP served: %s", got)
+	}
+	r.do("CLIENT", "UNBLOCK", id2, "error")
+	if got := b2.read(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK" {
+		t.Fatalf("BLPOP unblocked: %s", got)
+	}
+	var out []string
+	for _, m := range slowEntryRE.FindAllStringSubmatch(r.do("SLOWLOG", "GET"), -1) {
+		out = append(out, strings.Replace(m[1], `"`+id2+`"`, `"<id>"`, 1)+" "+m[2])
+	}
 	return out
 }

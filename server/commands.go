@@ -401,7 +401,15 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	c.errCounted = false
 	s.stats.commands++
 	c.lastCmd = cmd.FullName()
-	if !cmd.Has(FlagSkipSlowlog) {
+	if bs := c.blocked; bs != nil && !bs.syncAck {
+		// call() leaves a blocked command out of the slowlog: it is
+		// logged when served or unblocked by CLIENT UNBLOCK
+		// (updateStatsOnUnblock, blocking.go), with this duration.
+		bs.dur = dur
+		if !cmd.Has(FlagSkipSlowlog) {
+			bs.args = copyArgs(args)
+		}
+	} else if !cmd.Has(FlagSkipSlowlog) {
 		s.slowlog.maybeAdd(s, c, args, dur)
 	}
 	if len(s.monitors) > 0 && !cmd.Has(FlagSkipMonitor|FlagAdmin) {
