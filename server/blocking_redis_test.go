@@ -210,3 +210,40 @@ func slowlogBlockedScenario(t *testing.T, dial func() *rconn, timeout func()) []
 	}
 	return out
 }
+
+// TestPauseWriteScriptsVsRedis is pause.tcl's "Test scripts are blocked by
+// pause RO" on Vigil and redis-server 7.0.15: EVAL, EVALSHA and FCALL
+// may replicate (CMD_MAY_REPLICATE, hidden from COMMAND INFO), so CLIENT
+// PAUSE WRITE postpones a script without a shebang or one with a shebang
+// that does not declare no-writes; EVAL_RO and a no-writes script run.
+// Vigil ran them all.
+func TestPauseWriteScriptsVsRedis(t *testing.T) {
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{})
+	l := startLive(t)
+	dialRedis := func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+	for name, dial := range map[string]func() *rconn{"redis": dialRedis, "vigil": func() *rconn { return l.dial(t) }} {
+		c, rd, rd2 := dial(), dial(), dial()
+		if got := c.do("CLIENT", "PAUSE", "60000", "WRITE"); got != "+OK" {
+			t.Fatalf("%s: CLIENT PAUSE: %s", name, got)
+		}
+		rd.send("EVAL", "return 1", "0")
+		rd2.send("EVAL", "#!lua\nreturn 1", "0")
+		if !testutil.PollUntil(5*time.Second, func() bool { return twoBlocked.MatchString(c.do("INFO", "clients")) }) {
+			t.Fatalf("%s: the scripts were not postponed: %s", name, c.do("INFO", "clients"))
+		}
+		for _, cmd := range [][]string{{"EVAL", "#!lua flags=no-writes\nreturn 2", "0"}, {"EVAL_RO", "return 2", "0"}} {
+			if got := c.do(cmd...); got != "(integer) 2" {
+				t.Errorf("%s: %q while paused: %s", name, cmd, got)
+			}
+		}
+		c.do("CLIENT", "UNPAUSE")
+		if a, b := rd.read(), rd2.read(); a != "(integer) 1" || b != "(integer) 1" {
+			t.Errorf("%s: postponed scripts answered %s, %s", name, a, b)
+		}
+	}
+}

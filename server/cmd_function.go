@@ -19,7 +19,7 @@ func init() {
 	scripting := []string{"slow", "scripting"}
 	writing := []string{"write", "slow", "scripting"}
 	register(
-		&Command{Name: "fcall", Arity: -3, Flags: scr, ACL: scripting, Handler: func(c *Client, a [][]byte) { fcallGeneric(c, a, false) }},
+		&Command{Name: "fcall", Arity: -3, Flags: scr | FlagMayReplicate, ACL: scripting, Handler: func(c *Client, a [][]byte) { fcallGeneric(c, a, false) }},
 		&Command{Name: "fcall_ro", Arity: -3, Flags: scr | FlagReadonly, ACL: scripting, Handler: func(c *Client, a [][]byte) { fcallGeneric(c, a, true) }},
 		&Command{Name: "function", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
 			{Name: "delete", Arity: 3, Flags: FlagWrite | FlagNoScript, ACL: writing, Handler: cmdFunctionDelete},

@@ -222,7 +222,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.queueMulti(c, chk, args)
 		return
 	}
-	if pc := s.pausedCmd(c, cmd); c.busyRun == nil && s.pause.blocks(c, pc, s.now) {
+	if pc := s.pausedCmd(c, chk); c.busyRun == nil && s.pause.blocks(c, pc, s.now) {
 		for s.pause.blocks(c, pc, s.now) {
 			s.ordHold(c, 1) // parked: publishers do not wait for its input (order.go)
 			s.pause.wait(s)
