@@ -299,7 +299,7 @@ func (x *fnCtx) join(src *fnCtx, replace bool) string {
 	}
 	for _, l := range src.sortedLibs() {
 		for _, n := range sortedFnNames(l) {
-			if x.funcs[n] != nil {
+			if x.funcs[fnKey(n)] != nil {
 				restore()
 				return "Function " + n + " already exists"
 			}
@@ -320,7 +320,7 @@ func fcallGeneric(c *Client, args [][]byte, ro bool) {
 		s.feedMonitors(c, args)
 	}
 	fe := s.functions()
-	f := fe.cur.funcs[string(args[1])]
+	f := fe.cur.funcs[fnKey(string(args[1]))]
 	if f == nil {
 		c.w.Error("ERR Function not found")
 		return

@@ -343,6 +343,13 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		clear(s.pending[len(kept):])
 		s.pending = kept
 	}
+	if len(c.w.B) > 0 && c.w.B[0] == '>' {
+		// A push (DEBUG PROTOCOL push under redis.setresp(3)): Redis's
+		// reply parser has no callback for it and hands the script
+		// nothing, which reads as nil.
+		c.w.Reset()
+		return resp.Value{Kind: resp.KindNull}, ""
+	}
 	v, ok := scalarReply(c.w.B)
 	if !ok {
 		var err error
