@@ -481,9 +481,19 @@ func (s *Server) serveBlocked(bs *blockState, key string) bool {
 	c := bs.c
 	mark := len(c.w.B)
 	start := time.Now()
+	// The served client is the current client meanwhile, as blocked.c
+	// sets server.current_client: the invalidations of the keys it
+	// tracks that its own serve writes (BLMOVE's destination) follow its
+	// reply (trackingHandlePending, afterCommand), and NOLOOP skips them.
+	old := s.current
+	s.current = c
+	defer func() { s.current = old }()
 	s.execDepth++ // an execution unit: expiry DELs during the serve join it
 	served := bs.serve(c, []byte(key))
 	s.execDepth--
+	if len(s.tracking.pending) != 0 {
+		defer s.trackingHandlePending() // after the reply, before s.current is restored
+	}
 	if !served {
 		c.w.B = c.w.B[:mark]
 		c.prop = propState{}

@@ -247,3 +247,38 @@ func TestPauseWriteScriptsVsRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestServedBlockedTrackingOrderVsRedis is tracking.tcl's "Unblocked
+// BLMOVE gets notification after response" on Vigil and redis-server
+// 7.0.15: a RESP3 client tracking the destination of the BLMOVE it
+// blocked in gets the invalidation its own served move causes after the
+// reply (blocked.c serves with the receiver as the current client). Vigil
+// pushed the invalidation first.
+func TestServedBlockedTrackingOrderVsRedis(t *testing.T) {
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{})
+	l := startLive(t)
+	dialRedis := func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+	for name, dial := range map[string]func() *rconn{"redis": dialRedis, "vigil": func() *rconn { return l.dial(t) }} {
+		c, rd := dial(), dial()
+		c.do("DEL", "list1", "list2")
+		c.do("RPUSH", "list2", "a")
+		rd.do("HELLO", "3")
+		rd.do("CLIENT", "TRACKING", "on")
+		rd.do("LRANGE", "list2", "0", "-1")
+		rd.send("BLMOVE", "list1", "list2", "LEFT", "LEFT", "0")
+		if !testutil.PollUntil(5*time.Second, func() bool { return oneBlocked.MatchString(c.do("INFO", "clients")) }) {
+			t.Fatalf("%s: BLMOVE did not block", name)
+		}
+		c.do("RPUSH", "list1", "foo")
+		if a, b := rd.read(), rd.read(); a != `"foo"` || b != `>["invalidate", ["list2"]]` {
+			t.Errorf("%s: after the push: %s then %s", name, a, b)
+		}
+	}
+}
+
+var oneBlocked = regexp.MustCompile(`blocked_clients:1[^0-9]`)
