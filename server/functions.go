@@ -234,7 +234,7 @@ func (s *Server) loadFunctionCodes(codes []string, merge bool) error {
 	}
 	fe := s.functions()
 	x := newFnCtx()
-	if merge {
+	if merge || s.rdb.keepFunctions {
 		x = fe.cur
 	}
 	for _, code := range codes {
