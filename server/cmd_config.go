@@ -109,6 +109,10 @@ func (s *Server) hookConfig() {
 // hz, slowlog-* and latency-* are read where they are used.
 func (s *Server) onConfigSet(name string) error {
 	switch name {
+	case "port": // relisten.go
+		return s.relistenTCP("Unable to listen on this port. Check server logs.")
+	case "bind":
+		return s.relistenTCP("Failed to bind to specified addresses.")
 	case "proto-max-bulk-len":
 		lim := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen, MaxArgs: resp.DefaultLimits.MaxArgs, MaxInline: resp.DefaultLimits.MaxInline}
 		// Parsers read their limits in Next, which runs under mu.
