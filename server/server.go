@@ -441,6 +441,12 @@ func (s *Server) cron(stop <-chan struct{}) {
 			rehashBudget = 1000
 		}
 		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
+		// serverCron's trackingLimitUsedSlots: a CONFIG SET of
+		// tracking-table-max-keys evicts keys (and sends their
+		// invalidations) even when no command follows (tracking.go).
+		if s.tracking.active() {
+			s.trackingLimitUsedSlots()
+		}
 		s.adminCron()
 		s.aofCron()  // persistence (persist_aof.go)
 		s.rdbCron()  // persist: save points, scheduled BGSAVE
