@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // Blocking commands: the registry of clients blocked on keys (BLPOP, BLMOVE,
@@ -85,6 +86,13 @@ type blockState struct {
 
 	serve    ServeFunc
 	timedOut func(c *Client) // nil: a null array
+
+	// The blocked command's arguments (a copy; nil when the command
+	// skips the slowlog) and the duration of its call, for the slowlog
+	// entry written when it is served or unblocked by CLIENT UNBLOCK
+	// (updateStatsOnUnblock).
+	args [][]byte
+	dur  time.Duration
 
 	reploff     int64 // blockAcks: the offset to be acknowledged
 	numreplicas int64 // blockAcks: how many replicas must acknowledge it
@@ -353,6 +361,11 @@ func (s *Server) unblockByCommand(c *Client, withError bool) bool {
 		s.replyBlockTimedOut(bs)
 	}
 	s.cmdStats(bs.cmd).failed++
+	if bs.args != nil {
+		// updateStatsOnUnblock, after unblockClient has reset the
+		// client: 7.0.15 logs the entry with no arguments.
+		s.slowlog.maybeAdd(s, c, [][]byte{}, bs.dur)
+	}
 	s.unblock(bs, false)
 	return true
 }
@@ -401,6 +414,24 @@ func (s *Server) signalDBAsReady(db int) {
 	}
 }
 
+// signalDeletedStreams signals the waited keys of db that hold a stream,
+// before db is emptied (FLUSHALL, FLUSHDB, DEBUG RELOAD):
+// scanDatabaseForDeletedStreams with no replacement, called from 7.0.15's
+// signalFlushedDb, so that XREADGROUP waiters get "-UNBLOCKED the stream
+// key no longer exists" instead of waiting on.
+func (s *Server) signalDeletedStreams(db int) {
+	for dk := range s.blocking.keys {
+		if dk.db != db {
+			continue
+		}
+		if e := s.ks.DBs[db].Peek([]byte(dk.key)); e != nil {
+			if _, ok := e.Value().(*keyspace.Stream); ok {
+				s.signalKeyAsReady(db, []byte(dk.key))
+			}
+		}
+	}
+}
+
 // handleClientsBlockedOnKeys serves the clients blocked on the keys made
 // ready, as blocked.c: ready keys in the order they were signalled, and
 // for each key its waiters in the order they blocked (the longest-waiting
@@ -420,6 +451,11 @@ func (s *Server) handleClientsBlockedOnKeys() {
 		b.ready = nil
 		for _, dk := range ready {
 			delete(b.readySet, dk)
+			// updateCachedTime per ready key, as blocked.c: a key the
+			// command left with a TTL that has passed meanwhile (EXEC with
+			// PEXPIRE then DEBUG SLEEP) is expired, and its waiters stay
+			// blocked.
+			s.setNow()
 			waiters := append([]*blockState(nil), b.keys[dk]...)
 			for _, bs := range waiters {
 				if bs.c.blocked != bs {
@@ -445,9 +481,19 @@ func (s *Server) serveBlocked(bs *blockState, key string) bool {
 	c := bs.c
 	mark := len(c.w.B)
 	start := time.Now()
+	// The served client is the current client meanwhile, as blocked.c
+	// sets server.current_client: the invalidations of the keys it
+	// tracks that its own serve writes (BLMOVE's destination) follow its
+	// reply (trackingHandlePending, afterCommand), and NOLOOP skips them.
+	old := s.current
+	s.current = c
+	defer func() { s.current = old }()
 	s.execDepth++ // an execution unit: expiry DELs during the serve join it
 	served := bs.serve(c, []byte(key))
 	s.execDepth--
+	if len(s.tracking.pending) != 0 {
+		defer s.trackingHandlePending() // after the reply, before s.current is restored
+	}
 	if !served {
 		c.w.B = c.w.B[:mark]
 		c.prop = propState{}
@@ -456,6 +502,9 @@ func (s *Server) serveBlocked(bs *blockState, key string) bool {
 	}
 	st := s.cmdStats(bs.cmd)
 	st.usec += time.Since(start).Microseconds()
+	if bs.args != nil {
+		s.slowlog.maybeAdd(s, c, bs.args, bs.dur+time.Since(start))
+	}
 	if len(c.w.B) > mark && c.w.B[mark] == '-' {
 		st.failed++
 		s.countError(c.w.B[mark:])

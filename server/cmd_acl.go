@@ -51,6 +51,9 @@ func cmdACLLog(c *Client, args [][]byte) { acl.WriteLog(&c.w, c.srv.acl, strArgs
 func cmdACLSetUser(c *Client, args [][]byte) {
 	s := c.srv
 	u, kill, msg := s.acl.SetUser(string(args[2]), strArgs(args[3:]))
+	// aclCommand redacts every argument from the user name on, whatever
+	// the outcome: SLOWLOG and MONITOR show "(redacted)".
+	redactArgs(args, 2, len(args)-1)
 	if msg != "" {
 		c.w.Error(msg)
 		return

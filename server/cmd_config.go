@@ -73,6 +73,11 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	pairs := make([][2]string, 0, (len(args)-2)/2)
 	for i := 2; i < len(args); i += 2 {
 		pairs = append(pairs, [2]string{string(args[i]), string(args[i+1])})
+		// SENSITIVE_CONFIG values (requirepass, masterauth, masteruser)
+		// are redacted for SLOWLOG and MONITOR, whatever the outcome.
+		if d, ok := configs.Lookup(string(args[i])); ok && d.Flags&configs.Sensitive != 0 {
+			redactArgs(args, i+1, i+1)
+		}
 	}
 	s := c.srv
 	local := c.unix || c.conn == nil || isLoopback(c.conn.RemoteAddr())
@@ -104,6 +109,10 @@ func (s *Server) hookConfig() {
 // hz, slowlog-* and latency-* are read where they are used.
 func (s *Server) onConfigSet(name string) error {
 	switch name {
+	case "port": // relisten.go
+		return s.relistenTCP("Unable to listen on this port. Check server logs.")
+	case "bind":
+		return s.relistenTCP("Failed to bind to specified addresses.")
 	case "proto-max-bulk-len":
 		lim := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen, MaxArgs: resp.DefaultLimits.MaxArgs, MaxInline: resp.DefaultLimits.MaxInline}
 		// Parsers read their limits in Next, which runs under mu.

@@ -160,12 +160,12 @@ func debugReload(c *Client, args [][]byte) {
 		}
 		s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
 	}
-	s.rdb.loading = true
+	s.rdb.loading, s.rdb.keepFunctions = true, !flush
 	err := s.loadRDBPath(s.rdbPath(), merge)
-	s.rdb.loading = false
+	s.rdb.loading, s.rdb.keepFunctions = false, false
 	if err != nil {
 		s.log.Warn().Msgf("Error trying to load the RDB dump: %s", err)
-		c.w.Error("ERR Error trying to load the RDB dump, check server logs.")
+		c.w.Error("ERR Error trying to load the RDB dump")
 		return
 	}
 	s.log.Warn().Msg("DB reloaded by DEBUG RELOAD")

@@ -19,7 +19,7 @@ func init() {
 	scripting := []string{"slow", "scripting"}
 	writing := []string{"write", "slow", "scripting"}
 	register(
-		&Command{Name: "fcall", Arity: -3, Flags: scr, ACL: scripting, Handler: func(c *Client, a [][]byte) { fcallGeneric(c, a, false) }},
+		&Command{Name: "fcall", Arity: -3, Flags: scr | FlagMayReplicate, ACL: scripting, Handler: func(c *Client, a [][]byte) { fcallGeneric(c, a, false) }},
 		&Command{Name: "fcall_ro", Arity: -3, Flags: scr | FlagReadonly, ACL: scripting, Handler: func(c *Client, a [][]byte) { fcallGeneric(c, a, true) }},
 		&Command{Name: "function", Arity: -2, ACL: []string{"slow"}, Subs: []*Command{
 			{Name: "delete", Arity: 3, Flags: FlagWrite | FlagNoScript, ACL: writing, Handler: cmdFunctionDelete},
@@ -299,7 +299,7 @@ func (x *fnCtx) join(src *fnCtx, replace bool) string {
 	}
 	for _, l := range src.sortedLibs() {
 		for _, n := range sortedFnNames(l) {
-			if x.funcs[n] != nil {
+			if x.funcs[fnKey(n)] != nil {
 				restore()
 				return "Function " + n + " already exists"
 			}
@@ -314,8 +314,13 @@ func (x *fnCtx) join(src *fnCtx, replace bool) string {
 // fcallGeneric is fcallCommandGeneric.
 func fcallGeneric(c *Client, args [][]byte, ro bool) {
 	s := c.srv
+	// fcallCommandGeneric feeds the monitors first (FCALL is
+	// CMD_SKIP_MONITOR): the function's commands follow it.
+	if len(s.monitors) > 0 {
+		s.feedMonitors(c, args)
+	}
 	fe := s.functions()
-	f := fe.cur.funcs[string(args[1])]
+	f := fe.cur.funcs[fnKey(string(args[1]))]
 	if f == nil {
 		c.w.Error("ERR Function not found")
 		return

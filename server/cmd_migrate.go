@@ -93,12 +93,14 @@ func cmdMigrate(c *Client, args [][]byte) {
 			}
 			j++
 			password, hasAuth = args[j], true
+			redactArgs(args, j, j) // SLOWLOG and MONITOR show "(redacted)"
 		case eqFold(a, "auth2"):
 			if more < 2 {
 				c.w.Error(ErrSyntax)
 				return
 			}
 			user, password, hasAuth = args[j+1], args[j+2], true
+			redactArgs(args, j+1, j+2)
 			j += 2
 		case eqFold(a, "keys"):
 			if len(args[3]) != 0 {

@@ -222,7 +222,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.queueMulti(c, chk, args)
 		return
 	}
-	if pc := s.pausedCmd(c, cmd); c.busyRun == nil && s.pause.blocks(c, pc, s.now) {
+	if pc := s.pausedCmd(c, chk); c.busyRun == nil && s.pause.blocks(c, pc, s.now) {
 		for s.pause.blocks(c, pc, s.now) {
 			s.ordHold(c, 1) // parked: publishers do not wait for its input (order.go)
 			s.pause.wait(s)
@@ -275,6 +275,24 @@ func isWriteCommand(c *Client, cmd *Command) bool {
 	if cmd.FullName() == "exec" && c.multi != nil {
 		for _, q := range c.multi.cmds {
 			if q.cmd.Has(FlagWrite) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isDenyStaleCommand is processCommand's is_denystale_command: a command
+// not flagged stale, or an EXEC whose queue holds one (mstate's
+// cmd_inv_flags), so that a transaction of reads queued before the link
+// to the master went down is refused with -EXECABORT ... MASTERDOWN.
+func isDenyStaleCommand(c *Client, cmd *Command) bool {
+	if !cmd.Has(FlagStale) {
+		return true
+	}
+	if cmd.FullName() == "exec" && c.multi != nil {
+		for _, q := range c.multi.cmds {
+			if !q.cmd.Has(FlagStale) {
 				return true
 			}
 		}
@@ -383,7 +401,15 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	c.errCounted = false
 	s.stats.commands++
 	c.lastCmd = cmd.FullName()
-	if !cmd.Has(FlagSkipSlowlog) {
+	if bs := c.blocked; bs != nil && !bs.syncAck {
+		// call() leaves a blocked command out of the slowlog: it is
+		// logged when served or unblocked by CLIENT UNBLOCK
+		// (updateStatsOnUnblock, blocking.go), with this duration.
+		bs.dur = dur
+		if !cmd.Has(FlagSkipSlowlog) {
+			bs.args = copyArgs(args)
+		}
+	} else if !cmd.Has(FlagSkipSlowlog) {
 		s.slowlog.maybeAdd(s, c, args, dur)
 	}
 	if len(s.monitors) > 0 && !cmd.Has(FlagSkipMonitor|FlagAdmin) {

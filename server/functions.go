@@ -29,11 +29,17 @@ type fnLib struct {
 	funcs map[string]*vlua.Function
 }
 
-// fnCtx is a set of libraries (functionsLibCtx).
+// fnCtx is a set of libraries (functionsLibCtx). funcs is keyed by the
+// lowercased function name (functionDictType compares names ignoring
+// case: FCALL TEST calls test); library names and a library's own
+// function names keep their case.
 type fnCtx struct {
 	libs  map[string]*fnLib
 	funcs map[string]*vlua.Function
 }
+
+// fnKey is a function's key in fnCtx.funcs.
+func fnKey(name string) string { return strings.ToLower(name) }
 
 func newFnCtx() *fnCtx {
 	return &fnCtx{libs: map[string]*fnLib{}, funcs: map[string]*vlua.Function{}}
@@ -42,14 +48,14 @@ func newFnCtx() *fnCtx {
 func (x *fnCtx) link(l *fnLib) {
 	x.libs[l.name] = l
 	for n, f := range l.funcs {
-		x.funcs[n] = f
+		x.funcs[fnKey(n)] = f
 	}
 }
 
 func (x *fnCtx) unlink(l *fnLib) {
 	delete(x.libs, l.name)
 	for n := range l.funcs {
-		delete(x.funcs, n)
+		delete(x.funcs, fnKey(n))
 	}
 }
 
@@ -162,7 +168,7 @@ func (fe *functionsEngine) create(payload string, replace bool, x *fnCtx, timeou
 		return fail("No functions registered")
 	}
 	for _, n := range sortedFnNames(lib) {
-		if x.funcs[n] != nil {
+		if x.funcs[fnKey(n)] != nil {
 			return fail("Function " + n + " already exists")
 		}
 	}
@@ -228,7 +234,7 @@ func (s *Server) loadFunctionCodes(codes []string, merge bool) error {
 	}
 	fe := s.functions()
 	x := newFnCtx()
-	if merge {
+	if merge || s.rdb.keepFunctions {
 		x = fe.cur
 	}
 	for _, code := range codes {

@@ -41,7 +41,7 @@ func (s *Server) checkedCmd(cmd *Command, args [][]byte) *Command {
 		if s.fns == nil {
 			return cmd
 		}
-		f := s.fns.cur.funcs[string(args[1])]
+		f := s.fns.cur.funcs[fnKey(string(args[1]))]
 		if f == nil {
 			return cmd
 		}

@@ -55,11 +55,15 @@ type persistState struct {
 	loadedKeys     int64 // rdb_last_load_keys_loaded
 	loadedExpired  int64 // rdb_last_load_keys_expired
 	loading        bool
-	loadFailed     bool  // a startup load failed: never save over the file
-	loadStart      int64 // loading_start_time
-	loadTotal      int64 // loading_total_bytes
-	loadLoaded     int64 // loading_loaded_bytes
-	loadUsedMem    int64 // loading_rdb_used_mem
+	// keepFunctions: DEBUG RELOAD NOFLUSH loads the libraries into the
+	// current ones (emptyData did not clear them), a duplicate failing
+	// the load unless MERGE.
+	keepFunctions bool
+	loadFailed    bool  // a startup load failed: never save over the file
+	loadStart     int64 // loading_start_time
+	loadTotal     int64 // loading_total_bytes
+	loadLoaded    int64 // loading_loaded_bytes
+	loadUsedMem   int64 // loading_rdb_used_mem
 }
 
 // ErrLoadAborted is LoadDataFromDisk's error when a shutdown (SHUTDOWN

@@ -878,7 +878,7 @@ func (s *Server) writesDenied(c *Client, cmd *Command) string {
 		if write && s.cfg.ReplicaReadOnly {
 			return ErrReadOnly
 		}
-		if !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.Has(FlagStale) {
+		if !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && isDenyStaleCommand(c, cmd) {
 			return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 		}
 		return ""

@@ -95,6 +95,7 @@ type Server struct {
 	listenersMu sync.Mutex
 	listeners   []net.Listener
 	tcpPort     int
+	listened    bool // Listen ran: CONFIG SET port and bind move the listeners
 
 	shutdownOnce sync.Once
 	shutdownCh   chan shutdownReq
@@ -270,7 +271,7 @@ func (s *Server) Listen() error {
 		s.tcpPort = ls.Port
 	}
 	s.listenersMu.Lock()
-	s.listeners = ls.List
+	s.listeners, s.listened = ls.List, true
 	s.listenersMu.Unlock()
 	return nil
 }
@@ -351,9 +352,11 @@ func (s *Server) Run(ctx context.Context) error {
 	close(cronStop)
 	s.closing.Store(true)
 	s.unblockAllForShutdown() // parked blocked clients: their loops end
-	for _, l := range ls {
+	s.listenersMu.Lock()      // CONFIG SET port and bind replace them (relisten.go)
+	for _, l := range s.listeners {
 		l.Close()
 	}
+	s.listenersMu.Unlock()
 	if s.cfg.UnixSocket != "" {
 		_ = os.Remove(s.cfg.UnixSocket)
 	}
@@ -438,6 +441,12 @@ func (s *Server) cron(stop <-chan struct{}) {
 			rehashBudget = 1000
 		}
 		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
+		// serverCron's trackingLimitUsedSlots: a CONFIG SET of
+		// tracking-table-max-keys evicts keys (and sends their
+		// invalidations) even when no command follows (tracking.go).
+		if s.tracking.active() {
+			s.trackingLimitUsedSlots()
+		}
 		s.adminCron()
 		s.aofCron()  // persistence (persist_aof.go)
 		s.rdbCron()  // persist: save points, scheduled BGSAVE

@@ -254,7 +254,9 @@ func (s *Server) feedMonitors(c *Client, args [][]byte) {
 	b = append(b, " ["...)
 	b = strconv.AppendInt(b, int64(c.db), 10)
 	b = append(b, ' ')
-	if c.unix {
+	if c.inScript {
+		b = append(b, "lua"...) // a command a script called
+	} else if c.unix {
 		// Redis prints the server's socket path: "unix:/tmp/redis.sock".
 		b = append(b, "unix:"...)
 		b = append(b, strings.TrimSuffix(c.laddr, ":0")...)

@@ -167,6 +167,8 @@ func (c *Client) touch(key []byte) { c.srv.touchWatched(c.db, key) }
 func (s *Server) touchAllWatchedInDB(db int, replacedWith int) {
 	if replacedWith >= 0 && len(s.blocking.keys) != 0 {
 		s.signalDBAsReady(db) // SWAPDB: scanDatabaseForReadyKeys
+	} else if len(s.blocking.keys) != 0 {
+		s.signalDeletedStreams(db) // a flush: scanDatabaseForDeletedStreams
 	}
 	if len(s.watch.byClient) == 0 || len(s.watch.byKey[db]) == 0 {
 		return

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-kv/vigil/internal/netshell"
+)
+
+// relistenTCP is changeListenPort and changeBindAddr, the apply functions
+// of CONFIG SET port and bind (lock held): the TCP listeners close and
+// the configured bind addresses open on the configured port, each served
+// by an accept loop; port 0 leaves none. On failure nothing new stays
+// open and the error is Redis's apply error (msg); the configuration's
+// rollback then applies the old values again, which reopens the old
+// listeners. A server that never listened (in-process tests) has nothing
+// to move.
+func (s *Server) relistenTCP(msg string) error {
+	s.listenersMu.Lock()
+	defer s.listenersMu.Unlock()
+	if !s.listened {
+		return nil
+	}
+	var keep []net.Listener
+	for _, l := range s.listeners {
+		if l.Addr().Network() == "unix" {
+			keep = append(keep, l)
+			continue
+		}
+		l.Close()
+	}
+	s.listeners = keep
+	port := s.cfg.Port
+	if port == 0 {
+		return nil
+	}
+	binds := s.cfg.Bind
+	if len(binds) == 0 {
+		binds = []string{"*", "-::*"}
+	}
+	var opened []net.Listener
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		b = strings.TrimPrefix(b, "-")
+		network, host := netshell.BindNetwork(b)
+		l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.log.Warn().Err(err).Msgf("Could not create server TCP listening socket %s:%d", b, port)
+			for _, o := range opened {
+				o.Close()
+			}
+			return errors.New(msg)
+		}
+		opened = append(opened, l)
+	}
+	if len(opened) == 0 {
+		return errors.New(msg)
+	}
+	s.listeners = append(s.listeners, opened...)
+	s.tcpPort = port
+	for _, l := range opened {
+		go s.acceptLoop(l)
+	}
+	return nil
+}
