@@ -2,6 +2,7 @@ package lua
 
 import (
 	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -114,7 +115,8 @@ func luaToResp(w *resp.Writer, v lua.LValue, proto, depth int) (counted bool) {
 			return
 		}
 		if b, is := x.RawGetString("big_number").(lua.LString); is {
-			w.BigNumber(string(b))
+			// sdsmapchars(big_num, "\r\n", "  ", 2), as luaReplyToRedisReply
+			w.BigNumber(strings.NewReplacer("\r", " ", "\n", " ").Replace(string(b)))
 			return
 		}
 		if m, is := x.RawGetString("map").(*lua.LTable); is {
