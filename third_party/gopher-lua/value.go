@@ -182,6 +182,11 @@ type LState struct {
 	Panic   func(*LState)
 	Dead    bool
 	Options Options
+	// CCalls counts the calls made from Go into the VM (callR: Call,
+	// PCall, metamethods, the generic for's iterator), as Lua 5.1's
+	// nCcalls counts luaD_call; at MaxCCalls a call raises "C stack
+	// overflow". PCall restores it when it catches an error.
+	CCalls int
 
 	stop         int32
 	reg          *registry
