@@ -456,6 +456,9 @@ func (e *Engine) wordError(L *lua.LState) int {
 				// function): the reply's "on <source>:<line>." is the
 				// calling Lua code's, as Redis's error handler finds it.
 				e.noteCaller(L)
+			} else if w == "C stack overflow" {
+				// raised at a Go function's call (lua.MaxCCalls)
+				e.noteCaller(L)
 			}
 			obj = lua.LString(w)
 		}

@@ -1329,6 +1329,10 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 // handler overflowing again), "error in error handling".
 func (ls *LState) cstackOverflow() {
 	if ls.CCalls == MaxCCalls {
+		if cf := ls.currentFrame; cf != nil && cf.Fn != nil && cf.Fn.IsG {
+			// luaG_runerror: no position when a Go function calls
+			ls.raiseError(0, "C stack overflow")
+		}
 		ls.RaiseError("C stack overflow")
 	}
 	if ls.CCalls >= MaxCCalls+(MaxCCalls>>3) {
