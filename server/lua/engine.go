@@ -228,6 +228,7 @@ func New(host Host) *Engine {
 	}))
 	g.RawSetString("error", L.NewFunction(e.luaError))
 	e.errHandler = L.NewFunction(e.wordError)
+	L.G.ThreadError = e.threadError
 	e.guardFn = L.NewFunction(guard)
 	g.RawSetString("pcall", L.NewFunction(e.luaPCall))
 	g.RawSetString("xpcall", L.NewFunction(e.luaXPCall))

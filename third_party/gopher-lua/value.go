@@ -169,6 +169,10 @@ type Global struct {
 	CurrentThread *LState
 	Registry      *LTable
 	Global        *LTable
+	// ThreadError, when set, may reword the error that ends a coroutine
+	// (threadRun), called while its frames are still on its stack (level
+	// 0 of GetStack is the function that raised it).
+	ThreadError func(L *LState, err LValue) LValue
 
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
