@@ -228,6 +228,7 @@ func New(host Host) *Engine {
 	}))
 	g.RawSetString("error", L.NewFunction(e.luaError))
 	e.errHandler = L.NewFunction(e.wordError)
+	L.G.ThreadError = e.threadError
 	e.guardFn = L.NewFunction(guard)
 	g.RawSetString("pcall", L.NewFunction(e.luaPCall))
 	g.RawSetString("xpcall", L.NewFunction(e.luaXPCall))
@@ -245,7 +246,9 @@ func New(host Host) *Engine {
 		}
 		L.Push(tostring)
 		L.Push(L.Get(1))
+		L.CCalls-- // one function of Lua 5.1's: its __tostring counts once
 		L.Call(1, 1)
+		L.CCalls++
 		return 1
 	}))
 	// A coroutine's thread gets a child of L's context, which L keeps
@@ -728,7 +731,9 @@ func forward(L *lua.LState, fn, first lua.LValue) int {
 			L.Push(L.Get(i))
 		}
 	}
+	L.CCalls-- // not a call of Lua 5.1's (nCcalls): the wrapped function's
 	L.Call(top, lua.MultRet)
+	L.CCalls++
 	return L.GetTop() - top
 }
 

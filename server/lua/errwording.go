@@ -284,9 +284,15 @@ var (
 // level 1 of L (the handler runs at level 0), in Lua 5.1's words; msg
 // comes back unchanged when it is not one of gopher-lua's own.
 func lua51Wording(L *lua.LState, msg string, forwarders map[*lua.LFunction]bool) string {
+	return lua51WordingAt(L, 1, msg, forwarders)
+}
+
+// lua51WordingAt is lua51Wording for the error raised by the function
+// at level (GetStack's) of L's stack.
+func lua51WordingAt(L *lua.LState, level int, msg string, forwarders map[*lua.LFunction]bool) string {
 	prefix := rePosPrefix.FindString(msg)
 	body := msg[len(prefix):]
-	f, ok := stackFrame(L, 1)
+	f, ok := stackFrame(L, level)
 	if !ok {
 		return msg
 	}
@@ -456,12 +462,29 @@ func (e *Engine) wordError(L *lua.LState) int {
 				// function): the reply's "on <source>:<line>." is the
 				// calling Lua code's, as Redis's error handler finds it.
 				e.noteCaller(L)
+			} else if w == "C stack overflow" {
+				// raised at a Go function's call (lua.MaxCCalls)
+				e.noteCaller(L)
 			}
 			obj = lua.LString(w)
 		}
 	}
 	L.Push(obj)
 	return 1
+}
+
+// threadError words the error that ends a coroutine as wordError words
+// the main thread's (lua.Global.ThreadError: the raising function is at
+// level 0 of the coroutine's stack).
+func (e *Engine) threadError(L *lua.LState, obj lua.LValue) lua.LValue {
+	s, ok := obj.(lua.LString)
+	if !ok {
+		return obj
+	}
+	if r, ok := e.errRaised.(lua.LString); ok && r == s {
+		return obj
+	}
+	return lua.LString(lua51WordingAt(L, 0, string(s), e.forwarders))
 }
 
 // luaPCall is the base library's pcall under errHandler, as Redis 7.0's

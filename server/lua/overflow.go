@@ -65,7 +65,11 @@ func guard(L *lua.LState) int {
 			overflow(L)
 		}
 	}()
+	// guard is not a call of Lua 5.1's: the call through it counts once
+	// (a PCall that catches an error restores the count).
+	L.CCalls--
 	L.Call(L.GetTop()-1, lua.MultRet)
+	L.CCalls++
 	return L.GetTop()
 }
 

@@ -61,6 +61,17 @@ func coResume(L *LState) int {
 		L.Push(LString(msg))
 		return 2
 	}
+	if L.CCalls >= MaxCCalls { // lua_resume's check
+		msg := "C stack overflow"
+		if th.wrapped {
+			L.RaiseError(msg)
+			return 0
+		}
+		L.Push(LFalse)
+		L.Push(LString(msg))
+		return 2
+	}
+	th.CCalls = L.CCalls + 1 // lua_setlevel, then lua_resume's ++nCcalls
 	th.Parent = L
 	L.G.CurrentThread = th
 	if !th.isStarted() {

@@ -1286,7 +1286,14 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	ls.currentFrame = newcf
 } // +inline-end
 
+// MaxCCalls is Lua 5.1's LUAI_MAXCCALLS.
+const MaxCCalls = 200
+
 func (ls *LState) callR(nargs, nret, rbase int) {
+	ls.CCalls++
+	if ls.CCalls >= MaxCCalls {
+		ls.cstackOverflow()
+	}
 	base := ls.reg.Top() - nargs - 1
 	if rbase < 0 {
 		rbase = base
@@ -1313,6 +1320,24 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	}
 	if nret != MultRet {
 		ls.reg.SetTop(rbase + nret)
+	}
+	ls.CCalls--
+}
+
+// cstackOverflow is luaD_call's check of nCcalls: "C stack overflow" at
+// MaxCCalls, with the calling Lua code's position; past it (the error
+// handler overflowing again), "error in error handling".
+func (ls *LState) cstackOverflow() {
+	if ls.CCalls == MaxCCalls {
+		if cf := ls.currentFrame; cf != nil && cf.Fn != nil && cf.Fn.IsG {
+			// luaG_runerror: no position when a Go function calls
+			ls.raiseError(0, "C stack overflow")
+		}
+		ls.RaiseError("C stack overflow")
+	}
+	if ls.CCalls >= MaxCCalls+(MaxCCalls>>3) {
+		ls.Push(LString("error in error handling"))
+		ls.Error(ls.Get(-1), 0)
 	}
 }
 
@@ -2077,6 +2102,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	err = nil
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
+	oldccalls := ls.CCalls
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -2120,6 +2146,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 						ls.currentFrame = ls.stack.Last()
 						ls.reg.SetTop(base)
 					}
+					ls.CCalls = oldccalls
 				}()
 				ls.Call(1, 1)
 				err = newApiError(ApiErrorError, ls.Get(-1))
@@ -2134,6 +2161,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 		if sp == 0 {
 			ls.currentFrame = nil
 		}
+		ls.CCalls = oldccalls
 	}()
 
 	ls.Call(nargs, nret)

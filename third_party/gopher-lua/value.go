@@ -169,6 +169,10 @@ type Global struct {
 	CurrentThread *LState
 	Registry      *LTable
 	Global        *LTable
+	// ThreadError, when set, may reword the error that ends a coroutine
+	// (threadRun), called while its frames are still on its stack (level
+	// 0 of GetStack is the function that raised it).
+	ThreadError func(L *LState, err LValue) LValue
 
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
@@ -182,6 +186,11 @@ type LState struct {
 	Panic   func(*LState)
 	Dead    bool
 	Options Options
+	// CCalls counts the calls made from Go into the VM (callR: Call,
+	// PCall, metamethods, the generic for's iterator), as Lua 5.1's
+	// nCcalls counts luaD_call; at MaxCCalls a call raises "C stack
+	// overflow". PCall restores it when it catches an error.
+	CCalls int
 
 	stop         int32
 	reg          *registry

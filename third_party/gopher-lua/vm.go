@@ -274,6 +274,9 @@ func threadRun(L *LState) {
 			var lv LValue
 			if v, ok := rcv.(*ApiError); ok {
 				lv = v.Object
+				if h := L.G.ThreadError; h != nil && L.Parent != nil {
+					lv = h(L, lv)
+				}
 			} else if s, ok := rcv.(string); ok && s == callStackOverflow && L.Parent != nil {
 				lv = LString(L.overflowMessage())
 			} else {
