@@ -195,6 +195,9 @@ type Config struct {
 	LazyfreeLazyEviction bool
 	// LazyfreeLazyUserDel makes GETDEL propagate as UNLINK.
 	LazyfreeLazyUserDel bool
+	// LazyfreeLazyUserFlush makes FLUSHALL, FLUSHDB and SCRIPT FLUSH
+	// without SYNC|ASYNC asynchronous (INFO lazyfreed_objects).
+	LazyfreeLazyUserFlush bool
 
 	// Misc.
 	ClusterEnabled    bool

@@ -60,7 +60,7 @@ var table = []*Directive{
 	boolD("lazyfree-lazy-expire", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyExpire }, nil),
 	boolD("lazyfree-lazy-server-del", "", 0, false, nil, nil),
 	boolD("lazyfree-lazy-user-del", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyUserDel }, nil),
-	boolD("lazyfree-lazy-user-flush", "", 0, false, nil, nil),
+	boolD("lazyfree-lazy-user-flush", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyUserFlush }, nil),
 	boolD("repl-disable-tcp-nodelay", "", 0, false, func(c *Config) *bool { return &c.ReplDisableTCPNoDelay }, nil),
 	boolD("repl-diskless-sync", "", 0, true, func(c *Config) *bool { return &c.ReplDisklessSync }, nil),
 	boolD("aof-rewrite-incremental-fsync", "", 0, true, nil, nil),

@@ -120,6 +120,20 @@ func cmdSwapDB(c *Client, args [][]byte) {
 
 func cmdDBSize(c *Client, args [][]byte) { c.w.Int(int64(c.selectedDB().Len())) }
 
+// flushAsync is getFlushCommandFlags's EMPTYDB_ASYNC: ASYNC, or no
+// argument and lazyfree-lazy-user-flush (FLUSHDB, FLUSHALL, SCRIPT FLUSH:
+// the argument after the command's words is args[n]).
+func flushAsync(c *Client, args [][]byte) bool {
+	n := 1
+	if eqFold(args[0], "script") {
+		n = 2
+	}
+	if len(args) > n {
+		return eqFold(args[n], "async")
+	}
+	return c.srv.cfg.LazyfreeLazyUserFlush
+}
+
 // flushMode parses FLUSHDB/FLUSHALL's optional ASYNC|SYNC.
 func flushMode(c *Client, args [][]byte) bool {
 	if len(args) > 2 {
@@ -140,6 +154,9 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	db := c.selectedDB()
 	c.srv.touchAllWatchedInDB(c.db, -1)
 	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
+	if flushAsync(c, args) {
+		c.srv.stats.lazyfreed += uint64(db.Len()) // emptyDbAsync
+	}
 	db.Flush()
 	c.srv.trackingFlush() // tracking.go: signalFlushedDb
 	// Propagated even when the database was empty (forceCommandPropagation).
@@ -154,6 +171,9 @@ func cmdFlushAll(c *Client, args [][]byte) {
 	for i, db := range c.srv.ks.DBs {
 		c.srv.touchAllWatchedInDB(i, -1)
 		c.srv.ks.Dirty += int64(db.Len())
+		if flushAsync(c, args) {
+			c.srv.stats.lazyfreed += uint64(db.Len()) // emptyDbAsync
+		}
 		db.Flush()
 	}
 	c.srv.trackingFlush()         // tracking.go: signalFlushedDb

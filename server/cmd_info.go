@@ -352,7 +352,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.str("mem_allocator", "go")
 	w.int("active_defrag_running", 0)
 	w.int("lazyfree_pending_objects", 0)
-	w.int("lazyfreed_objects", 0)
+	w.int("lazyfreed_objects", int64(s.stats.lazyfreed))
 }
 
 // --- persistence -------------------------------------------------------------

@@ -63,8 +63,14 @@ func typeName(e *keyspace.Entry) string {
 func cmdDel(c *Client, args [][]byte) {
 	db := c.selectedDB()
 	n := int64(0)
+	// delGenericCommand: UNLINK, and DEL with lazyfree-lazy-user-del, free
+	// asynchronously (dbAsyncDelete).
+	lazy := c.srv.cfg.LazyfreeLazyUserDel || eqFold(args[0], "unlink")
 	for _, k := range args[1:] {
-		db.LookupNoTouch(k, c.srv.nowMs)
+		e := db.LookupNoTouch(k, c.srv.nowMs)
+		if lazy && e != nil {
+			c.srv.lazyfree(e.Value())
+		}
 		if db.Delete(k) {
 			n++
 			c.notify(configs.NotifyGeneric, "del", k)

@@ -178,6 +178,11 @@ func (s *Server) performEvictions() (res evictResult) {
 		if !ok {
 			return evictFail
 		}
+		if lazy { // dbGenericDelete(db, key, lazyfree-lazy-eviction)
+			if e := s.ks.DBs[db].LookupNoTouch([]byte(key), s.nowMs); e != nil {
+				s.lazyfree(e.Value())
+			}
+		}
 		n, found := s.ks.Evict(db, key)
 		if !found { // cannot happen: Victim returns live keys
 			return evictFail

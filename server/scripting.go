@@ -470,6 +470,9 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 			return
 		}
 	}
+	if old := c.srv.lua; old != nil && flushAsync(c, args) && old.e.NumScripts() > keyspace.LazyfreeThreshold {
+		c.srv.stats.lazyfreed += uint64(old.e.NumScripts()) // freeLuaScriptsAsync
+	}
 	if old := c.srv.lua; old != nil {
 		// A new Lua state (scriptingReset); the PRNG is rand.c's global
 		// state, which survives it.

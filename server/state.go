@@ -30,12 +30,24 @@ type stats struct {
 	netInput       atomic.Int64
 	netOutput      atomic.Int64
 	pubsubMessages int64
+	// lazyfreed is INFO's lazyfreed_objects: what Redis's lazyfree thread
+	// would have freed (Vigil frees at once; lazyfree_pending_objects is 0).
+	lazyfreed uint64
+}
+
+// lazyfree counts v as freeObjAsync would hand it to the lazyfree thread:
+// when its free effort is above LAZYFREE_THRESHOLD.
+func (s *Server) lazyfree(v keyspace.Value) {
+	if v != nil && keyspace.FreeEffort(v) > keyspace.LazyfreeThreshold {
+		s.stats.lazyfreed++
+	}
 }
 
 // resetStats is CONFIG RESETSTAT.
 func (s *Server) resetStats() {
 	st := &s.stats
 	st.commands, st.expiredKeys = 0, 0
+	st.lazyfreed = 0 // lazyfreeResetStats
 	st.totalConns.Store(0)
 	st.rejectedConns.Store(0)
 	st.evictedKeys, st.keyspaceHits, st.keyspaceMisses = 0, 0, 0

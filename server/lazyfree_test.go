@@ -1,0 +1,107 @@
+package server
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
+)
+
+// TestLazyfreedObjectsVsRedis: INFO lazyfreed_objects counts what
+// redis-server's lazyfree thread frees: a value deleted asynchronously
+// (UNLINK, DEL with lazyfree-lazy-user-del, eviction with
+// lazyfree-lazy-eviction) whose free effort is above 64 (a list's
+// quicklist nodes, a hashtable set or hash, a skiplist, a stream's nodes
+// and groups), every key of FLUSHDB/FLUSHALL ASYNC (or without SYNC under
+// lazyfree-lazy-user-flush), the scripts of a SCRIPT FLUSH ASYNC of more
+// than 64; CONFIG RESETSTAT zeroes it.
+func TestLazyfreedObjectsVsRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	d := newListDiff(t)
+	field := regexp.MustCompile(`(?m)^lazyfreed_objects:(\d+)\r$`)
+	pending := regexp.MustCompile(`(?m)^lazyfree_pending_objects:0\r$`)
+	check := func(what string) {
+		t.Helper()
+		var got, want string
+		// Redis's thread frees in the background: wait until it is done.
+		testutil.PollUntil(5*time.Second, func() bool {
+			got, want = d.run("INFO", "memory")
+			return pending.MatchString(want)
+		})
+		g, w := field.FindStringSubmatch(got), field.FindStringSubmatch(want)
+		if g == nil || w == nil || g[1] != w[1] {
+			t.Fatalf("%s: lazyfreed_objects vigil %v, redis %v", what, g, w)
+		}
+		t.Logf("%s: %s", what, w[1])
+	}
+	fill := func(cmd, key string, n int, member func(i int) []string) {
+		for i := 0; i < n; i += 50 {
+			args := []string{cmd, key}
+			for j := i; j < min(n, i+50); j++ {
+				args = append(args, member(j)...)
+			}
+			d.same(args...)
+		}
+	}
+	s := func(i int) []string { return []string{"m" + strconv.Itoa(i)} }
+	check("fresh")
+	fill("SADD", "bigset", 100, s)
+	fill("SADD", "smallset", 60, s)
+	fill("SADD", "intset", 200, func(i int) []string { return []string{strconv.Itoa(i)} })
+	d.same("UNLINK", "bigset", "smallset", "intset", "nokey")
+	check("UNLINK of a 100-member set, a 60-member one and an intset")
+	fill("HSET", "bighash", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
+	fill("ZADD", "bigzset", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
+	fill("RPUSH", "biglist", 150000, s)
+	fill("RPUSH", "smalllist", 2000, s)
+	d.same("DEL", "bighash", "bigzset", "biglist", "smalllist")
+	check("DEL (not lazy)")
+	d.same("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
+	fill("HSET", "bighash", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
+	fill("ZADD", "bigzset", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
+	fill("RPUSH", "biglist", 150000, s)
+	fill("RPUSH", "smalllist", 2000, s)
+	d.same("DEL", "bighash", "bigzset", "biglist", "smalllist")
+	check("DEL under lazyfree-lazy-user-del: hash, zset, a list of many nodes, a list of few")
+	d.same("CONFIG", "SET", "stream-node-max-entries", "5")
+	for i := 0; i < 1000; i++ {
+		d.same("XADD", "stream", strconv.Itoa(i+1)+"-1", "foo", strconv.Itoa(i))
+	}
+	d.same("XGROUP", "CREATE", "stream", "g", "0")
+	d.same("XADD", "small", "1-1", "a", "1")
+	d.same("XGROUP", "CREATE", "small", "g", "0")
+	d.same("XGROUP", "DESTROY", "small", "g")
+	d.same("UNLINK", "stream", "small")
+	check("UNLINK of a stream of 200 nodes and one of one")
+	for i := 0; i < 10; i++ {
+		d.same("SET", "k"+strconv.Itoa(i), "v")
+	}
+	d.same("FLUSHDB", "ASYNC")
+	check("FLUSHDB ASYNC of 10 keys")
+	d.same("SET", "a", "1")
+	d.same("FLUSHALL")
+	check("FLUSHALL (sync)")
+	d.same("CONFIG", "SET", "lazyfree-lazy-user-flush", "yes")
+	d.same("SET", "a", "1")
+	d.same("SELECT", "1")
+	d.same("SET", "b", "1")
+	d.same("FLUSHALL")
+	check("FLUSHALL under lazyfree-lazy-user-flush")
+	d.same("SET", "b", "1")
+	d.same("FLUSHALL", "SYNC")
+	check("FLUSHALL SYNC under lazyfree-lazy-user-flush")
+	for i := 0; i < 70; i++ {
+		d.same("SCRIPT", "LOAD", "return "+strconv.Itoa(i))
+	}
+	d.same("SCRIPT", "FLUSH", "ASYNC")
+	check("SCRIPT FLUSH ASYNC of 70 scripts")
+	d.same("SCRIPT", "LOAD", "return 1")
+	d.same("SCRIPT", "FLUSH")
+	check("SCRIPT FLUSH of 1 script under lazyfree-lazy-user-flush")
+	d.same("CONFIG", "RESETSTAT")
+	check("CONFIG RESETSTAT")
+}
