@@ -121,11 +121,12 @@ func cmdSwapDB(c *Client, args [][]byte) {
 func cmdDBSize(c *Client, args [][]byte) { c.w.Int(int64(c.selectedDB().Len())) }
 
 // flushAsync is getFlushCommandFlags's EMPTYDB_ASYNC: ASYNC, or no
-// argument and lazyfree-lazy-user-flush (FLUSHDB, FLUSHALL, SCRIPT FLUSH:
+// argument and lazyfree-lazy-user-flush (FLUSHDB, FLUSHALL, SCRIPT FLUSH,
+// FUNCTION FLUSH:
 // the argument after the command's words is args[n]).
 func flushAsync(c *Client, args [][]byte) bool {
 	n := 1
-	if eqFold(args[0], "script") {
+	if eqFold(args[0], "script") || eqFold(args[0], "function") {
 		n = 2
 	}
 	if len(args) > n {

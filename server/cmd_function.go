@@ -93,6 +93,10 @@ func cmdFunctionFlush(c *Client, args [][]byte) {
 		return
 	}
 	s := c.srv
+	// functionsLibCtxClearCurrent(async) -> freeFunctionsAsync
+	if n := len(s.functions().cur.funcs); flushAsync(c, args) && n > keyspace.LazyfreeThreshold {
+		s.stats.lazyfreed += uint64(n)
+	}
 	s.functions().cur = newFnCtx()
 	s.ks.Dirty++
 	c.w.OK()

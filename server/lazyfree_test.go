@@ -102,6 +102,31 @@ func TestLazyfreedObjectsVsRedis(t *testing.T) {
 	d.same("SCRIPT", "LOAD", "return 1")
 	d.same("SCRIPT", "FLUSH")
 	check("SCRIPT FLUSH of 1 script under lazyfree-lazy-user-flush")
+	// Lazy expiry (a read of an expired key) under lazyfree-lazy-expire.
+	for _, lazy := range []string{"no", "yes"} {
+		d.same("CONFIG", "SET", "lazyfree-lazy-expire", lazy)
+		fill("SADD", "expiring", 100, s)
+		d.same("PEXPIRE", "expiring", "1")
+		d.ts.clk.Advance(10 * time.Millisecond)
+		testutil.PollUntil(5*time.Second, func() bool {
+			got, want := d.run("EXISTS", "expiring")
+			return got == ":0\r\n" && want == ":0\r\n"
+		})
+		check("a 100-member set expired, lazyfree-lazy-expire " + lazy)
+	}
+	lib := "#!lua name=many\n"
+	for i := 0; i < 70; i++ {
+		lib += "redis.register_function('f" + strconv.Itoa(i) + "', function() return 1 end)\n"
+	}
+	d.same("FUNCTION", "LOAD", lib)
+	d.same("FUNCTION", "FLUSH", "ASYNC")
+	check("FUNCTION FLUSH ASYNC of 70 functions")
+	d.same("FUNCTION", "LOAD", "#!lua name=one\nredis.register_function('f', function() return 1 end)")
+	d.same("FUNCTION", "FLUSH")
+	check("FUNCTION FLUSH of 1 function under lazyfree-lazy-user-flush")
+	d.same("FUNCTION", "LOAD", lib)
+	d.same("FUNCTION", "FLUSH")
+	check("FUNCTION FLUSH of 70 functions under lazyfree-lazy-user-flush")
 	d.same("CONFIG", "RESETSTAT")
 	check("CONFIG RESETSTAT")
 }

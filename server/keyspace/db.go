@@ -335,10 +335,11 @@ func (db *DB) Keyspace() *Keyspace { return db.ks }
 // OnExpire called.
 func (db *DB) expire(h uint64, de *dictEntry) {
 	key := nodeKey(de)
+	effort := FreeEffort(nodeEntry(de).value())
 	db.remove(h, de)
 	db.ks.Stats.ExpiredKeys++
 	if db.ks.OnExpire != nil {
-		db.ks.OnExpire(db.id, key)
+		db.ks.OnExpire(db.id, key, effort)
 	}
 }
 
