@@ -52,7 +52,8 @@ func TestLazyfreedObjectsVsRedis(t *testing.T) {
 	fill("SADD", "bigset", 100, s)
 	fill("SADD", "smallset", 60, s)
 	fill("SADD", "intset", 200, func(i int) []string { return []string{strconv.Itoa(i)} })
-	d.same("UNLINK", "bigset", "smallset", "intset", "nokey")
+	d.same("RPUSH", "shortlist", "a", "b")
+	d.same("UNLINK", "bigset", "smallset", "intset", "nokey", "shortlist")
 	check("UNLINK of a 100-member set, a 60-member one and an intset")
 	fill("HSET", "bighash", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
 	fill("ZADD", "bigzset", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
@@ -106,13 +107,15 @@ func TestLazyfreedObjectsVsRedis(t *testing.T) {
 	for _, lazy := range []string{"no", "yes"} {
 		d.same("CONFIG", "SET", "lazyfree-lazy-expire", lazy)
 		fill("SADD", "expiring", 100, s)
+		d.same("RPUSH", "expiring2", "a")
 		d.same("PEXPIRE", "expiring", "1")
+		d.same("PEXPIRE", "expiring2", "1")
 		d.ts.clk.Advance(10 * time.Millisecond)
 		testutil.PollUntil(5*time.Second, func() bool {
-			got, want := d.run("EXISTS", "expiring")
+			got, want := d.run("EXISTS", "expiring", "expiring2")
 			return got == ":0\r\n" && want == ":0\r\n"
 		})
-		check("a 100-member set expired, lazyfree-lazy-expire " + lazy)
+		check("a 100-member set and a short list expired, lazyfree-lazy-expire " + lazy)
 	}
 	lib := "#!lua name=many\n"
 	for i := 0; i < 70; i++ {

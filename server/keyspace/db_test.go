@@ -587,3 +587,22 @@ func NewDB() *DB {
 	ks.DBs = []*DB{db}
 	return db
 }
+
+// TestFreeEffortEveryShape: FreeEffort reads every value shape (a short
+// list keeps no body) without panicking; the aggregates count as Redis's
+// lazyfreeGetFreeEffort.
+func TestFreeEffortEveryShape(t *testing.T) {
+	short := NewList(-2)
+	short.PushBack([]byte("a"))
+	for _, tc := range []struct {
+		v    Value
+		want int
+	}{
+		{NewList(-2), 1}, {short, 1}, {NewIntSet(), 1}, {NewHashtableSet(0), 0}, {NewHash(), 1},
+		{NewHashtableHash(0), 0}, {NewZSet(false), 0}, {NewStream(), 0},
+	} {
+		if got := FreeEffort(tc.v); got != tc.want {
+			t.Errorf("%T: %d, want %d", tc.v, got, tc.want)
+		}
+	}
+}

@@ -13,6 +13,9 @@ const LazyfreeThreshold = 64
 func FreeEffort(v Value) int {
 	switch x := v.(type) {
 	case *List:
+		if x.listBody == nil { // a short list: one node, inline
+			return 1
+		}
 		return len(x.nodes)
 	case *Set:
 		if x.Encoding() == EncodingHashtable {
