@@ -10,6 +10,22 @@ import (
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
+// startLiveBesideRedis starts a live Vigil server (startLive, with
+// directives) and a redis-server 7.0.15 given the same directives, for a
+// scenario run on each; dialRedis opens a connection to the latter,
+// closed at the test's end. It skips without redis-server.
+func startLiveBesideRedis(t *testing.T, directives ...string) (*liveServer, func() *rconn) {
+	t.Helper()
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{Args: directives})
+	l := startLive(t, directives...)
+	return l, func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+}
+
 // TestBlockedKeyExpiredByServeTime is list.tcl's "MULTI + LPUSH + EXPIRE +
 // DEBUG SLEEP on blocked client, key already expired", on Vigil and on
 // redis-server 7.0.15: EXEC pushes to the key a client waits on and gives
@@ -19,14 +35,7 @@ import (
 // null reply. Vigil served it the pushed element (the time of the EXEC's
 // start).
 func TestBlockedKeyExpiredByServeTime(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--enable-debug-command", "yes"}})
-	l := startLive(t, "--enable-debug-command", "yes")
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t, "--enable-debug-command", "yes")
 	redis := blockedExpiredScenario(t, dialRedis)
 	vigil := blockedExpiredScenario(t, func() *rconn { return l.dial(t) })
 	want := []string{"+OK", "+OK", "+OK", "+QUEUED", "+QUEUED", "+QUEUED", "[(integer) 1, (integer) 1, +OK]", "blocked", "(integer) 1", "(nil)"}
@@ -75,14 +84,7 @@ func blockedExpiredScenario(t *testing.T, dial func() *rconn) []string {
 // waiter stayed blocked. A BLPOP waiter on a flushed list stays blocked on
 // both.
 func TestFlushUnblocksXReadGroup(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	l := startLive(t)
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t)
 	for _, flush := range [][]string{{"FLUSHALL"}, {"FLUSHDB"}, {"FLUSHALL", "ASYNC"}} {
 		redis := flushXReadGroupScenario(t, dialRedis, flush)
 		vigil := flushXReadGroupScenario(t, func() *rconn { return l.dial(t) }, flush)
@@ -135,14 +137,7 @@ func flushXReadGroupScenario(t *testing.T, dial func() *rconn, flush []string) [
 // logged. Vigil logged each when it blocked. Entries are compared by
 // their arguments and client name.
 func TestSlowlogBlockedVsRedis(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	l := startLive(t)
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t)
 	redis := slowlogBlockedScenario(t, dialRedis, func() {})
 	// Vigil's test server runs on a fake clock: BLPOP's timeout passes
 	// when the clock is moved.
@@ -218,14 +213,7 @@ func slowlogBlockedScenario(t *testing.T, dial func() *rconn, timeout func()) []
 // that does not declare no-writes; EVAL_RO and a no-writes script run.
 // Vigil ran them all.
 func TestPauseWriteScriptsVsRedis(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	l := startLive(t)
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t)
 	for name, dial := range map[string]func() *rconn{"redis": dialRedis, "vigil": func() *rconn { return l.dial(t) }} {
 		c, rd, rd2 := dial(), dial(), dial()
 		if got := c.do("CLIENT", "PAUSE", "60000", "WRITE"); got != "+OK" {
@@ -255,14 +243,7 @@ func TestPauseWriteScriptsVsRedis(t *testing.T) {
 // reply (blocked.c serves with the receiver as the current client). Vigil
 // pushed the invalidation first.
 func TestServedBlockedTrackingOrderVsRedis(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	l := startLive(t)
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t)
 	for name, dial := range map[string]func() *rconn{"redis": dialRedis, "vigil": func() *rconn { return l.dial(t) }} {
 		c, rd := dial(), dial()
 		c.do("DEL", "list1", "list2")

@@ -1,11 +1,8 @@
 package server
 
 import (
-	"bufio"
 	"regexp"
 	"testing"
-
-	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestMonitorScriptsVsRedis is introspection.tcl's MONITOR cases on Vigil
@@ -16,14 +13,7 @@ import (
 // FCALL, showed "?:0" for the script's commands and MIGRATE's password.
 // Each line is compared without its timestamp and peer address.
 func TestMonitorScriptsVsRedis(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	l := startLive(t)
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t)
 	redis := monitorScenario(t, dialRedis)
 	vigil := monitorScenario(t, func() *rconn { return l.dial(t) })
 	if len(redis) != len(vigil) {

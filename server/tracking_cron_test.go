@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bufio"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestTrackingTableLimitInCronVsRedis is tracking.tcl's "Tracking gets
@@ -16,14 +13,7 @@ import (
 // invalidation reaches the redirection client although no command
 // follows. Vigil evicted only before the next command.
 func TestTrackingTableLimitInCronVsRedis(t *testing.T) {
-	testutil.NeedRedis(t)
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	l := startLive(t)
-	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
-	}
+	l, dialRedis := startLiveBesideRedis(t)
 	for name, dial := range map[string]func() *rconn{"redis": dialRedis, "vigil": func() *rconn { return l.dial(t) }} {
 		red, c := dial(), dial()
 		rid := red.id()
