@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"net"
-	"strconv"
-	"strings"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
 )
@@ -36,27 +34,10 @@ func (s *Server) relistenTCP(msg string) error {
 	if port == 0 {
 		return nil
 	}
-	binds := s.cfg.Bind
-	if len(binds) == 0 {
-		binds = []string{"*", "-::*"}
-	}
-	var opened []net.Listener
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		network, host := netshell.BindNetwork(b)
-		l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			s.log.Warn().Err(err).Msgf("Could not create server TCP listening socket %s:%d", b, port)
-			for _, o := range opened {
-				o.Close()
-			}
-			return errors.New(msg)
-		}
-		opened = append(opened, l)
+	opened, err := netshell.ListenTCP(s.cfg.Bind, port, "server")
+	if err != nil {
+		s.log.Warn().Msg(err.Error())
+		return errors.New(msg)
 	}
 	if len(opened) == 0 {
 		return errors.New(msg)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,24 +41,11 @@ func Listen(binds []string, port int) (*Endpoint, error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("metrics-port %d: out of range", port)
 	}
-	if len(binds) == 0 {
-		binds = []string{"*", "-::*"}
+	ls, err := netshell.ListenTCP(binds, port, "metrics")
+	if err != nil {
+		return nil, err
 	}
-	e := &Endpoint{}
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		network, host := netshell.BindNetwork(b)
-		l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			e.Close()
-			return nil, fmt.Errorf("Could not create metrics TCP listening socket %s:%d: %w", b, port, err)
-		}
-		e.ls = append(e.ls, l)
-	}
+	e := &Endpoint{ls: ls}
 	if len(e.ls) == 0 {
 		return nil, fmt.Errorf("Could not create metrics TCP listening socket on port %d: no bind address could be used", port)
 	}

@@ -47,6 +47,36 @@ func BindNetwork(bind string) (network, host string) {
 	return "tcp4", bind
 }
 
+// ListenTCP opens port on each of the bind addresses, as Redis's
+// listenToPort: no bind means "*" and "-::*"; a leading "-" makes an
+// address optional (skipped when it cannot be bound). An address that
+// cannot be bound fails the whole call ("Could not create <what> TCP
+// listening socket addr:port: err") with nothing left open. It may
+// return no listener (only optional addresses, none bound).
+func ListenTCP(binds []string, port int, what string) ([]net.Listener, error) {
+	if len(binds) == 0 {
+		binds = []string{"*", "-::*"}
+	}
+	var opened []net.Listener
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		b = strings.TrimPrefix(b, "-")
+		network, host := BindNetwork(b)
+		l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			for _, o := range opened {
+				o.Close()
+			}
+			return nil, fmt.Errorf("Could not create %s TCP listening socket %s:%d: %w", what, b, port, err)
+		}
+		opened = append(opened, l)
+	}
+	return opened, nil
+}
+
 // Listen opens the TCP listeners of cfg's bind addresses and port and its
 // unix socket, as Redis's listenToPort and initServer: no bind means "*"
 // and "-::*"; a leading "-" makes an address optional (skipped when it
@@ -61,23 +91,11 @@ func Listen(cfg *configs.Config) (Listeners, error) {
 	}
 	port := cfg.Port
 	if port != 0 {
-		binds := cfg.Bind
-		if len(binds) == 0 {
-			binds = []string{"*", "-::*"}
+		tcp, err := ListenTCP(cfg.Bind, port, "server")
+		if err != nil {
+			return fail(err)
 		}
-		for _, b := range binds {
-			optional := strings.HasPrefix(b, "-")
-			b = strings.TrimPrefix(b, "-")
-			network, host := BindNetwork(b)
-			l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
-			if err != nil {
-				if optional {
-					continue
-				}
-				return fail(fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", b, port, err))
-			}
-			ls.List = append(ls.List, l)
-		}
+		ls.List = tcp
 		if len(ls.List) == 0 {
 			return fail(fmt.Errorf("Failed listening on port %d (tcp), aborting.", port))
 		}
