@@ -6,6 +6,28 @@ import (
 	"testing"
 )
 
+// zsetWriteSetup is the write benchmarks' key "big": a sorted set
+// (listpack or skiplist, as NewZSet) of size members "element:i" with
+// scores spread over 0..1000002, written through Mutable and settled as
+// the server does; elem(i) is member i's name (its buffer is reused).
+func zsetWriteSetup(size int, listpack bool) (*Keyspace, *DB, []byte, func(int) []byte) {
+	ks := New(1)
+	db := ks.DBs[0]
+	key := []byte("big")
+	db.Set(key, NewZSet(listpack), 0)
+	var buf []byte
+	elem := func(i int) []byte {
+		buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
+		return buf
+	}
+	for i := 0; i < size; i++ {
+		z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
+		z.Set(string(elem(i)), float64(i*7919%1000003))
+		ks.Settle()
+	}
+	return ks, db, key, elem
+}
+
 // BenchmarkZSetWrite is integration/benchscale's sorted-set step in
 // process: a set of size members ("element:i", scores spread over
 // 0..1000002), then pairs of ZADD of a new member at a random score and
@@ -15,20 +37,7 @@ import (
 func BenchmarkZSetWrite(b *testing.B) {
 	for _, size := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
-			ks := New(1)
-			db := ks.DBs[0]
-			key := []byte("big")
-			db.Set(key, NewZSet(false), 0)
-			var buf []byte
-			elem := func(i int) []byte {
-				buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
-				return buf
-			}
-			for i := 0; i < size; i++ {
-				z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
-				z.Set(string(elem(i)), float64(i*7919%1000003))
-				ks.Settle()
-			}
+			ks, db, key, elem := zsetWriteSetup(size, false)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -51,20 +60,7 @@ func BenchmarkZSetWrite(b *testing.B) {
 // SetFound) and ZREM (RemoveArg).
 func BenchmarkZSetWriteListpack(b *testing.B) {
 	const size = 100
-	ks := New(1)
-	db := ks.DBs[0]
-	key := []byte("big")
-	db.Set(key, NewZSet(true), 0)
-	var buf []byte
-	elem := func(i int) []byte {
-		buf = strconv.AppendInt(append(buf[:0], "element:"...), int64(i), 10)
-		return buf
-	}
-	for i := 0; i < size; i++ {
-		z := db.Mutable(key, db.Lookup(key, 0)).(*ZSet)
-		z.Set(string(elem(i)), float64(i*7919%1000003))
-		ks.Settle()
-	}
+	ks, db, key, elem := zsetWriteSetup(size, true)
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ReportAllocs()
 	b.ResetTimer()
