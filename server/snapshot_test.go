@@ -80,17 +80,7 @@ func TestSnapshotUnderStringWrites(t *testing.T) {
 		for range 50 { // values handed out stay as they were until Close
 			ts.do(c, cmds[rng.IntN(len(cmds))]()...)
 		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("round %d: %s = %q, want %q", round, k, got[k], v)
-			}
-		}
-		if len(got) != len(want) {
-			t.Errorf("round %d: %d keys, want %d", round, len(got), len(want))
-		}
-		ts.s.mu.Lock()
-		snap.Close()
-		ts.s.mu.Unlock()
+		endSnapshotRound(t, ts, snap, round, got, want)
 	}
 }
 
@@ -164,16 +154,24 @@ func TestSnapshotUnderListpackInPlaceWrites(t *testing.T) {
 				t.Errorf("round %d: %s handed out, then changed to %q, want %q", round, names[i], s, want[names[i]])
 			}
 		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("round %d: %s = %q, want %q", round, k, got[k], v)
-			}
-		}
-		if len(got) != len(want) {
-			t.Errorf("round %d: %d keys, want %d", round, len(got), len(want))
-		}
-		ts.s.mu.Lock()
-		snap.Close()
-		ts.s.mu.Unlock()
+		endSnapshotRound(t, ts, snap, round, got, want)
 	}
+}
+
+// endSnapshotRound checks that a round's snapshot read got, the
+// keyspace's contents when it began (want), then closes it under the
+// server's lock.
+func endSnapshotRound(t *testing.T, ts *testServer, snap *keyspace.Snapshot, round int, got, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("round %d: %s = %q, want %q", round, k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("round %d: %d keys, want %d", round, len(got), len(want))
+	}
+	ts.s.mu.Lock()
+	snap.Close()
+	ts.s.mu.Unlock()
 }

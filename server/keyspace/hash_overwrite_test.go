@@ -178,18 +178,10 @@ func TestHashSnapshotOverwriteConcurrent(t *testing.T) {
 				})
 			}
 		}
-		readerDone := make(chan struct{})
-		go func() {
-			defer close(readerDone)
-			var buf []Item
-			for done := false; !done; {
-				mu.Lock()
-				buf, done = snap.Step(buf[:0], 1)
-				mu.Unlock()
-				read(buf, got) // without the lock
-				held = append(held, buf...)
-			}
-		}()
+		readerDone := readSnapshotUnlocked(snap, &mu, 1, func(buf []Item) {
+			read(buf, got)
+			held = append(held, buf...)
+		})
 		live := map[string]string{}
 		writes := 0
 		for writing, extra := true, 0; writing || extra < 2000; writes++ {

@@ -240,17 +240,7 @@ func TestSnapshotConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := map[string]string{}
-		readerDone := make(chan struct{})
-		go func() {
-			defer close(readerDone)
-			var buf []Item
-			for done := false; !done; {
-				mu.Lock()
-				buf, done = snap.Step(buf[:0], 16)
-				mu.Unlock()
-				collect(t, got, buf) // without the lock
-			}
-		}()
+		readerDone := readSnapshotUnlocked(snap, &mu, 16, func(buf []Item) { collect(t, got, buf) })
 		// Write until the reader is done, then some more before Close.
 		for writing, extra := true, 0; writing || extra < 100; {
 			select {
@@ -420,4 +410,22 @@ func TestSnapshotMutableNoAlloc(t *testing.T) {
 	}); n != 0 {
 		t.Fatalf("%v allocs", n)
 	}
+}
+
+// readSnapshotUnlocked reads snap in a goroutine, n items a step under mu
+// (the writers' lock), handing each step's items to use without it, as a
+// BGSAVE child reads beside the writes; the channel closes at the end.
+func readSnapshotUnlocked(snap *Snapshot, mu *sync.Mutex, n int, use func([]Item)) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var buf []Item
+		for end := false; !end; {
+			mu.Lock()
+			buf, end = snap.Step(buf[:0], n)
+			mu.Unlock()
+			use(buf)
+		}
+	}()
+	return done
 }
