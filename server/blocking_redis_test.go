@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,6 +27,24 @@ func startLiveBesideRedis(t *testing.T, directives ...string) (*liveServer, func
 	}
 }
 
+// sameAsRedis checks a scenario's steps on both servers: redis-server's
+// must be want (the scenario still shows what it shows), and Vigil's the
+// same, step by step.
+func sameAsRedis(t *testing.T, what string, redis, vigil, want []string) {
+	t.Helper()
+	if len(redis) != len(want) || len(vigil) != len(want) {
+		t.Fatalf("%s:\nredis %q\nvigil %q", what, redis, vigil)
+	}
+	for i := range want {
+		if redis[i] != want[i] {
+			t.Errorf("%s: redis step %d: %s, want %s", what, i, redis[i], want[i])
+		}
+		if vigil[i] != redis[i] {
+			t.Errorf("%s: step %d: vigil %s, redis %s", what, i, vigil[i], redis[i])
+		}
+	}
+}
+
 // TestBlockedKeyExpiredByServeTime is list.tcl's "MULTI + LPUSH + EXPIRE +
 // DEBUG SLEEP on blocked client, key already expired", on Vigil and on
 // redis-server 7.0.15: EXEC pushes to the key a client waits on and gives
@@ -39,17 +58,7 @@ func TestBlockedKeyExpiredByServeTime(t *testing.T) {
 	redis := blockedExpiredScenario(t, dialRedis)
 	vigil := blockedExpiredScenario(t, func() *rconn { return l.dial(t) })
 	want := []string{"+OK", "+OK", "+OK", "+QUEUED", "+QUEUED", "+QUEUED", "[(integer) 1, (integer) 1, +OK]", "blocked", "(integer) 1", "(nil)"}
-	if len(redis) != len(want) || len(vigil) != len(want) {
-		t.Fatalf("replies: redis %q, vigil %q", redis, vigil)
-	}
-	for i := range want {
-		if redis[i] != want[i] {
-			t.Errorf("redis step %d: %s, want %s", i, redis[i], want[i])
-		}
-		if vigil[i] != redis[i] {
-			t.Errorf("step %d: vigil %s, redis %s", i, vigil[i], redis[i])
-		}
-	}
+	sameAsRedis(t, "replies", redis, vigil, want)
 }
 
 // blockedExpiredScenario runs the case on a server and returns its replies
@@ -89,17 +98,7 @@ func TestFlushUnblocksXReadGroup(t *testing.T) {
 		redis := flushXReadGroupScenario(t, dialRedis, flush)
 		vigil := flushXReadGroupScenario(t, func() *rconn { return l.dial(t) }, flush)
 		want := []string{"+OK", "+OK", "-UNBLOCKED the stream key no longer exists", "blocked", "(integer) 1", "(nil)"}
-		if len(redis) != len(want) || len(vigil) != len(want) {
-			t.Fatalf("%s: replies: redis %q, vigil %q", flush, redis, vigil)
-		}
-		for i := range want {
-			if redis[i] != want[i] {
-				t.Errorf("%s: redis step %d: %s, want %s", flush, i, redis[i], want[i])
-			}
-			if vigil[i] != redis[i] {
-				t.Errorf("%s: step %d: vigil %s, redis %s", flush, i, vigil[i], redis[i])
-			}
-		}
+		sameAsRedis(t, fmt.Sprint(flush, " replies"), redis, vigil, want)
 	}
 }
 
@@ -155,17 +154,7 @@ func TestSlowlogBlockedVsRedis(t *testing.T) {
 		`["multi"] ""`,
 		`["slowlog", "reset"] ""`,
 	}
-	if len(redis) != len(want) || len(vigil) != len(want) {
-		t.Fatalf("entries:\nredis %q\nvigil %q", redis, vigil)
-	}
-	for i := range want {
-		if redis[i] != want[i] {
-			t.Errorf("redis entry %d: %s, want %s", i, redis[i], want[i])
-		}
-		if vigil[i] != redis[i] {
-			t.Errorf("entry %d: vigil %s, redis %s", i, vigil[i], redis[i])
-		}
-	}
+	sameAsRedis(t, "slowlog entries", redis, vigil, want)
 }
 
 var slowEntryRE = regexp.MustCompile(`\[\(integer\) \d+, \(integer\) \d+, \(integer\) \d+, (\[[^\]]*\]), "[^"]*", ("[^"]*")\]`)
