@@ -52,21 +52,22 @@ func TestLazyfreedObjectsVsRedis(t *testing.T) {
 	fill("SADD", "bigset", 100, s)
 	fill("SADD", "smallset", 60, s)
 	fill("SADD", "intset", 200, func(i int) []string { return []string{strconv.Itoa(i)} })
+	// A hashtable hash, a skiplist, a list of many nodes and one of few,
+	// deleted by DEL.
+	delAggregates := func() {
+		fill("HSET", "bighash", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
+		fill("ZADD", "bigzset", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
+		fill("RPUSH", "biglist", 150000, s)
+		fill("RPUSH", "smalllist", 2000, s)
+		d.same("DEL", "bighash", "bigzset", "biglist", "smalllist")
+	}
 	d.same("RPUSH", "shortlist", "a", "b")
 	d.same("UNLINK", "bigset", "smallset", "intset", "nokey", "shortlist")
-	check("UNLINK of a 100-member set, a 60-member one and an intset")
-	fill("HSET", "bighash", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
-	fill("ZADD", "bigzset", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
-	fill("RPUSH", "biglist", 150000, s)
-	fill("RPUSH", "smalllist", 2000, s)
-	d.same("DEL", "bighash", "bigzset", "biglist", "smalllist")
+	check("UNLINK of a 100-member set, a 60-member one, an intset and a short list")
+	delAggregates()
 	check("DEL (not lazy)")
 	d.same("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
-	fill("HSET", "bighash", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
-	fill("ZADD", "bigzset", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
-	fill("RPUSH", "biglist", 150000, s)
-	fill("RPUSH", "smalllist", 2000, s)
-	d.same("DEL", "bighash", "bigzset", "biglist", "smalllist")
+	delAggregates()
 	check("DEL under lazyfree-lazy-user-del: hash, zset, a list of many nodes, a list of few")
 	d.same("CONFIG", "SET", "stream-node-max-entries", "5")
 	for i := 0; i < 1000; i++ {
