@@ -183,16 +183,7 @@ func TestHashSnapshotOverwriteConcurrent(t *testing.T) {
 			held = append(held, buf...)
 		})
 		live := map[string]string{}
-		writes := 0
-		for writing, extra := true, 0; writing || extra < 2000; writes++ {
-			select {
-			case <-readerDone:
-				writing = false
-			default:
-			}
-			if !writing {
-				extra++
-			}
+		writes := writeWhileReading(readerDone, 2000, func() {
 			key := []byte("h" + strconv.Itoa(rng.IntN(keys)))
 			f, v := field(rng.IntN(fields)), value()
 			mu.Lock()
@@ -200,7 +191,7 @@ func TestHashSnapshotOverwriteConcurrent(t *testing.T) {
 			db.Mutable(key, e).(*Hash).SetB(f, v, cfg)
 			mu.Unlock()
 			live[string(key)+"|"+string(f)] = string(v)
-		}
+		})
 		again := map[string]string{}
 		read(held, again) // after the writes, before Close: still the start's values
 		mu.Lock()

@@ -241,20 +241,11 @@ func TestSnapshotConcurrent(t *testing.T) {
 		}
 		got := map[string]string{}
 		readerDone := readSnapshotUnlocked(snap, &mu, 16, func(buf []Item) { collect(t, got, buf) })
-		// Write until the reader is done, then some more before Close.
-		for writing, extra := true, 0; writing || extra < 100; {
-			select {
-			case <-readerDone:
-				writing = false
-			default:
-			}
-			if !writing {
-				extra++
-			}
+		writeWhileReading(readerDone, 100, func() {
 			mu.Lock()
 			w.step()
 			mu.Unlock()
-		}
+		})
 		mu.Lock()
 		snap.Close()
 		mu.Unlock()
@@ -428,4 +419,23 @@ func readSnapshotUnlocked(snap *Snapshot, mu *sync.Mutex, n int, use func([]Item
 		}
 	}()
 	return done
+}
+
+// writeWhileReading calls write until readerDone closes, then extra times
+// more (writes after the snapshot was read, before it closes), and
+// returns how many writes it made.
+func writeWhileReading(readerDone <-chan struct{}, extra int, write func()) int {
+	writes := 0
+	for writing, after := true, 0; writing || after < extra; writes++ {
+		select {
+		case <-readerDone:
+			writing = false
+		default:
+		}
+		if !writing {
+			after++
+		}
+		write()
+	}
+	return writes
 }
