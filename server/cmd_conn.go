@@ -120,19 +120,15 @@ func cmdSwapDB(c *Client, args [][]byte) {
 
 func cmdDBSize(c *Client, args [][]byte) { c.w.Int(int64(c.selectedDB().Len())) }
 
-// flushAsync is getFlushCommandFlags's EMPTYDB_ASYNC: ASYNC, or no
-// argument and lazyfree-lazy-user-flush (FLUSHDB, FLUSHALL, SCRIPT FLUSH,
-// FUNCTION FLUSH:
-// the argument after the command's words is args[n]).
-func flushAsync(c *Client, args [][]byte) bool {
-	n := 1
-	if eqFold(args[0], "script") || eqFold(args[0], "function") {
-		n = 2
+// flushAsync is getFlushCommandFlags's EMPTYDB_ASYNC for a FLUSHDB,
+// FLUSHALL, SCRIPT FLUSH or FUNCTION FLUSH whose arguments after the
+// command's words are opt (already checked): ASYNC, or none and
+// lazyfree-lazy-user-flush.
+func (s *Server) flushAsync(opt [][]byte) bool {
+	if len(opt) > 0 {
+		return eqFold(opt[0], "async")
 	}
-	if len(args) > n {
-		return eqFold(args[n], "async")
-	}
-	return c.srv.cfg.LazyfreeLazyUserFlush
+	return s.cfg.LazyfreeLazyUserFlush
 }
 
 // flushMode parses FLUSHDB/FLUSHALL's optional ASYNC|SYNC.
@@ -155,7 +151,7 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	db := c.selectedDB()
 	c.srv.touchAllWatchedInDB(c.db, -1)
 	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
-	if flushAsync(c, args) {
+	if c.srv.flushAsync(args[1:]) {
 		c.srv.stats.lazyfreed += uint64(db.Len()) // emptyDbAsync
 	}
 	db.Flush()
@@ -169,10 +165,11 @@ func cmdFlushAll(c *Client, args [][]byte) {
 	if !flushMode(c, args) {
 		return
 	}
+	async := c.srv.flushAsync(args[1:])
 	for i, db := range c.srv.ks.DBs {
 		c.srv.touchAllWatchedInDB(i, -1)
 		c.srv.ks.Dirty += int64(db.Len())
-		if flushAsync(c, args) {
+		if async {
 			c.srv.stats.lazyfreed += uint64(db.Len()) // emptyDbAsync
 		}
 		db.Flush()

@@ -94,7 +94,7 @@ func cmdFunctionFlush(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	// functionsLibCtxClearCurrent(async) -> freeFunctionsAsync
-	if n := len(s.functions().cur.funcs); flushAsync(c, args) && n > keyspace.LazyfreeThreshold {
+	if n := len(s.functions().cur.funcs); s.flushAsync(args[2:]) && n > keyspace.LazyfreeThreshold {
 		s.stats.lazyfreed += uint64(n)
 	}
 	s.functions().cur = newFnCtx()

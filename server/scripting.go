@@ -470,7 +470,7 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 			return
 		}
 	}
-	if old := c.srv.lua; old != nil && flushAsync(c, args) && old.e.NumScripts() > keyspace.LazyfreeThreshold {
+	if old := c.srv.lua; old != nil && c.srv.flushAsync(args[2:]) && old.e.NumScripts() > keyspace.LazyfreeThreshold {
 		c.srv.stats.lazyfreed += uint64(old.e.NumScripts()) // freeLuaScriptsAsync
 	}
 	if old := c.srv.lua; old != nil {

@@ -189,10 +189,10 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.slowlog.init()
 	s.initRepl() // repl
 	s.pubsub.init()
-	s.ks.OnExpire = func(db int, key string, effort int) {
+	s.ks.OnExpire = func(db int, key string, v keyspace.Value) {
 		s.stats.expiredKeys++
-		if s.cfg.LazyfreeLazyExpire && effort > keyspace.LazyfreeThreshold {
-			s.stats.lazyfreed++ // dbGenericDelete(db, key, lazyfree-lazy-expire)
+		if s.cfg.LazyfreeLazyExpire {
+			s.lazyfree(v) // dbGenericDelete(db, key, lazyfree-lazy-expire)
 		}
 		s.notifyExpired(db, key)
 		s.propagateDeletion(db, []byte(key), s.cfg.LazyfreeLazyExpire)

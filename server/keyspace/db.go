@@ -334,12 +334,11 @@ func (db *DB) Keyspace() *Keyspace { return db.ks }
 // deleteExpiredKeyAndPropagate: the key is removed, expired_keys counted and
 // OnExpire called.
 func (db *DB) expire(h uint64, de *dictEntry) {
-	key := nodeKey(de)
-	effort := FreeEffort(nodeEntry(de).value())
+	key, v := nodeKey(de), nodeEntry(de).value()
 	db.remove(h, de)
 	db.ks.Stats.ExpiredKeys++
 	if db.ks.OnExpire != nil {
-		db.ks.OnExpire(db.id, key, effort)
+		db.ks.OnExpire(db.id, key, v)
 	}
 }
 

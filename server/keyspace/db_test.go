@@ -12,7 +12,7 @@ type expiries []string
 
 func watch(ks *Keyspace) *expiries {
 	var x expiries
-	ks.OnExpire = func(db int, key string, _ int) { x = append(x, strconv.Itoa(db)+":"+key) }
+	ks.OnExpire = func(db int, key string, _ Value) { x = append(x, strconv.Itoa(db)+":"+key) }
 	return &x
 }
 

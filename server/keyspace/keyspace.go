@@ -36,9 +36,10 @@ type Keyspace struct {
 	// Stats are the expiry counters.
 	Stats Stats
 	// OnExpire, if set, is called after every key removed by lazy or active
-	// expiry, with the database number and key: the hook for propagating
-	// DEL to replicas and the AOF and for "expired" keyspace events.
-	OnExpire func(db int, key string, effort int) // effort: the value's FreeEffort
+	// expiry, with the database number, key and the value it held: the hook
+	// for propagating DEL to replicas and the AOF, for "expired" keyspace
+	// events and for lazyfree's count.
+	OnExpire func(db int, key string, v Value)
 	// Replica makes expiry behave as on a Redis 7.0 replica (or while
 	// writes are paused): expired keys read as missing but are not
 	// deleted (the master's DEL removes them), and ActiveExpireCycle does
