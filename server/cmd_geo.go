@@ -551,8 +551,10 @@ func georadiusGeneric(c *Client, args [][]byte, src int, flags int) {
 		if storedist {
 			// All 17 digits show here: the distance again with the
 			// system's libm, as redis-server computes it (geo.SystemDistance).
-			if lon, lat, ok := geo.DecodeScore(gp.score); ok && geo.SystemLibm {
-				gp.dist = geo.SystemDistance(shape.Lon, shape.Lat, lon, lat)
+			if geo.SystemLibm {
+				if lon, lat, ok := geo.DecodeScore(gp.score); ok {
+					gp.dist = geo.SystemDistance(shape.Lon, shape.Lat, lon, lat)
+				}
 			}
 			score = gp.dist / shape.Conversion
 		}
