@@ -182,7 +182,7 @@ func (s *Server) bugReport(c *Client, args [][]byte, sig syscall.Signal, header 
 	log("=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n" +
 		"       Please report the crash by opening an issue on github:\n\n" +
 		"           http://github.com/redis/redis/issues\n")
-	dieBySignal(sig)
+	die(sig)
 }
 
 // restartServer is restartServer (server.c): graceful (RESTART) rewrites

@@ -66,6 +66,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		conn.Close()
 	}
 	defer s.unlinkClient(c)
+	defer s.crashOnPanic(c) // runs before unlinkClient (crash.go)
 	s.readLoop(c)
 }
 
