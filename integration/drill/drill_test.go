@@ -128,10 +128,15 @@ func runDrill(fault string, extra ...string) report {
 	DeferCleanup(func() { s.Kill().Wait() })
 	Eventually(s, 150*time.Second).Should(gexec.Exit())
 	expectNoLoss := slices.Contains(extra, "--expect-no-loss")
+	// On failure the message carries the drill's last words: CI shows the
+	// failure messages (.ci/run's digest), not each spec's whole output.
+	why := func() string {
+		return fmt.Sprintf("vigil drill exited %d; its stderr ends:\n%s", s.ExitCode(), lastLines(s.Err.Contents(), 25))
+	}
 	if expectNoLoss {
-		Expect(s.ExitCode()).To(BeElementOf(0, 3), "--expect-no-loss exits 0 or 3")
+		Expect(s.ExitCode()).To(BeElementOf(0, 3), "--expect-no-loss exits 0 or 3: %s", why())
 	} else {
-		Expect(s.ExitCode()).To(Equal(0))
+		Expect(s.ExitCode()).To(Equal(0), why())
 	}
 	Expect(s.Out).To(gbytes.Say(`acknowledged writes lost: \d+ of \d+`))
 	if slices.Contains(extra, "netns") {
@@ -392,3 +397,12 @@ var _ = Describe("vigil drill", Label("drill"), func() {
 		rolling("--server", "vigil")
 	})
 })
+
+// lastLines is the last n lines of b.
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
