@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -37,7 +38,8 @@ func portRange() (lo, hi int, ok bool) {
 
 // FreePorts returns the first of n consecutive free loopback TCP ports: from
 // PortsEnv's range when it is set, else from the kernel. They are released
-// before they are returned, so another process may take one first.
+// before they are returned, so another process may take one first; this
+// process is never handed one twice (reserve).
 func FreePorts(n int) int {
 	GinkgoHelper()
 	lo, hi, ranged := portRange()
@@ -57,7 +59,7 @@ func FreePorts(n int) int {
 				continue
 			}
 		}
-		if portsFree(base, n) {
+		if portsFree(base, n) && reserve(base, n) {
 			return base
 		}
 	}
@@ -73,6 +75,31 @@ func portsFree(base, n int) bool {
 			return false
 		}
 		_ = l.Close()
+	}
+	return true
+}
+
+// handedOut holds every port FreePorts returned in this process. A spec
+// picks its ports before it starts anything on them (the drill's servers,
+// then its sentinels), so a port only checked free could be picked twice,
+// and two of the spec's own nodes would then fight over it.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// reserve records base .. base+n-1 as handed out; false, recording nothing,
+// when one of them already was.
+func reserve(base, n int) bool {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for p := base; p < base+n; p++ {
+		if handedOut.ports[p] {
+			return false
+		}
+	}
+	for p := base; p < base+n; p++ {
+		handedOut.ports[p] = true
 	}
 	return true
 }
