@@ -34,6 +34,7 @@ func (s *Server) initACL(cfg *configs.Config) error {
 		return err
 	}
 	if f, _ := cfg.Value("aclfile"); f != "" {
+		st.Dir = cfg.Dir // a relative aclfile is in dir, Redis's working directory
 		if _, msg := st.LoadFile(f); msg != "" {
 			return &aclStartupError{msg}
 		}

@@ -283,8 +283,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			}
 			// client-output-buffer-limit (obuf.go): checked as each
 			// reply is added; the batch stops at the client's output cap.
+			// An unauthenticated client has a limit of its own.
 			if len(c.w.B) > 0 {
-				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
+				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 || !c.authed {
 					if s.checkObuf(c, len(c.w.B)) {
 						return netshell.Close
 					}

@@ -102,9 +102,12 @@ func cmdACLDryRun(c *Client, args [][]byte) {
 	c.w.BulkString(acl.DryRunMessage(res, cmd.FullName(), string(argv[idx])))
 }
 
-// aclFile is the aclfile directive ("" when unset).
+// aclFile is the aclfile directive ("" when unset). A relative name is
+// in dir (Redis's working directory: it chdirs there, and again on CONFIG
+// SET dir), where the ACL store opens it.
 func (s *Server) aclFile() string {
 	f, _ := s.cfg.Value("aclfile")
+	s.acl.Dir = s.cfg.Dir
 	return f
 }
 

@@ -81,7 +81,10 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	local := c.unix || c.conn == nil || isLoopback(c.conn.RemoteAddr())
-	if err := s.cfg.SetWith(configs.SetOptions{LocalClient: local}, pairs...); err != nil {
+	// While the dataset loads (not an async load: server.loading is 0
+	// then), appendonly, repl-diskless-load and dir are refused: -LOADING.
+	loading := s.rdb.loading && !s.asyncLoading()
+	if err := s.cfg.SetWith(configs.SetOptions{LocalClient: local, Loading: loading}, pairs...); err != nil {
 		c.w.Error(configError(err))
 		return
 	}

@@ -174,9 +174,10 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		}
 		db.Flush()
 	}
-	c.srv.trackingFlush()         // tracking.go: signalFlushedDb
-	c.srv.flushAllResetRDB()      // persist: persist_rdb.go
-	c.forcePropagation(TargetAll) // even when every database was empty
+	c.srv.ks.FlushReplicaKeysWithExpire() // emptyData(-1)
+	c.srv.trackingFlush()                 // tracking.go: signalFlushedDb
+	c.srv.flushAllResetRDB()              // persist: persist_rdb.go
+	c.forcePropagation(TargetAll)         // even when every database was empty
 	c.w.OK()
 }
 

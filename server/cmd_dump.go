@@ -115,6 +115,7 @@ func cmdRestore(c *Client, args [][]byte) {
 	c.notify(configs.NotifyNew, "new", key)
 	if ttl != 0 {
 		db.SetExpire(key, ttl)
+		c.rememberReplicaExpire(key)
 		if !absttl && s.propagating() {
 			argv := append(append([][]byte(nil), args...), wordABSTTL)
 			argv[2] = strconv.AppendInt(nil, ttl, 10)

@@ -272,6 +272,9 @@ func (c *Client) renameGeneric(args [][]byte, nx bool) {
 		return
 	}
 	c.selectedDB().Rename(src, dst, c.srv.nowMs)
+	if e := c.selectedDB().Peek(dst); e != nil && e.HasExpire() {
+		c.rememberReplicaExpire(dst) // renameGenericCommand's setExpire
+	}
 	c.srv.ks.Dirty++
 	c.touch(src)
 	c.touch(dst)
@@ -325,6 +328,9 @@ func cmdMove(c *Client, args [][]byte) {
 	}
 	// The object itself moves, with its TTL and access metadata.
 	c.selectedDB().Move(key, dst, c.srv.nowMs)
+	if e := dst.Peek(key); e != nil && e.HasExpire() {
+		c.rememberReplicaExpireIn(id, key) // moveCommand's setExpire
+	}
 	c.srv.ks.Dirty++
 	c.touch(key)
 	c.srv.touchWatched(id, key)
@@ -376,6 +382,7 @@ func cmdCopy(c *Client, args [][]byte) {
 	dst.SetNew(dstKey, val, c.srv.nowMs) // the value's header (a string's bytes) in the key node
 	if expireAt != 0 {
 		dst.SetExpire(dstKey, expireAt)
+		c.rememberReplicaExpireIn(dstID, dstKey)
 	}
 	c.srv.ks.Dirty++
 	c.srv.touchWatched(dstID, dstKey)
@@ -473,6 +480,7 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 		}
 	} else {
 		db.SetExpire(key, when)
+		c.rememberReplicaExpire(key)
 		c.notify(configs.NotifyGeneric, "expire", key)
 		if c.srv.propagating() && cmd != "pexpireat" {
 			// As PEXPIREAT key <abs-ms> [flags]: the name and, unless it
@@ -700,4 +708,19 @@ var objectHelp = []string{
 	"REFCOUNT <key>",
 	"    Return the number of references of the value associated with the specified",
 	"    <key>.",
+}
+
+// rememberReplicaExpire is setExpire's rememberSlaveKeyWithExpire for key
+// in the client's database: see rememberReplicaExpireIn.
+func (c *Client) rememberReplicaExpire(key []byte) { c.rememberReplicaExpireIn(c.db, key) }
+
+// rememberReplicaExpireIn is the end of db.c's setExpire: on a writable
+// replica (replica-read-only no), a TTL set by a client other than the
+// master is remembered, for the cron's ExpireReplicaKeys to delete the key
+// when it expires (the master sends no DEL for a key it does not have).
+func (c *Client) rememberReplicaExpireIn(db int, key []byte) {
+	s := c.srv
+	if s.isReplica() && !s.cfg.ReplicaReadOnly && c.replRole.Load() != kindMaster {
+		s.ks.RememberReplicaKeyWithExpire(db, key)
+	}
 }

@@ -228,6 +228,7 @@ func (c *Client) setGeneric(args [][]byte, flags, expIdx int, cmd string, intRep
 	c.notify(configs.NotifyString, "set", key)
 	if expIdx != 0 {
 		c.selectedDB().SetExpire(key, when)
+		c.rememberReplicaExpire(key)
 		c.notify(configs.NotifyGeneric, "expire", key)
 	}
 	if c.srv.propagating() {
@@ -339,6 +340,7 @@ func cmdGetEx(c *Client, args [][]byte) {
 		}
 	case expIdx != 0:
 		db.SetExpire(key, when)
+		c.rememberReplicaExpire(key)
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyGeneric, "expire", key)

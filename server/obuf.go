@@ -145,6 +145,15 @@ func (s *Server) checkObuf(c *Client, batch int) bool {
 		return true
 	}
 	l := s.obufLimit(c)
+	// An unauthenticated client (authRequired) may have no more than 1kb
+	// past the static buffer, whatever the limits: it cannot make the
+	// server hold replies it never reads.
+	if !c.authed && !s.aclDefaultOpen() {
+		if _, _, used := s.obufSplit(c, batch); used > 1024 {
+			s.closeForObuf(c)
+			return true
+		}
+	}
 	if l.HardBytes == 0 && l.SoftBytes == 0 {
 		c.obufSoftSince = 0
 		return false

@@ -468,16 +468,17 @@ func (s *Server) diskErrorDenies() string {
 
 // flushAllResetRDB is flushAllDataAndResetRDB's persistence part, after
 // FLUSHALL emptied the databases: a running BGSAVE is killed and, with
-// save points, the empty dataset is saved at once (dirty kept, so that
-// FLUSHALL still propagates).
+// save points, the empty dataset is saved at once, which resets the dirty
+// counter as in Redis (FLUSHALL propagates anyway: forcePropagation).
 func (s *Server) flushAllResetRDB() {
 	if s.rdb.job != nil {
 		s.killBgsave()
 	}
 	if len(s.cfg.Save) > 0 {
-		dirty := s.ks.Dirty
+		// The save resets the dirty counter (rdb_changes_since_last_save
+		// is 0 after it); FLUSHALL's propagation is forced, not a
+		// consequence of dirty.
 		_ = s.rdbSave()
-		s.ks.Dirty = dirty
 	}
 }
 

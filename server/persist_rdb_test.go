@@ -685,7 +685,7 @@ func TestLoadingWhileServing(t *testing.T) {
 	// slow the machine; CONFIG SET key-load-delay 0 then lets it finish.
 	// Marked before Run starts: Run loads the data itself unless the
 	// server is marked loading when it looks.
-	l := startLiveAfter(t, (*Server).MarkLoading, "--dir", dir, "--key-load-delay", "100000")
+	l := startLiveAfter(t, (*Server).MarkLoading, "--dir", dir, "--key-load-delay", "100000", "--enable-protected-configs", "yes")
 	loaded := make(chan error, 1)
 	go func() { loaded <- l.s.LoadDataFromDisk() }()
 	rc := l.dial(t)
@@ -694,6 +694,19 @@ func TestLoadingWhileServing(t *testing.T) {
 	}
 	if got := rc.do("INFO", "persistence"); !strings.Contains(got, `loading:1\r\n`) || !strings.Contains(got, "loading_total_bytes:") {
 		t.Fatalf("INFO while loading: %s", got)
+	}
+	// introspection.tcl's "config during loading" (external:skip): some
+	// directives can be set while loading, appendonly,
+	// repl-diskless-load and dir cannot (DENY_LOADING_CONFIG: -LOADING,
+	// which takes precedence, as redis-server 7.0.15 replies). Vigil
+	// changed dir.
+	if got := rc.do("CONFIG", "SET", "loglevel", "debug"); got != "+OK" {
+		t.Fatalf("CONFIG SET loglevel while loading: %s", got)
+	}
+	for _, kv := range [][2]string{{"dir", "asdf"}, {"appendonly", "yes"}, {"repl-diskless-load", "swapdb"}} {
+		if got := rc.do("CONFIG", "SET", kv[0], kv[1]); got != "-"+errLoadingMsg {
+			t.Errorf("CONFIG SET %s while loading: %s", kv[0], got)
+		}
 	}
 	if got := rc.do("CONFIG", "SET", "key-load-delay", "0"); got != "+OK" {
 		t.Fatalf("CONFIG SET while loading: %s", got)

@@ -434,7 +434,12 @@ func (s *Server) cron(stop <-chan struct{}) {
 		budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
 		// Not while clients are paused (CLIENT PAUSE, FAILOVER): the
 		// dataset stays static, as activeExpireCycle returns then.
-		if !s.adm.noActiveExpire && !s.pause.active(s.now) { // DEBUG SET-ACTIVE-EXPIRE 0
+		// A replica runs expireSlaveKeys instead: its writable-replica
+		// keys (RememberReplicaKeyWithExpire), paused or not.
+		if s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
+		} else if s.isReplica() {
+			s.ks.ExpireReplicaKeys(s.nowMs, s.elapsedUs(s.clock.Now()))
+		} else if !s.pause.active(s.now) {
 			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
 		}
 		// databasesCron: shrink sparse tables and, with activerehashing,

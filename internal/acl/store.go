@@ -21,6 +21,9 @@ type Store struct {
 	// AllChannels is acl-pubsub-default allchannels: new users and selectors
 	// start with &* (Redis 7.0's default is resetchannels).
 	AllChannels bool
+	// Dir is the directory a relative ACL file name is in (Redis's
+	// working directory is its dir); "" is the process's.
+	Dir string
 	// LogMax is acllog-max-len.
 	LogMax int
 	log    []*LogEntry
@@ -260,7 +263,7 @@ func (s *Store) DelUser(names []string) (gone []*User, errMsg string) {
 // are copied into it); gone are the other users replaced, whose clients the
 // binary disconnects. errMsg is Redis's reply text (without "ERR ").
 func (s *Store) LoadFile(path string) (gone []*User, errMsg string) {
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(s.inDir(path))
 	if err != nil {
 		return nil, fmt.Sprintf("Error loading ACLs, opening file '%s': %s", path, strerror(err))
 	}
@@ -326,6 +329,7 @@ func (s *Store) LoadFile(path string) (gone []*User, errMsg string) {
 // SaveFile is ACLSaveToFile: every user as ACL LIST shows it, written to a
 // temporary file and renamed over path.
 func (s *Store) SaveFile(path string, now time.Time) error {
+	path = s.inDir(path)
 	var b strings.Builder
 	for _, l := range s.Lines() {
 		b.WriteString(l + "\n")
@@ -354,6 +358,14 @@ func (s *Store) SaveFile(path string, now time.Time) error {
 		return fmt.Errorf("acl save: %w", err)
 	}
 	return nil
+}
+
+// inDir is path, relative to Dir when it is relative.
+func (s *Store) inDir(path string) string {
+	if s.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(s.Dir, path)
 }
 
 // strerror is the C library's text of err's errno, as Redis prints it.

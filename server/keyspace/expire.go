@@ -213,3 +213,73 @@ func (db *DB) activeExpireLoop(now int64, keysPerLoop int) (expired, sampled int
 	}
 	return expired, sampled, false
 }
+
+// RememberReplicaKeyWithExpire is expire.c's rememberSlaveKeyWithExpire,
+// called by setExpire on a writable replica (replica-read-only no) when a
+// client other than the master gives key a TTL in database db: the master
+// never sends a DEL for such a key, so ExpireReplicaKeys deletes it when it
+// expires. Databases above 63 are not tracked, as in Redis.
+func (ks *Keyspace) RememberReplicaKeyWithExpire(db int, key []byte) {
+	if db < 0 || db > 63 {
+		return
+	}
+	if ks.replicaExpires == nil {
+		ks.replicaExpires = map[string]uint64{}
+	}
+	ks.replicaExpires[string(key)] |= 1 << uint(db)
+}
+
+// ReplicaKeysWithExpire is getSlaveKeyWithExpireCount: the number of keys
+// remembered by RememberReplicaKeyWithExpire (INFO's
+// slave_expires_tracked_keys).
+func (ks *Keyspace) ReplicaKeysWithExpire() int { return len(ks.replicaExpires) }
+
+// FlushReplicaKeysWithExpire is flushSlaveKeysWithExpireList: the
+// remembered keys are forgotten (FLUSHALL, a new dataset from a master).
+func (ks *Keyspace) FlushReplicaKeysWithExpire() { ks.replicaExpires = nil }
+
+// ExpireReplicaKeys is expire.c's expireSlaveKeys, run by the cron of a
+// replica instead of ActiveExpireCycle: it visits the remembered keys (in
+// the map's random order, as dictGetRandomKey), deletes those expired at
+// now in each database of their bitmap (reported as any expiry:
+// Stats.ExpiredKeys and OnExpire), forgets the keys that no longer have a
+// TTL there, and stops once more than 3 keys could not be expired or, every
+// 64 keys, once more than 1 ms (elapsedMicros) was spent. It ignores
+// Replica mode: these keys are the replica's own.
+func (ks *Keyspace) ExpireReplicaKeys(now int64, elapsedMicros func() int64) (expired int) {
+	if len(ks.replicaExpires) == 0 {
+		return 0
+	}
+	cycles, noexpire := 0, 0
+	for key, dbids := range ks.replicaExpires {
+		var keep uint64
+		h := hashString(key)
+		for id := 0; dbids != 0 && id < len(ks.DBs); id, dbids = id+1, dbids>>1 {
+			if dbids&1 == 0 {
+				continue
+			}
+			db := ks.DBs[id]
+			de := db.dict.findS(h, key)
+			if de == nil || nodeEntry(de).flags&expireFlag == 0 {
+				continue
+			}
+			if db.expired(h, de, nodeEntry(de), now) {
+				db.expire(h, de)
+				expired++
+				continue
+			}
+			noexpire++
+			keep |= 1 << uint(id)
+		}
+		if keep != 0 {
+			ks.replicaExpires[key] = keep
+		} else {
+			delete(ks.replicaExpires, key)
+		}
+		cycles++
+		if noexpire > 3 || (cycles%64 == 0 && elapsedMicros() > 1000) || len(ks.replicaExpires) == 0 {
+			break
+		}
+	}
+	return expired
+}

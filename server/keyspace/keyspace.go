@@ -74,6 +74,11 @@ type Keyspace struct {
 	snap      *Snapshot
 	snapEpoch uint32
 
+	// replicaExpires is expire.c's slaveKeysWithExpire: the keys a
+	// client of a writable replica gave a TTL, each with a bitmap of the
+	// databases (0..63) where it did. See ExpireReplicaKeys.
+	replicaExpires map[string]uint64
+
 	// activeExpireCycle's statics.
 	currentDB     int
 	timelimitExit bool
@@ -123,6 +128,7 @@ func (ks *Keyspace) Swap(a, b int) {
 // New(len(ks.DBs)), filled by a swapdb replication load). Neither may
 // have a running snapshot.
 func (ks *Keyspace) SwapWith(other *Keyspace) {
+	ks.FlushReplicaKeysWithExpire() // swapMainDbWithTempDb
 	for i, x := range ks.DBs {
 		y := other.DBs[i]
 		x.dict, y.dict = y.dict, x.dict
@@ -137,6 +143,7 @@ func (ks *Keyspace) FlushAll() {
 	for _, db := range ks.DBs {
 		db.Flush()
 	}
+	ks.FlushReplicaKeysWithExpire()
 }
 
 // Len is the number of keys in all databases.
