@@ -429,14 +429,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 			continue
 		}
 		s.setNow()
-		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC (25%) of a cron period, plus
-		// 2% per step of active-expire-effort above 1, as expire.c.
-		budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
-		// Not while clients are paused (CLIENT PAUSE, FAILOVER): the
-		// dataset stays static, as activeExpireCycle returns then.
-		if !s.adm.noActiveExpire && !s.pause.active(s.now) { // DEBUG SET-ACTIVE-EXPIRE 0
-			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
-		}
+		s.activeExpireCron()
 		// databasesCron: shrink sparse tables and, with activerehashing,
 		// spend up to 1 ms moving buckets of a table being rehashed.
 		rehashBudget := int64(0)
@@ -468,6 +461,25 @@ func (s *Server) cron(stop <-chan struct{}) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// activeExpireCron is databasesCron's activeExpireCycle(SLOW) call, with
+// the execution lock held. The whole cycle's time in milliseconds is the
+// latency monitor's "expire-cycle" event, as expire.c records it (even
+// when the cycle expired nothing; not while clients are paused, where
+// activeExpireCycle returns first, nor on a replica, where databasesCron
+// does not call it).
+func (s *Server) activeExpireCron() {
+	// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC (25%) of a cron period, plus
+	// 2% per step of active-expire-effort above 1, as expire.c.
+	budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
+	// Not while clients are paused (CLIENT PAUSE, FAILOVER): the
+	// dataset stays static, as activeExpireCycle returns then.
+	if s.adm.noActiveExpire || s.pause.active(s.now) || s.ks.Replica { // DEBUG SET-ACTIVE-EXPIRE 0
+		return
+	}
+	res := s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
+	s.latencyAddSampleIfNeeded("expire-cycle", res.ElapsedMicros/1000)
 }
 
 // elapsedUs returns the microseconds elapsed since start on the server's
