@@ -197,6 +197,12 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		s.notifyExpired(db, key)
 		s.propagateDeletion(db, []byte(key), s.cfg.LazyfreeLazyExpire)
 	}
+	// dbDelete and dbOverwrite: freeObjAsync under lazyfree-lazy-server-del.
+	s.ks.OnServerDel = func(v keyspace.Value) {
+		if s.cfg.LazyfreeLazyServerDel {
+			s.lazyfree(v)
+		}
+	}
 	cmds, err := buildCommandTable(cfg.RenameCommands)
 	if err != nil {
 		return nil, err
