@@ -198,6 +198,10 @@ type Config struct {
 	// LazyfreeLazyUserFlush makes FLUSHALL, FLUSHDB and SCRIPT FLUSH
 	// without SYNC|ASYNC asynchronous (INFO lazyfreed_objects).
 	LazyfreeLazyUserFlush bool
+	// LazyfreeLazyServerDel makes the deletes and overwrites the server
+	// does on its own (dbDelete, dbOverwrite) free big values lazily
+	// (INFO lazyfreed_objects).
+	LazyfreeLazyServerDel bool
 
 	// Misc.
 	ClusterEnabled    bool

@@ -25,7 +25,7 @@ import (
 //
 //	io-threads-do-reads io-threads set-proc-title proc-title-template
 //	rdb-save-incremental-fsync aof-rewrite-incremental-fsync aof-disable-auto-gc
-//	lazyfree-lazy-server-del lazyfree-lazy-user-flush replica-ignore-disk-write-errors
+//	lazyfree-lazy-user-flush replica-ignore-disk-write-errors
 //	jemalloc-bg-thread activedefrag active-defrag-* crash-log-enabled
 //	crash-memcheck-enabled use-exit-on-panic disable-thp syslog-enabled
 //	syslog-ident syslog-facility aclfile acllog-max-len acl-pubsub-default
@@ -58,7 +58,7 @@ var table = []*Directive{
 	boolD("dynamic-hz", "", 0, true, func(c *Config) *bool { return &c.DynamicHz }, nil),
 	boolD("lazyfree-lazy-eviction", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyEviction }, nil),
 	boolD("lazyfree-lazy-expire", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyExpire }, nil),
-	boolD("lazyfree-lazy-server-del", "", 0, false, nil, nil),
+	boolD("lazyfree-lazy-server-del", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyServerDel }, nil),
 	boolD("lazyfree-lazy-user-del", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyUserDel }, nil),
 	boolD("lazyfree-lazy-user-flush", "", 0, false, func(c *Config) *bool { return &c.LazyfreeLazyUserFlush }, nil),
 	boolD("repl-disable-tcp-nodelay", "", 0, false, func(c *Config) *bool { return &c.ReplDisableTCPNoDelay }, nil),

@@ -71,7 +71,7 @@ func cmdDel(c *Client, args [][]byte) {
 		if lazy && e != nil {
 			c.srv.lazyfree(e.Value())
 		}
-		if db.Delete(k) {
+		if db.SyncDelete(k) {
 			n++
 			c.notify(configs.NotifyGeneric, "del", k)
 			c.touch(k)
@@ -473,7 +473,11 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 	}
 	db := c.selectedDB()
 	if c.alreadyExpired(when) {
-		db.Delete(key)
+		// expireGenericCommand: dbAsyncDelete under lazyfree-lazy-expire.
+		if c.srv.cfg.LazyfreeLazyExpire {
+			c.srv.lazyfree(e.Value())
+		}
+		db.SyncDelete(key)
 		c.notify(configs.NotifyGeneric, "del", key)
 		if c.srv.propagating() { // an explicit DEL, or UNLINK (lazyfree-lazy-expire)
 			c.rewriteArgv(c.srv.delWord(c.srv.cfg.LazyfreeLazyExpire), key)

@@ -696,6 +696,11 @@ func (c *Client) sunionDiff(keys [][]byte, dst []byte, op int) {
 			c.writeMember(m)
 			return true
 		})
+		// The temporary set is freed with freeObjAsync under
+		// lazyfree-lazy-server-del.
+		if c.srv.cfg.LazyfreeLazyServerDel {
+			c.srv.lazyfree(out)
+		}
 		return
 	}
 	event := "sunionstore"

@@ -293,7 +293,7 @@ func cmdGetDel(c *Client, args [][]byte) {
 	if !c.getGeneric(args[1]) {
 		return
 	}
-	if c.selectedDB().Delete(args[1]) {
+	if c.selectedDB().SyncDelete(args[1]) { // a string: never freed lazily
 		c.srv.ks.Dirty++
 		c.touch(args[1])
 		c.notify(configs.NotifyGeneric, "del", args[1])
@@ -331,7 +331,7 @@ func cmdGetEx(c *Client, args [][]byte) {
 	db := c.selectedDB()
 	switch {
 	case flags&(setEXAT|setPXAT) != 0 && c.alreadyExpired(when):
-		db.Delete(key)
+		db.SyncDelete(key) // a string: never freed lazily
 		c.srv.ks.Dirty++
 		c.touch(key)
 		c.notify(configs.NotifyGeneric, "del", key)

@@ -162,6 +162,9 @@ func (s *Server) performEvictions() (res evictResult) {
 	}
 	limit := evictionTimeLimit(s.cfg.MaxmemoryEvictionTenacity)
 	elapsed := s.elapsedUs(s.clock.Now())
+	// The loop's time is the latency monitor's "eviction-cycle" event,
+	// however it ends (evict.c's latencyStartMonitor before the loop).
+	defer func() { s.latencyAddSampleIfNeeded("eviction-cycle", elapsed()/1000) }()
 	// Each eviction propagates as a unit of its own, never wrapped in
 	// MULTI, even when CONFIG SET maxmemory evicts inside a command
 	// (7.0's propagate_no_multi with core_propagates): the command's

@@ -3,6 +3,7 @@ package server
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +132,88 @@ func TestLazyfreedObjectsVsRedis(t *testing.T) {
 	d.same("FUNCTION", "LOAD", lib)
 	d.same("FUNCTION", "FLUSH")
 	check("FUNCTION FLUSH of 70 functions under lazyfree-lazy-user-flush")
+	serverDel(t, d, fill, check)
 	d.same("CONFIG", "RESETSTAT")
 	check("CONFIG RESETSTAT")
+}
+
+// serverDel is TestLazyfreedObjectsVsRedis's part for
+// lazyfree-lazy-server-del: the values the server drops on its own
+// (dbDelete, dbOverwrite, SUNION's temporary set) are freed lazily when
+// big, and only under that option; DEL stays lazyfree-lazy-user-del's and
+// EXPIRE in the past lazyfree-lazy-expire's.
+func serverDel(t *testing.T, d *listDiff, fill func(cmd, key string, n int, member func(i int) []string), check func(string)) {
+	s := func(i int) []string { return []string{"m" + strconv.Itoa(i)} }
+	big := func(key string) { fill("SADD", key, 100, s) }
+	// unordered runs a command whose reply is a set in hash order: only
+	// the counts are compared.
+	unordered := func(args ...string) {
+		t.Helper()
+		got, want := d.run(args...)
+		if g, w := got[:strings.Index(got, "\r\n")], want[:strings.Index(want, "\r\n")]; g != w {
+			t.Fatalf("%q: vigil %q, redis %q", args, g, w)
+		}
+	}
+	d.same("CONFIG", "SET", "lazyfree-lazy-user-del", "no")
+	d.same("CONFIG", "SET", "lazyfree-lazy-expire", "no")
+	for _, lazy := range []string{"no", "yes"} {
+		d.same("CONFIG", "SET", "lazyfree-lazy-server-del", lazy)
+		d.same("FLUSHALL", "SYNC")
+		big("over")
+		d.same("SET", "over", "x")
+		check("SET over a 100-member set, lazyfree-lazy-server-del " + lazy)
+		big("a")
+		fill("HSET", "b", 600, func(i int) []string { return []string{"f" + strconv.Itoa(i), "v"} })
+		d.same("RENAME", "a", "b")
+		check("RENAME onto a 600-field hash")
+		d.same("SET", "src", "v")
+		d.same("COPY", "src", "b", "REPLACE")
+		check("COPY REPLACE onto a 100-member set")
+		big("u")
+		d.same("SUNIONSTORE", "u", "u", "nokey")
+		check("SUNIONSTORE over its own 100-member set")
+		unordered("SUNION", "u")
+		check("SUNION of a 100-member set (its temporary set)")
+		d.same("SUNION", "nokey")
+		d.same("SADD", "small", "1", "2", "3")
+		unordered("SUNION", "small")
+		check("SUNION of an intset")
+		d.same("SINTERSTORE", "u", "u", "nokey")
+		check("SINTERSTORE with an empty result, deleting a 100-member set")
+		big("p")
+		unordered("SPOP", "p", "1000")
+		check("SPOP of a whole 100-member set")
+		big("p")
+		unordered("SPOP", "p", "95")
+		d.same("SCARD", "p")
+		check("SPOP of 95 of 100 members (CASE 3: the old set replaced)")
+		fill("ZADD", "z", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
+		d.same("SET", "one", "1")
+		_, dump := d.run("DUMP", "one")
+		if !strings.HasPrefix(dump, "$") {
+			t.Fatalf("DUMP: %q", dump)
+		}
+		payload := dump[strings.Index(dump, "\r\n")+2 : len(dump)-2]
+		d.same("RESTORE", "z", "0", payload, "REPLACE")
+		check("RESTORE REPLACE over a 200-member sorted set")
+		d.same("DEL", "z")
+		fill("ZADD", "z", 200, func(i int) []string { return []string{strconv.Itoa(i), "m" + strconv.Itoa(i)} })
+		d.same("ZUNIONSTORE", "z", "1", "one-missing")
+		check("ZUNIONSTORE with an empty result, deleting a 200-member sorted set")
+		big("sorted")
+		d.same("RPUSH", "l", "3", "1", "2")
+		d.same("SORT", "l", "STORE", "sorted")
+		check("SORT STORE over a 100-member set")
+		big("del")
+		d.same("DEL", "del")
+		check("DEL of a 100-member set (lazyfree-lazy-user-del no)")
+		big("exp")
+		d.same("PEXPIREAT", "exp", "1")
+		check("PEXPIREAT in the past of a 100-member set (lazyfree-lazy-expire no)")
+	}
+	d.same("CONFIG", "SET", "lazyfree-lazy-expire", "yes")
+	big("exp")
+	d.same("EXPIRE", "exp", "-1")
+	check("EXPIRE in the past of a 100-member set under lazyfree-lazy-expire")
+	d.same("FLUSHALL", "SYNC")
 }

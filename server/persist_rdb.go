@@ -690,7 +690,7 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 			if !merge {
 				return fmt.Errorf("RDB has duplicated key '%s' in DB %d", rec.Key, rec.DB)
 			}
-			db.Delete(rec.Key)
+			db.SyncDelete(rec.Key) // rdbLoad's dbSyncDelete
 			e, _ = db.LoadAdd(rec.Key, rec.Value, rec.ExpireAt, now)
 		}
 		if e != nil {

@@ -197,6 +197,12 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		s.notifyExpired(db, key)
 		s.propagateDeletion(db, []byte(key), s.cfg.LazyfreeLazyExpire)
 	}
+	// dbDelete and dbOverwrite: freeObjAsync under lazyfree-lazy-server-del.
+	s.ks.OnServerDel = func(v keyspace.Value) {
+		if s.cfg.LazyfreeLazyServerDel {
+			s.lazyfree(v)
+		}
+	}
 	cmds, err := buildCommandTable(cfg.RenameCommands)
 	if err != nil {
 		return nil, err
@@ -429,19 +435,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 			continue
 		}
 		s.setNow()
-		// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC (25%) of a cron period, plus
-		// 2% per step of active-expire-effort above 1, as expire.c.
-		budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
-		// Not while clients are paused (CLIENT PAUSE, FAILOVER): the
-		// dataset stays static, as activeExpireCycle returns then.
-		// A replica runs expireSlaveKeys instead: its writable-replica
-		// keys (RememberReplicaKeyWithExpire), paused or not.
-		if s.adm.noActiveExpire { // DEBUG SET-ACTIVE-EXPIRE 0
-		} else if s.isReplica() {
-			s.ks.ExpireReplicaKeys(s.nowMs, s.elapsedUs(s.clock.Now()))
-		} else if !s.pause.active(s.now) {
-			s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
-		}
+		s.activeExpireCron()
 		// databasesCron: shrink sparse tables and, with activerehashing,
 		// spend up to 1 ms moving buckets of a table being rehashed.
 		rehashBudget := int64(0)
@@ -472,6 +466,30 @@ func (s *Server) cron(stop <-chan struct{}) {
 			t = s.clock.NewTicker(time.Second / time.Duration(hz))
 		}
 		s.mu.Unlock()
+	}
+}
+
+// activeExpireCron is databasesCron's activeExpireCycle(SLOW) call, with
+// the execution lock held. The whole cycle's time in milliseconds is the
+// latency monitor's "expire-cycle" event, as expire.c records it (even
+// when the cycle expired nothing; not while clients are paused, where
+// activeExpireCycle returns first, nor on a replica, where databasesCron
+// does not call it).
+func (s *Server) activeExpireCron() {
+	// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC (25%) of a cron period, plus
+	// 2% per step of active-expire-effort above 1, as expire.c.
+	budget := keyspace.SlowCycleBudget(s.cfg.Hz, s.ks.ActiveExpireEffort)
+	// Not while clients are paused (CLIENT PAUSE, FAILOVER): the
+	// dataset stays static, as activeExpireCycle returns then.
+	// A replica runs expireSlaveKeys instead: its writable-replica
+	// keys (RememberReplicaKeyWithExpire), paused or not.
+	switch {
+	case s.adm.noActiveExpire: // DEBUG SET-ACTIVE-EXPIRE 0
+	case s.isReplica():
+		s.ks.ExpireReplicaKeys(s.nowMs, s.elapsedUs(s.clock.Now()))
+	case !s.pause.active(s.now):
+		res := s.ks.ActiveExpireCycle(s.nowMs, s.rng, budget, s.elapsedUs(s.clock.Now()))
+		s.latencyAddSampleIfNeeded("expire-cycle", res.ElapsedMicros/1000)
 	}
 }
 

@@ -581,7 +581,15 @@ func (db *DB) insertNode(h uint64, n *keyNode, val Value, now int64) *Entry {
 func (db *DB) setExisting(h uint64, de *dictEntry, val Value, now int64, keepTTL bool) *Entry {
 	e := nodeEntry(de)
 	db.preWrite(nodeKey(de), e)
+	var old Value
+	oldp := e.vp
+	if db.ks.OnServerDel != nil && e.vt != vtString { // dbOverwrite's freeObjAsync
+		old = e.value()
+	}
 	e.setVal(val)
+	if old != nil && e.vp != oldp {
+		db.ks.OnServerDel(old)
+	}
 	e.flags &^= snapSharedFlag
 	e.flags &^= argvExecFlag
 	if e.flags&expireFlag != 0 && (!keepTTL || (db.expired(h, de, e, now) && !db.ks.Replica)) {
@@ -658,8 +666,22 @@ func (db *DB) preWrite(key string, e *Entry) {
 }
 
 // Delete removes key whether or not it is logically expired (dbDelete) and
-// reports whether it existed. It is not counted as an expiry.
+// reports whether it existed. It is not counted as an expiry. The value
+// goes to OnServerDel (a delete the server does on its own).
 func (db *DB) Delete(key []byte) bool {
+	h := hashBytes(key)
+	de := db.dict.findB(h, key)
+	if de == nil {
+		return false
+	}
+	db.removeServerDel(h, de)
+	return true
+}
+
+// SyncDelete is Delete without OnServerDel (dbSyncDelete): for DEL and
+// UNLINK, GETDEL, a TTL set in the past and loading, which free the value
+// as their own options say.
+func (db *DB) SyncDelete(key []byte) bool {
 	h := hashBytes(key)
 	de := db.dict.findB(h, key)
 	if de == nil {
@@ -667,6 +689,18 @@ func (db *DB) Delete(key []byte) bool {
 	}
 	db.remove(h, de)
 	return true
+}
+
+// removeServerDel is remove, handing the value to OnServerDel.
+func (db *DB) removeServerDel(h uint64, de *dictEntry) {
+	e := nodeEntry(de)
+	if db.ks.OnServerDel == nil || e.vt == vtString {
+		db.remove(h, de)
+		return
+	}
+	v := e.value()
+	db.remove(h, de)
+	db.ks.OnServerDel(v)
 }
 
 // SetExpire is setExpire: key expires at at (unix ms). It returns false if
@@ -880,7 +914,7 @@ func (db *DB) Rename(src, dst []byte, now int64) bool {
 	db.ks.Settle()
 	hd := hashBytes(dst)
 	if old := db.dict.findB(hd, dst); old != nil {
-		db.remove(hd, old)
+		db.removeServerDel(hd, old)
 	}
 	e := nodeEntry(de)
 	db.preWrite(nodeKey(de), e) // src as it was; dst is a key the snapshot never saw
@@ -954,7 +988,7 @@ func (db *DB) Move(key []byte, dst *DB, now int64) bool {
 	}
 	db.ks.Settle()
 	if old := dst.dict.findB(h, key); old != nil {
-		dst.remove(h, old)
+		dst.removeServerDel(h, old)
 	}
 	e := nodeEntry(de)
 	db.preWrite(nodeKey(de), e)

@@ -40,6 +40,14 @@ type Keyspace struct {
 	// for propagating DEL to replicas and the AOF, for "expired" keyspace
 	// events and for lazyfree's count.
 	OnExpire func(db int, key string, v Value)
+	// OnServerDel, if set, is called with a value other than a string that
+	// the keyspace drops as Redis's dbDelete and dbOverwrite do (which
+	// free it with freeObjAsync under lazyfree-lazy-server-del): the value
+	// of a key removed by DB.Delete, replaced by DB.Set, SetKeepTTL,
+	// SetString or SetNew, or overwritten as the destination of DB.Rename or DB.Move.
+	// DB.SyncDelete (dbSyncDelete), expiry and eviction do not call it.
+	// A string is one allocation, never freed lazily: it is not reported.
+	OnServerDel func(v Value)
 	// Replica makes expiry behave as on a Redis 7.0 replica (or while
 	// writes are paused): expired keys read as missing but are not
 	// deleted (the master's DEL removes them), and ActiveExpireCycle does
