@@ -189,7 +189,9 @@ func runScript(t *testing.T, path string) {
 			continue
 		}
 		if ts == nil && (strings.HasPrefix(line, ">") || strings.HasPrefix(line, "!")) {
-			ts = newTestServer(t, directives...)
+			// As the oracle (testutil.StartRedis): no save points unless
+			// the script's !config sets them.
+			ts = newTestServer(t, append([]string{"--save", ""}, directives...)...)
 		}
 		switch {
 		case strings.HasPrefix(line, "!advance "):
