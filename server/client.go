@@ -99,6 +99,8 @@ type Client struct {
 
 	lastInteraction atomic.Int64 // unix ms
 
+	bm bufModel // Redis's query and reply buffers, modeled; guarded by Server.mu (bufmodel.go)
+
 	// cmdEnd is when the client's last command ended, within the current
 	// batch, with the real clock (zero otherwise): the next command's start
 	// and cached time (see setCmdNow).
@@ -250,6 +252,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	// The client's output not in this batch: it only shrinks while the
 	// batch holds the lock (pushLoop writes), so the cap below is kept.
 	base := s.asyncBytes(c)
+	// bufmodel.go: the bytes this batch got are Redis's read when a
+	// command runs (the chunks Vigil's reader took are not Redis's reads).
+	startBuf, modelRead := int64(c.rd.Buffered()), false
 	// netshell's batch: every complete command, until the buffer is
 	// drained or a command stops it.
 	st, err := netshell.Close, error(nil)
@@ -263,7 +268,13 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 				c.ord.stash(args)
 				return netshell.Pause
 			}
+			if !modelRead {
+				c.bufModelRead(startBuf)
+				modelRead = true
+			}
+			c.bufModelCommand(args)
 			s.process(c, args)
+			c.bufModelReply(int64(len(c.w.B)))
 			// A command that blocked the client (blocking.go) parks it
 			// here, outside the lock, until it is served, times out or
 			// is unblocked; the rest of the batch waits in the query
@@ -350,6 +361,9 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
 	if s.current == c {
 		s.current = nil
+	}
+	if modelRead {
+		c.bufModelBatchEnd(int64(c.rd.Buffered()))
 	}
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has

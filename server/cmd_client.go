@@ -144,7 +144,7 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		if last == 0 {
 			last = cl.created.UnixMilli()
 		}
-		l.Idle = max(0, (nowMs-last)/1000)
+		l.Idle = max(0, nowMs/1000-last/1000) // whole seconds, as Redis's lastinteraction
 	}
 	if cl.multi != nil {
 		l.Multi = int64(len(cl.multi.cmds))
@@ -158,10 +158,19 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		batch = int64(len(cl.w.B))
 	}
 	l.Rbp = l.Rbs
+	var qbMem int64
+	if m := &cl.bm; m.on { // Redis's buffers, modeled (bufmodel.go)
+		l.Qbuf, l.QbufFree = m.qbLen, max(m.qbAlloc-m.qbLen, 0)
+		l.Rbs, l.Rbp = m.rbs, m.rbPeak
+		if m.qbAlloc > 0 {
+			hdr, _ := sdsHdr(m.qbAlloc)
+			qbMem = jeUsable(hdr + m.qbAlloc + 1)
+		}
+	}
 	l.MultiMem = multiMem(cl)
 	l.Obl, l.Oll, l.Omem = s.obufSplit(cl, int(batch)) // obuf.go
 	// The batch's replies are in rbs already: the rest of the output on top.
-	l.TotMem = int64(unsafe.Sizeof(Client{})) + l.ArgvMem + l.MultiMem + l.Rbs + l.Obl + l.Omem - batch
+	l.TotMem = int64(unsafe.Sizeof(Client{})) + qbMem + l.ArgvMem + l.MultiMem + l.Rbs + l.Obl + l.Omem - batch
 	if l.Omem > 0 || l.Obl > 0 {
 		l.Events = "rw"
 	}

@@ -343,8 +343,8 @@ func TestClientListLive(t *testing.T) {
 		t.Fatalf("CLIENT LIST: %s", got)
 	}
 	addr := regexp.QuoteMeta(l.sock + ":0")
-	wantA := `^id=` + idA + ` addr=` + addr + ` laddr=` + addr + ` fd=\d+ name= age=\d+ idle=0 flags=U db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=10 multi-mem=0 rbs=\d+ rbp=\d+ obl=0 oll=0 omem=0 tot-mem=\d+ events=r cmd=client\|list user=default redir=-1 resp=2$`
-	wantB := `^id=` + idB + ` addr=` + addr + ` laddr=` + addr + ` fd=\d+ name=bee age=\d+ idle=\d+ flags=U db=3 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=\d+ events=r cmd=client\|id user=default redir=-1 resp=2$`
+	wantA := `^id=` + idA + ` addr=` + addr + ` laddr=` + addr + ` fd=\d+ name= age=\d+ idle=0 flags=U db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=26 qbuf-free=20448 argv-mem=10 multi-mem=0 rbs=\d+ rbp=\d+ obl=0 oll=0 omem=0 tot-mem=\d+ events=r cmd=client\|list user=default redir=-1 resp=2$`
+	wantB := `^id=` + idB + ` addr=` + addr + ` laddr=` + addr + ` fd=\d+ name=bee age=\d+ idle=\d+ flags=U db=3 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=20474 argv-mem=0 multi-mem=0 rbs=16384 rbp=\d+ obl=0 oll=0 omem=0 tot-mem=\d+ events=r cmd=client\|id user=default redir=-1 resp=2$`
 	// Ids follow accept order, which the two dials do not fix.
 	byID := map[string]string{}
 	for _, line := range lines {

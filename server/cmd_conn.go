@@ -151,11 +151,12 @@ func cmdFlushDB(c *Client, args [][]byte) {
 	db := c.selectedDB()
 	c.srv.touchAllWatchedInDB(c.db, -1)
 	c.srv.ks.Dirty += int64(db.Len()) // emptyData: the keys removed
-	if c.srv.flushAsync(args[1:]) {
+	async := c.srv.flushAsync(args[1:])
+	if async {
 		c.srv.stats.lazyfreed += uint64(db.Len()) // emptyDbAsync
 	}
 	db.Flush()
-	c.srv.trackingFlush() // tracking.go: signalFlushedDb
+	c.srv.trackingFlush(async) // tracking.go: signalFlushedDb
 	// Propagated even when the database was empty (forceCommandPropagation).
 	c.forcePropagation(TargetAll)
 	c.w.OK()
@@ -175,7 +176,7 @@ func cmdFlushAll(c *Client, args [][]byte) {
 		db.Flush()
 	}
 	c.srv.ks.FlushReplicaKeysWithExpire() // emptyData(-1)
-	c.srv.trackingFlush()                 // tracking.go: signalFlushedDb
+	c.srv.trackingFlush(async)            // tracking.go: signalFlushedDb
 	c.srv.flushAllResetRDB()              // persist: persist_rdb.go
 	c.forcePropagation(TargetAll)         // even when every database was empty
 	c.w.OK()

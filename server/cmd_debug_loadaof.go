@@ -22,7 +22,7 @@ func debugLoadAOF(c *Client) {
 		s.touchAllWatchedInDB(i, -1)
 		db.Flush()
 	}
-	s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
+	s.trackingFlush(false) // tracking.go: emptyData's signalFlushedDb
 	// aofLoadManifestFromDisk: the file on disk is the manifest kept in
 	// memory while the AOF is open, so it is re-read only when closed.
 	if m.W == nil {

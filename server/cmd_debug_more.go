@@ -156,20 +156,30 @@ func cmdDebugMore(c *Client, args [][]byte) bool {
 		}
 		c.w.OK()
 	case eqFold(sub, "replybuffer") && n == 4:
+		// The modeled reply buffers' cron settings (bufmodel.go).
 		switch {
 		case eqFold(args[2], "peak-reset-time"):
-			if !eqFold(args[3], "never") && !eqFold(args[3], "reset") {
-				if _, ok := parseInt(args[3]); !ok {
+			switch {
+			case eqFold(args[3], "never"):
+				s.bufm.peakResetMs = -1
+			case eqFold(args[3], "reset"):
+				s.bufm.peakResetMs = replyBufPeakResetDefMs
+			default:
+				v, ok := parseInt(args[3])
+				if !ok {
 					c.w.Error(ErrNotInteger)
 					return true
 				}
+				s.bufm.peakResetMs = v
 			}
 		case eqFold(args[2], "resizing"):
+			v, _ := parseInt(args[3]) // atoi: not a number is 0
+			s.bufm.resizingOff = v == 0
 		default:
 			c.w.Error(errSubcommandSyntax(sub, "DEBUG"))
 			return true
 		}
-		c.w.OK() // Vigil's reply buffers are not resized by a cron
+		c.w.OK()
 	case eqFold(sub, "client-eviction") && n == 2:
 		debugClientEviction(c)
 	default:

@@ -159,7 +159,7 @@ func debugReload(c *Client, args [][]byte) {
 			s.touchAllWatchedInDB(i, -1)
 			db.Flush()
 		}
-		s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
+		s.trackingFlush(false) // tracking.go: emptyData's signalFlushedDb
 	}
 	s.rdb.loading, s.rdb.keepFunctions = true, !flush
 	err := s.loadRDBPath(s.rdbPath(), merge)

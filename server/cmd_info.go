@@ -416,8 +416,8 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("total_writes_processed", a.writes.Load())
 	w.int("io_threaded_reads_processed", 0)
 	w.int("io_threaded_writes_processed", 0)
-	w.int("reply_buffer_shrinks", 0)
-	w.int("reply_buffer_expands", 0)
+	w.int("reply_buffer_shrinks", s.bufm.shrinks)
+	w.int("reply_buffer_expands", s.bufm.expands)
 }
 
 // --- replication ---------------------------------------------------------------

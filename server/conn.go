@@ -58,6 +58,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	}
 	c.rd = resp.NewReader(rd, resp.Limits{MaxBulkLen: s.protoMaxBulk.Load(), MaxArgs: resp.DefaultLimits.MaxArgs})
 	c.rd.SetUnauthenticated(!c.authed)
+	c.initBufModel(s.clock.Now().UnixMilli()) // before the cron can see the client
 	s.clientsMu.Lock()
 	s.clients[c.id] = c
 	s.clientsMu.Unlock()

@@ -217,3 +217,56 @@ func serverDel(t *testing.T, d *listDiff, fill func(cmd, key string, n int, memb
 	check("EXPIRE in the past of a 100-member set under lazyfree-lazy-expire")
 	d.same("FLUSHALL", "SYNC")
 }
+
+// TestTrackingTableLazyfreeVsRedis: a lazy flush frees the tracking table
+// lazily when its radix tree has more than 64 nodes
+// (freeTrackingRadixTreeAsync), counting its keys in lazyfreed_objects, as
+// redis-server 7.0.15: 62 keys key:0..key:61 are 64 nodes (not counted),
+// 63 are 65 (counted); 40 keys k:N:f are 85 nodes, a chain of 30 prefixes
+// 31; a synchronous flush counts nothing.
+func TestTrackingTableLazyfreeVsRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	keysOf := func(n int, f func(i int) string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, f(i))
+		}
+		return out
+	}
+	cases := []struct {
+		keys []string
+		mode string
+	}{
+		{keysOf(62, func(i int) string { return "key:" + strconv.Itoa(i) }), "ASYNC"},
+		{keysOf(63, func(i int) string { return "key:" + strconv.Itoa(i) }), "ASYNC"},
+		{keysOf(40, func(i int) string { return "k:" + strconv.Itoa(i) + ":f" }), "ASYNC"},
+		{keysOf(30, func(i int) string { return strings.Repeat("a", i+1) }), "ASYNC"},
+		{[]string{"user:1000", "user:1001", "user:2000", "session:a", "session:b", "s", "x"}, "ASYNC"},
+		{keysOf(100, func(i int) string { return "key:" + strconv.Itoa(i) }), "SYNC"},
+		{keysOf(100, func(i int) string { return "key:" + strconv.Itoa(i) }), "ASYNC"},
+	}
+	field := regexp.MustCompile(`lazyfreed_objects:(\d+)`)
+	run := func(dial func() *rconn) []string {
+		a, c := dial(), dial()
+		a.do("HELLO", "3")
+		a.do("CLIENT", "TRACKING", "ON")
+		var out []string
+		for _, tc := range cases {
+			for _, k := range tc.keys {
+				a.do("GET", k)
+			}
+			c.do("FLUSHALL", tc.mode)
+			a.read() // the flush's invalidation of all keys
+			var info string
+			testutil.PollUntil(5*time.Second, func() bool {
+				info = c.do("INFO", "memory")
+				return strings.Contains(info, "lazyfree_pending_objects:0")
+			})
+			out = append(out, field.FindStringSubmatch(info)[1])
+		}
+		return out
+	}
+	redis := run(dialRedis)
+	vigil := run(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "lazyfreed_objects after each flush", redis, vigil, []string{"0", "63", "103", "103", "103", "103", "203"})
+}

@@ -459,7 +459,7 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 	s.replAttachToNewMaster()
 	s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
 	s.ks.FlushAll()
-	s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
+	s.trackingFlush(s.cfg.ReplicaLazyFlush) // tracking.go: emptyData's signalFlushedDb
 	path := s.rdbPath()
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %v", s.cfg.DBFilename, err)
@@ -512,7 +512,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		s.replAttachToNewMaster()
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Flushing old data")
 		s.ks.FlushAll()
-		s.trackingFlush() // tracking.go: emptyData's signalFlushedDb
+		s.trackingFlush(s.cfg.ReplicaLazyFlush) // tracking.go: emptyData's signalFlushedDb
 	}
 	s.log.Info().Msg("MASTER <-> REPLICA sync: Loading DB in memory")
 	s.repl.auxFresh = false
@@ -561,7 +561,7 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		}
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
 		s.ks.SwapWith(dst)
-		s.trackingFlush() // tracking.go: swapMainDbWithTempDb
+		s.trackingFlush(true) // tracking.go: swapMainDbWithTempDb (always async)
 		s.log.Info().Msg("MASTER <-> REPLICA sync: Discarding old DB in background")
 	}
 	s.ks.Dirty++ // diskless: the data changed without a save

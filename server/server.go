@@ -57,6 +57,7 @@ type Server struct {
 	propUnits    int64         // execution units propagated, guarded by mu (syncack.go)
 	idleGC       idleGC        // guarded by mu, except the atomic inside (idlegc.go)
 	adm          adminState    // guarded by mu, except the atomics inside (cmd_admin.go)
+	bufm         bufModelState // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
 	dbg          debugState    // guarded by mu (cmd_debug_more.go)
 	props        []Propagator  // guarded by mu: consumers of the write path (propagate.go)
 	pending      []Op          // guarded by mu: the current execution unit's operations
@@ -186,6 +187,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.fenceInit()
 	s.syncAckInit()
 	s.initAdmin()
+	s.bufm.peakResetMs = replyBufPeakResetDefMs
 	s.slowlog.init()
 	s.initRepl() // repl
 	s.pubsub.init()
@@ -455,10 +457,11 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.replCron() // repl: replicationCron, once a second
 		// evict.go: an eviction stopped at its time limit goes on.
 		s.evictCron()
-		s.trackingBroadcast() // tracking.go: BCAST invalidations (beforeSleep)
-		s.obufCron()          // clientsCron's output buffer limits (obuf.go)
-		s.idleGCCron()        // a write burst's garbage goes back once idle (idlegc.go)
-		s.migrateCron()       // MIGRATE's idle cached sockets (cmd_migrate.go)
+		s.trackingBroadcast()  // tracking.go: BCAST invalidations (beforeSleep)
+		s.obufCron()           // clientsCron's output buffer limits (obuf.go)
+		s.clientsCronBuffers() // clientsCron's query and reply buffer sizes (bufmodel.go)
+		s.idleGCCron()         // a write burst's garbage goes back once idle (idlegc.go)
+		s.migrateCron()        // MIGRATE's idle cached sockets (cmd_migrate.go)
 		s.stats.cronLoops++
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz

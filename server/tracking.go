@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // Client-side caching, as tracking.c and networking.c's CLIENT TRACKING,
@@ -356,8 +357,11 @@ func (s *Server) trackingHandlePending() {
 
 // trackingFlush is trackingInvalidateKeysOnFlush (FLUSHDB, FLUSHALL and
 // the other emptyData): every tracking client is told that all its keys
-// are invalid, and the table is emptied.
-func (s *Server) trackingFlush() {
+// are invalid, and the table is emptied. With async (a lazy flush) a
+// table of more than 64 radix tree nodes is freed by the lazyfree thread
+// in Redis (freeTrackingRadixTreeAsync): its keys count in
+// lazyfreed_objects.
+func (s *Server) trackingFlush(async bool) {
 	t := &s.tracking
 	if len(t.byClient) != 0 {
 		for _, c := range s.clientsByID() {
@@ -373,9 +377,60 @@ func (s *Server) trackingFlush() {
 		}
 	}
 	if t.table != nil {
+		// Every key ends at a node of its own: more than 64 keys are
+		// more than 64 nodes; fewer may be too.
+		if n := len(t.table); async && n > 0 && (n > keyspace.LazyfreeThreshold || raxNodes(t.table) > keyspace.LazyfreeThreshold) {
+			s.stats.lazyfreed += uint64(n)
+		}
 		t.table = map[string]map[int64]struct{}{}
 		t.items = 0
 	}
+}
+
+// raxNodes is the numnodes of a rax holding keys (Redis's rax.c, the
+// tracking table): its root, and one node at each position of the keys'
+// trie where a node starts: the children of a position with two or more
+// next bytes each start one; a position with one starts a compressed node
+// running to the next position that ends a key or branches. That is the
+// tree insertions build; removals recompress it to the same shape.
+func raxNodes(table map[string]map[int64]struct{}) int {
+	keys := make([]string, 0, len(table))
+	for k := range table {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return raxCount(keys, 0)
+}
+
+// raxCount counts the nodes of the subtree whose node starts at depth d,
+// keys (sorted, sharing their first d bytes) being its keys.
+func raxCount(keys []string, d int) int {
+	if len(keys) > 0 && len(keys[0]) == d { // a key ends here (sorted first)
+		keys = keys[1:]
+	}
+	if len(keys) == 0 {
+		return 1
+	}
+	first, last := keys[0], keys[len(keys)-1]
+	if first[d] != last[d] { // branches: a child node per next byte
+		n := 1
+		for i := 0; i < len(keys); {
+			j := i + 1
+			for j < len(keys) && keys[j][d] == keys[i][d] {
+				j++
+			}
+			n += raxCount(keys[i:j], d+1)
+			i = j
+		}
+		return n
+	}
+	// One next byte: compressed up to the common prefix's end or the
+	// first key that ends on the way (the shortest, sorted first).
+	q := d + 1
+	for q < len(first) && q < len(last) && first[q] == last[q] {
+		q++
+	}
+	return 1 + raxCount(keys, q)
 }
 
 // trackingLimitUsedSlots is trackingLimitUsedSlots: over

@@ -430,6 +430,7 @@ type ClientLine struct {
 	DB                int64
 	Sub, PSub, SSub   int64
 	Multi             int64 // -1 outside MULTI
+	Qbuf, QbufFree    int64
 	ArgvMem, MultiMem int64
 	Rbs, Rbp          int64
 	Obl, Oll, Omem    int64
@@ -461,7 +462,8 @@ func (l *ClientLine) Append(b []byte) []byte {
 	b = num(b, " psub=", l.PSub)
 	b = num(b, " ssub=", l.SSub)
 	b = num(b, " multi=", l.Multi)
-	b = append(b, " qbuf=0 qbuf-free=0"...)
+	b = num(b, " qbuf=", l.Qbuf)
+	b = num(b, " qbuf-free=", l.QbufFree)
 	b = num(b, " argv-mem=", l.ArgvMem)
 	b = num(b, " multi-mem=", l.MultiMem)
 	b = num(b, " rbs=", l.Rbs)
