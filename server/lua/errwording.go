@@ -465,6 +465,11 @@ func (e *Engine) wordError(L *lua.LState) int {
 			} else if w == "C stack overflow" {
 				// raised at a Go function's call (lua.MaxCCalls)
 				e.noteCaller(L)
+			} else if f, ok := stackFrame(L, 1); ok && f.fn.IsG && !rePosPrefix.MatchString(w) {
+				// A Go function's error without a position (lua_settable's
+				// "table index is nil" in cmsgpack.unpack): Redis's error
+				// handler takes the line of the function's caller.
+				e.noteCaller(L)
 			}
 			obj = lua.LString(w)
 		}
