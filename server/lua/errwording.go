@@ -559,7 +559,9 @@ func (e *Engine) luaXPCall(L *lua.LState) int {
 		}
 		L.Push(handler)
 		L.Push(msg)
+		uncounted(L, 1) // Lua 5.1 calls the handler itself
 		L.Call(1, 1)
+		uncounted(L, -1)
 		return 1
 	})
 	e.protected++

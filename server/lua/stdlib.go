@@ -18,15 +18,15 @@ import (
 // to grow a C function's stack past it.
 const maxCStack = 8000
 
-// stateOptions are the options of an engine's state: a call stack as
-// deep as LUAI_MAXCALLS allows (20000 Lua calls, then "stack overflow")
-// and a data stack that grows, so that a deep recursion or a long
-// unpack fails with Lua 5.1's error instead of overflowing gopher-lua's
-// fixed registry (whose overflow escapes PCall).
+// stateOptions are the options of an engine's state: a call stack deep
+// enough for Lua 5.1's CallInfo array (lua.CallInfos, which raises "stack
+// overflow" at its own depth) and a data stack that grows, so that a
+// deep recursion or a long unpack fails with Lua 5.1's error instead of
+// overflowing gopher-lua's fixed registry (whose overflow escapes PCall).
 func stateOptions() lua.Options {
 	return lua.Options{
 		SkipOpenLibs:        true,
-		CallStackSize:       maxCalls,
+		CallStackSize:       mainCallStack,
 		ThreadCallStackSize: maxThreadCalls,
 		MinimizeStackMemory: true,
 		RegistrySize:        lua.RegistrySize,
@@ -36,7 +36,14 @@ func stateOptions() lua.Options {
 }
 
 // maxCalls is LUAI_MAXCALLS.
-const maxCalls = 20000
+const maxCalls = lua.MaxCalls
+
+// mainCallStack is the frames the main thread's call stack can hold: the
+// CallInfo array's largest size (twice maxCalls, while an error handler
+// runs after an overflow) and the frames Lua 5.1 has no CallInfo for
+// (guard's and xpcall's handler wrapper's, a few a C call at most:
+// LUAI_MAXCCALLS bounds them).
+const mainCallStack = 2*maxCalls + 4*lua.MaxCCalls
 
 // maxThreadCalls is a coroutine's call depth: a new thread's CallInfo
 // array (BASIC_CI_SIZE 8) doubles up to 16384 entries, and the next
@@ -671,7 +678,12 @@ func baseCollectGarbage(L *lua.LState) int {
 	}
 	optInt(L, 2, 0)
 	switch opt {
-	case "stop", "restart", "collect":
+	case "collect":
+		// A full collection shrinks the main thread's CallInfo array
+		// (checkstacksizes), which moves where a deep call overflows.
+		L.G.MainThread.ShrinkCallInfos(2)
+		L.Push(lua.LNumber(0))
+	case "stop", "restart":
 		L.Push(lua.LNumber(0))
 	case "count":
 		L.Push(lua.LNumber(float64(vmMemory(L)) / 1024))

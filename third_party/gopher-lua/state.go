@@ -1183,6 +1183,7 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	if ls.stack.IsFull() {
 		ls.RaiseError("stack overflow")
 	}
+	ls.checkCI()
 	ls.stack.Push(cf)
 	newcf := ls.stack.Last()
 	// this section is inlined by go-inline
@@ -2103,6 +2104,10 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
 	oldccalls := ls.CCalls
+	olduncounted := 0
+	if ls.CallInfos != nil {
+		olduncounted = ls.CallInfos.Uncounted
+	}
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -2145,6 +2150,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 						ls.stack.SetSp(sp)
 						ls.currentFrame = ls.stack.Last()
 						ls.reg.SetTop(base)
+						ls.restoreCI(olduncounted)
 					}
 					ls.CCalls = oldccalls
 				}()
@@ -2156,6 +2162,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 			ls.stack.SetSp(sp)
 			ls.currentFrame = ls.stack.Last()
 			ls.reg.SetTop(base)
+			ls.restoreCI(olduncounted)
 		}
 		ls.stack.SetSp(sp)
 		if sp == 0 {
