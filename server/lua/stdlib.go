@@ -66,6 +66,7 @@ func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 		tbl.RawSetString(name, L.NewFunction(fn))
 	}
 	tbl.RawSetString("sort", L.NewFunction(e.tabSort))
+	g.RawGetString("string").(*lua.LTable).RawSetString("dump", L.NewFunction(e.strDump))
 	m := g.RawGetString("math").(*lua.LTable)
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
 	m.RawSetString("modf", L.NewFunction(func(L *lua.LState) int {
