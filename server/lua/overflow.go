@@ -44,7 +44,7 @@ const handlerRoom = 200
 // (ThreadCallStackSize maxThreadCalls).
 const (
 	stackSegments  = (mainCallStack + lua.FramesPerSegment - 1) / lua.FramesPerSegment
-	threadSegments = (maxThreadCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+	threadSegments = (threadCallStack + lua.FramesPerSegment - 1) / lua.FramesPerSegment
 )
 
 // baseSegments is the number of segments L's call stack was made with.

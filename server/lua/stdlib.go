@@ -27,7 +27,7 @@ func stateOptions() lua.Options {
 	return lua.Options{
 		SkipOpenLibs:        true,
 		CallStackSize:       mainCallStack,
-		ThreadCallStackSize: maxThreadCalls,
+		ThreadCallStackSize: threadCallStack,
 		MinimizeStackMemory: true,
 		RegistrySize:        lua.RegistrySize,
 		RegistryMaxSize:     1 << 21,
@@ -50,6 +50,14 @@ const mainCallStack = 2*maxCalls + 4*lua.MaxCCalls
 // doubling passes LUAI_MAXCALLS: "stack overflow" (luaD_growCI). Its first
 // entry is the thread's own, which gopher-lua has no frame for.
 const maxThreadCalls = 16384 - 1
+
+// threadCallStack is the frames a coroutine's call stack can hold: its
+// CallInfo array (lua.CallInfos) raises "stack overflow" first, at
+// maxThreadCalls Lua calls, not counting guard's frames. Lua 5.1's array
+// would then allow 20000 calls after a caught overflow: a coroutine's
+// stack stops at this size (each coroutine's stack is allocated for its
+// size).
+const threadCallStack = maxThreadCalls + 4*lua.MaxCCalls
 
 func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("unpack", L.NewFunction(baseUnpack))

@@ -1688,6 +1688,9 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 	thread := newLState(opts)
 	thread.G = ls.G
 	thread.Env = ls.Env
+	if ls.CallInfos != nil {
+		thread.CallInfos = NewCallInfos() // lua_newthread's stack_init
+	}
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {
 		thread.mainLoop = mainLoopWithContext
