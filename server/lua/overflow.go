@@ -17,11 +17,12 @@ import (
 // 5.1 has no CallInfo for (guard's, xpcall's handler wrapper's) are not
 // counted (uncounted).
 //
-// A coroutine's thread (ThreadCallStackSize maxThreadCalls) has no such
-// model: its growing call stack (MinimizeStackMemory, which keeps each
-// coroutine small) panics with the Go string "lua callstack overflow"
-// once its segments are used up, and PCall then fails to call the error
-// handler on the full stack. guard is a Go function the engine calls the
+// A coroutine's thread has the model too (its own array), but a call
+// stack of threadCallStack frames only (MinimizeStackMemory keeps each
+// coroutine small): after a caught overflow, when Lua 5.1's array would
+// allow 20000 calls, or in an error handler, the stack fills first and
+// panics with the Go string "lua callstack overflow", and PCall then
+// fails to call the error handler on the full stack. guard is a Go function the engine calls the
 // script through (and pcall, xpcall their function): its deferred recover
 // sees that panic before PCall does, while the frames are still on the
 // stack. It words the error as Lua 5.1, gives the stack handlerRoom more
