@@ -181,6 +181,7 @@ func New(host Host) *Engine {
 	e := &Engine{host: host, scripts: map[string]*Script{}, shebang: map[string]Flags{}}
 	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
 	L := lua.NewState(stateOptions())
+	L.CallInfos = lua.NewCallInfos()
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction

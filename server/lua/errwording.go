@@ -465,6 +465,11 @@ func (e *Engine) wordError(L *lua.LState) int {
 			} else if w == "C stack overflow" {
 				// raised at a Go function's call (lua.MaxCCalls)
 				e.noteCaller(L)
+			} else if f, ok := stackFrame(L, 1); ok && f.fn.IsG && !rePosPrefix.MatchString(w) {
+				// A Go function's error without a position (lua_settable's
+				// "table index is nil" in cmsgpack.unpack): Redis's error
+				// handler takes the line of the function's caller.
+				e.noteCaller(L)
 			}
 			obj = lua.LString(w)
 		}
@@ -554,7 +559,9 @@ func (e *Engine) luaXPCall(L *lua.LState) int {
 		}
 		L.Push(handler)
 		L.Push(msg)
+		uncounted(L, 1) // Lua 5.1 calls the handler itself
 		L.Call(1, 1)
+		uncounted(L, -1)
 		return 1
 	})
 	e.protected++

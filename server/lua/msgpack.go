@@ -2,6 +2,7 @@ package lua
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	lua "github.com/yuin/gopher-lua"
@@ -24,10 +25,18 @@ func openCMsgpack(L *lua.LState, g *lua.LTable) {
 		if n == 0 {
 			L.RaiseError("bad argument #0 to 'pack' (MessagePack pack needs input.)")
 		}
-		var buf []byte
-		for i := 1; i <= n; i++ {
-			buf = msgpackEncode(buf, L.Get(i), 0)
+		// lua_checkstack(L, nargs): the arguments' copies must fit
+		// under LUAI_MAXCSTACK.
+		if 2*n > maxCStack {
+			L.RaiseError("bad argument #0 to 'pack' (Too many arguments for MessagePack pack.)")
 		}
+		e := msgpackEncoder{L: L}
+		for i := 1; i <= n; i++ {
+			// Argument i is pushed above the arguments and the i-1
+			// strings packed before it.
+			e.encode(L.Get(i), 0, n+i)
+		}
+		buf := e.b
 		L.Push(lua.LString(buf))
 		return 1
 	}))
@@ -38,10 +47,10 @@ func openCMsgpack(L *lua.LState, g *lua.LTable) {
 		s := checkString(L, 1)
 		decodeAll := limit == 0 && offset == 0
 		if offset < 0 || limit < 0 {
-			L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", offset, len(s))
+			luaLError(L, fmt.Sprintf("Invalid request to unpack with offset of %d and limit of %d.", offset, len(s)))
 		}
 		if offset > len(s) {
-			L.RaiseError("Start offset %d greater than input length %d.", offset, len(s))
+			luaLError(L, fmt.Sprintf("Start offset %d greater than input length %d.", offset, len(s)))
 		}
 		if decodeAll {
 			limit = math.MaxInt32
@@ -49,14 +58,19 @@ func openCMsgpack(L *lua.LState, g *lua.LTable) {
 		d := msgpackDecoder{L: L, b: []byte(s), pos: offset}
 		var out []lua.LValue
 		for d.pos < len(d.b) && len(out) < limit {
-			v := d.value(0)
+			// The values decoded so far are on the stack above the
+			// arguments.
+			v := d.value(L.GetTop() + len(out))
 			if d.err != "" {
-				L.RaiseError("%s", d.err)
+				luaLError(L, d.err)
 			}
 			out = append(out, v)
 		}
 		n := 0
 		if !decodeAll {
+			if L.GetTop()+len(out)+1 > maxCStack {
+				luaLError(L, "stack overflow (in function mp_unpack_full)")
+			}
 			next := d.pos
 			if next >= len(d.b) {
 				next = -1
@@ -122,58 +136,85 @@ func msgpackLen(b []byte, n int, fix, small byte, b8, b16, b32 byte) []byte {
 	return binary.BigEndian.AppendUint32(append(b, b32), uint32(n))
 }
 
-// msgpackEncode is mp_encode_lua_type: beyond the nesting limit a value
-// encodes as nil.
-func msgpackEncode(b []byte, v lua.LValue, level int) []byte {
+// msgpackEncoder packs values as mp_pack does, keeping count of the Lua
+// stack lua_cmsgpack.c would use (top: the stack's height with the value
+// being packed on top of it), so that its luaL_checkstack calls fail
+// where Redis's do: past LUAI_MAXCSTACK slots.
+type msgpackEncoder struct {
+	L *lua.LState
+	b []byte
+}
+
+func (e *msgpackEncoder) checkStack(top, n int, fn string) {
+	if top+n > maxCStack {
+		luaLError(e.L, "stack overflow (in function "+fn+")")
+	}
+}
+
+// encode is mp_encode_lua_type: beyond the nesting limit a table encodes
+// as nil.
+func (e *msgpackEncoder) encode(v lua.LValue, level, top int) {
 	switch x := v.(type) {
 	case lua.LBool:
 		if x {
-			return append(b, 0xc3)
+			e.b = append(e.b, 0xc3)
+		} else {
+			e.b = append(e.b, 0xc2)
 		}
-		return append(b, 0xc2)
 	case lua.LNumber:
 		f := float64(x)
-		if !math.IsInf(f, 0) && !math.IsNaN(f) && f == float64(int64(f)) {
-			return msgpackInt(b, int64(f))
+		switch {
+		case !math.IsInf(f, 0) && !math.IsNaN(f) && f == float64(int64(f)):
+			e.b = msgpackInt(e.b, int64(f))
+		case float64(float32(f)) == f:
+			e.b = binary.BigEndian.AppendUint32(append(e.b, 0xca), math.Float32bits(float32(f)))
+		default:
+			e.b = binary.BigEndian.AppendUint64(append(e.b, 0xcb), math.Float64bits(f))
 		}
-		if float64(float32(f)) == f {
-			return binary.BigEndian.AppendUint32(append(b, 0xca), math.Float32bits(float32(f)))
-		}
-		return binary.BigEndian.AppendUint64(append(b, 0xcb), math.Float64bits(f))
 	case lua.LString:
-		b = msgpackLen(b, len(x), 0xa0, 32, 0xd9, 0xda, 0xdb)
-		return append(b, x...)
+		e.b = msgpackLen(e.b, len(x), 0xa0, 32, 0xd9, 0xda, 0xdb)
+		e.b = append(e.b, x...)
 	case *lua.LTable:
 		if level >= cmsgpackMaxNesting {
-			return append(b, 0xc0)
+			e.b = append(e.b, 0xc0)
+			return
 		}
-		count, max, isArray := 0, 0, true
-		x.ForEach(func(k, _ lua.LValue) {
-			count++
-			n, ok := k.(lua.LNumber)
-			if !ok || n < 1 || float64(n) != math.Trunc(float64(n)) {
-				isArray = false
-				return
-			}
-			if int(n) > max {
-				max = int(n)
-			}
-		})
-		if isArray && max == count {
-			b = msgpackLen(b, count, 0x90, 16, 0, 0xdc, 0xdd)
-			for i := 1; i <= count; i++ {
-				b = msgpackEncode(b, x.RawGetInt(i), level+1)
-			}
-			return b
-		}
-		b = msgpackLen(b, count, 0x80, 16, 0, 0xde, 0xdf)
-		x.ForEach(func(k, val lua.LValue) {
-			b = msgpackEncode(b, k, level+1)
-			b = msgpackEncode(b, val, level+1)
-		})
-		return b
+		e.table(x, level, top)
+	default:
+		e.b = append(e.b, 0xc0)
 	}
-	return append(b, 0xc0)
+}
+
+// table is mp_encode_lua_table: an array when the keys are 1..n, else a
+// map.
+func (e *msgpackEncoder) table(x *lua.LTable, level, top int) {
+	e.checkStack(top, 2, "table_is_an_array")
+	count, max, isArray := 0, 0, true
+	x.ForEach(func(k, _ lua.LValue) {
+		count++
+		n, ok := k.(lua.LNumber)
+		if !ok || n < 1 || float64(n) != math.Trunc(float64(n)) {
+			isArray = false
+			return
+		}
+		if int(n) > max {
+			max = int(n)
+		}
+	})
+	if isArray && max == count {
+		e.b = msgpackLen(e.b, count, 0x90, 16, 0, 0xdc, 0xdd)
+		e.checkStack(top, 1, "mp_encode_lua_table_as_array")
+		for i := 1; i <= count; i++ {
+			e.encode(x.RawGetInt(i), level+1, top+1) // stack: ... table element
+		}
+		return
+	}
+	e.checkStack(top, 3, "mp_encode_lua_table_as_map")
+	e.b = msgpackLen(e.b, count, 0x80, 16, 0, 0xde, 0xdf)
+	x.ForEach(func(k, val lua.LValue) {
+		e.encode(k, level+1, top+3)   // stack: ... table key value key
+		e.encode(val, level+1, top+2) // stack: ... table key value
+	})
 }
 
 type msgpackDecoder struct {
@@ -212,13 +253,15 @@ func (d *msgpackDecoder) uint(n int) uint64 {
 	return v
 }
 
-func (d *msgpackDecoder) value(depth int) lua.LValue {
-	if depth > 1000 {
-		d.err = "Bad data format in input."
-		return lua.LNil
-	}
+// value is mp_decode_to_lua_type; top is the height of the Lua stack
+// lua_cmsgpack.c would push the value on: past LUAI_MAXCSTACK its
+// luaL_checkstack fails (a deep nesting or too many values).
+func (d *msgpackDecoder) value(top int) lua.LValue {
 	if !d.need(1) {
 		return lua.LNil
+	}
+	if top+1 > maxCStack {
+		luaLError(d.L, "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)")
 	}
 	c := d.b[d.pos]
 	d.pos++
@@ -230,9 +273,9 @@ func (d *msgpackDecoder) value(depth int) lua.LValue {
 	case c&0xe0 == 0xa0:
 		return lua.LString(d.take(int(c & 0x1f)))
 	case c&0xf0 == 0x90:
-		return d.array(int(c&0x0f), depth)
+		return d.array(int(c&0x0f), top)
 	case c&0xf0 == 0x80:
-		return d.mapv(int(c&0x0f), depth)
+		return d.mapv(int(c&0x0f), top)
 	}
 	switch c {
 	case 0xc0:
@@ -268,42 +311,61 @@ func (d *msgpackDecoder) value(depth int) lua.LValue {
 	case 0xdb, 0xc6:
 		return lua.LString(d.take(int(d.uint(4))))
 	case 0xdc:
-		return d.array(int(d.uint(2)), depth)
+		return d.array(int(d.uint(2)), top)
 	case 0xdd:
-		return d.array(int(d.uint(4)), depth)
+		return d.array(int(d.uint(4)), top)
 	case 0xde:
-		return d.mapv(int(d.uint(2)), depth)
+		return d.mapv(int(d.uint(2)), top)
 	case 0xdf:
-		return d.mapv(int(d.uint(4)), depth)
+		return d.mapv(int(d.uint(4)), top)
 	}
 	d.err = "Bad data format in input."
 	return lua.LNil
 }
 
-func (d *msgpackDecoder) array(n int, depth int) lua.LValue {
-	if n > len(d.b)-d.pos { // every element takes a byte at least
-		d.err = "Missing bytes in input."
+// array is mp_decode_to_lua_array: the new table is pushed on top, then
+// each element's index and value above it.
+func (d *msgpackDecoder) array(n int, top int) lua.LValue {
+	if d.err != "" {
 		return lua.LNil
 	}
-	t := d.L.NewTable() // lua_newtable, as mp_decode_to_lua_array
+	t := d.L.NewTable() // lua_newtable
+	if top+2 > maxCStack {
+		luaLError(d.L, "stack overflow (in function mp_decode_to_lua_array)")
+	}
 	for i := 1; i <= n && d.err == ""; i++ {
-		t.RawSetInt(i, d.value(depth+1))
+		v := d.value(top + 2)
+		if d.err == "" {
+			t.RawSetInt(i, v)
+		}
 	}
 	return t
 }
 
-func (d *msgpackDecoder) mapv(n int, depth int) lua.LValue {
-	if 2*n > len(d.b)-d.pos {
-		d.err = "Missing bytes in input."
+// mapv is mp_decode_to_lua_hash: the new table is pushed on top, then
+// each key and value above it.
+func (d *msgpackDecoder) mapv(n int, top int) lua.LValue {
+	if d.err != "" {
 		return lua.LNil
 	}
-	t := d.L.NewTable() // lua_newtable, as mp_decode_to_lua_hash
+	t := d.L.NewTable() // lua_newtable
 	for i := 0; i < n && d.err == ""; i++ {
-		k := d.value(depth + 1)
-		v := d.value(depth + 1)
-		if k != lua.LNil && d.err == "" {
-			t.RawSet(k, v)
+		k := d.value(top + 1)
+		if d.err != "" {
+			break
 		}
+		v := d.value(top + 2)
+		if d.err != "" {
+			break
+		}
+		// lua_settable: luaG_runerror in a C function has no position.
+		switch n, isNum := k.(lua.LNumber); {
+		case k == lua.LNil:
+			d.L.Error(lua.LString("table index is nil"), 0)
+		case isNum && math.IsNaN(float64(n)):
+			d.L.Error(lua.LString("table index is NaN"), 0)
+		}
+		t.RawSet(k, v)
 	}
 	return t
 }

@@ -9,26 +9,29 @@ import (
 )
 
 // Call depth past LUAI_MAXCALLS. Lua 5.1 raises "stack overflow" with the
-// calling code's position (luaD_growCI through luaG_runerror) and lets the
-// error handler run in some extra room. gopher-lua's growing call stack
-// (MinimizeStackMemory, which keeps a state and each coroutine small)
-// instead panics with the Go string "lua callstack overflow" once its
-// segments are used up (its IsFull check never holds for that stack), and
-// PCall then fails to call the error handler on the full stack: the script
-// got that text, with no position and no handler.
+// calling code's position when a call finds its CallInfo array full and
+// doubling it passes LUAI_MAXCALLS (luaD_growCI through luaG_runerror),
+// and lets the error handler run in the doubled array. The main thread
+// models that array (lua.CallInfos, set by New): its call stack is made
+// deep enough (mainCallStack) for the model to raise first. Frames Lua
+// 5.1 has no CallInfo for (guard's, xpcall's handler wrapper's) are not
+// counted (uncounted).
 //
-// guard is a Go function the engine calls the script through (and pcall,
-// xpcall their function): its deferred recover sees that panic before
-// PCall does, while the frames are still on the stack. It words the error
-// as Lua 5.1, gives the stack handlerRoom more frames for the error handler
-// and raises it as a Lua error; shrinkStack takes the room back once PCall
-// has unwound (after a failed PCall only: the room is given only on the
-// way to an error). Levels (luaWhere) do not count guard's frames, so
-// that error(msg, 2) names the code Lua 5.1 names.
-//
-// A coroutine's thread (ThreadCallStackSize maxThreadCalls) has no guard
-// at its base: the vendored gopher-lua words its overflow itself when the
-// thread dies of it (threadRun); a pcall inside it goes through guard.
+// A coroutine's thread has the model too (its own array), but a call
+// stack of threadCallStack frames only (MinimizeStackMemory keeps each
+// coroutine small): after a caught overflow, when Lua 5.1's array would
+// allow 20000 calls, or in an error handler, the stack fills first and
+// panics with the Go string "lua callstack overflow", and PCall then
+// fails to call the error handler on the full stack. guard is a Go function the engine calls the
+// script through (and pcall, xpcall their function): its deferred recover
+// sees that panic before PCall does, while the frames are still on the
+// stack. It words the error as Lua 5.1, gives the stack handlerRoom more
+// frames for the error handler and raises it as a Lua error; shrinkStack
+// takes the room back once PCall has unwound (after a failed PCall only:
+// the room is given only on the way to an error). Levels (luaWhere) do
+// not count guard's frames, so that error(msg, 2) names the code Lua 5.1
+// names. The vendored gopher-lua words the overflow itself when the
+// thread dies of it (threadRun).
 
 // gopherOverflow is gopher-lua's panic for a full call stack.
 const gopherOverflow = "lua callstack overflow"
@@ -41,8 +44,8 @@ const handlerRoom = 200
 // (CallStackSize maxCalls), threadSegments of a coroutine's
 // (ThreadCallStackSize maxThreadCalls).
 const (
-	stackSegments  = (maxCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
-	threadSegments = (maxThreadCalls + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+	stackSegments  = (mainCallStack + lua.FramesPerSegment - 1) / lua.FramesPerSegment
+	threadSegments = (threadCallStack + lua.FramesPerSegment - 1) / lua.FramesPerSegment
 )
 
 // baseSegments is the number of segments L's call stack was made with.
@@ -66,11 +69,24 @@ func guard(L *lua.LState) int {
 		}
 	}()
 	// guard is not a call of Lua 5.1's: the call through it counts once
-	// (a PCall that catches an error restores the count).
+	// (a PCall that catches an error restores the count), and its frame
+	// takes no CallInfo.
+	uncounted(L, 1)
 	L.CCalls--
 	L.Call(L.GetTop()-1, lua.MultRet)
 	L.CCalls++
+	uncounted(L, -1)
 	return L.GetTop()
+}
+
+// uncounted adds n to the frames on L's call stack that take no CallInfo
+// of Lua 5.1 (lua.CallInfos): guard's, xpcall's handler wrapper's. A
+// frame adds itself before its call and takes itself off after it
+// returns; PCall takes off those an error unwound.
+func uncounted(L *lua.LState, n int) {
+	if ci := L.CallInfos; ci != nil {
+		ci.Uncounted += n
+	}
 }
 
 // overflow raises "stack overflow" at the position of the function that

@@ -18,16 +18,16 @@ import (
 // to grow a C function's stack past it.
 const maxCStack = 8000
 
-// stateOptions are the options of an engine's state: a call stack as
-// deep as LUAI_MAXCALLS allows (20000 Lua calls, then "stack overflow")
-// and a data stack that grows, so that a deep recursion or a long
-// unpack fails with Lua 5.1's error instead of overflowing gopher-lua's
-// fixed registry (whose overflow escapes PCall).
+// stateOptions are the options of an engine's state: a call stack deep
+// enough for Lua 5.1's CallInfo array (lua.CallInfos, which raises "stack
+// overflow" at its own depth) and a data stack that grows, so that a
+// deep recursion or a long unpack fails with Lua 5.1's error instead of
+// overflowing gopher-lua's fixed registry (whose overflow escapes PCall).
 func stateOptions() lua.Options {
 	return lua.Options{
 		SkipOpenLibs:        true,
-		CallStackSize:       maxCalls,
-		ThreadCallStackSize: maxThreadCalls,
+		CallStackSize:       mainCallStack,
+		ThreadCallStackSize: threadCallStack,
 		MinimizeStackMemory: true,
 		RegistrySize:        lua.RegistrySize,
 		RegistryMaxSize:     1 << 21,
@@ -36,13 +36,28 @@ func stateOptions() lua.Options {
 }
 
 // maxCalls is LUAI_MAXCALLS.
-const maxCalls = 20000
+const maxCalls = lua.MaxCalls
+
+// mainCallStack is the frames the main thread's call stack can hold: the
+// CallInfo array's largest size (twice maxCalls, while an error handler
+// runs after an overflow) and the frames Lua 5.1 has no CallInfo for
+// (guard's and xpcall's handler wrapper's, a few a C call at most:
+// LUAI_MAXCCALLS bounds them).
+const mainCallStack = 2*maxCalls + 4*lua.MaxCCalls
 
 // maxThreadCalls is a coroutine's call depth: a new thread's CallInfo
 // array (BASIC_CI_SIZE 8) doubles up to 16384 entries, and the next
 // doubling passes LUAI_MAXCALLS: "stack overflow" (luaD_growCI). Its first
 // entry is the thread's own, which gopher-lua has no frame for.
 const maxThreadCalls = 16384 - 1
+
+// threadCallStack is the frames a coroutine's call stack can hold: its
+// CallInfo array (lua.CallInfos) raises "stack overflow" first, at
+// maxThreadCalls Lua calls, not counting guard's frames. Lua 5.1's array
+// would then allow 20000 calls after a caught overflow: a coroutine's
+// stack stops at this size (each coroutine's stack is allocated for its
+// size).
+const threadCallStack = maxThreadCalls + 4*lua.MaxCCalls
 
 func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 	g.RawSetString("unpack", L.NewFunction(baseUnpack))
@@ -59,6 +74,7 @@ func (e *Engine) patchStdlib(L *lua.LState, g *lua.LTable) {
 		tbl.RawSetString(name, L.NewFunction(fn))
 	}
 	tbl.RawSetString("sort", L.NewFunction(e.tabSort))
+	g.RawGetString("string").(*lua.LTable).RawSetString("dump", L.NewFunction(e.strDump))
 	m := g.RawGetString("math").(*lua.LTable)
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
 	m.RawSetString("modf", L.NewFunction(func(L *lua.LState) int {
@@ -671,7 +687,12 @@ func baseCollectGarbage(L *lua.LState) int {
 	}
 	optInt(L, 2, 0)
 	switch opt {
-	case "stop", "restart", "collect":
+	case "collect":
+		// A full collection shrinks the main thread's CallInfo array
+		// (checkstacksizes), which moves where a deep call overflows.
+		L.G.MainThread.ShrinkCallInfos(2)
+		L.Push(lua.LNumber(0))
+	case "stop", "restart":
 		L.Push(lua.LNumber(0))
 	case "count":
 		L.Push(lua.LNumber(float64(vmMemory(L)) / 1024))

@@ -1183,6 +1183,7 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	if ls.stack.IsFull() {
 		ls.RaiseError("stack overflow")
 	}
+	ls.checkCI()
 	ls.stack.Push(cf)
 	newcf := ls.stack.Last()
 	// this section is inlined by go-inline
@@ -1687,6 +1688,9 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 	thread := newLState(opts)
 	thread.G = ls.G
 	thread.Env = ls.Env
+	if ls.CallInfos != nil {
+		thread.CallInfos = NewCallInfos() // lua_newthread's stack_init
+	}
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {
 		thread.mainLoop = mainLoopWithContext
@@ -2103,6 +2107,10 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
 	oldccalls := ls.CCalls
+	olduncounted := 0
+	if ls.CallInfos != nil {
+		olduncounted = ls.CallInfos.Uncounted
+	}
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -2145,6 +2153,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 						ls.stack.SetSp(sp)
 						ls.currentFrame = ls.stack.Last()
 						ls.reg.SetTop(base)
+						ls.restoreCI(olduncounted)
 					}
 					ls.CCalls = oldccalls
 				}()
@@ -2156,6 +2165,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 			ls.stack.SetSp(sp)
 			ls.currentFrame = ls.stack.Last()
 			ls.reg.SetTop(base)
+			ls.restoreCI(olduncounted)
 		}
 		ls.stack.SetSp(sp)
 		if sp == 0 {

@@ -191,6 +191,9 @@ type LState struct {
 	// nCcalls counts luaD_call; at MaxCCalls a call raises "C stack
 	// overflow". PCall restores it when it catches an error.
 	CCalls int
+	// CallInfos, when set, models Lua 5.1's CallInfo array (callinfo.go):
+	// the call depth at which "stack overflow" comes.
+	CallInfos *CallInfos
 
 	stop         int32
 	reg          *registry

@@ -1215,6 +1215,7 @@ func init() {
 				if ls.stack.IsFull() {
 					ls.RaiseError("stack overflow")
 				}
+				ls.checkCI()
 				ls.stack.Push(cf)
 				newcf := ls.stack.Last()
 				// this section is inlined by go-inline
