@@ -278,6 +278,10 @@ func (s *Server) linkSession(l *replLink) error {
 		s.mu.Unlock()
 		return errors.New("stopped")
 	}
+	// masteruser/masterauth as they are now (CONFIG SET since the
+	// REPLICAOF applies to the next attempt, as in Redis).
+	l.hsConfig.MasterUser, l.hsConfig.MasterAuth = s.cfg.MasterUser, s.cfg.MasterAuth
+	l.hs.SetAuth(s.cfg.MasterUser, s.cfg.MasterAuth)
 	l.hs.Step(replication.Connect{})
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
 	s.mu.Unlock()
