@@ -240,6 +240,16 @@ func (s *Server) linkDown(l *replLink, err error) {
 		reason = err.Error()
 	}
 	wasConnected := l.hs.State == replication.StateConnected
+	// The read deadline (repl-timeout) ended the connection before the
+	// cron's check (LinkTimeout) saw it: its log line, as
+	// replicationCron's ("Timeout connecting to the MASTER..." in the
+	// handshake).
+	var ne net.Error
+	if !wasConnected && errors.As(err, &ne) && ne.Timeout() {
+		if msg, out := replication.LinkTimeout(l.hs.State, time.Time{}, time.Time{}, 0, s.clock.Now()); out {
+			s.log.Warn().Msg(msg)
+		}
+	}
 	protoErr := resp.IsProtocolError(err)
 	for _, a := range l.hs.Step(replication.LinkFailed{Reason: reason, ProtocolError: protoErr}) {
 		if c, ok := a.(replication.Close); ok && c.CacheMaster {
@@ -386,7 +396,7 @@ func (s *Server) linkSession(l *replLink) error {
 		conn.SetReadDeadline(netClock.Now().Add(timeout))
 		b, err := br.ReadSlice('\n') // a line longer than the buffer is an error
 		if err != nil {
-			return fmt.Errorf("Error reading from MASTER: %v", err)
+			return fmt.Errorf("Error reading from MASTER: %w", err) // linkDown: a timeout
 		}
 		line := strings.TrimRight(string(b), "\r\n")
 		s.mu.Lock()
