@@ -137,6 +137,22 @@ func (s *Server) unblockAllWaiters() {
 		}
 		s.unblock(bs, false)
 	}
+	// disconnectAllBlockedClients for the clients blocked on keys
+	// (BLPOP, XREADGROUP...): they are answered and closed, so that the
+	// master's stream, which a replica applies as is, never serves one
+	// (the element it popped would exist on the master only).
+	var keyed []*blockState
+	for _, list := range s.blocking.keys {
+		keyed = append(keyed, list...)
+	}
+	for _, bs := range keyed {
+		if bs.c.blocked != bs {
+			continue // waiting on several keys: already done
+		}
+		bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		bs.c.closeAfterReply = true
+		s.unblock(bs, false)
+	}
 }
 
 // stopLink ends l (lock held).
