@@ -115,6 +115,13 @@ func NewHandshake(cfg HandshakeConfig, cached *CachedMaster) *Handshake {
 	return h
 }
 
+// SetAuth sets the credentials the next handshake sends: syncWithMaster
+// reads masteruser and masterauth each time it connects, so a CONFIG SET
+// of them applies from the next attempt on.
+func (h *Handshake) SetAuth(user, pass string) {
+	h.cfg.MasterUser, h.cfg.MasterAuth = user, pass
+}
+
 // SetCached replaces the cached master (the shell caches the master when a
 // connected link drops, and discards it on a full resync).
 func (h *Handshake) SetCached(c *CachedMaster) {

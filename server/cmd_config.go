@@ -81,10 +81,9 @@ func cmdConfigSet(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	local := c.unix || c.conn == nil || isLoopback(c.conn.RemoteAddr())
-	// While the dataset loads (not an async load: server.loading is 0
+	// While the dataset loads (an async load too: server.loading is 1
 	// then), appendonly, repl-diskless-load and dir are refused: -LOADING.
-	loading := s.rdb.loading && !s.asyncLoading()
-	if err := s.cfg.SetWith(configs.SetOptions{LocalClient: local, Loading: loading}, pairs...); err != nil {
+	if err := s.cfg.SetWith(configs.SetOptions{LocalClient: local, Loading: s.rdb.loading}, pairs...); err != nil {
 		c.w.Error(configError(err))
 		return
 	}

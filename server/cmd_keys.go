@@ -502,9 +502,11 @@ func (c *Client) expireGeneric(args [][]byte, basetime int64, seconds bool, cmd 
 }
 
 // alreadyExpired is checkAlreadyExpired: a TTL at or before now deletes
-// the key, except on a replica, which keeps it for the master's DEL.
+// the key, except on a replica, which keeps it for the master's DEL, and
+// while the AOF loads (server.loading), where the key keeps its TTL and
+// the commands after it still see it.
 func (c *Client) alreadyExpired(when int64) bool {
-	return when <= c.srv.nowMs && !c.srv.ks.Replica
+	return when <= c.srv.nowMs && !c.srv.ks.Replica && !c.aofClient
 }
 
 func cmdExpire(c *Client, args [][]byte)   { c.expireGeneric(args, c.srv.nowMs, true, "expire") }

@@ -126,7 +126,15 @@ func (s *Server) applyEvictConfig() {
 			if tofree, over := s.maxmemoryState(); over {
 				s.log.Warn().Msgf("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the current memory usage (%d). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.", s.cfg.Maxmemory, uint64(s.cfg.Maxmemory)+tofree)
 			}
-			s.performEvictions()
+			// startEvictionTimeProc: Redis evicts from a time event, so
+			// a CONFIG SET inside MULTI (or a script) evicts nothing
+			// before the transaction ends; the cron (evictCron) or the
+			// next command's check does it then.
+			if s.execDepth > 1 {
+				s.evict.running = true
+			} else {
+				s.performEvictions()
+			}
 		}
 	}
 }

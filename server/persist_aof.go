@@ -203,7 +203,13 @@ func (s *Server) aofApplier() func(argv [][]byte) error {
 		if c.lookupCached(argv[0]) == nil {
 			return fmt.Errorf("Unknown command '%s' reading the append only file", argv[0])
 		}
+		// keyIsExpired: nothing expires while loading, so a command of
+		// the AOF sees a key an earlier one gave a past TTL (lookups as
+		// for a master's command on a replica).
+		prev := s.ks.MasterCommand
+		s.ks.MasterCommand = true
 		s.call(c, argv)
+		s.ks.MasterCommand = prev
 		c.w.B = c.w.B[:0]
 		return nil
 	}

@@ -706,6 +706,18 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 		}
 		var re *rdb.Error
 		if errors.As(err, &re) {
+			if strings.HasPrefix(re.Reason, "Wrong RDB checksum") {
+				// rdbReportCorruptRDB's line after it; the offset is
+				// loading_loaded_bytes, updated every
+				// loading-process-events-interval-bytes.
+				every := int64(2 << 20)
+				if v, _ := s.cfg.Value("loading-process-events-interval-bytes"); v != "" {
+					if n, e := strconv.ParseInt(v, 10, 64); e == nil && n > 0 {
+						every = n
+					}
+				}
+				return loaded, expired, fmt.Errorf("%s\nInternal error in RDB reading offset %d, function at rdb.c:3225 -> RDB CRC error", re.Reason, s.rdb.loadLoaded/every*every)
+			}
 			return loaded, expired, errors.New(re.Reason)
 		}
 		return loaded, expired, err

@@ -137,6 +137,22 @@ func (s *Server) unblockAllWaiters() {
 		}
 		s.unblock(bs, false)
 	}
+	// disconnectAllBlockedClients for the clients blocked on keys
+	// (BLPOP, XREADGROUP...): they are answered and closed, so that the
+	// master's stream, which a replica applies as is, never serves one
+	// (the element it popped would exist on the master only).
+	var keyed []*blockState
+	for _, list := range s.blocking.keys {
+		keyed = append(keyed, list...)
+	}
+	for _, bs := range keyed {
+		if bs.c.blocked != bs {
+			continue // waiting on several keys: already done
+		}
+		bs.c.w.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		bs.c.closeAfterReply = true
+		s.unblock(bs, false)
+	}
 }
 
 // stopLink ends l (lock held).
@@ -240,6 +256,16 @@ func (s *Server) linkDown(l *replLink, err error) {
 		reason = err.Error()
 	}
 	wasConnected := l.hs.State == replication.StateConnected
+	// The read deadline (repl-timeout) ended the connection before the
+	// cron's check (LinkTimeout) saw it: its log line, as
+	// replicationCron's ("Timeout connecting to the MASTER..." in the
+	// handshake).
+	var ne net.Error
+	if !wasConnected && errors.As(err, &ne) && ne.Timeout() {
+		if msg, out := replication.LinkTimeout(l.hs.State, time.Time{}, time.Time{}, 0, s.clock.Now()); out {
+			s.log.Warn().Msg(msg)
+		}
+	}
 	protoErr := resp.IsProtocolError(err)
 	for _, a := range l.hs.Step(replication.LinkFailed{Reason: reason, ProtocolError: protoErr}) {
 		if c, ok := a.(replication.Close); ok && c.CacheMaster {
@@ -278,6 +304,10 @@ func (s *Server) linkSession(l *replLink) error {
 		s.mu.Unlock()
 		return errors.New("stopped")
 	}
+	// masteruser/masterauth as they are now (CONFIG SET since the
+	// REPLICAOF applies to the next attempt, as in Redis).
+	l.hsConfig.MasterUser, l.hsConfig.MasterAuth = s.cfg.MasterUser, s.cfg.MasterAuth
+	l.hs.SetAuth(s.cfg.MasterUser, s.cfg.MasterAuth)
 	l.hs.Step(replication.Connect{})
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
 	s.mu.Unlock()
@@ -382,7 +412,7 @@ func (s *Server) linkSession(l *replLink) error {
 		conn.SetReadDeadline(netClock.Now().Add(timeout))
 		b, err := br.ReadSlice('\n') // a line longer than the buffer is an error
 		if err != nil {
-			return fmt.Errorf("Error reading from MASTER: %v", err)
+			return fmt.Errorf("Error reading from MASTER: %w", err) // linkDown: a timeout
 		}
 		line := strings.TrimRight(string(b), "\r\n")
 		s.mu.Lock()

@@ -58,6 +58,16 @@ func TestReplLoadingStates(t *testing.T) {
 	if got := ts.do(c, "BGSAVE"); got != loadingErr {
 		t.Errorf("BGSAVE (no-async-loading) during async loading: %q", got)
 	}
+	// replication.tcl's "Blocked commands and configs during
+	// async-loading" (external:skip): server.loading is 1 during an async
+	// load too, so the DENY_LOADING_CONFIG directives are refused, and
+	// REPLICAOF is no-async-loading. Vigil applied CONFIG SET appendonly.
+	if got := ts.do(c, "CONFIG", "SET", "appendonly", "no"); got != loadingErr {
+		t.Errorf("CONFIG SET appendonly during async loading: %q", got)
+	}
+	if got := ts.do(c, "REPLICAOF", "NO", "ONE"); got != loadingErr {
+		t.Errorf("REPLICAOF NO ONE during async loading: %q", got)
+	}
 	info := ts.do(c, "INFO", "persistence")
 	if !strings.Contains(info, "\r\nloading:0\r\n") || !strings.Contains(info, "\r\nasync_loading:1\r\n") ||
 		!strings.Contains(info, "\r\nloading_total_bytes:100\r\n") {

@@ -359,7 +359,14 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		break
 	}
-	s.log.Warn().Msg("User requested shutdown...")
+	// A failed startup load ends the process as Redis's exit(1): its
+	// error is the last thing logged, no shutdown is announced.
+	s.mu.Lock()
+	quiet := s.rdb.loadFailed
+	s.mu.Unlock()
+	if !quiet {
+		s.log.Warn().Msg("User requested shutdown...")
+	}
 	close(cronStop)
 	s.closing.Store(true)
 	s.unblockAllForShutdown() // parked blocked clients: their loops end
@@ -398,7 +405,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	s.aofShutdown() // persistence: flush and fsync the AOF (persist_aof.go)
 	close(s.doneCh)
-	s.log.Warn().Msg("Redis is now ready to exit, bye bye...")
+	if !quiet {
+		s.log.Warn().Msg("Redis is now ready to exit, bye bye...")
+	}
 	return nil
 }
 

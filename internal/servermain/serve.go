@@ -147,7 +147,9 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				continue // a shutdown: Run ends
 			}
 			if err != nil {
-				log.Warn().Msg(err.Error())
+				for _, line := range strings.Split(err.Error(), "\n") {
+					log.Warn().Msg(line)
+				}
 				cancel()
 				<-done
 				return 1

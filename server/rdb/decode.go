@@ -466,7 +466,9 @@ eof:
 	got := binary.LittleEndian.Uint64(rd.tmp[:8])
 	info.Checksum = got
 	if opts.VerifyChecksum && got != 0 && got != expected {
-		return info, rd.errorf("Wrong RDB checksum expected: (%x) got: (%x). Aborting now.", got, expected)
+		// rdb.c's words: expected is the checksum computed, got the
+		// file's.
+		return info, rd.errorf("Wrong RDB checksum expected: (%x) but got (%x). Aborting now.", expected, got)
 	}
 	if opts.OnOp != nil {
 		opts.OnOp(OpEOF, rd.off, got)
