@@ -310,8 +310,9 @@ func (s *Server) linkSession(l *replLink) error {
 	l.hs.SetAuth(s.cfg.MasterUser, s.cfg.MasterAuth)
 	l.hs.Step(replication.Connect{})
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
+	source := s.cfg.BindSourceAddr
 	s.mu.Unlock()
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(l.host, strconv.Itoa(l.port)), 5*time.Second)
+	conn, err := dialMaster(net.JoinHostPort(l.host, strconv.Itoa(l.port)), source)
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for SYNC: %v", err)
 	}
@@ -961,4 +962,20 @@ func (l *replLink) fillInfo(s *Server, in *replication.Info, now time.Time) {
 	in.ReplicaPriority = s.cfg.ReplicaPriority
 	in.ReplicaReadOnly = s.cfg.ReplicaReadOnly
 	in.ReplicaAnnounced = s.cfg.ReplicaAnnounced
+}
+
+// dialMaster connects to the master, from bind-source-addr when it is set:
+// connectWithMaster's anetTcpNonBlockBestEffortBindConnect, which, when the
+// connection from that address cannot be made (an address this host does
+// not have), tries again without it.
+func dialMaster(addr, source string) (net.Conn, error) {
+	if source != "" {
+		if ips, err := net.LookupIP(source); err == nil && len(ips) > 0 {
+			d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: ips[0]}}
+			if conn, err := d.Dial("tcp", addr); err == nil {
+				return conn, nil
+			}
+		}
+	}
+	return net.DialTimeout("tcp", addr, 5*time.Second)
 }
