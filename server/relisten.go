@@ -39,7 +39,7 @@ func (s *Server) relistenTCP(msg string) error {
 		s.log.Warn().Msg(err.Error())
 		return errors.New(msg)
 	}
-	if len(opened) == 0 {
+	if len(opened) == 0 && len(s.cfg.Bind) > 0 {
 		return errors.New(msg)
 	}
 	s.listeners = append(s.listeners, opened...)

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -272,7 +273,7 @@ func (s *Server) Listen() error {
 	s.cfg.MaxClients = n
 	s.maxClients.Store(int64(n))
 	cfg := *s.cfg
-	cfg.Bind = append([]string(nil), s.cfg.Bind...)
+	cfg.Bind = slices.Clone(s.cfg.Bind) // bind "" stays empty, not nil (the default)
 	s.mu.Unlock()
 	ls, err := netshell.Listen(&cfg)
 	if err != nil {

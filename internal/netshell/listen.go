@@ -54,7 +54,7 @@ func BindNetwork(bind string) (network, host string) {
 // listening socket addr:port: err") with nothing left open. It may
 // return no listener (only optional addresses, none bound).
 func ListenTCP(binds []string, port int, what string) ([]net.Listener, error) {
-	if len(binds) == 0 {
+	if binds == nil {
 		binds = []string{"*", "-::*"}
 	}
 	var opened []net.Listener
@@ -78,7 +78,8 @@ func ListenTCP(binds []string, port int, what string) ([]net.Listener, error) {
 }
 
 // Listen opens the TCP listeners of cfg's bind addresses and port and its
-// unix socket, as Redis's listenToPort and initServer: no bind means "*"
+// unix socket, as Redis's listenToPort and initServer: bind "" (an empty,
+// not nil, list) opens no TCP listener; no bind at all (nil) means "*"
 // and "-::*"; a leading "-" makes an address optional (skipped when it
 // cannot be bound); port 0 opens no TCP listener (the configuration
 // allows 0..65535). The errors carry Redis's log texts; on error nothing
@@ -96,7 +97,7 @@ func Listen(cfg *configs.Config) (Listeners, error) {
 			return fail(err)
 		}
 		ls.List = tcp
-		if len(ls.List) == 0 {
+		if len(ls.List) == 0 && len(cfg.Bind) > 0 {
 			return fail(fmt.Errorf("Failed listening on port %d (tcp), aborting.", port))
 		}
 		ls.Port = port
@@ -111,6 +112,11 @@ func Listen(cfg *configs.Config) (Listeners, error) {
 			_ = os.Chmod(unix, os.FileMode(perm))
 		}
 		ls.List = append(ls.List, l)
+	}
+	if len(ls.List) == 0 {
+		// bind "" or port 0 (no TCP listener, listenToPort) and no unix
+		// socket: initServer's check.
+		return fail(errors.New("Configured to not listen anywhere, exiting."))
 	}
 	return ls, nil
 }

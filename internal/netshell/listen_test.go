@@ -68,3 +68,34 @@ func TestAdmit(t *testing.T) {
 		t.Errorf("loopback refused: %q", r)
 	}
 }
+
+// TestListenEmptyBind is networking.tcl's "Default bind address
+// configuration handling": bind "" (configs makes it an empty list, not
+// nil) opens no TCP listener, so a server with a unix socket serves only
+// that, and one without any is Redis's "Configured to not listen anywhere,
+// exiting.".
+func TestListenEmptyBind(t *testing.T) {
+	probe, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := probe.Addr().(*net.TCPAddr).Port
+	probe.Close()
+	sock := t.TempDir() + "/s.sock"
+	ls, err := Listen(&configs.Config{Port: port, Bind: []string{}, UnixSocket: sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	if len(ls.List) != 1 || ls.List[0].Addr().Network() != "unix" {
+		t.Fatalf("listeners %v, want the unix socket alone", ls.List)
+	}
+	if c, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		c.Close()
+		t.Fatal("a TCP connection was accepted with bind \"\"")
+	}
+	_, err = Listen(&configs.Config{Port: port, Bind: []string{}})
+	if err == nil || err.Error() != "Configured to not listen anywhere, exiting." {
+		t.Fatalf("no listener at all: %v", err)
+	}
+}

@@ -91,6 +91,8 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		msg := err.Error()
 		if strings.HasPrefix(msg, "Failed") {
 			log.Error().Msg(msg)
+		} else if strings.HasPrefix(msg, "Configured to not listen anywhere") {
+			log.Warn().Msg(msg) // bind "" or port 0, and no unix socket
 		} else {
 			log.Warn().Msg("Warning: " + msg)
 			if cfg.Port != 0 {
