@@ -3,6 +3,8 @@ package server
 import (
 	"bufio"
 	"io"
+	"strconv"
+	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/server/aof"
@@ -27,15 +29,21 @@ func (s *Server) aofRDBFormat() aof.BaseFormat {
 	}}
 }
 
-// aofCommandFormat is the AOF-format base; it starts with a FUNCTION LOAD
-// of each library of the rewrite's start (rewriteFunctions; lock held).
+// aofCommandFormat is the AOF-format base; it starts with the rewrite's
+// "#TS:" annotation under aof-timestamp-enabled (rewriteAppendOnlyFileRio's
+// genAofTimestampAnnotationIfNeeded(1)), then a FUNCTION LOAD of each
+// library of the rewrite's start (rewriteFunctions; lock held).
 func (s *Server) aofCommandFormat() aof.BaseFormat {
 	fns := s.functionCodes()
-	if len(fns) == 0 {
+	timestamp := s.cfg.AOFTimestampEnabled
+	if len(fns) == 0 && !timestamp {
 		return aof.CommandFormat
 	}
 	return aof.BaseFormat{New: func(w io.Writer) aof.BaseWriter {
 		var b []byte
+		if timestamp {
+			b = append(strconv.AppendInt(append(b, "#TS:"...), time.Now().Unix(), 10), '\r', '\n')
+		}
 		for _, code := range fns {
 			b = resp.AppendCommand(b, []byte("FUNCTION"), []byte("LOAD"), []byte(code))
 		}
