@@ -131,7 +131,16 @@ type Reader struct {
 	inline  bool // last command was inline (for the server's reply rules)
 	unauth  bool // the peer must still authenticate: Redis's pre-AUTH limits apply
 	bigIdle int  // fills since an oversized buffer was last needed
+
+	// onAnnotation, when set (ModeAOF), sees each annotation line
+	// ("#TS:..." without its line end) and its stream offset before it
+	// is skipped (redis-check-aof's processAnnotations).
+	onAnnotation func(line []byte, offset int64)
 }
+
+// OnAnnotation sets a function that sees each ModeAOF annotation line
+// (without its line end) and the stream offset where it starts.
+func (r *Reader) OnAnnotation(f func(line []byte, offset int64)) { r.onAnnotation = f }
 
 // NewReader returns a Reader over rd with the given limits.
 func NewReader(rd io.Reader, lim Limits) *Reader {
@@ -436,6 +445,9 @@ func (r *Reader) parseAOF() ([][]byte, bool, error) {
 			return nil, false, err
 		}
 		if line[0] == '#' { // an annotation: skipped as a command
+			if r.onAnnotation != nil {
+				r.onAnnotation(line, r.base+int64(r.r))
+			}
 			r.r = next
 			return nil, false, errAnnotation
 		}

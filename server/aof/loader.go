@@ -262,6 +262,13 @@ func NewScanner(r io.Reader, start int64) *Scanner {
 	return &Scanner{rd: rd, start: start}
 }
 
+// OnAnnotation sets a function that sees each annotation line ("#TS:..."
+// without its line end) and the file offset where it starts, as the
+// scan passes it.
+func (s *Scanner) OnAnnotation(f func(line []byte, offset int64)) {
+	s.rd.OnAnnotation(func(line []byte, off int64) { f(line, s.start+off) })
+}
+
 // Offset is the offset just after the last complete command.
 func (s *Scanner) Offset() int64 { return s.start + s.rd.Offset() }
 
