@@ -227,6 +227,9 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 		e.Prepare(sc.SHA())
 	}
 	b := s.startBusyFn(h, fi, argv)
+	if fi == nil {
+		b.sha = sc.SHA()
+	}
 	h.busy = b
 	pendingMark := len(s.pending)
 	var err error

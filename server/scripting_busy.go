@@ -67,6 +67,10 @@ type busyScript struct {
 	fn           string
 	argv         [][]byte
 	nlib, nfuncs int
+	// sha is an EVAL's script (its name in the slow-script log line is
+	// "f_<sha>"); slowLogged: that line was logged (noteSlowScript).
+	sha        string
+	slowLogged atomic.Bool
 
 	// seen: a goroutine other than the script's loaded it (loadBusy) and
 	// may still hold it. Never cleared: a busyScript nobody else saw is
@@ -148,6 +152,7 @@ func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, argv [][]byte) *busy
 		b = new(busyScript)
 	}
 	b.start, b.limit = start, time.Duration(s.cfg.BusyReplyThreshold)*time.Millisecond
+	b.slowLogged.Store(false)
 	if fi != nil {
 		b.fn = fi.Name
 		b.argv = make([][]byte, len(argv))
@@ -198,7 +203,7 @@ func (h *luaHost) recycleBusy(b *busyScript) {
 	if b.shutdown.Load() {
 		b.shutdown.Store(false)
 	}
-	b.fn, b.argv, b.nlib, b.nfuncs = "", nil, 0, 0
+	b.fn, b.argv, b.nlib, b.nfuncs, b.sha = "", nil, 0, 0, ""
 	h.spareBusy = b
 }
 
@@ -317,4 +322,21 @@ func busyKill(c *Client, b *busyScript, isEval bool) {
 		b.stop()
 		c.w.OK()
 	}
+}
+
+// noteSlowScript is scriptInterrupt's log line, once per script, when the
+// cron finds the script b past the busy threshold (Redis logs it from the
+// script's hook as the threshold passes; here the cron, which cannot run
+// while a script holds the server, looks ten times a second).
+func (s *Server) noteSlowScript(b *busyScript) {
+	if !b.slowLogged.CompareAndSwap(false, true) {
+		return
+	}
+	kill, name := "SCRIPT KILL", "f_"+b.sha
+	if b.fn != "" {
+		kill, name = "FUNCTION KILL", b.fn
+	}
+	s.log.Warn().Msgf("Slow script detected: still in execution after %d milliseconds. "+
+		"You can try killing the script using the %s command. Script name is: %s.",
+		s.clock.Now().Sub(b.start).Milliseconds(), kill, name)
 }

@@ -441,7 +441,12 @@ func (s *Server) cron(stop <-chan struct{}) {
 			return
 		case <-t.C():
 		}
-		s.mu.Lock()
+		// A script past the busy threshold holds the server: this tick
+		// only logs it (noteSlowScript), as serverCron does not run then.
+		if b := s.lockBatch(); b != nil {
+			s.noteSlowScript(b)
+			continue
+		}
 		if s.rdb.loading || s.dbg.pauseCron { // persist: no cron while the dataset loads; DEBUG PAUSE-CRON
 			s.mu.Unlock()
 			continue
