@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,26 +11,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
-
-// lockedLog is a log sink the server's goroutines may write while the test
-// reads it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestPanicInCommandCrashes: a Go panic inside a command ends the process
 // as Redis's serverPanic does (the bug report logged, then death by
@@ -56,7 +36,7 @@ func TestPanicInCommandCrashes(t *testing.T) {
 	probe.Close()
 	_, port, _ := net.SplitHostPort(addr)
 	ts := newTestServer(t, "--port", port, "--bind", "127.0.0.1")
-	logs := &lockedLog{}
+	logs := &testutil.LockedBuffer{}
 	ts.s.log = zerolog.New(logs)
 	// ECHO, on this server only, panics as a bug in a command would.
 	echo := *ts.s.cmds["echo"]

@@ -2,11 +2,9 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +15,6 @@ import (
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
-
-// lockedBuffer is a bytes.Buffer for a log written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // silentPsyncMaster listens on a loopback port as a master that answers
 // the handshake (PING, AUTH, REPLCONF) and never answers PSYNC, as a
@@ -98,7 +78,7 @@ func TestReplicaHandshakeTimeoutLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	clk := clock.NewFake(time.Unix(1700000000, 0))
 	s, err := New(cfg, zerolog.New(&logs).Level(zerolog.InfoLevel), WithClock(clk))
 	if err != nil {

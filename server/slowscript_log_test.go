@@ -17,7 +17,7 @@ import (
 // Script name is: f_<sha>." (FUNCTION KILL and the function's name for a
 // function), once per script. Vigil never logged it.
 func TestSlowScriptLogged(t *testing.T) {
-	logs := &lockedLog{}
+	logs := &testutil.LockedBuffer{}
 	l := startLiveAfter(t, func(s *Server) { s.log = zerolog.New(logs) })
 	t.Cleanup(func() {
 		if bs := l.s.loadBusy(); bs != nil {

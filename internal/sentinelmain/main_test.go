@@ -7,29 +7,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
-
-// syncBuf is a bytes.Buffer safe for the logger and the test to share.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestVersionAndUsage(t *testing.T) {
 	var out, errb bytes.Buffer
@@ -72,7 +55,7 @@ func TestServeAndSignal(t *testing.T) {
 	pid := filepath.Join(dir, "s.pid")
 	os.WriteFile(conf, []byte("bind 127.0.0.1\nsentinel monitor mym 127.0.0.1 1 2\n"), 0o644)
 	sigs := make(chan os.Signal, 1)
-	var out syncBuf
+	var out testutil.LockedBuffer
 	var errb bytes.Buffer
 	done := make(chan int, 1)
 	go func() {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 var (
@@ -63,14 +65,14 @@ func freePort(t *testing.T) int {
 // proc is one vigil-sentinel process started from a directory.
 type proc struct {
 	cmd  *exec.Cmd
-	out  *syncBuf
+	out  *testutil.LockedBuffer
 	c    *redis.Client
 	done chan struct{}
 }
 
 func startProc(t *testing.T, cwd, conf string, port int) *proc {
 	t.Helper()
-	p := &proc{out: &syncBuf{}, done: make(chan struct{})}
+	p := &proc{out: &testutil.LockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(sentinelBinary(t), conf)
 	p.cmd.Dir = cwd
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

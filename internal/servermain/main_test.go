@@ -14,7 +14,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/internal/logging"
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestMain doubles as the vigil-server binary: with VIGIL_SERVER_AS_MAIN=1
@@ -364,29 +364,8 @@ func TestProcessSIGTERM(t *testing.T) {
 
 // --- helpers ---
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
-}
+// syncBuffer is the output of a server run in the test process.
+type syncBuffer = testutil.LockedBuffer
 
 // runQuick runs a command line that is expected to return at once.
 func runQuick(t *testing.T, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
