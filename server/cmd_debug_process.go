@@ -128,11 +128,14 @@ func debugSdsLen(c *Client, key []byte) {
 }
 
 // guruMeditation is _serverPanic's header.
-func guruMeditation(msg string) []string {
+func guruMeditation(msg string) []string { return guruMeditationAt(msg, "debug.c") }
+
+// guruMeditationAt is serverPanic's banner for msg raised at where.
+func guruMeditationAt(msg, where string) []string {
 	return []string{
 		"------------------------------------------------",
 		"!!! Software Failure. Press left mouse button to continue",
-		"Guru Meditation: " + msg + " #debug.c",
+		"Guru Meditation: " + msg + " #" + where,
 	}
 }
 

@@ -40,10 +40,6 @@ func (s *Server) crashOnPanic(c *Client) {
 // guruMeditationGo is serverPanic's banner for a Go panic: its value and
 // the panicking goroutine's stack.
 func guruMeditationGo(r any, stack []byte) []string {
-	lines := []string{
-		"------------------------------------------------",
-		"!!! Software Failure. Press left mouse button to continue",
-		fmt.Sprintf("Guru Meditation: %v #panic", r),
-	}
+	lines := guruMeditationAt(fmt.Sprint(r), "panic")
 	return append(lines, strings.Split(strings.TrimRight(string(stack), "\n"), "\n")...)
 }

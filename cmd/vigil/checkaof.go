@@ -57,9 +57,23 @@ func checkAOF(path string, fix bool, toTS int64, out io.Writer) bool {
 	fmt.Fprintf(out, "Start checking Old-Style AOF\n")
 	ok, cut := checkOneFile(path, fix, toTS, true, out)
 	if cut {
-		fmt.Fprintf(out, "Successfully truncated AOF %s to timestamp %d\n", path, toTS)
+		timestampCut(out, path, toTS)
 	}
 	return ok
+}
+
+// fileVerdict is a checked file's last line in a manifest's report: its
+// cut at the timestamp, or "<kind> AOF <name> is valid".
+func fileVerdict(out io.Writer, kind, name string, cut bool, toTS int64) {
+	if cut {
+		timestampCut(out, name, toTS)
+	} else {
+		fmt.Fprintf(out, "%s AOF %s is valid\n", kind, name)
+	}
+}
+
+func timestampCut(out io.Writer, name string, toTS int64) {
+	fmt.Fprintf(out, "Successfully truncated AOF %s to timestamp %d\n", name, toTS)
 }
 
 func checkManifest(path string, fix bool, toTS int64, out io.Writer) bool {
@@ -87,11 +101,7 @@ func checkManifest(path string, fix bool, toTS int64, out io.Writer) bool {
 		if !ok {
 			return false
 		}
-		if cut {
-			fmt.Fprintf(out, "Successfully truncated AOF %s to timestamp %d\n", m.Base.Name, toTS)
-		} else {
-			fmt.Fprintf(out, "BASE AOF %s is valid\n", m.Base.Name)
-		}
+		fileVerdict(out, "BASE", m.Base.Name, cut, toTS)
 	}
 	for i, ai := range m.Incr {
 		fmt.Fprintf(out, "Start to check INCR files.\n")
@@ -99,11 +109,7 @@ func checkManifest(path string, fix bool, toTS int64, out io.Writer) bool {
 		if !ok {
 			return false
 		}
-		if cut {
-			fmt.Fprintf(out, "Successfully truncated AOF %s to timestamp %d\n", ai.Name, toTS)
-		} else {
-			fmt.Fprintf(out, "INCR AOF %s is valid\n", ai.Name)
-		}
+		fileVerdict(out, "INCR", ai.Name, cut, toTS)
 	}
 	fmt.Fprintf(out, "All AOF files and manifest are valid\n")
 	return true
