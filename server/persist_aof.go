@@ -260,7 +260,7 @@ func (s *Server) aofFlush(force bool) {
 func (s *Server) aofCron() {
 	m := s.aof.mgr
 	if m == nil || m.W == nil {
-		if s.aof.scheduled && s.aof.rewriting == nil && m != nil {
+		if s.aof.scheduled && !s.childActive() && m != nil {
 			s.aof.scheduled = false
 			_ = s.aofRewriteBackground()
 		}
@@ -316,7 +316,7 @@ func (s *Server) aofRewriteBackground() error {
 	if m.W != nil {
 		s.aofAttach()
 	}
-	snap, err := s.ks.BeginSnapshot()
+	snap, err := s.beginChildSnapshot()
 	if err != nil {
 		_ = m.FinishRewrite(rw, 0, err)
 		return err
@@ -427,6 +427,25 @@ func (s *Server) aofOnConfigSet(name string) error {
 	case "appendonly":
 		if s.cfg.AppendOnly && m.W == nil {
 			// startAppendOnly: the AOF is on once a rewrite wrote it.
+			if s.aof.rewriting == nil && s.childActive() {
+				s.aof.scheduled = true
+				s.log.Warn().Msg("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
+				return nil
+			}
+			if s.execDepth > 1 { // server.in_exec
+				s.aof.scheduled = true
+				s.log.Warn().Msg("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.")
+				return nil
+			}
+			if s.aof.rewriting != nil {
+				// The running rewrite does not accumulate the AOF: kill it and
+				// start another (its snapshot closes as it stops, so the new
+				// one may have to wait for the cron).
+				s.log.Warn().Msg("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
+				close(s.aof.cancel)
+				s.aof.rewriting = nil
+				s.aof.cancel = nil
+			}
 			if err := s.aofRewriteBackground(); err != nil {
 				if errors.Is(err, keyspace.ErrSnapshotRunning) {
 					s.aof.scheduled = true
@@ -468,7 +487,7 @@ func cmdBgRewriteAOF(c *Client, args [][]byte) {
 		c.w.Error(errRewriteRunning.Error())
 		return
 	}
-	if s.ks.Snapshotting() {
+	if s.childActive() || s.execDepth > 1 { // hasActiveChildProcess() || server.in_exec
 		s.aof.scheduled = true
 		s.aofManager()
 		c.w.Simple("Background append only file rewriting scheduled")

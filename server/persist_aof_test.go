@@ -515,3 +515,64 @@ func TestAOFRewriteWhileOff(t *testing.T) {
 		t.Fatal(info)
 	}
 }
+
+// TestAOFRewriteScheduledInMulti: inside MULTI, BGREWRITEAOF and CONFIG SET
+// appendonly yes schedule the rewrite (server.in_exec) and the cron starts
+// it; enabling the AOF while a rewrite of a disabled AOF runs kills that
+// rewrite and starts another (startAppendOnly), as redis-server 7.0.15
+// (multi.tcl's "MULTI with BGREWRITEAOF" / "MULTI with config set
+// appendonly", checked by hand against redis-server).
+func TestAOFRewriteScheduledInMulti(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := startLiveAOF(t, dir, "--appendonly", "no")
+	r := dialUnix(t, l.sock)
+	r.do("MULTI")
+	r.do("SET", "a", "1")
+	r.do("BGREWRITEAOF")
+	if got := r.do("EXEC"); got != "*2\r\n+OK\r\n+Background append only file rewriting scheduled\r\n" {
+		t.Fatalf("EXEC: %q", got)
+	}
+	waitInfo(t, r, "aof_rewrites", "1")
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+
+	r.do("MULTI")
+	r.do("SET", "b", "2")
+	r.do("CONFIG", "SET", "appendonly", "yes")
+	if got := r.do("EXEC"); got != "*2\r\n+OK\r\n+OK\r\n" {
+		t.Fatalf("EXEC: %q", got)
+	}
+	waitInfo(t, r, "aof_rewrites", "2")
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+	waitInfo(t, r, "aof_enabled", "1")
+	r.do("SET", "c", "3")
+
+	// A slow rewrite of the disabled AOF, then appendonly yes.
+	if got := r.do("CONFIG", "SET", "appendonly", "no"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	for i := 0; i < 20; i++ {
+		r.do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	r.do("CONFIG", "SET", "rdb-key-save-delay", "100000")
+	if got := r.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+		t.Fatal(got)
+	}
+	if got := r.do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly yes during a rewrite: %q", got)
+	}
+	r.do("CONFIG", "SET", "rdb-key-save-delay", "0")
+	waitInfo(t, r, "aof_rewrites", "4")
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+	waitInfo(t, r, "aof_rewrite_scheduled", "0")
+	waitInfo(t, r, "aof_enabled", "1")
+	r.do("SET", "d", "4")
+	// Each rewrite started counts as a fork (the killed one too).
+	if info := r.do("INFO", "stats"); !strings.Contains(info, "\r\ntotal_forks:4\r\n") {
+		t.Fatalf("total_forks: %s", info)
+	}
+	l2, _ := startLiveAOF(t, dir)
+	r2 := dialUnix(t, l2.sock)
+	if got := r2.do("MGET", "a", "b", "c", "d", "k19"); got != "*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\nv\r\n" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -320,7 +320,7 @@ func (s *Server) rdbSaveBackground() error {
 	}
 	s.rdb.dirtyBefore = s.ks.Dirty
 	s.rdb.lastBgsaveTry = s.clock.Now().Unix()
-	snap, err := s.ks.BeginSnapshot()
+	snap, err := s.beginChildSnapshot()
 	if err != nil {
 		s.rdb.bgsaveErr = true
 		s.log.Warn().Msgf("Can't save in background: fork: %s", err)

@@ -490,7 +490,7 @@ func (s *Server) fullSync(rp *replica) error {
 		}
 		if !diskless || now.Sub(start) >= delay {
 			var err error
-			snap, err = s.ks.BeginSnapshot()
+			snap, err = s.beginChildSnapshot()
 			if err == nil {
 				if s.repl.backlog == nil {
 					s.createBacklog()

@@ -33,6 +33,24 @@ type stats struct {
 	// lazyfreed is INFO's lazyfreed_objects: what Redis's lazyfree thread
 	// would have freed (Vigil frees at once; lazyfree_pending_objects is 0).
 	lazyfreed uint64
+	// forks and forkUsec are INFO's total_forks and latest_fork_usec:
+	// Vigil forks no child, so they count the background snapshots that
+	// stand for one (BGSAVE, an AOF rewrite, a full sync's RDB) and the
+	// time taking the snapshot held the server, as redisFork counts.
+	forks    int64
+	forkUsec int64
+}
+
+// beginChildSnapshot is BeginSnapshot for work Redis does in a fork child
+// (redisFork's stat_total_forks, stat_fork_time).
+func (s *Server) beginChildSnapshot() (*keyspace.Snapshot, error) {
+	start := time.Now()
+	snap, err := s.ks.BeginSnapshot()
+	if err == nil {
+		s.stats.forks++
+		s.stats.forkUsec = time.Since(start).Microseconds()
+	}
+	return snap, err
 }
 
 // lazyfree counts v as freeObjAsync would hand it to the lazyfree thread:
@@ -57,6 +75,7 @@ func (s *Server) resetStats() {
 	st.netInput.Store(0)
 	st.netOutput.Store(0)
 	st.pubsubMessages = 0
+	st.forks, st.forkUsec = 0, 0
 	s.ks.Stats = keyspace.Stats{}
 }
 
