@@ -72,6 +72,9 @@ func openBit(L *lua.LState, g *lua.LTable) {
 				n = bitArg(L, 2)
 			}
 			digits := "0123456789abcdef"
+			if n == math.MinInt32 { // bit_tohex: -n would overflow
+				n = math.MinInt32 + 1
+			}
 			if n < 0 {
 				n = -n
 				digits = "0123456789ABCDEF"

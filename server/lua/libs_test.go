@@ -14,6 +14,7 @@ func TestOpenLibs(t *testing.T) {
 	OpenLibs(L, L.G.Global)
 	for _, tc := range []struct{ code, want string }{
 		{"return bit.tohex(bit.band(0xff, 0x0f) + bit.lshift(1, 8))", "0000010f"},
+		{"return bit.tohex(65535, -2147483648)", "0000FFFF"}, // scripting.tcl's "lua bit.tohex bug"
 		{"return bit.tobit(4294967297)", "1"},
 		{"return cjson.encode({1, 2, {a = 1.5}})", `[1,2,{"a":1.5}]`},
 		{"return cjson.decode('[1,null]')[2] == cjson.null", "true"},
