@@ -75,6 +75,10 @@ type Config struct {
 	ClientQueryBufferLimit   int64 // bytes
 	ClientOutputBufferLimits [ClientClasses]BufferLimit
 	BusyReplyThreshold       int64 // lua-time-limit, milliseconds
+	// LuaEnableDeprecatedAPI is lua-enable-deprecated-api (Redis 7.0.15 as
+	// Debian patches it, CVE-2025-46818): setfenv, getfenv and newproxy
+	// stay in the scripts' globals.
+	LuaEnableDeprecatedAPI bool
 
 	// Slow log and latency.
 	SlowlogLogSlowerThan           int64 // microseconds, -1 = disabled

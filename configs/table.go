@@ -88,6 +88,7 @@ var table = []*Directive{
 	boolD("crash-log-enabled", "", 0, true, nil, nil),
 	boolD("crash-memcheck-enabled", "", 0, true, nil, nil),
 	boolD("use-exit-on-panic", "", Hidden, false, nil, nil),
+	boolD("lua-enable-deprecated-api", "", Immutable|Hidden, false, func(c *Config) *bool { return &c.LuaEnableDeprecatedAPI }, nil),
 	boolD("disable-thp", "", Immutable, true, nil, nil),
 	boolD("cluster-allow-replica-migration", "", 0, true, nil, nil),
 	boolD("replica-announced", "", 0, true, func(c *Config) *bool { return &c.ReplicaAnnounced }, nil),

@@ -65,6 +65,9 @@ const (
 func (s *Server) newLuaHost(id int64) *luaHost {
 	h := &luaHost{s: s}
 	h.e = vlua.New(h)
+	if s.cfg.LuaEnableDeprecatedAPI {
+		h.e.EnableDeprecatedAPI()
+	}
 	c := &Client{srv: s, id: id, addr: "?:0", laddr: "?:0", created: s.clock.Now(), user: "default", authed: true, inScript: true}
 	c.w.Proto = 2
 	h.fake = c

@@ -55,8 +55,9 @@ const (
 // Engine is a Lua state and its script cache (Redis's lctx); not safe for
 // concurrent use: the server calls it under its execution lock.
 type Engine struct {
-	host Host
-	L    *lua.LState
+	deprecated map[string]lua.LValue // setfenv, getfenv, newproxy
+	host       Host
+	L          *lua.LState
 	// errHandler rewrites gopher-lua's runtime errors in Lua 5.1's words
 	// (errwording.go); scripts, functions and pcall/xpcall run under it.
 	errHandler *lua.LFunction
@@ -177,6 +178,15 @@ func (e *Engine) ResetArenas(unitOpen bool) {
 
 // New is scriptingInit: a Lua state with the libraries Redis loads, the
 // redis table, the protected globals.
+// EnableDeprecatedAPI puts setfenv, getfenv and newproxy back in the
+// globals (lua-enable-deprecated-api yes: luaNewIndexAllowList lets
+// lua_builtins_deprecated in).
+func (e *Engine) EnableDeprecatedAPI() {
+	for name, v := range e.deprecated {
+		e.globals.RawSetString(name, v)
+	}
+}
+
 func New(host Host) *Engine {
 	e := &Engine{host: host, scripts: map[string]*Script{}, shebang: map[string]Flags{}}
 	e.rand = 0x1234ABCD330E // rand.c's initial X: Redis never reseeds it for scripts
@@ -197,6 +207,11 @@ func New(host Host) *Engine {
 	e.L = L
 	g := L.G.Global
 	e.globals = g
+	// lua_builtins_deprecated: kept for EnableDeprecatedAPI.
+	e.deprecated = map[string]lua.LValue{}
+	for _, name := range []string{"newproxy", "getfenv", "setfenv"} {
+		e.deprecated[name] = g.RawGetString(name)
+	}
 	// Redis removes these (luaRemoveUnsupportedFunctions / not loaded).
 	for _, name := range []string{"loadfile", "dofile", "print", "module", "require", "newproxy", "getfenv", "setfenv", "_printregs", "channel", "_GOPHER_LUA_VERSION"} {
 		g.RawSetString(name, lua.LNil)
