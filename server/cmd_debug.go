@@ -169,7 +169,7 @@ func cmdDebug(c *Client, args [][]byte) {
 		s.adm.noActiveExpire = n == 0
 		c.w.OK()
 	case eqFold(sub, "object") && len(args) == 3:
-		e := c.selectedDB().LookupNoTouch(args[2], s.nowMs)
+		e := c.selectedDB().Peek(args[2]) // dictFind: logically expired keys too
 		if e == nil {
 			c.w.Error(ErrNoSuchKey)
 			return

@@ -108,7 +108,7 @@ func cmdDebugProcess(c *Client, args [][]byte) bool {
 // debugSdsLen is DEBUG SDSLEN: the sds sizes Redis would have for the key
 // and its string value (keyspace.SdsInfo models them as MEMORY USAGE does).
 func debugSdsLen(c *Client, key []byte) {
-	e := c.selectedDB().LookupNoTouch(key, c.srv.nowMs)
+	e := c.selectedDB().Peek(key) // dictFind: logically expired keys too
 	if e == nil {
 		c.w.Error(ErrNoSuchKey)
 		return
