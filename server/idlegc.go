@@ -1,8 +1,10 @@
 package server
 
 import (
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -33,7 +35,11 @@ import (
 // SetIdleRelease gave runs (vigil-server drops the binary's file pages the
 // burst faulted in; the next commands fault back what they use, about 60
 // minor faults). No memory limit is set
-// (GOMEMLIMIT is honoured when given), and GOGC stays at Go's default.
+// (GOMEMLIMIT is honoured when given). GOGC is Go's default, 100, above a
+// heap floor (gcFloorPercent, VIGIL_GC_FLOOR_MB, default 64 MB): below it
+// the next collection comes when the heap reaches live + floor, so a small
+// dataset under writes is collected rarely, each collection marking no
+// more than before; a GOGC from the environment turns the floor off.
 
 const (
 	// idleGCAfter is how long the server must have run no command.
@@ -55,6 +61,61 @@ type idleGC struct {
 	// release, when set (SetIdleRelease), runs after the collection, in
 	// its goroutine.
 	release func()
+	// floor is the heap floor in bytes (gcFloorPercent), 0 for none;
+	// percent is the GC percent last set for it, 0 before the first.
+	floor       uint64
+	percent     int
+	floorCycles uint64 // cycles when gcFloorCron last ran
+}
+
+// GCFloorEnv names the environment variable that sets the heap floor in
+// MB (default defaultGCFloorMB; 0 turns it off). It is ignored when GOGC
+// is set.
+const GCFloorEnv = "VIGIL_GC_FLOOR_MB"
+
+const defaultGCFloorMB = 64
+
+// gcFloorPercent is the GC percent that puts the next collection's goal at
+// live + max(live, floor) (GOGC 100 above floor): a small heap is not
+// collected every few MB of allocation. The mark's cost is the live heap's,
+// so collections get rarer but not longer, and each one stalls the
+// connections (the fractional mark worker, docs/benchmarks.md "Tail
+// latency") no longer than before. Go's own floor, 4 MB, scales with the
+// percent, so the percent is at most floor / 4 MB * 100.
+func gcFloorPercent(floor, live uint64) int {
+	const goMin = 4 << 20
+	if floor <= live {
+		return 100
+	}
+	return int(floor * 100 / max(live, goMin))
+}
+
+// gcFloorFromEnv is the heap floor in bytes the environment asks for.
+func gcFloorFromEnv() uint64 {
+	if os.Getenv("GOGC") != "" {
+		return 0
+	}
+	mb := uint64(defaultGCFloorMB)
+	if v, ok := os.LookupEnv(GCFloorEnv); ok {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return 0
+		}
+		mb = n
+	}
+	return mb << 20
+}
+
+// gcFloorCron sets the GC percent for the live heap the last collection
+// found (called when a cycle completed, and once at the start).
+func (g *idleGC) gcFloorCron(live uint64) {
+	if g.floor == 0 {
+		return
+	}
+	if p := gcFloorPercent(g.floor, live); p != g.percent {
+		g.percent = p
+		debug.SetGCPercent(p)
+	}
 }
 
 // SetIdleRelease sets fn to run, off the lock, after each idle collection
@@ -81,11 +142,16 @@ func (s *Server) idleGCCron() {
 			{Name: "/memory/classes/heap/free:bytes"},
 			{Name: "/memory/classes/heap/objects:bytes"},
 		}
+		g.floor = gcFloorFromEnv()
 	}
 	metrics.Read(g.samples)
 	cycles, allocs, live := g.samples[0].Value.Uint64(), g.samples[1].Value.Uint64(), g.samples[2].Value.Uint64()
 	if cycles != g.cycles {
 		g.cycles, g.allocsAtGC, g.usedAtGC = cycles, allocs, s.ks.Memory()
+	}
+	if cycles != g.floorCycles || g.percent == 0 {
+		g.floorCycles = cycles
+		g.gcFloorCron(live)
 	}
 	now := s.clock.Now()
 	if s.stats.commands != g.lastCommands || g.lastActive.IsZero() {

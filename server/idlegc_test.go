@@ -61,3 +61,26 @@ func TestIdleRelease(t *testing.T) {
 		ts.clk.Advance(idleGCAfter)
 	}
 }
+
+// TestGCFloorPercent: the GC percent puts the next goal at live +
+// max(live, floor), with Go's 4 MB minimum (which scales with the
+// percent) at most the floor.
+func TestGCFloorPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		floor, live uint64
+		want        int
+	}{
+		{64 * mb, 0, 1600},
+		{64 * mb, 2 * mb, 1600},
+		{64 * mb, 4 * mb, 1600},
+		{64 * mb, 16 * mb, 400},
+		{64 * mb, 32 * mb, 200},
+		{64 * mb, 64 * mb, 100},
+		{64 * mb, 500 * mb, 100},
+	} {
+		if got := gcFloorPercent(tc.floor, tc.live); got != tc.want {
+			t.Errorf("gcFloorPercent(%d MB, %d MB) = %d, want %d", tc.floor/mb, tc.live/mb, got, tc.want)
+		}
+	}
+}

@@ -775,9 +775,9 @@ func (db *DB) memberTable(key []byte) *fieldDict {
 	}
 	switch e.vt {
 	case vtHash:
-		return (*Hash)(e.vp).ht()
+		return (*Hash)(e.ptr()).ht()
 	case vtSet:
-		if s := (*Set)(e.vp); s.p != nil {
+		if s := (*Set)(e.ptr()); s.p != nil {
 			return s.ht()
 		}
 	}

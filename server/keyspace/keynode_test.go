@@ -177,3 +177,52 @@ func TestKeyNodeModel(t *testing.T) {
 		}
 	}
 }
+
+// TestInNodeString: a string key's node made with its value holds no
+// pointer to itself (vp nil, inNodeFlag: the collector scans only its
+// chain link), and the value stays readable through a collection, an
+// in-place overwrite, Mutable, a rename to a key that fits in a node and
+// to one that does not, and a replacement by a longer value.
+func TestInNodeString(t *testing.T) {
+	ks := New(1)
+	db := ks.DBs[0]
+	check := func(key, want string, inNode bool) {
+		t.Helper()
+		runtime.GC()
+		e := db.Peek([]byte(key))
+		if e == nil {
+			t.Fatalf("%s: missing", key)
+		}
+		s, ok := e.StringValue()
+		if !ok || string(s.Bytes()) != want {
+			t.Fatalf("%s: value %q, want %q", key, s.Bytes(), want)
+		}
+		if got := e.flags&inNodeFlag != 0; got != inNode || (inNode && e.vp != nil) {
+			t.Fatalf("%s: inNodeFlag %v (vp %p), want %v", key, got, e.vp, inNode)
+		}
+	}
+	db.SetString([]byte("k1"), []byte("value:1"), StringAuto, 1, false)
+	check("k1", "value:1", true)
+	e := db.Peek([]byte("k1"))
+	db.OverwriteString([]byte("k1"), e, []byte("value:2"), StringAuto)
+	check("k1", "value:2", true)
+	if !db.Rename([]byte("k1"), []byte("k2"), 1) {
+		t.Fatal("rename k1 k2")
+	}
+	check("k2", "value:2", true)
+	long := strings.Repeat("L", 300) // no inline node for it: a keyStrNode
+	if !db.Rename([]byte("k2"), []byte(long), 1) {
+		t.Fatal("rename k2 long")
+	}
+	check(long, "value:2", false)
+	db.SetString([]byte("k3"), []byte("abc"), StringAuto, 1, false)
+	e = db.Peek([]byte("k3"))
+	v := db.Mutable([]byte("k3"), e).(*String)
+	check("k3", "abc", false) // Mutable gave it a header of its own
+	if string(v.Bytes()) != "abc" {
+		t.Fatalf("Mutable: %q", v.Bytes())
+	}
+	db.SetString([]byte("k4"), []byte("x"), StringAuto, 1, false)
+	db.SetString([]byte("k4"), []byte(strings.Repeat("y", 100)), StringAuto, 1, false)
+	check("k4", strings.Repeat("y", 100), false)
+}
