@@ -124,6 +124,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		}
 	}
 
+	srv.SetProcTitle() // after the pid file, as Redis's main
 	// Redis shows the logo when asked to, or on a terminal with no logfile.
 	if cfg.AlwaysShowLogo || (out.Console && cfg.LogFile == "") {
 		showLogo(log, out, port, pid)
