@@ -566,6 +566,11 @@ func (s *Server) LoadDataFromDisk() error {
 	return s.loadDataOnStart()
 }
 
+// StartupLoading reports whether the startup load (LoadDataFromDisk, or
+// the one Run does) is running: a signal meanwhile shuts down without
+// saving (Run), and Redis's signal handler words its log line so.
+func (s *Server) StartupLoading() bool { return s.startupLoading.Load() }
+
 // loadAborted: a shutdown was asked during the startup load (checked at
 // each yield).
 func (s *Server) loadAborted() bool { return s.closing.Load() || s.abortLoad.Load() }

@@ -183,7 +183,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				}
 				return 1
 			}
-			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			if srv.StartupLoading() {
+				log.Warn().Msg("Received shutdown signal during loading, scheduling shutdown.")
+			} else {
+				log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			}
 			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
 			cancel()
 		}
