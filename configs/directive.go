@@ -577,46 +577,74 @@ func validHostname(v string) error {
 
 // validProcTitle is validateProcTitleTemplate: the template expands (every
 // {variable} is known, braces balance) to something not blank for an empty
-// title.
+// title, for a server on the default port and bind (Redis checks with its
+// running values: a template of {unixsocket} alone is refused here even
+// where a unix socket is set).
 func validProcTitle(v string) error {
-	bad := errors.New("template format is invalid or contains unknown variables")
-	vars := map[string]string{
-		"title": "", "listen-addr": "*:6379", "server-mode": "", "config-file": "-",
-		"port": "6379", "tls-port": "0", "unixsocket": "",
-	}
-	var out strings.Builder
-	p := v
-	for p != "" {
-		i := strings.IndexByte(p, '{')
-		if i < 0 {
-			out.WriteString(p)
-			break
-		}
-		out.WriteString(p[:i])
-		p = p[i+1:]
-		if p == "" {
-			return bad
-		}
-		if p[0] == '{' {
-			out.WriteByte('{')
-			p = p[1:]
-			continue
-		}
-		j := strings.IndexByte(p, '}')
-		if j < 0 {
-			return bad
-		}
-		val, ok := vars[p[:j]]
-		if !ok {
-			return bad
-		}
-		out.WriteString(val)
-		p = p[j+1:]
-	}
-	if strings.Trim(out.String(), " ") == "" {
-		return bad
+	if t, ok := ExpandProcTitle(v, ProcTitleVars{Bind: "*", Port: 6379}); !ok || t == "" {
+		return errors.New("template format is invalid or contains unknown variables")
 	}
 	return nil
+}
+
+// ProcTitleVars are the values of proc-title-template's variables
+// (redisProcTitleGetVariable): Title is the executable as started
+// (argv[0]), Bind the first bind address, Mode {server-mode} ("[sentinel]",
+// "[cluster]" or ""), ConfigFile the configuration file ("" for none).
+type ProcTitleVars struct {
+	Title, Bind, UnixSocket, ConfigFile, Mode string
+	Port, TLSPort                             int
+}
+
+// ProcTitleVars are c's variables for proc-title-template.
+func (c *Config) ProcTitleVars(title, mode string) ProcTitleVars {
+	v := ProcTitleVars{Title: title, Mode: mode, Bind: "*", Port: c.Port, UnixSocket: c.UnixSocket, ConfigFile: c.File}
+	if len(c.Bind) > 0 {
+		v.Bind = c.Bind[0]
+	}
+	if s, ok := c.Value("tls-port"); ok {
+		v.TLSPort, _ = strconv.Atoi(s)
+	}
+	return v
+}
+
+// ExpandProcTitle is expandProcTitleTemplate (server.c, translated): the
+// proc-title-template tmpl expanded with v, trimmed of spaces at both
+// ends. ok is false for an invalid template.
+func ExpandProcTitle(tmpl string, v ProcTitleVars) (string, bool) {
+	res, ok := redisutil.Template(tmpl, func(name string) (string, bool) {
+		switch name {
+		case "title":
+			return v.Title, true
+		case "listen-addr":
+			if v.Port != 0 || v.TLSPort != 0 {
+				port := v.Port
+				if port == 0 {
+					port = v.TLSPort
+				}
+				return v.Bind + ":" + strconv.Itoa(port), true
+			}
+			return "unixsocket:" + v.UnixSocket, true
+		case "server-mode":
+			return v.Mode, true
+		case "config-file":
+			if v.ConfigFile == "" {
+				return "-", true
+			}
+			return v.ConfigFile, true
+		case "port":
+			return strconv.Itoa(v.Port), true
+		case "tls-port":
+			return strconv.Itoa(v.TLSPort), true
+		case "unixsocket":
+			return v.UnixSocket, true
+		}
+		return "", false
+	})
+	if !ok {
+		return "", false
+	}
+	return strings.Trim(res, " "), true
 }
 
 // validActiveDefrag mirrors a Redis built without its patched jemalloc, as

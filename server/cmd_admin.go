@@ -195,6 +195,7 @@ func cmdShutdown(c *Client, args [][]byte) {
 			return
 		}
 		b.shutdown.Store(true)
+		s.abortLoad.Store(true) // a script of the startup AOF load: the load ends with it
 		b.stop()
 		s.requestShutdown(shutdownReq{nosave: true, from: c})
 		c.closeAfterReply = true

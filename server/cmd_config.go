@@ -136,6 +136,8 @@ func (s *Server) onConfigSet(name string) error {
 		s.processWaitingReplicas(s.repl.offset)
 	case "master-isolation-timeout", "min-replicas-to-write", "min-replicas-ack": // fence.go: the rule changed
 		s.fence.Recheck()
+	case "proc-title-template": // updateProcTitleTemplate
+		s.SetProcTitle()
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "maxclients": // updateMaxclients

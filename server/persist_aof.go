@@ -124,6 +124,8 @@ func (s *Server) loadDataOnStart() error {
 	}
 	s.aof.loaded = true
 	s.rdb.loading = true
+	s.startupLoading.Store(true)
+	defer s.startupLoading.Store(false)
 	if err := s.loadDataLocked(); err != nil {
 		if !errors.Is(err, ErrLoadAborted) {
 			s.rdb.loadFailed = true // stays "loading": nothing saves over it
@@ -147,13 +149,15 @@ func (s *Server) loadDataLocked() error {
 		return s.loadRDBFile()
 	}
 	start := time.Now()
-	rdbLoad := s.aofRDBLoader()
+	rdbLoad := s.aofRDBLoaderYield()
 	res, err := m.Load(&aof.Options{
 		LoadTruncated: s.cfg.AOFLoadTruncated,
 		Apply:         s.aofApplier(),
 		RDB:           rdbLoad,
 		Warn:          func(m string) { s.log.Warn().Msg(m) },
 		Notice:        func(m string) { s.log.Info().Msg(m) },
+		Start:         s.aofLoadStart,
+		Progress:      s.aofLoadProgress(),
 	})
 	if err != nil {
 		return fmt.Errorf("AOF loading failed: %w", err)
@@ -193,6 +197,34 @@ func (s *Server) aofDetach() {
 		}
 	}
 	s.aof.prop = nil
+}
+
+// aofLoadStart is loadAppendOnlyFiles' startLoading: loading_start_time
+// and loading_total_bytes, the size of the base and incremental files.
+func (s *Server) aofLoadStart(total int64) {
+	s.rdb.loadStart = s.clock.Now().Unix()
+	s.rdb.loadTotal = total
+	s.rdb.loadLoaded = 0
+}
+
+// aofLoadProgress is loadSingleAppendOnlyFile's "serve the clients from
+// time to time" (translated from Redis's aof.c): every 1024 commands,
+// and after each command with key-load-delay (debugDelay), the startup
+// load updates loading_loaded_bytes and yields the execution lock
+// (loadYield), so that clients get -LOADING and INFO.
+func (s *Server) aofLoadProgress() func(loaded int64) error {
+	var loops int64
+	return func(loaded int64) error {
+		s.rdb.loadLoaded = loaded
+		if s.abortLoad.Load() { // SHUTDOWN NOSAVE stopped a busy script of the file
+			return ErrLoadAborted
+		}
+		delay := s.keyLoadDelay()
+		if loops++; (loops-1)%1024 != 0 && delay == 0 {
+			return nil
+		}
+		return s.loadYield(delay)
+	}
 }
 
 // aofApplier returns the fake AOF client's executor.

@@ -54,11 +54,22 @@ func (s *Server) aofCommandFormat() aof.BaseFormat {
 
 // aofRDBLoader loads a file starting with "REDIS" (an RDB base or an old
 // preamble) and returns the bytes the RDB part used.
-func (s *Server) aofRDBLoader() aof.BaseLoader {
+func (s *Server) aofRDBLoader() aof.BaseLoader { return s.aofRDBLoaderOpts(false) }
+
+// aofRDBLoaderYield is the startup load's: the execution lock is yielded
+// as in loadRDBYield, and the bytes read count in loading_loaded_bytes
+// (the base is the first file).
+func (s *Server) aofRDBLoaderYield() aof.BaseLoader { return s.aofRDBLoaderOpts(true) }
+
+func (s *Server) aofRDBLoaderOpts(yield bool) aof.BaseLoader {
 	return func(r io.Reader) (int64, error) {
 		var n int64
-		br := bufio.NewReaderSize(countingReader{r, &n}, 64<<10)
-		if _, _, err := s.loadRDBOpts(br, true, false, false); err != nil {
+		cr := countingReader{r: r, n: &n}
+		if yield {
+			cr.also = &s.rdb.loadLoaded
+		}
+		br := bufio.NewReaderSize(cr, 64<<10)
+		if _, _, err := s.loadRDBOpts(br, true, false, yield); err != nil {
 			return 0, err
 		}
 		return n - int64(br.Buffered()), nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -80,14 +81,19 @@ const errLoadingMsg = "LOADING Redis is loading the dataset in memory"
 const loadYieldKeys = 1024
 
 // countingReader counts the bytes read (loading_loaded_bytes).
+// also, when set, counts them too.
 type countingReader struct {
-	r io.Reader
-	n *int64
+	r    io.Reader
+	n    *int64
+	also *int64
 }
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	*c.n += int64(n)
+	if c.also != nil {
+		*c.also += int64(n)
+	}
 	return n, err
 }
 
@@ -539,13 +545,64 @@ func (s *Server) MarkLoading() {
 	s.mu.Lock()
 	s.rdb.loading = true
 	s.mu.Unlock()
+	s.loadMarked.Store(true)
+	s.startupLoading.Store(true)
 }
 
-// LoadDataFromDisk is loadDataFromDisk, called once before Run: the AOF
-// when appendonly is yes, else
-// dbfilename in dir when it exists. The error is fatal: the caller logs it
-// and exits with status 1, as Redis.
-func (s *Server) LoadDataFromDisk() error { return s.loadDataOnStart() }
+// LoadDataFromDisk is loadDataFromDisk: the AOF when appendonly is yes,
+// else dbfilename in dir when it exists. The error is fatal: the caller
+// logs it and exits with status 1, as Redis. After MarkLoading it waits
+// until Run serves (listeners, cron, the replicaof link), so that clients
+// connecting during the load are answered (-LOADING) however long the
+// load holds the server; a shutdown before that returns ErrLoadAborted.
+func (s *Server) LoadDataFromDisk() error {
+	if s.loadMarked.Load() {
+		select {
+		case <-s.serving:
+		case <-s.doneCh:
+			return ErrLoadAborted
+		}
+	}
+	return s.loadDataOnStart()
+}
+
+// StartupLoading reports whether the startup load (LoadDataFromDisk, or
+// the one Run does) is running: a signal meanwhile shuts down without
+// saving (Run), and Redis's signal handler words its log line so.
+func (s *Server) StartupLoading() bool { return s.startupLoading.Load() }
+
+// loadAborted: a shutdown was asked during the startup load (checked at
+// each yield).
+func (s *Server) loadAborted() bool { return s.closing.Load() || s.abortLoad.Load() }
+
+// stopLoadForShutdown is a signal during the startup load: the load stops
+// at its next yield, and a script of the AOF running meanwhile is stopped
+// with its effects dropped (as SHUTDOWN NOSAVE during a busy script).
+func (s *Server) stopLoadForShutdown() {
+	s.abortLoad.Store(true)
+	if b := s.loadBusy(); b != nil {
+		b.shutdown.Store(true)
+		b.stop()
+	}
+}
+
+// loadYield is processEventsWhileBlocked during the startup load: the
+// execution lock is released so that clients are answered (-LOADING, or
+// the commands flagged loading), after sleeping delay (key-load-delay)
+// outside it. It returns ErrLoadAborted when a shutdown came meanwhile.
+func (s *Server) loadYield(delay time.Duration) error {
+	s.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	} else {
+		runtime.Gosched()
+	}
+	s.mu.Lock()
+	if s.loadAborted() {
+		return ErrLoadAborted
+	}
+	return nil
+}
 
 // loadRDBFile is loadDataFromDisk's RDB branch: dbfilename in dir when it
 // exists. Called with mu held by loadDataOnStart (persist_aof.go), which
@@ -565,7 +622,7 @@ func (s *Server) loadRDBFile() error {
 	if fi, err := f.Stat(); err == nil {
 		s.rdb.loadTotal = fi.Size()
 	}
-	_, _, err = s.loadRDBYield(bufio.NewReaderSize(countingReader{f, &s.rdb.loadLoaded}, 64<<10), false)
+	_, _, err = s.loadRDBYield(bufio.NewReaderSize(countingReader{r: f, n: &s.rdb.loadLoaded}, 64<<10), false)
 	if err != nil {
 		return err
 	}
@@ -665,13 +722,8 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 	info, err := rdb.Load(r, opts, func(rec rdb.Record) error {
 		if yield {
 			if n++; n%loadYieldKeys == 0 || delay > 0 {
-				s.mu.Unlock()
-				if delay > 0 {
-					time.Sleep(delay)
-				}
-				s.mu.Lock()
-				if s.closing.Load() {
-					return ErrLoadAborted
+				if err := s.loadYield(delay); err != nil {
+					return err
 				}
 				now = s.clock.Now().UnixMilli()
 				// Read again at each yield: Redis reads key-load-delay

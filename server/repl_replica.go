@@ -502,7 +502,7 @@ func (s *Server) loadPayload(l *replLink, br *bufio.Reader, a replication.Expect
 	}
 	defer rf.Close()
 	s.replStartLoading(l, size, false)
-	_, _, err = s.loadRDBInto(s.ks, bufio.NewReaderSize(countingReader{rf, &s.rdb.loadLoaded}, 64<<10), true, false, true)
+	_, _, err = s.loadRDBInto(s.ks, bufio.NewReaderSize(countingReader{r: rf, n: &s.rdb.loadLoaded}, 64<<10), true, false, true)
 	s.replStopLoading(l)
 	if err != nil {
 		if !errors.Is(err, ErrLoadAborted) {

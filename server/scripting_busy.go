@@ -68,7 +68,7 @@ type busyScript struct {
 	argv         [][]byte
 	nlib, nfuncs int
 	// sha is an EVAL's script (its name in the slow-script log line is
-	// "f_<sha>"); slowLogged: that line was logged (noteSlowScript).
+	// "<sha>"); slowLogged: that line was logged (noteSlowScript).
 	sha        string
 	slowLogged atomic.Bool
 
@@ -332,7 +332,7 @@ func (s *Server) noteSlowScript(b *busyScript) {
 	if !b.slowLogged.CompareAndSwap(false, true) {
 		return
 	}
-	kill, name := "SCRIPT KILL", "f_"+b.sha
+	kill, name := "SCRIPT KILL", b.sha // evalGenericCommand: funcname+2, the sha without "f_"
 	if b.fn != "" {
 		kill, name = "FUNCTION KILL", b.fn
 	}

@@ -104,6 +104,16 @@ type Server struct {
 	doneCh       chan struct{}
 	connWG       sync.WaitGroup
 	closing      atomic.Bool
+	// The startup load (persist_aof.go loadDataOnStart), seen without mu:
+	// loadMarked is MarkLoading (Run starts serving, then LoadDataFromDisk
+	// loads: serving is closed once the listeners, the cron and the
+	// replicaof link are up); startupLoading is set while the load runs;
+	// abortLoad is a shutdown asked meanwhile (the load stops at its
+	// next yield, as Redis exits from whileBlockedCron).
+	loadMarked     atomic.Bool
+	startupLoading atomic.Bool
+	abortLoad      atomic.Bool
+	serving        chan struct{}
 	// spinner keeps the thread polling between batches (spin.go); nil
 	// when off. Set by Run before the first connection.
 	spinner *idleSpinner
@@ -175,6 +185,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		clients:    map[int64]*Client{},
 		shutdownCh: make(chan shutdownReq, 1),
 		doneCh:     make(chan struct{}),
+		serving:    make(chan struct{}),
 		cfgFile:    cfg.File,
 		clock:      clock.Real{},
 	}
@@ -316,11 +327,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.listenersMu.Unlock()
 	// Persistence: load the AOF (or the RDB) before serving (persist_aof.go).
 	// Unless the caller marked the server loading and loads it in the
-	// background (MarkLoading, LoadDataFromDisk: -LOADING meanwhile).
-	s.mu.Lock()
-	marked := s.rdb.loading
-	s.mu.Unlock()
-	if !marked {
+	// background (MarkLoading, LoadDataFromDisk: -LOADING meanwhile),
+	// which waits for serving: nothing here waits for the load.
+	if !s.loadMarked.Load() {
 		if err := s.loadDataOnStart(); err != nil {
 			return err
 		}
@@ -340,12 +349,20 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	cronStop := make(chan struct{})
 	go s.cron(cronStop)
+	close(s.serving) // LoadDataFromDisk may start (MarkLoading)
 	var req shutdownReq
 	// persist: a signal (ctx) saves as shutdown-on-sigterm/sigint say; if
 	// that fails the server keeps running, as Redis.
 	for ctxDone := ctx.Done(); ; {
 		select {
 		case <-ctxDone:
+			// During the startup load a signal shuts down at once,
+			// without saving (Redis's whileBlockedCron with
+			// shutdown_asap): a busy script of the AOF is stopped.
+			if s.startupLoading.Load() {
+				s.stopLoadForShutdown()
+				break
+			}
 			// A hand-over first (shutdown-on-sig* failover): the shutdown
 			// then comes through shutdownCh when it completes.
 			if s.signalShutdownFailover() {
@@ -360,6 +377,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		break
 	}
+	s.abortLoad.Store(true) // a startup load still running stops at its next yield
 	// A failed startup load ends the process as Redis's exit(1): its
 	// error is the last thing logged, no shutdown is announced.
 	s.mu.Lock()
@@ -414,6 +432,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 // requestShutdown asks Run to stop. Safe to call more than once.
 func (s *Server) requestShutdown(r shutdownReq) {
+	s.abortLoad.Store(true) // a startup load stops at its next yield (final: saved already or nosave)
 	s.shutdownOnce.Do(func() { s.shutdownCh <- r })
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
 	"github.com/vigil-kv/vigil/internal/metrics"
+	"github.com/vigil-kv/vigil/internal/proctitle"
 	"github.com/vigil-kv/vigil/sentinel/daemon"
 )
 
@@ -189,6 +190,7 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 			defer func() { _ = os.Remove(cfg.PidFile) }()
 		}
 	}
+	setProcTitle(cfg, st.File)
 	log.Info().Msgf("Running mode=sentinel, port=%d.", cfg.Port)
 	if err := daemon.CheckWritable(st.File); err != nil {
 		log.Warn().Msg(err.Error())
@@ -248,5 +250,20 @@ func sentinelSnapshot(d *daemon.Daemon) func() (metrics.SentinelSnapshot, bool) 
 			snap.Masters = append(snap.Masters, sm)
 		}
 		return snap, true
+	}
+}
+
+// setProcTitle is redisSetProcTitle in sentinel mode, after the pid file
+// as in Redis's main: {server-mode} is "[sentinel]" and {config-file} the
+// sentinel's configuration file.
+func setProcTitle(cfg *configs.Config, file string) {
+	if v, _ := cfg.Value("set-proc-title"); v != "yes" {
+		return
+	}
+	tmpl, _ := cfg.Value("proc-title-template")
+	v := cfg.ProcTitleVars(proctitle.Arg0(), "[sentinel]")
+	v.ConfigFile = file
+	if t, ok := configs.ExpandProcTitle(tmpl, v); ok {
+		proctitle.Set(t)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/internal/logging"
+	"github.com/vigil-kv/vigil/internal/proctitle"
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
@@ -29,6 +30,7 @@ import (
 // signals without building anything.
 func TestMain(m *testing.M) {
 	if os.Getenv("VIGIL_SERVER_AS_MAIN") == "1" {
+		proctitle.Init() // as cmd/vigil-server's main
 		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

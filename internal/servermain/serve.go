@@ -124,6 +124,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		}
 	}
 
+	srv.SetProcTitle() // after the pid file, as Redis's main
 	// Redis shows the logo when asked to, or on a terminal with no logfile.
 	if cfg.AlwaysShowLogo || (out.Console && cfg.LogFile == "") {
 		showLogo(log, out, port, pid)
@@ -182,7 +183,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				}
 				return 1
 			}
-			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			if srv.StartupLoading() {
+				log.Warn().Msg("Received shutdown signal during loading, scheduling shutdown.")
+			} else {
+				log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			}
 			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
 			cancel()
 		}

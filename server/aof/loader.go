@@ -50,6 +50,16 @@ type Options struct {
 	Warn func(msg string)
 	// Notice logs an informational line; may be nil.
 	Notice func(msg string)
+	// Start, when set, is called by LoadManifest before the first file
+	// with the size of all the files to load (loading_total_bytes).
+	Start func(totalBytes int64)
+	// Progress, when set, is called before each command with the bytes
+	// read so far across the manifest's files (loading_loaded_bytes); an
+	// error stops the load and is returned as is.
+	Progress func(loaded int64) error
+
+	// done is the size of the files LoadManifest loaded before this one.
+	done int64
 }
 
 func (o *Options) warn(format string, a ...any) {
@@ -70,7 +80,10 @@ type CorruptError struct {
 	File   string
 	Offset int64 // where the bad command starts (the last valid offset)
 	Msg    string
+	Err    error // the RDB loader's error of a base file, if any
 }
+
+func (e *CorruptError) Unwrap() error { return e.Err }
 
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("%s (file %s, offset %d)", e.Msg, e.File, e.Offset)
@@ -102,6 +115,16 @@ func LoadManifest(m *Manifest, o *Options) (Result, error) {
 		res.Status = StatusNotExist
 		return res, nil
 	}
+	if o.Start != nil {
+		var total int64
+		for _, ai := range files {
+			if fi, err := os.Stat(filepath.Join(o.Dir, ai.Name)); err == nil {
+				total += fi.Size()
+			}
+		}
+		o.Start(total)
+	}
+	o.done = 0
 	empty := true
 	for i, ai := range files {
 		last := i == len(files)-1
@@ -110,6 +133,7 @@ func LoadManifest(m *Manifest, o *Options) (Result, error) {
 			return res, &CorruptError{File: ai.Name, Msg: fmt.Sprintf("The AOF file %s doesn't exist", ai.Name)}
 		}
 		n, st, size, err := LoadFile(path, o, last)
+		o.done += size
 		res.Commands += n
 		if err != nil {
 			return res, err
@@ -166,7 +190,7 @@ func LoadFile(path string, o *Options, last bool) (cmds int64, st Status, size i
 		o.notice("Reading RDB base file on AOF loading...")
 		used, err := o.RDB(f)
 		if err != nil {
-			return 0, StatusOK, 0, &CorruptError{File: name, Msg: fmt.Sprintf("Error reading the RDB base file %s, AOF loading aborted: %v", name, err)}
+			return 0, StatusOK, 0, &CorruptError{File: name, Msg: fmt.Sprintf("Error reading the RDB base file %s, AOF loading aborted: %v", name, err), Err: err}
 		}
 		o.notice("Reading the remaining AOF tail...")
 		start = used
@@ -179,6 +203,11 @@ func LoadFile(path string, o *Options, last bool) (cmds int64, st Status, size i
 	validBeforeMulti := start
 	for {
 		off := sc.Offset()
+		if o.Progress != nil {
+			if err := o.Progress(o.done + off); err != nil {
+				return cmds, StatusOK, 0, err
+			}
+		}
 		argv, err := sc.Next()
 		if err == io.EOF {
 			break
