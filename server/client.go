@@ -431,7 +431,8 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 // resetClient.
 func (s *Server) process(c *Client, args [][]byte) {
 	if s.cmem.buckets != nil { // clientevict.go: processCommand's evictClients
-		s.clientMemAfterCommand(c, int64(len(c.w.B)), argvMem(args))
+		// c is counted as it was after its last command or batch: a
+		// new client is in no bucket before its first command ends.
 		if s.evictClients(); c.killed.Load() {
 			return // evicted: its command does not run
 		}
