@@ -88,7 +88,10 @@ type Config struct {
 	LatencyTrackingInfoPercentiles []float64
 
 	// Memory.
-	Maxmemory                 int64 // bytes, 0 = no limit
+	Maxmemory int64 // bytes, 0 = no limit
+	// MaxmemoryClients is maxmemory-clients: bytes, or minus a percentage
+	// of maxmemory ("10%" is -10), 0 = no client eviction.
+	MaxmemoryClients          int64
 	MaxmemoryPolicy           string
 	MaxmemorySamples          int
 	MaxmemoryEvictionTenacity int

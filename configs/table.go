@@ -32,7 +32,7 @@ import (
 //	ignore-warnings server_cpulist bio_cpulist aof_rewrite_cpulist bgsave_cpulist
 //	cluster-* (cluster-enabled has a field, for the replicaof check) tls-*
 //	oom-score-adj sanitize-dump-payload propagation-error-behavior
-//	maxmemory-clients socket-mark-id
+//	socket-mark-id
 //	watchdog-period
 //	loading-process-events-interval-bytes
 //
@@ -244,7 +244,7 @@ var table = []*Directive{
 	numD("tracking-table-max-keys", "", Unsigned, TypeInt, 0, longMax, 1000000, fNum(func(c *Config) *int64 { return &c.TrackingTableMaxKeys })),
 	numD("client-query-buffer-limit", "", Unsigned, TypeMemory, 1024*1024, longMax, 1024*1024*1024, fNum(func(c *Config) *int64 { return &c.ClientQueryBufferLimit })),
 	// ssize_t, memory or percent of maxmemory (stored negated).
-	numD("maxmemory-clients", "", Percent, TypeMemory, -100, longMax, 0, numAcc{}),
+	numD("maxmemory-clients", "", Percent, TypeMemory, -100, longMax, 0, fNum(func(c *Config) *int64 { return &c.MaxmemoryClients })),
 
 	// Other numeric configs.
 	numD("repl-backlog-ttl", "", 0, TypeInt, 0, longMax, 3600, fNum(func(c *Config) *int64 { return &c.ReplBacklogTTL })),

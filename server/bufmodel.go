@@ -26,6 +26,14 @@ type bufModel struct {
 
 	qbLen, qbAlloc, qbPeak int64 // sdslen, sdsalloc, querybuf_peak
 
+	// The command being received (bufModelPending): its arguments parsed
+	// so far (argv_len_sum, and plus a pointer each for the client's
+	// memory), the length of the bulk being read (c->bulklen, 0: none)
+	// and the reader's buffered bytes the model has seen.
+	pendArgvLen, pendArgv int64
+	pendBulk              int64
+	rdHeld                int64
+
 	rbs, rbPeak   int64 // buf_usable_size, buf_peak
 	rbPeakResetMs int64 // buf_peak_last_reset_time
 }
@@ -122,13 +130,26 @@ func (c *Client) initBufModel(nowMs int64) {
 // buffered bytes beyond those the model holds already), as one read: the
 // room made for a 16 KB read (or as much as the buffer has free), then the
 // peak.
-func (c *Client) bufModelRead(buffered int64) {
+func (c *Client) bufModelRead(buffered int64) { c.bufModelReads(buffered, -1) }
+
+// bufModelReads is bufModelRead with the query buffer trimmed to at most
+// trim bytes after each read (-1: not trimmed).
+func (c *Client) bufModelReads(buffered, trim int64) {
 	m := &c.bm
 	if !m.on {
 		return
 	}
-	n := buffered - m.qbLen
+	n := buffered - m.rdHeld
+	m.rdHeld = buffered
 	if n <= 0 {
+		return
+	}
+	if m.pendBulk >= protoMBulkBigArg {
+		// A big argument being read: the buffer was made room for it
+		// (readQueryFromClient reads the rest of the bulk into it).
+		m.qbAlloc = sdsMakeRoom(m.qbLen, m.qbAlloc, n, false)
+		m.qbLen += n
+		m.qbPeak = max(m.qbPeak, m.qbLen)
 		return
 	}
 	for n > 0 { // more than a read's worth: reads in a row
@@ -142,6 +163,10 @@ func (c *Client) bufModelRead(buffered int64) {
 		r := min(n, readlen)
 		m.qbLen += r
 		n -= r
+		m.qbPeak = max(m.qbPeak, m.qbLen)
+		if trim >= 0 {
+			m.qbLen = min(m.qbLen, trim)
+		}
 	}
 	m.qbPeak = max(m.qbPeak, m.qbLen)
 }
@@ -172,12 +197,48 @@ func (c *Client) bufModelReply(pending int64) {
 	}
 }
 
-// bufModelBatchEnd: what the batch consumed is trimmed from the query
-// buffer (sdsrange); the bytes of an incomplete command stay.
-func (c *Client) bufModelBatchEnd(buffered int64) {
-	if c.bm.on {
-		c.bm.qbLen = buffered
+// bufModelBatchEnd is the end of processInputBuffer: what the batch
+// consumed is trimmed from the query buffer (sdsrange); what is left is
+// the command being received, its arguments parsed so far out of it (in
+// argv) and, for a bulk of 32 KB or more, the buffer made room for the
+// whole bulk (processMultibulkBuffer's sdsMakeRoomForNonGreedy). Bytes
+// that arrived in a batch that ran no command are reads of their own only
+// for such a bulk; else the batch that runs the command models them.
+func (c *Client) bufModelBatchEnd(buffered int64, ranCommand bool) {
+	m := &c.bm
+	if !m.on || (!ranCommand && buffered == m.rdHeld) {
+		return
 	}
+	argvLen, argc, bulkLen, tail := c.rd.Pending()
+	m.pendArgvLen, m.pendArgv = argvLen, argvLen+int64(argc)*sizeofPtr
+	big := bulkLen >= protoMBulkBigArg && tail <= bulkLen+2
+	if !ranCommand {
+		if !big {
+			// Left to the batch that runs the command: Vigil's reads
+			// are smaller than Redis's (which read as much as the
+			// buffer has room for), so they are modeled as one read
+			// then.
+			return
+		}
+		// Redis parses what each read brought and trims it: the buffer
+		// holds no more than the unparsed tail between reads.
+		c.bufModelReads(buffered, tail)
+	}
+	m.rdHeld = buffered
+	seen := m.pendBulk == bulkLen
+	m.pendBulk = max(bulkLen, 0)
+	m.qbLen = tail
+	if big {
+		if !seen {
+			// Redis parsed the header after the first 16 KB read and
+			// made room for the bulk then: the reads modeled above
+			// (Vigil's, of any size) went into that room.
+			m.qbAlloc = sdsAllocFor(bulkLen + 2)
+		} else {
+			m.qbAlloc = sdsMakeRoom(m.qbLen, m.qbAlloc, bulkLen+2-m.qbLen, false)
+		}
+	}
+	m.qbAlloc = max(m.qbAlloc, m.qbLen)
 }
 
 // clientsCronBuffers is clientsCron's pass over the clients' buffers:
@@ -206,8 +267,10 @@ func (s *Server) clientsCronBuffers() {
 		}
 		s.resizeQueryBuffer(cl)
 		s.resizeOutputBuffer(cl)
+		s.clientsMemCron(cl) // clientevict.go
 	}
 	clear(all)
+	s.evictClients()
 }
 
 // resizeQueryBuffer is clientsCronResizeQueryBuffer.
@@ -219,10 +282,10 @@ func (s *Server) resizeQueryBuffer(c *Client) {
 		case idle > 2:
 			m.qbAlloc = m.qbLen // sdsRemoveFreeSpace
 		case m.qbAlloc > protoResizeThreshold && m.qbAlloc/2 > m.qbPeak:
-			m.qbAlloc = max(m.qbLen, m.qbPeak) // sdsResize
+			m.qbAlloc = max(m.qbLen, m.qbPeak, m.pendBulk) // sdsResize
 		}
 	}
-	m.qbPeak = m.qbLen
+	m.qbPeak = max(m.qbLen, m.pendBulk)
 }
 
 // resizeOutputBuffer is clientsCronResizeOutputBuffer.

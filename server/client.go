@@ -101,6 +101,14 @@ type Client struct {
 
 	bm bufModel // Redis's query and reply buffers, modeled; guarded by Server.mu (bufmodel.go)
 
+	// Client memory accounting and eviction (clientevict.go), guarded
+	// by Server.mu: the memory and type last counted, and the eviction
+	// bucket's list.
+	memUsage         int64
+	memType          uint8
+	memBucket        *memBucket
+	memPrev, memNext *Client
+
 	// cmdEnd is when the client's last command ended, within the current
 	// batch, with the real clock (zero otherwise): the next command's start
 	// and cached time (see setCmdNow).
@@ -300,10 +308,10 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 					if s.checkObuf(c, len(c.w.B)) {
 						return netshell.Close
 					}
-					if int64(len(c.w.B))+base >= obufCap(l) {
+					if int64(len(c.w.B))+base >= s.evictCap(c, obufCap(l)) {
 						return netshell.Pause
 					}
-				} else if int64(len(c.w.B))+base >= replyChunk {
+				} else if int64(len(c.w.B))+base >= s.evictCap(c, replyChunk) {
 					return netshell.Pause
 				}
 			}
@@ -359,11 +367,20 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	// precedes the messages published after it.
 	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
+	c.bufModelBatchEnd(int64(c.rd.Buffered()), modelRead)
+	if s.cmem.track { // clientevict.go: processInputBuffer's update, beforeSleep's eviction
+		var batch int64
+		if !queued {
+			batch = int64(len(c.w.B))
+		}
+		s.clientMemAfterCommand(c, batch, -1)
+		s.evictClients()
+		if c.killed.Load() {
+			keep = false
+		}
+	}
 	if s.current == c {
 		s.current = nil
-	}
-	if modelRead {
-		c.bufModelBatchEnd(int64(c.rd.Buffered()))
 	}
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
@@ -413,6 +430,13 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 // by a script): call, then the reply flags, as Redis's processCommand and
 // resetClient.
 func (s *Server) process(c *Client, args [][]byte) {
+	if s.cmem.buckets != nil { // clientevict.go: processCommand's evictClients
+		// c is counted as it was after its last command or batch: a
+		// new client is in no bucket before its first command ends.
+		if s.evictClients(); c.killed.Load() {
+			return // evicted: its command does not run
+		}
+	}
 	if c.busyUnwatch {
 		c.busyUnwatch = false
 		s.unwatchAll(c, true)
@@ -429,6 +453,9 @@ func (s *Server) process(c *Client, args [][]byte) {
 	s.call(c, args)
 	if s.tracking.active() {
 		s.trackingAfterCommand(c, args) // tracking.go: CLIENT CACHING's one command
+	}
+	if s.cmem.track { // clientevict.go: processCommandAndResetClient's update
+		s.clientMemAfterCommand(c, int64(len(c.w.B)), 0)
 	}
 	// Sync-ack mode (syncack.go): a command that moved the replication
 	// stream (or changed the dataset, when no replica ever connected and
@@ -494,6 +521,7 @@ func (s *Server) unlinkClient(c *Client) {
 	s.unwatchAll(c, true)
 	s.disableTracking(c) // tracking.go
 	s.replicaGone(c)     // repl: repl_master.go
+	s.forgetClientMem(c) // clientevict.go
 	s.mu.Unlock()
 	c.kill()
 	s.clientsMu.Lock()

@@ -5,7 +5,6 @@ import (
 
 	"sort"
 	"time"
-	"unsafe"
 )
 
 // CLIENT, as networking.c clientCommand of Redis 7.0.15. There is no CLIENT
@@ -102,18 +101,12 @@ func clientFlags(b []byte, cl *Client) []byte {
 	return b
 }
 
-// multiMem approximates multi-mem: the queued commands' argument bytes.
+// multiMem is multi-mem: mstate.argv_len_sums.
 func multiMem(cl *Client) int64 {
 	if cl.multi == nil {
 		return 0
 	}
-	var n int64
-	for _, q := range cl.multi.cmds {
-		for _, a := range q.args {
-			n += int64(len(a))
-		}
-	}
-	return n
+	return cl.multi.mem
 }
 
 // appendClientInfo is catClientInfoString (Redis 7.0 field list). self is
@@ -150,27 +143,26 @@ func (s *Server) appendClientInfo(b []byte, cl, self *Client, args [][]byte, cmd
 		l.Multi = int64(len(cl.multi.cmds))
 	}
 	var batch int64
+	argv := int64(-1) // another client: its partial command's (clientevict.go)
 	if isSelf {
 		for _, a := range args {
 			l.ArgvMem += int64(len(a))
 		}
+		argv = argvMem(args)
 		l.Rbs = int64(cap(cl.w.B))
 		batch = int64(len(cl.w.B))
 	}
 	l.Rbp = l.Rbs
-	var qbMem int64
 	if m := &cl.bm; m.on { // Redis's buffers, modeled (bufmodel.go)
 		l.Qbuf, l.QbufFree = m.qbLen, max(m.qbAlloc-m.qbLen, 0)
 		l.Rbs, l.Rbp = m.rbs, m.rbPeak
-		if m.qbAlloc > 0 {
-			hdr, _ := sdsHdr(m.qbAlloc)
-			qbMem = jeUsable(hdr + m.qbAlloc + 1)
+		if !isSelf {
+			l.ArgvMem = m.pendArgvLen
 		}
 	}
 	l.MultiMem = multiMem(cl)
 	l.Obl, l.Oll, l.Omem = s.obufSplit(cl, int(batch)) // obuf.go
-	// The batch's replies are in rbs already: the rest of the output on top.
-	l.TotMem = int64(unsafe.Sizeof(Client{})) + qbMem + l.ArgvMem + l.MultiMem + l.Rbs + l.Obl + l.Omem - batch
+	l.TotMem, _ = s.clientMemUsage(cl, batch, argv)    // clientevict.go
 	if l.Omem > 0 || l.Obl > 0 {
 		l.Events = "rw"
 	}
@@ -275,6 +267,12 @@ func cmdClientUnpause(c *Client, args [][]byte) {
 func cmdClientNoEvict(c *Client, args [][]byte) {
 	if on, ok := netshell.ParseOnOff(&c.w, args[2]); ok {
 		c.noEvict = on
+		s := c.srv
+		if on { // clientevict.go
+			s.removeClientMemBucket(c, false)
+		} else {
+			s.updateClientMemBucket(c, int64(len(c.w.B)), argvMem(args))
+		}
 		c.w.OK()
 	}
 }

@@ -208,7 +208,8 @@ func cmdReset(c *Client, args [][]byte) {
 	c.name = ""
 	c.setReplyFlags(c.rep.Flags &^ (replyOff | replySkipNext)) // clearClientConnectionState
 	c.noEvict = false
-	c.setAuthed(s.aclDefaultOpen()) // clientSetDefaultAuth
+	s.updateClientMemBucket(c, 0, -1) // clientevict.go
+	c.setAuthed(s.aclDefaultOpen())   // clientSetDefaultAuth
 	c.user = "default"
 	c.aclUser = nil
 	c.w.Simple("RESET")
@@ -223,8 +224,9 @@ type queued struct {
 
 type multiState struct {
 	cmds      []queued
-	dirty     bool // a command failed to queue: EXEC aborts
-	executing bool // EXEC is running the queue (CLIENT INFO shows it, as Redis)
+	dirty     bool  // a command failed to queue: EXEC aborts
+	executing bool  // EXEC is running the queue (CLIENT INFO shows it, as Redis)
+	mem       int64 // mstate.argv_len_sums: the queued arguments and a pointer each
 }
 
 func cmdMulti(c *Client, args [][]byte) {
@@ -242,6 +244,7 @@ func (s *Server) queueMulti(c *Client, cmd *Command, args [][]byte) {
 		cp[i] = append([]byte(nil), a...)
 	}
 	c.multi.cmds = append(c.multi.cmds, queued{cmd, cp})
+	c.multi.mem += argvMem(args)
 	c.w.Simple("QUEUED")
 }
 

@@ -2,10 +2,8 @@ package server
 
 import (
 	"fmt"
-	"math/bits"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/resp"
@@ -351,7 +349,6 @@ const (
 // debugClientEviction is DEBUG CLIENT-EVICTION: with maxmemory-clients
 // set, the memory of the clients eviction may pick (normal and pub/sub
 // clients without NO-EVICT), by power-of-two bucket as Redis groups them.
-// Vigil does not evict clients (README), but reports what it would weigh.
 func debugClientEviction(c *Client) {
 	s := c.srv
 	if g := s.cfg.Get("maxmemory-clients"); len(g) == 2 && g[1] == "0" {
@@ -360,16 +357,13 @@ func debugClientEviction(c *Client) {
 	}
 	var mem [clientMemBuckets]int64
 	var clients [clientMemBuckets]int
-	base := int64(unsafe.Sizeof(Client{}))
-	for _, cl := range s.clientsByID() {
-		if cl.noEvict || cl.replRole.Load() != kindNormal {
-			continue
+	if bs := s.cmem.buckets; bs != nil { // clientevict.go
+		for k := range bs {
+			mem[k] = bs[k].sum
+			for cl := bs[k].head; cl != nil; cl = cl.memNext {
+				clients[k]++
+			}
 		}
-		obl, _, omem := s.obufSplit(cl, 0)
-		m := base + multiMem(cl) + obl + omem
-		i := min(max(bits.Len64(uint64(m)), clientMemBucketMinLog), clientMemBucketMaxLog) - clientMemBucketMinLog
-		mem[i] += m
-		clients[i]++
 	}
 	var b strings.Builder
 	for j := 0; j < clientMemBuckets; j++ {

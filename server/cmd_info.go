@@ -280,7 +280,8 @@ func (s *Server) infoMemory(w *infoWriter) {
 	// getMemoryOverheadData: the overhead is the startup memory plus each
 	// database's hash tables (clients, buffers and caches are 0 here); the
 	// dataset is the rest.
-	overhead := startup
+	clientsNormal, clientsSlaves := s.clientsMem() // info_clients_mem.go
+	overhead := startup + uint64(clientsNormal+clientsSlaves)
 	for i, db := range s.ks.DBs {
 		if db.Len() > 0 {
 			o := hashTableOverhead(i, db.Len(), db.Slots(), db.ExpiresLen(), db.ExpiresSlots())
@@ -344,7 +345,6 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("mem_not_counted_for_evict", int64(s.memNotCountedForEvict()))
 	w.int("mem_replication_backlog", 0)
 	w.int("mem_total_replication_buffers", 0)
-	clientsNormal, clientsSlaves := s.clientsMem() // info_clients_mem.go
 	w.int("mem_clients_slaves", clientsSlaves)
 	w.int("mem_clients_normal", clientsNormal)
 	w.int("mem_cluster_links", 0)
@@ -386,7 +386,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("expired_time_cap_reached_count", ks.ExpiredTimeCapReachedCount)
 	w.int("expire_cycle_cpu_milliseconds", ks.ExpireCycleMicros/1000)
 	w.int("evicted_keys", st.evictedKeys)
-	w.int("evicted_clients", 0)
+	w.int("evicted_clients", s.cmem.evicted)
 	exTotal, exCur := s.evictionExceededMs() // evict.go
 	w.int("total_eviction_exceeded_time", exTotal)
 	w.int("current_eviction_exceeded_time", exCur)

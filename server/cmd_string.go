@@ -531,9 +531,11 @@ func cmdSetRange(c *Client, args [][]byte) {
 	}
 	size := max(int64(len(old)), offset+int64(len(val)))
 	if e == nil {
-		nv := make([]byte, size)
+		// createObject(sdsnewlen(NULL, offset+len)): an sds of exactly
+		// that length (alloc = cap-1), not a greedy growth.
+		nv := make([]byte, size, size+1)
 		copy(nv[offset:], val)
-		c.selectedDB().Set(key, keyspace.NewString(nv, keyspace.StringRaw), c.srv.nowMs)
+		c.selectedDB().Set(key, keyspace.NewString(nv, keyspace.StringSized), c.srv.nowMs)
 		c.notify(configs.NotifyNew, "new", key)
 	} else {
 		// In place, as setrangeCommand's sdsgrowzero + memcpy: O(len(val))
@@ -542,12 +544,15 @@ func cmdSetRange(c *Client, args [][]byte) {
 		// Mutable copies it first if a running snapshot holds it.
 		s := c.selectedDB().Mutable(key, e).(*keyspace.String)
 		nv := s.Bytes()
+		kind := keyspace.StringRaw
 		if n := len(nv); int64(n) < size {
 			nv = slices.Grow(nv, int(size)-n)[:size]
 			clear(nv[n:])
+		} else if s.Kind() == keyspace.StringSized {
+			kind = keyspace.StringSized // sdsgrowzero had no need to grow it
 		}
 		copy(nv[offset:], val)
-		s.Set(nv, keyspace.StringRaw)
+		s.Set(nv, kind)
 		e.ClearArgvExec()
 	}
 	c.srv.ks.Dirty++

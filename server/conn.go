@@ -359,7 +359,10 @@ func (c *Client) push(b []byte) {
 	default:
 	}
 	c.amu.Unlock()
-	c.srv.checkObuf(c, 0)
+	s := c.srv
+	if !s.checkObuf(c, 0) && s.cmem.track {
+		s.clientMemAfterCommand(c, 0, -1) // clientevict.go: pubsub.c's update
+	}
 }
 
 // startAsync starts the client's asynchronous queue (amu held).

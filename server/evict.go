@@ -64,14 +64,17 @@ type evictState struct {
 }
 
 // usedMemory is INFO's used_memory: the figure eviction decides on.
+// The clients' memory is their figures as last counted
+// (clientevict.go), as zmalloc counts their buffers.
 func (s *Server) usedMemory() uint64 {
-	return s.adm.memStartup + s.ks.Memory() + uint64(max(s.aofBufferLen(), 0))
+	return s.adm.memStartup + s.ks.Memory() + uint64(max(s.aofBufferLen(), 0)) + uint64(s.clientsMemTotal())
 }
 
 // memNotCountedForEvict is freeMemoryGetNotCountedMemory: the AOF buffer
-// (replica output buffers are not part of used_memory here).
+// and the replicas' output buffers (their share of the replication
+// stream).
 func (s *Server) memNotCountedForEvict() uint64 {
-	return uint64(max(s.aofBufferLen(), 0))
+	return uint64(max(s.aofBufferLen(), 0)) + uint64(max(s.cmem.typeMem[memTypeReplica], 0))
 }
 
 // maxmemoryState is getMaxmemoryState: whether memory is over maxmemory

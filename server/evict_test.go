@@ -234,8 +234,12 @@ func testEvictionNearMaxmemory(t *testing.T, policy string) {
 // DEL, or UNLINK under lazyfree-lazy-eviction, one unit each (never
 // wrapped in MULTI), whether CONFIG SET maxmemory evicts or the check
 // before a command does.
+//
+// maxmemory is set from the start so that the client's own memory
+// (clientevict.go) is counted in used_memory from its first command, as
+// in Redis, and the limits below, taken from used_memory, hold it.
 func TestEvictionPropagation(t *testing.T) {
-	ts := newTestServer(t, "--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "64")
+	ts := newTestServer(t, "--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "64", "--maxmemory", "1gb")
 	c := ts.client()
 	rec := &Recorder{}
 	ts.s.AddPropagator(rec)

@@ -4,15 +4,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 // TestInfoMemClients: mem_clients_normal counts every normal client (its
 // struct at least) and grows with what a client holds, here a MULTI queue
 // of 100 KB, and shrinks back when it is gone; mem_clients_slaves is 0
-// without replicas.
+// without replicas. With maxmemory set, clients are counted after each of
+// their commands (else by the cron, as Redis's stat_clients_type_memory).
 func TestInfoMemClients(t *testing.T) {
-	ts := newTestServer(t)
+	ts := newTestServer(t, "--maxmemory", "1gb")
 	a, b := ts.client(), ts.client()
 	num := func(field string) int64 {
 		t.Helper()
@@ -28,8 +28,10 @@ func TestInfoMemClients(t *testing.T) {
 		}
 		return v
 	}
+	ts.do(a, "PING")
+	ts.do(b, "PING")
 	base := num("mem_clients_normal")
-	if min := 2 * int64(unsafe.Sizeof(Client{})); base < min {
+	if min := 2 * int64(clientStructMem); base < min {
 		t.Fatalf("mem_clients_normal %d with two clients, want at least %d", base, min)
 	}
 	if n := num("mem_clients_slaves"); n != 0 {
@@ -43,5 +45,8 @@ func TestInfoMemClients(t *testing.T) {
 	ts.do(b, "DISCARD")
 	if n := num("mem_clients_normal"); n != base {
 		t.Fatalf("mem_clients_normal %d after DISCARD, was %d", n, base)
+	}
+	if used := num("used_memory"); used < base {
+		t.Fatalf("used_memory %d below the clients' %d", used, base)
 	}
 }

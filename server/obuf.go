@@ -220,9 +220,19 @@ type obufState struct {
 // limits, replyChunk without limits.
 func (s *Server) obufCapOf(c *Client) int64 {
 	if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
-		return obufCap(l)
+		return s.evictCap(c, obufCap(l))
 	}
-	return replyChunk
+	return s.evictCap(c, replyChunk)
+}
+
+// evictCap raises an output cap n for a client that client eviction may
+// evict (lock held): its output grows, as Redis's would, until its memory
+// reaches maxmemory-clients (clientevict.go).
+func (s *Server) evictCap(c *Client, n int64) int64 {
+	if s.cmem.buckets == nil || !s.clientEvictionAllowed(c) {
+		return n
+	}
+	return max(n, s.clientEvictionLimit()+replyChunk)
 }
 
 // waitDrain blocks c's goroutine (without the lock) while its output is at

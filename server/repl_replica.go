@@ -291,6 +291,9 @@ func (s *Server) linkDown(l *replLink, err error) {
 }
 
 func (s *Server) unlinkMaster(mc *Client) {
+	s.mu.Lock()
+	s.forgetClientMem(mc) // clientevict.go
+	s.mu.Unlock()
 	s.clientsMu.Lock()
 	delete(s.clients, mc.id)
 	s.clientsMu.Unlock()

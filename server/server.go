@@ -52,16 +52,17 @@ type Server struct {
 	pause    pauseState           // guarded by mu
 	// expiryFrozen: freezeExpiry saw a pause and set ks.Replica for it.
 	expiryFrozen bool
-	blocking     blockingState // guarded by mu (blocking.go)
-	syncAck      syncAckStats  // guarded by mu (syncack.go)
-	fence        fenceState    // guarded by mu (fence.go)
-	propUnits    int64         // execution units propagated, guarded by mu (syncack.go)
-	idleGC       idleGC        // guarded by mu, except the atomic inside (idlegc.go)
-	adm          adminState    // guarded by mu, except the atomics inside (cmd_admin.go)
-	bufm         bufModelState // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
-	dbg          debugState    // guarded by mu (cmd_debug_more.go)
-	props        []Propagator  // guarded by mu: consumers of the write path (propagate.go)
-	pending      []Op          // guarded by mu: the current execution unit's operations
+	blocking     blockingState  // guarded by mu (blocking.go)
+	syncAck      syncAckStats   // guarded by mu (syncack.go)
+	fence        fenceState     // guarded by mu (fence.go)
+	propUnits    int64          // execution units propagated, guarded by mu (syncack.go)
+	idleGC       idleGC         // guarded by mu, except the atomic inside (idlegc.go)
+	adm          adminState     // guarded by mu, except the atomics inside (cmd_admin.go)
+	bufm         bufModelState  // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
+	cmem         clientMemState // guarded by mu: client memory and eviction (clientevict.go)
+	dbg          debugState     // guarded by mu (cmd_debug_more.go)
+	props        []Propagator   // guarded by mu: consumers of the write path (propagate.go)
+	pending      []Op           // guarded by mu: the current execution unit's operations
 	// execDepth counts the commands running (EXEC nests its queue): the
 	// execution unit ends when it returns to 0. Guarded by mu.
 	execDepth int
@@ -237,7 +238,8 @@ func (s *Server) applyAtomics() {
 	s.maxClients.Store(int64(s.cfg.MaxClients))
 	s.protoMaxBulk.Store(s.cfg.ProtoMaxBulkLen)
 	s.applyKeyspaceConfig()
-	s.applyEvictConfig() // evict.go
+	s.applyEvictConfig()          // evict.go
+	s.applyClientEvictionConfig() // clientevict.go
 	if s.acl != nil {
 		s.syncAdmission()
 	}

@@ -69,6 +69,7 @@ func (s *Server) resetStats() {
 	st.totalConns.Store(0)
 	st.rejectedConns.Store(0)
 	st.evictedKeys, st.keyspaceHits, st.keyspaceMisses = 0, 0, 0
+	s.cmem.evicted = 0 // stat_evictedclients
 	st.rejectedCalls, st.failedCalls, st.errorReplies = 0, 0, 0
 	st.errorCodes = nil
 	st.cmds = nil

@@ -178,6 +178,22 @@ func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
 // Buffered returns the number of unparsed bytes held.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// Pending describes the command being received, the part of the buffer
+// Next has not returned (ModeClient): the total length and the count of
+// the arguments of a multibulk parsed so far, the length of the bulk
+// being read (-1: none, its header not read yet) and the bytes held past
+// what was parsed (Redis's query buffer once processInputBuffer trimmed
+// it; a bulk being read starts it).
+func (r *Reader) Pending() (argvLen int64, argc int, bulkLen, tail int64) {
+	if !r.inMulti {
+		return 0, 0, -1, int64(r.w - r.r)
+	}
+	for i := 0; i+1 < len(r.offs); i += 2 {
+		argvLen += int64(r.offs[i+1] - r.offs[i])
+	}
+	return argvLen, len(r.offs) / 2, r.bulkLen, int64(r.w - r.r - r.pos)
+}
+
 // BufferCap is the size of the query buffer (CLIENT LIST qbuf).
 func (r *Reader) BufferCap() int { return len(r.buf) }
 
