@@ -275,8 +275,14 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	// An error of these checks is counted in errorstats at once; the
 	// engine's error table carries ignore_error_stats_update so the
 	// script's reply is not counted again (luaPushErrorBuff).
+	// A refused known command counts in its rejected_calls
+	// (incrCommandStatsOnError with ERROR_COMMAND_REJECTED).
+	var refused *Command
 	fail := func(msg string) (resp.Value, string) {
 		s.countError([]byte("-" + msg))
+		if refused != nil {
+			s.cmdStats(refused).rejected++
+		}
 		return resp.Value{}, msg
 	}
 	cmd := h.fake.lookupCached(args[0]) // a script repeats its calls
@@ -289,6 +295,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	if cmd == nil {
 		return fail("ERR Unknown Redis command called from script")
 	}
+	refused = cmd
 	if msg != "" {
 		return fail("ERR Wrong number of args calling Redis command from script")
 	}
