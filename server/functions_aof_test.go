@@ -129,6 +129,14 @@ func TestDebugLoadAOFKeepsFunctions(t *testing.T) {
 			t.Fatalf("replica %v: FCALL after DEBUG LOADAOF: %q", replica, got)
 		}
 	}
+	// The replay of the AOF on a read-only replica applies its writes.
+	r.do("SET", "k1", "v1")
+	r.do("REPLICAOF", "127.0.0.1", "0")
+	r.do("DEBUG", "LOADAOF")
+	if got := r.do("GET", "k1"); got != "$2\r\nv1\r\n" {
+		t.Fatalf("GET after DEBUG LOADAOF on a replica: %q", got)
+	}
+	r.do("REPLICAOF", "NO", "ONE")
 	r.do("FUNCTION", "DELETE", "test")
 	r.do("REPLICAOF", "127.0.0.1", "0")
 	r.do("DEBUG", "LOADAOF")
