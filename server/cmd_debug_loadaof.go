@@ -37,7 +37,9 @@ func debugLoadAOF(c *Client) {
 	rdbLoad := s.aofRDBLoader()
 	props := s.props
 	s.props = nil // proc(fakeClient): nothing reloaded propagates
-	s.rdb.loading = true
+	// emptyData leaves the libraries: a base's functions load into the
+	// current ones (rdbFunctionLoad into functionsLibCtxGetCurrent).
+	s.rdb.loading, s.rdb.keepFunctions = true, true
 	start := time.Now()
 	res, err := m.Load(&aof.Options{
 		LoadTruncated: s.cfg.AOFLoadTruncated,
@@ -46,7 +48,7 @@ func debugLoadAOF(c *Client) {
 		Warn:          func(m string) { s.log.Warn().Msg(m) },
 		Notice:        func(m string) { s.log.Info().Msg(m) },
 	})
-	s.rdb.loading = false
+	s.rdb.loading, s.rdb.keepFunctions = false, false
 	s.props = props
 	clear(s.pending)
 	s.pending = s.pending[:0]

@@ -51,9 +51,6 @@ type evictState struct {
 	// preOOM is server.pre_command_oom_state: out of memory when the
 	// top-level command (EVAL, EXEC) started.
 	preOOM bool
-	// scriptWrote is SCRIPT_WRITE_DIRTY: the running script called a
-	// write command, so its next writes are not refused.
-	scriptWrote bool
 	// configChanged: CONFIG SET changed maxmemory (updateMaxmemory
 	// evicts once the directives are applied).
 	configChanged bool
@@ -272,7 +269,6 @@ func (s *Server) evictCron() {
 func (s *Server) oomRejects(c *Client, cmd *Command) bool {
 	out := s.performEvictions() == evictFail
 	s.evict.preOOM = out
-	s.evict.scriptWrote = false
 	if !out {
 		return false
 	}
@@ -305,18 +301,16 @@ func (s *Server) oomRejects(c *Client, cmd *Command) bool {
 
 // scriptVerifyOOM is scriptVerifyOOM for a command a script calls: a
 // denyoom command is refused when memory was over maxmemory as the
-// script started and the script has not written yet (after a write,
-// refusing would break its atomicity). caller is the script's client.
-func (s *Server) scriptVerifyOOM(caller *Client, cmd *Command) string {
+// script started and the script has not written yet (wrote: after a
+// write, refusing would break its atomicity). caller is the script's
+// client.
+func (s *Server) scriptVerifyOOM(caller *Client, cmd *Command, wrote bool) string {
 	if s.cfg.Maxmemory <= 0 {
 		return ""
 	}
 	obey := caller != nil && (caller.aofClient || caller.kind() == kindMaster)
-	if !obey && !s.evict.scriptWrote && s.evict.preOOM && cmd.Has(FlagDenyOOM) {
+	if !obey && !wrote && s.evict.preOOM && cmd.Has(FlagDenyOOM) {
 		return ErrOOM
-	}
-	if cmd.Has(FlagWrite) {
-		s.evict.scriptWrote = true
 	}
 	return ""
 }

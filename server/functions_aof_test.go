@@ -99,3 +99,49 @@ func TestFunctionsFullSyncPayload(t *testing.T) {
 		t.Fatalf("the master's library on the replica: %q", got)
 	}
 }
+
+// TestDebugLoadAOFKeepsFunctions: DEBUG LOADAOF empties the keys, not the
+// libraries (emptyData), and an RDB base's functions load into the current
+// ones, so a library loaded after the base survives a reload on a read-only
+// replica too (functions.tcl's "FUNCTION can processes create, delete and
+// flush commands in AOF when doing "debug loadaof" in read-only slaves").
+func TestDebugLoadAOFKeepsFunctions(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := startLiveAOF(t, dir, "--aof-use-rdb-preamble", "yes", "--enable-debug-command", "yes")
+	r := dialUnix(t, l.sock)
+	if got := r.do("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+		t.Fatalf("BGREWRITEAOF: %q", got)
+	}
+	waitInfo(t, r, "aof_rewrite_in_progress", "0")
+	lib := "#!lua name=test\nredis.register_function('test', function() return 'hello' end)"
+	if got := r.do("FUNCTION", "LOAD", lib); got != "$4\r\ntest\r\n" {
+		t.Fatalf("FUNCTION LOAD: %q", got)
+	}
+	for _, replica := range []bool{false, true} {
+		if replica {
+			r.do("REPLICAOF", "127.0.0.1", "0")
+		}
+		if got := r.do("DEBUG", "LOADAOF"); got != "+OK\r\n" {
+			t.Fatalf("DEBUG LOADAOF: %q", got)
+		}
+		r.do("REPLICAOF", "NO", "ONE")
+		if got := r.do("FCALL", "test", "0"); got != "$5\r\nhello\r\n" {
+			t.Fatalf("replica %v: FCALL after DEBUG LOADAOF: %q", replica, got)
+		}
+	}
+	// The replay of the AOF on a read-only replica applies its writes.
+	r.do("SET", "k1", "v1")
+	r.do("REPLICAOF", "127.0.0.1", "0")
+	r.do("DEBUG", "LOADAOF")
+	if got := r.do("GET", "k1"); got != "$2\r\nv1\r\n" {
+		t.Fatalf("GET after DEBUG LOADAOF on a replica: %q", got)
+	}
+	r.do("REPLICAOF", "NO", "ONE")
+	r.do("FUNCTION", "DELETE", "test")
+	r.do("REPLICAOF", "127.0.0.1", "0")
+	r.do("DEBUG", "LOADAOF")
+	r.do("REPLICAOF", "NO", "ONE")
+	if got := r.do("FUNCTION", "LIST"); got != "*0\r\n" {
+		t.Fatalf("FUNCTION LIST after DELETE and DEBUG LOADAOF: %q", got)
+	}
+}

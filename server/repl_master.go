@@ -870,7 +870,9 @@ func (s *Server) replCron() {
 // -READONLY on a read-only replica, -NOREPLICAS, -MASTERDOWN (lock held);
 // and Vigil's fencing of a deposed or isolated master (fence.go).
 func (s *Server) writesDenied(c *Client, cmd *Command) string {
-	if c.replRole.Load() == kindMaster {
+	// The master's link and the AOF's replay (which Redis runs as
+	// cmd->proc, past processCommand) are never refused.
+	if c.mustObey() {
 		return ""
 	}
 	write := isWriteCommand(c, cmd)

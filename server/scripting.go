@@ -37,6 +37,9 @@ type luaHost struct {
 	// allowOOM: the running script has the allow-oom flag
 	// (SCRIPT_ALLOW_OOM): its commands skip scriptVerifyOOM.
 	allowOOM bool
+	// wrote is SCRIPT_WRITE_DIRTY: the running script called a write
+	// command, so the server-state checks no longer refuse its writes.
+	wrote bool
 	// evalFlags are the shebang flags of the EVAL about to run.
 	evalFlags vlua.Flags
 	busy      *busyScript // the running script's busy state (scripting_busy.go)
@@ -219,7 +222,7 @@ func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 // itself does not.
 func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, keys, fargs, argv [][]byte) {
 	s, e := c.srv, h.e
-	h.caller, h.ro = c, ro
+	h.caller, h.ro, h.wrote = c, ro, false
 	h.allowOOM = fi != nil && fi.Flags&vlua.AllowOOM != 0 || fi == nil && h.evalFlags&vlua.AllowOOM != 0
 	h.fake.db = c.db
 	h.fake.aclUser, h.fake.user = c.aclUser, c.user
@@ -272,8 +275,14 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	// An error of these checks is counted in errorstats at once; the
 	// engine's error table carries ignore_error_stats_update so the
 	// script's reply is not counted again (luaPushErrorBuff).
+	// A refused known command counts in its rejected_calls
+	// (incrCommandStatsOnError with ERROR_COMMAND_REJECTED).
+	var refused *Command
 	fail := func(msg string) (resp.Value, string) {
 		s.countError([]byte("-" + msg))
+		if refused != nil {
+			s.cmdStats(refused).rejected++
+		}
 		return resp.Value{}, msg
 	}
 	cmd := h.fake.lookupCached(args[0]) // a script repeats its calls
@@ -286,16 +295,18 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	if cmd == nil {
 		return fail("ERR Unknown Redis command called from script")
 	}
+	refused = cmd
 	if msg != "" {
 		return fail("ERR Wrong number of args calling Redis command from script")
 	}
 	if cmd.Has(FlagNoScript) && !s.dbg.disableDenyScripts { // DEBUG SET-DISABLE-DENY-SCRIPTS
 		return fail("ERR This Redis command is not allowed from script")
 	}
-	// scriptVerifyWriteCommandAllow: a read-only script counts
-	// may-replicate commands (PUBLISH...) as writes.
-	if cmd.Has(FlagWrite|FlagMayReplicate) && h.ro {
-		return fail("ERR Write commands are not allowed from read-only scripts.")
+	// scriptCall's checks, in its order.
+	// scriptVerifyAllowStale: a function flagged allow-stale runs on a
+	// stale replica, the commands it calls only if they are flagged stale.
+	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.Has(FlagStale) {
+		return fail("ERR Can not execute the command on a stale replica")
 	}
 	c := h.fake
 	if res, idx := s.aclCheck(c, cmd, args); res != acl.OK {
@@ -309,20 +320,14 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		}
 		return fail("ERR The user executing the script can't run this command or subcommand")
 	}
-	if msg := s.scriptVerifyOOM(h.caller, cmd); msg != "" && !h.allowOOM { // evict.go
+	if msg := h.verifyWriteAllowed(cmd); msg != "" {
 		return fail(msg)
 	}
-	// scriptVerifyAllowStale: a function flagged allow-stale runs on a
-	// stale replica, the commands it calls only if they are flagged stale.
-	if l := s.repl.link; l != nil && !s.cfg.ReplicaServeStaleData && l.hs.State != replication.StateConnected && !cmd.Has(FlagStale) {
-		return fail("ERR Can not execute the command on a stale replica")
+	if msg := s.scriptVerifyOOM(h.caller, cmd, h.wrote); msg != "" && !h.allowOOM { // evict.go
+		return fail(msg)
 	}
-	// fence.go: a fenced master refuses a script's writes too (as
-	// scriptVerifyWriteCommandAllow refuses them on a read-only replica).
-	if cmd.Has(FlagWrite) && s.repl.link == nil && s.fenceActive() && h.caller != nil && !h.caller.mustObey() {
-		if msg := s.fenceDenies(); msg != "" {
-			return fail(msg)
-		}
+	if cmd.Has(FlagWrite) {
+		h.wrote = true
 	}
 	c.w.Reset()
 	c.w.Proto = proto
@@ -367,6 +372,49 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	}
 	c.w.Reset()
 	return v, ""
+}
+
+// verifyWriteAllowed is scriptVerifyWriteCommandAllow: a read-only
+// script counts may-replicate commands (PUBLISH...) as writes; until the
+// script wrote, a write is refused on a read-only replica (unless the
+// script came from the master or the AOF), after a failed BGSAVE or AOF
+// write (-MISCONF; not for the master's scripts, which a replica never
+// refuses: see processCommand) and without enough good replicas. A
+// fenced master (Vigil: fence.go) refuses every write.
+func (h *luaHost) verifyWriteAllowed(cmd *Command) string {
+	s := h.s
+	if cmd.Has(FlagWrite|FlagMayReplicate) && h.ro {
+		return "ERR Write commands are not allowed from read-only scripts."
+	}
+	if !cmd.Has(FlagWrite) {
+		return ""
+	}
+	obey := h.caller != nil && h.caller.mustObey()
+	// fence.go: a fenced master refuses a script's writes too, whether
+	// or not it wrote already.
+	if s.repl.link == nil && s.fenceActive() && !obey {
+		if msg := s.fenceDenies(); msg != "" {
+			return msg
+		}
+	}
+	if h.wrote {
+		return ""
+	}
+	if s.repl.link != nil && s.cfg.ReplicaReadOnly && !obey {
+		return ErrReadOnly
+	}
+	if (s.rdb.bgsaveErr || s.aof.mgr != nil) && !obey {
+		if msg := s.diskErrorDenies(); msg != "" {
+			return msg
+		}
+	}
+	if s.repl.link == nil && s.cfg.MinReplicasToWrite > 0 && s.cfg.MinReplicasMaxLag > 0 {
+		good, _ := replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.clock.Now())
+		if !replication.WritesAllowed(false, s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, good) {
+			return "NOREPLICAS Not enough good replicas to write."
+		}
+	}
+	return ""
 }
 
 // ACLCheckCmd is redis.acl_check_cmd (vlua.Host): lookupCommand of argv
