@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -400,8 +401,11 @@ func start(t *testing.T, stdin io.Reader, args ...string) *running {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	// persist: the shutdown save (default save points) goes to a temp dir.
-	args = append(args[:len(args):len(args)], "--dir", t.TempDir())
+	// persist: the shutdown save (default save points) goes to a temp dir,
+	// unless the test gives its own.
+	if !slices.Contains(args, "--dir") {
+		args = append(args[:len(args):len(args)], "--dir", t.TempDir())
+	}
 	r := &running{sigs: make(chan os.Signal, 2), out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan int, 1)}
 	go func() { r.done <- runWithSignals(args, stdin, r.out, r.err, r.sigs) }()
 	t.Cleanup(func() {
@@ -528,4 +532,32 @@ func ping(t *testing.T, port int) string {
 		t.Fatalf("read: %v", err)
 	}
 	return reply
+}
+
+// TestAOFLoadFailureLastLine: a start-up AOF load that fails leaves its
+// error as the log's last line, as redis-server's exit(1) does (aof.tcl's
+// "Bad format: Server should have logged an error" reads it with tail -1),
+// with a pid file too.
+func TestAOFLoadFailureLastLine(t *testing.T) {
+	dir := t.TempDir()
+	aofDir := filepath.Join(dir, "appendonlydir")
+	if err := os.Mkdir(aofDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := "*3\r\n$3\r\nset\r\n$3\r\nfoo\r\n$5\r\nhello\r\n"
+	if err := os.WriteFile(filepath.Join(aofDir, "appendonly.aof.1.incr.aof"), []byte(set+"!!!"+set), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(aofDir, "appendonly.aof.manifest"), []byte("file appendonly.aof.1.incr.aof seq 1 type i\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, nil, "--port", strconv.Itoa(freePort(t)), "--bind", "127.0.0.1", "--dir", dir,
+		"--appendonly", "yes", "--aof-load-truncated", "yes", "--pidfile", filepath.Join(dir, "vigil.pid"))
+	if code := s.wait(t); code != 1 {
+		t.Errorf("exit %d on a bad AOF, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSpace(s.out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "Bad file format reading the append only file") {
+		t.Errorf("last log line %q, want the load's error; output:\n%s", last, s.out.String())
+	}
 }

@@ -113,12 +113,17 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Info().Msgf("Serving Prometheus metrics on port %d (http, %s).", cfg.MetricsPort, metrics.Path)
 	}
 
+	// loadFailed: the load's error is the log's last line, as Redis's
+	// exit(1) in loadDataFromDisk leaves it (aof.tcl reads it with tail -1).
+	loadFailed := false
 	if cfg.PidFile != "" {
 		if err := writePidFile(cfg.PidFile, pid); err != nil {
 			log.Warn().Msgf("Failed to write PID file: %s", logging.ErrText(err))
 		} else {
 			defer func() {
-				log.Info().Msg("Removing the pid file.")
+				if !loadFailed {
+					log.Info().Msg("Removing the pid file.")
+				}
 				_ = os.Remove(cfg.PidFile)
 			}()
 		}
@@ -155,6 +160,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				}
 				cancel()
 				<-done
+				loadFailed = true
 				return 1
 			}
 			if port != 0 {
