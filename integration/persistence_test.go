@@ -148,7 +148,7 @@ var _ = Describe("RDB persistence", Label("persistence"), func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		slow := []string{"--key-load-delay", "1000", "--loading-process-events-interval-bytes", "1024"}
-		srv = StartServerWith(ServerOptions{Dir: dir, Args: slow})
+		srv = StartServerWith(ServerOptions{Dir: dir, Args: slow, ReadyWhileLoading: true})
 		c = srv.Client(2)
 		Expect(c.Get(ctx, "k1").Err()).To(MatchError("LOADING Redis is loading the dataset in memory"))
 		Expect(infoField(c, "loading")).To(Equal("1"))
@@ -161,7 +161,7 @@ var _ = Describe("RDB persistence", Label("persistence"), func() {
 
 		// A SIGTERM during the load exits 0 and never saves the partial
 		// dataset, even with save points.
-		srv = StartServerWith(ServerOptions{Dir: dir, Args: append(slow, "--save", "1 1")})
+		srv = StartServerWith(ServerOptions{Dir: dir, Args: append(slow, "--save", "1 1"), ReadyWhileLoading: true})
 		Expect(infoField(srv.Client(2), "loading")).To(Equal("1"))
 		Expect(srv.Terminate()).To(Equal(0))
 		after, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))

@@ -76,6 +76,11 @@ type ServerOptions struct {
 	NoDefaults bool
 	// Dir is the working directory; a fresh temporary one when empty.
 	Dir string
+	// ReadyWhileLoading makes StartServerWith return once the server
+	// answers at all, -LOADING included; by default it waits until the
+	// dataset is loaded (PING answers something else), as a client that
+	// retries -LOADING would.
+	ReadyWhileLoading bool
 }
 
 // Server is one server process started by a spec.
@@ -104,7 +109,7 @@ func StartServerWith(opts ServerOptions) *Server {
 	GinkgoHelper()
 	for attempt := 1; ; attempt++ {
 		s := LaunchServer(opts)
-		if s.waitReady() {
+		if s.waitReady(opts.ReadyWhileLoading) {
 			return s
 		}
 		log := s.Log()
@@ -184,9 +189,9 @@ func portFromArgs(args []string, def int) int {
 }
 
 // waitReady polls until the server answers PING (any reply, even an error
-// such as NOAUTH, proves it serves) or the process exits. It reports whether
-// the server is ready.
-func (s *Server) waitReady() bool {
+// such as NOAUTH, proves it serves; -LOADING only when loadingOK) or the
+// process exits. It reports whether the server is ready.
+func (s *Server) waitReady(loadingOK bool) bool {
 	GinkgoHelper()
 	probe := redis.NewClient(&redis.Options{
 		Addr:            s.Addr(),
@@ -205,17 +210,18 @@ func (s *Server) waitReady() bool {
 		}
 		err := probe.Ping(context.Background()).Err()
 		var rerr redis.Error
-		ready = err == nil || errors.As(err, &rerr)
+		ready = err == nil || errors.As(err, &rerr) && (loadingOK || !strings.HasPrefix(err.Error(), "LOADING"))
 		return ready
 	}).WithTimeout(StartTimeout).WithPolling(20*time.Millisecond).Should(BeTrue(),
 		"server on port %d neither answered PING nor exited", s.Port)
 	return ready && s.Session.ExitCode() == -1
 }
 
-// WaitReady fails the spec unless the server answers PING within StartTimeout.
+// WaitReady fails the spec unless the server answers PING within StartTimeout
+// (-LOADING counts).
 func (s *Server) WaitReady() {
 	GinkgoHelper()
-	Expect(s.waitReady()).To(BeTrue(), "server exited before answering PING:\n%s", s.Log())
+	Expect(s.waitReady(true)).To(BeTrue(), "server exited before answering PING:\n%s", s.Log())
 }
 
 // Log returns everything the process wrote so far.
