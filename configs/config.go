@@ -130,6 +130,9 @@ type Config struct {
 	MasterAuth      string
 	MasterUser      string
 	ReplicaReadOnly bool
+	// PropagationErrorBehavior is propagation-error-behavior: ignore,
+	// panic or panic-on-replicas (server.afterErrorReply).
+	PropagationErrorBehavior string
 	// ReplicaRefuseEmptySync is replica-refuse-empty-sync (Vigil, default
 	// yes): refuse a full sync that would replace this replica's data with
 	// an empty dataset from a master it followed that restarted empty.

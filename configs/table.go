@@ -142,7 +142,7 @@ var table = []*Directive{
 	enumD("enable-debug-command", "", Immutable, protectedActions, "no", func(c *Config) *string { return &c.EnableDebugCommand }),
 	enumD("enable-module-command", "", Immutable, protectedActions, "no", func(c *Config) *string { return &c.EnableModuleCommand }),
 	enumD("cluster-preferred-endpoint-type", "", 0, []enumItem{{"ip", 0, false}, {"hostname", 1, false}, {"unknown-endpoint", 2, false}}, "ip", nil),
-	enumD("propagation-error-behavior", "", 0, []enumItem{{"ignore", 0, false}, {"panic", 1, false}, {"panic-on-replicas", 2, false}}, "ignore", nil),
+	enumD("propagation-error-behavior", "", 0, []enumItem{{"ignore", 0, false}, {"panic", 1, false}, {"panic-on-replicas", 2, false}}, "ignore", func(c *Config) *string { return &c.PropagationErrorBehavior }),
 	flagsD("shutdown-on-sigint", 0, shutdownFlags, 0, func(c *Config) *int { return &c.ShutdownOnSigint }, validShutdownFlags),
 	flagsD("shutdown-on-sigterm", 0, shutdownFlags, 0, func(c *Config) *int { return &c.ShutdownOnSigterm }, validShutdownFlags),
 

@@ -409,7 +409,7 @@ func (s *Server) infoStats(w *infoWriter) {
 	w.int("tracking_total_keys", tkeys)
 	w.int("tracking_total_items", titems)
 	w.int("tracking_total_prefixes", tprefixes)
-	w.int("unexpected_error_replies", 0)
+	w.int("unexpected_error_replies", st.unexpectedErrorReplies)
 	w.int("total_error_replies", st.errorReplies)
 	w.int("dump_payload_sanitizations", 0)
 	w.int("total_reads_processed", a.reads.Load())

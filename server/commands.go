@@ -122,6 +122,7 @@ func (s *Server) call(c *Client, args [][]byte) {
 		}
 		msg := errUnknownCommand(args)
 		s.countError([]byte("-" + msg))
+		s.afterErrorReply(c, nil, msg)
 		c.w.Error(msg)
 		return
 	}
@@ -327,6 +328,7 @@ func (s *Server) reject(c *Client, cmd *Command, msg string) {
 		msg = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR ")
 	}
 	s.countError([]byte("-" + msg))
+	s.afterErrorReply(c, cmd, msg)
 	c.w.Error(msg)
 }
 
@@ -397,6 +399,13 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		if !c.errCounted {
 			s.countError(c.w.B[mark:])
 		}
+		if k := c.replRole.Load(); k == kindMaster || k == kindReplica || c.aofClient {
+			msg := string(c.w.B[mark+1:])
+			if i := strings.IndexByte(msg, '\r'); i >= 0 {
+				msg = msg[:i]
+			}
+			s.afterErrorReply(c, cmd, msg)
+		}
 	}
 	c.errCounted = false
 	s.stats.commands++
@@ -417,6 +426,39 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	}
 	// CLIENT REPLY OFF/SKIP apply in runBatch (applyReplyMode), to every
 	// top-level command, rejected ones too.
+}
+
+// afterErrorReply is the logging half of Redis's afterErrorReply
+// (networking.c, translated): an error that a master link, a replica or the
+// AOF loader's client gets is logged as "== CRITICAL ==" and counted in
+// unexpected_error_replies; propagation-error-behavior panic(-on-replicas)
+// stops the server as serverPanic does.
+func (s *Server) afterErrorReply(c *Client, cmd *Command, msg string) {
+	k := c.replRole.Load()
+	var from, to string
+	switch {
+	case c.aofClient:
+		from, to = "server", "AOF-loading-client"
+	case k == kindMaster:
+		from, to = "replica", "master"
+	case k == kindReplica:
+		from, to = "master", "replica"
+	default:
+		return
+	}
+	if len(msg) > 4096 {
+		msg = msg[:4096]
+	}
+	name := "<unknown>"
+	if cmd != nil {
+		name = cmd.FullName()
+	}
+	s.log.Warn().Msgf("== CRITICAL == This %s is sending an error to its %s: '%s' after processing the command '%s'", from, to, msg, name)
+	s.stats.unexpectedErrorReplies++
+	behavior := s.cfg.PropagationErrorBehavior
+	if (k == kindMaster && s.cfg.ReplicaReadOnly && behavior != "ignore" && behavior != "") || (c.aofClient && behavior == "panic") {
+		panic(fmt.Sprintf("This %s panicked sending an error to its %s after processing the command '%s'", from, to, name))
+	}
 }
 
 // countError records an error reply in errorstats (by its code).

@@ -24,12 +24,15 @@ type stats struct {
 	rejectedCalls  int64
 	failedCalls    int64
 	errorReplies   int64
-	errorCodes     map[string]int64
-	cronLoops      int64
-	cmds           []cmdStat
-	netInput       atomic.Int64
-	netOutput      atomic.Int64
-	pubsubMessages int64
+	// unexpectedErrorReplies counts the errors sent to a master link, a
+	// replica or the AOF loader (afterErrorReply).
+	unexpectedErrorReplies int64
+	errorCodes             map[string]int64
+	cronLoops              int64
+	cmds                   []cmdStat
+	netInput               atomic.Int64
+	netOutput              atomic.Int64
+	pubsubMessages         int64
 	// lazyfreed is INFO's lazyfreed_objects: what Redis's lazyfree thread
 	// would have freed (Vigil frees at once; lazyfree_pending_objects is 0).
 	lazyfreed uint64
@@ -71,6 +74,7 @@ func (s *Server) resetStats() {
 	st.evictedKeys, st.keyspaceHits, st.keyspaceMisses = 0, 0, 0
 	s.cmem.evicted = 0 // stat_evictedclients
 	st.rejectedCalls, st.failedCalls, st.errorReplies = 0, 0, 0
+	st.unexpectedErrorReplies = 0
 	st.errorCodes = nil
 	st.cmds = nil
 	st.netInput.Store(0)
