@@ -302,8 +302,7 @@ func (e *Engine) ldbRepl(L *lua.LState) {
 				break
 			}
 			if perr {
-				e.noteCaller(L)
-				L.Error(lua.LString("protocol error"), 0)
+				e.ldbRaise(L, "protocol error")
 			}
 			buf := make([]byte, 1024)
 			n, err := d.conn.Read(buf)
@@ -316,8 +315,7 @@ func (e *Engine) ldbRepl(L *lua.LState) {
 			d.cbuf = append(d.cbuf, buf[:n]...)
 			if len(d.cbuf) > 1<<20 {
 				d.cbuf = nil
-				e.noteCaller(L)
-				L.Error(lua.LString("max client buffer reached"), 0)
+				e.ldbRaise(L, "max client buffer reached")
 			}
 		}
 		d.cbuf = d.cbuf[:0]
@@ -357,8 +355,7 @@ func (e *Engine) ldbRepl(L *lua.LState) {
 			e.ldbEval(L, argv)
 			d.send()
 		case "a", "abort":
-			e.noteCaller(L)
-			L.Error(lua.LString("script aborted for user request"), 0)
+			e.ldbRaise(L, "script aborted for user request")
 		case "p", "print":
 			if len(argv) == 2 {
 				e.ldbPrint(L, argv[1])
@@ -391,6 +388,17 @@ func (e *Engine) ldbRepl(L *lua.LState) {
 			d.send()
 		}
 	}
+}
+
+// ldbRaise raises msg (lua_error: no position in the text) from the
+// hook, the error handler citing the line the script stopped at.
+func (e *Engine) ldbRaise(L *lua.LState, msg string) {
+	if dbg, ok := L.GetStack(0); ok {
+		if src, line := L.FrameLine(dbg); line > 0 {
+			e.errSource, e.errLine = src, line
+		}
+	}
+	L.Error(lua.LString(msg), 0)
 }
 
 func (d *ldbState) breakCmd(argv []string) {
