@@ -42,7 +42,7 @@ func ldbRun(t *testing.T, c *rconn, script string, steps [][]string, tail int) [
 }
 
 func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
-	t.Skip("hangs: to be fixed (see the branch report)")
+	t.Skip("hangs under go test: to be fixed (see the branch report); the same sessions matched redis-server by hand")
 	l, dialRedis := startLiveBesideRedis(t)
 	cases := []struct {
 		name   string
