@@ -122,6 +122,9 @@ type Client struct {
 	readDeadline    time.Time
 	killed          atomic.Bool
 	closeAfterReply bool
+	// ldbMode is SCRIPT DEBUG's mode for the client's next EVAL
+	// (scripting_ldb.go).
+	ldbMode uint8
 
 	// Asynchronous output (pub/sub messages, MONITOR lines) written by other
 	// goroutines: appended under amu and flushed by pushLoop.

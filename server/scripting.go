@@ -162,6 +162,19 @@ func init() {
 // evalGeneric is evalGenericCommand.
 func evalGeneric(c *Client, args [][]byte, bySha, ro bool) {
 	s := c.srv
+	if c.ldbMode != ldbOff {
+		if bySha {
+			// evalShaCommand: a sha of the wrong length is NOSCRIPT first.
+			if len(args[1]) != 40 {
+				c.w.Error(ErrNoScript)
+				return
+			}
+			c.w.Error("ERR Please use EVAL instead of EVALSHA for debugging")
+			return
+		}
+		evalDebug(c, args, ro)
+		return
+	}
 	// evalCommand feeds the monitors itself (EVAL is CMD_SKIP_MONITOR),
 	// first, so that the script's commands follow it.
 	if len(s.monitors) > 0 {
@@ -537,14 +550,23 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 	c.w.OK()
 }
 
-// cmdScriptDebug accepts NO; Vigil has no Lua debugger (ldb.c), so YES and
-// SYNC are refused.
+// cmdScriptDebug is SCRIPT DEBUG: SYNC makes the client's next EVAL a
+// debugging session (scripting_ldb.go); YES (Redis's forked session) is
+// refused, Vigil cannot run a session on a copy of the dataset.
 func cmdScriptDebug(c *Client, args [][]byte) {
+	if c.multi != nil {
+		c.w.Error("ERR SCRIPT DEBUG must be called outside MULTI")
+		return
+	}
 	switch strings.ToLower(string(args[2])) {
 	case "no":
+		c.ldbMode = ldbOff
 		c.w.OK()
-	case "yes", "sync":
-		c.w.Error("ERR SCRIPT DEBUG YES|SYNC: the Lua debugger is not supported")
+	case "sync":
+		c.ldbMode = ldbSync
+		c.w.OK()
+	case "yes":
+		c.w.Error("ERR SCRIPT DEBUG YES (a forked, rolled-back session) is not supported: use SCRIPT DEBUG SYNC")
 	default:
 		c.w.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 	}

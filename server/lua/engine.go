@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -78,6 +79,8 @@ type Engine struct {
 	// lastScript is the script LookupSha found last: EVALSHA in a
 	// pipeline usually repeats one sha (Compile clears it).
 	lastScript *Script
+	// ldb is the Lua debugger's session while one runs (ldb.go).
+	ldb *ldbState
 	// shebang holds the flags of the cached scripts that start with a
 	// "#!lua" shebang; a script absent from it runs in eval's
 	// compatibility mode.
@@ -506,7 +509,20 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 		e.argArena = append(e.argArena, a)
 	}
 	args := e.argArena[base:len(e.argArena):len(e.argArena)]
+	if e.ldb != nil {
+		e.ldbLogCall(args)
+	}
 	v, msg := e.host.Call(args, e.resp, e.repl)
+	if e.ldb != nil {
+		if msg != "" {
+			e.ldbLogError(strings.TrimPrefix(msg, "ERR "))
+		} else {
+			if v.IsError() {
+				e.ldbLogError("-" + v.Str)
+			}
+			e.ldbLogReply(v)
+		}
+	}
 	if msg != "" {
 		if raise {
 			e.raiseTable(L, msg)
@@ -1085,8 +1101,34 @@ func (e *Engine) openRedis(g *lua.LTable) {
 		return 1
 	})
 	set("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
-	set("breakpoint", func(L *lua.LState) int { L.Push(lua.LFalse); return 1 })
-	set("debug", func(L *lua.LState) int { return 0 })
+	// redis.breakpoint and redis.debug (luaRedisBreakpointCommand,
+	// luaRedisDebugCommand): outside a debugging session false and a no-op.
+	set("breakpoint", func(L *lua.LState) int {
+		if e.ldb == nil {
+			L.Push(lua.LFalse)
+			return 1
+		}
+		e.ldb.luabp = true
+		L.Push(lua.LTrue)
+		return 1
+	})
+	set("debug", func(L *lua.LState) int {
+		d := e.ldb
+		if d == nil {
+			return 0
+		}
+		n := L.GetTop()
+		var b strings.Builder
+		fmt.Fprintf(&b, "<debug> line %d: ", d.current)
+		for i := 1; i <= n; i++ {
+			b.WriteString(e.catValue(L.Get(i), 0))
+			if i != n {
+				b.WriteString(", ")
+			}
+		}
+		d.log(b.String())
+		return 0
+	})
 	for name, v := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3,
 		"REPL_NONE": 0, "REPL_AOF": int(ReplAOF), "REPL_SLAVE": int(ReplReplica), "REPL_REPLICA": int(ReplReplica), "REPL_ALL": int(ReplAll)} {
 		r.RawSetString(name, lua.LNumber(v))

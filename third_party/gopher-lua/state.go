@@ -2345,6 +2345,9 @@ func (ls *LState) SetMx(mx int) {
 // SetContext set a context ctx to this LState. The provided ctx must be non-nil.
 func (ls *LState) SetContext(ctx context.Context) {
 	ls.mainLoop = mainLoopWithContext
+	if ls.lineHook != nil {
+		ls.mainLoop = mainLoopWithHook
+	}
 	ls.ctx = ctx
 }
 
@@ -2357,6 +2360,9 @@ func (ls *LState) Context() context.Context {
 func (ls *LState) RemoveContext() context.Context {
 	oldctx := ls.ctx
 	ls.mainLoop = mainLoop
+	if ls.lineHook != nil {
+		ls.mainLoop = mainLoopWithHook
+	}
 	ls.ctx = nil
 	return oldctx
 }

@@ -206,6 +206,7 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	lineHook     *lineHookState
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }
