@@ -42,7 +42,7 @@ func ldbRun(t *testing.T, c *rconn, script string, steps [][]string, tail int) [
 }
 
 func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
-	t.Skip("hangs under go test: to be fixed (see the branch report); the same sessions matched redis-server by hand")
+	t.Skip("to be fixed: the step lists run past redis-server's session end (it resets the connection), and the vigil side was seen to hang with a session still waiting on its socket when the test server stops; the sessions matched redis-server byte for byte when driven by hand")
 	l, dialRedis := startLiveBesideRedis(t)
 	cases := []struct {
 		name   string
