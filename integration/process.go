@@ -78,8 +78,8 @@ type ServerOptions struct {
 	Dir string
 	// ReadyWhileLoading makes StartServerWith return once the server
 	// answers at all, -LOADING included; by default it waits until the
-	// dataset is loaded (PING answers something else), as a client that
-	// retries -LOADING would.
+	// start-up load from disk has ended (a replica's full sync may still
+	// answer -LOADING), as a client that retries -LOADING would.
 	ReadyWhileLoading bool
 }
 
@@ -210,7 +210,14 @@ func (s *Server) waitReady(loadingOK bool) bool {
 		}
 		err := probe.Ping(context.Background()).Err()
 		var rerr redis.Error
-		ready = err == nil || errors.As(err, &rerr) && (loadingOK || !strings.HasPrefix(err.Error(), "LOADING"))
+		ready = err == nil || errors.As(err, &rerr)
+		if ready && err != nil && !loadingOK && strings.HasPrefix(err.Error(), "LOADING") {
+			// -LOADING from the start-up load: not ready until the log
+			// says it ended ("Ready to accept connections", written after
+			// loadDataFromDisk by both servers); a replica loading its
+			// master's dataset later is ready.
+			ready = strings.Contains(s.Log(), "Ready to accept connections")
+		}
 		return ready
 	}).WithTimeout(StartTimeout).WithPolling(20*time.Millisecond).Should(BeTrue(),
 		"server on port %d neither answered PING nor exited", s.Port)
