@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -623,17 +622,7 @@ func (e *Engine) catValue(v lua.LValue, level int) string {
 }
 
 // cfmtG is C's printf("%g").
-func cfmtG(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
-}
+func cfmtG(f float64) string { return formatG(f, 6) }
 
 // repr is sdscatrepr.
 func repr(s string) string {

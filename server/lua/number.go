@@ -7,7 +7,10 @@ import (
 
 // FormatNumber is Lua 5.1's LUA_NUMBER_FMT, "%.14g" (C's spelling of
 // infinities and NaN): how Lua turns a number into a string.
-func FormatNumber(f float64) string {
+func FormatNumber(f float64) string { return formatG(f, 14) }
+
+// formatG is C's printf("%.<prec>g"), infinities and NaN spelled as C does.
+func formatG(f float64, prec int) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "inf"
@@ -16,5 +19,5 @@ func FormatNumber(f float64) string {
 	case math.IsNaN(f):
 		return "nan"
 	}
-	return strconv.FormatFloat(f, 'g', 14, 64)
+	return strconv.FormatFloat(f, 'g', prec, 64)
 }
