@@ -2,7 +2,6 @@ package servermain
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +23,7 @@ import (
 // whileBlockedCron. The server used to make every new client wait for the
 // end of the load.
 func TestLoadingBusyScriptProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a process")
-	}
-	p := &process{port: freePort(t), dir: t.TempDir(), out: &syncBuffer{}}
+	p := newProcess(t)
 	ad := filepath.Join(p.dir, "appendonlydir")
 	if err := os.MkdirAll(ad, 0o755); err != nil {
 		t.Fatal(err)
@@ -40,23 +36,7 @@ func TestLoadingBusyScriptProcess(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ad, "appendonly.aof.manifest"), []byte("file appendonly.aof.1.incr.aof seq 1 type i\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(p.dir, "vigil.conf")
-	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nappendonly yes\nlua-time-limit 1\nsave 1 1\n", p.port, p.dir)
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(os.Args[0], file, "--logfile", filepath.Join(p.dir, "log"))
-	p.cmd.Env = append(os.Environ(), "VIGIL_SERVER_AS_MAIN=1")
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	})
+	p.launch(t, "appendonly yes\nlua-time-limit 1\nsave 1 1\n")
 	loading := "-LOADING Redis is loading the dataset in memory\r\n"
 	var got string
 	if !testutil.PollUntil(15*time.Second, func() bool {

@@ -30,10 +30,27 @@ type process struct {
 
 func startProcess(t *testing.T, conf string) *process {
 	t.Helper()
+	p := newProcess(t)
+	p.launch(t, conf)
+	p.waitUp(t)
+	return p
+}
+
+// newProcess is a process not yet started, with its port and directory
+// (files a test puts there before launch are read at start).
+func newProcess(t *testing.T) *process {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
-	p := &process{port: freePort(t), dir: t.TempDir(), out: &syncBuffer{}}
+	return &process{port: freePort(t), dir: t.TempDir(), out: &syncBuffer{}}
+}
+
+// launch starts the program with conf after the port, bind, dir and
+// enable-debug-command directives, without waiting for it; it is killed
+// when the test ends.
+func (p *process) launch(t *testing.T, conf string) {
+	t.Helper()
 	file := filepath.Join(p.dir, "vigil.conf")
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nenable-debug-command yes\n%s", p.port, p.dir, conf)
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
@@ -52,8 +69,6 @@ func startProcess(t *testing.T, conf string) *process {
 			_ = p.cmd.Wait()
 		}
 	})
-	p.waitUp(t)
-	return p
 }
 
 // do sends one command on a new connection; "" (and err) when the
