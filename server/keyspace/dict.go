@@ -287,26 +287,13 @@ func (d *Dict) rehashStep() {
 	}
 }
 
-// findB is dictFind for a []byte key with its hash h; it does not allocate.
+// findB is dictFind for a []byte key with its hash h: peekB after one
+// rehash step; it does not allocate.
 func (d *Dict) findB(h uint64, key []byte) *dictEntry {
-	if d.Len() == 0 {
-		return nil
-	}
-	if d.IsRehashing() {
+	if d.Len() != 0 && d.IsRehashing() {
 		d.rehashStep()
 	}
-	for t := 0; t < 2; t++ {
-		tbl := d.ht[t]
-		for de := tbl[h&uint64(len(tbl)-1)]; de != nil; de = de.next {
-			if d.keyOf(de) == string(key) {
-				return de
-			}
-		}
-		if !d.IsRehashing() {
-			break
-		}
-	}
-	return nil
+	return d.peekB(h, key)
 }
 
 // findS is findB for a string key.
