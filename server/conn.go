@@ -371,7 +371,6 @@ func (c *Client) startAsync() {
 		c.asyncOn = true
 		c.asyncLive.Store(true)
 		c.asig = make(chan struct{}, 1)
-		c.drained = make(chan struct{}, 1)
 		go c.pushLoop()
 	}
 }
@@ -520,20 +519,7 @@ func (c *Client) signalPush() {
 	c.amu.Unlock()
 }
 
-// signalDrained wakes waitDrain.
-func (c *Client) signalDrained() {
-	c.amu.Lock()
-	if c.drained != nil {
-		select {
-		case c.drained <- struct{}{}:
-		default:
-		}
-	}
-	c.amu.Unlock()
-}
-
 func (c *Client) pushLoop() {
-	defer c.signalDrained()
 	for range c.asig {
 		c.wmu.Lock()
 		c.amu.Lock()
@@ -547,7 +533,6 @@ func (c *Client) pushLoop() {
 		c.aspare = out[:0]
 		c.amu.Unlock()
 		c.wmu.Unlock()
-		c.signalDrained()
 		if !ok {
 			c.kill()
 			return
@@ -573,7 +558,6 @@ func (c *Client) kill() {
 			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 		}
 		go c.conn.Close()
-		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
 		c.srv.ordNotify() // publishers waiting for it (order.go)
 	}
 }
