@@ -138,6 +138,9 @@ type Client struct {
 	// never had a queue skips amu on the batch path (asyncBytes,
 	// queueReplies).
 	asyncLive atomic.Bool
+	// drained is signalled by pushLoop after each write (created with
+	// asig, under amu): flushBeforeClose (conn.go) waits on it.
+	drained chan struct{}
 	// inflight is the bytes of the socket write in progress that the
 	// kernel has not taken yet (obuf.go).
 	inflight atomic.Int64
