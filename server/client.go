@@ -149,6 +149,10 @@ type Client struct {
 	// buffer, its output is dropped.
 	obufSoftSince int64
 	obufClosed    atomic.Bool
+	// listFrom1 is 1 + where in the running batch's replies (w.B) a
+	// reply Redis writes with addReplyDeferredLen began (0: none; reset
+	// at the batch's end), guarded by mu (obufSplit).
+	listFrom1 int
 	// obufPeak is the most output the client had when a batch of its
 	// ended (tests read it).
 	obufPeak atomic.Int64
@@ -381,6 +385,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	if s.current == c {
 		s.current = nil
 	}
+	c.listFrom1 = 0
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.

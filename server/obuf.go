@@ -194,14 +194,33 @@ func (s *Server) obufCron() {
 // and oll (lock held): c's pending output (batch: its running batch's
 // replies, 0 when it is not running) laid out as Redis would hold it: the
 // static buffer first (not for a replica), then blocks of 16kb.
+//
+// A reply Redis writes with addReplyDeferredLen (KEYS) puts a placeholder
+// in its reply list, after which the client's replies go to the list even
+// while the static buffer has room: the running batch's replies from that
+// reply on are counted in omem (replyDeferredLen).
 func (s *Server) obufSplit(c *Client, batch int) (obl, oll, omem int64) {
-	p := int64(batch) + s.asyncBytes(c)
+	async := s.asyncBytes(c)
+	p := int64(batch) + async
 	if c.replRole.Load() != kindReplica {
-		obl = min(p, replyStaticBytes)
+		static := int64(replyStaticBytes)
+		if batch > 0 && c.listFrom1 > 0 {
+			static = min(static, async+int64(c.listFrom1-1))
+		}
+		obl = min(p, static)
 	}
 	omem = p - obl
 	oll = (omem + replyStaticBytes - 1) / replyStaticBytes
 	return obl, oll, omem
+}
+
+// replyDeferredLen marks the start of a reply that Redis writes with
+// addReplyDeferredLen (its length set once its elements are out), for
+// obufSplit: the running connection's client, its replies not suppressed.
+func (c *Client) replyDeferredLen() {
+	if c.listFrom1 == 0 && c.bm.on && c.srv.current == c && !c.suppressing() {
+		c.listFrom1 = len(c.w.B) + 1
+	}
 }
 
 // hugeReplyCheckEvery is how many elements a command emitting a reply of

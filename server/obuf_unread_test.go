@@ -172,3 +172,52 @@ func TestHugeRandCountStoppedVsRedis(t *testing.T) {
 	}
 	sameAsRedis(t, "huge random counts", redis, vigil, want)
 }
+
+// keysStoppedScenario is obuf-limits.tcl's "Obuf limit, KEYS stopped
+// mid-run": with a normal hard limit of 100000, KEYS over 500 keys of 100
+// bytes (about 55 KB of reply) is answered, and over 1000 (about 111 KB,
+// all of it in Redis's reply list since KEYS's length is deferred, not in
+// the 16 KB static buffer) closes the client; the server answers the
+// others.
+func keysStoppedScenario(t *testing.T, dial func() *rconn) []string {
+	t.Helper()
+	var out []string
+	admin := dial()
+	admin.do("FLUSHALL")
+	admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0")
+	prefix := strings.Repeat("k", 100)
+	for _, n := range []int{500, 1000} {
+		args := []string{"MSET"}
+		for i := range n {
+			args = append(args, prefix+strconv.Itoa(i), "v")
+		}
+		admin.do(args...)
+		c := dial()
+		c.send("KEYS", "*")
+		c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		v, err := resp.ReadValue(c.br, resp.DefaultReplyLimits)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("%d keys: closed %v", n, c.closed() || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "reset")))
+		default:
+			out = append(out, fmt.Sprintf("%d keys: %d keys, open %v", n, len(v.Elems), c.stillOpen()))
+		}
+		out = append(out, "PING "+admin.do("PING"))
+	}
+	admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+	admin.do("FLUSHALL")
+	return out
+}
+
+// TestKeysStoppedVsRedis: keysStoppedScenario on redis-server 7.0.15 and
+// on Vigil, which counted the first 16 KB of KEYS's reply as the static
+// buffer and so stayed under the limit.
+func TestKeysStoppedVsRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	redis := keysStoppedScenario(t, dialRedis)
+	vigil := keysStoppedScenario(t, func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "KEYS over the limit", redis, vigil, []string{
+		"500 keys: 500 keys, open true", "PING +PONG",
+		"1000 keys: closed true", "PING +PONG",
+	})
+}
