@@ -139,7 +139,7 @@ type Client struct {
 	// queueReplies).
 	asyncLive atomic.Bool
 	// drained is signalled by pushLoop after each write (created with
-	// asig, under amu): waitDrain (obuf.go) waits on it.
+	// asig, under amu): flushBeforeClose (conn.go) waits on it.
 	drained chan struct{}
 	// inflight is the bytes of the socket write in progress that the
 	// kernel has not taken yet (obuf.go).
@@ -149,8 +149,12 @@ type Client struct {
 	// buffer, its output is dropped.
 	obufSoftSince int64
 	obufClosed    atomic.Bool
+	// listFrom1 is 1 + where in the running batch's replies (w.B) a
+	// reply Redis writes with addReplyDeferredLen began (0: none; reset
+	// at the batch's end), guarded by mu (obufSplit).
+	listFrom1 int
 	// obufPeak is the most output the client had when a batch of its
-	// ended (tests check the backpressure bound with it).
+	// ended (tests read it).
 	obufPeak atomic.Int64
 	aclosed  bool
 	wmu      sync.Mutex // serialises socket writes
@@ -224,8 +228,9 @@ var yieldAfter = func() time.Duration {
 
 // runBatch parses and executes every complete command buffered, then
 // writes the replies. It returns false when the connection must close.
-// A batch whose replies reach the client's output cap stops there, writes
-// them, and goes on with the commands left (obuf.go, Backpressure).
+// A batch whose replies reach replyChunk stops there, writes them (what
+// the socket does not take is queued), and goes on with the commands left
+// (obuf.go, Unread clients).
 func (s *Server) runBatch(c *Client) bool {
 	for {
 		keep, more := s.runBatchPart(c)
@@ -243,7 +248,7 @@ func (s *Server) runBatch(c *Client) bool {
 }
 
 // runBatchPart is one part of runBatch: more reports that it stopped at
-// the output cap with commands possibly left in the query buffer.
+// replyChunk of replies with commands possibly left in the query buffer.
 func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	keep = true
 	if b := s.lockBatch(); b != nil {
@@ -260,9 +265,6 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		c.cmdEnd = now // the first command's time: read under the lock
 		c.batchStart = now
 	}
-	// The client's output not in this batch: it only shrinks while the
-	// batch holds the lock (pushLoop writes), so the cap below is kept.
-	base := s.asyncBytes(c)
 	// bufmodel.go: the bytes this batch got are Redis's read when a
 	// command runs (the chunks Vigil's reader took are not Redis's reads).
 	startBuf, modelRead := int64(c.rd.Buffered()), false
@@ -304,17 +306,16 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 				return netshell.Close
 			}
 			// client-output-buffer-limit (obuf.go): checked as each
-			// reply is added; the batch stops at the client's output cap.
-			// An unauthenticated client has a limit of its own.
+			// reply is added. An unauthenticated client has a limit of
+			// its own. The batch stops at replyChunk of replies to
+			// write them.
 			if len(c.w.B) > 0 {
 				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 || !c.authed {
 					if s.checkObuf(c, len(c.w.B)) {
 						return netshell.Close
 					}
-					if int64(len(c.w.B))+base >= s.evictCap(c, obufCap(l)) {
-						return netshell.Pause
-					}
-				} else if int64(len(c.w.B))+base >= s.evictCap(c, replyChunk) {
+				}
+				if len(c.w.B) >= replyChunk {
 					return netshell.Pause
 				}
 			}
@@ -346,7 +347,6 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		s.trackingBroadcast()
 	}
 	keep, more = st != netshell.Close, st == netshell.Pause
-	maxOut, gen := s.obufCapOf(c), s.obuf.gen.Load()
 	if c.obufClosed.Load() {
 		c.w.B = c.w.B[:0] // closed for its output buffer: dropped
 	}
@@ -385,6 +385,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	if s.current == c {
 		s.current = nil
 	}
+	c.listFrom1 = 0
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
@@ -394,13 +395,10 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	}
 	// The replies go out as far as the socket takes them now; what it
 	// does not take is left to pushLoop, and the client's commands go on
-	// while its output is under its cap (obuf.go, Backpressure).
+	// (obuf.go, Unread clients).
 	if queued {
 		c.w.B = c.w.B[:0]
 		c.flushQueuedNB()
-		if !s.waitDrain(c, maxOut, gen) {
-			keep = false
-		}
 	} else if len(c.w.B) > 0 {
 		if long {
 			runtime.Gosched()
@@ -412,9 +410,6 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		case len(rest) > 0:
 			c.queueRest(rest) // the queue owns the buffer now
 			c.w.B = nil
-			if !s.waitDrain(c, maxOut, gen) {
-				keep = false
-			}
 		default:
 			// Keep a grown reply buffer while batches fill a quarter
 			// of it (big values in a row reuse it), drop it after a

@@ -518,9 +518,12 @@ func (c *Client) hrandfieldWithCount(key []byte, l int64, withValues bool) {
 	// CASE 1: repetitions allowed (or a single field).
 	if !uniq || count == 1 {
 		replyLen(count)
-		for ; count > 0; count-- {
+		for i := uint64(0); count > 0; count-- {
 			f, v, _ := h.RandomField(rng, step)
 			pair(f, v)
+			if i++; i%hugeReplyCheckEvery == 0 && c.closeASAP() {
+				break // closed for its output buffer (obuf.go)
+			}
 		}
 		return
 	}

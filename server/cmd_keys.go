@@ -97,9 +97,13 @@ func cmdType(c *Client, args [][]byte) { c.w.Simple(typeName(c.lookupKeyReadNoTo
 func cmdKeys(c *Client, args [][]byte) {
 	var keys []string
 	c.selectedDB().Keys(args[1], c.srv.nowMs, func(k string) { keys = append(keys, k) })
+	c.replyDeferredLen() // obuf.go: keysCommand's addReplyDeferredLen
 	c.w.ArrayLen(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
 		c.w.BulkString(k)
+		if (i+1)%hugeReplyCheckEvery == 0 && c.closeASAP() {
+			break // closed for its output buffer (obuf.go)
+		}
 	}
 }
 

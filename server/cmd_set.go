@@ -425,8 +425,11 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	rng := c.srv.rng
 	if !uniq || count == 1 {
 		c.w.ArrayLen(int(count))
-		for ; count > 0; count-- {
+		for i := uint64(0); count > 0; count-- {
 			c.writeMember(s.RandomRead(rng))
+			if i++; i%hugeReplyCheckEvery == 0 && c.closeASAP() {
+				break // closed for its output buffer (obuf.go)
+			}
 		}
 		return
 	}

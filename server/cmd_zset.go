@@ -1505,6 +1505,9 @@ func zrandWithCount(c *Client, key []byte, l int64, withscores bool) {
 		reply(count, func(fn func(string, float64)) {
 			for i := int64(0); i < count; i++ {
 				fn(z.Random(c.srv.rng))
+				if (i+1)%hugeReplyCheckEvery == 0 && c.closeASAP() {
+					break // closed for its output buffer (obuf.go)
+				}
 			}
 		})
 	case count >= size:

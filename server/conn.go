@@ -109,6 +109,9 @@ func (l connLoop) ReadFailed(err error) bool {
 	if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
 		s.log.Debug().Err(err).Str("addr", c.addr).Msg("Client read error")
 	}
+	if err == io.EOF {
+		s.flushBeforeClose(c)
+	}
 	return false
 }
 
@@ -520,7 +523,7 @@ func (c *Client) signalPush() {
 	c.amu.Unlock()
 }
 
-// signalDrained wakes waitDrain.
+// signalDrained wakes flushBeforeClose.
 func (c *Client) signalDrained() {
 	c.amu.Lock()
 	if c.drained != nil {
@@ -530,6 +533,28 @@ func (c *Client) signalDrained() {
 		}
 	}
 	c.amu.Unlock()
+}
+
+// flushBeforeClose is the end of a connection whose peer closed its side
+// (EOF): the output still queued goes out first, so that a client that
+// half-closes after its requests gets every reply, then EOF (a peer gone
+// altogether makes the writes fail). It waits without the lock; a kill
+// (an output limit, CLIENT KILL, client eviction) ends it.
+func (s *Server) flushBeforeClose(c *Client) {
+	for !c.killed.Load() {
+		c.amu.Lock()
+		n := int64(len(c.abuf)) + c.inflight.Load()
+		done := !c.asyncOn || c.aclosed || n == 0
+		c.amu.Unlock()
+		if done {
+			return
+		}
+		// A peer that does not read: publishers do not wait for the
+		// input behind (order.go).
+		s.ordHold(c, 1)
+		<-c.drained
+		s.ordHold(c, -1)
+	}
 }
 
 func (c *Client) pushLoop() {
@@ -573,7 +598,7 @@ func (c *Client) kill() {
 			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 		}
 		go c.conn.Close()
-		c.signalDrained() // a loop waiting for its output to drain (obuf.go)
+		c.signalDrained() // flushBeforeClose
 		c.srv.ordNotify() // publishers waiting for it (order.go)
 	}
 }

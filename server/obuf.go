@@ -1,8 +1,6 @@
 package server
 
 import (
-	"sync/atomic"
-
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/replication"
 )
@@ -32,21 +30,19 @@ import (
 // seconds closes a client that gets no new output. All checks run under
 // the execution lock, which guards obufSoftSince.
 //
-// Backpressure. Redis keeps reading and running a client's commands while
-// its replies wait, so with limits of 0 an unread client's buffer grows
-// without bound. Vigil bounds it: the client's goroutine writes a batch's
-// replies as far as the socket takes them at once, leaves the rest to its
-// pushLoop, and goes on reading and running commands only while its
-// pending output is under its cap (obufCap: replyChunk, plus the larger
-// limit of its class when it has limits, so that a limit is reached as
-// with Redis); a batch also stops at the cap. While over it the goroutine
-// waits for pushLoop (waitDrain) without the execution lock, so other
-// clients are not held up. The peer sees what Redis's would: no
-// disconnection without a limit, every reply in order; the server holds
-// at most the cap and one reply for it. New limits reach a client waiting
-// there through the cron (obufState).
+// Unread clients. As Redis, Vigil keeps reading and running the commands
+// of a client that does not read its replies: the client's goroutine
+// writes a batch's replies as far as the socket takes them at once and
+// queues the rest for its pushLoop (abuf), which writes it as the peer
+// reads. Nothing else bounds that output: with the normal class's default
+// 0 0 0 and no maxmemory-clients it grows as Redis's does (CLIENT LIST
+// omem and tot-mem, INFO mem_clients_normal count it); the output limits
+// close the client (checkObuf, after each command and from the cron) and
+// client eviction frees it (clientevict.go). A command whose reply size
+// the caller chooses stops once its client is closed (closeASAP).
 
-// replyChunk is the reply bytes after which a batch stops to write them.
+// replyChunk is the reply bytes after which a batch stops to write them
+// (and queue what the socket does not take).
 const replyChunk = 1 << 20
 
 // replyStaticBytes is PROTO_REPLY_CHUNK_BYTES, Redis's static reply
@@ -76,12 +72,6 @@ func (c *Client) obufClass() int {
 // obufLimit returns the limits of c's class (lock held).
 func (s *Server) obufLimit(c *Client) configs.BufferLimit {
 	return s.cfg.ClientOutputBufferLimits[c.obufClass()]
-}
-
-// obufCap is how much output c may have before its goroutine stops running
-// commands (lock held): replyChunk, plus the larger limit of its class.
-func obufCap(l configs.BufferLimit) int64 {
-	return replyChunk + int64(min(max(l.HardBytes, l.SoftBytes), 1<<50))
 }
 
 // asyncBytes is the output of c other goroutines can see: the queue, the
@@ -195,74 +185,8 @@ func (s *Server) obufCron() {
 		cls = append(cls, c)
 	}
 	s.clientsMu.Unlock()
-	changed := s.cfg.ClientOutputBufferLimits != s.obuf.last
-	if changed {
-		s.obuf.last = s.cfg.ClientOutputBufferLimits
-		s.obuf.gen.Add(1)
-	}
 	for _, c := range cls {
-		if !s.checkObuf(c, 0) && changed {
-			c.signalDrained() // waitDrain: the new cap
-		}
-	}
-}
-
-// obufState is the server's part: the limits the cron saw last and a
-// generation bumped when they change, so that a client waiting for its
-// output to drain (waitDrain) takes its new cap, as Redis applies new
-// limits to buffers already full.
-type obufState struct {
-	last [configs.ClientClasses]configs.BufferLimit // guarded by mu
-	gen  atomic.Int64
-}
-
-// obufCapOf is the output cap of c (lock held): obufCap of its class's
-// limits, replyChunk without limits.
-func (s *Server) obufCapOf(c *Client) int64 {
-	if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 {
-		return s.evictCap(c, obufCap(l))
-	}
-	return s.evictCap(c, replyChunk)
-}
-
-// evictCap raises an output cap n for a client that client eviction may
-// evict (lock held): its output grows, as Redis's would, until its memory
-// reaches maxmemory-clients (clientevict.go).
-func (s *Server) evictCap(c *Client, n int64) int64 {
-	if s.cmem.buckets == nil || !s.clientEvictionAllowed(c) {
-		return n
-	}
-	return max(n, s.clientEvictionLimit()+replyChunk)
-}
-
-// waitDrain blocks c's goroutine (without the lock) while its output is at
-// or over max (its cap when the limits were of generation gen), until
-// pushLoop wrote some; it reports false when the client is closed.
-func (s *Server) waitDrain(c *Client, max, gen int64) bool {
-	for {
-		if c.killed.Load() {
-			return false
-		}
-		if g := s.obuf.gen.Load(); g != gen {
-			s.mu.Lock()
-			max, gen = s.obufCapOf(c), g
-			s.mu.Unlock()
-		}
-		c.amu.Lock()
-		n := int64(len(c.abuf)) + c.inflight.Load()
-		closed := c.aclosed
-		c.amu.Unlock()
-		if closed {
-			return false
-		}
-		if n < max {
-			return true
-		}
-		// A peer that does not read: publishers do not wait for the
-		// input behind (order.go).
-		s.ordHold(c, 1)
-		<-c.drained
-		s.ordHold(c, -1)
+		s.checkObuf(c, 0)
 	}
 }
 
@@ -270,12 +194,56 @@ func (s *Server) waitDrain(c *Client, max, gen int64) bool {
 // and oll (lock held): c's pending output (batch: its running batch's
 // replies, 0 when it is not running) laid out as Redis would hold it: the
 // static buffer first (not for a replica), then blocks of 16kb.
+//
+// A reply Redis writes with addReplyDeferredLen (KEYS) puts a placeholder
+// in its reply list, after which the client's replies go to the list even
+// while the static buffer has room: the running batch's replies from that
+// reply on are counted in omem (replyDeferredLen).
 func (s *Server) obufSplit(c *Client, batch int) (obl, oll, omem int64) {
-	p := int64(batch) + s.asyncBytes(c)
+	async := s.asyncBytes(c)
+	p := int64(batch) + async
 	if c.replRole.Load() != kindReplica {
-		obl = min(p, replyStaticBytes)
+		static := int64(replyStaticBytes)
+		if batch > 0 && c.listFrom1 > 0 {
+			static = min(static, async+int64(c.listFrom1-1))
+		}
+		obl = min(p, static)
 	}
 	omem = p - obl
 	oll = (omem + replyStaticBytes - 1) / replyStaticBytes
 	return obl, oll, omem
+}
+
+// replyDeferredLen marks the start of a reply that Redis writes with
+// addReplyDeferredLen (its length set once its elements are out), for
+// obufSplit: the running connection's client, its replies not suppressed.
+func (c *Client) replyDeferredLen() {
+	if c.listFrom1 == 0 && c.bm.on && c.srv.current == c && !c.suppressing() {
+		c.listFrom1 = len(c.w.B) + 1
+	}
+}
+
+// hugeReplyCheckEvery is how many elements a command emitting a reply of
+// a caller-chosen size adds between two closeASAP checks (Redis checks
+// after each; its listpack HRANDFIELD after each HRANDFIELD_RANDOM_SAMPLE_LIMIT,
+// 1000).
+const hugeReplyCheckEvery = 1024
+
+// closeASAP is Redis's `c->flags & CLIENT_CLOSE_ASAP` test in the loops of
+// the commands whose reply size the caller chooses (HRANDFIELD,
+// SRANDMEMBER and ZRANDMEMBER with a negative count): Redis checks the
+// output limits as each reply is added (closeClientOnOutputBufferLimitReached
+// from _addReplyProtoToList) and such a loop stops once the client is to be
+// closed, so that a huge count does not build a reply without bound. Here
+// the running client's output so far (its batch's replies, c.w.B, and
+// what waits to be written) is checked (lock held); true: the client is
+// closed (or being closed) and the command stops. A script's or another
+// internal client, and a client whose replies are suppressed (CLIENT
+// REPLY OFF/SKIP: Redis adds nothing), are never closed here.
+func (c *Client) closeASAP() bool {
+	s := c.srv
+	if s.current != c || !c.bm.on || c.suppressing() {
+		return false
+	}
+	return s.checkObuf(c, len(c.w.B))
 }

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"regexp"
 	"strconv"
@@ -385,59 +383,6 @@ func TestObufNormalClientSoftLimit(t *testing.T) {
 	}
 }
 
-// TestObufNormalDefaultBounded: with the default normal 0 0 0 a client
-// that pipelines large GETs and does not read is not disconnected, as with
-// Redis, but the server holds at most about replyChunk of replies for it:
-// its goroutine stops running its commands while they cannot be written,
-// without holding the execution lock (other clients are served), and once
-// it reads it gets every reply, in order.
-func TestObufNormalDefaultBounded(t *testing.T) {
-	const n = 400 // 40 MB of replies
-	f := startFlood(t, "", n)
-	l, admin, a, aID, val := f.liveServer, f.admin, f.a, f.aID, f.val
-	// The client's goroutine is blocked writing its replies.
-	if !f.waitOmem(t, 1) {
-		t.Fatal("never saw the client's pending output")
-	}
-	// Other clients are served meanwhile: the lock is free.
-	for i := 0; i < 20; i++ {
-		if got := admin.do("SET", "other", strconv.Itoa(i)); got != "+OK" {
-			t.Fatalf("SET while a client is stuck: %s", got)
-		}
-	}
-	if got := admin.do("INCR", "counter"); got != "(integer) 1" {
-		t.Fatalf("INCR: %s", got)
-	}
-	if clientField(t, admin, aID, "id") == "" {
-		t.Fatal("the client that does not read was disconnected with normal 0 0 0")
-	}
-	if m, bound := l.obufTotalLocked(), int64(1<<20+len(val)+64); m > bound {
-		t.Fatalf("server holds %d bytes of output (bound %d)", m, bound)
-	}
-	// Now it reads: every reply arrives, in order.
-	a.c.SetReadDeadline(time.Now().Add(60 * time.Second))
-	br := bufio.NewReaderSize(a.c, 1<<20)
-	for i := 0; i < n; i++ {
-		v, err := resp.ReadValue(br, resp.DefaultReplyLimits)
-		if err != nil {
-			t.Fatalf("reply %d: %v", i, err)
-		}
-		if v.Kind != resp.KindBulk || v.Str != val {
-			t.Fatalf("reply %d: %s", i, fmt.Sprintf("%.40q", renderValue(v)))
-		}
-	}
-	c := l.clientByID(aID)
-	if c == nil {
-		t.Fatal("client gone")
-	}
-	if p, bound := c.obufPeak.Load(), int64(1<<20+len(val)+64); p > bound || p == 0 {
-		t.Fatalf("peak output %d for %d bytes of replies, bound %d", p, n*len(val), bound)
-	}
-	if got := a.do("PING"); got != "+PONG" {
-		t.Fatalf("PING after: %s", got)
-	}
-}
-
 // fakeReplica is a replica speaking the protocol on a test connection:
 // it reads the full sync, then whatever the test says.
 type fakeReplica struct {
@@ -575,9 +520,8 @@ func TestObufReplicaSoftLimit(t *testing.T) {
 }
 
 // TestObufLimitSetWhileStuck: a limit set while a client that does not
-// read is held at its cap applies to it, as Redis applies new limits to
-// the buffers it has: its commands go on up to the new limit, and it is
-// disconnected.
+// read has its replies held applies to it, as Redis applies new limits to
+// the buffers it has (the cron's check): it is disconnected.
 func TestObufLimitSetWhileStuck(t *testing.T) {
 	f := startFlood(t, "", 300)
 	if !f.waitOmem(t, 1) {

@@ -141,7 +141,6 @@ type Server struct {
 	// the signal that asked for shutdown (0: SIGTERM, 2: SIGINT).
 	rdb         persistState
 	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
-	obuf        obufState // client-output-buffer-limit (obuf.go)
 	shutdownSig atomic.Int32
 	// shutdownFailover is the shutdown waiting for its hand-over (SHUTDOWN
 	// FAILOVER, shutdown-on-sigterm failover), guarded by mu; nil if none.
