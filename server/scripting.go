@@ -245,10 +245,11 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 	} else {
 		e.Prepare(sc.SHA())
 	}
-	b := s.startBusyFn(h, fi, argv)
+	sha := ""
 	if fi == nil {
-		b.sha = sc.SHA()
+		sha = sc.SHA()
 	}
+	b := s.startBusyFn(h, fi, sha, argv)
 	h.busy = b
 	pendingMark := len(s.pending)
 	var err error

@@ -136,8 +136,8 @@ func (b *busyScript) lend(fn func()) bool {
 func (b *busyScript) over(now time.Time) bool { return b.limit > 0 && now.Sub(b.start) >= b.limit }
 
 // startBusyFn arms the busy state for a script about to run (under mu):
-// the function fi (nil: EVAL) called with argv.
-func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, argv [][]byte) *busyScript {
+// the function fi (nil: EVAL of the script sha) called with argv.
+func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, sha string, argv [][]byte) *busyScript {
 	// The script starts at its command's time (s.now, set as the command
 	// began, microseconds ago); outside a command the clock is read.
 	start := s.now
@@ -153,6 +153,8 @@ func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, argv [][]byte) *busy
 	}
 	b.start, b.limit = start, time.Duration(s.cfg.BusyReplyThreshold)*time.Millisecond
 	b.slowLogged.Store(false)
+	// Set before s.busy publishes b: the cron reads them (noteSlowScript).
+	b.sha, b.fn, b.argv = sha, "", nil
 	if fi != nil {
 		b.fn = fi.Name
 		b.argv = make([][]byte, len(argv))
