@@ -549,8 +549,30 @@ func (e *Engine) ldbPrintAll(L *lua.LState) {
 	}
 }
 
-// ldbTrace logs the script's frames from the current one out. Vigil
-// names a frame "top level" (the VM does not keep the called name).
+// frameName is Lua 5.1's getfuncname as lua_getinfo's "n" gives it: the
+// name the calling instruction used for the function at level, "" when
+// the frame was tail called or its caller is not Lua code.
+func frameName(L *lua.LState, level int) string {
+	f, ok := stackFrame(L, level)
+	if !ok || f.tailCall > 0 {
+		return ""
+	}
+	caller, ok := viewFrame(f.parent)
+	if !ok || caller.fn.IsG || caller.fn.Proto == nil || caller.pc < 0 || caller.pc >= len(caller.fn.Proto.Code) {
+		return ""
+	}
+	i := caller.fn.Proto.Code[caller.pc]
+	switch opcode(i) {
+	case lua.OP_CALL, lua.OP_TAILCALL, lua.OP_TFORLOOP:
+		if kind, name := objName(caller, caller.pc, argA(i)); kind != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+// ldbTrace logs the script's frames from the current one out, each named
+// as Lua 5.1 names it ("top level" when it has no name).
 func (e *Engine) ldbTrace(L *lua.LState) {
 	d := e.ldb
 	level := 0
@@ -567,7 +589,11 @@ func (e *Engine) ldbTrace(L *lua.LState) {
 		if level == 0 {
 			where = "In"
 		}
-		d.log(where + " top level:")
+		name := frameName(L, level)
+		if name == "" {
+			name = "top level"
+		}
+		d.log(where + " " + name + ":")
 		d.logSourceLine(line)
 	}
 	if level == 0 {
