@@ -246,6 +246,12 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 		e.Prepare(sc.SHA())
 	}
 	b := s.startBusyFn(h, fi, argv)
+	if e.Debugging() {
+		// A debugging session's hook is the debugger's (luaLdbLineHook
+		// replaces luaMaskCountHook): the script is never busy for the
+		// other clients, who wait.
+		s.busy.Store(nil)
+	}
 	if fi == nil {
 		b.sha = sc.SHA()
 	}

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The Lua debugger's sync sessions, driven with raw RESP on Vigil and on
@@ -24,13 +27,20 @@ return redis.call('get', KEYS[1])
 
 // ldbRun runs a session: SCRIPT DEBUG SYNC, EVAL, then each debugger
 // command; it returns every reply read, and whether the server closed
-// the connection after the last.
-func ldbRun(t *testing.T, c *rconn, script string, steps [][]string, tail int) []string {
+// the connection after the last. tick (nil: none) runs from the sending
+// of each command to the reading of its reply (Vigil's fake clock moves).
+func ldbRun(t *testing.T, c *rconn, script string, steps [][]string, tail int, tick func() (stop func())) []string {
 	t.Helper()
 	out := []string{c.do("SCRIPT", "DEBUG", "SYNC")}
 	out = append(out, c.do("EVAL", script, "1", "k1", "v1"))
 	for _, s := range steps {
-		out = append(out, c.do(s...))
+		c.send(s...)
+		stop := func() {}
+		if tick != nil {
+			stop = tick()
+		}
+		out = append(out, c.read())
+		stop()
 	}
 	for i := 0; i < tail; i++ { // <endsession> was read: the EVAL reply
 		out = append(out, c.read())
@@ -66,10 +76,10 @@ func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
 			r := dialRedis()
 			r.t = t
 			r.do("FLUSHALL")
-			redis := ldbRun(t, r, tc.script, tc.steps, tc.tail)
+			redis := ldbRun(t, r, tc.script, tc.steps, tc.tail, nil)
 			v := l.dial(t)
 			v.do("FLUSHALL")
-			vigil := ldbRun(t, v, tc.script, tc.steps, tc.tail)
+			vigil := ldbRun(t, v, tc.script, tc.steps, tc.tail, nil)
 			all := strings.Join(redis, "\n")
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {
@@ -113,5 +123,152 @@ func TestLuaDebuggerOutsideSession(t *testing.T) {
 		if !strings.Contains(got, "Please use EVAL instead of EVALSHA for debugging") {
 			t.Errorf("EVALSHA in debug mode: %q (sha %q)", got, sha)
 		}
+	}
+}
+
+// ticking moves the live server's fake clock by 10 ms every millisecond
+// until stop is called: a debugging session's time limit passes while a
+// script runs (the session's clock restarts when it resumes the script,
+// at a moment the test cannot see).
+func (l *liveServer) ticking() (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				l.clk.Advance(10 * time.Millisecond)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+// A script that runs busy-reply-threshold (lua-time-limit) without
+// stopping stops in the debugger, "timeout reached, infinite loop?"
+// (luaLdbLineHook's COUNT event), on both servers.
+func TestLuaDebuggerTimeoutLikeRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t, "--lua-time-limit", "50")
+	const loop = "local i = 0\nwhile true do i = i + 1 end\n"
+	steps := [][]string{{"c"}, {"s"}, {"c"}, {"a"}}
+	r := dialRedis()
+	r.t = t
+	redis := ldbRun(t, r, loop, steps, 1, nil)
+	// Vigil's test server runs on a fake clock: the time limit passes
+	// once each command is sent (the limit counts from the last stop).
+	vigil := ldbRun(t, l.dial(t), loop, steps, 1, l.ticking)
+	if want := "timeout reached, infinite loop?"; !strings.Contains(strings.Join(redis, "\n"), want) {
+		t.Errorf("redis's session lacks %q: %q", want, redis)
+	}
+	if strings.Join(redis, "\n") != strings.Join(vigil, "\n") {
+		t.Errorf("redis %q\nvigil %q", redis, vigil)
+	}
+}
+
+// A debugging client that closes its connection ends the session as in
+// Redis: at a stop, the script runs on without stopping (its later writes
+// are made); at a timeout stop, the script is killed (else the server
+// stays blocked). The server serves the other clients after it.
+func TestLuaDebuggerClientCloses(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t, "--lua-time-limit", "50")
+	scenario := func(dial func() *rconn, tick func() func()) []string {
+		var out []string
+		o := dial()
+		o.do("FLUSHALL")
+		c := dial()
+		c.do("SCRIPT", "DEBUG", "SYNC")
+		out = append(out, c.do("EVAL", "local a = 1\nredis.call('set', 'after', 'yes')\nreturn a\n", "0"))
+		c.c.Close()
+		out = append(out, o.do("GET", "after"))
+		c = dial()
+		c.do("SCRIPT", "DEBUG", "SYNC")
+		c.do("EVAL", "redis.call('set', 'loop', '1')\nwhile true do end\n", "0")
+		c.send("c")
+		stop := tick()
+		out = append(out, c.read()) // the timeout stop
+		stop()
+		c.c.Close()
+		out = append(out, o.do("GET", "loop"), o.do("PING"))
+		return out
+	}
+	redis := scenario(func() *rconn { r := dialRedis(); r.t = t; return r }, func() func() { return func() {} })
+	vigil := scenario(func() *rconn { return l.dial(t) }, l.ticking)
+	want := []string{"[+* Stopped at 1, stop reason = step over, +-> 1   local a = 1]", `"yes"`,
+		"[+* Stopped at 2, stop reason = timeout reached, infinite loop?, +-> 2   while true do end]", `"1"`, "+PONG"}
+	sameAsRedis(t, "client closes", redis, vigil, want)
+}
+
+// A signal (SIGTERM: Run's context) interrupts a session waiting for its
+// client, as a signal's EINTR interrupts Redis's blocking read: the
+// script runs on without stopping, the session ends (<endsession>, the
+// reply, the connection closed) and the server shuts down. Redis's
+// interruption depends on which of its threads takes the signal; Vigil's
+// always happens.
+func TestLuaDebuggerSignalEndsSession(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "v.sock")
+	ts := newTestServer(t, "--port", "0", "--unixsocket", sock, "--save", "")
+	if err := ts.s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ts.s.Run(ctx) }()
+	l := &liveServer{testServer: ts, sock: sock}
+	c := l.dial(t)
+	c.do("SCRIPT", "DEBUG", "SYNC")
+	if got := c.do("EVAL", "local a = 1\nlocal b = 2\nreturn a + b\n", "0"); !strings.Contains(got, "Stopped at 1") {
+		t.Fatalf("EVAL: %s", got)
+	}
+	cancel()
+	if got := c.read(); got != "[+<endsession>]" {
+		t.Fatalf("after the signal: %s", got)
+	}
+	if got := c.read(); got != "(integer) 3" {
+		t.Fatalf("the reply: %s", got)
+	}
+	if !c.closed() {
+		t.Error("the connection is open")
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+}
+
+// SHUTDOWN from another client waits for the session's end (the session
+// holds the server, as Redis's main thread); when the debugging client
+// leaves, the script ends and the server shuts down.
+func TestLuaDebuggerShutdownWaitsForSession(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "v.sock")
+	ts := newTestServer(t, "--port", "0", "--unixsocket", sock, "--save", "")
+	if err := ts.s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ts.s.Run(context.Background()) }()
+	l := &liveServer{testServer: ts, sock: sock}
+	c, o := l.dial(t), l.dial(t)
+	c.do("SCRIPT", "DEBUG", "SYNC")
+	c.do("EVAL", "local a = 1\nredis.call('set', 'k', 'v')\nreturn a\n", "0")
+	o.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-done:
+		t.Fatal("the server stopped with the session open")
+	case <-time.After(100 * time.Millisecond): // no state to poll: nothing may happen
+	}
+	c.c.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	if !o.closed() {
+		t.Error("SHUTDOWN's connection is open")
 	}
 }
