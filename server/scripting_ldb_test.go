@@ -25,6 +25,49 @@ redis.pcall('lpush', KEYS[1], 'x')
 return redis.call('get', KEYS[1])
 `
 
+const ldbTraceScript = `local function f(x)
+  local y = x + 1
+  return y
+end
+local t = {}
+function t.m(x)
+  local r = f(x)
+  return r
+end
+local o = {}
+function o:meth(x)
+  local r = t.m(x)
+  return r
+end
+local r = o:meth(1)
+local r2 = pcall(f, 2)
+local r3 = ({f})[1](3)
+for k, v in pairs({1}) do f(v) end
+local function tc(x) return f(x) end
+tc(1)
+return r
+`
+
+const ldbLinesScript = `local a = 0
+for i = 1, 2 do
+  a = a + i
+end
+local ok = pcall(function()
+  return 1
+end)
+local t = {
+  x = 1,
+  y = function() return 2 end,
+  z = function()
+    return 3
+  end,
+}
+function gf(x)
+  return x
+end
+return a
+`
+
 // ldbRun runs a session: SCRIPT DEBUG SYNC, EVAL, then each debugger
 // command; it returns every reply read, and whether the server closed
 // the connection after the last. tick (nil: none) runs from the sending
@@ -70,6 +113,18 @@ func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
 		{"continue", "return {1,'a'}\n", [][]string{{"c"}}, 1, []string{"<endsession>"}},
 		{"breakpoint", ldbScript, [][]string{{"b", "7"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}}, 1, []string{"break point"}},
 		{"callerror", "redis.call('incr','x','y')\n", [][]string{{"s"}}, 1, []string{"Wrong number of args"}},
+		// trace names the frames as Lua 5.1's getfuncname (local, upvalue,
+		// field, method, "?"; "top level" for a tail call, the chunk and a
+		// function pcall called).
+		{"trace", ldbTraceScript, [][]string{
+			{"b", "2"}, {"c"}, {"t"}, {"p"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"},
+		}, 1, []string{"In f:", "From meth:", "In ?:"}},
+		// Lua 5.1's line table: a closure is made on its function's last
+		// line, a keyed constructor field on its value's; the locals a
+		// numeric for declares, printed inside and after the loop.
+		{"lines", ldbLinesScript, [][]string{
+			{"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"c"},
+		}, 1, []string{"Stopped at 7, stop reason = step over", "Stopped at 13,", "(for index) = 1", "Stopped at 17,"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
