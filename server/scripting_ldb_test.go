@@ -113,6 +113,14 @@ func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
 		{"continue", "return {1,'a'}\n", [][]string{{"c"}}, 1, []string{"<endsession>"}},
 		{"breakpoint", ldbScript, [][]string{{"b", "7"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}}, 1, []string{"break point"}},
 		{"callerror", "redis.call('incr','x','y')\n", [][]string{{"s"}}, 1, []string{"Wrong number of args"}},
+		// unit/scripting's "Test scripting debug protocol parsing" and
+		// "Test scripting debug lua stack overflow".
+		{"parsing", "return 'hello'\n", [][]string{
+			{"hello\x00world"}, {"hello\x00"}, {"\x00hello"}, {"\x00hello\x00"}, {"SCRIPT", "DEBUG", "NO"}, {"c"},
+		}, 1, []string{"Unknown Redis Lua debugger command"}},
+		{"redis100", "return 'hello'\n", [][]string{
+			append([]string{"redis"}, strings.Fields(strings.Repeat("test ", 100))...), {"c"},
+		}, 1, []string{"... (89 more)", "Unknown Redis command called from script"}},
 		// trace names the frames as Lua 5.1's getfuncname (local, upvalue,
 		// field, method, "?"; "top level" for a tail call, the chunk and a
 		// function pcall called).
