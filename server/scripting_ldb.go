@@ -56,7 +56,12 @@ func evalDebug(c *Client, args [][]byte, ro bool) {
 	if limit <= 0 {
 		limit = 5 * time.Second // luaLdbLineHook's default
 	}
-	e.e.StartDebug(ldbConn{c, s.ldbWakeFd()}, args[1], limit, s.clock.Now)
+	wake := s.ldbWakeFd()
+	if wake >= 0 { // a signal before the session does not interrupt it
+		var buf [8]byte
+		unix.Read(wake, buf[:])
+	}
+	e.e.StartDebug(ldbConn{c, wake}, args[1], limit, s.clock.Now)
 	evalGeneric(c, args, false, ro)
 	if e := s.lua; e != nil {
 		e.e.EndDebug()

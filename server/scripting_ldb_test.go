@@ -121,6 +121,12 @@ func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
 		{"redis100", "return 'hello'\n", [][]string{
 			append([]string{"redis"}, strings.Fields(strings.Repeat("test ", 100))...), {"c"},
 		}, 1, []string{"... (89 more)", "Unknown Redis command called from script"}},
+		// Commands the debugger's redis refuses, many in a row; eval's
+		// redis.breakpoint() makes the next line stop.
+		{"refused", "local a = 1\nreturn a\n", [][]string{
+			{"r", "client", "kill", "id", "1"}, {"r", "shutdown"}, {"r", "script", "kill"}, {"r", "nosuchcommand"},
+			{"e", "redis.call('ping')"}, {"e", "redis.breakpoint()"}, {"c"}, {"c"},
+		}, 1, []string{"This Redis command is not allowed from script", "redis.breakpoint() called"}},
 		// trace names the frames as Lua 5.1's getfuncname (local, upvalue,
 		// field, method, "?"; "top level" for a tail call, the chunk and a
 		// function pcall called).

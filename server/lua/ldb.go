@@ -526,9 +526,11 @@ func (e *Engine) ldbRedis(L *lua.LState, argv []string) {
 		L.Push(lua.LString(a))
 	}
 	d.step = true
-	L.PCall(len(argv)-1, 1, nil)
+	err := L.PCall(len(argv)-1, 1, nil)
 	d.step = false
-	L.Pop(1)
+	if err == nil { // an error leaves nothing on the stack
+		L.Pop(1)
+	}
 }
 
 // ldbPrint prints the first local named name from the innermost frame
