@@ -250,6 +250,12 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 		sha = sc.SHA()
 	}
 	b := s.startBusyFn(h, fi, sha, argv)
+	if e.Debugging() {
+		// A debugging session's hook is the debugger's (luaLdbLineHook
+		// replaces luaMaskCountHook): the script is never busy for the
+		// other clients, who wait.
+		s.busy.Store(nil)
+	}
 	h.busy = b
 	pendingMark := len(s.pending)
 	var err error

@@ -105,6 +105,11 @@ type Server struct {
 	doneCh       chan struct{}
 	connWG       sync.WaitGroup
 	closing      atomic.Bool
+	// ldbWake is the Lua debugger's wake eventfd plus one (0: none yet),
+	// in the poll set of a sync session waiting for its client
+	// (scripting_ldb.go); a signal writes it, as Redis's signal makes the
+	// session's read fail with EINTR.
+	ldbWake atomic.Int32
 	// The startup load (persist_aof.go loadDataOnStart), seen without mu:
 	// loadMarked is MarkLoading (Run starts serving, then LoadDataFromDisk
 	// loads: serving is closed once the listeners, the cron and the
@@ -357,6 +362,9 @@ func (s *Server) Run(ctx context.Context) error {
 	for ctxDone := ctx.Done(); ; {
 		select {
 		case <-ctxDone:
+			// A debugging session waiting for its client is interrupted
+			// (the session holds the lock the shutdown needs).
+			s.ldbInterrupt()
 			// During the startup load a signal shuts down at once,
 			// without saving (Redis's whileBlockedCron with
 			// shutdown_asap): a busy script of the AOF is stopped.
@@ -424,6 +432,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.migrateCloseAll() // MIGRATE's cached sockets (cmd_migrate.go)
 	s.mu.Unlock()
 	s.aofShutdown() // persistence: flush and fsync the AOF (persist_aof.go)
+	s.ldbClose()
 	close(s.doneCh)
 	if !quiet {
 		s.log.Warn().Msg("Redis is now ready to exit, bye bye...")

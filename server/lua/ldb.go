@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -35,20 +36,31 @@ type ldbState struct {
 	current  int
 	logs     []string
 	cbuf     []byte
+	// The timeout stop (luaLdbLineHook's COUNT event): limit is
+	// busy-reply-threshold (5 s when 0), start when the script started
+	// or last stopped, on the server's clock now.
+	limit time.Duration
+	now   func() time.Time
+	start time.Time
 }
+
+// ldbCountEvery is the instruction count between the hook's COUNT
+// events (lua_sethook's count in evalGenericCommandWithDebugging).
+const ldbCountEvery = 100000
 
 // StartDebug starts a debugging session for the next RunScript
 // (ldbEnable + ldbStartSession): conn is the debugging client's
-// connection, body the script as EVAL got it.
-func (e *Engine) StartDebug(conn io.ReadWriter, body []byte) {
+// connection, body the script as EVAL got it; a script that runs limit
+// (on the clock now) without stopping stops with "timeout reached".
+func (e *Engine) StartDebug(conn io.ReadWriter, body []byte, limit time.Duration, now func() time.Time) {
 	src := string(body)
 	src = strings.TrimRight(src, "\r\n")
-	d := &ldbState{conn: conn, step: true, maxlen: ldbMaxLenDefault}
+	d := &ldbState{conn: conn, step: true, maxlen: ldbMaxLenDefault, limit: limit, now: now, start: now()}
 	if src != "" {
 		d.src = strings.Split(src, "\n")
 	}
 	e.ldb = d
-	e.L.SetLineHook(e.ldbHook)
+	e.L.SetLineHook(e.ldbHook, ldbCountEvery)
 }
 
 // Debugging reports whether a session is active.
@@ -64,7 +76,7 @@ func (e *Engine) EndDebug() {
 	}
 	d.log("<endsession>")
 	d.send()
-	e.L.SetLineHook(nil)
+	e.L.SetLineHook(nil, 0)
 	e.ldb = nil
 }
 
@@ -151,8 +163,8 @@ func abs(x int) int {
 	return x
 }
 
-// ldbHook is luaLdbLineHook (without the COUNT event's timeout).
-func (e *Engine) ldbHook(L *lua.LState, line int) {
+// ldbHook is luaLdbLineHook, for the LINE and the COUNT events.
+func (e *Engine) ldbHook(L *lua.LState, line int, count bool) {
 	d := e.ldb
 	if d == nil {
 		return
@@ -166,6 +178,15 @@ func (e *Engine) ldbHook(L *lua.LState, line int) {
 	if src, _ := L.FrameLine(dbg); !strings.Contains(src, "user_script") {
 		return
 	}
+	// The COUNT event stops a script that ran too long: an infinite
+	// loop?
+	timeout := false
+	if count && !d.step && !bp {
+		if d.now().Sub(d.start) < d.limit {
+			return
+		}
+		timeout, d.step = true, true
+	}
 	if !d.step && !bp {
 		return
 	}
@@ -175,12 +196,19 @@ func (e *Engine) ldbHook(L *lua.LState, line int) {
 		if d.luabp {
 			reason = "redis.breakpoint() called"
 		}
+	} else if timeout {
+		reason = "timeout reached, infinite loop?"
 	}
 	d.step, d.luabp = false, false
 	d.log(fmt.Sprintf("* Stopped at %d, stop reason = %s", line, reason))
 	d.logSourceLine(line)
 	d.send()
-	e.ldbRepl(L)
+	if !e.ldbRepl(L) && timeout {
+		// The client closed the connection during a timeout stop: the
+		// script is killed, else the server would stay blocked.
+		e.ldbRaise(L, "timeout during Lua debugging with client closing connection")
+	}
+	d.start = d.now()
 }
 
 // parse is ldbReplParseCommand: a command from cbuf, or nil to read
@@ -289,8 +317,10 @@ var ldbHelp = []string{
 	"                     next line of code.",
 }
 
-// ldbRepl reads and runs debugger commands until one resumes the script.
-func (e *Engine) ldbRepl(L *lua.LState) {
+// ldbRepl reads and runs debugger commands until one resumes the script;
+// false: the client is gone (its read failed), the script runs on
+// without stopping.
+func (e *Engine) ldbRepl(L *lua.LState) bool {
 	d := e.ldb
 	for {
 		var argv []string
@@ -309,7 +339,7 @@ func (e *Engine) ldbRepl(L *lua.LState) {
 				// The client is gone: the script runs on without input.
 				d.step = false
 				d.bp = nil
-				return
+				return false
 			}
 			d.cbuf = append(d.cbuf, buf[:n]...)
 			if len(d.cbuf) > 1<<20 {
@@ -326,9 +356,9 @@ func (e *Engine) ldbRepl(L *lua.LState) {
 			d.send()
 		case "s", "step", "n", "next":
 			d.step = true
-			return
+			return true
 		case "c", "continue":
-			return
+			return true
 		case "t", "trace":
 			e.ldbTrace(L)
 			d.send()
@@ -496,9 +526,11 @@ func (e *Engine) ldbRedis(L *lua.LState, argv []string) {
 		L.Push(lua.LString(a))
 	}
 	d.step = true
-	L.PCall(len(argv)-1, 1, nil)
+	err := L.PCall(len(argv)-1, 1, nil)
 	d.step = false
-	L.Pop(1)
+	if err == nil { // an error leaves nothing on the stack
+		L.Pop(1)
+	}
 }
 
 // ldbPrint prints the first local named name from the innermost frame
@@ -549,8 +581,30 @@ func (e *Engine) ldbPrintAll(L *lua.LState) {
 	}
 }
 
-// ldbTrace logs the script's frames from the current one out. Vigil
-// names a frame "top level" (the VM does not keep the called name).
+// frameName is Lua 5.1's getfuncname as lua_getinfo's "n" gives it: the
+// name the calling instruction used for the function at level, "" when
+// the frame was tail called or its caller is not Lua code.
+func frameName(L *lua.LState, level int) string {
+	f, ok := stackFrame(L, level)
+	if !ok || f.tailCall > 0 {
+		return ""
+	}
+	caller, ok := viewFrame(f.parent)
+	if !ok || caller.fn.IsG || caller.fn.Proto == nil || caller.pc < 0 || caller.pc >= len(caller.fn.Proto.Code) {
+		return ""
+	}
+	i := caller.fn.Proto.Code[caller.pc]
+	switch opcode(i) {
+	case lua.OP_CALL, lua.OP_TAILCALL, lua.OP_TFORLOOP:
+		if kind, name := objName(caller, caller.pc, argA(i)); kind != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+// ldbTrace logs the script's frames from the current one out, each named
+// as Lua 5.1 names it ("top level" when it has no name).
 func (e *Engine) ldbTrace(L *lua.LState) {
 	d := e.ldb
 	level := 0
@@ -567,7 +621,11 @@ func (e *Engine) ldbTrace(L *lua.LState) {
 		if level == 0 {
 			where = "In"
 		}
-		d.log(where + " top level:")
+		name := frameName(L, level)
+		if name == "" {
+			name = "top level"
+		}
+		d.log(where + " " + name + ":")
 		d.logSourceLine(line)
 	}
 	if level == 0 {

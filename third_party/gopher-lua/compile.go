@@ -364,10 +364,14 @@ type codeBlock struct {
 	LastLine       int
 	labels         map[string]*gotoLabelDesc
 	firstGotoIndex int
+	// dbgLocals are the indexes in Proto.DbgLocals of the block's locals
+	// (Vigil: EndScope closed the locals by register number, which is
+	// not their DbgLocals index).
+	dbgLocals []int
 }
 
 func newCodeBlock(localvars *varNamePool, blabel int, parent *codeBlock, pos ast.PositionHolder, firstGotoIndex int) *codeBlock {
-	bl := &codeBlock{localvars, blabel, parent, false, 0, 0, map[string]*gotoLabelDesc{}, firstGotoIndex}
+	bl := &codeBlock{localvars, blabel, parent, false, 0, 0, map[string]*gotoLabelDesc{}, firstGotoIndex, nil}
 	if pos != nil {
 		bl.LineStart = pos.Line()
 		bl.LastLine = pos.LastLine()
@@ -543,6 +547,7 @@ func (fc *funcContext) BlockLocalVarsCount() int {
 
 func (fc *funcContext) RegisterLocalVar(name string) int {
 	ret := fc.Block.LocalVars.Register(name)
+	fc.Block.dbgLocals = append(fc.Block.dbgLocals, len(fc.Proto.DbgLocals))
 	fc.Proto.DbgLocals = append(fc.Proto.DbgLocals, &DbgLocalInfo{Name: name, StartPc: fc.Code.LastPC() + 1})
 	fc.SetRegTop(fc.RegTop() + 1)
 	return ret
@@ -596,9 +601,11 @@ func (fc *funcContext) LeaveBlock() int {
 	return closed
 }
 
+// EndScope closes the block's locals: EndPc is the first instruction
+// out of their scope, as Lua 5.1's removevars sets endpc (Vigil).
 func (fc *funcContext) EndScope() {
-	for _, vr := range fc.Block.LocalVars.List() {
-		fc.Proto.DbgLocals[vr.Index].EndPc = fc.Code.LastPC()
+	for _, i := range fc.Block.dbgLocals {
+		fc.Proto.DbgLocals[i].EndPc = fc.Code.LastPC() + 1
 	}
 }
 
@@ -859,6 +866,9 @@ func compileLocalAssignStmt(context *funcContext, stmt *ast.LocalAssignStmt) { /
 		if _, ok := stmt.Exprs[0].(*ast.FunctionExpr); ok {
 			context.RegisterLocalVar(stmt.Names[0])
 			compileRegAssignment(context, stmt.Names, stmt.Exprs, reg, len(stmt.Names), sline(stmt))
+			// Debug information sees the local after its closure, as Lua
+			// 5.1's localfunc sets startpc (Vigil).
+			context.Proto.DbgLocals[len(context.Proto.DbgLocals)-1].StartPc = context.Code.LastPC() + 1
 			return
 		}
 	}
@@ -1073,6 +1083,12 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 	compileExpr(context, reg, stmt.Step, ec)
 
 	code.AddASbx(OP_FORPREP, rindex, 0, sline(stmt))
+	// Vigil: the control variables' scope is Lua 5.1's, from FORPREP
+	// through FORLOOP (forbody's adjustlocalvars; the enclosing block).
+	ctl := context.Proto.DbgLocals[len(context.Proto.DbgLocals)-3:]
+	for _, l := range ctl {
+		l.StartPc = code.LastPC()
+	}
 
 	context.RegisterLocalVar(stmt.Name)
 
@@ -1083,6 +1099,9 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 
 	flpc := code.LastPC()
 	code.AddASbx(OP_FORLOOP, rindex, bodypc-(flpc+1), sline(stmt))
+	for _, l := range ctl {
+		l.EndPc = code.LastPC() + 1
+	}
 
 	context.SetLabelPc(endlabel, code.LastPC())
 	code.SetSbx(bodypc, flpc-bodypc)
@@ -1102,6 +1121,12 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	context.RegisterLocalVar("(for control)")
 
 	compileRegAssignment(context, stmt.Names, stmt.Exprs, context.RegTop()-3, 3, sline(stmt))
+	// Vigil: the hidden variables' scope is Lua 5.1's, from the JMP
+	// after their assignment through the loop's closing JMP.
+	ctl := context.Proto.DbgLocals[len(context.Proto.DbgLocals)-3:]
+	for _, l := range ctl {
+		l.StartPc = code.LastPC() + 1
+	}
 
 	code.AddASbx(OP_JMP, 0, fllabel, sline(stmt))
 
@@ -1117,6 +1142,9 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	context.SetLabelPc(fllabel, code.LastPC())
 	code.AddABC(OP_TFORLOOP, rgen, 0, nnames, sline(stmt))
 	code.AddASbx(OP_JMP, 0, bodylabel, sline(stmt))
+	for _, l := range ctl {
+		l.EndPc = code.LastPC() + 1
+	}
 
 	context.SetLabelPc(endlabel, code.LastPC())
 } // }}}
@@ -1228,18 +1256,20 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		compileFunctionExpr(childcontext, ex, ec)
 		protono := len(context.Proto.FunctionPrototypes)
 		context.Proto.FunctionPrototypes = append(context.Proto.FunctionPrototypes, childcontext.Proto)
-		code.AddABx(OP_CLOSURE, sreg, protono, sline(ex))
+		// Vigil: the closure is made on the line of the function's end,
+		// as Lua 5.1's codeclosure (the lexer's lastline).
+		code.AddABx(OP_CLOSURE, sreg, protono, eline(ex))
 		for _, upvalue := range childcontext.Upvalues.List() {
 			localidx, block := context.FindLocalVarAndBlock(upvalue.Name)
 			if localidx > -1 {
-				code.AddABC(OP_MOVE, 0, localidx, 0, sline(ex))
+				code.AddABC(OP_MOVE, 0, localidx, 0, eline(ex))
 				block.RefUpvalue = true
 			} else {
 				upvalueidx := context.Upvalues.Find(upvalue.Name)
 				if upvalueidx < 0 {
 					upvalueidx = context.Upvalues.RegisterUnique(upvalue.Name)
 				}
-				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, sline(ex))
+				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, eline(ex))
 			}
 		}
 		return sused
@@ -1385,7 +1415,9 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 			if _, ok := field.Key.(*ast.StringExpr); ok {
 				opcode = OP_SETTABLEKS
 			}
-			code.AddABC(opcode, tablereg, b, c, sline(ex))
+			// Vigil: the line Lua 5.1 gives the store, its value's last
+			// (recfield codes it after the value).
+			code.AddABC(opcode, tablereg, b, c, eline(field.Value))
 			reg = regorg
 		}
 		flush := arraycount % FieldsPerFlush

@@ -7,15 +7,19 @@ package lua
 // last. While it runs no hook is called (Lua's allowhook).
 
 type lineHookState struct {
-	fn      func(L *LState, line int)
+	fn      func(L *LState, line int, count bool)
 	frame   *callFrame
 	lastPc  int
 	running bool
+	every   int // LUA_MASKCOUNT's count (0: no count events)
+	left    int
 }
 
-// SetLineHook installs f as the state's line hook (nil removes it). The
-// state's context, if any, is still checked.
-func (ls *LState) SetLineHook(f func(L *LState, line int)) {
+// SetLineHook installs f as the state's line hook (nil removes it). With
+// count > 0, f is also called (count true) every count instructions, as
+// Lua 5.1's LUA_MASKCOUNT, before the line event of the same instruction.
+// The state's context, if any, is still checked.
+func (ls *LState) SetLineHook(f func(L *LState, line int, count bool), count int) {
 	if f == nil {
 		ls.lineHook = nil
 		if ls.ctx != nil {
@@ -25,7 +29,7 @@ func (ls *LState) SetLineHook(f func(L *LState, line int)) {
 		}
 		return
 	}
-	ls.lineHook = &lineHookState{fn: f}
+	ls.lineHook = &lineHookState{fn: f, every: count, left: count}
 	ls.mainLoop = mainLoopWithHook
 }
 
@@ -74,17 +78,15 @@ func mainLoopWithHook(L *LState, baseframe *callFrame) {
 				prev = pc - 1 // back from a call: the call ran last
 			}
 			p := cf.Fn.Proto
-			if line := lineOfPc(p, pc); pc == 0 || pc <= prev || line != lineOfPc(p, prev) {
-				// While the hook runs the frame's pc is past the
-				// instruction about to run (Lua's savedpc): its line
-				// and active locals are the ones the debugger sees.
-				h.running = true
-				cf.Pc++
-				func() {
-					defer func() { h.running = false }()
-					h.fn(L, line)
-				}()
-				cf.Pc--
+			line := lineOfPc(p, pc)
+			if h.every > 0 {
+				if h.left--; h.left == 0 {
+					h.left = h.every
+					h.call(L, cf, line, true)
+				}
+			}
+			if pc == 0 || pc <= prev || line != lineOfPc(p, prev) {
+				h.call(L, cf, line, false)
 			}
 			h.frame, h.lastPc = cf, pc
 		}
@@ -102,6 +104,19 @@ func mainLoopWithHook(L *LState, baseframe *callFrame) {
 			return
 		}
 	}
+}
+
+// call runs the hook for the instruction about to run in cf. While it
+// runs the frame's pc is past that instruction (Lua's savedpc): its line
+// and active locals are the ones the debugger sees.
+func (h *lineHookState) call(L *LState, cf *callFrame, line int, count bool) {
+	h.running = true
+	cf.Pc++
+	func() {
+		defer func() { h.running = false }()
+		h.fn(L, line, count)
+	}()
+	cf.Pc-- // not when the hook raised an error: the frame stays there
 }
 
 // LocalAt is lua_getlocal with Lua 5.1's rule (luaF_getlocalname: a
