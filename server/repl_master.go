@@ -52,10 +52,19 @@ type replState struct {
 	lastCron        time.Time
 	getackPending   bool
 	attached        bool // replProp is among s.props
-	// The repl-id / repl-offset aux fields of the RDB being loaded.
+	// The repl-id / repl-offset / repl-stream-db aux fields of the RDB
+	// being loaded.
 	rdbID        string
 	rdbOffset    int64
 	rdbHasOffset bool
+	rdbStreamDB  int
+	// masterDB is the database the master's stream selected last on a
+	// replica: server.master->db, or the cached master's when the link is
+	// down. A +CONTINUE resumes in it (the master sends no SELECT again,
+	// as Redis resurrects its cached master client with its db); a full
+	// sync starts in the payload's repl-stream-db; the node's RDBs carry
+	// it as repl-stream-db (rdbPopulateSaveInfo).
+	masterDB int
 	// freshStart (Vigil, the empty-restart guard): this node started as a
 	// master with no data and no restored history, and has followed no
 	// master since; its replication RDBs carry the aux field
@@ -761,8 +770,7 @@ func (s *Server) replEncodeOptions() rdb.EncodeOptions { return s.encodeOptions(
 
 // withReplAux adds rdbPopulateSaveInfo's aux fields (repl-stream-db,
 // repl-id, repl-offset, before aof-base) when the node has a backlog, as
-// Redis writes them in every RDB then (SAVE, BGSAVE, a full sync). The
-// stream db is 0: the stream after a snapshot always starts with SELECT.
+// Redis writes them in every RDB then (SAVE, BGSAVE, a full sync).
 func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	if s.repl.backlog == nil {
 		return o
@@ -770,7 +778,7 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	aux := make([]rdb.AuxField, 0, len(o.Aux)+3)
 	for _, a := range o.Aux {
 		if a.Key == "aof-base" {
-			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: "0"},
+			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: strconv.Itoa(s.replStreamDB())},
 				rdb.AuxField{Key: "repl-id", Value: s.repl.ids.ID},
 				rdb.AuxField{Key: "repl-offset", Value: strconv.FormatInt(s.repl.offset, 10)})
 			if s.repl.freshStart {
@@ -781,6 +789,20 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	}
 	o.Aux = aux
 	return o
+}
+
+// replStreamDB is rdbPopulateSaveInfo's repl_stream_db: on a replica the
+// db its master's stream selected last (a restart resumes in it); on a
+// master the db its own stream selected last, 0 when the next command
+// selects anyway (slaveseldb -1). Lock held.
+func (s *Server) replStreamDB() int {
+	if s.repl.link != nil {
+		return s.repl.masterDB
+	}
+	if db, ok := s.repl.stream.Selected(); ok {
+		return db
+	}
+	return 0
 }
 
 // markFreshStart is run after the startup load (lock held): a master that
@@ -800,6 +822,10 @@ func (s *Server) rdbReplAux(key, val string) {
 	switch key {
 	case auxFreshStart:
 		s.repl.auxFresh = val == "1"
+	case "repl-stream-db":
+		if n, err := strconv.Atoi(val); err == nil && n >= 0 {
+			s.repl.rdbStreamDB = n
+		}
 	case "repl-id":
 		s.repl.rdbID = val
 	case "repl-offset":
@@ -815,8 +841,8 @@ func (s *Server) rdbReplAux(key, val string) {
 // own history); a master keeps them as ID2, valid up to offset+1, with a
 // backlog, so that its former replicas can still +CONTINUE.
 func (s *Server) restoreReplInfo() {
-	id, off, ok := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset
-	s.repl.rdbID, s.repl.rdbHasOffset = "", false
+	id, off, ok, db := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset, s.repl.rdbStreamDB
+	s.repl.rdbID, s.repl.rdbHasOffset, s.repl.rdbStreamDB = "", false, 0
 	if !ok || !replication.ValidID(id) {
 		return
 	}
@@ -824,6 +850,8 @@ func (s *Server) restoreReplInfo() {
 	if s.cfg.ReplicaOf.Host != "" {
 		s.repl.ids.ID = id
 		s.repl.ids.ClearID2()
+		// selectDb(server.cached_master, rsi.repl_stream_db)
+		s.repl.masterDB = db
 		return
 	}
 	s.repl.ids.ID2, s.repl.ids.SecondOffset = id, off+1
