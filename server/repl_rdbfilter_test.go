@@ -91,7 +91,7 @@ func ioReadFull(r *rconn, p []byte) (int, error) {
 // gets everything; --replica (rdb-filter-only "") gets an empty RDB and
 // then the stream, as a replica; a filtered SYNC without capa eof is
 // refused; a rejected filter still leaves the client's RDB filtered, as
-// Redis sets the bits first.
+// Redis sets the bits first. CONFIG RESETSTAT clears sync_full.
 func TestReplconfRDBFilterOnlySync(t *testing.T) {
 	l, dialRedis := startLiveBesideRedis(t)
 	scenario := func(dial func() *rconn, diskless string) []string {
@@ -174,6 +174,13 @@ func TestReplconfRDBFilterOnlySync(t *testing.T) {
 		}
 		r.c.Close()
 		waitNoReplicas()
+		// The sync counters, and CONFIG RESETSTAT clears them.
+		stats := func() string {
+			return liveInfoField(t, ctl, "stats", "sync_full") + " " + liveInfoField(t, ctl, "stats", "sync_partial_err")
+		}
+		step(stats())
+		step(ctl.do("CONFIG", "RESETSTAT"))
+		step(stats())
 		return out
 	}
 	for _, diskless := range []string{"no", "yes"} {
