@@ -16,9 +16,11 @@ type Replconf struct {
 	CapaEOF       bool    // capa eof
 	CapaPSYNC2    bool    // capa psync2
 	RDBOnly       *bool   // rdb-only 0|1
-	// RDBFilterFunctions: rdb-filter-only functions (the shell may ignore
-	// it and send the whole dataset).
-	RDBFilterFunctions bool
+	// RDBFilter is set by "rdb-filter-only <filters>": the client's
+	// requirements (slave_req) become Req.Apply(old); it is set even when
+	// the reply is an error about one of the filters, as Redis sets the
+	// bits before it checks them.
+	RDBFilter *Req
 	// Ack is set for a valid "ack <offset>" from a replica client: apply it
 	// with ReplicaAck.OnAck. It is never answered.
 	Ack *int64
@@ -106,22 +108,24 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 			on := n == 1
 			r.RDBOnly = &on
 		case "rdb-filter-only":
-			// "REPLCONF RDB-FILTER-ONLY" is sent by redis-cli --rdb: a list of
-			// filters (sdssplitargs); only "functions" is known.
-			val := string(val)
-			if strings.Count(val, "\"")%2 != 0 || strings.Count(val, "'")%2 != 0 {
+			// "include" filters for the RDB (sdssplitargs); only "functions"
+			// is known, and "" asks for an empty RDB. redis-cli sends
+			// "functions" for --functions-rdb and "" for --replica.
+			filters, err := redisutil.SplitArgs(string(val))
+			if err != nil {
 				r.Reply = "-ERR Missing rdb-filter-only values\r\n"
 				return r
 			}
-			functions := false
-			for _, f := range strings.Fields(val) {
-				if !strings.EqualFold(strings.Trim(f, "\"'"), "functions") {
-					r.Reply = "-ERR Unsupported rdb-filter-only option: " + strings.Trim(f, "\"'") + "\r\n"
+			// "By default filter out all parts of the rdb"
+			req := Req{Set: ReqExcludeData | ReqExcludeFunctions}
+			r.RDBFilter = &req
+			for _, f := range filters {
+				if !strings.EqualFold(f, "functions") {
+					r.Reply = "-ERR Unsupported rdb-filter-only option: " + sanitizeErr(f) + "\r\n"
 					return r
 				}
-				functions = true
+				req.Clear |= ReqExcludeFunctions
 			}
-			r.RDBFilterFunctions = functions
 		case "sentinel-seen":
 			n, ok := redisutil.String2ll(val)
 			if !ok || n < 0 {
@@ -143,6 +147,30 @@ func ParseReplconf(argv [][]byte, isReplica bool) Replconf {
 	}
 	r.Reply = okReply
 	return r
+}
+
+// ReqFlags are a replica client's requirements (Redis's slave_req).
+type ReqFlags uint8
+
+const (
+	ReqExcludeData      ReqFlags = 1 << iota // SLAVE_REQ_RDB_EXCLUDE_DATA: no keys in the RDB
+	ReqExcludeFunctions                      // SLAVE_REQ_RDB_EXCLUDE_FUNCTIONS: no libraries
+)
+
+// ReqMask is SLAVE_REQ_RDB_MASK: any of them makes the RDB "filtered".
+const ReqMask = ReqExcludeData | ReqExcludeFunctions
+
+// Req is one rdb-filter-only option's change to slave_req: the bits Set
+// are or-ed in, then the bits Clear are cleared (an exclusion once set
+// for data stays, as in Redis, where nothing clears it).
+type Req struct{ Set, Clear ReqFlags }
+
+// Apply returns old changed by r.
+func (r Req) Apply(old ReqFlags) ReqFlags { return (old | r.Set) &^ r.Clear }
+
+// sanitizeErr is addReplyErrorFormat's replacement of newlines by spaces.
+func sanitizeErr(s string) string {
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
 // ReplicaofState is what replicaofCommand consults.

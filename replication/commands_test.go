@@ -90,20 +90,47 @@ func TestDecideReplicaof(t *testing.T) {
 	}
 }
 
-// REPLCONF rdb-filter-only, as redis-cli --rdb sends it; replies checked
-// against redis-server 7.0.15.
+// REPLCONF rdb-filter-only, as redis-cli --functions-rdb ("functions")
+// and --replica ("") send it: replies checked against redis-server
+// 7.0.15, and the requirements replconfCommand leaves on the client
+// (slave_req), starting from none and from a previous "functions".
 func TestReplconfRDBFilterOnly(t *testing.T) {
-	for _, tc := range []struct{ val, reply string }{
-		{"", "+OK\r\n"},
-		{"functions", "+OK\r\n"},
-		{"FUNCTIONS", "+OK\r\n"},
-		{"foo", "-ERR Unsupported rdb-filter-only option: foo\r\n"},
-		{"functions foo", "-ERR Unsupported rdb-filter-only option: foo\r\n"},
-		{`"a`, "-ERR Missing rdb-filter-only values\r\n"},
+	const both = ReqExcludeData | ReqExcludeFunctions
+	for _, tc := range []struct {
+		val, reply string
+		set        bool     // RDBFilter is set
+		req, after ReqFlags // from none, and after a previous "functions" (data excluded)
+	}{
+		{"", "+OK\r\n", true, both, both},
+		{"functions", "+OK\r\n", true, ReqExcludeData, ReqExcludeData},
+		{"FUNCTIONS", "+OK\r\n", true, ReqExcludeData, ReqExcludeData},
+		{"  'functions'  functions ", "+OK\r\n", true, ReqExcludeData, ReqExcludeData},
+		{"foo", "-ERR Unsupported rdb-filter-only option: foo\r\n", true, both, both},
+		{"functions foo", "-ERR Unsupported rdb-filter-only option: foo\r\n", true, ReqExcludeData, ReqExcludeData},
+		{"foo functions", "-ERR Unsupported rdb-filter-only option: foo\r\n", true, both, both},
+		{`"a\nb"`, "-ERR Unsupported rdb-filter-only option: a b\r\n", true, both, both},
+		{`"a`, "-ERR Missing rdb-filter-only values\r\n", false, 0, ReqExcludeData},
+		{`"functions"x`, "-ERR Missing rdb-filter-only values\r\n", false, 0, ReqExcludeData},
 	} {
 		r := ParseReplconf([][]byte{[]byte("REPLCONF"), []byte("rdb-filter-only"), []byte(tc.val)}, false)
 		if r.Reply != tc.reply {
 			t.Errorf("%q: %q, want %q", tc.val, r.Reply, tc.reply)
+		}
+		if (r.RDBFilter != nil) != tc.set {
+			t.Errorf("%q: filter set %v", tc.val, r.RDBFilter != nil)
+			continue
+		}
+		apply := func(old ReqFlags) ReqFlags {
+			if r.RDBFilter == nil {
+				return old
+			}
+			return r.RDBFilter.Apply(old)
+		}
+		if got := apply(0); got != tc.req {
+			t.Errorf("%q: req %b, want %b", tc.val, got, tc.req)
+		}
+		if got := apply(ReqExcludeData); got != tc.after {
+			t.Errorf("%q: req after functions %b, want %b", tc.val, got, tc.after)
 		}
 	}
 }

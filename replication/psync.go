@@ -28,6 +28,11 @@ type PsyncRequest struct {
 	// PendingOutput: the client has replies not yet written
 	// (clientHasPendingReplies).
 	PendingOutput bool
+	// Filtered: the client asked for a filtered RDB (REPLCONF
+	// rdb-filter-only: slave_req & SLAVE_REQ_RDB_MASK); CapaEOF: it sent
+	// REPLCONF capa eof. A filtered RDB is always sent over the socket, so
+	// it needs the EOF capability.
+	Filtered, CapaEOF bool
 }
 
 // BacklogWindow is what the PSYNC decision needs to know of the backlog.
@@ -115,6 +120,7 @@ const (
 	errSyncWhileNotConnected   = "-NOMASTERLINK Can't SYNC while not connected with my master\r\n"
 	errSyncWithPendingOutput   = "-ERR SYNC and PSYNC are invalid with pending output\r\n"
 	errPsyncOffsetNotAnInteger = "-ERR value is not an integer or out of range\r\n"
+	errFilteredNeedsEOF        = "-ERR Filtered replica requires EOF capability\r\n"
 )
 
 // FullResyncLine is replicationSetupSlaveForFullResync's
@@ -158,6 +164,11 @@ func Decide(req PsyncRequest, st MasterState) Decision {
 	// client about already issued commands."
 	if req.PendingOutput {
 		return Decision{Outcome: PsyncReject, Reply: errSyncWithPendingOutput}
+	}
+	// "Fail sync if slave doesn't support EOF capability but wants a
+	// filtered RDB."
+	if req.Filtered && !req.CapaEOF {
+		return Decision{Outcome: PsyncReject, Reply: errFilteredNeedsEOF}
 	}
 	d := Decision{Outcome: PsyncFull, Full: true}
 	if req.Sync {

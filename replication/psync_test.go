@@ -83,6 +83,11 @@ func TestDecide(t *testing.T) {
 		{"replica with link up serves", psync(idB, "700"), replicaUp, PsyncContinue, "+CONTINUE " + idB + "\r\n", 700},
 		{"pending output", PsyncRequest{ReplID: idB, Offset: "700", PendingOutput: true}, st, PsyncReject, "-ERR SYNC and PSYNC are invalid with pending output\r\n", 0},
 		{"SYNC is always full", PsyncRequest{Sync: true}, st, PsyncFull, "", 0},
+		// A filtered RDB (rdb-filter-only) goes over the socket only.
+		{"filtered SYNC without capa eof", PsyncRequest{Sync: true, Filtered: true}, st, PsyncReject, "-ERR Filtered replica requires EOF capability\r\n", 0},
+		{"filtered PSYNC without capa eof", PsyncRequest{ReplID: idB, Offset: "700", Filtered: true}, st, PsyncReject, "-ERR Filtered replica requires EOF capability\r\n", 0},
+		{"filtered SYNC with capa eof", PsyncRequest{Sync: true, Filtered: true, CapaEOF: true}, st, PsyncFull, "", 0},
+		{"pending output before the filter check", PsyncRequest{Sync: true, Filtered: true, PendingOutput: true}, st, PsyncReject, "-ERR SYNC and PSYNC are invalid with pending output\r\n", 0},
 		{"PSYNC FAILOVER with my replid promotes", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, replicaUp, PsyncPromote, "", 0},
 		{"PSYNC FAILOVER with another replid", PsyncRequest{ReplID: idA, Offset: "700", Failover: true}, replicaUp, PsyncReject, "-ERR PSYNC FAILOVER replid must match my replid.\r\n", 0},
 		{"PSYNC FAILOVER to a master", PsyncRequest{ReplID: idB, Offset: "700", Failover: true}, st, PsyncReject, "-ERR PSYNC FAILOVER can't be sent to a master.\r\n", 0},

@@ -512,15 +512,22 @@ func (c *Client) SetReplyFlags(f netshell.ReplyFlags) { c.setReplyFlags(f) }
 // MONITOR go before its connection closes, so that a peer that has seen
 // the connection end (after QUIT, say) finds them gone, as with Redis,
 // and the registry (connected_clients) lets it go last.
+//
+// A script past its busy threshold does not hold the unlink back: as
+// Redis's processEventsWhileBlocked frees the clients that disconnect
+// meanwhile, it runs with the state the script lends (lockOrLend), so a
+// replica that left is gone from INFO and min-replicas-to-write inside
+// the script (scripting.tcl "not enough good replicas state change during
+// long script").
 func (s *Server) unlinkClient(c *Client) {
-	s.mu.Lock()
-	delete(s.monitors, c)
-	s.pubsub.unsubscribeAll(c)
-	s.unwatchAll(c, true)
-	s.disableTracking(c) // tracking.go
-	s.replicaGone(c)     // repl: repl_master.go
-	s.forgetClientMem(c) // clientevict.go
-	s.mu.Unlock()
+	s.lockOrLend(func() {
+		delete(s.monitors, c)
+		s.pubsub.unsubscribeAll(c)
+		s.unwatchAll(c, true)
+		s.disableTracking(c) // tracking.go
+		s.replicaGone(c)     // repl: repl_master.go
+		s.forgetClientMem(c) // clientevict.go
+	})
 	c.kill()
 	s.clientsMu.Lock()
 	delete(s.clients, c.id)

@@ -76,6 +76,12 @@ func cmdReplconf(c *Client, args [][]byte) {
 	if rc.CapaPSYNC2 {
 		c.replInfo.psync2 = true
 	}
+	if rc.RDBOnly != nil {
+		c.replInfo.rdbOnly = *rc.RDBOnly
+	}
+	if rc.RDBFilter != nil {
+		c.replInfo.req = rc.RDBFilter.Apply(c.replInfo.req)
+	}
 	if rc.Ack != nil {
 		s.replicaAck(c, *rc.Ack)
 	}

@@ -97,7 +97,7 @@ func (s *Server) asyncBytes(c *Client) int64 {
 // ref_repl_buf_node is NULL until then).
 func (s *Server) replicaPending(c *Client) int64 {
 	rp := s.replicaOf(c)
-	if rp == nil || rp.gone || rp.ack.State == replication.ReplicaWaitBgsaveStart || s.repl.backlog == nil {
+	if rp == nil || rp.gone || rp.rdbOnly || rp.ack.State == replication.ReplicaWaitBgsaveStart || s.repl.backlog == nil {
 		return 0
 	}
 	n := int64(len(rp.spill))

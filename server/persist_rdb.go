@@ -708,7 +708,7 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 					}
 					s.log.Info().Msgf("RDB age %d seconds", age)
 				}
-			case "repl-id", "repl-offset", auxFreshStart: // repl: repl_master.go
+			case "repl-id", "repl-offset", "repl-stream-db", auxFreshStart: // repl: repl_master.go
 				s.rdbReplAux(a.Key, a.Value)
 			case "used-mem":
 				if m, err := strconv.ParseInt(a.Value, 10, 64); err == nil {

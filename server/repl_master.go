@@ -52,10 +52,19 @@ type replState struct {
 	lastCron        time.Time
 	getackPending   bool
 	attached        bool // replProp is among s.props
-	// The repl-id / repl-offset aux fields of the RDB being loaded.
+	// The repl-id / repl-offset / repl-stream-db aux fields of the RDB
+	// being loaded.
 	rdbID        string
 	rdbOffset    int64
 	rdbHasOffset bool
+	rdbStreamDB  int
+	// masterDB is the database the master's stream selected last on a
+	// replica: server.master->db, or the cached master's when the link is
+	// down. A +CONTINUE resumes in it (the master sends no SELECT again,
+	// as Redis resurrects its cached master client with its db); a full
+	// sync starts in the payload's repl-stream-db; the node's RDBs carry
+	// it as repl-stream-db (rdbPopulateSaveInfo).
+	masterDB int
 	// freshStart (Vigil, the empty-restart guard): this node started as a
 	// master with no data and no restored history, and has followed no
 	// master since; its replication RDBs carry the aux field
@@ -78,12 +87,20 @@ type replState struct {
 
 // replica is a replica client on the master.
 type replica struct {
-	c        *Client
-	ack      replication.ReplicaAck
-	ip       string
-	port     int
-	capaEOF  bool
-	psync2   bool
+	c       *Client
+	ack     replication.ReplicaAck
+	ip      string
+	port    int
+	capaEOF bool
+	psync2  bool
+	// req is what the client asked of the RDB (REPLCONF rdb-filter-only,
+	// slave_req): a filtered RDB is always sent over the socket and
+	// shared only with replicas asking the same. rdbOnly (REPLCONF
+	// rdb-only 1, CLIENT_REPL_RDBONLY, redis-cli --rdb and
+	// --functions-rdb) wants the RDB and nothing else: it is fed no
+	// stream and is disconnected once the RDB is sent, never online.
+	req      replication.ReqFlags
+	rdbOnly  bool
 	cursor   replication.Cursor
 	full     bool   // needs a full sync
 	initial  []byte // +CONTINUE line and backlog bytes
@@ -145,7 +162,7 @@ func (s *Server) replFeed(b []byte) {
 	var spilled []*replica
 	if over := r.backlog.End() + int64(len(b)) - r.backlog.Size(); over > 0 {
 		for _, rp := range r.replicas {
-			if rp.cursor.Offset > over {
+			if rp.cursor.Offset > over || rp.rdbOnly {
 				continue
 			}
 			x, y, ok := r.backlog.Pending(rp.cursor)
@@ -247,6 +264,8 @@ type replicaInfo struct {
 	ip      string
 	capaEOF bool
 	psync2  bool
+	rdbOnly bool                 // rdb-only 1
+	req     replication.ReqFlags // rdb-filter-only
 }
 
 // syncRequest is syncCommand: SYNC or PSYNC from c (lock held).
@@ -261,6 +280,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		info = &replicaInfo{}
 	}
 	req.PSYNC2 = info.psync2
+	req.Filtered, req.CapaEOF = info.req&replication.ReqMask != 0, info.capaEOF
 	if req.Failover && !req.AlreadyReplica {
 		s.log.Warn().Msgf("Failover request received for replid %s.", req.ReplID)
 	}
@@ -299,7 +319,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		c.write(c.w.B, s.clock.Now())
 		c.w.B = c.w.B[:0]
 	}
-	rp := &replica{c: c, ip: info.ip, port: info.port, capaEOF: info.capaEOF, psync2: info.psync2,
+	rp := &replica{c: c, ip: info.ip, port: info.port, capaEOF: info.capaEOF, psync2: info.psync2, req: info.req, rdbOnly: info.rdbOnly,
 		sig: make(chan struct{}, 1), firstAck: make(chan struct{}), done: make(chan struct{})}
 	if rp.ip == "" {
 		rp.ip = hostOf(c.addr)
@@ -392,7 +412,9 @@ func (s *Server) replicaWriter(rp *replica) {
 		s.mu.Unlock()
 	}
 	if rp.full {
-		if err := s.fullSync(rp); err != nil {
+		if err := s.fullSync(rp); err == errRDBOnlyDone {
+			return
+		} else if err != nil {
 			fail(err)
 			return
 		}
@@ -450,8 +472,13 @@ func (s *Server) replicaWriter(rp *replica) {
 // for the payload's outcome on rp.shared.
 func (s *Server) fullSync(rp *replica) error {
 	s.mu.Lock()
-	diskless := s.cfg.ReplDisklessSync && rp.capaEOF
-	delay := time.Duration(s.cfg.ReplDisklessSyncDelay) * time.Second
+	diskless := s.replDiskless(rp)
+	// Only repl-diskless-sync waits for more replicas (syncCommand's
+	// CASE 3): a filtered RDB without it starts at once.
+	var delay time.Duration
+	if s.cfg.ReplDisklessSync {
+		delay = time.Duration(s.cfg.ReplDisklessSyncDelay) * time.Second
+	}
 	s.mu.Unlock()
 	start := s.clock.Now()
 	lastNL := start
@@ -498,14 +525,19 @@ func (s *Server) fullSync(rp *replica) error {
 				off = s.repl.offset
 				s.repl.stream.Reset() // slaveseldb = -1
 				opts = s.replEncodeOptions()
-				sizes = make([][2]int, len(s.ks.DBs))
-				for i, db := range s.ks.DBs {
-					sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
+				if rp.req&replication.ReqExcludeFunctions != 0 {
+					opts.Functions = nil
+				}
+				if rp.req&replication.ReqExcludeData == 0 {
+					sizes = make([][2]int, len(s.ks.DBs))
+					for i, db := range s.ks.DBs {
+						sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
+					}
 				}
 				group = append(group, rp)
 				for _, o := range s.repl.replicas {
 					if o != rp && o.full && o.shared == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
-						(s.cfg.ReplDisklessSync && o.capaEOF) == diskless {
+						s.replDiskless(o) == diskless && o.req == rp.req {
 						o.shared = make(chan error, 1)
 						group = append(group, o)
 					}
@@ -551,8 +583,18 @@ func (s *Server) fullSync(rp *replica) error {
 	return s.afterPayload(rp, diskless)
 }
 
+// replDiskless says whether rp's RDB goes over the socket: with
+// repl-diskless-sync, or when it is filtered (which must not overwrite the
+// snapshot files), and only to a replica that reads the EOF framing
+// (startBgsaveForReplication's socket_target). Lock held.
+func (s *Server) replDiskless(rp *replica) bool {
+	return (s.cfg.ReplDisklessSync || rp.req&replication.ReqMask != 0) && rp.capaEOF
+}
+
 // sendPayload encodes the snapshot (closing it) and sends it to every
 // member of mw: $EOF:<mark> framing, or a temp file in dir sent as $<len>.
+// sizes is nil for an RDB without the data (rdb-filter-only): the
+// snapshot's keys are not written.
 func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts rdb.EncodeOptions, sizes [][2]int, diskless bool) error {
 	closed := false
 	closeSnap := func() {
@@ -581,7 +623,7 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 			}
 		}
 		var buf []keyspace.Item
-		for done := false; !done; {
+		for done := sizes == nil; !done; {
 			s.mu.Lock()
 			for i, o := range mw.members {
 				if o.gone && mw.failed[i] == nil {
@@ -661,6 +703,16 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 // EOF-marked payload the stream starts only at its first ACK.
 func (s *Server) afterPayload(rp *replica, diskless bool) error {
 	s.mu.Lock()
+	if rp.rdbOnly {
+		// replicaPutOnline for CLIENT_REPL_RDBONLY: the client asked for
+		// the RDB only, it is closed now and never goes online.
+		rp.ack.State = replication.ReplicaRDBTransmitted
+		s.log.Info().Msgf("RDB transfer completed, rdb only replica (%s) should be disconnected asap", rp.c.addr)
+		s.dropReplica(rp, "")
+		s.log.Info().Msgf("Connection with replica %s lost.", rp.c.addr)
+		s.mu.Unlock()
+		return errRDBOnlyDone
+	}
 	rp.ack.State = replication.ReplicaOnline
 	rp.ack.Time = s.clock.Now()
 	s.mu.Unlock()
@@ -678,6 +730,9 @@ func (s *Server) afterPayload(rp *replica, diskless bool) error {
 	}
 	return nil
 }
+
+// errRDBOnlyDone ends the writer of an rdb-only replica after its RDB.
+var errRDBOnlyDone = errors.New("rdb-only replica served")
 
 // multiConnWriter writes to several replicas' sockets; a member whose
 // write fails is skipped from then on. It fails only when all did.
@@ -715,8 +770,7 @@ func (s *Server) replEncodeOptions() rdb.EncodeOptions { return s.encodeOptions(
 
 // withReplAux adds rdbPopulateSaveInfo's aux fields (repl-stream-db,
 // repl-id, repl-offset, before aof-base) when the node has a backlog, as
-// Redis writes them in every RDB then (SAVE, BGSAVE, a full sync). The
-// stream db is 0: the stream after a snapshot always starts with SELECT.
+// Redis writes them in every RDB then (SAVE, BGSAVE, a full sync).
 func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	if s.repl.backlog == nil {
 		return o
@@ -724,7 +778,7 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	aux := make([]rdb.AuxField, 0, len(o.Aux)+3)
 	for _, a := range o.Aux {
 		if a.Key == "aof-base" {
-			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: "0"},
+			aux = append(aux, rdb.AuxField{Key: "repl-stream-db", Value: strconv.Itoa(s.replStreamDB())},
 				rdb.AuxField{Key: "repl-id", Value: s.repl.ids.ID},
 				rdb.AuxField{Key: "repl-offset", Value: strconv.FormatInt(s.repl.offset, 10)})
 			if s.repl.freshStart {
@@ -735,6 +789,20 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	}
 	o.Aux = aux
 	return o
+}
+
+// replStreamDB is rdbPopulateSaveInfo's repl_stream_db: on a replica the
+// db its master's stream selected last (a restart resumes in it); on a
+// master the db its own stream selected last, 0 when the next command
+// selects anyway (slaveseldb -1). Lock held.
+func (s *Server) replStreamDB() int {
+	if s.repl.link != nil {
+		return s.repl.masterDB
+	}
+	if db, ok := s.repl.stream.Selected(); ok {
+		return db
+	}
+	return 0
 }
 
 // markFreshStart is run after the startup load (lock held): a master that
@@ -754,6 +822,10 @@ func (s *Server) rdbReplAux(key, val string) {
 	switch key {
 	case auxFreshStart:
 		s.repl.auxFresh = val == "1"
+	case "repl-stream-db":
+		if n, err := strconv.Atoi(val); err == nil && n >= 0 {
+			s.repl.rdbStreamDB = n
+		}
 	case "repl-id":
 		s.repl.rdbID = val
 	case "repl-offset":
@@ -769,8 +841,8 @@ func (s *Server) rdbReplAux(key, val string) {
 // own history); a master keeps them as ID2, valid up to offset+1, with a
 // backlog, so that its former replicas can still +CONTINUE.
 func (s *Server) restoreReplInfo() {
-	id, off, ok := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset
-	s.repl.rdbID, s.repl.rdbHasOffset = "", false
+	id, off, ok, db := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset, s.repl.rdbStreamDB
+	s.repl.rdbID, s.repl.rdbHasOffset, s.repl.rdbStreamDB = "", false, 0
 	if !ok || !replication.ValidID(id) {
 		return
 	}
@@ -778,6 +850,8 @@ func (s *Server) restoreReplInfo() {
 	if s.cfg.ReplicaOf.Host != "" {
 		s.repl.ids.ID = id
 		s.repl.ids.ClearID2()
+		// selectDb(server.cached_master, rsi.repl_stream_db)
+		s.repl.masterDB = db
 		return
 	}
 	s.repl.ids.ID2, s.repl.ids.SecondOffset = id, off+1

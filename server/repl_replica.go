@@ -189,6 +189,7 @@ func (s *Server) unsetMaster() {
 		s.dropReplica(rp, "")
 	}
 	s.repl.stream.Reset()
+	s.repl.masterDB = 0
 	s.repl.noReplicasSince = s.clock.Now()
 	if s.repl.backlog == nil {
 		s.createBacklog()
@@ -392,6 +393,8 @@ func (s *Server) linkSession(l *replLink) error {
 				s.mu.Unlock()
 			case replication.Synced:
 				s.mu.Lock()
+				// replicationCreateMasterClient(conn, rsi.repl_stream_db)
+				s.repl.masterDB, s.repl.rdbStreamDB = s.repl.rdbStreamDB, 0
 				s.repl.ids.AdoptFullSync(a.ReplID)
 				s.repl.offset = a.Offset
 				s.createBacklog()
@@ -807,6 +810,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 		return errors.New("stopped")
 	}
 	l.mc = mc
+	mc.db = s.repl.masterDB // the cached master's db (a full sync set it from the payload)
 	l.downSince = time.Time{}
 	l.lastAck = time.Time{} // the first cron tick ACKs
 	s.mu.Unlock()
@@ -883,6 +887,7 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 				s.ks.MasterCommand = true
 				s.current = mc
 				s.call(mc, argv)
+				s.repl.masterDB = mc.db
 				s.current = nil
 				s.ks.MasterCommand = false
 				s.repl.applying = false

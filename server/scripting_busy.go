@@ -237,6 +237,25 @@ func (s *Server) lockBatch() *busyScript {
 	}
 }
 
+// lockOrLend runs fn under the execution lock, or, while a script past the
+// busy threshold holds it, with the server's state the script lends
+// between its redis.call's (processEventsWhileBlocked's work for events
+// other than commands).
+func (s *Server) lockOrLend(fn func()) {
+	for {
+		b := s.lockBatch()
+		if b == nil {
+			fn()
+			s.mu.Unlock()
+			return
+		}
+		if b.lend(fn) {
+			return
+		}
+		// The script ended before lending: take the lock.
+	}
+}
+
 // serveBusy answers c's buffered commands while the script b is busy.
 // Each command runs while the script's goroutine lends it the server's
 // state (lend): as Redis's processEventsWhileBlocked between two Lua hook

@@ -82,6 +82,8 @@ func (s *Server) resetStats() {
 	st.pubsubMessages = 0
 	st.forks, st.forkUsec = 0, 0
 	s.ks.Stats = keyspace.Stats{}
+	s.repl.syncFull, s.repl.partialOK, s.repl.partialErr = 0, 0, 0 // stat_sync_*
+	s.bufm.shrinks, s.bufm.expands = 0, 0                          // stat_reply_buffer_*
 }
 
 // selectedDB is the database the client has SELECTed (Redis's c->db).

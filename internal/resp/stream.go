@@ -18,6 +18,10 @@ type CommandStream struct {
 // SELECT whatever its database.
 func (s *CommandStream) Reset() { s.valid = false }
 
+// Selected returns the database the stream selected last; ok is false
+// when the next command is preceded by SELECT whatever its database.
+func (s *CommandStream) Selected() (db int, ok bool) { return s.db, s.valid }
+
 // Assume records that the reader of the stream already has db selected
 // (a consumer that starts mid-stream).
 func (s *CommandStream) Assume(db int) { s.db, s.valid = db, true }
