@@ -354,6 +354,7 @@ func (s *Server) aofRewriteBackground() error {
 		return err
 	}
 	s.aof.rewriting = rw
+	s.updateDictResizePolicy()
 	s.aof.rewrites++ // stat_aof_rewrites counts started rewrites
 	cancel := make(chan struct{})
 	s.aof.cancel = cancel
@@ -408,6 +409,7 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		return
 	}
 	s.aof.rewriting = nil
+	s.updateDictResizePolicy()
 	s.aof.cancel = nil
 	if err == errRewriteCancelled {
 		os.Remove(rw.TempBase)
@@ -444,6 +446,7 @@ func (s *Server) aofStop() error {
 		close(s.aof.cancel)
 		os.Remove(s.aof.rewriting.TempBase)
 		s.aof.rewriting = nil
+		s.updateDictResizePolicy()
 		s.aof.cancel = nil
 		s.log.Info().Msg("Killing running AOF rewrite child")
 	}
@@ -476,6 +479,7 @@ func (s *Server) aofOnConfigSet(name string) error {
 				s.log.Warn().Msg("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
 				close(s.aof.cancel)
 				s.aof.rewriting = nil
+				s.updateDictResizePolicy()
 				s.aof.cancel = nil
 			}
 			if err := s.aofRewriteBackground(); err != nil {
