@@ -497,7 +497,7 @@ func (s *Server) bgsaveChildWrite(job *bgsaveJob, body func(io.Writer, *snapshot
 	release, borrowed := borrowProc()
 	defer release()
 	pacer := newSnapshotPacer(borrowed)
-	bw := bufio.NewWriterSize(job.child, 64<<10)
+	bw := bufio.NewWriterSize(job.child, 256<<10)
 	err := body(bw, pacer)
 	if err == nil {
 		err = bw.Flush()
