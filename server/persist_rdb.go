@@ -460,6 +460,11 @@ var errBgsaveKilled = errors.New("killed")
 // the save is then written in process, and unless the process never
 // enabled children (tests, embedders) the reason is logged.
 func (s *Server) startSaveChild(kind savechild.Kind, title string) *savechild.Child {
+	return s.startSaveChildIn(kind, title, s.cfg.Dir)
+}
+
+// startSaveChildIn is startSaveChild with the child's temp file in dir.
+func (s *Server) startSaveChildIn(kind savechild.Kind, title, dir string) *savechild.Child {
 	if !savechild.Enabled() {
 		return nil
 	}
@@ -477,7 +482,7 @@ func (s *Server) startSaveChild(kind savechild.Kind, title string) *savechild.Ch
 	log := s.log
 	child, err := savechild.Start(savechild.Options{
 		Kind: kind,
-		Dir:  s.cfg.Dir,
+		Dir:  dir,
 		Argv: argv,
 		Log:  func(line string) { log.Warn().Msg(line) },
 	})
