@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 
@@ -378,7 +379,7 @@ func cmdSRandMember(c *Client, args [][]byte) {
 		c.w.Error(ErrSyntax)
 		return
 	}
-	s, ok := lookupRead[*keyspace.Set](c, args[1])
+	s, draw, ok := c.srandSet(args[1])
 	if !ok {
 		return
 	}
@@ -386,7 +387,25 @@ func cmdSRandMember(c *Client, args [][]byte) {
 		c.w.Null()
 		return
 	}
-	c.writeMember(s.RandomRead(c.srv.rng))
+	c.writeMember(draw(c.srv.rng))
+}
+
+// srandSet is SRANDMEMBER's lookup: the set at key and its draw. Redis's
+// draws (dictGetRandomKey, dictGetFairRandomKey) take a rehash step of a
+// set being rehashed; here too, on the set's own value (Mutable copies it
+// first when a running snapshot still needs it, as a fork child's page is
+// copied on write). A set not rehashing is drawn from as it is.
+func (c *Client) srandSet(key []byte) (s *keyspace.Set, draw func(*rand.Rand) keyspace.Member, ok bool) {
+	e := c.lookupKeyRead(key)
+	s, ok = valueAs[*keyspace.Set](c, e)
+	if !ok || s == nil {
+		return s, nil, ok
+	}
+	if !s.Rehashing() {
+		return s, s.RandomRead, true
+	}
+	s = c.selectedDB().Mutable(key, e).(*keyspace.Set)
+	return s, s.Random, true
 }
 
 // srandMemberWithCount is srandmemberWithCountCommand: a negative count
@@ -409,7 +428,7 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	if !uniq {
 		count = uint64(-l)
 	}
-	s, ok := lookupRead[*keyspace.Set](c, args[1])
+	s, draw, ok := c.srandSet(args[1])
 	if !ok {
 		return
 	}
@@ -426,7 +445,7 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	if !uniq || count == 1 {
 		c.w.ArrayLen(int(count))
 		for i := uint64(0); count > 0; count-- {
-			c.writeMember(s.RandomRead(rng))
+			c.writeMember(draw(rng))
 			if i++; i%hugeReplyCheckEvery == 0 && c.closeASAP() {
 				break // closed for its output buffer (obuf.go)
 			}
@@ -456,7 +475,7 @@ func (c *Client) srandMemberWithCount(args [][]byte) {
 	} else {
 		d.Expand(int(count))
 		for added := uint64(0); added < count; {
-			m := s.RandomRead(rng)
+			m := draw(rng)
 			k := m.String()
 			if d.FindString(k) == nil {
 				d.Set(k, val)

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/server/aof"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
@@ -38,15 +41,16 @@ type aofState struct {
 	prop *aofProp
 	// rewriting is the running rewrite (aof_child_pid != -1).
 	rewriting *aof.Rewrite
-	cancel    chan struct{} // closed to abandon the running rewrite
-	scheduled bool          // aof_rewrite_scheduled
-	lastTime  int64         // aof_rewrite_time_last (seconds, -1 never)
-	lastOK    bool          // aof_lastbgrewrite_status
-	rewrites  int64         // stat_aof_rewrites (aof_rewrites)
-	failures  int64         // aof_rewrites_consecutive_failures
-	loaded    bool          // loadDataOnStart ran
-	errLogged time.Time     // last "Error writing to the AOF file" log
-	lastCow   uint64        // aof_last_cow_size: the last rewrite snapshot's CowBytes
+	cancel    chan struct{}    // closed to abandon the running rewrite
+	child     *savechild.Child // the running rewrite's writer child (nil: in process)
+	scheduled bool             // aof_rewrite_scheduled
+	lastTime  int64            // aof_rewrite_time_last (seconds, -1 never)
+	lastOK    bool             // aof_lastbgrewrite_status
+	rewrites  int64            // stat_aof_rewrites (aof_rewrites)
+	failures  int64            // aof_rewrites_consecutive_failures
+	loaded    bool             // loadDataOnStart ran
+	errLogged time.Time        // last "Error writing to the AOF file" log
+	lastCow   uint64           // aof_last_cow_size: the last rewrite snapshot's CowBytes
 }
 
 // aofDiskError is writeCommandsDeniedByDiskError's AOF part: the
@@ -353,18 +357,82 @@ func (s *Server) aofRewriteBackground() error {
 		_ = m.FinishRewrite(rw, 0, err)
 		return err
 	}
+	// The base is written by a child process as Redis's
+	// (redis-aof-rewrite, temp-rewriteaof-bg-<childpid>.aof), fed from the
+	// snapshot through a pipe; in process when it cannot be spawned.
+	pid := os.Getpid()
+	child := s.startSaveChildIn(savechild.AOF, "redis-aof-rewrite", filepath.Dir(rw.TempBase))
+	if child != nil {
+		rw.TempBase, pid = child.Path, child.Pid
+	}
 	s.aof.rewriting = rw
+	s.aof.child = child
+	s.updateDictResizePolicy()
 	s.aof.rewrites++ // stat_aof_rewrites counts started rewrites
 	cancel := make(chan struct{})
 	s.aof.cancel = cancel
-	s.log.Info().Msg("Background append only file rewriting started")
-	go s.aofRewriteRun(rw, snap, cancel)
+	s.log.Info().Msgf("Background append only file rewriting started by pid %d", pid)
+	go s.aofRewriteRun(rw, snap, cancel, child)
 	return nil
+}
+
+// aofChildExit is a rewrite child's end other than success
+// (backgroundRewriteDoneHandler's error branches).
+type aofChildExit struct{ exitcode, bysignal int }
+
+func (e *aofChildExit) Error() string {
+	if e.bysignal != 0 {
+		return fmt.Sprintf("Background AOF rewrite terminated by signal %d", e.bysignal)
+	}
+	return "Background AOF rewrite terminated with error"
+}
+
+// aofRewriteToChild streams the base to the rewrite's child and waits
+// for its exit: the base's size on success (exit 0).
+func (s *Server) aofRewriteToChild(child *savechild.Child, format aof.BaseFormat, next aof.Step, cancel chan struct{}) (int64, error) {
+	size, err := aof.WriteBase(child, format, next)
+	select {
+	case <-cancel:
+		child.Signal(syscall.SIGUSR1) // killAppendOnlyChild
+		child.Abort()
+		<-child.Done()
+		return 0, errRewriteCancelled
+	default:
+	}
+	if err == nil {
+		err = child.Commit()
+	}
+	if err != nil {
+		child.Abort()
+	}
+	<-child.Done()
+	if code, sig := child.Status(); code != 0 || sig != 0 {
+		return 0, &aofChildExit{code, sig}
+	}
+	if err != nil { // the child exited 0 only on a commit
+		return 0, err
+	}
+	return size, nil
 }
 
 var errRewriteCancelled = errors.New("rewrite cancelled")
 
-func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}) {
+// killAOFChild abandons the running rewrite (lock held): its goroutine
+// stops at its next step and its child, if any, gets SIGUSR1 now
+// (killAppendOnlyChild).
+func (s *Server) killAOFChild() {
+	if s.aof.cancel != nil {
+		close(s.aof.cancel)
+		s.aof.cancel = nil
+	}
+	if c := s.aof.child; c != nil {
+		c.Signal(syscall.SIGUSR1)
+		c.Abort()
+		s.aof.child = nil
+	}
+}
+
+func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel chan struct{}, child *savechild.Child) {
 	release, borrowed := borrowProc()
 	defer release()
 	// rdb-key-save-delay slows the rewrite too (rewriteAppendOnlyFileRio's
@@ -377,10 +445,16 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		batch = 16
 	}
 	pacer := newSnapshotPacer(borrowed)
-	size, err := aof.WriteBaseFile(rw.TempBase, rw.Format(), func(dst []keyspace.Item) ([]keyspace.Item, bool) {
+	var childDone <-chan struct{} // nil (never ready) without a child
+	if child != nil {
+		childDone = child.Done()
+	}
+	next := func(dst []keyspace.Item) ([]keyspace.Item, bool) {
 		pacer.pause() // the previous batch's encoding (snapshotDuty)
 		select {
 		case <-cancel:
+			return dst, true
+		case <-childDone: // the child died: aofRewriteToChild reports its exit
 			return dst, true
 		default:
 		}
@@ -390,10 +464,26 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		s.mu.Unlock()
 		keyspace.PrefetchItems(items[n:])
 		if delay > 0 {
-			time.Sleep(delay * time.Duration(len(items)-n))
+			t := time.NewTimer(delay * time.Duration(len(items)-n))
+			select {
+			case <-t.C:
+			case <-cancel:
+				t.Stop()
+				return dst, true
+			case <-childDone:
+				t.Stop()
+				return dst, true
+			}
 		}
 		return items, done
-	})
+	}
+	var size int64
+	var err error
+	if child != nil {
+		size, err = s.aofRewriteToChild(child, rw.Format(), next, cancel)
+	} else {
+		size, err = aof.WriteBaseFile(rw.TempBase, rw.Format(), next)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap.Close()
@@ -408,15 +498,32 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 		return
 	}
 	s.aof.rewriting = nil
+	s.updateDictResizePolicy()
 	s.aof.cancel = nil
 	if err == errRewriteCancelled {
 		os.Remove(rw.TempBase)
 		return
 	}
+	s.aof.child = nil
 	if err == nil {
 		s.log.Info().Msg("Background AOF rewrite terminated with success")
 	}
 	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())
+	var ce *aofChildExit
+	if errors.As(err, &ce) {
+		// backgroundRewriteDoneHandler: a child killed by SIGUSR1 is no
+		// failure.
+		s.log.Warn().Msg(ce.Error())
+		_ = s.aof.mgr.FinishRewrite(rw, 0, err)
+		if ce.bysignal != int(syscall.SIGUSR1) {
+			s.aof.lastOK = false
+			s.aof.failures++
+		}
+		if s.aof.mgr.Enabling() {
+			s.aof.scheduled = true
+		}
+		return
+	}
 	if ferr := s.aof.mgr.FinishRewrite(rw, size, err); ferr != nil {
 		s.aof.lastOK = false
 		s.aof.failures++
@@ -441,11 +548,15 @@ func (s *Server) aofStop() error {
 		return nil
 	}
 	if s.aof.rewriting != nil {
-		close(s.aof.cancel)
+		pid := os.Getpid()
+		if c := s.aof.child; c != nil {
+			pid = c.Pid
+		}
+		s.log.Info().Msgf("Killing running AOF rewrite child: %d", pid)
+		s.killAOFChild()
 		os.Remove(s.aof.rewriting.TempBase)
 		s.aof.rewriting = nil
-		s.aof.cancel = nil
-		s.log.Info().Msg("Killing running AOF rewrite child")
+		s.updateDictResizePolicy()
 	}
 	s.aof.scheduled = false
 	s.aofDetach()
@@ -474,9 +585,9 @@ func (s *Server) aofOnConfigSet(name string) error {
 				// start another (its snapshot closes as it stops, so the new
 				// one may have to wait for the cron).
 				s.log.Warn().Msg("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
-				close(s.aof.cancel)
+				s.killAOFChild()
 				s.aof.rewriting = nil
-				s.aof.cancel = nil
+				s.updateDictResizePolicy()
 			}
 			if err := s.aofRewriteBackground(); err != nil {
 				if errors.Is(err, keyspace.ErrSnapshotRunning) {

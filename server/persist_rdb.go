@@ -10,10 +10,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
 )
@@ -65,6 +68,7 @@ type persistState struct {
 	loadTotal     int64 // loading_total_bytes
 	loadLoaded    int64 // loading_loaded_bytes
 	loadUsedMem   int64 // loading_rdb_used_mem
+	resizeOff     bool  // this server holds a keyspace.DisableResize
 }
 
 // ErrLoadAborted is LoadDataFromDisk's error when a shutdown (SHUTDOWN
@@ -106,7 +110,36 @@ type bgsaveJob struct {
 	kill      atomic.Bool // killRDBChild
 	done      chan struct{}
 	seq       int64
-	tmp       string // its temp file
+	tmp       string           // its temp file
+	child     *savechild.Child // nil: written in process
+	stop      chan struct{}    // closed when the job was killed or ended (halt)
+	stopOnce  sync.Once
+}
+
+// halt closes stop once.
+func (j *bgsaveJob) halt() { j.stopOnce.Do(func() { close(j.stop) }) }
+
+// stopped reports whether the job was killed or ended.
+func (j *bgsaveJob) stopped() bool {
+	select {
+	case <-j.stop:
+		return true
+	default:
+		return j.kill.Load()
+	}
+}
+
+// sleep is rdb-key-save-delay's pause; false when the job was stopped
+// meanwhile.
+func (j *bgsaveJob) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return !j.kill.Load()
+	case <-j.stop:
+		return false
+	}
 }
 
 // childActive is hasActiveChildProcess: a BGSAVE, an AOF rewrite or any
@@ -319,7 +352,13 @@ func (s *Server) rdbSave() error {
 	return nil
 }
 
-// rdbSaveBackground is rdbSaveBackground: starts a BGSAVE goroutine.
+// rdbSaveBackground is rdbSaveBackground: starts a BGSAVE. The snapshot
+// is serialised here (a goroutine alternating lock / Snapshot.Step /
+// unlock / encode) and streamed to a writer child process
+// (internal/savechild) that writes temp-<childpid>.rdb, as Redis's fork
+// child; the child's exit is handled as checkChildrenDone does
+// (bgsaveReap). When the child cannot be spawned the goroutine writes the
+// file itself (logged).
 func (s *Server) rdbSaveBackground() error {
 	if s.rdb.job != nil {
 		return errors.New("bgsave running")
@@ -340,58 +379,68 @@ func (s *Server) rdbSaveBackground() error {
 		total += int64(db.Len())
 	}
 	s.rdb.bgsaveSeq++
-	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), seq: s.rdb.bgsaveSeq}
-	job.tmp = filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), job.seq))
+	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), stop: make(chan struct{}), seq: s.rdb.bgsaveSeq}
+	job.child = s.startSaveChild(savechild.RDB, "redis-rdb-bgsave")
+	pid := os.Getpid()
+	if job.child != nil {
+		job.tmp, pid = job.child.Path, job.child.Pid
+	} else {
+		job.tmp = filepath.Join(s.cfg.Dir, fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), job.seq))
+	}
 	s.rdb.job = job
+	s.updateDictResizePolicy()
 	dir, path := s.cfg.Dir, s.rdbPath()
 	delay := s.rdbKeySaveDelay()
-	s.log.Info().Msgf("Background saving started by pid %d", os.Getpid())
+	s.log.Info().Msgf("Background saving started by pid %d", pid)
+	body := func(w io.Writer, pacer *snapshotPacer) error {
+		enc, err := rdb.NewEncoder(w, opts)
+		if err != nil {
+			return err
+		}
+		for i, sz := range sizes {
+			if sz[0] > 0 {
+				enc.SetDBSizes(i, sz[0], sz[1])
+			}
+		}
+		var buf []keyspace.Item
+		for done := false; !done; {
+			if job.stopped() {
+				return errBgsaveKilled
+			}
+			pacer.lock(&s.mu)
+			if job.stopped() { // the snapshot is closed
+				s.mu.Unlock()
+				return errBgsaveKilled
+			}
+			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
+			s.mu.Unlock()
+			keyspace.PrefetchItems(buf)
+			for _, it := range buf {
+				if err := enc.WriteItem(it); err != nil {
+					return err
+				}
+				job.processed.Add(1)
+				if delay > 0 && !job.sleep(delay) {
+					return errBgsaveKilled
+				}
+			}
+			// Leave the clients their share of the cores (and park:
+			// see snapshotQuantum).
+			pacer.pause()
+		}
+		return enc.Finish()
+	}
+	if job.child != nil {
+		go s.bgsaveChildWrite(job, body)
+		go s.bgsaveReap(job, path)
+		return nil
+	}
 	go func() {
 		defer close(job.done)
 		release, borrowed := borrowProc()
 		defer release()
 		pacer := newSnapshotPacer(borrowed)
-		err := s.writeRDBFile(dir, path, job, func(w io.Writer) error {
-			enc, err := rdb.NewEncoder(w, opts)
-			if err != nil {
-				return err
-			}
-			for i, sz := range sizes {
-				if sz[0] > 0 {
-					enc.SetDBSizes(i, sz[0], sz[1])
-				}
-			}
-			var buf []keyspace.Item
-			for done := false; !done; {
-				if job.kill.Load() {
-					return errors.New("killed")
-				}
-				pacer.lock(&s.mu)
-				if job.kill.Load() { // the snapshot is closed
-					s.mu.Unlock()
-					return errors.New("killed")
-				}
-				buf, done = snap.Step(buf[:0], bgsaveStepKeys)
-				s.mu.Unlock()
-				keyspace.PrefetchItems(buf)
-				for _, it := range buf {
-					if err := enc.WriteItem(it); err != nil {
-						return err
-					}
-					job.processed.Add(1)
-					if delay > 0 {
-						if job.kill.Load() {
-							return errors.New("killed")
-						}
-						time.Sleep(delay)
-					}
-				}
-				// Leave the clients their share of the cores (and park:
-				// see snapshotQuantum).
-				pacer.pause()
-			}
-			return enc.Finish()
-		})
+		err := s.writeRDBFile(dir, path, job, func(w io.Writer) error { return body(w, pacer) })
 		s.log.Debug().Msgf("Background saving pacing: %v", pacer)
 		s.mu.Lock()
 		if !job.kill.Load() {
@@ -402,8 +451,118 @@ func (s *Server) rdbSaveBackground() error {
 	return nil
 }
 
-// bgsaveDone is backgroundSaveDoneHandlerDisk, under the lock.
+// errBgsaveKilled: the BGSAVE was killed or its child ended.
+var errBgsaveKilled = errors.New("killed")
+
+// startSaveChild spawns a background save's writer child titled title
+// (redisSetProcTitle in the fork child: proc-title-template with {title}
+// set to it, when set-proc-title is yes). nil when it cannot be spawned:
+// the save is then written in process, and unless the process never
+// enabled children (tests, embedders) the reason is logged.
+func (s *Server) startSaveChild(kind savechild.Kind, title string) *savechild.Child {
+	return s.startSaveChildIn(kind, title, s.cfg.Dir)
+}
+
+// startSaveChildIn is startSaveChild with the child's temp file in dir.
+func (s *Server) startSaveChildIn(kind savechild.Kind, title, dir string) *savechild.Child {
+	if !savechild.Enabled() {
+		return nil
+	}
+	argv := os.Args
+	if v, _ := s.cfg.Value("set-proc-title"); v == "yes" {
+		tmpl, _ := s.cfg.Value("proc-title-template")
+		mode := ""
+		if s.cfg.ClusterEnabled {
+			mode = "[cluster]"
+		}
+		if t, ok := configs.ExpandProcTitle(tmpl, s.cfg.ProcTitleVars(title, mode)); ok {
+			argv = []string{t}
+		}
+	}
+	log := s.log
+	child, err := savechild.Start(savechild.Options{
+		Kind: kind,
+		Dir:  dir,
+		Argv: argv,
+		Log:  func(line string) { log.Warn().Msg(line) },
+	})
+	if err != nil {
+		s.log.Warn().Msgf("Can't start a child process for the background save, writing it in process: %v", err)
+		return nil
+	}
+	return child
+}
+
+// bgsaveChildWrite streams the snapshot to the BGSAVE's child: commit
+// when the whole RDB was written, else abort (the child removes its file
+// and exits 1: "Background saving error"). A child that died makes the
+// writes fail (EPIPE); bgsaveReap reports it.
+func (s *Server) bgsaveChildWrite(job *bgsaveJob, body func(io.Writer, *snapshotPacer) error) {
+	defer close(job.done)
+	release, borrowed := borrowProc()
+	defer release()
+	pacer := newSnapshotPacer(borrowed)
+	bw := bufio.NewWriterSize(job.child, 256<<10)
+	err := body(bw, pacer)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = job.child.Commit()
+	}
+	if err != nil {
+		job.child.Abort()
+		if !errors.Is(err, errBgsaveKilled) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, savechild.ErrAborted) && !errors.Is(err, os.ErrClosed) {
+			s.log.Warn().Msgf("Write error saving DB on disk: %v", err)
+		}
+	}
+	s.log.Debug().Msgf("Background saving pacing: %v", pacer)
+}
+
+// bgsaveReap is checkChildrenDone for a BGSAVE's child: once it exited,
+// the temp file is renamed to dbfilename on success (exit 0) and the state
+// updated as backgroundSaveDoneHandler, unless killBgsave detached the job
+// first.
+func (s *Server) bgsaveReap(job *bgsaveJob, path string) {
+	<-job.child.Done()
+	code, sig := job.child.Status()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	job.halt()
+	if job.kill.Load() || s.rdb.job != job {
+		return
+	}
+	if code == 0 && sig == 0 {
+		if err := os.Rename(job.tmp, path); err != nil {
+			s.log.Warn().Msgf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", filepath.Base(job.tmp), filepath.Base(path), s.cfg.Dir, errText(err))
+			os.Remove(job.tmp)
+			code = 1
+		} else if err := fsyncDir(filepath.Dir(path)); err != nil {
+			s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", errText(err))
+			code = 1
+		} else {
+			s.log.Info().Msg("DB saved on disk")
+		}
+	}
+	s.bgsaveFinish(job, code, sig)
+}
+
+// bgsaveDone is backgroundSaveDoneHandlerDisk for a BGSAVE written in
+// process, under the lock.
 func (s *Server) bgsaveDone(job *bgsaveJob, err error) {
+	code := 0
+	if err != nil {
+		code = 1
+	}
+	s.bgsaveFinish(job, code, 0)
+}
+
+// bgsaveFinish is backgroundSaveDoneHandler(exitcode, bysignal) for a
+// disk BGSAVE, under the lock: a child killed by a signal has its temp
+// file removed and, unless the signal is SIGUSR1 (killRDBChild), makes
+// the last bgsave status an error, as does a non-zero exit.
+func (s *Server) bgsaveFinish(job *bgsaveJob, exitcode, bysignal int) {
+	job.halt()
 	job.snap.Close()
 	s.rdb.lastCow = job.snap.Stats().CowBytes()
 	s.rdb.job = nil
@@ -411,34 +570,74 @@ func (s *Server) bgsaveDone(job *bgsaveJob, err error) {
 	s.rdb.lastBgsaveSecs = int64(now.Sub(job.start).Seconds())
 	s.rdb.bgsaveRan = true
 	switch {
-	case err != nil:
-		s.log.Warn().Msg("Background saving error")
-		s.rdb.bgsaveErr = true
-	default:
+	case bysignal == 0 && exitcode == 0:
 		s.log.Info().Msg("Background saving terminated with success")
 		s.ks.Dirty -= s.rdb.dirtyBefore
 		s.rdb.lastSave = now.Unix()
 		s.rdb.bgsaveErr = false
 		s.rdb.saves++
+	case bysignal == 0:
+		s.log.Warn().Msg("Background saving error")
+		s.rdb.bgsaveErr = true
+	default:
+		s.log.Warn().Msgf("Background saving terminated by signal %d", bysignal)
+		os.Remove(job.tmp) // rdbRemoveTempFile
+		if bysignal != int(syscall.SIGUSR1) {
+			s.rdb.bgsaveErr = true
+		}
 	}
+	s.updateDictResizePolicy()
 }
 
 // killBgsave is killRDBChild (lock held): the running BGSAVE is detached
 // at once (its snapshot closed, the state updated as for a child killed
-// by a signal); its goroutine notices at its next step, removes its temp
-// file and never renames it.
+// by SIGUSR1); its child gets SIGUSR1, its goroutine notices at its next
+// step, and the temp file is removed and never renamed.
 func (s *Server) killBgsave() {
 	job := s.rdb.job
 	if job == nil {
 		return
 	}
 	job.kill.Store(true)
+	job.halt()
+	if job.child != nil {
+		job.child.Signal(syscall.SIGUSR1)
+		job.child.Abort()
+	}
 	os.Remove(job.tmp) // rdbRemoveTempFile: the process may exit first
 	job.snap.Close()
 	s.rdb.job = nil // killed by SIGUSR1: lastbgsave_status unchanged
 	s.rdb.lastBgsaveSecs = int64(s.clock.Now().Sub(job.start).Seconds())
 	s.rdb.bgsaveRan = true
 	s.log.Warn().Msg("Background saving terminated by signal 10")
+	s.updateDictResizePolicy()
+}
+
+// updateDictResizePolicy is updateDictResizePolicy (lock held): the
+// dicts do not start resizes while a background save runs
+// (keyspace.DisableResize), as Redis's while it has a child.
+func (s *Server) updateDictResizePolicy() {
+	off := s.childActive()
+	if off == s.rdb.resizeOff {
+		return
+	}
+	s.rdb.resizeOff = off
+	if off {
+		keyspace.DisableResize()
+	} else {
+		keyspace.EnableResize()
+	}
+}
+
+// releaseDictResizePolicy undoes this server's DisableResize when Run
+// ends (other servers of the process keep theirs).
+func (s *Server) releaseDictResizePolicy() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rdb.resizeOff {
+		s.rdb.resizeOff = false
+		keyspace.EnableResize()
+	}
 }
 
 // rdbCron is serverCron's persistence part: a scheduled BGSAVE and the

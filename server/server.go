@@ -312,6 +312,7 @@ func (s *Server) Port() int { return s.tcpPort }
 // lets in-flight replies finish, closes every client and returns. Listen
 // must have been called.
 func (s *Server) Run(ctx context.Context) error {
+	defer s.releaseDictResizePolicy() // persist_rdb.go
 	if path := os.Getenv(CPUProfileEnv); path != "" {
 		if stop, err := startCPUProfile(path); err != nil {
 			s.log.Warn().Err(err).Msg("Can't start the CPU profile")
@@ -484,11 +485,16 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.activeExpireCron()
 		// databasesCron: shrink sparse tables and, with activerehashing,
 		// spend up to 1 ms moving buckets of a table being rehashed.
+		// Neither while a background save runs (Redis: no child process),
+		// whose dict resize policy is kept here too.
+		s.updateDictResizePolicy()
 		rehashBudget := int64(0)
 		if s.cfg.ActiveRehashing {
 			rehashBudget = 1000
 		}
-		s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
+		if !s.childActive() {
+			s.ks.ResizeAndRehash(rehashBudget, s.elapsedUs(s.clock.Now()))
+		}
 		// serverCron's trackingLimitUsedSlots: a CONFIG SET of
 		// tracking-table-max-keys evicts keys (and sends their
 		// invalidations) even when no command follows (tracking.go).

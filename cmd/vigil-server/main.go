@@ -4,10 +4,13 @@ import (
 	"os"
 
 	"github.com/vigil-kv/vigil/internal/proctitle"
+	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/internal/servermain"
 )
 
 func main() {
-	proctitle.Init() // before anything reads os.Args or the environment
+	savechild.MaybeRunChild() // a background save's writer child exits here
+	proctitle.Init()          // before anything reads os.Args or the environment
+	savechild.Enable()
 	os.Exit(servermain.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/vigil-kv/vigil/internal/savechild"
 )
 
 // commands are vigil's subcommands, one file each. code is set by the
@@ -27,6 +29,8 @@ func commands(code *int) []*cli.Command {
 }
 
 func main() {
+	savechild.MaybeRunChild() // `vigil server`'s background save writer child exits here
+	savechild.Enable()
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/vigil-kv/vigil/internal/logging"
 	"github.com/vigil-kv/vigil/internal/proctitle"
+	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
@@ -31,7 +32,9 @@ import (
 // signals without building anything.
 func TestMain(m *testing.M) {
 	if os.Getenv("VIGIL_SERVER_AS_MAIN") == "1" {
-		proctitle.Init() // as cmd/vigil-server's main
+		savechild.MaybeRunChild() // as cmd/vigil-server's main
+		proctitle.Init()
+		savechild.Enable()
 		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

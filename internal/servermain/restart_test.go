@@ -26,6 +26,7 @@ type process struct {
 	port int
 	dir  string
 	out  *syncBuffer
+	exe  string // another server binary (redis-server); "": this test binary as vigil-server
 }
 
 func startProcess(t *testing.T, conf string) *process {
@@ -56,8 +57,12 @@ func (p *process) launch(t *testing.T, conf string) {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(os.Args[0], file, "--logfile", filepath.Join(p.dir, "log"))
-	p.cmd.Env = append(os.Environ(), "VIGIL_SERVER_AS_MAIN=1")
+	if p.exe != "" {
+		p.cmd = exec.Command(p.exe, file, "--logfile", filepath.Join(p.dir, "log"))
+	} else {
+		p.cmd = exec.Command(os.Args[0], file, "--logfile", filepath.Join(p.dir, "log"))
+		p.cmd.Env = append(os.Environ(), "VIGIL_SERVER_AS_MAIN=1")
+	}
 	p.cmd.Dir = p.dir // a crash's core file, if the limits allow one
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {

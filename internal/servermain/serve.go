@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -184,6 +185,9 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 			if ctx.Err() != nil {
 				// As Redis: a second signal while shutting down exits now.
 				log.Warn().Msg("You insist... exiting now.")
+				// rdbRemoveTempFile(getpid()): a shutdown SAVE under way
+				// leaves no temp file behind.
+				_ = os.Remove(filepath.Join(cfg.Dir, fmt.Sprintf("temp-%d.rdb", os.Getpid())))
 				if cfg.PidFile != "" {
 					_ = os.Remove(cfg.PidFile)
 				}

@@ -189,7 +189,25 @@ func WriteBaseFile(path string, format BaseFormat, next Step) (int64, error) {
 		os.Remove(path)
 		return 0, err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
+	n, err := WriteBase(f, format, next)
+	if err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return 0, err
+	}
+	return n, nil
+}
+
+// WriteBase is WriteBaseFile's encoding: the base from next's batches,
+// written to w through a buffer that is flushed before it returns the
+// byte count (a background rewrite's child pipe, or the file).
+func WriteBase(w io.Writer, format BaseFormat, next Step) (int64, error) {
+	bw := bufio.NewWriterSize(w, 256<<10)
 	cw := &countWriter{w: bw}
 	enc := format.New(cw)
 	var items []keyspace.Item
@@ -198,7 +216,7 @@ func WriteBaseFile(path string, format BaseFormat, next Step) (int64, error) {
 		items, done = next(items[:0])
 		for _, it := range items {
 			if err := enc.WriteItem(it); err != nil {
-				return fail(err)
+				return 0, err
 			}
 		}
 		clear(items)
@@ -207,16 +225,9 @@ func WriteBaseFile(path string, format BaseFormat, next Step) (int64, error) {
 		}
 	}
 	if err := enc.Finish(); err != nil {
-		return fail(err)
+		return 0, err
 	}
 	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
 		return 0, err
 	}
 	return cw.n, nil

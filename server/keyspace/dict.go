@@ -202,7 +202,7 @@ func (d *Dict) expandIfNeeded() {
 		d.Expand(dictInitialSize)
 		return
 	}
-	if d.used[0] >= len(d.ht[0]) {
+	if d.used[0] >= len(d.ht[0]) && expandAllowed(d.used[0], len(d.ht[0])) {
 		d.Expand(d.used[0] + 1)
 	}
 }
@@ -218,7 +218,7 @@ func (d *Dict) NeedsShrink() bool {
 // the current entries. Delete calls it when NeedsShrink (Redis does so from
 // serverCron's tryResizeHashTables; doing it here keeps the dict pure).
 func (d *Dict) Shrink() bool {
-	if d.IsRehashing() {
+	if !canResize() || d.IsRehashing() {
 		return false
 	}
 	return d.Expand(max(d.used[0], dictInitialSize))
@@ -229,7 +229,7 @@ func (d *Dict) Shrink() bool {
 // progress. It moves entries even while rehashing is paused, so only call it
 // outside iterations.
 func (d *Dict) Rehash(n int) bool {
-	if !d.IsRehashing() {
+	if !d.IsRehashing() || !rehashAllowed(len(d.ht[0]), len(d.ht[1])) {
 		return false
 	}
 	emptyVisits := n * 10
@@ -640,17 +640,24 @@ func (d *Dict) someEntries(rng *rand.Rand, dst []*dictEntry) int {
 				continue
 			}
 			emptyLen = 0
+			// The whole chain is sampled, by reservoir sampling once dst
+			// is full, so that the end of a long chain can be drawn too
+			// (Redis 7.0.15's dictGetSomeKeys).
 			for ; he != nil; he = he.next {
-				dst[stored] = he
-				stored++
-				if stored == count {
-					return stored
+				if stored < count {
+					dst[stored] = he
+				} else if r := rng.Uint64N(uint64(stored) + 1); r < uint64(count) {
+					dst[r] = he
 				}
+				stored++
+			}
+			if stored >= count {
+				return count
 			}
 		}
 		i = (i + 1) & maxMask
 	}
-	return stored
+	return min(stored, count)
 }
 
 // RandomKey returns a random entry (dictGetRandomKey), false if empty.

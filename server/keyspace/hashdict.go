@@ -207,7 +207,7 @@ func (d *fieldDict) expandIfNeeded() {
 		d.expand(dictInitialSize)
 		return
 	}
-	if d.used[0] >= len(d.ht[0]) {
+	if d.used[0] >= len(d.ht[0]) && expandAllowed(d.used[0], len(d.ht[0])) {
 		d.expand(d.used[0] + 1)
 	}
 }
@@ -220,7 +220,7 @@ func (d *fieldDict) needsShrink() bool {
 
 // rehash is dictRehash (see Dict.Rehash).
 func (d *fieldDict) rehash(n int) bool {
-	if !d.isRehashing() {
+	if !d.isRehashing() || !rehashAllowed(len(d.ht[0]), len(d.ht[1])) {
 		return false
 	}
 	emptyVisits := n * 10
@@ -386,7 +386,7 @@ func (d *fieldDict) remove(key []byte) bool {
 				prev.next = cur.next
 			}
 			d.used[t]--
-			if d.needsShrink() && !d.isRehashing() {
+			if d.needsShrink() && !d.isRehashing() && canResize() { // dictResize
 				d.expand(max(d.used[0], dictInitialSize))
 			}
 			return true
@@ -527,17 +527,24 @@ func (d *fieldDict) someEntries(rng *rand.Rand, dst []*fieldEntry, step bool) in
 				continue
 			}
 			emptyLen = 0
+			// The whole chain is sampled, by reservoir sampling once dst
+			// is full, so that the end of a long chain can be drawn too
+			// (Redis 7.0.15's dictGetSomeKeys).
 			for ; he != nil; he = he.next {
-				dst[stored] = he
-				stored++
-				if stored == count {
-					return stored
+				if stored < count {
+					dst[stored] = he
+				} else if r := rng.Uint64N(uint64(stored) + 1); r < uint64(count) {
+					dst[r] = he
 				}
+				stored++
+			}
+			if stored >= count {
+				return count
 			}
 		}
 		i = (i + 1) & maxMask
 	}
-	return stored
+	return min(stored, count)
 }
 
 // fairRandomEntry is dictGetFairRandomKey.

@@ -233,6 +233,12 @@ func (s *Set) Random(rng *rand.Rand) Member { return s.random(rng, true) }
 // iterating is never written by a read.
 func (s *Set) RandomRead(rng *rand.Rand) Member { return s.random(rng, false) }
 
+// Rehashing reports whether s is a hashtable being rehashed.
+func (s *Set) Rehashing() bool {
+	d := s.ht()
+	return d != nil && d.isRehashing()
+}
+
 func (s *Set) random(rng *rand.Rand, step bool) Member {
 	if s.ht() != nil {
 		return Member{S: s.ht().fairRandomEntry(rng, step).key()}

@@ -89,7 +89,7 @@ func (x *zindex) resize(size int) {
 
 // rehash moves up to n non-empty buckets of the old table to the new one.
 func (x *zindex) rehash(n int) {
-	if !x.isRehashing() {
+	if !x.isRehashing() || !rehashAllowed(len(x.ht[0]), len(x.ht[1])) {
 		return
 	}
 	mask := uint64(len(x.ht[1]) - 1)
@@ -119,7 +119,7 @@ func (x *zindex) rehash(n int) {
 // add links n, whose member is not in the index.
 func (x *zindex) add(n *zslNode) {
 	x.rehash(zindexStep)
-	if !x.isRehashing() && x.used[0] >= len(x.ht[0]) {
+	if !x.isRehashing() && x.used[0] >= len(x.ht[0]) && (len(x.ht[0]) == 0 || expandAllowed(x.used[0], len(x.ht[0]))) {
 		x.resize(x.used[0] + 1)
 	}
 	t := 0
@@ -160,7 +160,7 @@ func (x *zindex) del(n *zslNode) {
 	if !x.isRehashing() {
 		if x.used[0] == 0 {
 			*x = zindex{}
-		} else if size := len(x.ht[0]); size > dictInitialSize && x.used[0]*100/size < dictMinFill {
+		} else if size := len(x.ht[0]); size > dictInitialSize && x.used[0]*100/size < dictMinFill && canResize() {
 			x.resize(max(x.used[0], dictInitialSize))
 		}
 	}

@@ -1,0 +1,211 @@
+package servermain
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
+)
+
+// Background saves run in a child process, as Redis's fork child
+// (internal/savechild): the tests below run the same scenario against
+// vigil-server and, when installed, redis-server 7.0, and check what an
+// operator or Redis's test suite sees: the child in the process table
+// (get_child_pid), its title, temp-<childpid>.rdb, INFO persistence, the
+// log, and what killing the child or shutting down does.
+
+// saveServers are vigil-server and, if installed, redis-server, each
+// started with conf.
+func saveServers(t *testing.T, conf string) map[string]*process {
+	t.Helper()
+	out := map[string]*process{"vigil": startProcess(t, conf)}
+	if _, err := os.Stat(testutil.RedisBin); err == nil {
+		p := newProcess(t)
+		p.exe = testutil.RedisBin
+		p.launch(t, conf)
+		p.waitUp(t)
+		out["redis"] = p
+	} else {
+		t.Logf("%s not installed: vigil-server only", testutil.RedisBin)
+	}
+	return out
+}
+
+// children lists the pids whose parent is pid (pgrep -P).
+func children(pid int) []int {
+	var out []int
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(w); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// saveChild waits for the server's one child and returns its pid.
+func saveChild(t *testing.T, p *process) int {
+	t.Helper()
+	var kids []int
+	if !testutil.PollUntil(10*time.Second, func() bool {
+		kids = children(p.cmd.Process.Pid)
+		return len(kids) == 1
+	}) {
+		t.Fatalf("children of %d: %v, want one\nlog:\n%s", p.cmd.Process.Pid, kids, p.log())
+	}
+	return kids[0]
+}
+
+// infoField is one field of INFO persistence.
+func infoField(t *testing.T, p *process, name string) string {
+	t.Helper()
+	info, err := p.do("INFO", "persistence")
+	if err != nil {
+		t.Fatalf("INFO: %v", err)
+	}
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("no %s in INFO persistence", name)
+	return ""
+}
+
+func waitInfo(t *testing.T, p *process, name, want string) {
+	t.Helper()
+	var got string
+	if !testutil.PollUntil(15*time.Second, func() bool {
+		got = infoField(t, p, name)
+		return got == want
+	}) {
+		t.Fatalf("%s is %q, want %q\nlog:\n%s", name, got, want, p.log())
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// alive reports whether pid runs (not gone, not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestBgsaveChildKilled: BGSAVE's child is in the process table titled
+// redis-rdb-bgsave and writes temp-<childpid>.rdb; INFO reports the save
+// in progress. Killed with SIGKILL, the save fails as Redis's does: "Background
+// saving terminated by signal 9", rdb_last_bgsave_status:err, the temp file
+// removed, writes refused with -MISCONF (save points are set); the next
+// BGSAVE succeeds and clears it.
+func TestBgsaveChildKilled(t *testing.T) {
+	for name, p := range saveServers(t, "save 900 1\nrdb-key-save-delay 1000000\n") {
+		t.Run(name, func(t *testing.T) {
+			for i := range 5 {
+				p.mustDo(t, "+OK\r\n", "SET", "k"+strconv.Itoa(i), "v")
+			}
+			p.mustDo(t, "+Background saving started\r\n", "BGSAVE")
+			child := saveChild(t, p)
+			tmp := filepath.Join(p.dir, "temp-"+strconv.Itoa(child)+".rdb")
+			if !testutil.PollUntil(10*time.Second, func() bool { return exists(tmp) }) {
+				t.Fatalf("no %s; dir has %v", tmp, dirNames(p.dir))
+			}
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/cmdline")
+			if !strings.HasPrefix(string(cmdline), "redis-rdb-bgsave ") {
+				t.Errorf("child's cmdline %q, want redis-rdb-bgsave ...", cmdline)
+			}
+			if got := infoField(t, p, "rdb_bgsave_in_progress"); got != "1" {
+				t.Errorf("rdb_bgsave_in_progress:%s during the save", got)
+			}
+			if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			waitInfo(t, p, "rdb_bgsave_in_progress", "0")
+			if got := infoField(t, p, "rdb_last_bgsave_status"); got != "err" {
+				t.Errorf("rdb_last_bgsave_status:%s, want err", got)
+			}
+			if exists(tmp) {
+				t.Errorf("%s left behind", tmp)
+			}
+			if !strings.Contains(p.log(), "Background saving terminated by signal 9") {
+				t.Errorf("log lacks the signal line:\n%s", p.log())
+			}
+			if got, _ := p.do("SET", "x", "y"); !strings.HasPrefix(got, "-MISCONF ") {
+				t.Errorf("SET after the failed save: %q, want -MISCONF", got)
+			}
+			p.mustDo(t, "+OK\r\n", "CONFIG", "SET", "rdb-key-save-delay", "0")
+			p.mustDo(t, "+Background saving started\r\n", "BGSAVE")
+			waitInfo(t, p, "rdb_last_bgsave_status", "ok")
+			waitInfo(t, p, "rdb_bgsave_in_progress", "0")
+			if !exists(filepath.Join(p.dir, "dump.rdb")) {
+				t.Errorf("no dump.rdb after the second BGSAVE; dir has %v", dirNames(p.dir))
+			}
+			if !testutil.PollUntil(10*time.Second, func() bool { return len(children(p.cmd.Process.Pid)) == 0 }) {
+				t.Errorf("children left: %v", children(p.cmd.Process.Pid))
+			}
+			p.mustDo(t, "+OK\r\n", "SET", "x", "y")
+		})
+	}
+}
+
+// TestShutdownKillsSaveChild: SHUTDOWN NOSAVE during a BGSAVE kills the
+// child ("There is a child saving an .rdb. Killing it!") and removes its
+// temp file; no dump.rdb is written.
+func TestShutdownKillsSaveChild(t *testing.T) {
+	for name, p := range saveServers(t, "save \"\"\nrdb-key-save-delay 1000000\n") {
+		t.Run(name, func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "SET", "k", "v")
+			p.mustDo(t, "+OK\r\n", "SET", "k2", "v")
+			p.mustDo(t, "+Background saving started\r\n", "BGSAVE")
+			child := saveChild(t, p)
+			tmp := filepath.Join(p.dir, "temp-"+strconv.Itoa(child)+".rdb")
+			if !testutil.PollUntil(10*time.Second, func() bool { return exists(tmp) }) {
+				t.Fatalf("no %s; dir has %v", tmp, dirNames(p.dir))
+			}
+			_, _ = p.do("SHUTDOWN", "NOSAVE")
+			done := make(chan struct{})
+			go func() { _ = p.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("the server did not exit")
+			}
+			if exists(tmp) {
+				t.Errorf("%s left behind", tmp)
+			}
+			if exists(filepath.Join(p.dir, "dump.rdb")) {
+				t.Error("dump.rdb written")
+			}
+			if !strings.Contains(p.log(), "There is a child saving an .rdb. Killing it!") {
+				t.Errorf("log lacks the kill line:\n%s", p.log())
+			}
+			if !testutil.PollUntil(10*time.Second, func() bool { return !alive(child) }) {
+				t.Errorf("the child %d still runs", child)
+			}
+		})
+	}
+}
+
+func dirNames(dir string) []string {
+	es, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
