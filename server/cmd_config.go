@@ -138,6 +138,14 @@ func (s *Server) onConfigSet(name string) error {
 		s.fence.Recheck()
 	case "proc-title-template": // updateProcTitleTemplate
 		s.SetProcTitle()
+	case "oom-score-adj": // updateOOMScoreAdj
+		if s.setOOMScoreAdj(-1) != nil {
+			return fmt.Errorf("Failed to set current oom_score_adj. Check server logs.")
+		}
+	case "oom-score-adj-values": // setConfigOOMScoreAdjValuesOption
+		if v, _ := s.cfg.Value("oom-score-adj"); v != "no" && s.setOOMScoreAdj(-1) != nil {
+			return fmt.Errorf("Failed to apply oom-score-adj-values configuration")
+		}
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "maxclients": // updateMaxclients
