@@ -23,7 +23,7 @@ const (
 )
 
 // oomScoreFile is the file setOOMScoreAdj reads and writes (a variable for
-// tests).
+// tests; guarded by oomState).
 var oomScoreFile = "/proc/self/oom_score_adj"
 
 // oomState is setOOMScoreAdj's statics: the score is the process's, so the

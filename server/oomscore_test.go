@@ -3,11 +3,14 @@
 package server
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestOOMScoreAdjVsRedis is oom-score-adj.tcl's cases on Vigil and on
@@ -21,15 +24,13 @@ func TestOOMScoreAdjVsRedis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server")
 	}
-	l, dialRedis := startLiveBesideRedis(t)
-	rc := dialRedis()
-	pidOut := rc.do("INFO", "server")
-	i := strings.Index(pidOut, "process_id:")
-	if i < 0 {
-		t.Fatalf("INFO server: %q", pidOut)
-	}
-	pid := strings.TrimSpace(strings.SplitN(pidOut[i+len("process_id:"):], "\r\n", 2)[0])
-	redisFile := "/proc/" + pid + "/oom_score_adj"
+	testutil.NeedRedis(t)
+	r := testutil.StartRedis(t, testutil.RedisOptions{})
+	l := startLive(t)
+	c := r.Dial(t)
+	t.Cleanup(func() { c.Close() })
+	rc := &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	redisFile := "/proc/" + strconv.Itoa(r.Cmd.Process.Pid) + "/oom_score_adj"
 	read := func(f string) string {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -42,9 +43,15 @@ func TestOOMScoreAdjVsRedis(t *testing.T) {
 	if err := os.WriteFile(file, []byte(base+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	oomState.Lock()
 	old := oomScoreFile
 	oomScoreFile = file
-	t.Cleanup(func() { oomScoreFile = old })
+	oomState.Unlock()
+	t.Cleanup(func() {
+		oomState.Lock()
+		oomScoreFile = old
+		oomState.Unlock()
+	})
 	vc := l.dial(t)
 	b, _ := strconv.Atoi(base)
 	steps := [][]string{
