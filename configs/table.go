@@ -505,7 +505,7 @@ func clientOutputBufferLimitD() *Directive {
 var defaultOOMScoreAdjValues = [3]int{0, 200, 800}
 
 func oomScoreAdjValuesD() *Directive {
-	d := &Directive{Name: "oom-score-adj-values", Type: TypeSpecial, Flags: MultiArg | Unimplemented, Default: "0 200 800"}
+	d := &Directive{Name: "oom-score-adj-values", Type: TypeSpecial, Flags: MultiArg, Default: "0 200 800"}
 	d.init = func(c *Config) { c.OOMScoreAdjValues = defaultOOMScoreAdjValues }
 	d.get = func(c *Config) string {
 		v := c.OOMScoreAdjValues

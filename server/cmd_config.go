@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -138,6 +139,13 @@ func (s *Server) onConfigSet(name string) error {
 		s.fence.Recheck()
 	case "proc-title-template": // updateProcTitleTemplate
 		s.SetProcTitle()
+	case "oom-score-adj", "oom-score-adj-values": // updateOOMScoreAdj
+		if v := s.cfg.OOMScoreAdjValues; name == "oom-score-adj-values" && (v[1] < v[0] || v[2] < v[1]) {
+			s.log.Warn().Msg("The oom-score-adj-values configuration may not work for non-privileged processes! Please consult the documentation.")
+		}
+		if s.setOOMScoreAdj(-1) != nil {
+			return errors.New("Failed to set current oom_score_adj. Check server logs.")
+		}
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
 	case "maxclients": // updateMaxclients

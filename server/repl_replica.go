@@ -120,6 +120,7 @@ func (s *Server) startReplication(host string, port int) {
 	s.cfg.ReplicaOf = configs.Address{Host: host, Port: port}
 	s.repl.freshStart = false // its history is now a master's
 	s.ks.Replica = true
+	s.setOOMScoreAdj(-1)
 	s.log.Info().Msgf("Connecting to MASTER %s:%d", host, port)
 	go s.runLink(l)
 }
@@ -184,6 +185,7 @@ func (s *Server) unsetMaster() {
 	s.stopLink(l)
 	s.repl.link = nil
 	s.ks.Replica = false
+	s.setOOMScoreAdj(-1)
 	s.repl.ids.Shift(s.repl.offset, s.repl.rnd)
 	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
 		s.dropReplica(rp, "")

@@ -289,6 +289,7 @@ func (s *Server) Listen() error {
 	}
 	s.cfg.MaxClients = n
 	s.maxClients.Store(int64(n))
+	s.setOOMScoreAdj(-1) // main's, before serving
 	cfg := *s.cfg
 	cfg.Bind = slices.Clone(s.cfg.Bind) // bind "" stays empty, not nil (the default)
 	s.mu.Unlock()
