@@ -53,6 +53,11 @@ func TestStartupLoadFeedsExpiredDels(t *testing.T) {
 	}
 	t0 := serverMs()
 	testutil.Poll(t, 5*time.Second, "the keys to expire", func() bool { return serverMs() > t0+20 })
+	// The full sync's save child (the PSYNC above) must be done: SAVE
+	// refuses to run beside it.
+	testutil.Poll(t, 5*time.Second, "the sync's save child to finish", func() bool {
+		return liveInfoField(t, s, "persistence", "rdb_bgsave_in_progress") == "0"
+	})
 	if got := s.do("SAVE"); got != "+OK" {
 		t.Fatal(got)
 	}
