@@ -125,6 +125,14 @@ func (b *Backlog) Append(p []byte) {
 	}
 }
 
+// Rebase renumbers the stream by delta (rebaseReplicationBuffer): a
+// master that fed its backlog while loading its RDB at startup moves
+// what it fed after the RDB's repl-offset.
+func (b *Backlog) Rebase(delta int64) {
+	b.base += delta
+	b.end += delta
+}
+
 // Resize is CONFIG SET repl-backlog-size (resizeReplicationBacklog): the new
 // size is floored to MinBacklogSize and the newest min(Histlen, size) bytes
 // are kept, as Redis's incrementalTrimReplicationBacklog drops the oldest.

@@ -150,6 +150,20 @@ func (s *Server) loadDataLocked() error {
 		return err
 	}
 	if !s.cfg.AppendOnly {
+		// loadDataFromDisk: "Master may delete expired keys when
+		// loading, we should propagate expire to replication backlog."
+		// Without replication info in the RDB (or without an RDB) the
+		// backlog goes again: no partial resync is possible from it.
+		if s.iAmMaster() && s.repl.backlog == nil {
+			s.createBacklog()
+			s.rdb.feedRepl, s.rdb.feedKept = true, false
+			err := s.loadRDBFile()
+			s.rdb.feedRepl = false
+			if !s.rdb.feedKept {
+				s.repl.backlog = nil
+			}
+			return err
+		}
 		return s.loadRDBFile()
 	}
 	start := time.Now()

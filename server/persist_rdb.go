@@ -59,6 +59,12 @@ type persistState struct {
 	loadedKeys     int64 // rdb_last_load_keys_loaded
 	loadedExpired  int64 // rdb_last_load_keys_expired
 	loading        bool
+	// feedRepl is RDBFLAGS_FEED_REPL: the startup load of a master puts
+	// a DEL (UNLINK) for each key it finds expired in the backlog, which
+	// loadRDBFile created for it; restoreReplInfo then rebases it on the
+	// RDB's repl-offset, so a replica resuming there deletes them too.
+	feedRepl bool
+	feedKept bool // restoreReplInfo kept the backlog fed so
 	// keepFunctions: DEBUG RELOAD NOFLUSH loads the libraries into the
 	// current ones (emptyData did not clear them), a duplicate failing
 	// the load unless MERGE.
@@ -931,7 +937,11 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 				delay = s.keyLoadDelay()
 			}
 		}
-		if rec.ExpireAt != 0 && rec.ExpireAt < now && !aofPreamble {
+		// A replica keeps the keys its master will expire (iAmMaster).
+		if rec.ExpireAt != 0 && rec.ExpireAt < now && !aofPreamble && s.iAmMaster() {
+			if s.rdb.feedRepl && s.repl.backlog != nil {
+				s.replFeed(s.repl.stream.Append(nil, rec.DB, [][]byte{s.delWord(s.cfg.LazyfreeLazyExpire), rec.Key}))
+			}
 			expired++
 			return nil
 		}

@@ -791,6 +791,11 @@ func (s *Server) withReplAux(o rdb.EncodeOptions) rdb.EncodeOptions {
 	return o
 }
 
+// iAmMaster: the node follows no master (server.masterhost is NULL),
+// also during the startup load, before the replicaof directive's link
+// starts.
+func (s *Server) iAmMaster() bool { return s.cfg.ReplicaOf.Host == "" && s.repl.link == nil }
+
 // replStreamDB is rdbPopulateSaveInfo's repl_stream_db: on a replica the
 // db its master's stream selected last (a restart resumes in it); on a
 // master the db its own stream selected last, 0 when the next command
@@ -843,6 +848,7 @@ func (s *Server) rdbReplAux(key, val string) {
 func (s *Server) restoreReplInfo() {
 	id, off, ok, db := s.repl.rdbID, s.repl.rdbOffset, s.repl.rdbHasOffset, s.repl.rdbStreamDB
 	s.repl.rdbID, s.repl.rdbHasOffset, s.repl.rdbStreamDB = "", false, 0
+	fed := s.rdb.feedRepl
 	if !ok || !replication.ValidID(id) {
 		return
 	}
@@ -855,6 +861,15 @@ func (s *Server) restoreReplInfo() {
 		return
 	}
 	s.repl.ids.ID2, s.repl.ids.SecondOffset = id, off+1
+	if fed && s.repl.backlog != nil {
+		// "Rebase master_repl_offset from rsi.repl_offset": the DELs fed
+		// during the load follow the RDB's offset.
+		s.repl.backlog.Rebase(off)
+		s.repl.offset = s.repl.backlog.End()
+		s.repl.noReplicasSince = s.clock.Now()
+		s.rdb.feedKept = true
+		return
+	}
 	s.createBacklog()
 }
 
