@@ -356,7 +356,15 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 		s.trackingBeforeExec(c, cmd, args) // tracking.go
 	}
 	s.execDepth++
+	forced := s.ks.ForceExpire
+	if s.ks.Replica && !s.expiryFrozen && !s.cfg.ReplicaReadOnly && cmd.Has(FlagWrite) &&
+		s.isReplica() && c.replRole.Load() != kindMaster {
+		// expireIfNeeded's force_delete_expired on a writable replica
+		// (lookupKeyWrite: LOOKUP_WRITE and not a read-only replica).
+		s.ks.ForceExpire = true
+	}
 	cmd.Handler(c, args)
+	s.ks.ForceExpire = forced
 	// The memory sums (keyspace's "Memory accounting") are settled at the
 	// batch's end (runBatchPart), not per command: whatever reads them
 	// (used_memory, the maxmemory check before each command) settles

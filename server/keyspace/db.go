@@ -394,7 +394,7 @@ func (db *DB) find(h uint64, key []byte, now int64) *dictEntry {
 		return nil
 	}
 	if db.expired(h, de, nodeEntry(de), now) && !db.ks.MasterCommand { // repl: see Keyspace.MasterCommand
-		if !db.ks.Replica {
+		if !db.ks.Replica || db.ks.ForceExpire {
 			db.expire(h, de)
 		}
 		return nil

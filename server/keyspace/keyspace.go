@@ -58,6 +58,12 @@ type Keyspace struct {
 	// (expireIfNeeded returns 0 for the master client), so the replica
 	// applies exactly what the master did; the master's DEL removes them.
 	MasterCommand bool
+	// ForceExpire is lookupKey's force_delete_expired: set while a client
+	// other than the master runs a write command on a writable replica
+	// (replica-read-only no), so its lookups delete an expired key (as
+	// lookupKeyWrite does there) instead of only hiding it, and the
+	// command recreates the key without the old TTL.
+	ForceExpire bool
 	// ActiveExpireEffort is active-expire-effort, 1..10; 0 means 1 (the
 	// Redis default). See ActiveExpireCycle.
 	ActiveExpireEffort int
