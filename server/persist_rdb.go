@@ -485,6 +485,8 @@ func (s *Server) startSaveChildIn(kind savechild.Kind, title, dir string) *savec
 		Dir:  dir,
 		Argv: argv,
 		Log:  func(line string) { log.Warn().Msg(line) },
+		// redisFork: setOOMScoreAdj(CONFIG_OOM_BGCHILD) in the child.
+		OOMScoreAdj: s.bgchildOOMScore(),
 	})
 	if err != nil {
 		s.log.Warn().Msgf("Can't start a child process for the background save, writing it in process: %v", err)

@@ -323,3 +323,42 @@ func TestSignalShutdownSaveFails(t *testing.T) {
 		})
 	}
 }
+
+// oomScore reads a process's oom_score_adj.
+func oomScore(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/oom_score_adj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestBgsaveChildOOMScore: with oom-score-adj yes the save child takes
+// oom-score-adj-values' bgchild entry over the base score (redisFork's
+// setOOMScoreAdj(CONFIG_OOM_BGCHILD)), the server keeping its master
+// entry (0 over the base); raising a score needs no privilege.
+func TestBgsaveChildOOMScore(t *testing.T) {
+	for name, p := range saveServers(t, "save \"\"\noom-score-adj yes\noom-score-adj-values 0 200 800\nrdb-key-save-delay 1000000\n") {
+		t.Run(name, func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "SET", "k", "v")
+			p.mustDo(t, "+OK\r\n", "SET", "k2", "v")
+			base := oomScore(t, p.cmd.Process.Pid)
+			p.mustDo(t, "+Background saving started\r\n", "BGSAVE")
+			child := saveChild(t, p)
+			t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+			want := min(base+800, 1000)
+			var got int
+			if !testutil.PollUntil(10*time.Second, func() bool { got = oomScore(t, child); return got == want }) {
+				t.Errorf("child's oom_score_adj %d, want %d (server's %d)\nlog:\n%s", got, want, base, p.log())
+			}
+			if got := oomScore(t, p.cmd.Process.Pid); got != base {
+				t.Errorf("server's oom_score_adj %d, want %d", got, base)
+			}
+		})
+	}
+}
