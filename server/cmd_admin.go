@@ -179,7 +179,14 @@ func cmdShutdown(c *Client, args [][]byte) {
 	}
 	s := c.srv
 	if abort {
-		if s.abortShutdownFailover() {
+		// abortShutdown: a hand-over waiting, or a signal's shutdown the
+		// cron has not started (shutdown_asap).
+		aborted := s.abortShutdownFailover()
+		if s.abortSignalShutdown() {
+			aborted = true
+		}
+		if aborted {
+			s.log.Info().Msg("Shutdown manually aborted.")
 			c.w.OK()
 			return
 		}

@@ -20,7 +20,34 @@ import (
 const (
 	oomMaster  = 0
 	oomReplica = 1
+	oomBgchild = 2
 )
+
+// bgchildOOMScore is the score setOOMScoreAdj(CONFIG_OOM_BGCHILD) gives
+// a fork child: "" when oom-score-adj is no (the child keeps the score
+// it inherits). The base is what the process had before Vigil changed it
+// (its current score if it never did), as the child's inherited state.
+func (s *Server) bgchildOOMScore() string {
+	mode, _ := s.cfg.Value("oom-score-adj")
+	if mode == "no" {
+		return ""
+	}
+	oomState.Lock()
+	base, adjusted := oomState.base, oomState.adjusted
+	oomState.Unlock()
+	if !adjusted {
+		b, err := os.ReadFile(oomScoreFile)
+		if err != nil {
+			return ""
+		}
+		base = atoiC(string(b))
+	}
+	val := s.cfg.OOMScoreAdjValues[oomBgchild]
+	if mode != "absolute" {
+		val += base
+	}
+	return strconv.Itoa(min(max(val, -1000), 1000))
+}
 
 // oomScoreFile is the file setOOMScoreAdj reads and writes (a variable for
 // tests; guarded by oomState).

@@ -48,9 +48,12 @@ type aofState struct {
 	lastOK    bool             // aof_lastbgrewrite_status
 	rewrites  int64            // stat_aof_rewrites (aof_rewrites)
 	failures  int64            // aof_rewrites_consecutive_failures
-	loaded    bool             // loadDataOnStart ran
-	errLogged time.Time        // last "Error writing to the AOF file" log
-	lastCow   uint64           // aof_last_cow_size: the last rewrite snapshot's CowBytes
+	// aofRewriteLimited's state: the delay (minutes) and the unix time
+	// before which the cron starts no rewrite.
+	limitDelay, limitNext int64
+	loaded                bool      // loadDataOnStart ran
+	errLogged             time.Time // last "Error writing to the AOF file" log
+	lastCow               uint64    // aof_last_cow_size: the last rewrite snapshot's CowBytes
 }
 
 // aofDiskError is writeCommandsDeniedByDiskError's AOF part: the
@@ -310,7 +313,7 @@ func (s *Server) aofFlush(force bool) {
 func (s *Server) aofCron() {
 	m := s.aof.mgr
 	if m == nil || m.W == nil {
-		if s.aof.scheduled && !s.childActive() && m != nil {
+		if s.aof.scheduled && !s.childActive() && m != nil && !s.aofRewriteLimited() {
 			s.aof.scheduled = false
 			_ = s.aofRewriteBackground()
 		}
@@ -321,6 +324,9 @@ func (s *Server) aofCron() {
 		return
 	}
 	if s.aof.scheduled {
+		if s.aofRewriteLimited() {
+			return
+		}
 		if s.aofRewriteBackground() == nil {
 			s.aof.scheduled = false
 		}
@@ -334,12 +340,39 @@ func (s *Server) aofCron() {
 				base = 1
 			}
 			growth := (size*100)/base - 100
-			if growth >= int64(pct) {
+			if growth >= int64(pct) && !s.aofRewriteLimited() {
 				s.log.Info().Msgf("Starting automatic rewriting of AOF on %d%% growth", growth)
 				_ = s.aofRewriteBackground()
 			}
 		}
 	}
+}
+
+// aofRewriteLimited is aofRewriteLimited (lock held): after 3
+// consecutive failed rewrites the cron starts none for 1 minute, then 2,
+// 4, ... up to 60 (BGREWRITEAOF is not limited).
+func (s *Server) aofRewriteLimited() bool {
+	const threshold, maxMinutes = 3, 60
+	if s.aof.failures < threshold {
+		s.aof.limitDelay, s.aof.limitNext = 0, 0
+		return false
+	}
+	now := s.clock.Now().Unix()
+	if s.aof.limitNext != 0 {
+		if now < s.aof.limitNext {
+			return true
+		}
+		s.aof.limitNext = 0
+		return false
+	}
+	if s.aof.limitDelay == 0 {
+		s.aof.limitDelay = 1
+	} else {
+		s.aof.limitDelay = min(s.aof.limitDelay*2, maxMinutes)
+	}
+	s.aof.limitNext = now + s.aof.limitDelay*60
+	s.log.Warn().Msgf("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in %d minutes", s.aof.limitDelay)
+	return true
 }
 
 var errRewriteRunning = errors.New("ERR Background append only file rewriting already in progress")

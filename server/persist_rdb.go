@@ -491,6 +491,8 @@ func (s *Server) startSaveChildIn(kind savechild.Kind, title, dir string) *savec
 		Dir:  dir,
 		Argv: argv,
 		Log:  func(line string) { log.Warn().Msg(line) },
+		// redisFork: setOOMScoreAdj(CONFIG_OOM_BGCHILD) in the child.
+		OOMScoreAdj: s.bgchildOOMScore(),
 	})
 	if err != nil {
 		s.log.Warn().Msgf("Can't start a child process for the background save, writing it in process: %v", err)
@@ -600,9 +602,18 @@ func (s *Server) bgsaveFinish(job *bgsaveJob, exitcode, bysignal int) {
 // by SIGUSR1); its child gets SIGUSR1, its goroutine notices at its next
 // step, and the temp file is removed and never renamed.
 func (s *Server) killBgsave() {
+	if s.killBgsaveQuiet() {
+		s.log.Warn().Msg("Background saving terminated by signal 10")
+	}
+}
+
+// killBgsaveQuiet is killBgsave without the done handler's log line,
+// which Redis does not reach when it exits after killing its child
+// (finishShutdown). False when no save ran.
+func (s *Server) killBgsaveQuiet() bool {
 	job := s.rdb.job
 	if job == nil {
-		return
+		return false
 	}
 	job.kill.Store(true)
 	job.halt()
@@ -615,8 +626,8 @@ func (s *Server) killBgsave() {
 	s.rdb.job = nil // killed by SIGUSR1: lastbgsave_status unchanged
 	s.rdb.lastBgsaveSecs = int64(s.clock.Now().Sub(job.start).Seconds())
 	s.rdb.bgsaveRan = true
-	s.log.Warn().Msg("Background saving terminated by signal 10")
 	s.updateDictResizePolicy()
+	return true
 }
 
 // updateDictResizePolicy is updateDictResizePolicy (lock held): the
@@ -1091,15 +1102,22 @@ func (s *Server) prepareShutdownSave(save, nosave, force bool) bool {
 	if s.rdb.loading { // never save a partial (or failed) load
 		save, nosave = false, true
 	}
+	// The child's end is not logged if the process exits: Redis's
+	// checkChildrenDone reaps it in a later cron, when the server keeps
+	// running.
+	killed := false
 	if s.rdb.job != nil {
 		s.log.Warn().Msg("There is a child saving an .rdb. Killing it!")
-		s.killBgsave()
+		killed = s.killBgsaveQuiet()
 	}
 	if (len(s.cfg.Save) > 0 && !nosave) || save {
 		s.log.Info().Msg("Saving the final RDB snapshot before exiting.")
 		if err := s.rdbSave(); err != nil {
 			if !force {
 				s.log.Warn().Msg("Error trying to save the DB, can't exit.")
+				if killed {
+					s.log.Warn().Msg("Background saving terminated by signal 10")
+				}
 				return false
 			}
 			s.log.Warn().Msg("Error trying to save the DB. Exit anyway.")
@@ -1108,15 +1126,77 @@ func (s *Server) prepareShutdownSave(save, nosave, force bool) bool {
 	return true
 }
 
-// ShutdownSignal records the signal about to cancel Run's context (sigint
-// false: SIGTERM), so that Run saves as shutdown-on-sigint or
-// shutdown-on-sigterm says.
+// shutdownAsap's states.
+const (
+	asapNone    = iota
+	asapPending // a signal asked; the cron has not taken it
+	asapTaken   // the shutdown is under way
+)
+
+// ShutdownSignal is sigShutdownHandler (sigint false: SIGTERM): it
+// records the signal and sets shutdown_asap; the cron performs the
+// shutdown (cronSignalShutdown) as shutdown-on-sigint or
+// shutdown-on-sigterm says, so DEBUG PAUSE-CRON holds it and SHUTDOWN
+// ABORT cancels it. During the startup load the load stops at once. A Lua
+// debugger session waiting for its client is interrupted (its read fails
+// as with EINTR).
 func (s *Server) ShutdownSignal(sigint bool) {
 	if sigint {
 		s.shutdownSig.Store(2)
 	} else {
 		s.shutdownSig.Store(15)
 	}
+	s.shutdownAsap.CompareAndSwap(asapNone, asapPending)
+	s.ldbInterrupt()
+	select {
+	case s.sigWake <- struct{}{}:
+	default:
+	}
+}
+
+// ShutdownPending reports whether a shutdown asked by a signal is pending
+// or under way (shutdown_asap): a second signal then exits at once.
+func (s *Server) ShutdownPending() bool { return s.shutdownAsap.Load() != asapNone }
+
+// loadingSignalShutdown is whileBlockedCron's shutdown_asap during the
+// startup load: the load stops and the server shuts down without saving.
+// False when no signal is pending or no startup load runs.
+func (s *Server) loadingSignalShutdown() bool {
+	if !s.startupLoading.Load() || !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
+		return false
+	}
+	s.stopLoadForShutdown()
+	s.requestShutdown(shutdownReq{nosave: true})
+	return true
+}
+
+// cronSignalShutdown is serverCron's shutdown_asap branch (lock held): a
+// hand-over first when shutdown-on-sig* has failover, else
+// prepareForShutdown's save. True when the shutdown was requested (or
+// waits for its hand-over); a failed save cancels it, as cancelShutdown,
+// and the server keeps running.
+func (s *Server) cronSignalShutdown() bool {
+	if s.shutdownRequested.Load() {
+		return true // a SHUTDOWN is ending the process
+	}
+	if !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
+		return false
+	}
+	if s.signalShutdownFailoverLocked() {
+		return true
+	}
+	if !s.signalShutdownSaveLocked() {
+		s.shutdownAsap.Store(asapNone)
+		return false
+	}
+	s.requestShutdown(shutdownReq{})
+	return true
+}
+
+// abortSignalShutdown is abortShutdown's shutdown_asap branch (lock
+// held): a signal's shutdown the cron has not started is cancelled.
+func (s *Server) abortSignalShutdown() bool {
+	return s.shutdownAsap.CompareAndSwap(asapPending, asapNone)
 }
 
 // signalShutdownSave is the save of a shutdown by signal (serverCron's
@@ -1124,6 +1204,10 @@ func (s *Server) ShutdownSignal(sigint bool) {
 func (s *Server) signalShutdownSave() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.signalShutdownSaveLocked()
+}
+
+func (s *Server) signalShutdownSaveLocked() bool {
 	flags, name := s.cfg.ShutdownOnSigterm, "SIGTERM"
 	if s.shutdownSig.Load() == 2 {
 		flags, name = s.cfg.ShutdownOnSigint, "SIGINT"

@@ -147,6 +147,15 @@ type Server struct {
 	rdb         persistState
 	repl        replState // repl: replication (repl_master.go, repl_replica.go), guarded by mu
 	shutdownSig atomic.Int32
+	// shutdownAsap is Redis's shutdown_asap: a SIGTERM or SIGINT asked for
+	// a shutdown (ShutdownSignal), which the cron performs
+	// (cronSignalShutdown): asapNone, asapPending (SHUTDOWN ABORT clears
+	// it; DEBUG PAUSE-CRON holds it) or asapTaken (the shutdown is under
+	// way). sigWake tells Run of a signal (the startup load stops at once).
+	shutdownAsap atomic.Int32
+	sigWake      chan struct{}
+	// shutdownRequested: requestShutdown ran (Run is ending the process).
+	shutdownRequested atomic.Bool
 	// shutdownFailover is the shutdown waiting for its hand-over (SHUTDOWN
 	// FAILOVER, shutdown-on-sigterm failover), guarded by mu; nil if none.
 	shutdownFailover *pendingShutdown
@@ -189,6 +198,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 		runID:      hex.EncodeToString(id),
 		clients:    map[int64]*Client{},
 		shutdownCh: make(chan shutdownReq, 1),
+		sigWake:    make(chan struct{}, 1),
 		doneCh:     make(chan struct{}),
 		serving:    make(chan struct{}),
 		cfgFile:    cfg.File,
@@ -360,9 +370,14 @@ func (s *Server) Run(ctx context.Context) error {
 	close(s.serving) // LoadDataFromDisk may start (MarkLoading)
 	var req shutdownReq
 	// persist: a signal (ctx) saves as shutdown-on-sigterm/sigint say; if
-	// that fails the server keeps running, as Redis.
+	// that fails the server keeps running, as Redis. A signal through
+	// ShutdownSignal is performed by the cron (cronSignalShutdown), as
+	// Redis's serverCron; during the startup load it stops the load here.
 	for ctxDone := ctx.Done(); ; {
 		select {
+		case <-s.sigWake:
+			s.loadingSignalShutdown() // else the cron's (or aborted)
+			continue
 		case <-ctxDone:
 			// A debugging session waiting for its client is interrupted
 			// (the session holds the lock the shutdown needs).
@@ -445,6 +460,7 @@ func (s *Server) Run(ctx context.Context) error {
 // requestShutdown asks Run to stop. Safe to call more than once.
 func (s *Server) requestShutdown(r shutdownReq) {
 	s.abortLoad.Store(true) // a startup load stops at its next yield (final: saved already or nosave)
+	s.shutdownRequested.Store(true)
 	s.shutdownOnce.Do(func() { s.shutdownCh <- r })
 }
 
@@ -475,14 +491,19 @@ func (s *Server) cron(stop <-chan struct{}) {
 		// A script past the busy threshold holds the server: this tick
 		// only logs it (noteSlowScript), as serverCron does not run then.
 		if b := s.lockBatch(); b != nil {
+			s.loadingSignalShutdown()
 			s.noteSlowScript(b)
 			continue
 		}
-		if s.rdb.loading || s.dbg.pauseCron { // persist: no cron while the dataset loads; DEBUG PAUSE-CRON
+		if s.loadingSignalShutdown() || s.rdb.loading || s.dbg.pauseCron { // persist: no cron while the dataset loads; DEBUG PAUSE-CRON
 			s.mu.Unlock()
 			continue
 		}
 		s.setNow()
+		if s.cronSignalShutdown() { // serverCron's shutdown_asap (persist_rdb.go)
+			s.mu.Unlock()
+			continue
+		}
 		s.activeExpireCron()
 		// databasesCron: shrink sparse tables and, with activerehashing,
 		// spend up to 1 ms moving buckets of a table being rehashed.

@@ -78,6 +78,10 @@ func (s *Server) shutdownWithFailover(c *Client, req shutdownReq) {
 func (s *Server) signalShutdownFailover() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.signalShutdownFailoverLocked()
+}
+
+func (s *Server) signalShutdownFailoverLocked() bool {
 	flags, name := s.cfg.ShutdownOnSigterm, "SIGTERM"
 	if s.shutdownSig.Load() == 2 {
 		flags, name = s.cfg.ShutdownOnSigint, "SIGINT"
@@ -123,6 +127,7 @@ func (s *Server) shutdownFailoverEnd(ok bool, reason string) {
 	}
 	refuse := func(msg string) {
 		if p.signal != "" {
+			s.shutdownAsap.Store(asapNone) // cancelShutdown: a later signal shuts down again
 			s.log.Warn().Msgf("%s received but %s: the server keeps running", p.signal, msg)
 		} else {
 			s.log.Warn().Msgf("SHUTDOWN FAILOVER refused: %s", msg)

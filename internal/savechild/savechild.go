@@ -58,6 +58,20 @@ func runChild(kind Kind) int {
 		_ = os.WriteFile("/proc/self/comm", []byte(comm), 0)
 		os.Unsetenv(envComm)
 	}
+	if v := os.Getenv(envOOM); v != "" {
+		if err := os.WriteFile("/proc/self/oom_score_adj", []byte(v+"\n"), 0); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			msg := err.Error()
+			if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
+				msg = string(msg[0]-'a'+'A') + msg[1:]
+			}
+			fmt.Fprintf(os.Stderr, "Unable to write oom_score_adj: %s\n", msg)
+		}
+	}
+	os.Unsetenv(envOOM)
 	name := TempName(kind, os.Getpid())
 	var removed atomic.Bool
 	remove := func() {
@@ -111,6 +125,9 @@ func runChild(kind Kind) int {
 // envComm passes the parent's COMM to the child.
 const envComm = "VIGIL_SAVE_CHILD_COMM"
 
+// envOOM passes the child's oom_score_adj (Options.OOMScoreAdj).
+const envOOM = "VIGIL_SAVE_CHILD_OOM_SCORE_ADJ"
+
 var enabled atomic.Bool
 
 // Enable lets Start spawn children: the main calls it after MaybeRunChild.
@@ -133,6 +150,10 @@ type Options struct {
 	Argv []string
 	// Log receives each line the child writes on its stderr.
 	Log func(line string)
+	// OOMScoreAdj, when not empty, is written by the child to its
+	// /proc/self/oom_score_adj first (redisFork's
+	// setOOMScoreAdj(CONFIG_OOM_BGCHILD)); a failure is logged.
+	OOMScoreAdj string
 }
 
 // Child is a running writer child. Write sends it data; Commit or Abort
@@ -184,7 +205,7 @@ func Start(o Options) (*Child, error) {
 		Stdin:      dataR,
 		Stderr:     errW,
 		ExtraFiles: []*os.File{ctrlR},
-		Env:        append(os.Environ(), envKind+"="+string(o.Kind), envComm+"="+comm()),
+		Env:        append(os.Environ(), envKind+"="+string(o.Kind), envComm+"="+comm(), envOOM+"="+o.OOMScoreAdj),
 	}
 	err = cmd.Start()
 	dataR.Close()

@@ -165,7 +165,7 @@ func TestBgsaveChildKilled(t *testing.T) {
 
 // TestShutdownKillsSaveChild: SHUTDOWN NOSAVE during a BGSAVE kills the
 // child ("There is a child saving an .rdb. Killing it!") and removes its
-// temp file; no dump.rdb is written.
+// temp file; no dump.rdb is written, and the child's end is not logged.
 func TestShutdownKillsSaveChild(t *testing.T) {
 	for name, p := range saveServers(t, "save \"\"\nrdb-key-save-delay 1000000\n") {
 		t.Run(name, func(t *testing.T) {
@@ -194,6 +194,10 @@ func TestShutdownKillsSaveChild(t *testing.T) {
 			if !strings.Contains(p.log(), "There is a child saving an .rdb. Killing it!") {
 				t.Errorf("log lacks the kill line:\n%s", p.log())
 			}
+			// The process exits before reaping its child: no done line.
+			if strings.Contains(p.log(), "Background saving terminated") {
+				t.Errorf("log has the child's end:\n%s", p.log())
+			}
 			if !testutil.PollUntil(10*time.Second, func() bool { return !alive(child) }) {
 				t.Errorf("the child %d still runs", child)
 			}
@@ -208,4 +212,153 @@ func dirNames(dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// waitExit waits for the process to end and returns its exit code.
+func waitExit(t *testing.T, p *process) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the server did not exit\nlog:\n%s", p.log())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// waitLog polls the log for text.
+func waitLog(t *testing.T, p *process, text string) {
+	t.Helper()
+	if !testutil.PollUntil(10*time.Second, func() bool { return strings.Contains(p.log(), text) }) {
+		t.Fatalf("log lacks %q:\n%s", text, p.log())
+	}
+}
+
+// TestSignalShutdownThroughCron: a SIGTERM only schedules the shutdown
+// (sigShutdownHandler's shutdown_asap); the cron performs it, so DEBUG
+// PAUSE-CRON holds it and SHUTDOWN ABORT cancels it ("Shutdown manually
+// aborted."), as shutdown.tcl's "SHUTDOWN ABORT can cancel SIGTERM". With
+// nothing pending SHUTDOWN ABORT is an error; a later SIGTERM shuts down
+// anew (exit 0). A second SIGINT while one is pending exits at once
+// ("You insist... exiting now.", exit 1).
+func TestSignalShutdownThroughCron(t *testing.T) {
+	for name, p := range saveServers(t, "save \"\"\n") {
+		t.Run(name+"/abort", func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "DEBUG", "PAUSE-CRON", "1")
+			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			waitLog(t, p, "Received SIGTERM scheduling shutdown...")
+			p.mustDo(t, "+PONG\r\n", "PING")
+			p.mustDo(t, "+OK\r\n", "SHUTDOWN", "ABORT")
+			waitLog(t, p, "Shutdown manually aborted.")
+			p.mustDo(t, "-ERR No shutdown in progress.\r\n", "SHUTDOWN", "ABORT")
+			p.mustDo(t, "+OK\r\n", "DEBUG", "PAUSE-CRON", "0")
+			p.mustDo(t, "+PONG\r\n", "PING")
+			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, p); code != 0 {
+				t.Errorf("exit %d after the second SIGTERM, want 0\nlog:\n%s", code, p.log())
+			}
+			if strings.Contains(p.log(), "You insist") {
+				t.Errorf("the aborted SIGTERM was still pending:\n%s", p.log())
+			}
+		})
+	}
+	for name, p := range saveServers(t, "save \"\"\n") {
+		t.Run(name+"/insist", func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "DEBUG", "PAUSE-CRON", "1")
+			if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			waitLog(t, p, "Received SIGINT scheduling shutdown...")
+			p.mustDo(t, "+PONG\r\n", "PING")
+			if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, p); code != 1 {
+				t.Errorf("exit %d after the second SIGINT, want 1\nlog:\n%s", code, p.log())
+			}
+			if !strings.Contains(p.log(), "You insist... exiting now.") {
+				t.Errorf("log lacks the insist line:\n%s", p.log())
+			}
+		})
+	}
+}
+
+// TestSignalShutdownSaveFails: a signal's shutdown whose save fails keeps
+// the server running ("Error trying to save the DB, can't exit.") and is
+// cancelled (cancelShutdown): the next SIGINT schedules a new shutdown
+// rather than forcing the exit, and once the save can succeed it exits 0.
+func TestSignalShutdownSaveFails(t *testing.T) {
+	for name, p := range saveServers(t, "save 900 1\n") {
+		t.Run(name, func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "SET", "k", "v")
+			dump := filepath.Join(p.dir, "dump.rdb")
+			if err := os.Mkdir(dump, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			waitLog(t, p, "Error trying to save the DB, can't exit.")
+			p.mustDo(t, "+PONG\r\n", "PING")
+			if err := os.Remove(dump); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, p); code != 0 {
+				t.Errorf("exit %d after the second SIGINT, want 0\nlog:\n%s", code, p.log())
+			}
+			if n := strings.Count(p.log(), "Received SIGINT scheduling shutdown..."); n != 2 {
+				t.Errorf("%d scheduling lines, want 2:\n%s", n, p.log())
+			}
+			if !exists(dump) {
+				t.Error("no dump.rdb after the second SIGINT")
+			}
+		})
+	}
+}
+
+// oomScore reads a process's oom_score_adj.
+func oomScore(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/oom_score_adj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestBgsaveChildOOMScore: with oom-score-adj yes the save child takes
+// oom-score-adj-values' bgchild entry over the base score (redisFork's
+// setOOMScoreAdj(CONFIG_OOM_BGCHILD)), the server keeping its master
+// entry (0 over the base); raising a score needs no privilege.
+func TestBgsaveChildOOMScore(t *testing.T) {
+	for name, p := range saveServers(t, "save \"\"\noom-score-adj yes\noom-score-adj-values 0 200 800\nrdb-key-save-delay 1000000\n") {
+		t.Run(name, func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "SET", "k", "v")
+			p.mustDo(t, "+OK\r\n", "SET", "k2", "v")
+			base := oomScore(t, p.cmd.Process.Pid)
+			p.mustDo(t, "+Background saving started\r\n", "BGSAVE")
+			child := saveChild(t, p)
+			t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+			want := min(base+800, 1000)
+			var got int
+			if !testutil.PollUntil(10*time.Second, func() bool { got = oomScore(t, child); return got == want }) {
+				t.Errorf("child's oom_score_adj %d, want %d (server's %d)\nlog:\n%s", got, want, base, p.log())
+			}
+			if got := oomScore(t, p.cmd.Process.Pid); got != base {
+				t.Errorf("server's oom_score_adj %d, want %d", got, base)
+			}
+		})
+	}
 }

@@ -182,8 +182,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 			}
 			return 0
 		case sig := <-sigs:
-			if ctx.Err() != nil {
-				// As Redis: a second signal while shutting down exits now.
+			// sigShutdownHandler: the signal sets shutdown_asap and the
+			// server's cron shuts down (SHUTDOWN ABORT can cancel it
+			// meanwhile). A second SIGINT (or, in Vigil, SIGTERM) while
+			// that shutdown is pending or under way exits now.
+			if srv.ShutdownPending() {
 				log.Warn().Msg("You insist... exiting now.")
 				// rdbRemoveTempFile(getpid()): a shutdown SAVE under way
 				// leaves no temp file behind.
@@ -199,7 +202,6 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
 			}
 			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
-			cancel()
 		}
 	}
 }

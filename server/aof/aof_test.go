@@ -381,3 +381,65 @@ func TestEnableRetryAfterFailedRewrite(t *testing.T) {
 		t.Fatalf("files: %v", ents)
 	}
 }
+
+// TestLoadManifestMissingFile: a file the manifest lists but the directory
+// lacks fails the load before anything is applied, with the line
+// getAppendOnlyFileSize logs (aof-multi-part.tcl's "some file missing"
+// greps "appendonly.aof.1.incr.aof .*No such file or directory").
+func TestLoadManifestMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "appendonly.aof.1.base.aof"), cmds([]string{"SET", "k1", "v1"}), 0o644)
+	os.WriteFile(filepath.Join(dir, "appendonly.aof.2.incr.aof"), cmds([]string{"SET", "k2", "v2"}), 0o644)
+	m, err := ParseManifest(strings.NewReader("file appendonly.aof.1.base.aof seq 1 type b\n" +
+		"file appendonly.aof.1.incr.aof seq 1 type i\nfile appendonly.aof.2.incr.aof seq 2 type i\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a applied
+	_, err = LoadManifest(m, &Options{Dir: dir, Apply: a.apply})
+	want := "Unable to obtain the AOF file appendonly.aof.1.incr.aof length. stat: No such file or directory"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+	if len(a.got) != 0 {
+		t.Errorf("applied %v before failing", a.got)
+	}
+}
+
+// TestUpgradeInterrupted: the layout of an upgrade interrupted before the
+// rename (the manifest lists the old file as base, the file still in the
+// server dir) is upgraded again, as aofUpgradePrepare: the file moves into
+// the directory and stays there (the listed base is replaced, not made a
+// history file to delete), as aof-multi-part.tcl's "continue the upgrade
+// from the interrupted upgrade state".
+func TestUpgradeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "appendonly.aof"), cmds([]string{"SET", "k1", "v1"}, []string{"SET", "k2", "v2"}), 0o644)
+	os.Mkdir(filepath.Join(dir, "appendonlydir"), 0o755)
+	os.WriteFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"), []byte("file appendonly.aof seq 1 type b\n"), 0o644)
+	m := &Manager{Cfg: Config{Dir: dir, DirName: "appendonlydir", Filename: "appendonly.aof", Fsync: FsyncAlways, Format: CommandFormat}}
+	var a applied
+	if _, err := m.Load(&Options{Apply: a.apply}); err != nil || len(a.got) != 2 {
+		t.Fatalf("%v %v", err, a.got)
+	}
+	if err := m.OpenOnStart(nil); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop(time.Now())
+	if fileExists(filepath.Join(dir, "appendonly.aof")) || !fileExists(filepath.Join(dir, "appendonlydir", "appendonly.aof")) {
+		t.Fatalf("old AOF not moved into the directory: %v", dirList(dir))
+	}
+	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if string(man) != "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" {
+		t.Fatalf("manifest %q", man)
+	}
+}
+
+func dirList(dir string) []string {
+	var out []string
+	filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error {
+		out = append(out, p)
+		return nil
+	})
+	return out
+}

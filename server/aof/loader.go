@@ -115,13 +115,17 @@ func LoadManifest(m *Manifest, o *Options) (Result, error) {
 		res.Status = StatusNotExist
 		return res, nil
 	}
-	if o.Start != nil {
-		var total int64
-		for _, ai := range files {
-			if fi, err := os.Stat(filepath.Join(o.Dir, ai.Name)); err == nil {
-				total += fi.Size()
-			}
+	// getBaseAndIncrAppendOnlyFilesSize: every listed file must exist
+	// (a missing one is fatal), before anything is loaded.
+	var total int64
+	for _, ai := range files {
+		fi, err := os.Stat(filepath.Join(o.Dir, ai.Name))
+		if err != nil {
+			return res, &CorruptError{File: ai.Name, Msg: fmt.Sprintf("Unable to obtain the AOF file %s length. stat: %s", ai.Name, Strerror(errnoOf(err)))}
 		}
+		total += fi.Size()
+	}
+	if o.Start != nil {
 		o.Start(total)
 	}
 	o.done = 0
@@ -130,7 +134,7 @@ func LoadManifest(m *Manifest, o *Options) (Result, error) {
 		last := i == len(files)-1
 		path := filepath.Join(o.Dir, ai.Name)
 		if _, err := os.Stat(path); err != nil {
-			return res, &CorruptError{File: ai.Name, Msg: fmt.Sprintf("The AOF file %s doesn't exist", ai.Name)}
+			return res, &CorruptError{File: ai.Name, Msg: fmt.Sprintf("Unable to obtain the AOF file %s length. stat: %s", ai.Name, Strerror(errnoOf(err)))}
 		}
 		n, st, size, err := LoadFile(path, o, last)
 		o.done += size

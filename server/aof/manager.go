@@ -107,25 +107,23 @@ func (m *Manager) upgrade() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("Can't open or create append-only dir %s: %w", m.Cfg.DirName, err)
 	}
+	// A base already listed is the old file's name (an upgrade
+	// interrupted before the rename): replaced, not made history, whose
+	// deletion would remove the file just moved in.
 	am := m.Manifest.Clone()
-	if am.Base != nil {
-		h := *am.Base
-		h.Type = TypeHist
-		am.History = append([]Info{h}, am.History...)
-	}
 	am.Base = &Info{Name: m.Cfg.Filename, Seq: 1, Type: TypeBase}
 	am.BaseSeq = 1
 	if err := WriteManifest(dir, m.Cfg.Filename, am); err != nil {
 		return err
 	}
 	if err := os.Rename(filepath.Join(m.Cfg.Dir, m.Cfg.Filename), filepath.Join(dir, m.Cfg.Filename)); err != nil {
-		return fmt.Errorf("Error trying to rename the existing AOF to new AOF %s: %w", m.Cfg.Filename, err)
+		return fmt.Errorf("Error trying to move the old AOF file %s into dir %s: %s", m.Cfg.Filename, m.Cfg.DirName, Strerror(errnoOf(err)))
 	}
 	if err := SyncDir(dir); err != nil {
 		return err
 	}
 	m.Manifest = am
-	m.notice("Successfully migrated an old-style AOF into the AOF directory")
+	m.notice("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).", m.Cfg.Filename, m.Cfg.DirName)
 	return nil
 }
 
