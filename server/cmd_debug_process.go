@@ -177,11 +177,13 @@ func (s *Server) bugReport(c *Client, args [][]byte, sig syscall.Signal, header 
 		cl = append(s.appendClientInfo(cl, o, c, args, "debug"), '\n')
 	}
 	log("------ CLIENT LIST OUTPUT ------\n" + string(cl))
-	cur := append(s.appendClientInfo(nil, c, c, args, "debug"), '\n')
-	for i, a := range args {
-		cur = fmt.Appendf(cur, "argv[%d]: '\"%s\"'\n", i, a)
+	if c != nil { // logCurrentClient: only with a current client
+		cur := append(s.appendClientInfo(nil, c, c, args, "debug"), '\n')
+		for i, a := range args {
+			cur = fmt.Appendf(cur, "argv[%d]: '\"%s\"'\n", i, a)
+		}
+		log("------ CURRENT CLIENT INFO ------\n" + string(cur))
 	}
-	log("------ CURRENT CLIENT INFO ------\n" + string(cur))
 	log("=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n" +
 		"       Please report the crash by opening an issue on github:\n\n" +
 		"           http://github.com/redis/redis/issues\n")
@@ -237,3 +239,27 @@ func (s *Server) restartServer(graceful bool, delayMs int64) {
 // errMallctlENOENT is strerror(ENOENT) as glibc words it: je_mallctl's
 // answer for a name jemalloc does not have.
 const errMallctlENOENT = "ERR No such file or directory"
+
+// CrashBySignal is sigsegvHandler for a fatal signal another process sent
+// (kill -SIGABRT, -SIGSEGV, -SIGBUS, -SIGFPE, -SIGILL): the bug report,
+// then death by that signal. The report's INFO and CLIENT LIST need the
+// execution lock; when a command holds it (a busy or stuck server, which
+// is when operators send SIGABRT), the report has the banner and every
+// goroutine's stack only, as Redis's handler may be cut short too.
+func (s *Server) CrashBySignal(sig syscall.Signal) {
+	header := []string{fmt.Sprintf("Redis %s crashed by signal: %d, si_code: 0", RedisVersion, int(sig))}
+	if s.mu.TryLock() {
+		s.bugReport(nil, nil, sig, header) // dies holding the lock
+		return
+	}
+	log := func(msg string) { s.log.Warn().Msg(msg) }
+	log("=== REDIS BUG REPORT START: Cut & paste starting from here ===")
+	for _, l := range header {
+		log(l)
+	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	log("------ STACK TRACE ------\n" + string(buf))
+	log("=== REDIS BUG REPORT END. Make sure to include from START to END. ===")
+	die(sig)
+}

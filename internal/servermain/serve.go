@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -82,6 +83,19 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Error().Err(err).Msg("Can't start the server")
 		return 1
 	}
+	// sigsegvHandler's signals, when another process sends them: the bug
+	// report, then death by the signal (server.CrashBySignal).
+	fatal := make(chan os.Signal, 1)
+	signal.Notify(fatal, syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGSEGV)
+	fatalDone := make(chan struct{})
+	defer func() { signal.Stop(fatal); close(fatalDone) }()
+	go func() {
+		select {
+		case sig := <-fatal:
+			srv.CrashBySignal(sig.(syscall.Signal))
+		case <-fatalDone:
+		}
+	}()
 	keepPages := os.Getenv("VIGIL_KEEP_STARTUP_PAGES") != ""
 	if !keepPages {
 		// A write burst's code and data leave the resident set too,

@@ -1,0 +1,35 @@
+package servermain
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestCrashReportOnExternalSignal is integration/logging.tcl's "Crash
+// report generated on SIGABRT": a SIGABRT (or another of sigsegvHandler's
+// signals) sent by another process makes the server log its bug report
+// ("crashed by signal", the STACK TRACE section) and die of that signal.
+// vigil-server before this died with Go's goroutine dump on stderr and
+// exit status 2, nothing in its log. On both servers.
+func TestCrashReportOnExternalSignal(t *testing.T) {
+	for name, p := range saveServers(t, "save \"\"\ncrash-memcheck-enabled no\n") {
+		t.Run(name, func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "SET", "k", "v")
+			if err := p.cmd.Process.Signal(syscall.SIGABRT); err != nil {
+				t.Fatal(err)
+			}
+			waitExit(t, p)
+			ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGABRT {
+				t.Errorf("exit status %v, want death by SIGABRT", p.cmd.ProcessState)
+			}
+			log := p.log()
+			for _, want := range []string{"crashed by signal: 6", "STACK TRACE", "REDIS BUG REPORT END"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("log lacks %q:\n%s", want, log)
+				}
+			}
+		})
+	}
+}
