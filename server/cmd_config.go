@@ -128,6 +128,8 @@ func (s *Server) onConfigSet(name string) error {
 		s.aclOnConfigSet(name)
 	case "appendonly", "appendfsync", "no-appendfsync-on-rewrite": // persistence (persist_aof.go)
 		return s.aofOnConfigSet(name)
+	case "watchdog-period", "hz": // watchdog.go
+		s.watchdogConfigure()
 	case "maxmemory": // evict.go: updateMaxmemory evicts once applied
 		s.evict.configChanged = true
 	case "master-config-epoch", "master-fence", "master-known-sentinels": // fence.go

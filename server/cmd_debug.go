@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagProtected,
-		ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdDebug})
+		ACL: []string{"admin", "slow", "dangerous"}, Handler: debugCommand})
 }
 
 // debugHelp is redis-server 7.0.15's DEBUG HELP, word for word (Vigil
@@ -144,9 +144,9 @@ func (c *Client) protectedAction(setting string) bool {
 	return false
 }
 
-// cmdDebug runs once call() has let it through: enable-debug-command is
+// debugCommand (Redis's name, which stack traces show) runs once call() has let it through: enable-debug-command is
 // checked there (FlagProtected), after arity and before AUTH, as Redis.
-func cmdDebug(c *Client, args [][]byte) {
+func debugCommand(c *Client, args [][]byte) {
 	s := c.srv
 	sub := args[1]
 	switch {

@@ -61,6 +61,7 @@ type Server struct {
 	bufm         bufModelState  // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
 	cmem         clientMemState // guarded by mu: client memory and eviction (clientevict.go)
 	dbg          debugState     // guarded by mu (cmd_debug_more.go)
+	watchdog     watchdogState  // watchdog-period (watchdog.go)
 	props        []Propagator   // guarded by mu: consumers of the write path (propagate.go)
 	pending      []Op           // guarded by mu: the current execution unit's operations
 	// execDepth counts the commands running (EXEC nests its queue): the
@@ -366,7 +367,11 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	cronStop := make(chan struct{})
+	s.mu.Lock()
+	s.watchdogConfigure()
+	s.mu.Unlock()
 	go s.cron(cronStop)
+	go s.watchdogLoop(cronStop)
 	close(s.serving) // LoadDataFromDisk may start (MarkLoading)
 	var req shutdownReq
 	// persist: a signal (ctx) saves as shutdown-on-sigterm/sigint say; if
@@ -535,6 +540,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.idleGCCron()         // a write burst's garbage goes back once idle (idlegc.go)
 		s.migrateCron()        // MIGRATE's idle cached sockets (cmd_migrate.go)
 		s.stats.cronLoops++
+		s.watchdogCronRan() // watchdog.go
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
 			hz = s.cfg.Hz
 			t.Stop()

@@ -33,3 +33,22 @@ func TestCrashReportOnExternalSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchdogLogsStuckCommand is integration/logging.tcl's "Server is able
+// to generate a stack trace on selected systems": with watchdog-period set,
+// a command that holds the server past the period (DEBUG SLEEP 1) makes the
+// log show "--- WATCHDOG TIMER EXPIRED ---" and a stack trace with the
+// command's handler, debugCommand; the server goes on serving. On both
+// servers (redis-server's backtrace names its C functions).
+func TestWatchdogLogsStuckCommand(t *testing.T) {
+	for name, p := range saveServers(t, "save \"\"\n") {
+		t.Run(name, func(t *testing.T) {
+			p.mustDo(t, "+OK\r\n", "CONFIG", "SET", "watchdog-period", "200")
+			p.mustDo(t, "+OK\r\n", "DEBUG", "SLEEP", "1")
+			waitLog(t, p, "WATCHDOG TIMER EXPIRED")
+			waitLog(t, p, "debugCommand")
+			p.mustDo(t, "+PONG\r\n", "PING")
+			p.mustDo(t, "+OK\r\n", "CONFIG", "SET", "watchdog-period", "0")
+		})
+	}
+}
