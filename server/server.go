@@ -367,6 +367,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	cronStop := make(chan struct{})
+	s.watchdog.on = make(chan struct{}, 1)
 	s.mu.Lock()
 	s.watchdogConfigure()
 	s.mu.Unlock()

@@ -22,9 +22,10 @@ import (
 // one-shot timer fires once until the cron re-arms it.
 
 type watchdogState struct {
-	periodMs atomic.Int64 // watchdog-period in effect (at least two cron periods), 0 off
-	lastCron atomic.Int64 // wall clock (UnixNano) of the cron's last full run
-	fired    atomic.Bool  // logged for the current stall
+	periodMs atomic.Int64  // watchdog-period in effect (at least two cron periods), 0 off
+	lastCron atomic.Int64  // wall clock (UnixNano) of the cron's last full run
+	fired    atomic.Bool   // logged for the current stall
+	on       chan struct{} // watchdogConfigure wakes the loop when a period is set
 }
 
 // watchdogConfigure applies watchdog-period (start-up and CONFIG SET, under
@@ -47,6 +48,12 @@ func (s *Server) watchdogConfigure() {
 	s.watchdog.lastCron.Store(time.Now().UnixNano())
 	s.watchdog.fired.Store(false)
 	s.watchdog.periodMs.Store(ms)
+	if ms > 0 {
+		select {
+		case s.watchdog.on <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // watchdogCronRan is the cron's re-arm (watchdogScheduleSignal).
@@ -63,6 +70,15 @@ func (s *Server) watchdogLoop(stop <-chan struct{}) {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
+		if s.watchdog.periodMs.Load() == 0 {
+			t.Stop() // no wake-ups while the watchdog is off
+			select {
+			case <-stop:
+				return
+			case <-s.watchdog.on:
+			}
+			t.Reset(20 * time.Millisecond)
+		}
 		select {
 		case <-stop:
 			return
