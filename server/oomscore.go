@@ -81,7 +81,7 @@ func (s *Server) setOOMScoreAdj(class int) error {
 		if !oomState.adjusted {
 			b, err := os.ReadFile(oomScoreFile)
 			if err != nil {
-				s.log.Warn().Msgf("Unable to read oom_score_adj: %s", errnoText(err))
+				s.log.Warn().Msgf("Unable to read oom_score_adj: %s", errText(err))
 				return errOOMScore
 			}
 			oomState.adjusted = true
@@ -104,7 +104,7 @@ func (s *Server) setOOMScoreAdj(class int) error {
 		f.Close()
 	}
 	if err != nil {
-		s.log.Warn().Msgf("Unable to write oom_score_adj: %s", errnoText(err))
+		s.log.Warn().Msgf("Unable to write oom_score_adj: %s", errText(err))
 		return errOOMScore
 	}
 	return nil
@@ -123,17 +123,4 @@ func atoiC(str string) int {
 	}
 	n, _ := strconv.Atoi(str[:end])
 	return n
-}
-
-// errnoText is strerror's text of a file error ("Permission denied").
-func errnoText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	msg := err.Error()
-	if msg != "" {
-		msg = strings.ToUpper(msg[:1]) + msg[1:]
-	}
-	return msg
 }
