@@ -642,7 +642,7 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 					return err
 				}
 				if delay > 0 {
-					time.Sleep(delay)
+					debugDelay(delay)
 				}
 			}
 		}

@@ -329,7 +329,14 @@ var _ = Describe("faults during replication", Label("replication", "faults"), fu
 			WithTimeout(syncTimeout).WithPolling(10 * time.Millisecond).Should(Equal("1"))
 		w := watchReplica(r.Addr())
 		r.Kill()
-		r = restartAt(r, args...)
+		// The kill may come after the streamed RDB was renamed to
+		// dump.rdb: the restart then loads it from disk first, at
+		// key-load-delay per key, answering -LOADING all along (10000
+		// sleeps of 200 µs last well over StartTimeout on a busy
+		// machine), so it is ready once it answers at all.
+		s := integration.StartServerWith(integration.ServerOptions{Dir: r.Dir, ReadyWhileLoading: true,
+			Args: append([]string{"--repl-diskless-sync-delay", "0", "--port", itoa(r.Port)}, args...)})
+		r = &node{Server: s, c: s.Client(2)}
 		waitSynced(m, r)
 		w.end()
 		w.sizesWithin(0, bigKeys)
