@@ -90,7 +90,7 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	return fmt.Sprintf("Fatal error, can't open config file '%s': %s", e.Path, strerror(e.Err))
+	return fmt.Sprintf("Fatal error, can't open config file '%s': %s", e.Path, redisutil.Strerror(e.Err))
 }
 
 func (e *FileError) Unwrap() error { return e.Err }

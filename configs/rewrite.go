@@ -197,7 +197,7 @@ func (c *Config) rewrite(forceAll bool) error {
 	}
 	old, err := os.ReadFile(c.File)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf(errRewriteFailed, strerror(err))
+		return fmt.Errorf(errRewriteFailed, redisutil.Strerror(err))
 	}
 	s := NewRewriteState(old, optionKey)
 	s.forceAll = forceAll
@@ -219,7 +219,7 @@ func (c *Config) rewrite(forceAll bool) error {
 	}
 	s.MarkProcessed("loadmodule")
 	if err := WriteFileAtomic(c.File, s.Content()); err != nil {
-		return fmt.Errorf(errRewriteFailed, strerror(err))
+		return fmt.Errorf(errRewriteFailed, redisutil.Strerror(err))
 	}
 	return nil
 }

@@ -307,19 +307,6 @@ func hzD() *Directive {
 	return d
 }
 
-// strerror renders an OS error as C's strerror does ("No such file or
-// directory").
-func strerror(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s := errno.Error()
-		if s != "" {
-			return strings.ToUpper(s[:1]) + s[1:]
-		}
-	}
-	return err.Error()
-}
-
 // dirD is dir: setting it checks the directory as chdir would, relative
 // paths resolving against the current Dir (redis-server chdirs into it, so a
 // later relative dir or include is relative to it). The stored value is
@@ -334,17 +321,17 @@ func dirD() *Directive {
 		}
 		p := args[0]
 		if p == "" {
-			return errors.New(strerror(syscall.ENOENT))
+			return errors.New(redisutil.Strerror(syscall.ENOENT))
 		}
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(c.Dir, p)
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			return errors.New(strerror(err))
+			return errors.New(redisutil.Strerror(err))
 		}
 		if !fi.IsDir() {
-			return errors.New(strerror(syscall.ENOTDIR))
+			return errors.New(redisutil.Strerror(syscall.ENOTDIR))
 		}
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			p = r

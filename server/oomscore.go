@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // oom-score-adj, as server.c's setOOMScoreAdj (Redis 7.0): with
@@ -81,7 +83,7 @@ func (s *Server) setOOMScoreAdj(class int) error {
 		if !oomState.adjusted {
 			b, err := os.ReadFile(oomScoreFile)
 			if err != nil {
-				s.log.Warn().Msgf("Unable to read oom_score_adj: %s", errText(err))
+				s.log.Warn().Msgf("Unable to read oom_score_adj: %s", redisutil.Strerror(err))
 				return errOOMScore
 			}
 			oomState.adjusted = true
@@ -104,7 +106,7 @@ func (s *Server) setOOMScoreAdj(class int) error {
 		f.Close()
 	}
 	if err != nil {
-		s.log.Warn().Msgf("Unable to write oom_score_adj: %s", errText(err))
+		s.log.Warn().Msgf("Unable to write oom_score_adj: %s", redisutil.Strerror(err))
 		return errOOMScore
 	}
 	return nil

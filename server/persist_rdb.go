@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
@@ -279,11 +280,11 @@ func (s *Server) writeRDBFile(dir, path string, job *bgsaveJob, body func(io.Wri
 	}
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		s.log.Warn().Msgf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", filepath.Base(tmp), dir, errText(err))
+		s.log.Warn().Msgf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", filepath.Base(tmp), dir, redisutil.Strerror(err))
 		return err
 	}
 	werr := func(op string, err error) error {
-		s.log.Warn().Msgf("Write error saving DB on disk(%s): %s", op, errText(err))
+		s.log.Warn().Msgf("Write error saving DB on disk(%s): %s", op, redisutil.Strerror(err))
 		f.Close()
 		os.Remove(tmp)
 		return err
@@ -300,7 +301,7 @@ func (s *Server) writeRDBFile(dir, path string, job *bgsaveJob, body func(io.Wri
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
-		s.log.Warn().Msgf("Write error saving DB on disk(fclose): %s", errText(err))
+		s.log.Warn().Msgf("Write error saving DB on disk(fclose): %s", redisutil.Strerror(err))
 		return err
 	}
 	if job != nil {
@@ -312,12 +313,12 @@ func (s *Server) writeRDBFile(dir, path string, job *bgsaveJob, body func(io.Wri
 		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		s.log.Warn().Msgf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", filepath.Base(tmp), filepath.Base(path), dir, errText(err))
+		s.log.Warn().Msgf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", filepath.Base(tmp), filepath.Base(path), dir, redisutil.Strerror(err))
 		os.Remove(tmp)
 		return err
 	}
 	if err := fsyncDir(filepath.Dir(path)); err != nil {
-		s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", errText(err))
+		s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", redisutil.Strerror(err))
 		return err
 	}
 	return nil
@@ -330,23 +331,6 @@ func fsyncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// errText is strerror's text for a file system error.
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		err = le.Err
-	}
-	msg := err.Error()
-	if msg != "" {
-		msg = strings.ToUpper(msg[:1]) + msg[1:]
-	}
-	return msg
 }
 
 // rdbSave is rdbSave: a synchronous save under the execution lock. On
@@ -548,11 +532,11 @@ func (s *Server) bgsaveReap(job *bgsaveJob, path string) {
 	}
 	if code == 0 && sig == 0 {
 		if err := os.Rename(job.tmp, path); err != nil {
-			s.log.Warn().Msgf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", filepath.Base(job.tmp), filepath.Base(path), s.cfg.Dir, errText(err))
+			s.log.Warn().Msgf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %s", filepath.Base(job.tmp), filepath.Base(path), s.cfg.Dir, redisutil.Strerror(err))
 			os.Remove(job.tmp)
 			code = 1
 		} else if err := fsyncDir(filepath.Dir(path)); err != nil {
-			s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", errText(err))
+			s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", redisutil.Strerror(err))
 			code = 1
 		} else {
 			s.log.Info().Msg("DB saved on disk")
@@ -836,7 +820,7 @@ func (s *Server) loadRDBFile() error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("Fatal error loading the DB: %s. Exiting.", errText(err))
+		return fmt.Errorf("Fatal error loading the DB: %s. Exiting.", redisutil.Strerror(err))
 	}
 	defer f.Close()
 	s.rdb.loadStart = s.clock.Now().Unix()

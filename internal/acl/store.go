@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Store is one process's ACL: the users (acl.c's Users rax), the default
@@ -265,7 +267,7 @@ func (s *Store) DelUser(names []string) (gone []*User, errMsg string) {
 func (s *Store) LoadFile(path string) (gone []*User, errMsg string) {
 	data, err := os.ReadFile(s.inDir(path))
 	if err != nil {
-		return nil, fmt.Sprintf("Error loading ACLs, opening file '%s': %s", path, strerror(err))
+		return nil, fmt.Sprintf("Error loading ACLs, opening file '%s': %s", path, redisutil.Strerror(err))
 	}
 	var errs strings.Builder
 	users := map[string]*User{}
@@ -366,19 +368,6 @@ func (s *Store) inDir(path string) string {
 		return path
 	}
 	return filepath.Join(s.Dir, path)
-}
-
-// strerror is the C library's text of err's errno, as Redis prints it.
-func strerror(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	s := err.Error()
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // LogEntry is one ACL LOG entry (acl.c's ACLLogEntry, Redis 7.0.15's

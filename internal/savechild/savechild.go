@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/vigil-kv/vigil/internal/redisutil"
 )
 
 // Kind is what the child writes: its temp file's name.
@@ -94,11 +96,11 @@ func runChild(kind Kind) int {
 		if kind == AOF {
 			what = "temp AOF file"
 		}
-		fmt.Fprintf(os.Stderr, "Failed opening the %s %s (in server root dir %s) for saving: %s\n", what, name, dir, errText(err))
+		fmt.Fprintf(os.Stderr, "Failed opening the %s %s (in server root dir %s) for saving: %s\n", what, name, dir, redisutil.Strerror(err))
 		return 1
 	}
 	fail := func(op string, err error) int {
-		fmt.Fprintf(os.Stderr, "Write error saving DB on disk(%s): %s\n", op, errText(err))
+		fmt.Fprintf(os.Stderr, "Write error saving DB on disk(%s): %s\n", op, redisutil.Strerror(err))
 		f.Close()
 		remove()
 		return 1
@@ -320,17 +322,4 @@ func (c *Child) Status() (exitcode, bysignal int) {
 		return 1, int(syscall.SIGUSR1)
 	}
 	return code, 0
-}
-
-// errText is strerror's text for a file system error.
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	msg := err.Error()
-	if msg != "" {
-		msg = strings.ToUpper(msg[:1]) + msg[1:]
-	}
-	return msg
 }

@@ -190,25 +190,9 @@ func checkUserLines(text string, cfg *configs.Config) error {
 // CheckWritable is sentinelIsRunning's check that the file can be rewritten.
 func CheckWritable(path string) error {
 	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
-		return fmt.Errorf("Sentinel config file %s is not writable: %s. Exiting...", path, strerror(err))
+		return fmt.Errorf("Sentinel config file %s is not writable: %s. Exiting...", path, redisutil.Strerror(err))
 	}
 	return nil
-}
-
-// strerror renders an error as C's strerror would.
-func strerror(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s := errno.Error()
-		if s != "" {
-			return strings.ToUpper(s[:1]) + s[1:]
-		}
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return strerror(pe.Err)
-	}
-	return err.Error()
 }
 
 // preMonitor are the directives of sentinel.c's first pass.

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/sentinel"
 )
@@ -352,7 +353,7 @@ func (d *Daemon) step(ev sentinel.Event) sentinel.Action {
 func (d *Daemon) flush() error {
 	err := d.st.Rewrite(d.core.Config(), d.core.Tunables())
 	if err != nil {
-		d.log.Warn().Err(err).Msg("WARNING: Sentinel was not able to save the new configuration on disk!!!: " + strerror(err))
+		d.log.Warn().Err(err).Msg("WARNING: Sentinel was not able to save the new configuration on disk!!!: " + redisutil.Strerror(err))
 		return err
 	}
 	d.log.Info().Msg("Sentinel new configuration saved on disk")
