@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bufio"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,13 +16,8 @@ import (
 // element from the master's stream: the replica's list then differed from
 // the master's.
 func TestBlockedClientsUnblockedOnReplicaof(t *testing.T) {
-	testutil.NeedRedis(t)
-	master := testutil.StartRedis(t, testutil.RedisOptions{TCP: true})
-	port := strconv.Itoa(master.Port)
-	mc := master.Dial(t)
-	t.Cleanup(func() { mc.Close() })
-	m := &rconn{t: t, c: mc, br: bufio.NewReader(mc)}
-	scenario := func(dial func() *rconn, key string, tick func()) []string {
+	m, port := redisMaster(t)
+	redis, vigil := replicasOfRedis(t, 10*time.Millisecond, false, func(dial func() *rconn, key string, tick func()) []string {
 		c, w := dial(), dial()
 		w.send("BLPOP", key, "0")
 		eventually(t, "the client to block", func() bool {
@@ -41,17 +34,7 @@ func TestBlockedClientsUnblockedOnReplicaof(t *testing.T) {
 		}
 		out = append(out, c.do("LRANGE", key, "0", "-1"), c.do("REPLICAOF", "NO", "ONE"))
 		return out
-	}
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	redis := scenario(func() *rconn {
-		rc := r.Dial(t)
-		t.Cleanup(func() { rc.Close() })
-		return &rconn{t: t, c: rc, br: bufio.NewReader(rc)}
-	}, "foo", func() {})
-	l := startLive(t)
-	// Vigil's test server runs on a fake clock: its cron moves when the
-	// test says.
-	vigil := scenario(func() *rconn { return l.dial(t) }, "bar", func() { l.clk.Advance(10 * time.Millisecond) })
+	})
 	want := []string{"+OK", "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
 		"(integer) 3", `["a", "b", "c"]`, "+OK"}
 	sameAsRedis(t, "BLPOP then REPLICAOF", redis, vigil, want)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,12 +16,8 @@ import (
 // it is wrong, logs "Unable to AUTH to MASTER"). Vigil kept the
 // credentials of the REPLICAOF's time and never authenticated.
 func TestMasterauthSetAfterReplicaof(t *testing.T) {
-	testutil.NeedRedis(t)
-	master := testutil.StartRedis(t, testutil.RedisOptions{TCP: true})
-	port := strconv.Itoa(master.Port)
-	mc := master.Dial(t)
-	t.Cleanup(func() { mc.Close() })
-	if got := (&rconn{t: t, c: mc, br: bufio.NewReader(mc)}).do("CONFIG", "SET", "requirepass", "abc\x00def"); got != "+OK" {
+	m, port := redisMaster(t)
+	if got := m.do("CONFIG", "SET", "requirepass", "abc\x00def"); got != "+OK" {
 		t.Fatalf("CONFIG SET requirepass on the master: %s", got)
 	}
 	scenario := func(c *rconn) []string {

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bufio"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,14 +16,9 @@ import (
 // offsets matched. On redis-server 7.0.15 and on Vigil as replicas of a
 // redis-server master.
 func TestPartialResyncKeepsMasterDB(t *testing.T) {
-	testutil.NeedRedis(t)
-	master := testutil.StartRedis(t, testutil.RedisOptions{TCP: true})
-	port := strconv.Itoa(master.Port)
-	mc := master.Dial(t)
-	t.Cleanup(func() { mc.Close() })
-	m := &rconn{t: t, c: mc, br: bufio.NewReader(mc)}
+	m, port := redisMaster(t)
 	m.do("SELECT", "9")
-	scenario := func(dial func() *rconn, key string, tick func()) []string {
+	redis, vigil := replicasOfRedis(t, 10*time.Millisecond, false, func(dial func() *rconn, key string, tick func()) []string {
 		c := dial()
 		out := []string{c.do("SELECT", "9"), c.do("REPLICAOF", "127.0.0.1", port)}
 		linkUp := func() bool { tick(); return liveInfoField(t, c, "replication", "master_link_status") == "up" }
@@ -42,15 +35,7 @@ func TestPartialResyncKeepsMasterDB(t *testing.T) {
 		testutil.PollUntil(10*time.Second, func() bool { tick(); return c.do("GET", key) == `"2"` })
 		out = append(out, c.do("GET", key), c.do("SELECT", "0"), c.do("EXISTS", key), c.do("REPLICAOF", "NO", "ONE"))
 		return out
-	}
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	redis := scenario(func() *rconn {
-		rc := r.Dial(t)
-		t.Cleanup(func() { rc.Close() })
-		return &rconn{t: t, c: rc, br: bufio.NewReader(rc)}
-	}, "x", func() {})
-	l := startLive(t)
-	vigil := scenario(func() *rconn { return l.dial(t) }, "y", func() { l.clk.Advance(10 * time.Millisecond) })
+	})
 	want := []string{"+OK", "+OK", "+OK", "(integer) 1", "(integer) 2", `"2"`, "+OK", "(integer) 0", "+OK"}
 	sameAsRedis(t, "partial resync in db 9", redis, vigil, want)
 }

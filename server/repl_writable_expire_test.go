@@ -1,12 +1,8 @@
 package server
 
 import (
-	"bufio"
-	"strconv"
 	"testing"
 	"time"
-
-	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // TestWritableReplicaWriteExpires is integration/replication-3.tcl's
@@ -18,14 +14,10 @@ import (
 // On redis-server 7.0.15 and on Vigil as replicas of a redis-server master
 // with active expiry off.
 func TestWritableReplicaWriteExpires(t *testing.T) {
-	testutil.NeedRedis(t)
-	master := testutil.StartRedis(t, testutil.RedisOptions{TCP: true})
-	port := strconv.Itoa(master.Port)
-	mc := master.Dial(t)
-	t.Cleanup(func() { mc.Close() })
-	m := &rconn{t: t, c: mc, br: bufio.NewReader(mc)}
+	m, port := redisMaster(t)
 	m.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-	scenario := func(dial func() *rconn, k1, k2 string, tick func()) []string {
+	redis, vigil := replicasOfRedis(t, 50*time.Millisecond, true, func(dial func() *rconn, tag string, tick func()) []string {
+		k1, k2 := tag+"1", tag+"2"
 		c := dial()
 		out := []string{c.do("REPLICAOF", "127.0.0.1", port)}
 		eventually(t, "the replica's link to be up", func() bool {
@@ -48,16 +40,7 @@ func TestWritableReplicaWriteExpires(t *testing.T) {
 			c.do("REPLICAOF", "NO", "ONE"))
 		m.do("DEL", k1, k2) // 0 or 2: the replica's clock may run ahead of the master's
 		return out
-	}
-	r := testutil.StartRedis(t, testutil.RedisOptions{})
-	redis := scenario(func() *rconn {
-		rc := r.Dial(t)
-		t.Cleanup(func() { rc.Close() })
-		return &rconn{t: t, c: rc, br: bufio.NewReader(rc)}
-	}, "a1", "a2", func() {})
-	l := startLive(t)
-	l.clk.Advance(time.Since(l.clk.Now())) // the master's TTLs are on the real clock
-	vigil := scenario(func() *rconn { return l.dial(t) }, "b1", "b2", func() { l.clk.Advance(50 * time.Millisecond) })
+	})
 	want := []string{"+OK", "+OK", "+OK", "+OK", "(integer) 2", "(integer) 1", "(integer) -1", "(nil)",
 		"(integer) 2", "+OK", "+OK"}
 	sameAsRedis(t, "writable replica write on an expired key", redis, vigil, want)
