@@ -163,6 +163,13 @@ func connFD(c *Client) int64 {
 // printCrashReport's sections, bugReportEnd) and kills the process with
 // sig. The execution lock is held: nothing else runs meanwhile.
 func (s *Server) bugReport(c *Client, args [][]byte, sig syscall.Signal, header []string) {
+	s.bugReportLocked(c, args, sig, header, true)
+}
+
+// bugReportLocked is bugReport; without the execution lock (locked false)
+// the sections that read the server's state (INFO, CLIENT LIST, the
+// current client) are left out.
+func (s *Server) bugReportLocked(c *Client, args [][]byte, sig syscall.Signal, header []string, locked bool) {
 	log := func(msg string) { s.log.Warn().Msg(msg) }
 	log("=== REDIS BUG REPORT START: Cut & paste starting from here ===")
 	for _, l := range header {
@@ -171,6 +178,19 @@ func (s *Server) bugReport(c *Client, args [][]byte, sig syscall.Signal, header 
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	log("------ STACK TRACE ------\n" + string(buf))
+	if locked {
+		s.logServerState(c, args)
+	}
+	log("=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n" +
+		"       Please report the crash by opening an issue on github:\n\n" +
+		"           http://github.com/redis/redis/issues\n")
+	die(sig)
+}
+
+// logServerState is printCrashReport's INFO and CLIENT LIST sections and
+// logCurrentClient. Lock held.
+func (s *Server) logServerState(c *Client, args [][]byte) {
+	log := func(msg string) { s.log.Warn().Msg(msg) }
 	log("------ INFO OUTPUT ------\n" + strings.ReplaceAll(s.genInfo([]string{"all"}), "\r\n", "\n"))
 	var cl []byte
 	for _, o := range s.clientsByID() {
@@ -184,10 +204,6 @@ func (s *Server) bugReport(c *Client, args [][]byte, sig syscall.Signal, header 
 		}
 		log("------ CURRENT CLIENT INFO ------\n" + string(cur))
 	}
-	log("=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n" +
-		"       Please report the crash by opening an issue on github:\n\n" +
-		"           http://github.com/redis/redis/issues\n")
-	die(sig)
 }
 
 // restartServer is restartServer (server.c): graceful (RESTART) rewrites
@@ -248,18 +264,5 @@ const errMallctlENOENT = "ERR No such file or directory"
 // goroutine's stack only, as Redis's handler may be cut short too.
 func (s *Server) CrashBySignal(sig syscall.Signal) {
 	header := []string{fmt.Sprintf("Redis %s crashed by signal: %d, si_code: 0", RedisVersion, int(sig))}
-	if s.mu.TryLock() {
-		s.bugReport(nil, nil, sig, header) // dies holding the lock
-		return
-	}
-	log := func(msg string) { s.log.Warn().Msg(msg) }
-	log("=== REDIS BUG REPORT START: Cut & paste starting from here ===")
-	for _, l := range header {
-		log(l)
-	}
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	log("------ STACK TRACE ------\n" + string(buf))
-	log("=== REDIS BUG REPORT END. Make sure to include from START to END. ===")
-	die(sig)
+	s.bugReportLocked(nil, nil, sig, header, s.mu.TryLock()) // dies, holding the lock if it got it
 }
