@@ -162,9 +162,14 @@ func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
 		stW.Close()
 		return nil, err
 	}
+	// The fork keeps the parent's title (redisFork sets none for LDB).
+	argv := os.Args
+	if t, ok := s.procTitle(); ok {
+		argv = []string{t}
+	}
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
-		Args:       os.Args, // the fork keeps the parent's title
+		Args:       argv,
 		Stdin:      stR,
 		Stderr:     errW,
 		ExtraFiles: []*os.File{sock},
