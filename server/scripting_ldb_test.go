@@ -567,3 +567,47 @@ func TestLuaDebuggerPipelineLikeRedis(t *testing.T) {
 		}
 	}
 }
+
+// While a forked session's child lives the cron's save points wait
+// (serverCron checks ldbPendingChildren); once it is reaped they apply.
+func TestLuaDebuggerForkedDelaysSavePoints(t *testing.T) {
+	l := startLive(t, "--save", "10 1")
+	cron := func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		l.s.rdbCron()
+		return l.s.rdb.job != nil
+	}
+	c, o := l.dial(t), l.dial(t)
+	c.do("SCRIPT", "DEBUG", "YES")
+	if got := c.do("EVAL", "local a = 1\nreturn a\n", "0"); !strings.Contains(got, "Stopped at 1") {
+		t.Fatalf("EVAL: %s", got)
+	}
+	o.do("SET", "a", "1")
+	l.clk.Advance(11 * time.Second)
+	if cron() {
+		t.Fatal("a save point started a BGSAVE while the session's child lives")
+	}
+	l.s.mu.Lock()
+	saved := l.s.rdb.lastSave
+	l.s.mu.Unlock()
+	if saved != 0 {
+		t.Fatal("saved while the session's child lives")
+	}
+	c.send("c")
+	c.read() // <endsession>
+	c.read() // the reply
+	if !testutil.PollUntil(10*time.Second, func() bool { return len(l.ldbChildPids()) == 0 }) {
+		t.Fatalf("children left: %v", l.ldbChildPids())
+	}
+	// The save point applies now (this cron, or Run's own if its tick
+	// came after the child was reaped).
+	cron()
+	if !testutil.PollUntil(10*time.Second, func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		return l.s.rdb.job == nil && l.s.rdb.lastSave != 0
+	}) {
+		t.Fatal("no BGSAVE after the session")
+	}
+}
