@@ -176,3 +176,44 @@ func (c *Config) SetWith(opts SetOptions, pairs ...[2]string) error {
 func allowProtected(setting string, local bool) bool {
 	return setting == "yes" || (setting == "local" && local)
 }
+
+// Snapshot is every directive's current value as CONFIG GET prints it,
+// hidden and immutable ones included, in table order (aliases skipped):
+// what a child process started to stand for this one (the Lua debugger's
+// forked session) rebuilds its configuration from with FromSnapshot.
+// rename-command, user and loadmodule lines are not directives: the
+// caller copies RenameCommands, Users and LoadModules itself.
+func (c *Config) Snapshot() [][2]string {
+	out := make([][2]string, 0, len(table))
+	for _, d := range table {
+		if d.get == nil {
+			continue
+		}
+		out = append(out, [2]string{d.Name, d.get(c)})
+	}
+	return out
+}
+
+// FromSnapshot is the configuration a Snapshot describes: Default with
+// each value stored as CONFIG SET stores it, immutable and protected
+// directives included. A value that does not parse keeps the default;
+// the names of those are returned.
+func FromSnapshot(pairs [][2]string) (*Config, []string) {
+	c := Default()
+	var bad []string
+	for _, p := range pairs {
+		d, _ := lookup(p[0])
+		if d == nil || d.set == nil {
+			bad = append(bad, p[0])
+			continue
+		}
+		args := []string{p[1]}
+		if d.Flags&MultiArg != 0 {
+			args = splitSpaces(p[1])
+		}
+		if err := d.set(c, args); err != nil {
+			bad = append(bad, p[0])
+		}
+	}
+	return c, bad
+}

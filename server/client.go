@@ -125,6 +125,10 @@ type Client struct {
 	// ldbMode is SCRIPT DEBUG's mode for the client's next EVAL
 	// (scripting_ldb.go).
 	ldbMode uint8
+	// ldbDetached: a forked debugging session's child took the socket;
+	// closing the connection here must not shut it down
+	// (scripting_ldbfork.go).
+	ldbDetached atomic.Bool
 
 	// Asynchronous output (pub/sub messages, MONITOR lines) written by other
 	// goroutines: appended under amu and flushed by pushLoop.
@@ -347,8 +351,10 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		s.trackingBroadcast()
 	}
 	keep, more = st != netshell.Close, st == netshell.Pause
-	if c.obufClosed.Load() {
-		c.w.B = c.w.B[:0] // closed for its output buffer: dropped
+	if c.obufClosed.Load() || c.ldbDetached.Load() {
+		// Closed for its output buffer, or its socket handed to a Lua
+		// debugging child (scripting_ldbfork.go): dropped.
+		c.w.B = c.w.B[:0]
 	}
 	if n := int64(len(c.w.B)) + s.asyncBytes(c); n > c.obufPeak.Load() {
 		c.obufPeak.Store(n)

@@ -594,7 +594,7 @@ func (c *Client) pushLoop() {
 // connection end now even while the loop is parked (CLIENT PAUSE).
 func (c *Client) kill() {
 	if c.killed.CompareAndSwap(false, true) {
-		if c.raw != nil {
+		if c.raw != nil && !c.ldbDetached.Load() {
 			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 		}
 		go c.conn.Close()

@@ -240,11 +240,15 @@ func (s *Server) policyIsLRU() bool {
 // rdb-key-save-delay applies here too (rdbSaveKeyValuePair's debugDelay):
 // a SAVE with it blocks the server for that long per key, as Redis's.
 func (s *Server) WriteRDB(w io.Writer, aofBase bool) error {
+	return s.writeRDBDelay(w, aofBase, s.rdbKeySaveDelay())
+}
+
+// writeRDBDelay is WriteRDB sleeping delay after each key (lock held).
+func (s *Server) writeRDBDelay(w io.Writer, aofBase bool, delay time.Duration) error {
 	enc, err := rdb.NewEncoder(w, s.encodeOptions(aofBase))
 	if err != nil {
 		return err
 	}
-	delay := s.rdbKeySaveDelay()
 	for i, db := range s.ks.DBs {
 		if db.Len() == 0 {
 			continue
@@ -659,6 +663,9 @@ func (s *Server) rdbCron() {
 		s.rdb.scheduled = false
 		_ = s.rdbSaveBackground()
 		return
+	}
+	if s.ldbPendingChildren() > 0 {
+		return // serverCron: no save point while a debugging child lives
 	}
 	for _, sp := range s.cfg.Save {
 		if s.ks.Dirty >= int64(sp.Changes) && now-s.lastSaveTime() > sp.Seconds && retryOK {
@@ -1106,6 +1113,7 @@ func (s *Server) prepareShutdownSave(save, nosave, force bool) bool {
 	// The child's end is not logged if the process exits: Redis's
 	// checkChildrenDone reaps it in a later cron, when the server keeps
 	// running.
+	s.ldbKillForkedSessions(false) // "Kill all the Lua debugger forked sessions."
 	killed := false
 	if s.rdb.job != nil {
 		s.log.Warn().Msg("There is a child saving an .rdb. Killing it!")

@@ -11,15 +11,21 @@ import (
 // proctitle.Init, as in tests). The main calls it once listening; CONFIG
 // SET proc-title-template calls it again.
 func (s *Server) SetProcTitle() {
+	if t, ok := s.procTitle(); ok {
+		proctitle.Set(t)
+	}
+}
+
+// procTitle is the title SetProcTitle sets (false: none, set-proc-title
+// no or a bad template).
+func (s *Server) procTitle() (string, bool) {
 	if v, _ := s.cfg.Value("set-proc-title"); v != "yes" {
-		return
+		return "", false
 	}
 	tmpl, _ := s.cfg.Value("proc-title-template")
 	mode := ""
 	if s.cfg.ClusterEnabled {
 		mode = "[cluster]"
 	}
-	if t, ok := configs.ExpandProcTitle(tmpl, s.cfg.ProcTitleVars(proctitle.Arg0(), mode)); ok {
-		proctitle.Set(t)
-	}
+	return configs.ExpandProcTitle(tmpl, s.cfg.ProcTitleVars(proctitle.Arg0(), mode))
 }

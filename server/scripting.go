@@ -558,11 +558,17 @@ func cmdScriptFlush(c *Client, args [][]byte) {
 }
 
 // cmdScriptDebug is SCRIPT DEBUG: SYNC makes the client's next EVAL a
-// debugging session (scripting_ldb.go); YES (Redis's forked session) is
-// refused, Vigil cannot run a session on a copy of the dataset.
+// debugging session (scripting_ldb.go), YES a forked one, run by a child
+// process on a copy of the dataset (scripting_ldbfork.go).
 func cmdScriptDebug(c *Client, args [][]byte) {
 	if c.multi != nil {
 		c.w.Error("ERR SCRIPT DEBUG must be called outside MULTI")
+		return
+	}
+	// clientHasPendingReplies: replies not written yet (the commands
+	// before it in the pipeline).
+	if len(c.w.B) > 0 || c.srv.asyncBytes(c) > 0 {
+		c.w.Error("ERR SCRIPT DEBUG must be called outside a pipeline")
 		return
 	}
 	switch strings.ToLower(string(args[2])) {
@@ -573,7 +579,8 @@ func cmdScriptDebug(c *Client, args [][]byte) {
 		c.ldbMode = ldbSync
 		c.w.OK()
 	case "yes":
-		c.w.Error("ERR SCRIPT DEBUG YES (a forked, rolled-back session) is not supported: use SCRIPT DEBUG SYNC")
+		c.ldbMode = ldbFork
+		c.w.OK()
 	default:
 		c.w.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
 	}

@@ -31,6 +31,7 @@ import (
 const (
 	ldbOff  uint8 = iota
 	ldbSync       // SCRIPT DEBUG SYNC
+	// ldbFork (SCRIPT DEBUG YES): scripting_ldbfork.go
 )
 
 // errLdbInterrupted is the session's read interrupted by a signal.
@@ -39,13 +40,18 @@ var errLdbInterrupted = errors.New("interrupted")
 // evalDebug runs EVAL (or EVAL_RO) args in a debugging session.
 func evalDebug(c *Client, args [][]byte, ro bool) {
 	s := c.srv
-	s.log.Warn().Msg("Redis synchronous debugging eval session started")
-	// The replies before this one go first: the session writes to the
-	// socket itself.
-	if len(c.w.B) > 0 {
-		c.conn.Write(c.w.B)
-		c.w.Reset()
+	forked := c.ldbMode == ldbFork
+	if forked && !s.ldbChild {
+		s.ldbStartFork(c, args) // the parent's side: the child runs it
+		return
 	}
+	if !forked {
+		s.log.Warn().Msg("Redis synchronous debugging eval session started")
+	}
+	// The replies before this one (SCRIPT DEBUG's +OK pipelined with
+	// the EVAL) stay in the output buffer: the session writes its logs to
+	// the socket itself, they follow "<endsession>" with the EVAL's reply,
+	// as in Redis.
 	// connBlock: the session waits for the client as long as it takes.
 	c.conn.SetReadDeadline(time.Time{})
 	c.readDeadline = time.Time{}
@@ -65,6 +71,9 @@ func evalDebug(c *Client, args [][]byte, ro bool) {
 	evalGeneric(c, args, false, ro)
 	if e := s.lua; e != nil {
 		e.e.EndDebug()
+	}
+	if forked {
+		return // the child writes the reply and exits
 	}
 	c.conn.SetWriteDeadline(time.Time{})
 	s.log.Warn().Msg("Redis synchronous debugging eval session ended")

@@ -2,10 +2,15 @@ package server
 
 import (
 	"context"
+	"io"
+	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // The Lua debugger's sync sessions, driven with raw RESP on Vigil and on
@@ -74,7 +79,13 @@ return a
 // of each command to the reading of its reply (Vigil's fake clock moves).
 func ldbRun(t *testing.T, c *rconn, script string, steps [][]string, tail int, tick func() (stop func())) []string {
 	t.Helper()
-	out := []string{c.do("SCRIPT", "DEBUG", "SYNC")}
+	return ldbRunMode(t, c, "SYNC", script, steps, tail, tick)
+}
+
+// ldbRunMode is ldbRun with SCRIPT DEBUG mode (SYNC or YES).
+func ldbRunMode(t *testing.T, c *rconn, mode, script string, steps [][]string, tail int, tick func() (stop func())) []string {
+	t.Helper()
+	out := []string{c.do("SCRIPT", "DEBUG", mode)}
 	out = append(out, c.do("EVAL", script, "1", "k1", "v1"))
 	for _, s := range steps {
 		c.send(s...)
@@ -94,61 +105,75 @@ func ldbRun(t *testing.T, c *rconn, script string, steps [][]string, tail int, t
 	return out
 }
 
+type ldbCase struct {
+	name   string
+	script string
+	steps  [][]string
+	tail   int
+	want   []string // substrings expected in Redis's replies, in order
+}
+
 func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
 	l, dialRedis := startLiveBesideRedis(t)
-	cases := []struct {
-		name   string
-		script string
-		steps  [][]string
-		tail   int
-		want   []string // substrings expected in Redis's replies, in order
-	}{
-		{"inspect", ldbScript, [][]string{
-			{"s"}, {"p"}, {"p", "a"}, {"p", "KEYS"}, {"p", "nope"}, {"b", "7"}, {"b"}, {"l"}, {"l", "3", "1"}, {"w"}, {"t"},
-			{"e", "1+1"}, {"e", "a+1"}, {"e", "bad("}, {"r", "get", "k1"}, {"r", "ping"}, {"m", "10"}, {"m"}, {"m", "0"},
-			{"bogus"}, {"h"}, {"b", "-7"}, {"b", "-7"}, {"b", "0"}, {"b", "x"}, {"b", "99"},
-			{"s"}, {"s"}, {"s"}, {"c"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"},
-		}, 1, []string{"Stopped at 1", "<value> a = 1", "{\"k1\"}", "redis.breakpoint() called", "<endsession>"}},
-		{"abort", ldbScript, [][]string{{"s"}, {"a"}}, 1, []string{"script aborted for user request"}},
-		{"continue", "return {1,'a'}\n", [][]string{{"c"}}, 1, []string{"<endsession>"}},
-		{"breakpoint", ldbScript, [][]string{{"b", "7"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}}, 1, []string{"break point"}},
-		{"callerror", "redis.call('incr','x','y')\n", [][]string{{"s"}}, 1, []string{"Wrong number of args"}},
-		// unit/scripting's "Test scripting debug protocol parsing" and
-		// "Test scripting debug lua stack overflow".
-		{"parsing", "return 'hello'\n", [][]string{
-			{"hello\x00world"}, {"hello\x00"}, {"\x00hello"}, {"\x00hello\x00"}, {"SCRIPT", "DEBUG", "NO"}, {"c"},
-		}, 1, []string{"Unknown Redis Lua debugger command"}},
-		{"redis100", "return 'hello'\n", [][]string{
-			append([]string{"redis"}, strings.Fields(strings.Repeat("test ", 100))...), {"c"},
-		}, 1, []string{"... (89 more)", "Unknown Redis command called from script"}},
-		// Commands the debugger's redis refuses, many in a row; eval's
-		// redis.breakpoint() makes the next line stop.
-		{"refused", "local a = 1\nreturn a\n", [][]string{
-			{"r", "client", "kill", "id", "1"}, {"r", "shutdown"}, {"r", "script", "kill"}, {"r", "nosuchcommand"},
-			{"e", "redis.call('ping')"}, {"e", "redis.breakpoint()"}, {"c"}, {"c"},
-		}, 1, []string{"This Redis command is not allowed from script", "redis.breakpoint() called"}},
-		// trace names the frames as Lua 5.1's getfuncname (local, upvalue,
-		// field, method, "?"; "top level" for a tail call, the chunk and a
-		// function pcall called).
-		{"trace", ldbTraceScript, [][]string{
-			{"b", "2"}, {"c"}, {"t"}, {"p"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"},
-		}, 1, []string{"In f:", "From meth:", "In ?:"}},
-		// Lua 5.1's line table: a closure is made on its function's last
-		// line, a keyed constructor field on its value's; the locals a
-		// numeric for declares, printed inside and after the loop.
-		{"lines", ldbLinesScript, [][]string{
-			{"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"c"},
-		}, 1, []string{"Stopped at 7, stop reason = step over", "Stopped at 13,", "(for index) = 1", "Stopped at 17,"}},
-	}
+	ldbCompare(t, l, dialRedis, "SYNC", ldbCases)
+}
+
+var ldbCases = []ldbCase{
+	{"inspect", ldbScript, [][]string{
+		{"s"}, {"p"}, {"p", "a"}, {"p", "KEYS"}, {"p", "nope"}, {"b", "7"}, {"b"}, {"l"}, {"l", "3", "1"}, {"w"}, {"t"},
+		{"e", "1+1"}, {"e", "a+1"}, {"e", "bad("}, {"r", "get", "k1"}, {"r", "ping"}, {"m", "10"}, {"m"}, {"m", "0"},
+		{"bogus"}, {"h"}, {"b", "-7"}, {"b", "-7"}, {"b", "0"}, {"b", "x"}, {"b", "99"},
+		{"s"}, {"s"}, {"s"}, {"c"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"},
+	}, 1, []string{"Stopped at 1", "<value> a = 1", "{\"k1\"}", "redis.breakpoint() called", "<endsession>"}},
+	{"abort", ldbScript, [][]string{{"s"}, {"a"}}, 1, []string{"script aborted for user request"}},
+	{"continue", "return {1,'a'}\n", [][]string{{"c"}}, 1, []string{"<endsession>"}},
+	{"breakpoint", ldbScript, [][]string{{"b", "7"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}, {"p", "i"}, {"c"}}, 1, []string{"break point"}},
+	{"callerror", "redis.call('incr','x','y')\n", [][]string{{"s"}}, 1, []string{"Wrong number of args"}},
+	// unit/scripting's "Test scripting debug protocol parsing" and
+	// "Test scripting debug lua stack overflow".
+	{"parsing", "return 'hello'\n", [][]string{
+		{"hello\x00world"}, {"hello\x00"}, {"\x00hello"}, {"\x00hello\x00"}, {"SCRIPT", "DEBUG", "NO"}, {"c"},
+	}, 1, []string{"Unknown Redis Lua debugger command"}},
+	{"redis100", "return 'hello'\n", [][]string{
+		append([]string{"redis"}, strings.Fields(strings.Repeat("test ", 100))...), {"c"},
+	}, 1, []string{"... (89 more)", "Unknown Redis command called from script"}},
+	// Commands the debugger's redis refuses, many in a row; eval's
+	// redis.breakpoint() makes the next line stop.
+	{"refused", "local a = 1\nreturn a\n", [][]string{
+		{"r", "client", "kill", "id", "1"}, {"r", "shutdown"}, {"r", "script", "kill"}, {"r", "nosuchcommand"},
+		{"e", "redis.call('ping')"}, {"e", "redis.breakpoint()"}, {"c"}, {"c"},
+	}, 1, []string{"This Redis command is not allowed from script", "redis.breakpoint() called"}},
+	// trace names the frames as Lua 5.1's getfuncname (local, upvalue,
+	// field, method, "?"; "top level" for a tail call, the chunk and a
+	// function pcall called).
+	{"trace", ldbTraceScript, [][]string{
+		{"b", "2"}, {"c"}, {"t"}, {"p"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"}, {"t"}, {"c"},
+	}, 1, []string{"In f:", "From meth:", "In ?:"}},
+	// Lua 5.1's line table: a closure is made on its function's last
+	// line, a keyed constructor field on its value's; the locals a
+	// numeric for declares, printed inside and after the loop.
+	{"lines", ldbLinesScript, [][]string{
+		{"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"s"}, {"p"}, {"s"}, {"s"}, {"c"},
+	}, 1, []string{"Stopped at 7, stop reason = step over", "Stopped at 13,", "(for index) = 1", "Stopped at 17,"}},
+}
+
+// ldbCompare runs each case's session in mode on both servers; after
+// it, another client reads the key the scripts write (k1): kept by a
+// sync session, rolled back by a forked one.
+func ldbCompare(t *testing.T, l *liveServer, dialRedis func() *rconn, mode string, cases []ldbCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := dialRedis()
 			r.t = t
 			r.do("FLUSHALL")
-			redis := ldbRun(t, r, tc.script, tc.steps, tc.tail, nil)
+			redis := ldbRunMode(t, r, mode, tc.script, tc.steps, tc.tail, nil)
+			r = dialRedis()
+			r.t = t
+			redis = append(redis, r.do("TYPE", "k1"))
 			v := l.dial(t)
 			v.do("FLUSHALL")
-			vigil := ldbRun(t, v, tc.script, tc.steps, tc.tail, nil)
+			vigil := ldbRunMode(t, v, mode, tc.script, tc.steps, tc.tail, nil)
+			vigil = append(vigil, l.dial(t).do("TYPE", "k1"))
 			all := strings.Join(redis, "\n")
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {
@@ -168,7 +193,7 @@ func TestLuaDebuggerSyncLikeRedis(t *testing.T) {
 }
 
 // Outside a session redis.debug does nothing and redis.breakpoint is
-// false; EVALSHA and SCRIPT DEBUG YES answer errors.
+// false; EVALSHA in a debug mode answers an error.
 func TestLuaDebuggerOutsideSession(t *testing.T) {
 	l, dialRedis := startLiveBesideRedis(t)
 	for _, c := range []*rconn{dialRedis(), l.dial(t)} {
@@ -181,16 +206,17 @@ func TestLuaDebuggerOutsideSession(t *testing.T) {
 		}
 	}
 	v := l.dial(t)
-	if got := v.do("SCRIPT", "DEBUG", "YES"); !strings.Contains(got, "not supported") {
-		t.Errorf("SCRIPT DEBUG YES: %q", got)
-	}
 	r := dialRedis()
-	for _, c := range []*rconn{r, v} {
-		sha := c.do("SCRIPT", "LOAD", "return 1")
-		c.do("SCRIPT", "DEBUG", "SYNC")
-		got := c.do("EVALSHA", strings.Trim(sha, "\"+$"), "0")
-		if !strings.Contains(got, "Please use EVAL instead of EVALSHA for debugging") {
-			t.Errorf("EVALSHA in debug mode: %q (sha %q)", got, sha)
+	for _, mode := range []string{"SYNC", "YES"} {
+		for _, c := range []*rconn{r, v} {
+			sha := c.do("SCRIPT", "LOAD", "return 1")
+			if got := c.do("SCRIPT", "DEBUG", mode); got != "+OK" {
+				t.Errorf("SCRIPT DEBUG %s: %q", mode, got)
+			}
+			got := c.do("EVALSHA", strings.Trim(sha, "\"+$"), "0")
+			if !strings.Contains(got, "Please use EVAL instead of EVALSHA for debugging") {
+				t.Errorf("EVALSHA in debug mode %s: %q (sha %q)", mode, got, sha)
+			}
 		}
 	}
 }
@@ -339,5 +365,249 @@ func TestLuaDebuggerShutdownWaitsForSession(t *testing.T) {
 	}
 	if !o.closed() {
 		t.Error("SHUTDOWN's connection is open")
+	}
+}
+
+// SCRIPT DEBUG YES: the session runs in a child process on a copy of
+// the dataset (Redis forks); every debugger reply is the same as Redis's,
+// and what the script wrote is rolled back (TYPE k1 after it: none).
+func TestLuaDebuggerForkedLikeRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	ldbCompare(t, l, dialRedis, "YES", ldbCases)
+}
+
+// A forked session's time limit runs on the child's clock, the real one,
+// as Redis's child's: the timeout stop comes as in Redis.
+func TestLuaDebuggerForkedTimeoutLikeRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t, "--lua-time-limit", "50")
+	const loop = "local i = 0\nwhile true do i = i + 1 end\n"
+	steps := [][]string{{"c"}, {"s"}, {"c"}, {"a"}}
+	r := dialRedis()
+	r.t = t
+	redis := ldbRunMode(t, r, "YES", loop, steps, 1, nil)
+	vigil := ldbRunMode(t, l.dial(t), "YES", loop, steps, 1, nil)
+	if want := "timeout reached, infinite loop?"; !strings.Contains(strings.Join(redis, "\n"), want) {
+		t.Errorf("redis's session lacks %q: %q", want, redis)
+	}
+	if strings.Join(redis, "\n") != strings.Join(vigil, "\n") {
+		t.Errorf("redis %q\nvigil %q", redis, vigil)
+	}
+}
+
+// ldbChildPids lists the server's debugging children.
+func (l *liveServer) ldbChildPids() []int {
+	l.s.ldbMu.Lock()
+	defer l.s.ldbMu.Unlock()
+	var pids []int
+	for pid := range l.s.ldbChildren {
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// processGone reports whether pid no longer exists (reaped).
+func processGone(pid int) bool {
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// While a forked session is stopped, the server serves the other
+// clients (their writes are not in the session's copy, SCRIPT KILL has
+// no script to kill); the session's writes are rolled back at its end.
+// A debugging client that leaves ends its child.
+func TestLuaDebuggerForkedServesOthers(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	const script = "redis.call('set', KEYS[1], 'changed')\nredis.breakpoint()\nreturn redis.call('get', KEYS[1])\n"
+	scenario := func(dial func() *rconn) []string {
+		o := dial()
+		out := []string{o.do("FLUSHALL"), o.do("SET", "k", "v0")}
+		c := dial()
+		out = append(out, c.do("SCRIPT", "DEBUG", "YES"), c.do("EVAL", script, "1", "k"), c.do("c"))
+		out = append(out, o.do("GET", "k"), o.do("SET", "k", "v1"), o.do("SCRIPT", "KILL"), o.do("PING"))
+		out = append(out, c.do("r", "get", "k"), c.do("c"), c.read())
+		if c.closed() {
+			out = append(out, "<closed>")
+		}
+		return append(out, o.do("GET", "k"))
+	}
+	redis := scenario(func() *rconn { r := dialRedis(); r.t = t; return r })
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	want := []string{"+OK", "+OK", "+OK",
+		"[+* Stopped at 1, stop reason = step over, +-> 1   redis.call('set', KEYS[1], 'changed')]",
+		"[+* Stopped at 3, stop reason = redis.breakpoint() called, +-> 3   return redis.call('get', KEYS[1])]",
+		`"v0"`, "+OK", "-NOTBUSY No scripts in execution right now.", "+PONG",
+		`[+<redis> get k, +<reply> "changed"]`, "[+<endsession>]", `"changed"`, "<closed>", `"v1"`}
+	sameAsRedis(t, "forked session", redis, vigil, want)
+	if !testutil.PollUntil(10*time.Second, func() bool { return len(l.ldbChildPids()) == 0 }) {
+		t.Fatalf("children left after the session: %v", l.ldbChildPids())
+	}
+
+	// The client leaves while the session is stopped: the child's read
+	// ends, the script runs on to its end and the child exits.
+	c := l.dial(t)
+	c.do("SCRIPT", "DEBUG", "YES")
+	if got := c.do("EVAL", script, "1", "k"); !strings.Contains(got, "Stopped at 1") {
+		t.Fatalf("EVAL: %s", got)
+	}
+	pids := l.ldbChildPids()
+	if len(pids) != 1 {
+		t.Fatalf("children: %v", pids)
+	}
+	c.c.Close()
+	if !testutil.PollUntil(10*time.Second, func() bool { return len(l.ldbChildPids()) == 0 && processGone(pids[0]) }) {
+		t.Fatalf("the child %d did not end", pids[0])
+	}
+	if got := l.dial(t).do("GET", "k"); got != `"v1"` {
+		t.Errorf("GET k after the session: %s", got)
+	}
+}
+
+// SHUTDOWN kills the debugging children (ldbKillForkedSessions): the
+// debugging client's connection closes, no child outlives the server.
+func TestLuaDebuggerForkedShutdown(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "v.sock")
+	ts := newTestServer(t, "--port", "0", "--unixsocket", sock, "--save", "")
+	if err := ts.s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ts.s.Run(context.Background()) }()
+	l := &liveServer{testServer: ts, sock: sock}
+	c, o := l.dial(t), l.dial(t)
+	c.do("SCRIPT", "DEBUG", "YES")
+	if got := c.do("EVAL", "local a = 1\nreturn a\n", "0"); !strings.Contains(got, "Stopped at 1") {
+		t.Fatalf("EVAL: %s", got)
+	}
+	pids := l.ldbChildPids()
+	if len(pids) != 1 {
+		t.Fatalf("children: %v", pids)
+	}
+	if got := o.do("INFO", "stats"); !strings.Contains(got, "total_forks:1") {
+		t.Errorf("INFO stats: %s", got)
+	}
+	o.send("SHUTDOWN", "NOSAVE")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	if !c.closed() {
+		t.Error("the debugging client's connection is open")
+	}
+	if !processGone(pids[0]) {
+		t.Errorf("the child %d outlived the server", pids[0])
+	}
+}
+
+// A child that cannot be started: Redis's fork failure error, and the
+// client leaves the debug mode (ldbDisable).
+func TestLuaDebuggerForkFails(t *testing.T) {
+	l := startLive(t)
+	ldbForkEnabled.Store(false)
+	defer ldbForkEnabled.Store(true)
+	c := l.dial(t)
+	c.do("SCRIPT", "DEBUG", "YES")
+	if got := c.do("EVAL", "return 1", "0"); !strings.HasPrefix(got, "-ERR Fork() failed: can't run EVAL in debugging mode: ") {
+		t.Errorf("EVAL: %s", got)
+	}
+	if got := c.do("EVAL", "return 1", "0"); got != "(integer) 1" {
+		t.Errorf("EVAL after: %s", got)
+	}
+}
+
+// rawSteps writes each step's bytes on conn and reads until what was
+// read so far contains the step's mark ("<EOF>": until the server
+// closes); it returns everything read.
+func rawSteps(t *testing.T, conn net.Conn, steps [][2]string) string {
+	t.Helper()
+	var got []byte
+	buf := make([]byte, 4096)
+	for _, st := range steps {
+		if _, err := conn.Write([]byte(st[0])); err != nil {
+			t.Fatalf("write %q: %v", st[0], err)
+		}
+		for !strings.Contains(string(got), st[1]) {
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			n, err := conn.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				got = append(got, "<EOF>"...)
+				break
+			}
+			if err != nil {
+				t.Fatalf("read after %q: %v (read %q)", st[0], err, got)
+			}
+		}
+	}
+	return string(got)
+}
+
+// SCRIPT DEBUG after replies not written yet is refused; the replies
+// pipelined before the EVAL (SCRIPT DEBUG's +OK, a transaction's) follow
+// "<endsession>", with the EVAL's, in both modes, as Redis writes its
+// buffer after the session's logs.
+func TestLuaDebuggerPipelineLikeRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	const eval = "EVAL \"return 1\" 0\r\n"
+	const c = "*1\r\n$1\r\nc\r\n"
+	cases := [][][2]string{
+		{{"PING\r\nSCRIPT DEBUG SYNC\r\n", "pipeline\r\n"}},
+		{{"PING\r\nSCRIPT DEBUG YES\r\n", "pipeline\r\n"}},
+		{{"SCRIPT DEBUG SYNC\r\n" + eval, "return 1\r\n"}, {c, "<EOF>"}},
+		{{"SCRIPT DEBUG YES\r\n" + eval, "return 1\r\n"}, {c, "<EOF>"}},
+		{{"SCRIPT DEBUG YES\r\n", "+OK\r\n"}, {"MULTI\r\n", "+OK\r\n+OK\r\n"},
+			{"SET a 1\r\n" + eval + "GET a\r\nEXEC\r\n", "return 1\r\n"}, {c, "<EOF>"}},
+	}
+	for i, steps := range cases {
+		r := dialRedis()
+		r.t = t
+		redis := rawSteps(t, r.c, steps)
+		vigil := rawSteps(t, l.dial(t).c, steps)
+		if redis != vigil {
+			t.Errorf("case %d:\nredis %q\nvigil %q", i, redis, vigil)
+		}
+	}
+}
+
+// While a forked session's child lives the cron's save points wait
+// (serverCron checks ldbPendingChildren); once it is reaped they apply.
+func TestLuaDebuggerForkedDelaysSavePoints(t *testing.T) {
+	l := startLive(t, "--save", "10 1")
+	cron := func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		l.s.rdbCron()
+		return l.s.rdb.job != nil
+	}
+	c, o := l.dial(t), l.dial(t)
+	c.do("SCRIPT", "DEBUG", "YES")
+	if got := c.do("EVAL", "local a = 1\nreturn a\n", "0"); !strings.Contains(got, "Stopped at 1") {
+		t.Fatalf("EVAL: %s", got)
+	}
+	o.do("SET", "a", "1")
+	l.clk.Advance(11 * time.Second)
+	if cron() {
+		t.Fatal("a save point started a BGSAVE while the session's child lives")
+	}
+	l.s.mu.Lock()
+	saved := l.s.rdb.lastSave
+	l.s.mu.Unlock()
+	if saved != 0 {
+		t.Fatal("saved while the session's child lives")
+	}
+	c.send("c")
+	c.read() // <endsession>
+	c.read() // the reply
+	if !testutil.PollUntil(10*time.Second, func() bool { return len(l.ldbChildPids()) == 0 }) {
+		t.Fatalf("children left: %v", l.ldbChildPids())
+	}
+	// The save point applies now (this cron, or Run's own if its tick
+	// came after the child was reaped).
+	cron()
+	if !testutil.PollUntil(10*time.Second, func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		return l.s.rdb.job == nil && l.s.rdb.lastSave != 0
+	}) {
+		t.Fatal("no BGSAVE after the session")
 	}
 }

@@ -111,6 +111,14 @@ type Server struct {
 	// (scripting_ldb.go); a signal writes it, as Redis's signal makes the
 	// session's read fail with EINTR.
 	ldbWake atomic.Int32
+	// ldbChildren are the forked debugging sessions' children by pid,
+	// ldbKilled those killed, not reaped yet (guarded by ldbMu, taken
+	// alone or inside mu: Run's end reaps them while a busy script may
+	// hold mu); ldbChild is set in such a child (scripting_ldbfork.go).
+	ldbMu       sync.Mutex
+	ldbChildren map[int]*ldbChildInfo
+	ldbKilled   []*ldbChildInfo
+	ldbChild    bool
 	// The startup load (persist_aof.go loadDataOnStart), seen without mu:
 	// loadMarked is MarkLoading (Run starts serving, then LoadDataFromDisk
 	// loads: serving is closed once the listeners, the cron and the
@@ -456,6 +464,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	s.aofShutdown() // persistence: flush and fsync the AOF (persist_aof.go)
 	s.ldbClose()
+	s.ldbWaitKilled() // no debugging child outlives the server
 	close(s.doneCh)
 	if !quiet {
 		s.log.Warn().Msg("Redis is now ready to exit, bye bye...")

@@ -25,6 +25,7 @@ import (
 	"github.com/vigil-kv/vigil/internal/proctitle"
 	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/internal/testutil"
+	"github.com/vigil-kv/vigil/server"
 )
 
 // TestMain doubles as the vigil-server binary: with VIGIL_SERVER_AS_MAIN=1
@@ -33,8 +34,10 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("VIGIL_SERVER_AS_MAIN") == "1" {
 		savechild.MaybeRunChild() // as cmd/vigil-server's main
+		server.MaybeRunLdbChild()
 		proctitle.Init()
 		savechild.Enable()
+		server.EnableLdbFork()
 		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
