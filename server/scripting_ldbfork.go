@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -121,7 +122,7 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 		cmd, err = s.ldbSpawn(c, data.Bytes())
 	}
 	if err != nil {
-		c.w.Error("ERR Fork() failed: can't run EVAL in debugging mode: " + errText(err))
+		c.w.Error("ERR Fork() failed: can't run EVAL in debugging mode: " + redisutil.Strerror(err))
 		return
 	}
 	s.stats.forks++
