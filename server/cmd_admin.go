@@ -205,6 +205,10 @@ func cmdShutdown(c *Client, args [][]byte) {
 		s.abortLoad.Store(true) // a script of the startup AOF load: the load ends with it
 		b.stop()
 		s.requestShutdown(shutdownReq{nosave: true, from: c})
+		// Redis exits inside the command: the client sees its connection
+		// end and a new one refused. The listeners close before this
+		// client's connection does (closeAfterReply), not after it.
+		s.closeListeners()
 		c.closeAfterReply = true
 		return
 	}

@@ -143,6 +143,17 @@ func TestBusyScriptShutdownNoSave(t *testing.T) {
 		t.Fatalf("SCRIPT KILL after a write: %s", got)
 	}
 	b.send("SHUTDOWN", "NOSAVE")
+	// As redis-server, which exits inside the command: once the client
+	// sees its connection end, a new connection is refused
+	// (scripting.tcl's "SHUTDOWN NOSAVE can kill a timedout script
+	// anyway" expects "connection refused").
+	if !b.closed() {
+		t.Fatal("SHUTDOWN NOSAVE did not close the connection")
+	}
+	if c, err := net.Dial("unix", l.sock); err == nil {
+		c.Close()
+		t.Fatal("a connection was accepted after SHUTDOWN NOSAVE closed its client")
+	}
 	select {
 	case <-l.done:
 	case <-time.After(10 * time.Second):

@@ -427,16 +427,8 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Warn().Msg("User requested shutdown...")
 	}
 	close(cronStop)
-	s.closing.Store(true)
+	s.closeListeners()
 	s.unblockAllForShutdown() // parked blocked clients: their loops end
-	s.listenersMu.Lock()      // CONFIG SET port and bind replace them (relisten.go)
-	for _, l := range s.listeners {
-		l.Close()
-	}
-	s.listenersMu.Unlock()
-	if s.cfg.UnixSocket != "" {
-		_ = os.Remove(s.cfg.UnixSocket)
-	}
 	// Interrupt blocked reads; loops finish their batch, write, and exit.
 	s.clientsMu.Lock()
 	for _, c := range s.clients {
@@ -470,6 +462,21 @@ func (s *Server) Run(ctx context.Context) error {
 		s.log.Warn().Msg("Redis is now ready to exit, bye bye...")
 	}
 	return nil
+}
+
+// closeListeners is the first step of a shutdown: new connections are
+// refused from here on (closing is set, the TCP listeners and the unix
+// socket closed). Called again, it does nothing more.
+func (s *Server) closeListeners() {
+	s.closing.Store(true)
+	s.listenersMu.Lock() // CONFIG SET port and bind replace them (relisten.go)
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	s.listenersMu.Unlock()
+	if s.cfg.UnixSocket != "" {
+		_ = os.Remove(s.cfg.UnixSocket)
+	}
 }
 
 // requestShutdown asks Run to stop. Safe to call more than once.
