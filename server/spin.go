@@ -168,7 +168,19 @@ func (sp *idleSpinner) run() {
 			n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(sp.epfd),
 				uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
 			if errno == 0 && n > 0 {
-				break // input: park so that the scheduler polls the network
+				// Input: park so that the scheduler polls the network.
+				// A kick left by a batch that ended during the spin is
+				// dropped: taken, it would spin again at once, and while
+				// the spinner is runnable the scheduler runs it instead
+				// of polling the network (it polls only with no
+				// goroutine runnable), so the input just seen would wait
+				// for the next arrival or the budget's end. The batches
+				// this input starts kick again.
+				select {
+				case <-sp.kick:
+				default:
+				}
+				break
 			}
 			if !time.Now().Before(deadline) {
 				break
