@@ -153,7 +153,7 @@ func (s *Server) loadDataOnStart() error {
 }
 
 // loadDataLocked is loadDataOnStart's work, with mu held.
-func (s *Server) loadDataLocked() error {
+func (s *Server) loadDataLocked() (err error) {
 	m := s.aofManager()
 	// aofLoadManifestFromDisk runs whatever appendonly says, so that
 	// CONFIG SET appendonly yes later turns the old files into history.
@@ -161,10 +161,14 @@ func (s *Server) loadDataLocked() error {
 		return err
 	}
 	if !s.cfg.AppendOnly {
-		// main's aofDelHistoryFiles runs whatever appendonly says.
+		// main's aofDelHistoryFiles runs whatever appendonly says
+		// (after a successful load).
 		defer func() {
-			if err := m.DeleteHistory(); err != nil {
-				s.log.Warn().Err(err).Msg("Can't persist the AOF manifest")
+			if err != nil {
+				return
+			}
+			if derr := m.DeleteHistory(); derr != nil {
+				s.log.Warn().Err(derr).Msg("Can't persist the AOF manifest")
 			}
 		}()
 		// loadDataFromDisk: "Master may delete expired keys when

@@ -252,3 +252,43 @@ func TestShutdownDuringInitialAOFRewrite(t *testing.T) {
 		})
 	}
 }
+
+// TestStartupDeletesAOFHistoryWhenOff: main calls aofDelHistoryFiles after
+// loading whatever appendonly says, so history files a manifest lists
+// (left by aof-disable-auto-gc) are deleted at start with the AOF off too.
+func TestStartupDeletesAOFHistoryWhenOff(t *testing.T) {
+	servers := map[string]*process{"vigil": newProcess(t)}
+	if _, err := os.Stat(testutil.RedisBin); err == nil {
+		p := newProcess(t)
+		p.exe = testutil.RedisBin
+		servers["redis"] = p
+	}
+	for name, p := range servers {
+		t.Run(name, func(t *testing.T) {
+			dir := aofDir(p)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			set := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+			for f, data := range map[string]string{
+				"appendonly.aof.1.base.aof": set, "appendonly.aof.1.incr.aof": "", "appendonly.aof.2.base.aof": set,
+				"appendonly.aof.2.incr.aof": "",
+				"appendonly.aof.manifest": "file appendonly.aof.2.base.aof seq 2 type b\n" +
+					"file appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.1.base.aof seq 1 type h\n" +
+					"file appendonly.aof.2.incr.aof seq 2 type i\n",
+			} {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.launch(t, "appendonly no\nsave \"\"\n")
+			p.waitUp(t)
+			want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+			if got := readManifest(p); got != want {
+				t.Fatalf("manifest %q, want %q\nlog:\n%s", got, want, p.log())
+			}
+			waitDirFiles(t, p, "appendonly.aof.2.base.aof", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest")
+			waitLog(t, p, "Removing the history file appendonly.aof.1.base.aof in the background")
+		})
+	}
+}
