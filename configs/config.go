@@ -124,6 +124,7 @@ type Config struct {
 	AOFLoadTruncated         bool
 	AOFUseRDBPreamble        bool
 	AOFTimestampEnabled      bool
+	AOFDisableAutoGC         bool // aof-disable-auto-gc: history files stay until set back to no
 
 	// Replication.
 	ReplicaOf       Address // Host "" when this server is a master

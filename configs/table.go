@@ -24,7 +24,7 @@ import (
 // with Config.Value. They are:
 //
 //	io-threads-do-reads io-threads set-proc-title proc-title-template
-//	rdb-save-incremental-fsync aof-rewrite-incremental-fsync aof-disable-auto-gc
+//	rdb-save-incremental-fsync aof-rewrite-incremental-fsync
 //	lazyfree-lazy-user-flush replica-ignore-disk-write-errors
 //	jemalloc-bg-thread activedefrag active-defrag-* crash-log-enabled
 //	crash-memcheck-enabled use-exit-on-panic disable-thp syslog-enabled
@@ -93,7 +93,7 @@ var table = []*Directive{
 	boolD("cluster-allow-replica-migration", "", 0, true, nil, nil),
 	boolD("replica-announced", "", 0, true, func(c *Config) *bool { return &c.ReplicaAnnounced }, nil),
 	boolD("latency-tracking", "", 0, true, func(c *Config) *bool { return &c.LatencyTracking }, nil),
-	boolD("aof-disable-auto-gc", "", 0, false, nil, nil),
+	boolD("aof-disable-auto-gc", "", 0, false, func(c *Config) *bool { return &c.AOFDisableAutoGC }, nil),
 	boolD("replica-ignore-disk-write-errors", "", 0, false, nil, nil),
 
 	// String configs. EmptyIsNull ones default to unset.

@@ -126,7 +126,7 @@ func (s *Server) onConfigSet(name string) error {
 		}
 	case "requirepass", "acl-pubsub-default", "acllog-max-len":
 		s.aclOnConfigSet(name)
-	case "appendonly", "appendfsync", "no-appendfsync-on-rewrite": // persistence (persist_aof.go)
+	case "appendonly", "appendfsync", "no-appendfsync-on-rewrite", "aof-disable-auto-gc": // persistence (persist_aof.go)
 		return s.aofOnConfigSet(name)
 	case "watchdog-period", "hz": // watchdog.go
 		s.watchdogConfigure()

@@ -79,6 +79,12 @@ func (p *aofProp) Propagate(ops []Op) {
 	if m == nil || m.W == nil {
 		return
 	}
+	// AOF_WAIT_REWRITE accumulates only while the first rewrite runs
+	// (feedAppendOnlyFile: child_type == CHILD_TYPE_AOF); after a failed
+	// one nothing is kept until the next starts.
+	if m.Enabling() && p.s.aof.rewriting == nil {
+		return
+	}
 	if p.s.cfg.AOFTimestampEnabled {
 		m.W.Timestamp(p.s.nowMs / 1000)
 	}
@@ -100,6 +106,8 @@ func (s *Server) aofConfig() aof.Config {
 		Filename: s.cfg.AppendFilename,
 		Fsync:    aof.ParseFsync(s.cfg.AppendFsync),
 		Format:   format,
+
+		DisableAutoGC: s.cfg.AOFDisableAutoGC,
 	}
 }
 
@@ -145,7 +153,7 @@ func (s *Server) loadDataOnStart() error {
 }
 
 // loadDataLocked is loadDataOnStart's work, with mu held.
-func (s *Server) loadDataLocked() error {
+func (s *Server) loadDataLocked() (err error) {
 	m := s.aofManager()
 	// aofLoadManifestFromDisk runs whatever appendonly says, so that
 	// CONFIG SET appendonly yes later turns the old files into history.
@@ -153,6 +161,16 @@ func (s *Server) loadDataLocked() error {
 		return err
 	}
 	if !s.cfg.AppendOnly {
+		// main's aofDelHistoryFiles runs whatever appendonly says
+		// (after a successful load).
+		defer func() {
+			if err != nil {
+				return
+			}
+			if derr := m.DeleteHistory(); derr != nil {
+				s.log.Warn().Err(derr).Msg("Can't persist the AOF manifest")
+			}
+		}()
 		// loadDataFromDisk: "Master may delete expired keys when
 		// loading, we should propagate expire to replication backlog."
 		// Without replication info in the RDB (or without an RDB) the
@@ -587,6 +605,24 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	s.log.Info().Msg("Background AOF rewrite finished successfully")
 }
 
+// aofKillRewrite is killAppendOnlyChild (mu held): the running rewrite,
+// if any, is abandoned and its temporary base removed; no done handler
+// runs.
+func (s *Server) aofKillRewrite() {
+	if s.aof.rewriting == nil {
+		return
+	}
+	pid := os.Getpid()
+	if c := s.aof.child; c != nil {
+		pid = c.Pid
+	}
+	s.log.Info().Msgf("Killing running AOF rewrite child: %d", pid)
+	s.killAOFChild()
+	os.Remove(s.aof.rewriting.TempBase)
+	s.aof.rewriting = nil
+	s.updateDictResizePolicy()
+}
+
 // aofStop is stopAppendOnly: flush and fsync, abandon a running rewrite,
 // detach from the write path. mu held.
 func (s *Server) aofStop() error {
@@ -594,17 +630,7 @@ func (s *Server) aofStop() error {
 	if m == nil {
 		return nil
 	}
-	if s.aof.rewriting != nil {
-		pid := os.Getpid()
-		if c := s.aof.child; c != nil {
-			pid = c.Pid
-		}
-		s.log.Info().Msgf("Killing running AOF rewrite child: %d", pid)
-		s.killAOFChild()
-		os.Remove(s.aof.rewriting.TempBase)
-		s.aof.rewriting = nil
-		s.updateDictResizePolicy()
-	}
+	s.aofKillRewrite()
 	s.aof.scheduled = false
 	s.aofDetach()
 	return m.Stop(time.Now())
@@ -615,8 +641,10 @@ func (s *Server) aofOnConfigSet(name string) error {
 	m := s.aofManager()
 	switch name {
 	case "appendonly":
-		if s.cfg.AppendOnly && m.W == nil {
-			// startAppendOnly: the AOF is on once a rewrite wrote it.
+		if s.cfg.AppendOnly && !m.Active() {
+			// startAppendOnly: the AOF is on once a rewrite wrote it
+			// (AOF_WAIT_REWRITE until then).
+			m.Enable()
 			if s.aof.rewriting == nil && s.childActive() {
 				s.aof.scheduled = true
 				s.log.Warn().Msg("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
@@ -641,9 +669,10 @@ func (s *Server) aofOnConfigSet(name string) error {
 					s.aof.scheduled = true
 					return nil
 				}
+				_ = s.aofStop() // aof_state = AOF_OFF
 				return errors.New("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.")
 			}
-		} else if !s.cfg.AppendOnly && m.W != nil {
+		} else if !s.cfg.AppendOnly && m.Active() {
 			return s.aofStop()
 		}
 	case "appendfsync":
@@ -654,6 +683,13 @@ func (s *Server) aofOnConfigSet(name string) error {
 	case "no-appendfsync-on-rewrite":
 		if m.W != nil {
 			m.W.NoFsyncOnRewrite = s.cfg.NoAppendFsyncOnRewrite
+		}
+	case "aof-disable-auto-gc": // updateAofAutoGCEnabled
+		m.Cfg.DisableAutoGC = s.cfg.AOFDisableAutoGC
+		if !m.Cfg.DisableAutoGC {
+			if err := m.DeleteHistory(); err != nil {
+				s.log.Warn().Err(err).Msg("Can't persist the AOF manifest")
+			}
 		}
 	}
 	return nil
@@ -694,23 +730,28 @@ func init() {
 	register(&Command{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: []string{"admin", "slow", "dangerous"}, Handler: cmdBgRewriteAOF})
 }
 
-// infoPersistenceAOF writes the aof_* fields Redis prints only with the
-// AOF on (after module_fork_last_cow_size).
+// infoPersistenceAOF writes the aof_* fields Redis prints only with
+// appendonly yes (server.aof_enabled; after module_fork_last_cow_size),
+// also while the AOF waits for its first rewrite with no file open.
 func (s *Server) infoPersistenceAOF(w *infoWriter) {
 	m := s.aof.mgr
-	if m == nil || m.W == nil {
+	if m == nil || !s.cfg.AppendOnly {
 		return
 	}
-	w.int("aof_current_size", m.W.Size())
+	var size, buffered, bio, delayed int64
+	if m.W != nil {
+		size, buffered, bio, delayed = m.W.Size(), int64(m.W.Buffered()), m.W.PendingFsync(), m.W.Delayed()
+	}
+	w.int("aof_current_size", size)
 	w.int("aof_base_size", m.BaseSize)
 	pending := int64(0)
 	if s.aof.scheduled {
 		pending = 1
 	}
 	w.int("aof_pending_rewrite", pending)
-	w.int("aof_buffer_length", int64(m.W.Buffered()))
-	w.int("aof_pending_bio_fsync", m.W.PendingFsync())
-	w.int("aof_delayed_fsync", m.W.Delayed())
+	w.int("aof_buffer_length", buffered)
+	w.int("aof_pending_bio_fsync", bio)
+	w.int("aof_delayed_fsync", delayed)
 }
 
 // aofBufferLen is INFO memory's mem_aof_buffer.

@@ -1119,6 +1119,19 @@ func (s *Server) prepareShutdownSave(save, nosave, force bool) bool {
 		s.log.Warn().Msg("There is a child saving an .rdb. Killing it!")
 		killed = s.killBgsaveQuiet()
 	}
+	// The AOF rewrite is killed: the AOF we have holds the dataset,
+	// unless the AOF waits for its first rewrite (persist_aof.go).
+	if s.aof.rewriting != nil {
+		if s.aof.mgr.Enabling() {
+			if !force {
+				s.log.Warn().Msg("Writing initial AOF, can't exit.")
+				return false
+			}
+			s.log.Warn().Msg("Writing initial AOF. Exit anyway.")
+		}
+		s.log.Warn().Msg("There is a child rewriting the AOF. Killing it!")
+		s.aofKillRewrite()
+	}
 	if (len(s.cfg.Save) > 0 && !nosave) || save {
 		s.log.Info().Msg("Saving the final RDB snapshot before exiting.")
 		if err := s.rdbSave(); err != nil {

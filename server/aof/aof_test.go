@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,9 +34,14 @@ func TestManifestRoundTrip(t *testing.T) {
 	if n := m.NewIncr("appendonly.aof"); n != "appendonly.aof.5.incr.aof" {
 		t.Fatal(n)
 	}
-	m.MarkRewrittenIncrAsHistory()
-	if len(m.Incr) != 1 || m.Incr[0].Seq != 5 || len(m.History) != 4 || m.History[0].Name != "appendonly.aof.2.base.rdb" {
-		t.Fatalf("after rewrite %+v", m)
+	m.MarkRewrittenIncrAsHistory(true)
+	// markRewrittenIncrAofAsHistory adds the covered incr files at the
+	// history's head in their order; the old base went to the head before.
+	if got, want := string(m.Bytes()), "file appendonly.aof.3.base.aof seq 3 type b\n"+
+		"file appendonly.aof.3.incr.aof seq 3 type h\nfile appendonly.aof.4.incr.aof seq 4 type h\n"+
+		"file appendonly.aof.2.base.rdb seq 2 type h\nfile appendonly.aof.1.incr.aof seq 1 type h\n"+
+		"file appendonly.aof.5.incr.aof seq 5 type i\n"; got != want {
+		t.Fatalf("after rewrite:\n%s\nwant\n%s", got, want)
 	}
 	// Quoted names and extra pairs.
 	m2, err := ParseManifest(strings.NewReader("# comment\nfile \"a b\\x41\" seq 1 type b future x\n"))
@@ -349,8 +355,15 @@ func TestEnableRetryAfterFailedRewrite(t *testing.T) {
 	}
 	m.W.Append(0, [][]byte{[]byte("SET"), []byte("lost"), []byte("1")})
 	m.W.Flush(now, false)
+	var notices []string
+	m.Notice = func(s string) { notices = append(notices, s) }
 	if err := m.FinishRewrite(rw, 0, errors.New("disk full")); err == nil || !m.Enabling() {
 		t.Fatal("a failed first rewrite must leave the AOF waiting")
+	}
+	// backgroundRewriteDoneHandler's cleanup: aofDelTempIncrAofFile.
+	if fileExists(filepath.Join(dir, "appendonlydir", "temp-appendonly.aof.incr")) ||
+		!slices.Contains(notices, "Removing the temp incr aof file temp-appendonly.aof.incr in the background") {
+		t.Fatalf("temp incr kept after a failed first rewrite; notices %q", notices)
 	}
 	// The retry starts the temporary incr file over.
 	rw, err = m.StartRewrite(now, 1, true)
@@ -442,4 +455,62 @@ func dirList(dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// TestDisableAutoGC: with aof-disable-auto-gc (Config.DisableAutoGC) a
+// rewrite keeps the old base and incr file as history on disk and in the
+// manifest; DeleteHistory removes them once it is off again.
+func TestDisableAutoGC(t *testing.T) {
+	dir := t.TempDir()
+	m := &Manager{Cfg: Config{Dir: dir, DirName: "appendonlydir", Filename: "appendonly.aof", Fsync: FsyncAlways, Format: CommandFormat, DisableAutoGC: true}}
+	if err := m.ReadManifest(); err != nil {
+		t.Fatal(err)
+	}
+	ks := keyspace.New(16)
+	ks.DBs[0].Set([]byte("a"), keyspace.NewString([]byte("1"), 0), 0)
+	writeBase := func(path string) (int64, error) {
+		snap, _ := ks.BeginSnapshot()
+		defer snap.Close()
+		return WriteBaseFile(path, CommandFormat, func(dst []keyspace.Item) ([]keyspace.Item, bool) { return snap.Step(dst, 10) })
+	}
+	if err := m.OpenOnStart(writeBase); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rw, err := m.StartRewrite(now, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := writeBase(rw.TempBase)
+	if err := m.FinishRewrite(rw, size, err); err != nil {
+		t.Fatal(err)
+	}
+	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type h\n" +
+		"file appendonly.aof.1.base.aof seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+	if string(man) != want {
+		t.Fatalf("manifest %q, want %q", man, want)
+	}
+	for _, f := range []string{"appendonly.aof.1.base.aof", "appendonly.aof.1.incr.aof"} {
+		if !fileExists(filepath.Join(dir, "appendonlydir", f)) {
+			t.Fatalf("history file %s deleted", f)
+		}
+	}
+	if err := m.DeleteHistory(); err != nil || len(m.Manifest.History) != 2 {
+		t.Fatalf("DeleteHistory with auto gc disabled: %v %+v", err, m.Manifest)
+	}
+	m.Cfg.DisableAutoGC = false
+	if err := m.DeleteHistory(); err != nil {
+		t.Fatal(err)
+	}
+	man, _ = os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(man) != want {
+		t.Fatalf("manifest %q, want %q", man, want)
+	}
+	for _, f := range []string{"appendonly.aof.1.base.aof", "appendonly.aof.1.incr.aof"} {
+		if fileExists(filepath.Join(dir, "appendonlydir", f)) {
+			t.Fatalf("history file %s kept", f)
+		}
+	}
+	m.Stop(now)
 }

@@ -72,10 +72,14 @@
 //  3. FinishRewrite (under the lock) renames it to the next base name, turns
 //     the old base and the incr files before step 1's into history,
 //     persists the manifest and deletes the history files
-//     (aofDelHistoryFiles). A crash at any point leaves a manifest that
-//     describes complete files; start-up removes leftover temp files.
+//     (aofDelHistoryFiles; with aof-disable-auto-gc yes they stay, listed
+//     as type h, until it is set back to no). A crash at any point leaves
+//     a manifest that describes complete files; start-up removes leftover
+//     temp files.
 //
 // With the AOF off, CONFIG SET appendonly yes starts the same rewrite with
 // the writer on temp-<appendfilename>.incr (AOF_WAIT_REWRITE), renamed to
-// the new incr file when the base is in place.
+// the new incr file when the base is in place. A failed attempt drops the
+// buffer and removes the temporary file (aofDelTempIncrAofFile); nothing is
+// kept until the server's next attempt opens it again.
 package aof

@@ -18,6 +18,9 @@ type Config struct {
 	// Format writes base files (RDB when aof-use-rdb-preamble yes and the
 	// server supplies the RDB encoder; else CommandFormat).
 	Format BaseFormat
+	// DisableAutoGC is aof-disable-auto-gc: history files stay on disk
+	// and in the manifest (type h) until it is set back to no.
+	DisableAutoGC bool
 }
 
 // Path is the AOF directory (dir/appenddirname).
@@ -36,8 +39,11 @@ type Manager struct {
 	// BaseSize is aof_rewrite_base_size: the AOF size after the last
 	// rewrite or load, the auto-rewrite growth reference.
 	BaseSize int64
-	// waitRewrite is AOF_WAIT_REWRITE: W appends to the temporary incr
-	// file until the first rewrite completes (CONFIG SET appendonly yes).
+	// waitRewrite is AOF_WAIT_REWRITE (CONFIG SET appendonly yes): the AOF
+	// is on once its first rewrite completes. While that rewrite runs W
+	// appends to the temporary incr file; W is nil until the first
+	// attempt starts, and after a failed one still points at the removed
+	// temporary file (Redis's aof_fd) with its buffer dropped.
 	waitRewrite bool
 	Warn        func(string)
 	Notice      func(string)
@@ -189,9 +195,9 @@ func (m *Manager) totalSize() int64 {
 }
 
 // DeleteHistory is aofDelHistoryFiles: history files are removed and the
-// manifest persisted without them.
+// manifest persisted without them, unless aof-disable-auto-gc is yes.
 func (m *Manager) DeleteHistory() error {
-	if m.Manifest == nil || len(m.Manifest.History) == 0 {
+	if m.Manifest == nil || m.Cfg.DisableAutoGC || len(m.Manifest.History) == 0 {
 		return nil
 	}
 	for _, ai := range m.Manifest.History {
@@ -226,6 +232,35 @@ func (r *Rewrite) Format() BaseFormat { return r.format }
 // (AOF_WAIT_REWRITE).
 func (m *Manager) Enabling() bool { return m.waitRewrite }
 
+// Enable is startAppendOnly's state change: AOF_OFF -> AOF_WAIT_REWRITE.
+// The next StartRewrite writes to the temporary incr file.
+func (m *Manager) Enable() { m.waitRewrite = true }
+
+// Active reports aof_state != AOF_OFF: the AOF is on or waits for its
+// first rewrite.
+func (m *Manager) Active() bool { return m.W != nil || m.waitRewrite }
+
+// TempIncrName is getTempIncrAofName: temp-<appendfilename>.incr.
+func (m *Manager) TempIncrName() string { return tempPrefix + m.Cfg.Filename + incrSuffix }
+
+// dropTempIncr is backgroundRewriteDoneHandler's cleanup while the AOF
+// waits for its first rewrite: the buffer is dropped and the temporary
+// incr file removed (aofDelTempIncrAofFile); the next attempt starts it
+// over. W keeps the removed file open, as Redis keeps aof_fd.
+func (m *Manager) dropTempIncr() {
+	if !m.waitRewrite {
+		return
+	}
+	if m.W != nil {
+		m.W.Discard()
+	}
+	name := m.TempIncrName()
+	m.notice("Removing the temp incr aof file %s in the background", name)
+	if err := os.Remove(filepath.Join(m.Cfg.Path(), name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.warn("Can't remove the temp incr aof file %s: %v", name, err)
+	}
+}
+
 // StartRewrite is the parent half of rewriteAppendOnlyFileBackground: it
 // flushes the buffer and opens a new incremental file that receives every
 // write from now on (openNewIncrAofForAppend), persisting the manifest
@@ -250,13 +285,16 @@ func (m *Manager) StartRewrite(now time.Time, pid int, enable bool) (*Rewrite, e
 		Start:    now,
 		format:   m.Cfg.Format,
 	}
-	if m.W == nil && !enable {
+	if enable && m.W == nil {
+		m.waitRewrite = true
+	}
+	if m.W == nil && !m.waitRewrite {
 		rw.off = true
-	} else if m.W == nil || m.waitRewrite {
+	} else if m.waitRewrite {
 		// AOF_WAIT_REWRITE: the temporary incr file starts over (a retry
 		// after a failed first rewrite truncates it: the new base will
 		// hold everything).
-		rw.tempIncr = filepath.Join(dir, tempPrefix+m.Cfg.Filename+incrSuffix)
+		rw.tempIncr = filepath.Join(dir, m.TempIncrName())
 		f, err := os.OpenFile(rw.tempIncr, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("Can't open the append-only file %s: %w", filepath.Base(rw.tempIncr), err)
@@ -271,7 +309,7 @@ func (m *Manager) StartRewrite(now time.Time, pid int, enable bool) (*Rewrite, e
 			m.W.Switch(f)
 			m.W.SetSize(0)
 		}
-		m.waitRewrite = true
+		m.notice("Creating AOF incr file %s on background rewrite", filepath.Base(rw.tempIncr))
 	} else {
 		if err := m.W.Flush(now, true); err != nil {
 			return nil, err
@@ -299,92 +337,90 @@ func (m *Manager) StartRewrite(now time.Time, pid int, enable bool) (*Rewrite, e
 
 // FinishRewrite is backgroundRewriteDoneHandler. With err nil (the base is
 // complete and fsynced at rw.TempBase, baseSize bytes) the base is renamed
-// into place, the old base and the incremental files before the one
-// StartRewrite opened become history, the manifest is persisted and the
-// history deleted. On error the temporary files are removed and the
-// manifest keeps the extra incremental file, as in Redis.
+// into place, while the AOF waits for its first rewrite the temporary incr
+// file becomes the next incr file, the old base and the incremental files
+// the base covers become history, the manifest is persisted and the
+// history deleted (unless aof-disable-auto-gc). On error the temporary
+// files are removed (the temporary incr file too, with its buffer:
+// aofDelTempIncrAofFile) and the manifest keeps the extra incremental
+// file, as in Redis.
 func (m *Manager) FinishRewrite(rw *Rewrite, baseSize int64, err error) error {
 	if m.W != nil {
 		m.W.Rewriting = false
 	}
 	if err != nil {
 		os.Remove(rw.TempBase)
+		m.dropTempIncr()
 		return err
 	}
 	dir := m.Cfg.Path()
+	if rw.tempIncr != "" && m.W == nil {
+		// The AOF was turned off while rewriting.
+		os.Remove(rw.TempBase)
+		return errors.New("AOF was disabled during the rewrite")
+	}
 	am := m.Manifest.Clone()
 	name := am.NewBase(m.Cfg.Filename, rw.format.RDB)
 	if err := os.Rename(rw.TempBase, filepath.Join(dir, name)); err != nil {
 		os.Remove(rw.TempBase)
+		m.dropTempIncr()
 		return fmt.Errorf("Error trying to rename the temporary AOF base file %s into %s: %w", filepath.Base(rw.TempBase), name, err)
 	}
-	if rw.tempIncr != "" {
-		if m.W == nil {
-			// The AOF was turned off while rewriting.
-			os.Remove(filepath.Join(dir, name))
-			return errors.New("AOF was disabled during the rewrite")
-		}
+	m.notice("Successfully renamed the temporary AOF base file %s into %s", filepath.Base(rw.TempBase), name)
+	incrPath := ""
+	if m.waitRewrite {
 		if err := m.W.Flush(time.Now(), true); err != nil {
+			os.Remove(filepath.Join(dir, name))
+			m.dropTempIncr()
 			return err
 		}
-		for _, ai := range am.Incr {
-			ai.Type = TypeHist
-			am.History = append(am.History, ai)
-		}
-		am.Incr = nil
 		incr := am.NewIncr(m.Cfg.Filename)
-		if err := os.Rename(rw.tempIncr, filepath.Join(dir, incr)); err != nil {
+		incrPath = filepath.Join(dir, incr)
+		if err := os.Rename(rw.tempIncr, incrPath); err != nil {
 			os.Remove(filepath.Join(dir, name))
-			return fmt.Errorf("Error trying to rename the temporary AOF incr file %s into %s: %w", filepath.Base(rw.tempIncr), incr, err)
+			m.dropTempIncr()
+			return fmt.Errorf("Error trying to rename the temporary AOF incr file %s into %s: %w", rw.tempIncr, incrPath, err)
 		}
+		m.notice("Successfully renamed the temporary AOF incr file %s into %s", filepath.Base(rw.tempIncr), incr)
 	}
-	if rw.off || m.W == nil {
-		// markRewrittenIncrAofAsHistory with aof_fd == -1: no file is
-		// being written, so every incremental file is covered.
-		for _, ai := range am.Incr {
-			ai.Type = TypeHist
-			am.History = append(am.History, ai)
-		}
-		am.Incr = nil
-	} else {
-		am.MarkRewrittenIncrAsHistory()
-	}
+	// markRewrittenIncrAofAsHistory: with aof_fd == -1 (BGREWRITEAOF with
+	// the AOF off) no file is being written, so every incremental file is
+	// covered.
+	am.MarkRewrittenIncrAsHistory(m.W != nil)
 	if err := WriteManifest(dir, m.Cfg.Filename, am); err != nil {
 		// Undo: the old manifest still describes the files on disk.
 		os.Remove(filepath.Join(dir, name))
+		if incrPath != "" {
+			os.Remove(incrPath)
+		}
+		m.dropTempIncr()
 		return err
 	}
 	m.Manifest = am
-	m.notice("Successfully renamed the temporary AOF base file %s into %s", filepath.Base(rw.TempBase), name)
-	if rw.tempIncr != "" && len(am.Incr) > 0 {
-		m.waitRewrite = false
-		m.notice("Successfully renamed the temporary AOF incr file %s into %s", filepath.Base(rw.tempIncr), am.Incr[len(am.Incr)-1].Name)
-	}
-	if err := m.DeleteHistory(); err != nil {
-		m.warn("%v", err)
-	}
 	size := m.totalSize()
 	if m.W != nil {
 		size += int64(m.W.Buffered())
 		m.W.SetSize(size)
 	}
 	m.BaseSize = size
+	if err := m.DeleteHistory(); err != nil {
+		m.warn("%v", err)
+	}
+	m.waitRewrite = false // AOF_WAIT_REWRITE -> AOF_ON
 	return nil
 }
 
 // Stop is stopAppendOnly: flush, fsync and close the file; the manifest
-// stays. A rewrite in progress must be abandoned by the caller
-// (FinishRewrite with an error).
+// stays, and so does a temporary incr file of a first rewrite (as in
+// Redis: the next one truncates it, start-up removes it). A rewrite in
+// progress must be abandoned by the caller.
 func (m *Manager) Stop(now time.Time) error {
+	m.waitRewrite = false
 	if m.W == nil {
 		return nil
 	}
 	err := m.W.Close(now)
 	m.W = nil
-	if m.waitRewrite {
-		m.waitRewrite = false
-		os.Remove(filepath.Join(m.Cfg.Path(), tempPrefix+m.Cfg.Filename+incrSuffix))
-	}
 	return err
 }
 
@@ -394,7 +430,7 @@ func (m *Manager) Stop(now time.Time) error {
 func (m *Manager) removeTemps() {
 	dir := m.Cfg.Path()
 	olds, _ := filepath.Glob(filepath.Join(dir, "temp-rewriteaof-*.aof"))
-	olds = append(olds, filepath.Join(dir, tempPrefix+m.Cfg.Filename+incrSuffix))
+	olds = append(olds, filepath.Join(dir, m.TempIncrName()))
 	for _, p := range olds {
 		if err := os.Remove(p); err == nil {
 			m.notice("Removed the temporary AOF file %s left by an interrupted rewrite", filepath.Base(p))

@@ -271,17 +271,26 @@ func (m *Manifest) LastIncr(filename string) string {
 }
 
 // MarkRewrittenIncrAsHistory is markRewrittenIncrAofAsHistory: after a
-// rewrite every incremental file but the last (opened when the rewrite
-// started) is covered by the new base.
-func (m *Manifest) MarkRewrittenIncrAsHistory() {
-	if len(m.Incr) <= 1 {
+// rewrite the incremental files the new base covers become history. With
+// keepLast (aof_fd != -1: a file is being written) the last one, opened
+// when the rewrite started, stays. The files move to the head of the
+// history list in their order (Redis walks the incr list from its tail and
+// adds each at the history's head).
+func (m *Manifest) MarkRewrittenIncrAsHistory(keepLast bool) {
+	n := len(m.Incr)
+	if keepLast {
+		n--
+	}
+	if n <= 0 {
 		return
 	}
-	for _, ai := range m.Incr[:len(m.Incr)-1] {
+	h := make([]Info, 0, n+len(m.History))
+	for _, ai := range m.Incr[:n] {
 		ai.Type = TypeHist
-		m.History = append(m.History, ai)
+		h = append(h, ai)
 	}
-	m.Incr = append([]Info(nil), m.Incr[len(m.Incr)-1])
+	m.History = append(h, m.History...)
+	m.Incr = append([]Info(nil), m.Incr[n:]...)
 }
 
 // Files returns the base (if any) then the incremental files: the load

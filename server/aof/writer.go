@@ -286,6 +286,15 @@ func (w *Writer) Switch(f *os.File) {
 	}
 }
 
+// Discard drops the buffer (backgroundRewriteDoneHandler's cleanup of
+// aof_buf while the AOF waits for its first rewrite); the next command
+// gets SELECT.
+func (w *Writer) Discard() {
+	w.buf = w.buf[:0]
+	w.postponedStart = time.Time{}
+	w.stream.Reset()
+}
+
 // ResetStream forgets the selected database (the next command gets
 // SELECT), as a rewrite does for the new incremental file.
 func (w *Writer) ResetStream() { w.stream.Reset() }
