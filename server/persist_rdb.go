@@ -405,42 +405,14 @@ func (s *Server) rdbSaveBackground() error {
 	delay := s.rdbKeySaveDelay()
 	s.log.Info().Msgf("Background saving started by pid %d", pid)
 	body := func(w io.Writer, pacer *snapshotPacer) error {
-		enc, err := rdb.NewEncoder(w, opts)
-		if err != nil {
-			return err
-		}
-		for i, sz := range sizes {
-			if sz[0] > 0 {
-				enc.SetDBSizes(i, sz[0], sz[1])
-			}
-		}
-		var buf []keyspace.Item
-		for done := false; !done; {
+		stopped := func() error {
 			if job.stopped() {
 				return errBgsaveKilled
 			}
-			pacer.lock(&s.mu)
-			if job.stopped() { // the snapshot is closed
-				s.mu.Unlock()
-				return errBgsaveKilled
-			}
-			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
-			s.mu.Unlock()
-			keyspace.PrefetchItems(buf)
-			for _, it := range buf {
-				if err := enc.WriteItem(it); err != nil {
-					return err
-				}
-				job.processed.Add(1)
-				if delay > 0 && !job.sleep(delay) {
-					return errBgsaveKilled
-				}
-			}
-			// Leave the clients their share of the cores (and park:
-			// see snapshotQuantum).
-			pacer.pause()
+			return nil
 		}
-		return enc.Finish()
+		return s.encodeSnapshot(w, &snapshotEncode{snap: snap, opts: opts, sizes: sizes, delay: delay, pacer: pacer,
+			stopped: stopped, check: stopped, sleep: job.sleep, processed: &job.processed})
 	}
 	if job.child != nil {
 		go s.bgsaveChildWrite(job, body)

@@ -613,40 +613,18 @@ func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts 
 	delay := s.rdbKeySaveDelay() // rdbSaveRio's debugDelay, as a BGSAVE
 	s.mu.Unlock()
 	body := func(w io.Writer) error {
-		enc, err := rdb.NewEncoder(w, opts)
-		if err != nil {
-			return err
-		}
-		for i, sz := range sizes {
-			if sz[0] > 0 {
-				enc.SetDBSizes(i, sz[0], sz[1])
-			}
-		}
-		var buf []keyspace.Item
-		for done := sizes == nil; !done; {
-			s.mu.Lock()
-			for i, o := range mw.members {
-				if o.gone && mw.failed[i] == nil {
-					mw.failed[i] = errors.New("replica gone")
+		return s.encodeSnapshot(w, &snapshotEncode{snap: snap, opts: opts, sizes: sizes, delay: delay,
+			check: func() error {
+				for i, o := range mw.members {
+					if o.gone && mw.failed[i] == nil {
+						mw.failed[i] = errors.New("replica gone")
+					}
 				}
-			}
-			if mw.allFailed() {
-				s.mu.Unlock()
-				return errors.New("replica gone")
-			}
-			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
-			s.mu.Unlock()
-			keyspace.PrefetchItems(buf)
-			for _, it := range buf {
-				if err := enc.WriteItem(it); err != nil {
-					return err
+				if mw.allFailed() {
+					return errors.New("replica gone")
 				}
-				if delay > 0 {
-					debugDelay(delay)
-				}
-			}
-		}
-		return enc.Finish()
+				return nil
+			}})
 	}
 	if diskless {
 		var m [20]byte
