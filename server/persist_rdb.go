@@ -137,6 +137,7 @@ type bgsaveJob struct {
 	finished chan struct{}
 	ok       bool
 	endOnce  sync.Once
+	group    map[*replica]bool // a socket save's replicas
 }
 
 // end closes finished once (lock held): ok is the outcome

@@ -394,21 +394,22 @@ func (s *Server) dropReplica(rp *replica, why string) {
 	}
 	// freeClient of a replica waiting for a disk save no one else waits
 	// for: with no save points the save is useless, killed.
+	killSave := false
 	if job := rp.job; job != nil && job == s.rdb.job && !job.socket && len(s.cfg.Save) == 0 &&
 		rp.ack.State == replication.ReplicaWaitBgsaveEnd {
-		other := false
+		killSave = true
 		for _, o := range s.repl.replicas {
-			if o != rp && o.ack.State == replication.ReplicaWaitBgsaveEnd {
-				other = true
+			if o != rp && !o.gone && o.ack.State == replication.ReplicaWaitBgsaveEnd {
+				killSave = false
 				break
 			}
-		}
-		if !other {
-			s.killBgsave()
 		}
 	}
 	rp.gone = true
 	close(rp.done)
+	if killSave {
+		defer s.killBgsave()
+	}
 	if rp.rdbFile != nil {
 		rp.rdbFile.Close()
 		rp.rdbFile = nil
@@ -741,6 +742,17 @@ wait:
 // done handler (a later save renaming a new file over it changes nothing
 // for them).
 func (s *Server) updateSlavesWaitingBgsave(job *bgsaveJob, ok bool) {
+	if !ok {
+		// freeClientAsync of each replica waiting for it: a writer
+		// blocked on a replica's socket is released too.
+		for _, o := range append([]*replica(nil), s.repl.replicas...) {
+			if !o.gone && o.ack.State == replication.ReplicaWaitBgsaveEnd && (o.job == job || job.group[o]) {
+				s.log.Warn().Msg("SYNC failed. BGSAVE child returned an error")
+				s.dropReplica(o, "")
+				s.log.Warn().Msgf("Connection with replica %s lost.", o.c.addr)
+			}
+		}
+	}
 	if ok && !job.socket {
 		for _, o := range s.repl.replicas {
 			if o.job != job || o.gone || o.ack.State != replication.ReplicaWaitBgsaveEnd {
@@ -811,7 +823,10 @@ func (s *Server) socketSync(rp *replica) error {
 	}
 	s.rdb.bgsaveSeq++
 	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), stop: make(chan struct{}),
-		seq: s.rdb.bgsaveSeq, repl: true, socket: true, replOff: off, finished: make(chan struct{})}
+		seq: s.rdb.bgsaveSeq, repl: true, socket: true, replOff: off, finished: make(chan struct{}), group: map[*replica]bool{}}
+	for _, o := range group {
+		job.group[o] = true
+	}
 	s.rdb.job = job
 	s.updateDictResizePolicy()
 	mw := &multiConnWriter{clock: s.clock, members: group, failed: make([]error, len(group))}
@@ -919,6 +934,21 @@ func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshot
 			encErr <- err
 			child.CloseData()
 		}()
+		// checkChildrenDone: the child's end is handled once it exited,
+		// whatever the forwarding below is doing (it may be blocked on a
+		// replica that does not read: the replicas are dropped if the
+		// child failed, which releases it).
+		go func() {
+			<-child.Done()
+			code, sig := child.Status()
+			s.mu.Lock()
+			job.halt()
+			if s.rdb.job == job && !job.kill.Load() {
+				s.bgsaveFinish(job, code, sig)
+			}
+			s.mu.Unlock()
+			close(job.done)
+		}()
 		buf := make([]byte, 256<<10)
 		for {
 			n, rerr := child.Out.Read(buf)
@@ -945,7 +975,11 @@ func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshot
 						up++
 					}
 				}
-				s.log.Warn().Msgf("Diskless rdb transfer, done reading from pipe, %d replicas still up.", up)
+				select {
+				case <-job.finished: // the child was reaped first: the pipe was closed
+				default:
+					s.log.Warn().Msgf("Diskless rdb transfer, done reading from pipe, %d replicas still up.", up)
+				}
 				s.mu.Unlock()
 				break
 			}
@@ -977,15 +1011,7 @@ func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshot
 			err = errBgsaveKilled
 		}
 		child.Release(err == nil)
-		<-child.Done()
-		code, sig := child.Status()
-		s.mu.Lock()
-		job.halt()
-		if s.rdb.job == job && !job.kill.Load() {
-			s.bgsaveFinish(job, code, sig)
-		}
-		s.mu.Unlock()
-		close(job.done)
+		<-job.done
 	}
 	<-job.finished
 	if !job.ok {
