@@ -1206,7 +1206,7 @@ func (s *Server) ShutdownPending() bool { return s.shutdownAsap.Load() != asapNo
 // startup load: the load stops and the server shuts down without saving.
 // False when no signal is pending or no startup load runs.
 func (s *Server) loadingSignalShutdown() bool {
-	if !s.startupLoading.Load() || !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
+	if !(s.startupLoading.Load() || s.replLoading.Load()) || !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
 		return false
 	}
 	s.stopLoadForShutdown()
