@@ -145,7 +145,8 @@ func runSocketChild() int {
 		os.Exit(exitKilled)
 	}()
 	out := os.NewFile(4, "rdb-pipe")
-	_, err := io.Copy(out, os.Stdin)
+	// Pipe-sized reads and writes (io.Copy's would be 32 KB).
+	_, err := io.CopyBuffer(struct{ io.Writer }{out}, struct{ io.Reader }{os.Stdin}, make([]byte, pipeSize))
 	out.Close()
 	if err != nil {
 		return 1
