@@ -97,9 +97,11 @@
 // (writing "\n" each second), then under mu starts a keyspace snapshot,
 // notes master_repl_offset, points the replica's Cursor just after it and
 // resets the stream's SELECT, writes +FULLRESYNC and streams the snapshot
-// as $EOF:<mark> (diskless) or writes it to a temp file in dir and sends
-// $<len> (repl-diskless-sync no); after an EOF payload it waits for the
-// first ACK. Then it copies Pending(cursor) under mu and writes it outside.
+// as $EOF:<mark> through a redis-rdb-to-slaves child and a pipe (diskless),
+// or starts a BGSAVE for replication (the redis-rdb-bgsave child writes
+// dbfilename) and sends that file as $<len> (repl-diskless-sync no; a
+// replica arriving while it runs for another attaches to it); after an EOF
+// payload it waits for the first ACK. Then it copies Pending(cursor) under mu and writes it outside.
 // What was written during the transfer is in the backlog already, so it
 // goes out after the payload (bytes the ring overwrites first move to the
 // replica's spill); a replica over client-output-buffer-limit replica is

@@ -123,6 +123,31 @@ type bgsaveJob struct {
 	child     *savechild.Child // nil: written in process
 	stop      chan struct{}    // closed when the job was killed or ended (halt)
 	stopOnce  sync.Once
+
+	// Replication (startBgsaveForReplication, RDBFLAGS_REPLICATION):
+	// repl is set for a save started for replicas; socket for a diskless
+	// one (RDB_CHILD_TYPE_SOCKET: rdbSaveToSlavesSockets, written to the
+	// replicas' sockets, no file); replOff is its replicas'
+	// psync_initial_offset. finished is closed once the job ended
+	// (backgroundSaveDoneHandler, or killed), ok saying how; path is the
+	// file a disk save renames its temp file to.
+	repl     bool
+	socket   bool
+	replOff  int64
+	path     string
+	finished chan struct{}
+	ok       bool
+	endOnce  sync.Once
+	group    map[*replica]bool // a socket save's replicas
+}
+
+// end closes finished once (lock held): ok is the outcome
+// updateSlavesWaitingBgsave hands its replicas.
+func (j *bgsaveJob) end(ok bool) {
+	j.endOnce.Do(func() {
+		j.ok = ok
+		close(j.finished)
+	})
 }
 
 // halt closes stop once.
@@ -360,8 +385,16 @@ func (s *Server) rdbSave() error {
 // (bgsaveReap). When the child cannot be spawned the goroutine writes the
 // file itself (logged).
 func (s *Server) rdbSaveBackground() error {
+	_, err := s.rdbSaveBackgroundJob(false)
+	return err
+}
+
+// rdbSaveBackgroundJob is rdbSaveBackground; repl marks a save started for
+// replicas with a disk target (rdbSaveBackground with
+// RDBFLAGS_REPLICATION: the same child, file and outcome as a BGSAVE).
+func (s *Server) rdbSaveBackgroundJob(repl bool) (*bgsaveJob, error) {
 	if s.rdb.job != nil {
-		return errors.New("bgsave running")
+		return nil, errors.New("bgsave running")
 	}
 	s.rdb.dirtyBefore = s.ks.Dirty
 	s.rdb.lastBgsaveTry = s.clock.Now().Unix()
@@ -369,7 +402,7 @@ func (s *Server) rdbSaveBackground() error {
 	if err != nil {
 		s.rdb.bgsaveErr = true
 		s.log.Warn().Msgf("Can't save in background: fork: %s", err)
-		return err
+		return nil, err
 	}
 	opts := s.encodeOptions(false)
 	sizes := make([][2]int, len(s.ks.DBs))
@@ -379,7 +412,8 @@ func (s *Server) rdbSaveBackground() error {
 		total += int64(db.Len())
 	}
 	s.rdb.bgsaveSeq++
-	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), stop: make(chan struct{}), seq: s.rdb.bgsaveSeq}
+	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), stop: make(chan struct{}), seq: s.rdb.bgsaveSeq,
+		repl: repl, replOff: s.repl.offset, path: s.rdbPath(), finished: make(chan struct{})}
 	job.child = s.startSaveChild(savechild.RDB, "redis-rdb-bgsave")
 	pid := os.Getpid()
 	if job.child != nil {
@@ -393,47 +427,19 @@ func (s *Server) rdbSaveBackground() error {
 	delay := s.rdbKeySaveDelay()
 	s.log.Info().Msgf("Background saving started by pid %d", pid)
 	body := func(w io.Writer, pacer *snapshotPacer) error {
-		enc, err := rdb.NewEncoder(w, opts)
-		if err != nil {
-			return err
-		}
-		for i, sz := range sizes {
-			if sz[0] > 0 {
-				enc.SetDBSizes(i, sz[0], sz[1])
-			}
-		}
-		var buf []keyspace.Item
-		for done := false; !done; {
+		stopped := func() error {
 			if job.stopped() {
 				return errBgsaveKilled
 			}
-			pacer.lock(&s.mu)
-			if job.stopped() { // the snapshot is closed
-				s.mu.Unlock()
-				return errBgsaveKilled
-			}
-			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
-			s.mu.Unlock()
-			keyspace.PrefetchItems(buf)
-			for _, it := range buf {
-				if err := enc.WriteItem(it); err != nil {
-					return err
-				}
-				job.processed.Add(1)
-				if delay > 0 && !job.sleep(delay) {
-					return errBgsaveKilled
-				}
-			}
-			// Leave the clients their share of the cores (and park:
-			// see snapshotQuantum).
-			pacer.pause()
+			return nil
 		}
-		return enc.Finish()
+		return s.encodeSnapshot(w, &snapshotEncode{snap: snap, opts: opts, sizes: sizes, delay: delay, pacer: pacer,
+			stopped: stopped, check: stopped, sleep: job.sleep, processed: &job.processed})
 	}
 	if job.child != nil {
 		go s.bgsaveChildWrite(job, body)
 		go s.bgsaveReap(job, path)
-		return nil
+		return job, nil
 	}
 	go func() {
 		defer close(job.done)
@@ -448,7 +454,7 @@ func (s *Server) rdbSaveBackground() error {
 		}
 		s.mu.Unlock()
 	}()
-	return nil
+	return job, nil
 }
 
 // errBgsaveKilled: the BGSAVE was killed or its child ended.
@@ -571,6 +577,19 @@ func (s *Server) bgsaveFinish(job *bgsaveJob, exitcode, bysignal int) {
 	now := s.clock.Now()
 	s.rdb.lastBgsaveSecs = int64(now.Sub(job.start).Seconds())
 	s.rdb.bgsaveRan = true
+	defer s.updateSlavesWaitingBgsave(job, bysignal == 0 && exitcode == 0)
+	if job.socket { // backgroundSaveDoneHandlerSocket
+		switch {
+		case bysignal == 0 && exitcode == 0:
+			s.log.Info().Msg("Background RDB transfer terminated with success")
+		case bysignal == 0:
+			s.log.Warn().Msg("Background transfer error")
+		default:
+			s.log.Warn().Msgf("Background transfer terminated by signal %d", bysignal)
+		}
+		s.updateDictResizePolicy()
+		return
+	}
 	switch {
 	case bysignal == 0 && exitcode == 0:
 		s.log.Info().Msg("Background saving terminated with success")
@@ -596,8 +615,13 @@ func (s *Server) bgsaveFinish(job *bgsaveJob, exitcode, bysignal int) {
 // by SIGUSR1); its child gets SIGUSR1, its goroutine notices at its next
 // step, and the temp file is removed and never renamed.
 func (s *Server) killBgsave() {
+	socket := s.rdb.job != nil && s.rdb.job.socket
 	if s.killBgsaveQuiet() {
-		s.log.Warn().Msg("Background saving terminated by signal 10")
+		if socket {
+			s.log.Warn().Msg("Background transfer terminated by signal 10")
+		} else {
+			s.log.Warn().Msg("Background saving terminated by signal 10")
+		}
 	}
 }
 
@@ -615,12 +639,15 @@ func (s *Server) killBgsaveQuiet() bool {
 		job.child.Signal(syscall.SIGUSR1)
 		job.child.Abort()
 	}
-	os.Remove(job.tmp) // rdbRemoveTempFile: the process may exit first
+	if job.tmp != "" {
+		os.Remove(job.tmp) // rdbRemoveTempFile: the process may exit first
+	}
 	job.snap.Close()
 	s.rdb.job = nil // killed by SIGUSR1: lastbgsave_status unchanged
 	s.rdb.lastBgsaveSecs = int64(s.clock.Now().Sub(job.start).Seconds())
 	s.rdb.bgsaveRan = true
 	s.updateDictResizePolicy()
+	s.updateSlavesWaitingBgsave(job, false)
 	return true
 }
 
@@ -1184,7 +1211,7 @@ func (s *Server) ShutdownPending() bool { return s.shutdownAsap.Load() != asapNo
 // startup load: the load stops and the server shuts down without saving.
 // False when no signal is pending or no startup load runs.
 func (s *Server) loadingSignalShutdown() bool {
-	if !s.startupLoading.Load() || !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
+	if !(s.startupLoading.Load() || s.replLoading.Load()) || !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
 		return false
 	}
 	s.stopLoadForShutdown()

@@ -12,12 +12,14 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/internal/savechild"
 	"github.com/vigil-kv/vigil/replication"
-	"github.com/vigil-kv/vigil/server/keyspace"
 	"github.com/vigil-kv/vigil/server/rdb"
 )
 
@@ -28,8 +30,9 @@ import (
 // Master: the backlog is a Propagator attached when it is created (first
 // replica). Each replica client gets a writer goroutine (replicaWriter)
 // that owns the socket's output: a full sync first (a keyspace snapshot
-// taken under the lock together with master_repl_offset, streamed as a
-// diskless $EOF payload or written to a temp file and sent as $<len>),
+// taken under the lock together with master_repl_offset, saved by a child
+// as Redis's: a BGSAVE's dbfilename sent as $<len>, or a diskless $EOF
+// payload streamed through a redis-rdb-to-slaves child; see fullSync),
 // then the stream from the shared backlog through the replica's Cursor.
 // The bytes produced during the transfer stay in the backlog (those the
 // ring overwrites before the replica got them, in its spill) and go out
@@ -125,6 +128,18 @@ type replica struct {
 	// gateAt tags the attachment for sync-ack's membership rule
 	// (replication.AckGate; syncack.go).
 	gateAt uint64
+	// job is the disk save serving this replica's full sync (set with
+	// WAIT_BGSAVE_END); rdbFile is dbfilename as its end opened it
+	// (repldbfd), owned by the writer once taken, else closed by
+	// dropReplica.
+	job     *bgsaveJob
+	rdbFile *os.File
+	rdbSize int64
+	rdbErr  error
+	// writingSince is when the diskless payload's write to this replica
+	// in progress began (unix ns; 0: none): one blocked past repl-timeout
+	// is repl_last_partial_write's timeout (replicationCron).
+	writingSince atomic.Int64
 }
 
 type replProp struct{ s *Server }
@@ -378,8 +393,28 @@ func (s *Server) dropReplica(rp *replica, why string) {
 	if rp.gone {
 		return
 	}
+	// freeClient of a replica waiting for a disk save no one else waits
+	// for: with no save points the save is useless, killed.
+	killSave := false
+	if job := rp.job; job != nil && job == s.rdb.job && !job.socket && len(s.cfg.Save) == 0 &&
+		rp.ack.State == replication.ReplicaWaitBgsaveEnd {
+		killSave = true
+		for _, o := range s.repl.replicas {
+			if o != rp && !o.gone && o.ack.State == replication.ReplicaWaitBgsaveEnd {
+				killSave = false
+				break
+			}
+		}
+	}
 	rp.gone = true
 	close(rp.done)
+	if killSave {
+		defer s.killBgsave()
+	}
+	if rp.rdbFile != nil {
+		rp.rdbFile.Close()
+		rp.rdbFile = nil
+	}
 	for i, q := range s.repl.replicas {
 		if q == rp {
 			s.repl.replicas = append(s.repl.replicas[:i:i], s.repl.replicas[i+1:]...)
@@ -413,6 +448,16 @@ func (s *Server) replicaWriter(rp *replica) {
 	}
 	if rp.full {
 		if err := s.fullSync(rp); err == errRDBOnlyDone {
+			return
+		} else if err == errSyncFailed {
+			// updateSlavesWaitingBgsave: freeClientAsync.
+			s.mu.Lock()
+			if !rp.gone {
+				s.log.Warn().Msg("SYNC failed. BGSAVE child returned an error")
+				s.dropReplica(rp, "")
+				s.log.Warn().Msgf("Connection with replica %s lost.", c.addr)
+			}
+			s.mu.Unlock()
 			return
 		} else if err != nil {
 			fail(err)
@@ -465,11 +510,18 @@ func (s *Server) replicaWriter(rp *replica) {
 	}
 }
 
-// fullSync is the master's half of a full resynchronization. The replica
-// whose writer takes the snapshot first serves every other replica waiting
-// for one with the same target (diskless or disk) from the same snapshot,
-// as replicas arriving together share Redis's BGSAVE: their writers wait
-// for the payload's outcome on rp.shared.
+// fullSync is the master's half of a full resynchronization: syncCommand's
+// three cases on the first pass, then replicationCron's
+// replicationStartPendingFork until a save for it starts
+// (startBgsaveForReplication). A disk target goes through a BGSAVE
+// (rdbSaveBackground with RDBFLAGS_REPLICATION: the `redis-rdb-bgsave`
+// child writing dbfilename), whose file each replica then gets as
+// $<len>; a replica arriving while such a save runs for another replica
+// attaches to it (copyReplicaOutputBuffer). A socket target
+// (rdbSaveToSlavesSockets) streams the RDB through a
+// `redis-rdb-to-slaves` child and a pipe to every replica waiting with
+// the same requirements: the replica whose writer starts it serves the
+// others, whose writers wait for the outcome on rp.shared.
 func (s *Server) fullSync(rp *replica) error {
 	s.mu.Lock()
 	diskless := s.replDiskless(rp)
@@ -479,14 +531,10 @@ func (s *Server) fullSync(rp *replica) error {
 	if s.cfg.ReplDisklessSync {
 		delay = time.Duration(s.cfg.ReplDisklessSyncDelay) * time.Second
 	}
+	s.syncCase(rp, delay)
 	s.mu.Unlock()
 	start := s.clock.Now()
 	lastNL := start
-	var snap *keyspace.Snapshot
-	var off int64
-	var opts rdb.EncodeOptions
-	var sizes [][2]int
-	var group []*replica
 	for {
 		now := s.clock.Now()
 		s.mu.Lock()
@@ -506,6 +554,10 @@ func (s *Server) fullSync(rp *replica) error {
 				return errors.New("replica gone")
 			}
 		}
+		if job := rp.job; job != nil { // a disk save serves this one
+			s.mu.Unlock()
+			return s.diskSyncWait(rp, job)
+		}
 		// The keepalive is written under mu: once another writer claimed
 		// this replica (above) none may land inside its payload.
 		if now.Sub(lastNL) >= time.Second {
@@ -515,40 +567,16 @@ func (s *Server) fullSync(rp *replica) error {
 				return errors.New("write error")
 			}
 		}
-		if !diskless || now.Sub(start) >= delay {
-			var err error
-			snap, err = s.beginChildSnapshot()
-			if err == nil {
-				if s.repl.backlog == nil {
-					s.createBacklog()
-				}
-				off = s.repl.offset
-				s.repl.stream.Reset() // slaveseldb = -1
-				opts = s.replEncodeOptions()
-				if rp.req&replication.ReqExcludeFunctions != 0 {
-					opts.Functions = nil
-				}
-				if rp.req&replication.ReqExcludeData == 0 {
-					sizes = make([][2]int, len(s.ks.DBs))
-					for i, db := range s.ks.DBs {
-						sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
-					}
-				}
-				group = append(group, rp)
-				for _, o := range s.repl.replicas {
-					if o != rp && o.full && o.shared == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
-						s.replDiskless(o) == diskless && o.req == rp.req {
-						o.shared = make(chan error, 1)
-						group = append(group, o)
-					}
-				}
-				for _, o := range group {
-					o.cursor = s.repl.backlog.NewCursor(off + 1)
-					o.ack.State = replication.ReplicaWaitBgsaveEnd
-				}
-				s.mu.Unlock()
-				break
+		if s.rdb.job == nil && !s.childActive() && (!diskless || now.Sub(start) >= delay || s.disklessMaxReplicas(rp)) {
+			if diskless {
+				return s.socketSync(rp) // unlocks
 			}
+			if err := s.startDiskSync(rp); err != nil {
+				s.mu.Unlock()
+				return err
+			}
+			s.mu.Unlock()
+			continue
 		}
 		s.mu.Unlock()
 		select {
@@ -557,16 +585,267 @@ func (s *Server) fullSync(rp *replica) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	mw := &multiConnWriter{clock: s.clock, members: group, failed: make([]error, len(group))}
+}
+
+// syncCase is syncCommand's choice for a replica needing a full sync
+// (lock held): CASE 1, a disk save runs for another replica with the
+// same requirements: attach to it; CASE 2, a socket save runs: wait for
+// the next; CASE 3: start one now (fullSync's loop), or later.
+func (s *Server) syncCase(rp *replica, delay time.Duration) {
+	job := s.rdb.job
+	switch {
+	case job != nil && !job.socket:
+		var src *replica
+		for _, o := range s.repl.replicas {
+			if o != rp && o.job == job && o.ack.State == replication.ReplicaWaitBgsaveEnd && (!o.rdbOnly || rp.rdbOnly) {
+				src = o
+				break
+			}
+		}
+		if src != nil && (!src.capaEOF || rp.capaEOF) && (!src.psync2 || rp.psync2) && rp.req == src.req {
+			// copyReplicaOutputBuffer: what src has been fed since the
+			// save started.
+			rp.cursor, rp.spill = src.cursor, append([]byte(nil), src.spill...)
+			s.setupFullResync(rp, job)
+			s.log.Info().Msg("Waiting for end of BGSAVE for SYNC")
+		} else {
+			s.log.Info().Msg("Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC")
+		}
+	case job != nil:
+		s.log.Info().Msg("Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC")
+	case s.cfg.ReplDisklessSync && rp.capaEOF && delay > 0:
+		s.log.Info().Msg("Delay next BGSAVE for diskless SYNC")
+	case s.childActive():
+		s.log.Info().Msg("No BGSAVE in progress, but another BG operation is active. BGSAVE for replication delayed")
+	}
+}
+
+// disklessMaxReplicas is repl-diskless-sync-max-replicas: as many
+// replicas as it says wait with rp's requirements (lock held).
+func (s *Server) disklessMaxReplicas(rp *replica) bool {
+	lim := s.cfg.ReplDisklessSyncMaxReplicas
+	if lim <= 0 {
+		return false
+	}
+	n := 0
+	for _, o := range s.repl.replicas {
+		if o.full && o.shared == nil && o.job == nil && o.ack.State == replication.ReplicaWaitBgsaveStart && o.req == rp.req {
+			n++
+		}
+	}
+	return n >= lim
+}
+
+// setupFullResync is replicationSetupSlaveForFullResync for a replica a
+// disk save serves (lock held): +FULLRESYNC with the save's offset.
+func (s *Server) setupFullResync(o *replica, job *bgsaveJob) {
+	o.job = job
+	o.ack.State = replication.ReplicaWaitBgsaveEnd
+	if !o.ack.PrePsync {
+		o.c.write([]byte(replication.FullResyncLine(s.repl.ids.ID, job.replOff)), s.clock.Now())
+	}
+}
+
+// startDiskSync is startBgsaveForReplication with a disk target (lock
+// held): a BGSAVE for replication serving rp and every replica waiting
+// with the same requirements. On failure rp gets
+// "-ERR BGSAVE failed, replication can't continue".
+func (s *Server) startDiskSync(rp *replica) error {
+	s.log.Info().Msg("Starting BGSAVE for SYNC with target: disk")
+	if s.repl.backlog == nil {
+		s.createBacklog()
+	}
+	s.repl.stream.Reset() // slaveseldb = -1
+	job, err := s.rdbSaveBackgroundJob(true)
+	if err != nil {
+		s.log.Warn().Msg("BGSAVE for replication failed")
+		rp.c.write([]byte("-ERR BGSAVE failed, replication can't continue\r\n"), s.clock.Now())
+		return errors.New("BGSAVE for replication failed")
+	}
+	for _, o := range s.repl.replicas {
+		if o == rp || (o.full && o.shared == nil && o.job == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
+			!s.replDiskless(o) && o.req == rp.req) {
+			o.cursor, o.spill = s.repl.backlog.NewCursor(job.replOff+1), nil
+			s.setupFullResync(o, job)
+		}
+	}
+	return nil
+}
+
+// errAllReplicasGone ends an in-process socket save with no replica left.
+var errAllReplicasGone = errors.New("replica gone")
+
+// errSyncFailed: the save serving a replica failed or was killed
+// (updateSlavesWaitingBgsave with an error): the replica is dropped.
+var errSyncFailed = errors.New("SYNC failed. BGSAVE child returned an error")
+
+// diskSyncWait is a disk full sync's wait for its save, then
+// sendBulkToSlave: $<len> and dbfilename as updateSlavesWaitingBgsave
+// opened it. A newline goes out every second meanwhile (replicationCron's
+// pre-synchronization keepalive).
+func (s *Server) diskSyncWait(rp *replica, job *bgsaveJob) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-job.finished:
+			break wait
+		case <-rp.done:
+			return errors.New("replica gone")
+		case <-tick.C:
+			s.mu.Lock()
+			if !rp.gone && rp.ack.State == replication.ReplicaWaitBgsaveEnd {
+				rp.c.write([]byte("\n"), s.clock.Now())
+			}
+			s.mu.Unlock()
+		}
+	}
 	s.mu.Lock()
-	line := replication.FullResyncLine(s.repl.ids.ID, off)
+	if rp.gone {
+		s.mu.Unlock()
+		return errors.New("replica gone")
+	}
+	f, size, ferr := rp.rdbFile, rp.rdbSize, rp.rdbErr
+	rp.rdbFile = nil
+	if !job.ok || f == nil {
+		s.mu.Unlock()
+		if job.ok && ferr != nil {
+			return fmt.Errorf("SYNC failed. Can't open/stat DB after BGSAVE: %s", redisutil.Strerror(ferr))
+		}
+		return errSyncFailed
+	}
+	rp.ack.State = replication.ReplicaSendBulk
 	s.mu.Unlock()
+	defer f.Close()
+	if !rp.c.write([]byte("$"+strconv.FormatInt(size, 10)+"\r\n"), s.clock.Now()) {
+		return errors.New("write error")
+	}
+	buf := make([]byte, 256<<10)
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if n > 0 {
+			if !rp.c.write(buf[:n], s.clock.Now()) {
+				return errors.New("write error")
+			}
+			off += int64(n)
+		}
+		if err != nil && off < size {
+			return fmt.Errorf("Read error sending DB to replica: %s", map[bool]string{true: "premature EOF", false: redisutil.Strerror(err)}[err == io.EOF])
+		}
+	}
+	return s.afterPayload(rp, false)
+}
+
+// updateSlavesWaitingBgsave hands the outcome of a save that ended (or
+// was killed) to the replicas waiting for it (lock held): after a disk
+// save each of them gets dbfilename opened now, as Redis opens it in the
+// done handler (a later save renaming a new file over it changes nothing
+// for them).
+func (s *Server) updateSlavesWaitingBgsave(job *bgsaveJob, ok bool) {
+	if !ok {
+		// freeClientAsync of each replica waiting for it: a writer
+		// blocked on a replica's socket is released too.
+		for _, o := range append([]*replica(nil), s.repl.replicas...) {
+			if !o.gone && o.ack.State == replication.ReplicaWaitBgsaveEnd && (o.job == job || job.group[o]) {
+				s.log.Warn().Msg("SYNC failed. BGSAVE child returned an error")
+				s.dropReplica(o, "")
+				s.log.Warn().Msgf("Connection with replica %s lost.", o.c.addr)
+			}
+		}
+	}
+	if ok && !job.socket {
+		for _, o := range s.repl.replicas {
+			if o.job != job || o.gone || o.ack.State != replication.ReplicaWaitBgsaveEnd {
+				continue
+			}
+			f, err := os.Open(job.path)
+			var size int64
+			if err == nil {
+				var fi os.FileInfo
+				if fi, err = f.Stat(); err != nil {
+					f.Close()
+					f = nil
+				} else {
+					size = fi.Size()
+				}
+			}
+			if o.rdbFile != nil {
+				o.rdbFile.Close()
+			}
+			o.rdbFile, o.rdbSize, o.rdbErr = f, size, err
+		}
+	}
+	job.end(ok)
+}
+
+// socketSync is startBgsaveForReplication with a socket target, entered
+// with the lock held (released on return): rdbSaveToSlavesSockets for rp
+// and every replica waiting with the same target and requirements.
+func (s *Server) socketSync(rp *replica) error {
+	s.log.Info().Msg("Starting BGSAVE for SYNC with target: replicas sockets")
+	snap, err := s.beginChildSnapshot()
+	if err != nil {
+		s.log.Warn().Msgf("Can't save in background: fork: %s", err)
+		s.log.Warn().Msg("BGSAVE for replication failed")
+		rp.c.write([]byte("-ERR BGSAVE failed, replication can't continue\r\n"), s.clock.Now())
+		s.mu.Unlock()
+		return errors.New("BGSAVE for replication failed")
+	}
+	if s.repl.backlog == nil {
+		s.createBacklog()
+	}
+	off := s.repl.offset
+	s.repl.stream.Reset() // slaveseldb = -1
+	opts := s.replEncodeOptions()
+	if rp.req&replication.ReqExcludeFunctions != 0 {
+		opts.Functions = nil
+	}
+	var sizes [][2]int
+	total := int64(0)
+	if rp.req&replication.ReqExcludeData == 0 {
+		sizes = make([][2]int, len(s.ks.DBs))
+		for i, db := range s.ks.DBs {
+			sizes[i] = [2]int{db.Len(), db.ExpiresLen()}
+			total += int64(db.Len())
+		}
+	}
+	group := []*replica{rp}
+	for _, o := range s.repl.replicas {
+		if o != rp && o.full && o.shared == nil && o.job == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
+			s.replDiskless(o) && o.req == rp.req {
+			o.shared = make(chan error, 1)
+			group = append(group, o)
+		}
+	}
+	for _, o := range group {
+		o.cursor = s.repl.backlog.NewCursor(off + 1)
+		o.ack.State = replication.ReplicaWaitBgsaveEnd
+	}
+	s.rdb.bgsaveSeq++
+	job := &bgsaveJob{snap: snap, start: s.clock.Now(), total: total, done: make(chan struct{}), stop: make(chan struct{}),
+		seq: s.rdb.bgsaveSeq, repl: true, socket: true, replOff: off, finished: make(chan struct{}), group: map[*replica]bool{}}
+	for _, o := range group {
+		job.group[o] = true
+	}
+	s.rdb.job = job
+	s.updateDictResizePolicy()
+	mw := &multiConnWriter{clock: s.clock, members: group, failed: make([]error, len(group))}
+	line := []byte(replication.FullResyncLine(s.repl.ids.ID, off))
 	for i, o := range group {
-		if !o.ack.PrePsync && !o.c.write([]byte(line), s.clock.Now()) {
+		if !o.ack.PrePsync && !o.c.write(line, s.clock.Now()) {
 			mw.failed[i] = errors.New("write error")
 		}
 	}
-	err := s.sendPayload(mw, snap, opts, sizes, diskless)
+	job.child = s.startSaveChild(savechild.Socket, "redis-rdb-to-slaves")
+	pid := os.Getpid()
+	if job.child != nil {
+		pid = job.child.Pid
+	}
+	s.log.Info().Msgf("Background RDB transfer started by pid %d", pid)
+	e := &snapshotEncode{snap: snap, opts: opts, sizes: sizes, delay: s.rdbKeySaveDelay(), sleep: job.sleep, processed: &job.processed}
+	s.mu.Unlock()
+	err = s.socketTransfer(job, mw, e)
 	for i, o := range group[1:] {
 		e := mw.failed[i+1]
 		if e == nil {
@@ -580,7 +859,166 @@ func (s *Server) fullSync(rp *replica) error {
 	if err != nil {
 		return err
 	}
-	return s.afterPayload(rp, diskless)
+	return s.afterPayload(rp, true)
+}
+
+// socketTransfer writes the socket save's RDB, framed as $EOF:<mark>, to
+// mw's replicas and returns once the save ended: through the job's child
+// (the RDB goes into its stdin, comes back on its pipe and is forwarded
+// to the sockets, as rdbPipeReadHandler; the child is told it may exit
+// once the pipe was read to its end), or written to the sockets directly
+// when no child could be started. nil when the save succeeded.
+func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshotEncode) error {
+	var m [20]byte
+	_, _ = rand.Read(m[:])
+	mark := hex.EncodeToString(m[:])
+	release, _ := borrowProc()
+	defer release()
+	stopped := func() error {
+		if job.stopped() {
+			return errBgsaveKilled
+		}
+		return nil
+	}
+	// markGone fails the members dropped meanwhile (lock held).
+	markGone := func() {
+		for i, o := range mw.members {
+			if o.gone && mw.failed[i] == nil {
+				mw.failed[i] = errors.New("replica gone")
+			}
+		}
+	}
+	encode := func(w io.Writer, check func() error) error {
+		e.stopped, e.check = stopped, check
+		bw := bufio.NewWriterSize(w, 256<<10)
+		bw.WriteString("$EOF:" + mark + "\r\n")
+		err := s.encodeSnapshot(bw, e)
+		s.mu.Lock()
+		job.snap.Close() // the copy-on-write copies are freed at once
+		s.mu.Unlock()
+		if err == nil {
+			bw.WriteString(mark)
+			err = bw.Flush()
+		}
+		return err
+	}
+	child := job.child
+	if child == nil {
+		err := encode(mw, func() error {
+			if job.stopped() {
+				return errBgsaveKilled
+			}
+			markGone()
+			if mw.allFailed() {
+				return errAllReplicasGone
+			}
+			return nil
+		})
+		s.mu.Lock()
+		if errors.Is(err, errAllReplicasGone) && s.rdb.job == job {
+			s.log.Warn().Msg("Diskless rdb transfer, last replica dropped, killing fork child.")
+			s.killBgsave()
+		}
+		if s.rdb.job == job && !job.kill.Load() {
+			code := 0
+			if err != nil {
+				code = 1
+			}
+			s.bgsaveFinish(job, code, 0)
+		}
+		s.mu.Unlock()
+		close(job.done)
+	} else {
+		encErr := make(chan error, 1)
+		go func() {
+			err := encode(child, stopped)
+			encErr <- err
+			child.CloseData()
+		}()
+		// checkChildrenDone: the child's end is handled once it exited,
+		// whatever the forwarding below is doing (it may be blocked on a
+		// replica that does not read: the replicas are dropped if the
+		// child failed, which releases it).
+		go func() {
+			<-child.Done()
+			code, sig := child.Status()
+			s.mu.Lock()
+			job.halt()
+			if s.rdb.job == job && !job.kill.Load() {
+				s.bgsaveFinish(job, code, sig)
+			}
+			s.mu.Unlock()
+			close(job.done)
+		}()
+		buf := make([]byte, 256<<10)
+		for {
+			n, rerr := child.Out.Read(buf)
+			if n > 0 {
+				mw.Write(buf[:n]) // a member whose write fails is skipped from now on
+				s.mu.Lock()
+				markGone()
+				if mw.allFailed() {
+					s.log.Warn().Msg("Diskless rdb transfer, last replica dropped, killing fork child.")
+					if s.rdb.job == job {
+						s.killBgsave()
+					}
+					s.mu.Unlock()
+					break
+				}
+				s.mu.Unlock()
+			}
+			if rerr == io.EOF {
+				s.mu.Lock()
+				markGone()
+				up := 0
+				for _, f := range mw.failed {
+					if f == nil {
+						up++
+					}
+				}
+				select {
+				case <-job.finished: // the child was reaped first: the pipe was closed
+				default:
+					s.log.Warn().Msgf("Diskless rdb transfer, done reading from pipe, %d replicas still up.", up)
+				}
+				s.mu.Unlock()
+				break
+			}
+			if rerr != nil {
+				s.mu.Lock()
+				s.log.Warn().Msgf("Diskless rdb transfer, read error sending DB to replicas: %s", redisutil.Strerror(rerr))
+				for i := range mw.failed {
+					if mw.failed[i] == nil {
+						mw.failed[i] = errors.New("read error")
+					}
+				}
+				if s.rdb.job == job {
+					s.killBgsave()
+				}
+				s.mu.Unlock()
+				break
+			}
+		}
+		child.Out.Close()
+		var err error
+		select {
+		case err = <-encErr:
+		case <-child.Done():
+			// The child died before the RDB was written (checkChildrenDone
+			// reaps it at once): the encoder stops at its next step.
+			s.mu.Lock()
+			job.halt()
+			s.mu.Unlock()
+			err = errBgsaveKilled
+		}
+		child.Release(err == nil)
+		<-job.done
+	}
+	<-job.finished
+	if !job.ok {
+		return errSyncFailed
+	}
+	return nil
 }
 
 // replDiskless says whether rp's RDB goes over the socket: with
@@ -591,118 +1029,17 @@ func (s *Server) replDiskless(rp *replica) bool {
 	return (s.cfg.ReplDisklessSync || rp.req&replication.ReqMask != 0) && rp.capaEOF
 }
 
-// sendPayload encodes the snapshot (closing it) and sends it to every
-// member of mw: $EOF:<mark> framing, or a temp file in dir sent as $<len>.
-// sizes is nil for an RDB without the data (rdb-filter-only): the
-// snapshot's keys are not written.
-func (s *Server) sendPayload(mw *multiConnWriter, snap *keyspace.Snapshot, opts rdb.EncodeOptions, sizes [][2]int, diskless bool) error {
-	closed := false
-	closeSnap := func() {
-		if !closed {
-			closed = true
-			s.mu.Lock()
-			snap.Close()
-			s.mu.Unlock()
-		}
-	}
-	defer closeSnap()
-	release, _ := borrowProc()
-	defer release()
-	s.log.Info().Msgf("Starting BGSAVE for SYNC with target: %s", map[bool]string{true: "replicas sockets", false: "disk"}[diskless])
-	s.mu.Lock()
-	delay := s.rdbKeySaveDelay() // rdbSaveRio's debugDelay, as a BGSAVE
-	s.mu.Unlock()
-	body := func(w io.Writer) error {
-		enc, err := rdb.NewEncoder(w, opts)
-		if err != nil {
-			return err
-		}
-		for i, sz := range sizes {
-			if sz[0] > 0 {
-				enc.SetDBSizes(i, sz[0], sz[1])
-			}
-		}
-		var buf []keyspace.Item
-		for done := sizes == nil; !done; {
-			s.mu.Lock()
-			for i, o := range mw.members {
-				if o.gone && mw.failed[i] == nil {
-					mw.failed[i] = errors.New("replica gone")
-				}
-			}
-			if mw.allFailed() {
-				s.mu.Unlock()
-				return errors.New("replica gone")
-			}
-			buf, done = snap.Step(buf[:0], bgsaveStepKeys)
-			s.mu.Unlock()
-			keyspace.PrefetchItems(buf)
-			for _, it := range buf {
-				if err := enc.WriteItem(it); err != nil {
-					return err
-				}
-				if delay > 0 {
-					debugDelay(delay)
-				}
-			}
-		}
-		return enc.Finish()
-	}
-	if diskless {
-		var m [20]byte
-		_, _ = rand.Read(m[:])
-		mark := hex.EncodeToString(m[:])
-		bw := bufio.NewWriterSize(mw, 64<<10)
-		bw.WriteString("$EOF:" + mark + "\r\n")
-		err := body(bw)
-		closeSnap()
-		if err == nil {
-			bw.WriteString(mark)
-			err = bw.Flush()
-		}
-		return err
-	}
-	s.mu.Lock()
-	dir := s.cfg.Dir
-	s.mu.Unlock()
-	f, err := os.CreateTemp(dir, fmt.Sprintf("temp-repl-%d-*.rdb", os.Getpid()))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = body(bw)
-	closeSnap()
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err != nil {
-		return err
-	}
-	size, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	for _, o := range mw.members {
-		o.ack.State = replication.ReplicaSendBulk
-	}
-	s.mu.Unlock()
-	if _, err := mw.Write([]byte("$" + strconv.FormatInt(size, 10) + "\r\n")); err != nil {
-		return err
-	}
-	_, err = io.Copy(mw, f)
-	return err
-}
-
 // afterPayload is the end of a replica's full sync: online, and for an
 // EOF-marked payload the stream starts only at its first ACK.
 func (s *Server) afterPayload(rp *replica, diskless bool) error {
 	s.mu.Lock()
+	if rp.gone {
+		s.mu.Unlock()
+		return errors.New("replica gone")
+	}
+	if diskless {
+		s.log.Info().Msgf("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", rp.c.addr)
+	}
 	if rp.rdbOnly {
 		// replicaPutOnline for CLIENT_REPL_RDBONLY: the client asked for
 		// the RDB only, it is closed now and never goes online.
@@ -715,15 +1052,15 @@ func (s *Server) afterPayload(rp *replica, diskless bool) error {
 	}
 	rp.ack.State = replication.ReplicaOnline
 	rp.ack.Time = s.clock.Now()
+	s.log.Info().Msgf("Synchronization with replica %s succeeded", rp.c.addr) // replicaPutOnline
 	s.mu.Unlock()
-	if diskless {
+	if diskless { // repl_start_cmd_stream_on_ack
 		select {
 		case <-rp.firstAck:
 		case <-rp.done:
 			return errors.New("replica gone")
 		}
 	}
-	s.log.Info().Msgf("Synchronization with replica %s succeeded", rp.c.addr)
 	select { // the stream produced meanwhile
 	case rp.sig <- struct{}{}:
 	default:
@@ -754,9 +1091,14 @@ func (m *multiConnWriter) allFailed() bool {
 func (m *multiConnWriter) Write(p []byte) (int, error) {
 	now := m.clock.Now()
 	for i, o := range m.members {
-		if m.failed[i] == nil && !o.c.write(p, now) {
+		if m.failed[i] != nil {
+			continue
+		}
+		o.writingSince.Store(time.Now().UnixNano())
+		if !o.c.write(p, now) {
 			m.failed[i] = errors.New("write error")
 		}
+		o.writingSince.Store(0)
 	}
 	if m.allFailed() {
 		return 0, errors.New("write error")
@@ -945,6 +1287,14 @@ func (s *Server) replCron() {
 	for _, rp := range append([]*replica(nil), s.repl.replicas...) {
 		if replication.ReplicaTimedOut(rp.ack, timeout, now) {
 			s.dropReplica(rp, "Disconnecting timedout replica (streaming sync)")
+			continue
+		}
+		// A diskless payload's write blocked that long (only those: a
+		// stuck disk-based replica does not hold the child back).
+		if job := s.rdb.job; job != nil && job.socket && rp.ack.State == replication.ReplicaWaitBgsaveEnd {
+			if since := rp.writingSince.Load(); since != 0 && time.Since(time.Unix(0, since)) > timeout {
+				s.dropReplica(rp, "Disconnecting timedout replica (full sync)")
+			}
 		}
 	}
 	if replication.BacklogExpired(!s.isReplica(), s.repl.backlog != nil, len(s.repl.replicas),

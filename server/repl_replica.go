@@ -760,6 +760,7 @@ func (s *Server) replWaitNoSnapshot() error {
 func (s *Server) replStartLoading(l *replLink, total int64, async bool) {
 	s.rdb.loading = true
 	l.asyncLoading = async
+	s.replLoading.Store(!async)
 	s.rdb.loadStart = s.clock.Now().Unix()
 	s.rdb.loadTotal = total
 	s.rdb.loadLoaded = 0
@@ -770,6 +771,7 @@ func (s *Server) replStartLoading(l *replLink, total int64, async bool) {
 func (s *Server) replStopLoading(l *replLink) {
 	s.rdb.loading = false
 	l.asyncLoading = false
+	s.replLoading.Store(false)
 }
 
 // asyncLoading is server.async_loading (lock held).

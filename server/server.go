@@ -127,8 +127,12 @@ type Server struct {
 	// next yield, as Redis exits from whileBlockedCron).
 	loadMarked     atomic.Bool
 	startupLoading atomic.Bool
-	abortLoad      atomic.Bool
-	serving        chan struct{}
+	// replLoading is set while a full sync's payload loads (not async):
+	// a signal then stops the load and shuts down, as at start-up
+	// (whileBlockedCron's shutdown_asap with server.loading).
+	replLoading atomic.Bool
+	abortLoad   atomic.Bool
+	serving     chan struct{}
 	// spinner keeps the thread polling between batches (spin.go); nil
 	// when off. Set by Run before the first connection.
 	spinner *idleSpinner

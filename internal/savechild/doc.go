@@ -9,6 +9,12 @@
 // treats a child killed by a signal or exiting non-zero as Redis treats its
 // fork child (rdb.c backgroundSaveDoneHandler, server.c checkChildrenDone).
 //
+// A Socket child (a diskless full sync's, "redis-rdb-to-slaves") writes
+// no file: it copies stdin to fd 4, a pipe the parent reads and forwards
+// to the replicas (Child.Out), closes it at EOF and waits on fd 3 for the
+// parent's word that it may exit ('C': exit 0), as Redis's child waits on
+// its safe-to-exit pipe.
+//
 // The child reads the data on stdin (fd 0) until EOF, then one byte on fd 3:
 // 'C' commits (fsync, close, exit 0); anything else, or EOF (the parent
 // aborted or died), removes the temp file and exits 1. SIGUSR1 (Redis's

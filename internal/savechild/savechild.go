@@ -25,6 +25,11 @@ const (
 	// AOF is the AOF rewrite's child: temp-rewriteaof-bg-<pid>.aof
 	// (rewriteAppendOnlyFileBackground).
 	AOF Kind = "aof"
+	// Socket is a diskless full sync's child (rdbSaveToSlavesSockets,
+	// "redis-rdb-to-slaves"): it writes no file but passes the RDB to
+	// the parent through a pipe (fd 4, Child.Out), which the parent
+	// forwards to the replicas' sockets.
+	Socket Kind = "socket"
 )
 
 // TempName is the temp file a child of kind with pid writes.
@@ -74,6 +79,9 @@ func runChild(kind Kind) int {
 		}
 	}
 	os.Unsetenv(envOOM)
+	if kind == Socket {
+		return runSocketChild()
+	}
 	name := TempName(kind, os.Getpid())
 	var removed atomic.Bool
 	remove := func() {
@@ -124,6 +132,35 @@ func runChild(kind Kind) int {
 	return 0
 }
 
+// runSocketChild is the Socket child: stdin to fd 4 until EOF, then fd 4
+// is closed (the parent reads EOF: "done reading from pipe") and the
+// child waits on fd 3 for the parent's word that it may exit, as Redis's
+// child waits on its safe_to_exit_pipe: 'C' exits 0, anything else or
+// EOF exits 1, a write error (the parent stopped reading) exits 1 at
+// once. SIGUSR1 exits 255 (killRDBChild).
+func runSocketChild() int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	signal.Ignore(syscall.SIGINT, syscall.SIGPIPE)
+	go func() {
+		<-sigs
+		os.Exit(exitKilled)
+	}()
+	out := os.NewFile(4, "rdb-pipe")
+	// Pipe-sized reads and writes (io.Copy's would be 32 KB).
+	_, err := io.CopyBuffer(struct{ io.Writer }{out}, struct{ io.Reader }{os.Stdin}, make([]byte, pipeSize))
+	out.Close()
+	if err != nil {
+		return 1
+	}
+	ctrl := os.NewFile(3, "ctrl")
+	var b [1]byte
+	if n, _ := ctrl.Read(b[:]); n != 1 || b[0] != 'C' {
+		return 1
+	}
+	return 0
+}
+
 // envComm passes the parent's COMM to the child.
 const envComm = "VIGIL_SAVE_CHILD_COMM"
 
@@ -163,6 +200,9 @@ type Options struct {
 type Child struct {
 	Pid  int
 	Path string // its temp file, in Options.Dir
+	// Out is the read end of a Socket child's RDB pipe (nil otherwise);
+	// the caller reads it to EOF and closes it.
+	Out *os.File
 
 	cmd    *exec.Cmd
 	data   *os.File
@@ -196,9 +236,25 @@ func Start(o Options) (*Child, error) {
 		ctrlW.Close()
 		return nil, err
 	}
+	var outR, outW *os.File
+	if o.Kind == Socket {
+		if outR, outW, err = os.Pipe(); err != nil {
+			dataR.Close()
+			dataW.Close()
+			ctrlR.Close()
+			ctrlW.Close()
+			errR.Close()
+			errW.Close()
+			return nil, err
+		}
+	}
 	argv := o.Argv
 	if len(argv) == 0 {
 		argv = []string{"vigil-save-child"}
+	}
+	extra := []*os.File{ctrlR}
+	if outW != nil {
+		extra = append(extra, outW) // fd 4
 	}
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
@@ -206,27 +262,33 @@ func Start(o Options) (*Child, error) {
 		Dir:        o.Dir,
 		Stdin:      dataR,
 		Stderr:     errW,
-		ExtraFiles: []*os.File{ctrlR},
+		ExtraFiles: extra,
 		Env:        append(os.Environ(), envKind+"="+string(o.Kind), envComm+"="+comm(), envOOM+"="+o.OOMScoreAdj),
 	}
 	err = cmd.Start()
 	dataR.Close()
 	ctrlR.Close()
 	errW.Close()
+	if outW != nil {
+		outW.Close() // the parent reads EOF once the child closed its end
+	}
 	if err != nil {
 		dataW.Close()
 		ctrlW.Close()
 		errR.Close()
+		if outR != nil {
+			outR.Close()
+		}
 		return nil, err
 	}
 	// A larger pipe: fewer wake-ups of the child per megabyte
 	// (F_SETPIPE_SZ; best effort).
-	if rc, err := dataW.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) {
-			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSz, pipeSize)
-		})
+	setPipeSize(dataW)
+	if outR != nil {
+		setPipeSize(outR)
 	}
 	c := &Child{
+		Out:    outR,
 		Pid:    cmd.Process.Pid,
 		cmd:    cmd,
 		data:   dataW,
@@ -257,6 +319,14 @@ func Start(o Options) (*Child, error) {
 	return c, nil
 }
 
+func setPipeSize(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSz, pipeSize)
+		})
+	}
+}
+
 // comm is this process's COMM (ps -o comm).
 func comm() string {
 	b, err := os.ReadFile("/proc/self/comm")
@@ -281,6 +351,23 @@ func (c *Child) Commit() error {
 		c.ctrl.Close()
 	})
 	return err
+}
+
+// CloseData ends the data stream without a word on fd 3: a Socket
+// child copies what is left to its pipe and closes it, then waits for
+// Release.
+func (c *Child) CloseData() error { return c.data.Close() }
+
+// Release tells a Socket child it may exit (the parent read its pipe to
+// the end): with ok it exits 0, else 1. Safe after Abort (nothing).
+func (c *Child) Release(ok bool) {
+	c.once.Do(func() {
+		c.data.Close()
+		if ok {
+			_, _ = c.ctrl.Write([]byte{'C'})
+		}
+		c.ctrl.Close()
+	})
 }
 
 // ErrAborted is Commit's error after Abort.
