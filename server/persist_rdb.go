@@ -860,9 +860,19 @@ func (s *Server) SetStdout(w io.Writer) { s.stdout = w }
 
 // LoggedError is a fatal startup failure already logged in full: the
 // caller exits (status 1) without logging it again.
-type LoggedError struct{ Msg string }
+type LoggedError struct{ Err error }
 
-func (e *LoggedError) Error() string { return e.Msg }
+func (e *LoggedError) Error() string { return e.Err.Error() }
+func (e *LoggedError) Unwrap() error { return e.Err }
+
+// terminatingError is rdbReportError's last words after a failed load of
+// dbfilename; the load's failure is behind it.
+type terminatingError struct{ cause error }
+
+func (e *terminatingError) Error() string {
+	return "Terminating server after rdb file reading failure."
+}
+func (e *terminatingError) Unwrap() error { return e.cause }
 
 // rdbFileLoadFailed is rdbReportError for the startup load of dbfilename
 // (rdbFileBeingLoaded set): a corrupt value or a short read logs rdb.c's
@@ -899,9 +909,9 @@ func (s *Server) rdbFileLoadFailed(err error) error {
 		f.Close()
 	}
 	if crc {
-		return &LoggedError{Msg: lines[len(lines)-1]}
+		return &LoggedError{Err: err}
 	}
-	return errors.New("Terminating server after rdb file reading failure.")
+	return &terminatingError{cause: err}
 }
 
 // loadRDBPath is rdbLoad: reads path into the keyspace; with merge
