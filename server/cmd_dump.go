@@ -86,8 +86,13 @@ func cmdRestore(c *Client, args [][]byte) {
 		c.w.Error("ERR Invalid TTL value, must be >= 0")
 		return
 	}
-	val, err := rdb.ParsePayloadOpts(args[3], s.ks.Encodings, s.dbg.skipChecksum) // DEBUG SET-SKIP-CHECKSUM-VALIDATION
+	val, cause, err := rdb.ParsePayloadCause(args[3], s.ks.Encodings, s.dbg.skipChecksum) // DEBUG SET-SKIP-CHECKSUM-VALIDATION
 	if err != nil {
+		if cause != nil { // rdbReportError in a RESTORE context: logged in verbose
+			for _, l := range cause.Reports(s.loadingLoadedBytes()) {
+				s.log.Debug().Msg(l)
+			}
+		}
 		c.w.Error("ERR " + err.Error())
 		return
 	}

@@ -864,11 +864,72 @@ func (s *Server) loadRDBFile() error {
 	}
 	_, _, err = s.loadRDBYield(bufio.NewReaderSize(countingReader{r: f, n: &s.rdb.loadLoaded}, 64<<10), false)
 	if err != nil {
-		return err
+		return s.rdbFileLoadFailed(err)
 	}
 	s.log.Info().Msgf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
 	s.restoreReplInfo() // repl: the RDB's repl-id/repl-offset (repl_master.go)
 	return nil
+}
+
+// SetStdout is where the server prints what Redis printf()s to its
+// standard output: redis_check_rdb_main's trace when the startup load
+// finds dbfilename corrupt. Nil prints nothing.
+func (s *Server) SetStdout(w io.Writer) { s.stdout = w }
+
+// LoggedError is a fatal startup failure already logged in full: the
+// caller exits (status 1) without logging it again.
+type LoggedError struct{ Err error }
+
+func (e *LoggedError) Error() string { return e.Err.Error() }
+func (e *LoggedError) Unwrap() error { return e.Err }
+
+// terminatingError is rdbReportError's last words after a failed load of
+// dbfilename; the load's failure is behind it.
+type terminatingError struct{ cause error }
+
+func (e *terminatingError) Error() string {
+	return "Terminating server after rdb file reading failure."
+}
+func (e *terminatingError) Unwrap() error { return e.cause }
+
+// rdbFileLoadFailed is rdbReportError for the startup load of dbfilename
+// (rdbFileBeingLoaded set): a corrupt value or a short read logs rdb.c's
+// "Internal error in RDB reading offset ..." line, runs the RDB checker on
+// the file (redis_check_rdb_main: its trace on stdout) and, but for a
+// checksum error (the checker exits then), logs "Terminating server after
+// rdb file reading failure."; other failures are returned as they are.
+func (s *Server) rdbFileLoadFailed(err error) error {
+	var re *rdb.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	var lines []string
+	crc := strings.HasPrefix(re.Reason, "Wrong RDB checksum")
+	switch {
+	case crc:
+		lines = strings.Split(err.Error(), "\n")
+	case re.Reason == rdb.ShortRead || re.Line == -1: // rdbLoadRio's eoferr
+		if re.Line == -1 {
+			lines = append(lines, re.Reason)
+		}
+		lines = append(lines, rdb.ShortRead, fmt.Sprintf("Internal error in RDB reading offset %d, function at rdb.c:3249 -> Unexpected EOF reading RDB file", s.loadingLoadedBytes()))
+	case re.Line != 0:
+		lines = re.Reports(s.loadingLoadedBytes())
+	default:
+		return err
+	}
+	for _, l := range lines {
+		s.log.Warn().Msg(l)
+	}
+	if f, ferr := os.Open(s.rdbPath()); ferr == nil && s.stdout != nil {
+		fmt.Fprintf(s.stdout, "[offset 0] Checking RDB file %s\n", s.cfg.DBFilename)
+		rdb.Check(bufio.NewReaderSize(f, 64<<10), 0, s.stdout, nil)
+		f.Close()
+	}
+	if crc {
+		return &LoggedError{Err: err}
+	}
+	return &terminatingError{cause: err}
 }
 
 // loadRDBPath is rdbLoad: reads path into the keyspace; with merge
@@ -939,13 +1000,18 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 	if yield {
 		delay = s.keyLoadDelay()
 	}
-	n := 0
+	n, skipped := 0, 0
 	opts := rdb.LoadOptions{
 		VerifyChecksum: s.cfg.RDBChecksum && !s.dbg.skipChecksum, // DEBUG SET-SKIP-CHECKSUM-VALIDATION
 		Databases:      len(s.ks.DBs),
 		Enc:            s.ks.Encodings,
 		OnResizeDB: func(db int, keys, expires uint64) {
 			ks.DBs[db].ExpandForLoad(keys, expires)
+		},
+		OnEmptyKey: func(key []byte) {
+			if skipped++; skipped <= 10 {
+				s.log.Warn().Msgf("rdbLoadObject skipping empty key: %s", key)
+			}
 		},
 		OnAux: func(a rdb.AuxField) error {
 			switch a.Key {
@@ -1014,26 +1080,46 @@ func (s *Server) loadRDBInto(ks *keyspace.Keyspace, r io.Reader, aofPreamble, me
 		var re *rdb.Error
 		if errors.As(err, &re) {
 			if strings.HasPrefix(re.Reason, "Wrong RDB checksum") {
-				// rdbReportCorruptRDB's line after it; the offset is
-				// loading_loaded_bytes, updated every
-				// loading-process-events-interval-bytes.
-				every := int64(2 << 20)
-				if v, _ := s.cfg.Value("loading-process-events-interval-bytes"); v != "" {
-					if n, e := strconv.ParseInt(v, 10, 64); e == nil && n > 0 {
-						every = n
-					}
-				}
-				return loaded, expired, fmt.Errorf("%s\nInternal error in RDB reading offset %d, function at rdb.c:3225 -> RDB CRC error", re.Reason, s.rdb.loadLoaded/every*every)
+				// rdbReportCorruptRDB's line after it.
+				return loaded, expired, &rdbLoadError{re, fmt.Sprintf("%s\nInternal error in RDB reading offset %d, function at rdb.c:3225 -> RDB CRC error", re.Reason, s.loadingLoadedBytes())}
 			}
-			return loaded, expired, errors.New(re.Reason)
+			return loaded, expired, &rdbLoadError{re, re.Reason}
 		}
 		return loaded, expired, err
 	}
 	if err := s.loadFunctionCodes(info.Functions, merge); err != nil { // functions.go
 		return loaded, expired, err
 	}
-	s.log.Info().Msgf("Done loading RDB, keys loaded: %d, keys expired: %d.", loaded, expired)
+	if info.Skipped > 0 {
+		s.log.Warn().Msgf("Done loading RDB, keys loaded: %d, keys expired: %d, empty keys skipped: %d.", loaded, expired, info.Skipped)
+	} else {
+		s.log.Info().Msgf("Done loading RDB, keys loaded: %d, keys expired: %d.", loaded, expired)
+	}
 	return loaded, expired, nil
+}
+
+// rdbLoadError is a load failure: its message (the reason, and for a
+// checksum error the report after it), the *rdb.Error behind it kept for
+// rdbFileLoadFailed.
+type rdbLoadError struct {
+	e   *rdb.Error
+	msg string
+}
+
+func (e *rdbLoadError) Error() string { return e.msg }
+func (e *rdbLoadError) Unwrap() error { return e.e }
+
+// loadingLoadedBytes is server.loading_loaded_bytes as rdbReportError
+// shows it: the bytes loaded, updated every
+// loading-process-events-interval-bytes.
+func (s *Server) loadingLoadedBytes() int64 {
+	every := int64(2 << 20)
+	if v, _ := s.cfg.Value("loading-process-events-interval-bytes"); v != "" {
+		if n, e := strconv.ParseInt(v, 10, 64); e == nil && n > 0 {
+			every = n
+		}
+	}
+	return s.rdb.loadLoaded / every * every
 }
 
 // idleSecs is OBJECT IDLETIME's and DEBUG OBJECT's idle time of e at now

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -555,8 +556,10 @@ func TestLoadCorrupt(t *testing.T) {
 	if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// rdbReportError's last words, the short read behind them.
 	err = newTestServer(t, "--dir", dir).s.LoadDataFromDisk()
-	if err == nil || err.Error() != rdb.ShortRead {
+	var re *rdb.Error
+	if err == nil || err.Error() != "Terminating server after rdb file reading failure." || !errors.As(err, &re) || re.Reason != rdb.ShortRead {
 		t.Fatalf("truncated file: %v", err)
 	}
 	data[len(data)-1] ^= 0xff

@@ -41,6 +41,7 @@ type Server struct {
 	ks       *keyspace.Keyspace   // guarded by mu
 	rng      *mrand.Rand          // guarded by mu
 	cmds     map[string]*Command  // guarded by mu (rename-command at start only)
+	stdout   io.Writer            // SetStdout: set before Run
 	now      time.Time            // guarded by mu: time of the command being run
 	nowMs    int64                // guarded by mu
 	stats    stats                // guarded by mu, except the atomics inside

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,76 +53,7 @@ func checkRDB(path string, out io.Writer) bool {
 	return ok
 }
 
-// checkRDBStream validates one RDB stream (a file, or an AOF's RDB
-// preamble followed by an AOF tail); end, when not nil, gets the RDB's
-// length. Offsets are printed relative to base.
+// checkRDBStream validates one RDB stream: rdb.Check.
 func checkRDBStream(r io.Reader, base int64, out io.Writer, end *int64) bool {
-	var keys, expires, expired int
-	now := time.Now().UnixMilli()
-	var pending []rdb.AuxField
-	var lastOff int64
-	doing := "start"
-	opts := rdb.LoadOptions{
-		VerifyChecksum: true,
-		OnAux: func(a rdb.AuxField) error {
-			pending = append(pending, a)
-			return nil
-		},
-		OnOp: func(op byte, off int64, arg uint64) {
-			lastOff = off
-			switch op {
-			case rdb.OpAux:
-				for _, a := range pending {
-					fmt.Fprintf(out, "[offset %d] AUX FIELD %s = '%s'\n", base+off, a.Key, a.Value)
-				}
-				pending = pending[:0]
-				doing = "read-aux"
-			case rdb.OpSelectDB:
-				fmt.Fprintf(out, "[offset %d] Selecting DB ID %d\n", base+off, arg)
-				doing = "read-type"
-			case rdb.OpEOF:
-				if arg == 0 {
-					fmt.Fprintf(out, "[offset %d] RDB file was saved with checksum disabled: no check performed.\n", base+off)
-				} else {
-					fmt.Fprintf(out, "[offset %d] Checksum OK\n", base+off)
-				}
-			default:
-				doing = "read-object-value"
-			}
-		},
-	}
-	info, err := rdb.Load(r, opts, func(rec rdb.Record) error {
-		keys++
-		if rec.ExpireAt != 0 {
-			expires++
-			if rec.ExpireAt < now {
-				expired++
-			}
-		}
-		return nil
-	})
-	if end != nil {
-		*end = info.Bytes
-	}
-	if err != nil {
-		fmt.Fprintf(out, "--- RDB ERROR DETECTED ---\n")
-		off, reason := lastOff, err.Error()
-		var re *rdb.Error
-		if errors.As(err, &re) {
-			off, reason = re.Offset, re.Reason
-			switch {
-			case reason == rdb.ShortRead:
-				reason = "Unexpected EOF reading RDB file"
-			case strings.HasPrefix(reason, "Wrong RDB checksum"):
-				reason = "RDB CRC error"
-				doing = "check-sum"
-			}
-		}
-		fmt.Fprintf(out, "[offset %d] %s\n", base+off, reason)
-		fmt.Fprintf(out, "[additional info] While doing: %s\n", doing)
-	} else {
-		fmt.Fprintf(out, "[offset %d] \\o/ RDB looks OK! \\o/\n", base+info.Bytes)
-	}
-	fmt.Fprintf(out, "[info] %d keys read\n[info] %d expires\n[info] %d already expired\n", keys, expires, expired)
-	return err == nil
+	return rdb.Check(r, base, out, end)
 }

@@ -57,3 +57,49 @@ func TestCorruptRDBAbortsStart(t *testing.T) {
 		t.Errorf("log ends with %q, want %q", msgs[max(len(msgs)-4, 0):], want)
 	}
 }
+
+// TestCorruptRDBValueAbortsStart is corrupt-dump.tcl's "load corrupted rdb
+// with no CRC - #3505": a dump.rdb with a corrupt value (a hash ziplist
+// whose entry length runs past its end) stops the start as
+// rdbReportError does for rdbFileBeingLoaded: rdb.c's "Internal error in
+// RDB reading offset 0, function at rdb.c:2275 -> Hash ziplist integrity
+// check failed.", redis-check-rdb's trace of the file on stdout (which
+// repeats that line), then "Terminating server after rdb file reading
+// failure." and exit 1. Vigil logged the bare reason and exited.
+func TestCorruptRDBValueAbortsStart(t *testing.T) {
+	dir := t.TempDir()
+	zl := "\x1b\x00\x00\x00\x16\x00\x00\x00\x04\x00\x00\x02\x61\x00\x04\x02\x62\x00\x04\x14\x63\x00\x04\x02\x64\x00\xff"
+	file := "REDIS0009\xfe\x00\x0d\x01k\x1b" + zl + "\xff" + strings.Repeat("\x00", 8)
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	report := "Internal error in RDB reading offset 0, function at rdb.c:2275 -> Hash ziplist integrity check failed."
+	last := "Terminating server after rdb file reading failure."
+	if path, err := exec.LookPath("redis-server"); err == nil {
+		out, _ := exec.Command(path, "--port", "0", "--unixsocket", filepath.Join(dir, "r.sock"), "--dir", dir, "--save", "").CombinedOutput()
+		for _, w := range []string{"# " + report + "\n", "] " + report + "\n", "# " + last + "\n"} {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("redis-server's output lacks %q:\n%s", w, out)
+			}
+		}
+	}
+	code, stdout, _ := runQuick(t, nil, "--port", "0", "--unixsocket", filepath.Join(dir, "v.sock"), "--dir", dir, "--save", "")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var m struct{ Message string }
+		if json.Unmarshal([]byte(line), &m) == nil {
+			msgs = append(msgs, m.Message)
+		}
+	}
+	if len(msgs) < 2 || msgs[len(msgs)-2] != report || msgs[len(msgs)-1] != last {
+		t.Errorf("log ends with %q, want %q then %q", msgs[max(len(msgs)-4, 0):], report, last)
+	}
+	for _, w := range []string{"[offset 0] Checking RDB file dump.rdb\n", "--- RDB ERROR DETECTED ---\n", "] " + report + "\n"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks the checker's %q:\n%s", w, stdout)
+		}
+	}
+}

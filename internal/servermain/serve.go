@@ -96,6 +96,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		case <-fatalDone:
 		}
 	}()
+	srv.SetStdout(stdout) // the RDB checker's trace after a corrupt dbfilename
 	keepPages := os.Getenv("VIGIL_KEEP_STARTUP_PAGES") != ""
 	if !keepPages {
 		// A write burst's code and data leave the resident set too,
@@ -170,8 +171,11 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				continue // a shutdown: Run ends
 			}
 			if err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					log.Warn().Msg(line)
+				var logged *server.LoggedError
+				if !errors.As(err, &logged) { // else rdbFileLoadFailed logged it
+					for _, line := range strings.Split(err.Error(), "\n") {
+						log.Warn().Msg(line)
+					}
 				}
 				cancel()
 				<-done

@@ -142,6 +142,10 @@ func (c *CommandBase) WriteItem(it keyspace.Item) error {
 		if len(argv) > 2 {
 			c.cmd(argv...)
 		}
+	case *keyspace.Stream:
+		if err := c.writeStream(key, v); err != nil {
+			return err
+		}
 	default:
 		return &unsupportedError{typ: it.Value.Type().String()}
 	}
@@ -149,6 +153,58 @@ func (c *CommandBase) WriteItem(it keyspace.Item) error {
 		c.cmd(wPExpireAt, key, strconv.AppendInt(nil, it.ExpireAt, 10))
 	}
 	return c.flushIfBig()
+}
+
+// writeStream is rewriteStreamObject: an XADD per entry (or, for an
+// empty stream, XADD MAXLEN 0 of a dummy entry), XSETID with the last ID,
+// ENTRIESADDED and MAXDELETEDID, then per group (in name order) XGROUP
+// CREATE with ENTRIESREAD, an XCLAIM ... JUSTID FORCE per pending entry of
+// each consumer and XGROUP CREATECONSUMER for a consumer without any.
+func (c *CommandBase) writeStream(key []byte, v *keyspace.Stream) error {
+	if v.Len() > 0 {
+		var err error
+		_ = v.WalkEntries(func(ms, seq uint64, fv [][]byte) {
+			if err != nil {
+				return
+			}
+			argv := append(make([][]byte, 0, 3+len(fv)), []byte("XADD"), key, streamID(keyspace.StreamID{Ms: ms, Seq: seq}))
+			c.cmd(append(argv, fv...)...)
+			err = c.flushIfBig()
+		})
+		if err != nil {
+			return err
+		}
+	} else {
+		c.cmd([]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), []byte("0-1"), []byte("x"), []byte("y"))
+	}
+	c.cmd([]byte("XSETID"), key, streamID(v.LastID()), []byte("ENTRIESADDED"),
+		strconv.AppendUint(nil, v.EntriesAdded(), 10), []byte("MAXDELETEDID"), streamID(v.MaxDeletedID()))
+	v.Groups(func(g *keyspace.StreamCG) bool {
+		name := []byte(g.Name)
+		c.cmd([]byte("XGROUP"), []byte("CREATE"), key, name, streamID(g.LastID), []byte("ENTRIESREAD"),
+			strconv.AppendInt(nil, g.EntriesRead, 10))
+		g.ConsumersRange(func(cons *keyspace.StreamConsumer) bool {
+			if cons.PELLen() == 0 {
+				c.cmd([]byte("XGROUP"), []byte("CREATECONSUMER"), key, name, []byte(cons.Name))
+				return true
+			}
+			cons.PELRange(keyspace.StreamID{}, func(id keyspace.StreamID, n *keyspace.StreamNACK) bool {
+				c.cmd([]byte("XCLAIM"), key, name, []byte(cons.Name), []byte("0"), streamID(id),
+					[]byte("TIME"), strconv.AppendInt(nil, n.DeliveryTime, 10),
+					[]byte("RETRYCOUNT"), strconv.AppendUint(nil, n.DeliveryCount, 10),
+					[]byte("JUSTID"), []byte("FORCE"))
+				return true
+			})
+			return true
+		})
+		return true
+	})
+	return nil
+}
+
+// streamID is rioWriteBulkStreamID's "ms-seq".
+func streamID(id keyspace.StreamID) []byte {
+	return strconv.AppendUint(append(strconv.AppendUint(nil, id.Ms, 10), '-'), id.Seq, 10)
 }
 
 // Finish implements BaseWriter.

@@ -18,6 +18,12 @@ import (
 type Error struct {
 	Offset int64
 	Reason string
+	// Line is the line of Redis's rdb.c that reports the failure
+	// (rdbReportError), 0 when Redis fails there without a report.
+	Line int
+	// Cause is the reported failure that made a read fail (a stream's
+	// part whose LZF string is invalid...), logged before this one.
+	Cause *Error
 }
 
 func (e *Error) Error() string {
@@ -47,6 +53,9 @@ type LoadOptions struct {
 	// and keys with a TTL of the database selected last), for the
 	// loader to size its tables as rdbLoad's dictExpand does.
 	OnResizeDB func(db int, keys, expires uint64)
+	// OnEmptyKey, if set, is called with the key of each empty
+	// collection skipped (rdbLoadObject's RDB_LOAD_ERR_EMPTY_KEY).
+	OnEmptyKey func(key []byte)
 }
 
 // Opcodes reported to LoadOptions.OnOp (besides object types).
@@ -102,7 +111,12 @@ func newReader(r io.Reader, sum bool) *reader {
 }
 
 func (r *reader) errorf(format string, args ...any) error {
-	return &Error{Offset: r.off, Reason: fmt.Sprintf(format, args...)}
+	return &Error{Offset: r.off, Reason: fmt.Sprintf(format, args...), Line: redisLines[format]}
+}
+
+// fail is errorf for a reason without arguments.
+func (r *reader) fail(reason string) error {
+	return &Error{Offset: r.off, Reason: reason, Line: redisLines[reason]}
 }
 
 func (r *reader) short() error { return &Error{Offset: r.off, Reason: ShortRead} }
@@ -134,8 +148,8 @@ func (r *reader) byte() (byte, error) {
 
 // bytes reads n bytes, allocating no more than the data read justifies.
 func (r *reader) bytes(n uint64) ([]byte, error) {
-	if n > math.MaxInt32*4 {
-		return nil, r.errorf("Invalid length %d", n)
+	if n > 1<<40 { // ztrymalloc fails (taken as failing above 1 TiB)
+		return nil, r.errorf("rdbGenericLoadStringObject failed allocating %d bytes", n)
 	}
 	if n <= maxChunk {
 		b := make([]byte, n)
@@ -181,15 +195,13 @@ func (r *reader) length() (uint64, bool, error) {
 		}
 		return binary.BigEndian.Uint64(r.tmp[:8]), false, nil
 	}
-	return 0, false, r.errorf("Unknown length encoding %d in rdbLoadLen()", c)
+	return 0, false, r.errorf("Unknown length encoding %d in rdbLoadLen()", c>>6)
 }
 
-// len reads a plain length (an encoded string marker is an error).
+// len reads a plain length: rdbLoadLen, which reads an encoded string
+// marker (0xC0-0xFF) as the length in its low 6 bits.
 func (r *reader) len() (uint64, error) {
-	n, enc, err := r.length()
-	if err == nil && enc {
-		err = r.errorf("Unknown length encoding %d in rdbLoadLen()", 0xC0|n)
-	}
+	n, _, err := r.length()
 	return n, err
 }
 
@@ -437,6 +449,9 @@ func load(rd *reader, opts LoadOptions, fn func(Record) error) (Info, error) {
 		}
 		val, err := loadObject(rd, int(t), opts.Enc)
 		if err == errEmpty {
+			if opts.OnEmptyKey != nil {
+				opts.OnEmptyKey(key)
+			}
 			info.Skipped++
 		} else if err != nil {
 			return info, err
@@ -499,26 +514,40 @@ func ParsePayload(p []byte, enc keyspace.EncodingConfig) (keyspace.Value, error)
 // ParsePayloadOpts is ParsePayload; skipCRC leaves the CRC-64 unchecked
 // (server.skip_checksum_validation: the version is still checked).
 func ParsePayloadOpts(p []byte, enc keyspace.EncodingConfig, skipCRC bool) (keyspace.Value, error) {
+	v, _, err := ParsePayloadCause(p, enc, skipCRC)
+	return v, err
+}
+
+// ParsePayloadCause is ParsePayloadOpts; when the value is refused
+// (ErrBadData), cause is the failure rdbLoadObject reports
+// (rdbReportCorruptRDB: RESTORE logs it in verbose), nil for those Redis
+// refuses silently (a short read, an empty collection, a bad type).
+func ParsePayloadCause(p []byte, enc keyspace.EncodingConfig, skipCRC bool) (_ keyspace.Value, cause *Error, err error) {
 	if len(p) < 10 {
-		return nil, ErrPayload
+		return nil, nil, ErrPayload
 	}
 	footer := p[len(p)-10:]
 	if binary.LittleEndian.Uint16(footer) > Version {
-		return nil, ErrPayload
+		return nil, nil, ErrPayload
 	}
 	if !skipCRC && CRC64(0, p[:len(p)-8]) != binary.LittleEndian.Uint64(footer[2:]) {
-		return nil, ErrPayload
+		return nil, nil, ErrPayload
 	}
-	rd := newReader(&byteReader{b: p[:len(p)-10]}, false)
+	// The whole payload, footer included, as restoreCommand's rio: a
+	// value that reads into the footer reads its bytes.
+	rd := newReader(&byteReader{b: p}, false)
 	t, err := rd.byte()
 	if err != nil || !isObjectType(int(t)) {
-		return nil, ErrBadData
+		return nil, nil, ErrBadData
 	}
 	v, err := loadObject(rd, int(t), enc)
 	if err != nil {
-		return nil, ErrBadData
+		if e, ok := err.(*Error); ok && e.Line != 0 {
+			cause = e
+		}
+		return nil, cause, ErrBadData
 	}
-	return v, nil
+	return v, nil, nil
 }
 
 // RESTORE's errors (without the "ERR " prefix).

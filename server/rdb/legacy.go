@@ -70,7 +70,7 @@ func loadLegacy(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if !ok || len(ents)%2 != 0 {
 			return nil, rd.errorf("Hash ziplist integrity check failed.")
 		}
-		return hashFromPairs(rd, ents, enc)
+		return hashFromPairs(rd, ents, enc, "Hash ziplist integrity check failed.")
 	case TypeZSetZiplist:
 		b, err := rd.str()
 		if err != nil {
@@ -80,7 +80,7 @@ func loadLegacy(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if !ok || len(ents)%2 != 0 {
 			return nil, rd.errorf("Zset ziplist integrity check failed.")
 		}
-		return zsetFromPairs(rd, ents, enc)
+		return zsetFromPairs(rd, ents, enc, "Zset ziplist integrity check failed.")
 	case TypeHashZipmap:
 		b, err := rd.str()
 		if err != nil {
@@ -90,10 +90,14 @@ func loadLegacy(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if !ok {
 			return nil, rd.errorf("Zipmap integrity check failed.")
 		}
-		if len(ents) == 0 {
-			return nil, errEmpty
+		seen := make(map[string]struct{}, len(ents)/2)
+		for i := 0; i < len(ents); i += 2 {
+			if _, dup := seen[string(ents[i])]; dup || len(ents[i])+len(ents[i+1]) > listpackSafety {
+				return nil, rd.errorf("Hash zipmap with dup elements, or big length (%d)", len(ents[i]))
+			}
+			seen[string(ents[i])] = struct{}{}
 		}
-		v, err := hashFromPairs(rd, ents, enc)
+		v, err := hashFromPairs(rd, ents, enc, "Zipmap integrity check failed.")
 		if err != nil {
 			return nil, err
 		}
@@ -229,57 +233,53 @@ func parseZiplist(b []byte) ([][]byte, bool) {
 	return ents, true
 }
 
-// parseZipmap is zipmapValidateIntegrity + the fields and values.
+// parseZipmap is zipmapValidateIntegrity (deep) + the fields and values:
+// entries up to the first end marker where a field's length is read, an
+// empty zipmap refused, the header's count checked unless it is 254.
 func parseZipmap(b []byte) ([][]byte, bool) {
 	if len(b) < 2 || b[len(b)-1] != 0xFF {
 		return nil, false
 	}
-	p, end := 1, len(b)-1
-	readLen := func() (int, bool) {
-		if p >= len(b) {
-			return 0, false
+	end := len(b) - 1
+	// lenAt is zipmapGetEncodedLengthSize and zipmapDecodeLength at p
+	// (p <= end), refused if it reaches past end or if a length below
+	// 254 takes 5 bytes.
+	lenAt := func(p int) (l, s int, ok bool) {
+		if b[p] < 254 {
+			return int(b[p]), 1, true
 		}
-		c := b[p]
-		if c < 254 {
-			p++
-			return int(c), true
+		if p+5 > end {
+			return 0, 0, false
 		}
-		if c == 254 && p+5 <= end {
-			n := int(binary.LittleEndian.Uint32(b[p+1:]))
-			p += 5
-			return n, true
-		}
-		return 0, false
+		l = int(binary.LittleEndian.Uint32(b[p+1:]))
+		return l, 5, l >= 254
 	}
 	var ents [][]byte
-	seen := map[string]struct{}{}
-	for p < end {
-		n, ok := readLen()
-		if !ok || n > end-p {
+	p := 1
+	for b[p] != 0xFF {
+		l, s, ok := lenAt(p)
+		if !ok {
 			return nil, false
 		}
-		key := append([]byte(nil), b[p:p+n]...)
-		p += n
-		if _, dup := seen[string(key)]; dup {
+		p += s
+		if l > end-p {
 			return nil, false
 		}
-		seen[string(key)] = struct{}{}
-		n, ok = readLen()
-		if !ok || p >= end {
+		key := b[p : p+l]
+		p += l
+		if l, s, ok = lenAt(p); !ok {
 			return nil, false
 		}
+		p += s
 		free := int(b[p])
 		p++
-		if n > end-p || free > end-p-n {
+		if p > end || l > end-p || free > end-p-l {
 			return nil, false
 		}
-		ents = append(ents, key, append([]byte(nil), b[p:p+n]...))
-		p += n + free
+		ents = append(ents, append([]byte(nil), key...), append([]byte(nil), b[p:p+l]...))
+		p += l + free
 	}
-	if p != end {
-		return nil, false
-	}
-	if zmlen := int(b[0]); zmlen < 254 && zmlen != len(ents)/2 {
+	if len(ents) == 0 || b[0] != 254 && int(b[0]) != len(ents)/2 {
 		return nil, false
 	}
 	return ents, true

@@ -67,7 +67,7 @@ func loadObject(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if !ok || len(ents)%2 != 0 {
 			return nil, rd.errorf("Hash listpack integrity check failed.")
 		}
-		return hashFromPairs(rd, ents, enc)
+		return hashFromPairs(rd, ents, enc, "Hash listpack integrity check failed.")
 	case TypeZSetListpack:
 		b, err := rd.str()
 		if err != nil {
@@ -77,7 +77,7 @@ func loadObject(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 		if !ok || len(ents)%2 != 0 {
 			return nil, rd.errorf("Zset listpack integrity check failed.")
 		}
-		return zsetFromPairs(rd, ents, enc)
+		return zsetFromPairs(rd, ents, enc, "Zset listpack integrity check failed.")
 	case TypeListQuicklist2:
 		return loadQuicklist2(rd, enc)
 	}
@@ -85,24 +85,37 @@ func loadObject(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value,
 }
 
 func loadSet(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, error) {
-	n, err := rd.count()
+	n64, err := rd.len()
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if n64 == 0 {
 		return nil, errEmpty
 	}
+	maxEntries := min(enc.SetMaxIntsetEntries, 1<<30)
+	if n64 > uint64(maxEntries) && n64 > 4 && dictOOM(n64) {
+		return nil, rd.errorf("OOM in dictTryExpand %d", n64)
+	}
 	// Read everything first: the dict is sized from n only once the data
-	// is there.
-	members := make([][]byte, 0, min(n, 1024))
-	for i := 0; i < n; i++ {
+	// is there. As rdbLoadObject, an intset that meets a string becomes a
+	// dict sized for n.
+	members := make([][]byte, 0, min(n64, 1024))
+	intset := n64 <= uint64(maxEntries)
+	for i := uint64(0); i < n64; i++ {
 		b, err := rd.str()
 		if err != nil {
 			return nil, err
 		}
+		if intset {
+			if _, ok := string2ll(b); !ok {
+				if intset = false; dictOOM(n64) {
+					return nil, rd.errorf("OOM in dictTryExpand %d", n64)
+				}
+			}
+		}
 		members = append(members, b)
 	}
-	maxEntries := min(enc.SetMaxIntsetEntries, 1<<30)
+	n := int(n64)
 	var s *keyspace.Set
 	if n > maxEntries {
 		s = keyspace.NewHashtableSet(n)
@@ -116,31 +129,61 @@ func loadSet(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, error) {
 				s.ExpandHashtable(n)
 			}
 		}
-		if !s.Add(m, math.MaxInt) {
-			return nil, rd.errorf("Duplicate set members detected")
+		if intset := s.IsIntset(); !s.Add(m, math.MaxInt) {
+			e := rd.fail("Duplicate set members detected")
+			if !intset {
+				e.(*Error).Line = 1829 // dictAdd's, where 1809 is intsetAdd's
+			}
+			return nil, e
 		}
 	}
 	return s, nil
 }
 
 func loadHash(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, error) {
-	n, err := rd.count()
+	n64, err := rd.len()
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if n64 == 0 {
 		return nil, errEmpty
 	}
-	pairs := make([][]byte, 0, min(2*n, 2048))
-	for i := 0; i < 2*n; i++ {
-		b, err := rd.str()
+	// As rdbLoadObject: pairs read one at a time, a repeated field
+	// refused as it comes ("Hash with dup elements" while the hash is a
+	// listpack, "Duplicate hash fields detected" once a dict), the dict's
+	// table sized for the pairs left when it becomes one.
+	listpack := n64 <= uint64(enc.HashMaxListpackEntries)
+	if !listpack && n64 > 4 && dictOOM(n64) {
+		return nil, rd.errorf("OOM in dictTryExpand %d", n64)
+	}
+	pairs := make([][]byte, 0, min(2*n64, 2048))
+	seen := make(map[string]struct{}, min(n64, 1024))
+	for left := n64; left > 0; {
+		left--
+		f, err := rd.str()
 		if err != nil {
 			return nil, err
 		}
-		pairs = append(pairs, b)
+		v, err := rd.str()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := seen[string(f)]; dup {
+			if listpack {
+				return nil, rd.errorf("Hash with dup elements")
+			}
+			return nil, rd.errorf("Duplicate hash fields detected")
+		}
+		seen[string(f)] = struct{}{}
+		if listpack && (len(f) > enc.HashMaxListpackValue || len(v) > enc.HashMaxListpackValue) {
+			if listpack = false; left > 4 && dictOOM(left) {
+				return nil, rd.errorf("OOM in dictTryExpand %d", left)
+			}
+		}
+		pairs = append(pairs, f, v)
 	}
+	n := int(n64)
 	var h *keyspace.Hash
-	seen := make(map[string]struct{}, len(pairs)/2)
 	if n > enc.HashMaxListpackEntries {
 		h = keyspace.NewHashtableHash(n)
 	} else {
@@ -148,10 +191,6 @@ func loadHash(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, error) {
 	}
 	for i := 0; i < len(pairs); i += 2 {
 		f, v := string(pairs[i]), string(pairs[i+1])
-		if _, dup := seen[f]; dup {
-			return nil, rd.errorf("Duplicate hash fields detected")
-		}
-		seen[f] = struct{}{}
 		if h.Encoding() == keyspace.EncodingListpack &&
 			(len(f) > enc.HashMaxListpackValue || len(v) > enc.HashMaxListpackValue) {
 			h.ConvertToHashtable()
@@ -161,7 +200,29 @@ func loadHash(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, error) {
 	return h, nil
 }
 
-func hashFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keyspace.Value, error) {
+// dictOOM is dictTryExpand(n) failing to allocate: a table of the power
+// of two at or above n, 8 bytes an entry. A size that overflows is
+// refused by _dictExpand without allocating (the load goes on, as Redis
+// ignores that refusal); a table of more than 1 TiB is taken as an
+// allocation that fails.
+func dictOOM(n uint64) bool {
+	if n >= math.MaxInt64 {
+		return false
+	}
+	size := uint64(4)
+	for size < n {
+		size <<= 1
+	}
+	if size*8 < size {
+		return false
+	}
+	return size*8 > 1<<40
+}
+
+// hashFromPairs builds a hash from a listpack's, ziplist's or zipmap's
+// fields and values; a repeated field fails with reason (the container's
+// integrity check).
+func hashFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig, reason string) (keyspace.Value, error) {
 	if len(ents) == 0 {
 		return nil, errEmpty
 	}
@@ -170,7 +231,7 @@ func hashFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keys
 	for i := 0; i < len(ents); i += 2 {
 		f := string(ents[i])
 		if _, dup := seen[f]; dup {
-			return nil, rd.errorf("Hash listpack integrity check failed.")
+			return nil, rd.fail(reason)
 		}
 		seen[f] = struct{}{}
 		h.AppendListpack(f, string(ents[i+1]))
@@ -181,7 +242,10 @@ func hashFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keys
 	return h, nil
 }
 
-func zsetFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keyspace.Value, error) {
+// zsetFromPairs builds a sorted set from a listpack's or ziplist's members
+// and scores; a bad score or a repeated member fails with reason (the
+// container's integrity check).
+func zsetFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig, reason string) (keyspace.Value, error) {
 	if len(ents) == 0 {
 		return nil, errEmpty
 	}
@@ -190,7 +254,7 @@ func zsetFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keys
 	for i := 0; i < len(ents); i += 2 {
 		s, err := strconv.ParseFloat(string(ents[i+1]), 64)
 		if err != nil && !isRangeErr(err) || math.IsNaN(s) {
-			return nil, rd.errorf("Zset listpack integrity check failed.")
+			return nil, rd.fail(reason)
 		}
 		members = append(members, ents[i])
 		scores = append(scores, s)
@@ -199,7 +263,7 @@ func zsetFromPairs(rd *reader, ents [][]byte, enc keyspace.EncodingConfig) (keys
 	// each time; a repeated member fails the integrity check.
 	z, ok := keyspace.NewZSetListpack(members, scores)
 	if !ok {
-		return nil, rd.errorf("Zset listpack integrity check failed.")
+		return nil, rd.fail(reason)
 	}
 	if z.Len() > enc.ZSetMaxListpackEntries {
 		z.ConvertToSkiplist()
@@ -213,16 +277,19 @@ func isRangeErr(err error) bool {
 }
 
 func loadZSet(rd *reader, t int, enc keyspace.EncodingConfig) (keyspace.Value, error) {
-	n, err := rd.count()
+	n, err := rd.len()
 	if err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, errEmpty
 	}
+	if n > 4 && dictOOM(n) {
+		return nil, rd.errorf("OOM in dictTryExpand %d", n)
+	}
 	z := keyspace.NewZSet(false)
 	maxlen, total := 0, 0
-	for i := 0; i < n; i++ {
+	for i := uint64(0); i < n; i++ {
 		m, err := rd.str()
 		if err != nil {
 			return nil, err
@@ -296,10 +363,10 @@ func loadQuicklist2(rd *reader, enc keyspace.EncodingConfig) (keyspace.Value, er
 		if err != nil {
 			return nil, err
 		}
+		if len(b) == 0 { // rdbLoadObject fails on an empty node, unreported
+			return nil, rd.errorf("Empty quicklist node")
+		}
 		if container == containerPlain {
-			if len(b) == 0 { // rdbLoadObject fails on an empty node
-				return nil, rd.errorf("Quicklist integrity check failed.")
-			}
 			l.AppendPlainNode(b)
 			continue
 		}

@@ -422,7 +422,7 @@ func TestLoadErrors(t *testing.T) {
 		{"module", []byte("REDIS0010\x07\x01k\x81\x00\x00\x00\x00\x00\x00\x00\x00"), "not supported"},
 		{"function", []byte("REDIS0010\xf6"), "Pre-release function format"},
 		{"dup set", []byte("REDIS0010\x02\x01k\x02\x01a\x01a"), "Duplicate"},
-		{"dup hash", []byte("REDIS0010\x04\x01k\x02\x01a\x01b\x01a\x01c"), "Duplicate"},
+		{"dup hash", []byte("REDIS0010\x04\x01k\x02\x01a\x01b\x01a\x01c"), "Hash with dup elements"},
 		{"dup zset", []byte("REDIS0010\x05\x01k\x02\x01a" + "\x00\x00\x00\x00\x00\x00\x00\x00\x01a\x00\x00\x00\x00\x00\x00\x00\x00"), "Duplicate"},
 		{"nan zset", []byte("REDIS0010\x05\x01k\x01\x01a\x00\x00\x00\x00\x00\x00\xf8\x7f"), "NAN"},
 		{"bad intset", []byte("REDIS0010\x0b\x01k\x0a\x02\x00\x00\x00\x02\x00\x00\x00\x01\x00"), "Intset integrity"},

@@ -21,21 +21,21 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	s := keyspace.NewStream()
 	nodes, err := rd.count()
 	if err != nil {
-		return nil, err
+		return nil, rd.readFailed(err, "Stream listpacks len loading failed.")
 	}
 	seenNode := map[string]struct{}{}
 	var list []*keyspace.StreamNode
 	for i := 0; i < nodes; i++ {
 		key, err := rd.str()
 		if err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream master ID loading failed: invalid encoding or I/O error.")
 		}
 		if len(key) != 16 {
 			return nil, rd.errorf("Stream node key entry is not the size of a stream ID")
 		}
 		lp, err := rd.str()
 		if err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream listpacks loading failed.")
 		}
 		ents, ok := parseListpack(lp)
 		if !ok {
@@ -82,7 +82,7 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	}
 	length, err := rd.len()
 	if err != nil {
-		return nil, err
+		return nil, rd.readFailed(err, "Stream object metadata loading failed.")
 	}
 	var ids [6]uint64
 	k := 2 // last_id
@@ -91,13 +91,13 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	}
 	for i := 0; i < k; i++ {
 		if ids[i], err = rd.len(); err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream object metadata loading failed.")
 		}
 	}
 	var added uint64
 	if t == TypeStreamListpacks2 {
 		if added, err = rd.len(); err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream object metadata loading failed.")
 		}
 	}
 	if length != live {
@@ -125,25 +125,25 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 	}
 	groups, err := rd.count()
 	if err != nil {
-		return nil, err
+		return nil, rd.readFailed(err, "Stream cgroup count loading failed.")
 	}
 	for g := 0; g < groups; g++ {
 		name, err := rd.str()
 		if err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Error reading the consumer group name from Stream")
 		}
 		var gid keyspace.StreamID
 		if gid.Ms, err = rd.len(); err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream cgroup ID loading failed.")
 		}
 		if gid.Seq, err = rd.len(); err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream cgroup ID loading failed.")
 		}
 		var read int64
 		if t == TypeStreamListpacks2 {
 			v, err := rd.len()
 			if err != nil {
-				return nil, err
+				return nil, rd.readFailed(err, "Stream cgroup offset loading failed.")
 			}
 			read = int64(v)
 		} else {
@@ -155,19 +155,19 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 		}
 		pelSize, err := rd.count()
 		if err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream PEL size loading failed.")
 		}
 		for i := 0; i < pelSize; i++ {
 			var raw [16]byte
 			if err := rd.full(raw[:]); err != nil {
-				return nil, err
+				return nil, rd.readFailed(err, "Stream PEL ID loading failed.")
 			}
 			if err := rd.full(rd.tmp[:8]); err != nil { // delivery time
-				return nil, err
+				return nil, rd.readFailed(err, "Stream PEL NACK loading failed.")
 			}
 			nack := &keyspace.StreamNACK{DeliveryTime: int64(binary.LittleEndian.Uint64(rd.tmp[:8]))}
 			if nack.DeliveryCount, err = rd.len(); err != nil {
-				return nil, err
+				return nil, rd.readFailed(err, "Stream PEL NACK loading failed.")
 			}
 			if !cg.PELAdd(rawID(raw), nack) {
 				return nil, rd.errorf("Duplicated global PEL entry loading stream consumer group")
@@ -175,15 +175,15 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 		}
 		consumers, err := rd.count()
 		if err != nil {
-			return nil, err
+			return nil, rd.readFailed(err, "Stream consumers num loading failed.")
 		}
 		for c := 0; c < consumers; c++ {
 			cname, err := rd.str()
 			if err != nil {
-				return nil, err
+				return nil, rd.readFailed(err, "Error reading the consumer name from Stream group.")
 			}
 			if err := rd.full(rd.tmp[:8]); err != nil { // seen time
-				return nil, err
+				return nil, rd.readFailed(err, "Stream short read reading seen time.")
 			}
 			cons := cg.CreateConsumer(string(cname), int64(binary.LittleEndian.Uint64(rd.tmp[:8])))
 			if cons == nil {
@@ -191,12 +191,12 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 			}
 			n, err := rd.count()
 			if err != nil {
-				return nil, err
+				return nil, rd.readFailed(err, "Stream consumer PEL num loading failed.")
 			}
 			for i := 0; i < n; i++ {
 				var raw [16]byte
 				if err := rd.full(raw[:]); err != nil {
-					return nil, err
+					return nil, rd.readFailed(err, "Stream short read reading PEL streamID.")
 				}
 				id := rawID(raw)
 				nack := cg.PELGet(id)
@@ -204,7 +204,7 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 					return nil, rd.errorf("Consumer entry not found in group global PEL")
 				}
 				if nack.Consumer != nil {
-					return nil, rd.errorf("Duplicated consumer PEL entry  loading a stream consumer group")
+					return nil, rd.errorf("Stream consumer PEL entry already has a consumer assigned")
 				}
 				nack.Consumer = cons
 				cons.PELAdd(id, nack)
@@ -222,6 +222,17 @@ func loadStream(rd *reader, t int) (keyspace.Value, error) {
 		}
 	}
 	return s, nil
+}
+
+// readFailed is rdbReportReadError after a read of a stream's part
+// failed: reason, after the failure's own report if it had one (an
+// invalid LZF string...).
+func (rd *reader) readFailed(err error, reason string) error {
+	e := &Error{Offset: rd.off, Reason: reason, Line: redisLines[reason]}
+	if inner, ok := err.(*Error); ok && inner.Line != 0 {
+		e.Cause = inner
+	}
+	return e
 }
 
 func rawID(b [16]byte) keyspace.StreamID {
