@@ -382,16 +382,22 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	s.aofBeforeReply() // persistence: the AOF is written before the replies (persist_aof.go)
 	queued := len(c.w.B) > 0 && c.queueReplies(c.w.B)
 	c.bufModelBatchEnd(int64(c.rd.Buffered()), modelRead)
+	var batch int64
+	if !queued {
+		batch = int64(len(c.w.B))
+	}
 	if s.cmem.track { // clientevict.go: processInputBuffer's update, beforeSleep's eviction
-		var batch int64
-		if !queued {
-			batch = int64(len(c.w.B))
-		}
 		s.clientMemAfterCommand(c, batch, -1)
 		s.evictClients()
 		if c.killed.Load() {
 			keep = false
 		}
+	} else {
+		// used_memory counts the client's buffers as they are, as
+		// zmalloc does, so a maxmemory set from INFO's figure does not
+		// evict on the next command (maxmemory.tcl); once a batch, not
+		// once a command.
+		s.updateClientMem(c, batch, -1)
 	}
 	if s.current == c {
 		s.current = nil

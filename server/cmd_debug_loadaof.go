@@ -8,7 +8,7 @@ import (
 )
 
 // debugLoadAOF is Redis 7.0's DEBUG LOADAOF: flush the AOF buffer, empty
-// the dataset, drop history files and load the AOF (base and incremental
+// the dataset and the libraries, drop history files and load the AOF (base and incremental
 // files of the manifest) back. As in Redis, the reloaded commands are not
 // propagated (nor written to the AOF again), dirty is reset, and a load
 // failure other than an empty or missing AOF exits the server.
@@ -23,6 +23,12 @@ func debugLoadAOF(c *Client) {
 		db.Flush()
 	}
 	s.trackingFlush(false) // tracking.go: emptyData's signalFlushedDb
+	if s.fns != nil {
+		// emptyData(-1, EMPTYDB_NO_FLAGS): functionsLibCtxClearCurrent,
+		// so the AOF's FUNCTION LOADs (or its base's libraries) load
+		// into an empty set and do not fail with "already exists".
+		s.fns.cur = newFnCtx()
+	}
 	// aofLoadManifestFromDisk: the file on disk is the manifest kept in
 	// memory while the AOF is open, so it is re-read only when closed.
 	if m.W == nil {
@@ -37,9 +43,7 @@ func debugLoadAOF(c *Client) {
 	rdbLoad := s.aofRDBLoader()
 	props := s.props
 	s.props = nil // proc(fakeClient): nothing reloaded propagates
-	// emptyData leaves the libraries: a base's functions load into the
-	// current ones (rdbFunctionLoad into functionsLibCtxGetCurrent).
-	s.rdb.loading, s.rdb.keepFunctions = true, true
+	s.rdb.loading = true
 	start := time.Now()
 	res, err := m.Load(&aof.Options{
 		LoadTruncated: s.cfg.AOFLoadTruncated,
@@ -48,7 +52,7 @@ func debugLoadAOF(c *Client) {
 		Warn:          func(m string) { s.log.Warn().Msg(m) },
 		Notice:        func(m string) { s.log.Info().Msg(m) },
 	})
-	s.rdb.loading, s.rdb.keepFunctions = false, false
+	s.rdb.loading = false
 	s.props = props
 	clear(s.pending)
 	s.pending = s.pending[:0]

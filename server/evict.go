@@ -74,6 +74,40 @@ func (s *Server) memNotCountedForEvict() uint64 {
 	return uint64(max(s.aofBufferLen(), 0)) + uint64(max(s.cmem.typeMem[memTypeReplica], 0))
 }
 
+// hashtableMaxLoadFactor is HASHTABLE_MAX_LOAD_FACTOR.
+const hashtableMaxLoadFactor = 1.618
+
+// dictExpandAllowed is server.c's dictExpandAllowed, the expandAllowed of
+// the databases' key and expires dicts: below the maximum load factor a
+// table only grows if its new buckets fit under maxmemory
+// (overMaxmemoryAfterAlloc), so a rehash does not make the next command
+// evict.
+func (s *Server) dictExpandAllowed(moreMem uint64, usedRatio float64) bool {
+	if usedRatio <= hashtableMaxLoadFactor {
+		return !s.overMaxmemoryAfterAlloc(moreMem)
+	}
+	return true
+}
+
+// overMaxmemoryAfterAlloc is evict.c's: whether allocating moremem would
+// take used memory, less what eviction does not count, past maxmemory.
+func (s *Server) overMaxmemoryAfterAlloc(moremem uint64) bool {
+	if s.cfg.Maxmemory <= 0 {
+		return false
+	}
+	limit := uint64(s.cfg.Maxmemory)
+	used := s.usedMemory()
+	if used+moremem <= limit {
+		return false
+	}
+	if nc := s.memNotCountedForEvict(); used > nc {
+		used -= nc
+	} else {
+		used = 0
+	}
+	return used+moremem > limit
+}
+
 // maxmemoryState is getMaxmemoryState: whether memory is over maxmemory
 // and by how much.
 func (s *Server) maxmemoryState() (tofree uint64, over bool) {

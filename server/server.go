@@ -232,6 +232,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.slowlog.init()
 	s.initRepl() // repl
 	s.pubsub.init()
+	s.ks.ExpandAllowed = s.dictExpandAllowed
 	s.ks.OnExpire = func(db int, key string, v keyspace.Value) {
 		s.stats.expiredKeys++
 		if s.cfg.LazyfreeLazyExpire {

@@ -140,7 +140,11 @@ type Dict struct {
 	nodes bool
 	// expires: the elements are expireEntries (a database's expires
 	// index; DB sets it). It survives Clear.
-	expires     bool
+	expires bool
+	// allowExpand is dictType.expandAllowed (nil: always allowed): a
+	// database's key and expires dicts ask their Keyspace's ExpandAllowed
+	// (New sets it). It survives Clear.
+	allowExpand func(moreMem uint64, usedRatio float64) bool
 	ht          [2][]*dictEntry
 	used        [2]int
 	rehashIdx   int // next bucket of ht[0] to move; meaningful while rehashing
@@ -202,9 +206,19 @@ func (d *Dict) expandIfNeeded() {
 		d.Expand(dictInitialSize)
 		return
 	}
-	if d.used[0] >= len(d.ht[0]) && expandAllowed(d.used[0], len(d.ht[0])) {
+	if d.used[0] >= len(d.ht[0]) && expandAllowed(d.used[0], len(d.ht[0])) && d.typeExpandAllowed() {
 		d.Expand(d.used[0] + 1)
 	}
+}
+
+// typeExpandAllowed is dictTypeExpandAllowed: the type's expandAllowed is
+// asked with the bytes of the table the expansion would allocate and the
+// current load factor.
+func (d *Dict) typeExpandAllowed() bool {
+	if d.allowExpand == nil {
+		return true
+	}
+	return d.allowExpand(uint64(nextPow(d.used[0]+1))*DictEntryPtrSize, float64(d.used[0])/float64(len(d.ht[0])))
 }
 
 // NeedsShrink is server.c's htNeedsResize: more than dictInitialSize

@@ -69,6 +69,12 @@ type Keyspace struct {
 	ActiveExpireEffort int
 	// LFU configures LFU counters.
 	LFU LFU
+	// ExpandAllowed, when set, is asked before a database's key or
+	// expires table grows (dbDictType's expandAllowed, server.c's
+	// dictExpandAllowed): moreMem is the new table's bytes, usedRatio the
+	// elements per bucket. A false answer leaves the table as it is; the
+	// next insert asks again.
+	ExpandAllowed func(moreMem uint64, usedRatio float64) bool
 	// Dirty is server.dirty: changes since the last save
 	// (rdb_changes_since_last_save). Write commands add what Redis 7.0
 	// adds (one per key set, deleted or given a TTL; FLUSHALL the keys it
@@ -109,9 +115,15 @@ type Keyspace struct {
 func New(databases int) *Keyspace {
 	ks := &Keyspace{DBs: make([]*DB, max(databases, 1)), Encodings: DefaultEncodingConfig()}
 	for i := range ks.DBs {
-		ks.DBs[i] = &DB{dict: Dict{nodes: true}, expires: Dict{expires: true}, id: i, ks: ks}
+		ks.DBs[i] = &DB{dict: Dict{nodes: true, allowExpand: ks.expandAllowed}, expires: Dict{expires: true, allowExpand: ks.expandAllowed}, id: i, ks: ks}
 	}
 	return ks
+}
+
+// expandAllowed is the databases' dictType.expandAllowed: ExpandAllowed,
+// or yes when it is not set.
+func (ks *Keyspace) expandAllowed(moreMem uint64, usedRatio float64) bool {
+	return ks.ExpandAllowed == nil || ks.ExpandAllowed(moreMem, usedRatio)
 }
 
 // Swap is SWAPDB: databases a and b exchange their contents (keys, TTLs,
