@@ -159,7 +159,9 @@ func (s *Server) infoClients(w *infoWriter) {
 	n := 0
 	s.clientsMu.Lock()
 	for _, cl := range s.clients {
-		if !cl.killed.Load() { // killed ones are only unlinking
+		// Killed ones are only unlinking; replicas are not counted
+		// (listLength(server.clients) - listLength(server.slaves)).
+		if !cl.killed.Load() && cl.replRole.Load() != kindReplica {
 			n++
 		}
 	}
