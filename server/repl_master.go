@@ -890,7 +890,10 @@ func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshot
 	}
 	encode := func(w io.Writer, check func() error) error {
 		e.stopped, e.check = stopped, check
-		bw := bufio.NewWriterSize(w, 256<<10)
+		// 64 KB at a time, as before the child: the replicas see the
+		// payload as it is encoded (a slow save, rdb-key-save-delay, of a
+		// small dataset otherwise reached them only at its end).
+		bw := bufio.NewWriterSize(w, 64<<10)
 		bw.WriteString("$EOF:" + mark + "\r\n")
 		err := s.encodeSnapshot(bw, e)
 		s.mu.Lock()
