@@ -330,6 +330,30 @@ func (s *Server) reject(c *Client, cmd *Command, msg string) {
 	s.countError([]byte("-" + msg))
 	s.afterErrorReply(c, cmd, msg)
 	c.w.Error(msg)
+	if c.replRole.Load() == kindReplica {
+		s.replicaGeneratedReply(c, cmd)
+	}
+}
+
+// replicaGeneratedReply is _addReplyToBufferOrList's check (networking.c):
+// a command a replica sent on its link produced a reply, which would land
+// in the replication stream; the replica is dropped, logged as
+// logInvalidUseAndFreeClientAsync does. Lock held.
+func (s *Server) replicaGeneratedReply(c *Client, cmd *Command) {
+	if c.killed.Load() {
+		return
+	}
+	name := "<unknown>"
+	if cmd != nil {
+		name = cmd.FullName()
+	}
+	info := s.appendClientInfo(nil, c, nil, nil, "")
+	s.log.Warn().Msgf("Replica generated a reply to command '%s', disconnecting it: %s", name, info)
+	if rp := s.replicaOf(c); rp != nil {
+		s.dropReplica(rp, "")
+		return
+	}
+	c.kill()
 }
 
 func (s *Server) cmdStats(cmd *Command) *cmdStat {
@@ -418,6 +442,9 @@ func (s *Server) exec(c *Client, cmd *Command, args [][]byte) {
 	c.errCounted = false
 	s.stats.commands++
 	c.lastCmd = cmd.FullName()
+	if len(c.w.B) > mark && c.replRole.Load() == kindReplica {
+		s.replicaGeneratedReply(c, cmd)
+	}
 	if bs := c.blocked; bs != nil && !bs.syncAck {
 		// call() leaves a blocked command out of the slowlog: it is
 		// logged when served or unblocked by CLIENT UNBLOCK
