@@ -573,6 +573,17 @@ func (s *Server) loadPayloadSocket(l *replLink, pr io.Reader, a replication.Expe
 		}
 	}
 	if err != nil {
+		var re *rdb.Error
+		if errors.As(err, &re) && (re.Reason == rdb.ShortRead || re.Line == -1) {
+			// rdbReportReadError on a socket (rdbReportError's
+			// diskless short read): logged, and the link tries again.
+			if re.Line == -1 {
+				s.log.Warn().Msg(re.Reason)
+			}
+			s.log.Warn().Msg(rdb.ShortRead)
+			s.log.Warn().Msgf("Internal error in RDB reading offset %d, function at rdb.c:3249 -> Unexpected EOF reading RDB file. "+
+				"Failure loading rdb format from socket, assuming connection error, resuming operation.", s.loadingLoadedBytes())
+		}
 		s.replStopLoading(l)
 		if !errors.Is(err, ErrLoadAborted) {
 			s.log.Warn().Msgf("Failed trying to load the MASTER synchronization DB from socket: %v", err)
