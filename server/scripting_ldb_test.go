@@ -340,29 +340,23 @@ func TestLuaDebuggerSignalEndsSession(t *testing.T) {
 // holds the server, as Redis's main thread); when the debugging client
 // leaves, the script ends and the server shuts down.
 func TestLuaDebuggerShutdownWaitsForSession(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "v.sock")
-	ts := newTestServer(t, "--port", "0", "--unixsocket", sock, "--save", "")
-	if err := ts.s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- ts.s.Run(context.Background()) }()
-	l := &liveServer{testServer: ts, sock: sock}
+	l := startLive(t, "--save", "")
 	c, o := l.dial(t), l.dial(t)
 	c.do("SCRIPT", "DEBUG", "SYNC")
 	c.do("EVAL", "local a = 1\nredis.call('set', 'k', 'v')\nreturn a\n", "0")
 	o.send("SHUTDOWN", "NOSAVE")
 	select {
-	case <-done:
+	case <-l.done:
 		t.Fatal("the server stopped with the session open")
 	case <-time.After(100 * time.Millisecond): // no state to poll: nothing may happen
 	}
 	c.c.Close()
 	select {
-	case <-done:
+	case <-l.done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")
 	}
+	l.done <- nil // for startLive's cleanup
 	if !o.closed() {
 		t.Error("SHUTDOWN's connection is open")
 	}
@@ -464,14 +458,7 @@ func TestLuaDebuggerForkedServesOthers(t *testing.T) {
 // SHUTDOWN kills the debugging children (ldbKillForkedSessions): the
 // debugging client's connection closes, no child outlives the server.
 func TestLuaDebuggerForkedShutdown(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "v.sock")
-	ts := newTestServer(t, "--port", "0", "--unixsocket", sock, "--save", "")
-	if err := ts.s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- ts.s.Run(context.Background()) }()
-	l := &liveServer{testServer: ts, sock: sock}
+	l := startLive(t, "--save", "")
 	c, o := l.dial(t), l.dial(t)
 	c.do("SCRIPT", "DEBUG", "YES")
 	if got := c.do("EVAL", "local a = 1\nreturn a\n", "0"); !strings.Contains(got, "Stopped at 1") {
@@ -486,10 +473,11 @@ func TestLuaDebuggerForkedShutdown(t *testing.T) {
 	}
 	o.send("SHUTDOWN", "NOSAVE")
 	select {
-	case <-done:
+	case <-l.done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")
 	}
+	l.done <- nil // for startLive's cleanup
 	if !c.closed() {
 		t.Error("the debugging client's connection is open")
 	}
