@@ -46,13 +46,7 @@ func TestCorruptRDBAbortsStart(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	var msgs []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		var m struct{ Message string }
-		if json.Unmarshal([]byte(line), &m) == nil {
-			msgs = append(msgs, m.Message)
-		}
-	}
+	msgs := logMessages(stdout)
 	if len(msgs) < 2 || msgs[len(msgs)-2] != want[0] || msgs[len(msgs)-1] != want[1] {
 		t.Errorf("log ends with %q, want %q", msgs[max(len(msgs)-4, 0):], want)
 	}
@@ -87,13 +81,7 @@ func TestCorruptRDBValueAbortsStart(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	var msgs []string
-	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		var m struct{ Message string }
-		if json.Unmarshal([]byte(line), &m) == nil {
-			msgs = append(msgs, m.Message)
-		}
-	}
+	msgs := logMessages(stdout)
 	if len(msgs) < 2 || msgs[len(msgs)-2] != report || msgs[len(msgs)-1] != last {
 		t.Errorf("log ends with %q, want %q then %q", msgs[max(len(msgs)-4, 0):], report, last)
 	}
@@ -102,4 +90,17 @@ func TestCorruptRDBValueAbortsStart(t *testing.T) {
 			t.Errorf("stdout lacks the checker's %q:\n%s", w, stdout)
 		}
 	}
+}
+
+// logMessages returns the message of each JSON log line in out, in order;
+// lines that are not JSON (the checker's trace) are left out.
+func logMessages(out string) []string {
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct{ Message string }
+		if json.Unmarshal([]byte(line), &m) == nil {
+			msgs = append(msgs, m.Message)
+		}
+	}
+	return msgs
 }
