@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/replication"
 )
 
 // The Lua debugger's forked session (SCRIPT DEBUG YES; Redis 7.0's
@@ -79,6 +80,12 @@ type ldbForkState struct {
 	ID      int64
 	Args    [][]byte
 	Out     []byte // the replies before the EVAL's, not written yet
+	// The parent's role (server.masterhost, repl_state, which the
+	// child inherits in Redis): a replica's child refuses a script's
+	// writes as its parent would, and never connects to the master.
+	MasterHost string // "" on a master
+	MasterPort int
+	LinkState  replication.ReplState
 }
 
 // ldbChildInfo is a running debugging child (Server.ldbChildren).
@@ -111,6 +118,9 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 		ID:      c.id,
 		Args:    args,
 		Out:     append([]byte(nil), c.w.B...),
+	}
+	if l := s.repl.link; l != nil {
+		st.MasterHost, st.MasterPort, st.LinkState = l.host, l.port, l.hs.State
 	}
 	var data bytes.Buffer
 	err := gob.NewEncoder(&data).Encode(&st)
@@ -325,6 +335,9 @@ func runLdbChild() int {
 		ldbChildLog("Lua debugging child: loading the dataset: " + err.Error())
 		return 1
 	}
+	if st.MasterHost != "" {
+		s.ldbChildReplica(&st)
+	}
 	sock := os.NewFile(3, "client")
 	conn, err := net.FileConn(sock)
 	sock.Close()
@@ -366,6 +379,20 @@ func runLdbChild() int {
 	}
 	ldbChildLog("Lua debugging session child exiting")
 	return 0
+}
+
+// ldbChildReplica gives the child its parent's role, a replica (lock
+// held): a link in the parent's state that runs nowhere (stopped: no
+// goroutine, no connection), as the forked child's server.masterhost
+// and repl_state with a master client it never reads. The read-only
+// replica's refusals (scriptVerifyWriteCommandAllow's -READONLY, the
+// shebang's check) and the stale checks follow from it.
+func (s *Server) ldbChildReplica(st *ldbForkState) {
+	hs := replication.NewHandshake(replication.HandshakeConfig{}, nil)
+	hs.State = st.LinkState
+	s.repl.link = &replLink{host: st.MasterHost, port: st.MasterPort, hs: hs, stop: make(chan struct{}), stopped: true}
+	s.cfg.ReplicaOf = configs.Address{Host: st.MasterHost, Port: st.MasterPort}
+	s.ks.Replica = true
 }
 
 // newLdbChildServer builds the child's server from the parent's state:
