@@ -122,19 +122,37 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 	if l := s.repl.link; l != nil {
 		st.MasterHost, st.MasterPort, st.LinkState = l.host, l.port, l.hs.State
 	}
-	var data bytes.Buffer
-	err := gob.NewEncoder(&data).Encode(&st)
-	if err == nil {
-		err = s.writeRDBDelay(&data, false, 0)
-	}
+	data := new(bytes.Buffer)
+	err := gob.NewEncoder(data).Encode(&st)
 	var cmd *exec.Cmd
+	var stdin *os.File
 	if err == nil {
-		cmd, err = s.ldbSpawn(c, data.Bytes())
+		cmd, stdin, err = s.ldbSpawn(c)
+	}
+	var cp *ldbCopy
+	if err == nil {
+		// The dataset as it is now: read from a snapshot while the others
+		// are served, or at once if another snapshot runs (a BGSAVE...).
+		if cp, err = s.ldbBeginCopy(data); err == nil && cp == nil {
+			err = s.writeRDBDelay(data, false, 0)
+		}
+		if err != nil {
+			_ = cmd.Process.Kill()
+			stdin.Close()
+			go cmd.Wait()
+		}
 	}
 	if err != nil {
 		c.w.Error("ERR Fork() failed: can't run EVAL in debugging mode: " + redisutil.Strerror(err))
 		return
 	}
+	go func() {
+		if cp != nil {
+			s.ldbRunCopy(cp)
+		}
+		_, _ = stdin.Write(data.Bytes()) // EPIPE if the child died
+		stdin.Close()
+	}()
 	s.stats.forks++
 	s.stats.forkUsec = time.Since(start).Microseconds()
 	info := &ldbChildInfo{cmd: cmd, done: make(chan struct{})}
@@ -156,22 +174,23 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 	c.closeAfterReply = true
 }
 
-// ldbSpawn starts the child with the client's socket and streams it data.
-func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
+// ldbSpawn starts the child with the client's socket; it returns the
+// child's stdin, for the state and the dataset.
+func (s *Server) ldbSpawn(c *Client) (*exec.Cmd, *os.File, error) {
 	sock, err := dupConnFile(c.conn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer sock.Close()
 	stR, stW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		stR.Close()
 		stW.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	// The fork keeps the parent's title (redisFork sets none for LDB).
 	argv := os.Args
@@ -192,12 +211,8 @@ func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
 	if err != nil {
 		stW.Close()
 		errR.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	go func() {
-		_, _ = stW.Write(data) // EPIPE if the child died
-		stW.Close()
-	}()
 	log := s.log
 	go func() {
 		sc := bufio.NewScanner(errR)
@@ -206,7 +221,7 @@ func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
 		}
 		errR.Close()
 	}()
-	return cmd, nil
+	return cmd, stW, nil
 }
 
 // dupConnFile duplicates conn's file descriptor (close-on-exec: exec's
