@@ -36,8 +36,10 @@ import (
 // (/proc/self/exe) as a debugging child, as internal/savechild does for
 // BGSAVE. Under the execution lock (the fork's moment) it serialises
 // what the child must stand for: the configuration, the ACL users, the
-// client's state (database, protocol, user, the EVAL command) and the
-// whole dataset with the function libraries as an RDB. The child gets the
+// client's state (database, protocol, user, the EVAL command), the role
+// (a replica's master and link state), and starts a snapshot of the
+// whole dataset, encoded with the function libraries as an RDB while the
+// others are served (scripting_ldbcopy.go). The child gets the
 // client's socket (a duplicate of its file descriptor), reads that state
 // on a pipe, builds a server that listens nowhere and persists nothing,
 // runs the EVAL through the debugger on the socket, writes the reply, and
