@@ -289,6 +289,7 @@ func (s *Server) aofApplier() func(argv [][]byte) error {
 // aofWriteBaseSync writes a base file from the whole dataset while the
 // lock is held (start-up: nothing else runs).
 func (s *Server) aofWriteBaseSync(path string) (int64, error) {
+	s.ldbFinishCopy()
 	snap, err := s.ks.BeginSnapshot()
 	if err != nil {
 		return 0, err
@@ -400,6 +401,7 @@ func (s *Server) aofRewriteBackground() error {
 	if s.aof.rewriting != nil {
 		return errRewriteRunning
 	}
+	s.ldbFinishCopy() // a debugging child's copy does not wait
 	if s.ks.Snapshotting() {
 		return keyspace.ErrSnapshotRunning
 	}

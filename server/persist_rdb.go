@@ -181,9 +181,11 @@ func (j *bgsaveJob) sleep(d time.Duration) bool {
 }
 
 // childActive is hasActiveChildProcess: a BGSAVE, an AOF rewrite or any
-// other snapshot running.
+// other snapshot running (not a debugging child's copy: Redis's debugging
+// children are not counted, and the copy is finished for a snapshot's
+// taker, scripting_ldbcopy.go).
 func (s *Server) childActive() bool {
-	if s.rdb.job != nil || s.ks.Snapshotting() {
+	if s.rdb.job != nil || (s.ks.Snapshotting() && s.ldbCopy == nil) {
 		return true
 	}
 	return s.aof.rewriting != nil

@@ -753,6 +753,7 @@ func (s *Server) replAttachToNewMaster() {
 // killing a BGSAVE: a swapdb swap must not happen under one. A shutdown
 // meanwhile aborts.
 func (s *Server) replWaitNoSnapshot() error {
+	s.ldbFinishCopy() // a debugging child's copy does not wait
 	for s.ks.Snapshotting() {
 		s.killBgsave()
 		s.mu.Unlock()

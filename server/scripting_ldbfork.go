@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
+	"github.com/vigil-kv/vigil/replication"
 )
 
 // The Lua debugger's forked session (SCRIPT DEBUG YES; Redis 7.0's
@@ -35,8 +36,10 @@ import (
 // (/proc/self/exe) as a debugging child, as internal/savechild does for
 // BGSAVE. Under the execution lock (the fork's moment) it serialises
 // what the child must stand for: the configuration, the ACL users, the
-// client's state (database, protocol, user, the EVAL command) and the
-// whole dataset with the function libraries as an RDB. The child gets the
+// client's state (database, protocol, user, the EVAL command), the role
+// (a replica's master and link state), and starts a snapshot of the
+// whole dataset, encoded with the function libraries as an RDB while the
+// others are served (scripting_ldbcopy.go). The child gets the
 // client's socket (a duplicate of its file descriptor), reads that state
 // on a pipe, builds a server that listens nowhere and persists nothing,
 // runs the EVAL through the debugger on the socket, writes the reply, and
@@ -79,6 +82,12 @@ type ldbForkState struct {
 	ID      int64
 	Args    [][]byte
 	Out     []byte // the replies before the EVAL's, not written yet
+	// The parent's role (server.masterhost, repl_state, which the
+	// child inherits in Redis): a replica's child refuses a script's
+	// writes as its parent would, and never connects to the master.
+	MasterHost string // "" on a master
+	MasterPort int
+	LinkState  replication.ReplState
 }
 
 // ldbChildInfo is a running debugging child (Server.ldbChildren).
@@ -112,19 +121,40 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 		Args:    args,
 		Out:     append([]byte(nil), c.w.B...),
 	}
-	var data bytes.Buffer
-	err := gob.NewEncoder(&data).Encode(&st)
-	if err == nil {
-		err = s.writeRDBDelay(&data, false, 0)
+	if l := s.repl.link; l != nil {
+		st.MasterHost, st.MasterPort, st.LinkState = l.host, l.port, l.hs.State
 	}
+	data := new(bytes.Buffer)
+	err := gob.NewEncoder(data).Encode(&st)
 	var cmd *exec.Cmd
+	var stdin *os.File
 	if err == nil {
-		cmd, err = s.ldbSpawn(c, data.Bytes())
+		cmd, stdin, err = s.ldbSpawn(c)
+	}
+	var cp *ldbCopy
+	if err == nil {
+		// The dataset as it is now: read from a snapshot while the others
+		// are served, or at once if another snapshot runs (a BGSAVE...).
+		if cp, err = s.ldbBeginCopy(data); err == nil && cp == nil {
+			err = s.writeRDBDelay(data, false, 0)
+		}
+		if err != nil {
+			_ = cmd.Process.Kill()
+			stdin.Close()
+			go cmd.Wait()
+		}
 	}
 	if err != nil {
 		c.w.Error("ERR Fork() failed: can't run EVAL in debugging mode: " + redisutil.Strerror(err))
 		return
 	}
+	go func() {
+		if cp != nil {
+			s.ldbRunCopy(cp)
+		}
+		_, _ = stdin.Write(data.Bytes()) // EPIPE if the child died
+		stdin.Close()
+	}()
 	s.stats.forks++
 	s.stats.forkUsec = time.Since(start).Microseconds()
 	info := &ldbChildInfo{cmd: cmd, done: make(chan struct{})}
@@ -146,22 +176,23 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 	c.closeAfterReply = true
 }
 
-// ldbSpawn starts the child with the client's socket and streams it data.
-func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
+// ldbSpawn starts the child with the client's socket; it returns the
+// child's stdin, for the state and the dataset.
+func (s *Server) ldbSpawn(c *Client) (*exec.Cmd, *os.File, error) {
 	sock, err := dupConnFile(c.conn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer sock.Close()
 	stR, stW, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		stR.Close()
 		stW.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	// The fork keeps the parent's title (redisFork sets none for LDB).
 	argv := os.Args
@@ -182,12 +213,8 @@ func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
 	if err != nil {
 		stW.Close()
 		errR.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	go func() {
-		_, _ = stW.Write(data) // EPIPE if the child died
-		stW.Close()
-	}()
 	log := s.log
 	go func() {
 		sc := bufio.NewScanner(errR)
@@ -196,7 +223,7 @@ func (s *Server) ldbSpawn(c *Client, data []byte) (*exec.Cmd, error) {
 		}
 		errR.Close()
 	}()
-	return cmd, nil
+	return cmd, stW, nil
 }
 
 // dupConnFile duplicates conn's file descriptor (close-on-exec: exec's
@@ -325,6 +352,9 @@ func runLdbChild() int {
 		ldbChildLog("Lua debugging child: loading the dataset: " + err.Error())
 		return 1
 	}
+	if st.MasterHost != "" {
+		s.ldbChildReplica(&st)
+	}
 	sock := os.NewFile(3, "client")
 	conn, err := net.FileConn(sock)
 	sock.Close()
@@ -366,6 +396,20 @@ func runLdbChild() int {
 	}
 	ldbChildLog("Lua debugging session child exiting")
 	return 0
+}
+
+// ldbChildReplica gives the child its parent's role, a replica (lock
+// held): a link in the parent's state that runs nowhere (stopped: no
+// goroutine, no connection), as the forked child's server.masterhost
+// and repl_state with a master client it never reads. The read-only
+// replica's refusals (scriptVerifyWriteCommandAllow's -READONLY, the
+// shebang's check) and the stale checks follow from it.
+func (s *Server) ldbChildReplica(st *ldbForkState) {
+	hs := replication.NewHandshake(replication.HandshakeConfig{}, nil)
+	hs.State = st.LinkState
+	s.repl.link = &replLink{host: st.MasterHost, port: st.MasterPort, hs: hs, stop: make(chan struct{}), stopped: true}
+	s.cfg.ReplicaOf = configs.Address{Host: st.MasterHost, Port: st.MasterPort}
+	s.ks.Replica = true
 }
 
 // newLdbChildServer builds the child's server from the parent's state:

@@ -120,6 +120,9 @@ type Server struct {
 	ldbChildren map[int]*ldbChildInfo
 	ldbKilled   []*ldbChildInfo
 	ldbChild    bool
+	// ldbCopy is the dataset copy a forked session's child is being sent,
+	// read from the running snapshot (guarded by mu; nil: none).
+	ldbCopy *ldbCopy
 	// The startup load (persist_aof.go loadDataOnStart), seen without mu:
 	// loadMarked is MarkLoading (Run starts serving, then LoadDataFromDisk
 	// loads: serving is closed once the listeners, the cron and the

@@ -48,6 +48,7 @@ type stats struct {
 // (redisFork's stat_total_forks, stat_fork_time).
 func (s *Server) beginChildSnapshot() (*keyspace.Snapshot, error) {
 	start := time.Now()
+	s.ldbFinishCopy() // a debugging child's copy does not wait
 	snap, err := s.ks.BeginSnapshot()
 	if err == nil {
 		s.stats.forks++

@@ -515,7 +515,7 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	v, msg := e.host.Call(args, e.resp, e.repl)
 	if e.ldb != nil {
 		if msg != "" {
-			e.ldbLogError(strings.TrimPrefix(msg, "ERR "))
+			e.ldbLogError(ldbErrBuffer(msg))
 		} else {
 			if v.IsError() {
 				e.ldbLogError("-" + v.Str)

@@ -740,6 +740,18 @@ func (e *Engine) ldbLogError(msg string) {
 	}
 }
 
+// ldbErrBuffer is the err_buffer luaPushErrorBuff logs for msg, a
+// refusal of the host's checks (scriptCall's): Redis's own messages
+// there carry no code (msg's "ERR " is the error table's), while the
+// shared replies it copies (-READONLY, -NOREPLICAS, -OOM, -MISCONF) keep
+// their "-" and CRLF, which the log's line shows as two spaces.
+func ldbErrBuffer(msg string) string {
+	if m, ok := strings.CutPrefix(msg, "ERR "); ok {
+		return m
+	}
+	return "-" + msg + "\r\n"
+}
+
 // ldbLogReply is ldbLogRedisReply.
 func (e *Engine) ldbLogReply(v resp.Value) {
 	if d := e.ldb; d != nil && d.step {

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
+)
+
+// TestLuaDebuggerForkedReplicaLikeRedis: a forked session (SCRIPT DEBUG
+// YES) on a replica runs as a replica, as Redis's child keeps
+// server.masterhost and repl_state: on a read-only replica the script's
+// writes and the debugger's "redis" command get -READONLY; with
+// replica-read-only no they succeed in the child's copy (the replica's
+// key is as before after the session); with the link down and
+// replica-serve-stale-data no a command without the stale flag is
+// refused. On redis-server 7.0.15 and on Vigil as replicas of one
+// redis-server master, every reply the same.
+func TestLuaDebuggerForkedReplicaLikeRedis(t *testing.T) {
+	m, port := redisMaster(t)
+	deadPort := strconv.Itoa(testutil.FreePort(t))
+	const write = "local r = redis.pcall('set', KEYS[1], ARGV[1])\nredis.breakpoint()\nreturn redis.call('set', KEYS[1], ARGV[1])\n"
+	const get = "#!lua flags=no-writes,allow-stale\nreturn redis.call('get', KEYS[1])\n"
+	redis, vigil := replicasOfRedis(t, 50*time.Millisecond, false, func(dial func() *rconn, tag string, tick func()) []string {
+		c := dial()
+		out := []string{c.do("REPLICAOF", "127.0.0.1", port)}
+		eventually(t, "the replica's link to be up", func() bool {
+			tick()
+			return liveInfoField(t, c, "replication", "master_link_status") == "up"
+		})
+		out = append(out, m.do("SET", "k1", "m"))
+		eventually(t, "the key to reach the replica", func() bool {
+			tick()
+			return c.do("GET", "k1") == `"m"`
+		})
+		session := func(script string, steps ...[]string) {
+			out = append(out, ldbRunMode(t, dial(), "YES", script, steps, 1, nil)...)
+			out = append(out, c.do("GET", "k1"))
+		}
+		// A read-only replica.
+		session(write, []string{"s"}, []string{"p"}, []string{"r", "set", "k1", "y"}, []string{"r", "get", "k1"},
+			[]string{"c"}, []string{"c"})
+		// A shebang script that may write: processCommand's refusal,
+		// no session.
+		d := dial()
+		out = append(out, d.do("SCRIPT", "DEBUG", "YES"),
+			d.do("EVAL", "#!lua\nreturn redis.call('set', KEYS[1], ARGV[1])\n", "1", "k1", "v1"))
+		// A writable replica: the writes are the child's.
+		out = append(out, c.do("CONFIG", "SET", "replica-read-only", "no"))
+		session(write, []string{"s"}, []string{"p"}, []string{"r", "set", "k1", "y"}, []string{"r", "get", "k1"},
+			[]string{"c"}, []string{"c"})
+		out = append(out, c.do("CONFIG", "SET", "replica-read-only", "yes"))
+		// The link down, replica-serve-stale-data no (SCRIPT DEBUG,
+		// which a stale replica refuses, before).
+		s := dial()
+		out = append(out, s.do("SCRIPT", "DEBUG", "YES"), c.do("CONFIG", "SET", "replica-serve-stale-data", "no"),
+			c.do("REPLICAOF", "127.0.0.1", deadPort))
+		eventually(t, "the replica's link to be down", func() bool {
+			tick()
+			return liveInfoField(t, c, "replication", "master_link_status") == "down"
+		})
+		out = append(out, s.do("EVAL", get, "1", "k1"), s.do("s"), s.read())
+		if s.closed() {
+			out = append(out, "<closed>")
+		}
+		out = append(out, c.do("CONFIG", "SET", "replica-serve-stale-data", "yes"), c.do("REPLICAOF", "NO", "ONE"))
+		return out
+	})
+	all := strings.Join(redis, "\n")
+	for _, w := range []string{"READONLY You can't write against a read only replica.", `<reply> "+OK"`,
+		"Can not execute the command on a stale replica"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("redis's sessions lack %q:\n%s", w, all)
+		}
+	}
+	if len(redis) != len(vigil) {
+		t.Fatalf("redis %d replies, vigil %d:\nredis %q\nvigil %q", len(redis), len(vigil), redis, vigil)
+	}
+	for i := range redis {
+		if redis[i] != vigil[i] {
+			t.Errorf("reply %d:\nredis %q\nvigil %q", i, redis[i], vigil[i])
+		}
+	}
+}
