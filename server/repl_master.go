@@ -1333,12 +1333,22 @@ func (s *Server) writesDenied(c *Client, cmd *Command) string {
 		}
 	}
 	if write && s.cfg.MinReplicasToWrite > 0 && s.cfg.MinReplicasMaxLag > 0 {
-		good, _ := replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.clock.Now())
-		if !replication.WritesAllowed(false, s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, good) {
+		if !replication.WritesAllowed(false, s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.goodReplicas()) {
 			return "NOREPLICAS Not enough good replicas to write."
 		}
 	}
 	return ""
+}
+
+// goodReplicas is server.repl_good_slaves_count: the replicas online that
+// acknowledged within min-replicas-max-lag (lock held). A forked
+// debugging session's child has its parent's count from the fork.
+func (s *Server) goodReplicas() int {
+	if s.ldbChild {
+		return s.ldbGoodReplicas
+	}
+	good, _ := replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.clock.Now())
+	return good
 }
 
 // replInfo is INFO replication (lock held).

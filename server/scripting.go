@@ -429,8 +429,7 @@ func (h *luaHost) verifyWriteAllowed(cmd *Command) string {
 		}
 	}
 	if s.repl.link == nil && s.cfg.MinReplicasToWrite > 0 && s.cfg.MinReplicasMaxLag > 0 {
-		good, _ := replication.GoodReplicas(s.replicaAcks(), s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.clock.Now())
-		if !replication.WritesAllowed(false, s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, good) {
+		if !replication.WritesAllowed(false, s.cfg.MinReplicasToWrite, s.cfg.MinReplicasMaxLag, s.goodReplicas()) {
 			return "NOREPLICAS Not enough good replicas to write."
 		}
 	}

@@ -88,6 +88,10 @@ type ldbForkState struct {
 	MasterHost string // "" on a master
 	MasterPort int
 	LinkState  replication.ReplState
+	// GoodReplicas is a master's server.repl_good_slaves_count, which
+	// the forked child keeps: min-replicas-to-write judges its writes by
+	// the parent's replicas.
+	GoodReplicas int
 }
 
 // ldbChildInfo is a running debugging child (Server.ldbChildren).
@@ -120,6 +124,8 @@ func (s *Server) ldbStartFork(c *Client, args [][]byte) {
 		ID:      c.id,
 		Args:    args,
 		Out:     append([]byte(nil), c.w.B...),
+
+		GoodReplicas: s.goodReplicas(),
 	}
 	if l := s.repl.link; l != nil {
 		st.MasterHost, st.MasterPort, st.LinkState = l.host, l.port, l.hs.State
@@ -384,6 +390,7 @@ func runLdbChild() int {
 	c.lastInteraction.Store(time.Now().UnixMilli())
 	c.rd = resp.NewReader(bytes.NewReader(nil), resp.DefaultLimits)
 	s.ldbChild = true
+	s.ldbGoodReplicas = st.GoodReplicas
 	s.current = c
 	s.process(c, st.Args)
 	s.current = nil

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,6 +73,55 @@ func TestLuaDebuggerForkedReplicaLikeRedis(t *testing.T) {
 	all := strings.Join(redis, "\n")
 	for _, w := range []string{"READONLY You can't write against a read only replica.", `<reply> "+OK"`,
 		"Can not execute the command on a stale replica"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("redis's sessions lack %q:\n%s", w, all)
+		}
+	}
+	if len(redis) != len(vigil) {
+		t.Fatalf("redis %d replies, vigil %d:\nredis %q\nvigil %q", len(redis), len(vigil), redis, vigil)
+	}
+	for i := range redis {
+		if redis[i] != vigil[i] {
+			t.Errorf("reply %d:\nredis %q\nvigil %q", i, redis[i], vigil[i])
+		}
+	}
+}
+
+// TestLuaDebuggerForkedMinReplicasLikeRedis: a forked session's child
+// judges min-replicas-to-write by its parent's good replicas when the
+// session started (Redis's child keeps server.repl_good_slaves_count):
+// with no replica the script's write gets -NOREPLICAS, with one attached
+// it succeeds (in the child's copy). Vigil's child has no replicas of its
+// own and refused it. On redis-server 7.0.15 and on Vigil as masters of a
+// redis-server replica, every reply the same.
+func TestLuaDebuggerForkedMinReplicasLikeRedis(t *testing.T) {
+	testutil.NeedRedis(t)
+	const write = "local r = redis.pcall('set', KEYS[1], ARGV[1])\nreturn r\n"
+	scenario := func(m *rconn, port int, dial func() *rconn) []string {
+		out := []string{m.do("CONFIG", "SET", "min-replicas-to-write", "1"), m.do("CONFIG", "SET", "min-replicas-max-lag", "100"),
+			m.do("CONFIG", "SET", "repl-diskless-sync-delay", "0")}
+		steps := [][]string{{"s"}, {"c"}}
+		out = append(out, ldbRunMode(t, dial(), "YES", write, steps, 1, nil)...)
+		testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(port)}})
+		eventually(t, "a good replica", func() bool {
+			return liveInfoField(t, m, "replication", "min_slaves_good_slaves") == "1"
+		})
+		out = append(out, ldbRunMode(t, dial(), "YES", write, steps, 1, nil)...)
+		return append(out, m.do("GET", "k1"))
+	}
+	r := testutil.StartRedis(t, testutil.RedisOptions{TCP: true})
+	dialRedis := func() *rconn {
+		c := r.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	}
+	redis := scenario(dialRedis(), r.Port, dialRedis)
+	l, addr := startLiveTCP(t)
+	_, p, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	vigil := scenario(l.dial(t), port, func() *rconn { return l.dial(t) })
+	all := strings.Join(redis, "\n")
+	for _, w := range []string{"NOREPLICAS Not enough good replicas to write.", `<reply> "+OK"`} {
 		if !strings.Contains(all, w) {
 			t.Errorf("redis's sessions lack %q:\n%s", w, all)
 		}

@@ -120,6 +120,10 @@ type Server struct {
 	ldbChildren map[int]*ldbChildInfo
 	ldbKilled   []*ldbChildInfo
 	ldbChild    bool
+	// ldbGoodReplicas is, in such a child, the parent's count of good
+	// replicas when the session started (server.repl_good_slaves_count,
+	// which the forked child keeps and never refreshes).
+	ldbGoodReplicas int
 	// ldbCopy is the dataset copy a forked session's child is being sent,
 	// read from the running snapshot (guarded by mu; nil: none).
 	ldbCopy *ldbCopy
