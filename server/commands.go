@@ -188,9 +188,10 @@ func (s *Server) call(c *Client, args [][]byte) {
 		s.reject(c, cmd, fmt.Sprintf(ErrPubSubContext, cmd.FullName()))
 		return
 	}
-	// A monitor is flagged CLIENT_SLAVE in Redis, and processCommand
-	// refuses a replica's commands that read, write or may replicate.
-	if c.monitor && chk.Has(FlagReadonly|FlagWrite|FlagMayReplicate) {
+	// processCommand refuses a replica's commands that read, write or may
+	// replicate: a client made a replica by SYNC/PSYNC, and a monitor
+	// (flagged CLIENT_SLAVE in Redis).
+	if (c.monitor || c.replRole.Load() == kindReplica) && chk.Has(FlagReadonly|FlagWrite|FlagMayReplicate) {
 		s.reject(c, cmd, ErrReplicaKeyspace)
 		return
 	}
@@ -328,11 +329,13 @@ func (s *Server) reject(c *Client, cmd *Command, msg string) {
 		msg = "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR ")
 	}
 	s.countError([]byte("-" + msg))
-	s.afterErrorReply(c, cmd, msg)
+	// addReplyErrorFormat: the reply (_addReplyToBufferOrList, which drops
+	// a replica that gets one), then afterErrorReply's log.
 	c.w.Error(msg)
 	if c.replRole.Load() == kindReplica {
 		s.replicaGeneratedReply(c, cmd)
 	}
+	s.afterErrorReply(c, cmd, msg)
 }
 
 // replicaGeneratedReply is _addReplyToBufferOrList's check (networking.c):

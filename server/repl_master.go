@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -313,6 +315,11 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 	case replication.PsyncIgnore:
 		return
 	case replication.PsyncReject, replication.PsyncPromote:
+		if d.Log != "" {
+			// syncCommand's serverLog(LL_WARNING, ...) of a PSYNC refused
+			// for its offset, naming the replica as Redis does.
+			s.log.Warn().Msg(strings.Replace(d.Log, "Replica ", "Replica "+s.replicaName(c)+" ", 1))
+		}
 		c.w.Raw([]byte(d.Reply))
 		return
 	}
@@ -348,7 +355,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		rp.ack.State = replication.ReplicaOnline
 		rp.acked = true
 		close(rp.firstAck)
-		s.log.Info().Msgf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", c.addr, len(data), d.Offset)
+		s.log.Info().Msgf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", s.replicaName(c), len(data), d.Offset)
 	} else {
 		if d.CreateBacklog {
 			s.repl.ids.Reset(s.repl.rnd)
@@ -357,7 +364,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		}
 		rp.full = true
 		rp.ack.State = replication.ReplicaWaitBgsaveStart
-		s.log.Info().Msgf("Replica %s asks for synchronization", c.addr)
+		s.log.Info().Msgf("Replica %s asks for synchronization", s.replicaName(c))
 	}
 	c.replRole.Store(kindReplica)
 	rp.gateAt = s.syncAck.gate.Attach()
@@ -373,6 +380,26 @@ func (s *Server) masterState() replication.MasterState {
 		st.LinkUp = l.hs.State == replication.StateConnected
 	}
 	return st
+}
+
+// replicaName is replicationGetSlaveName: the address the replica gave
+// (REPLCONF ip-address) or its peer's, with its REPLCONF listening-port, or
+// "<unknown-replica-port>" when it sent none.
+func (s *Server) replicaName(c *Client) string {
+	ip, port := "", 0
+	if info := c.replInfo; info != nil {
+		ip, port = info.ip, info.port
+	}
+	if ip == "" {
+		ip = strings.TrimSuffix(strings.TrimPrefix(hostOf(c.addr), "["), "]")
+	}
+	if ip == "" {
+		return fmt.Sprintf("client id #%d", c.id)
+	}
+	if port == 0 {
+		return ip + ":<unknown-replica-port>"
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
 func hostOf(addr string) string {
@@ -434,7 +461,7 @@ func (s *Server) dropReplica(rp *replica, why string) {
 func (s *Server) replicaGone(c *Client) {
 	if rp := s.replicaOf(c); rp != nil {
 		s.dropReplica(rp, "")
-		s.log.Info().Msgf("Connection with replica %s lost.", c.addr)
+		s.log.Info().Msgf("Connection with replica %s lost.", s.replicaName(c))
 	}
 }
 
@@ -455,7 +482,7 @@ func (s *Server) replicaWriter(rp *replica) {
 			if !rp.gone {
 				s.log.Warn().Msg("SYNC failed. BGSAVE child returned an error")
 				s.dropReplica(rp, "")
-				s.log.Warn().Msgf("Connection with replica %s lost.", c.addr)
+				s.log.Warn().Msgf("Connection with replica %s lost.", s.replicaName(c))
 			}
 			s.mu.Unlock()
 			return
@@ -750,7 +777,7 @@ func (s *Server) updateSlavesWaitingBgsave(job *bgsaveJob, ok bool) {
 			if !o.gone && o.ack.State == replication.ReplicaWaitBgsaveEnd && (o.job == job || job.group[o]) {
 				s.log.Warn().Msg("SYNC failed. BGSAVE child returned an error")
 				s.dropReplica(o, "")
-				s.log.Warn().Msgf("Connection with replica %s lost.", o.c.addr)
+				s.log.Warn().Msgf("Connection with replica %s lost.", s.replicaName(o.c))
 			}
 		}
 	}
@@ -1041,21 +1068,21 @@ func (s *Server) afterPayload(rp *replica, diskless bool) error {
 		return errors.New("replica gone")
 	}
 	if diskless {
-		s.log.Info().Msgf("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", rp.c.addr)
+		s.log.Info().Msgf("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", s.replicaName(rp.c))
 	}
 	if rp.rdbOnly {
 		// replicaPutOnline for CLIENT_REPL_RDBONLY: the client asked for
 		// the RDB only, it is closed now and never goes online.
 		rp.ack.State = replication.ReplicaRDBTransmitted
-		s.log.Info().Msgf("RDB transfer completed, rdb only replica (%s) should be disconnected asap", rp.c.addr)
+		s.log.Info().Msgf("RDB transfer completed, rdb only replica (%s) should be disconnected asap", s.replicaName(rp.c))
 		s.dropReplica(rp, "")
-		s.log.Info().Msgf("Connection with replica %s lost.", rp.c.addr)
+		s.log.Info().Msgf("Connection with replica %s lost.", s.replicaName(rp.c))
 		s.mu.Unlock()
 		return errRDBOnlyDone
 	}
 	rp.ack.State = replication.ReplicaOnline
 	rp.ack.Time = s.clock.Now()
-	s.log.Info().Msgf("Synchronization with replica %s succeeded", rp.c.addr) // replicaPutOnline
+	s.log.Info().Msgf("Synchronization with replica %s succeeded", s.replicaName(rp.c)) // replicaPutOnline
 	s.mu.Unlock()
 	if diskless { // repl_start_cmd_stream_on_ack
 		select {

@@ -206,13 +206,15 @@ func (s *Server) runLink(l *replLink) {
 	}
 	for {
 		err := s.linkSession(l)
-		s.mu.Lock()
-		if l.stopped {
-			s.mu.Unlock()
+		stopped := false
+		s.lockOrLend(func() {
+			if stopped = l.stopped; !stopped {
+				s.linkDown(l, err)
+			}
+		})
+		if stopped {
 			return
 		}
-		s.linkDown(l, err)
-		s.mu.Unlock()
 		select {
 		case <-l.stop:
 			return
@@ -304,35 +306,49 @@ func (s *Server) unlinkMaster(mc *Client) {
 }
 
 // linkSession runs one connection to the master.
+//
+// The handshake's steps take the execution lock with lockOrLend: while a
+// script past the busy threshold holds it, the replica reconnects and
+// sends its PSYNC with the state the script lends, as Redis's handshake
+// runs from processEventsWhileBlocked; the payload waits for the script's
+// end (readSyncBulkPayload returns while isInsideYieldingLongCommand).
 func (s *Server) linkSession(l *replLink) error {
-	s.mu.Lock()
-	if l.stopped {
-		s.mu.Unlock()
+	stopped := false
+	var timeout time.Duration
+	var source string
+	s.lockOrLend(func() {
+		if stopped = l.stopped; stopped {
+			return
+		}
+		// masteruser/masterauth as they are now (CONFIG SET since the
+		// REPLICAOF applies to the next attempt, as in Redis).
+		l.hsConfig.MasterUser, l.hsConfig.MasterAuth = s.cfg.MasterUser, s.cfg.MasterAuth
+		l.hs.SetAuth(s.cfg.MasterUser, s.cfg.MasterAuth)
+		l.hs.Step(replication.Connect{})
+		timeout = time.Duration(s.cfg.ReplTimeout) * time.Second
+		source = s.cfg.BindSourceAddr
+	})
+	if stopped {
 		return errors.New("stopped")
 	}
-	// masteruser/masterauth as they are now (CONFIG SET since the
-	// REPLICAOF applies to the next attempt, as in Redis).
-	l.hsConfig.MasterUser, l.hsConfig.MasterAuth = s.cfg.MasterUser, s.cfg.MasterAuth
-	l.hs.SetAuth(s.cfg.MasterUser, s.cfg.MasterAuth)
-	l.hs.Step(replication.Connect{})
-	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
-	source := s.cfg.BindSourceAddr
-	s.mu.Unlock()
 	conn, err := dialMaster(net.JoinHostPort(l.host, strconv.Itoa(l.port)), source)
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for SYNC: %v", err)
 	}
-	s.mu.Lock()
-	if l.stopped {
-		s.mu.Unlock()
+	var acts []replication.Action
+	s.lockOrLend(func() {
+		if stopped = l.stopped; stopped {
+			return
+		}
+		conn = newLinkConn(conn)
+		l.conn = conn
+		l.lastIO = s.clock.Now()
+		acts = l.hs.Step(replication.Connected{})
+	})
+	if stopped {
 		conn.Close()
 		return errors.New("stopped")
 	}
-	conn = newLinkConn(conn)
-	l.conn = conn
-	l.lastIO = s.clock.Now()
-	acts := l.hs.Step(replication.Connected{})
-	s.mu.Unlock()
 	br := bufio.NewReaderSize(conn, 64<<10)
 	for {
 		for len(acts) > 0 {
@@ -342,13 +358,13 @@ func (s *Server) linkSession(l *replLink) error {
 			case replication.Send:
 				conn.SetWriteDeadline(netClock.Now().Add(timeout))
 				if _, err := conn.Write(a.Data); err != nil {
-					s.mu.Lock()
-					if l.hs.State == replication.StateReceivePsyncReply && l.hs.FailingOver() {
-						// syncWithMaster: the PSYNC ... FAILOVER could not
-						// be sent: abortFailover (back to a master).
-						s.abortFailover("Write error to failover target")
-					}
-					s.mu.Unlock()
+					s.lockOrLend(func() {
+						if l.hs.State == replication.StateReceivePsyncReply && l.hs.FailingOver() {
+							// syncWithMaster: the PSYNC ... FAILOVER could not
+							// be sent: abortFailover (back to a master).
+							s.abortFailover("Write error to failover target")
+						}
+					})
 					return err
 				}
 			case replication.Log:
@@ -360,16 +376,13 @@ func (s *Server) linkSession(l *replLink) error {
 			case replication.Close:
 				return errors.New(a.Reason)
 			case replication.FailoverReply:
-				s.mu.Lock()
-				ok := s.failoverReply(a)
-				s.mu.Unlock()
+				var ok bool
+				s.lockOrLend(func() { ok = s.failoverReply(a) })
 				if !ok {
 					return errors.New("Failover target rejected psync request")
 				}
 			case replication.FullResync:
-				s.mu.Lock()
-				l.masterReplID = a.ReplID
-				s.mu.Unlock()
+				s.lockOrLend(func() { l.masterReplID = a.ReplID })
 			case replication.ExpectPayload:
 				if err := s.loadPayload(l, br, a, timeout); err != nil {
 					return err
@@ -412,9 +425,8 @@ func (s *Server) linkSession(l *replLink) error {
 				}
 			}
 		}
-		s.mu.Lock()
-		connected := l.hs.State == replication.StateConnected
-		s.mu.Unlock()
+		var connected bool
+		s.lockOrLend(func() { connected = l.hs.State == replication.StateConnected })
 		if connected {
 			return s.applyStream(l, conn, br, timeout)
 		}
@@ -424,10 +436,10 @@ func (s *Server) linkSession(l *replLink) error {
 			return fmt.Errorf("Error reading from MASTER: %w", err) // linkDown: a timeout
 		}
 		line := strings.TrimRight(string(b), "\r\n")
-		s.mu.Lock()
-		l.lastIO = s.clock.Now()
-		acts = l.hs.Step(replication.Reply{Line: line})
-		s.mu.Unlock()
+		s.lockOrLend(func() {
+			l.lastIO = s.clock.Now()
+			acts = l.hs.Step(replication.Reply{Line: line})
+		})
 	}
 }
 
@@ -869,9 +881,15 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 			}
 			continue
 		}
+		waited, err := s.lockApply(rd, conn, args, cmds)
+		if err != nil {
+			return err
+		}
+		if waited {
+			deadline = time.Time{} // lockApply's short deadlines: re-armed
+		}
 		now := s.clock.Now()
 		mc.lastInteraction.Store(now.UnixMilli())
-		s.mu.Lock()
 		if s.realClock {
 			// As runBatchPart: the batch's command times follow from its
 			// start (exec), read under the lock.
@@ -925,6 +943,41 @@ func (s *Server) applyStream(l *replLink, conn net.Conn, br *bufio.Reader, timeo
 		s.mu.Unlock()
 		if cap(pendingRaw) > 1<<20 && len(pendingRaw) == 0 {
 			pendingRaw = nil
+		}
+	}
+}
+
+// lockApply takes the execution lock to apply a batch of the master's
+// stream (args, cmds). While a script past the busy threshold holds it,
+// the batch waits and the link goes on reading the stream without
+// applying it, as processInputBuffer leaves the master client's commands
+// in its query buffer while isInsideYieldingLongCommand: a link the
+// master closed meanwhile (its output buffer limit) is noticed, and the
+// replica reconnects during the script. The batch is copied out of the
+// reader's buffer first, which the reads compact. waited: the read
+// deadline was changed.
+func (s *Server) lockApply(rd *resp.Reader, conn net.Conn, args [][]byte, cmds []streamCmd) (waited bool, err error) {
+	for {
+		b := s.lockBatch()
+		if b == nil {
+			return waited, nil
+		}
+		if !waited {
+			waited = true
+			for i := range args {
+				args[i] = append([]byte(nil), args[i]...)
+			}
+			for i := range cmds {
+				cmds[i].raw = append([]byte(nil), cmds[i].raw...)
+			}
+		}
+		conn.SetReadDeadline(netClock.Now().Add(10 * time.Millisecond))
+		if err := rd.Fill(); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return waited, err
 		}
 	}
 }
