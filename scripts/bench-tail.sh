@@ -14,6 +14,8 @@
 #            measured within seconds on the same machine
 #   LOADS    keyspace sizes to run with (default "0 1000000"); the keys are
 #            key:%012d, loaded with redis-cli --pipe, values of 3 bytes
+#   DEPTHS   the -P depths to run (default "1 16"; -P 16 runs N16 requests,
+#            any other depth N1)
 #   N1, N16  requests per test at -P 1 / -P 16 (default 100000 / 400000)
 #   CLIENTS  -c (default 50)
 #   TESTS    -t list (default get,set,lpush,zadd)
@@ -35,6 +37,7 @@ set -euo pipefail
 
 ROUNDS="${ROUNDS:-3}"
 LOADS="${LOADS:-0 1000000}"
+DEPTHS="${DEPTHS:-1 16}"
 N1="${N1:-100000}"
 N16="${N16:-400000}"
 CLIENTS="${CLIENTS:-50}"
@@ -100,7 +103,7 @@ IFS=, read -r -a tests <<<"$TESTS"
 for ld in $LOADS; do
   load "$ld"
   for round in $(seq 1 "$ROUNDS"); do
-    for p in 1 16; do
+    for p in $DEPTHS; do
       i=0
       for test in "${tests[@]}"; do
         if [ $(( (i + round) % 2 )) = 0 ]; then order="redis vigil"; else order="vigil redis"; fi
