@@ -176,12 +176,20 @@ func (s *Server) loadDataLocked() (err error) {
 		// Without replication info in the RDB (or without an RDB) the
 		// backlog goes again: no partial resync is possible from it.
 		if s.iAmMaster() && s.repl.backlog == nil {
+			attached := s.repl.attached
 			s.createBacklog()
 			s.rdb.feedRepl, s.rdb.feedKept = true, false
 			err := s.loadRDBFile()
 			s.rdb.feedRepl = false
 			if !s.rdb.feedKept {
 				s.repl.backlog = nil
+				if !attached {
+					// The backlog attached its Propagator only for the
+					// load: detached again, a server that never had a
+					// replica keeps paying nothing for propagation (no
+					// rewritten argv, no unit per write).
+					s.detachReplProp()
+				}
 			}
 			return err
 		}

@@ -404,3 +404,29 @@ func (r *Recorder) Bytes() []byte { return r.buf }
 
 // Reset empties the recording; the next operation starts with SELECT.
 func (r *Recorder) Reset() { r.buf = r.buf[:0]; r.stream.Reset() }
+
+// TestPropagateNothingAfterStartupLoad: the startup load attaches the
+// backlog only while it reads the RDB (to feed the DELs of keys expired
+// in it); without replication info in the RDB the backlog goes, and so
+// does its Propagator, so that the writes of a server that never had a
+// replica build no propagation (no rewritten argv, no pending unit).
+func TestPropagateNothingAfterStartupLoad(t *testing.T) {
+	ts := newTestServer(t, "--appendonly", "no")
+	if err := ts.s.loadDataOnStart(); err != nil {
+		t.Fatal(err)
+	}
+	if ts.s.repl.backlog != nil || ts.s.propagating() {
+		t.Fatalf("after the load: backlog %v, %d propagators", ts.s.repl.backlog != nil, len(ts.s.props))
+	}
+	c := ts.client()
+	ts.do(c, "SADD", "s", "a", "b")
+	ts.do(c, "SPOP", "s")
+	if len(ts.s.pending) != 0 {
+		t.Fatalf("pending %d", len(ts.s.pending))
+	}
+	// A replica's backlog attaches it again.
+	ts.s.createBacklog()
+	if !ts.s.propagating() {
+		t.Fatal("createBacklog attached no propagator")
+	}
+}

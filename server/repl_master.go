@@ -263,6 +263,21 @@ func (s *Server) createBacklog() {
 	}
 }
 
+// detachReplProp takes the backlog's Propagator off the write path
+// (the backlog is gone); the next createBacklog attaches it again.
+func (s *Server) detachReplProp() {
+	if !s.repl.attached {
+		return
+	}
+	s.repl.attached = false
+	for i, p := range s.props {
+		if _, ok := p.(replProp); ok {
+			s.props = append(s.props[:i:i], s.props[i+1:]...)
+			return
+		}
+	}
+}
+
 func (s *Server) isReplica() bool { return s.repl.link != nil }
 
 // replicaOf returns the replica record of c, or nil.
@@ -1331,6 +1346,7 @@ func (s *Server) replCron() {
 		time.Duration(s.cfg.ReplBacklogTTL)*time.Second, s.repl.noReplicasSince, now) {
 		s.repl.ids.Reset(s.repl.rnd)
 		s.repl.backlog = nil
+		s.detachReplProp()
 		s.log.Info().Msgf("Replication backlog freed after %d seconds without connected replicas.", s.cfg.ReplBacklogTTL)
 	}
 }

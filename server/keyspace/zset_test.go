@@ -479,3 +479,28 @@ func TestZSetListpackInPlaceModel(t *testing.T) {
 		}
 	}
 }
+
+// TestZSetUpdateScoreRoundedTiesModel: score changes in a skiplist set
+// whose scores differ below float32's precision (1 + k*1e-9, which round
+// to the same float32) as well as by more, so that updateScore's check of
+// whether a node keeps its place decides both from the cached rounded
+// score of the next node and, on a rounded tie, from its exact score;
+// ranks and invariants against a model.
+func TestZSetUpdateScoreRoundedTiesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	z := NewZSet(false)
+	model := map[string]float64{}
+	for i := 0; i < 40000; i++ {
+		m := []byte("m" + strconv.Itoa(rng.IntN(400)))
+		s := 1 + float64(rng.IntN(64))*1e-9
+		if rng.IntN(4) == 0 {
+			s = float64(rng.IntN(8))
+		}
+		_, ref, _ := z.Find(m)
+		z.SetFound(ref, m, s)
+		model[string(m)] = s
+		if i%1000 == 0 || i == 39999 {
+			checkZSetModel(t, z, model, i)
+		}
+	}
+}

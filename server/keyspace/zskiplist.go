@@ -637,9 +637,22 @@ func (l *zskiplist) delete(score float64, member string) bool {
 // loop (updateWalk), so the two chains of misses overlap instead of
 // adding up, and a node of one level that keeps its place needs no walk
 // at all (its only predecessor is its backward node).
+//
+// Whether x keeps its place reads one neighbour at most: a higher score
+// cannot pass the node before x (its score is at most x's), a lower one
+// the node after it; and the node after is compared through x's own
+// rounded copy of its score (fscore) unless the rounded scores tie.
 func (l *zskiplist) updateScore(x *zslNode, newscore float64) {
-	prev, next := x.backward, x.lv(0).forward
-	if (prev == nil || prev.score < newscore) && (next == nil || next.score > newscore) {
+	prev, x0 := x.backward, x.lv(0)
+	next := x0.forward
+	var stays bool
+	if newscore > x.score {
+		n32 := float32(newscore)
+		stays = next == nil || x0.fscore > n32 || x0.fscore == n32 && next.score > newscore
+	} else {
+		stays = prev == nil || prev.score < newscore
+	}
+	if stays {
 		if x.nlevel == 1 {
 			if prev == nil {
 				prev = l.header
