@@ -164,7 +164,9 @@ type Config struct {
 	MetricsPort                 int // Vigil: HTTP port of /metrics (internal/metrics), 0 = off
 	// PubsubArrivalOrder is pubsub-arrival-order (Vigil, server/order.go):
 	// PUBLISH and PUBSUB counts first let the subscribers they count run
-	// the input that had arrived, as redis-server's single thread does.
+	// the input that had arrived, as redis-server's single thread does, and
+	// INFO, CLIENT LIST/KILL/UNBLOCK/PAUSE, FLUSHALL, FLUSHDB and SWAPDB
+	// every other connection.
 	PubsubArrivalOrder bool
 	// Fencing (Vigil, docs/safety.md "Fencing a deposed master"):
 	// MasterConfigEpoch is master-config-epoch, the sentinels' config

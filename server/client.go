@@ -281,7 +281,8 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			// subscriptions whose subscribers have input pending ends
 			// the batch part here; runBatch waits for them, and the
 			// next part runs it first.
-			if !c.ord.again && c.multi == nil && s.cfg.PubsubArrivalOrder && ordSensitive(args) && c.replRole.Load() == 0 && s.ordCollect(c, args) {
+			if k := ordSensitive(args); k != ordNone && !c.ord.again && c.multi == nil && s.cfg.PubsubArrivalOrder && c.replRole.Load() == 0 && s.ordCollect(c, args, k) {
+				c.ord.all = k == ordAll
 				c.ord.stash(args)
 				return netshell.Pause
 			}

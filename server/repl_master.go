@@ -382,6 +382,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		s.log.Info().Msgf("Replica %s asks for synchronization", s.replicaName(c))
 	}
 	c.replRole.Store(kindReplica)
+	s.ordNotify() // a replica link now: no observer waits for it (order.go)
 	rp.gateAt = s.syncAck.gate.Attach()
 	s.repl.replicas = append(s.repl.replicas, rp)
 	go s.replicaWriter(rp)
