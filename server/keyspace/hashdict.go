@@ -486,7 +486,9 @@ func (d *fieldDict) randomEntry(rng *rand.Rand, step bool) *fieldEntry {
 	return he
 }
 
-// someEntries is dictGetSomeKeys (see Dict.someEntries).
+// someEntries is dictGetSomeKeys (see Dict.someEntries), written again for
+// fieldEntry: one generic version for both entry types made SRANDMEMBER's
+// draw from a 100 k set 15-30% slower (measured 2026-11-29).
 func (d *fieldDict) someEntries(rng *rand.Rand, dst []*fieldEntry, step bool) int {
 	count := min(len(dst), d.Len())
 	if count == 0 {
