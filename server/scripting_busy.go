@@ -237,6 +237,75 @@ func (s *Server) lockBatch() *busyScript {
 	}
 }
 
+// cronWait is the cron's wait on mu (lockCron): a goroutine blocked in
+// mu.Lock, kept across ticks while a busy script holds mu.
+type cronWait struct {
+	state atomic.Int32 // cronWaiting, cronTaken, cronAbandoned, cronGone
+	got   chan struct{}
+}
+
+const (
+	cronWaiting   = iota // the cron wants mu
+	cronTaken            // the goroutine got mu for the cron (got closed)
+	cronAbandoned        // the cron went on without it: give mu back at once
+	cronGone             // it got mu and gave it back
+)
+
+// lockCron is lockBatch for the cron. lockBatch waits on mu itself once no
+// script is published as busy, so a tick that came between a script's batch
+// taking mu and the script publishing itself waited for the script's end:
+// no slow-script line, and no SIGTERM seen (loadingSignalShutdown) for as
+// long as it ran (TestSlowScriptLogged failed so in CI). Here a goroutine
+// waits on mu while the cron keeps looking for a script past the busy
+// threshold; if one is found first, the cron goes on and the goroutine,
+// which the next tick takes up again (*pend), gives mu back as soon as it
+// gets it if nobody wants it by then. Never on the clients' path.
+func (s *Server) lockCron(pend **cronWait) *busyScript {
+	w := *pend
+	if w != nil && !w.state.CompareAndSwap(cronAbandoned, cronWaiting) {
+		w = nil // it came and went
+	}
+	if w == nil {
+		*pend = nil
+		if s.mu.TryLock() {
+			return nil
+		}
+		w = &cronWait{got: make(chan struct{})}
+		go func() {
+			s.mu.Lock()
+			for {
+				if w.state.CompareAndSwap(cronWaiting, cronTaken) {
+					close(w.got)
+					return
+				}
+				if w.state.CompareAndSwap(cronAbandoned, cronGone) {
+					s.mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	*pend = w
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.got:
+			*pend = nil
+			return nil
+		case <-t.C:
+		}
+		if b := s.loadBusy(); b != nil && b.over(s.clock.Now()) {
+			if w.state.CompareAndSwap(cronWaiting, cronAbandoned) {
+				return b
+			}
+			<-w.got // it took mu meanwhile: the cron holds it
+			*pend = nil
+			return nil
+		}
+	}
+}
+
 // lockOrLend runs fn under the execution lock, or, while a script past the
 // busy threshold holds it, with the server's state the script lends
 // between its redis.call's (processEventsWhileBlocked's work for events

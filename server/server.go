@@ -517,6 +517,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 	}
 	t := s.clock.NewTicker(time.Second / time.Duration(hz))
 	defer func() { t.Stop() }()
+	var pend *cronWait // lockCron's wait on mu, across ticks
 	for {
 		select {
 		case <-stop:
@@ -525,7 +526,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		}
 		// A script past the busy threshold holds the server: this tick
 		// only logs it (noteSlowScript), as serverCron does not run then.
-		if b := s.lockBatch(); b != nil {
+		if b := s.lockCron(&pend); b != nil {
 			s.loadingSignalShutdown()
 			s.noteSlowScript(b)
 			continue
