@@ -182,7 +182,7 @@ func cmdShutdown(c *Client, args [][]byte) {
 		// abortShutdown: a hand-over waiting, or a signal's shutdown the
 		// cron has not started (shutdown_asap).
 		aborted := s.abortShutdownFailover()
-		if s.abortSignalShutdown() {
+		if s.abortShutdownWait() || s.abortSignalShutdown() {
 			aborted = true
 		}
 		if aborted {
@@ -191,6 +191,10 @@ func cmdShutdown(c *Client, args [][]byte) {
 			return
 		}
 		c.w.Error(ErrNoShutdown)
+		return
+	}
+	if !req.now && c.denyBlocking() && !req.failover {
+		c.w.Error("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client")
 		return
 	}
 	if b := c.busyRun; b != nil {
@@ -212,10 +216,21 @@ func cmdShutdown(c *Client, args [][]byte) {
 		c.closeAfterReply = true
 		return
 	}
+	// prepareForShutdown: a shutdown already initiated (waiting for its
+	// replicas) is joined; the client blocks until it ends.
+	if s.shutdownInitiated() {
+		s.blockOnShutdown(c)
+		return
+	}
 	if req.failover {
 		s.shutdownWithFailover(c, req)
 		return
 	}
+	// Lagging replicas are waited for (shutdown_wait.go).
+	if s.startShutdownWait(req, c, false) {
+		return
+	}
+	s.logReplicasAtShutdown()
 	// persist: prepareForShutdown's save (persist_rdb.go).
 	if !s.prepareShutdownSave(req.save, req.nosave, req.force) {
 		s.log.Warn().Msg("Errors trying to shut down the server. Check the logs for more information.")

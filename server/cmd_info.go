@@ -151,6 +151,9 @@ func (s *Server) infoServer(w *infoWriter) {
 	w.str("executable", exe)
 	w.str("config_file", cfgFile)
 	w.int("io_threads_active", 0)
+	if s.shutdownInitiated() {
+		w.int("shutdown_in_milliseconds", s.shutdownWait.deadline.Sub(s.clock.Now()).Milliseconds())
+	}
 }
 
 // --- clients -----------------------------------------------------------------

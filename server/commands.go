@@ -229,7 +229,9 @@ func (s *Server) call(c *Client, args [][]byte) {
 			s.ordHold(c, 1) // parked: publishers do not wait for its input (order.go)
 			s.pause.wait(s)
 			s.ordHold(c, -1)
-			if c.killed.Load() { // CLIENT KILL while parked: never runs
+			// CLIENT KILL while parked, or a shutdown ending the pause
+			// (shutdown_wait.go): never runs.
+			if c.killed.Load() || s.closing.Load() {
 				return
 			}
 		}

@@ -1316,12 +1316,18 @@ func (s *Server) cronSignalShutdown() bool {
 	if s.shutdownRequested.Load() {
 		return true // a SHUTDOWN is ending the process
 	}
-	if !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
+	if s.shutdownInitiated() || !s.shutdownAsap.CompareAndSwap(asapPending, asapTaken) {
 		return false
 	}
 	if s.signalShutdownFailoverLocked() {
 		return true
 	}
+	// A wait for lagging replicas first (shutdown_wait.go): the cron
+	// goes on meanwhile.
+	if s.startShutdownWait(s.signalShutdownReq(), nil, true) {
+		return false
+	}
+	s.logReplicasAtShutdown()
 	if !s.signalShutdownSaveLocked() {
 		s.shutdownAsap.Store(asapNone)
 		return false
@@ -1342,6 +1348,16 @@ func (s *Server) signalShutdownSave() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.signalShutdownSaveLocked()
+}
+
+// signalShutdownReq is shutdown-on-sigterm (sigint) as shutdown flags.
+func (s *Server) signalShutdownReq() shutdownReq {
+	flags := s.cfg.ShutdownOnSigterm
+	if s.shutdownSig.Load() == 2 {
+		flags = s.cfg.ShutdownOnSigint
+	}
+	return shutdownReq{save: flags&configs.ShutdownSave != 0, nosave: flags&configs.ShutdownNoSave != 0,
+		now: flags&configs.ShutdownNow != 0, force: flags&configs.ShutdownForce != 0}
 }
 
 func (s *Server) signalShutdownSaveLocked() bool {

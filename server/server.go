@@ -180,6 +180,9 @@ type Server struct {
 	// shutdownFailover is the shutdown waiting for its hand-over (SHUTDOWN
 	// FAILOVER, shutdown-on-sigterm failover), guarded by mu; nil if none.
 	shutdownFailover *pendingShutdown
+	// shutdownWait is the shutdown waiting for lagging replicas
+	// (shutdown_wait.go), guarded by mu.
+	shutdownWait shutdownWaitState
 
 	// evict: maxmemory and eviction (evict.go), guarded by mu.
 	evict evictState
@@ -191,6 +194,7 @@ type Server struct {
 type shutdownReq struct {
 	save, nosave, now, force bool
 	failover                 bool // Vigil: hand over to the best replica first
+	announced                bool // "User requested shutdown..." is logged already
 	from                     *Client
 }
 
@@ -436,7 +440,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Lock()
 	quiet := s.rdb.loadFailed
 	s.mu.Unlock()
-	if !quiet {
+	if !quiet && !req.announced {
 		s.log.Warn().Msg("User requested shutdown...")
 	}
 	close(cronStop)
@@ -536,7 +540,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 			continue
 		}
 		s.setNow()
-		if s.cronSignalShutdown() { // serverCron's shutdown_asap (persist_rdb.go)
+		if s.cronSignalShutdown() || s.cronShutdownWait() { // serverCron's shutdown_asap (persist_rdb.go), isShutdownInitiated (shutdown_wait.go)
 			s.mu.Unlock()
 			continue
 		}

@@ -153,6 +153,7 @@ type pauseState struct {
 	until    time.Time // its deadline
 	all      bool      // ALL, else WRITE
 	failover bool      // PAUSE_DURING_FAILOVER
+	shutdown bool      // PAUSE_DURING_SHUTDOWN (shutdown_wait.go)
 	ch       chan struct{}
 	waiters  int // commands parked in wait
 }
@@ -235,6 +236,24 @@ func (p *pauseState) endFailover() {
 	p.changed()
 }
 
+// startShutdown is pauseClients(PAUSE_DURING_SHUTDOWN, LLONG_MAX,
+// CLIENT_PAUSE_WRITE).
+func (p *pauseState) startShutdown() {
+	if p.ch == nil {
+		p.ch = make(chan struct{})
+	}
+	p.shutdown = true
+}
+
+// endShutdown is unpauseClients(PAUSE_DURING_SHUTDOWN).
+func (p *pauseState) endShutdown() {
+	if !p.shutdown {
+		return
+	}
+	p.shutdown = false
+	p.changed()
+}
+
 // changed wakes the parked commands after a pause ended; ch stays non-nil
 // while another pause is active.
 func (p *pauseState) changed() {
@@ -242,7 +261,7 @@ func (p *pauseState) changed() {
 		close(p.ch)
 		p.ch = nil
 	}
-	if p.client || p.failover {
+	if p.client || p.failover || p.shutdown {
 		p.ch = make(chan struct{})
 	}
 }
