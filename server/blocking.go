@@ -86,6 +86,10 @@ type blockState struct {
 
 	serve    ServeFunc
 	timedOut func(c *Client) // nil: a null array
+	// shutdown: a SHUTDOWN waiting for replicas or its hand-over
+	// (BLOCKED_SHUTDOWN), which CLIENT UNBLOCK leaves blocked and answers
+	// 0 (blockedClientMayTimeout; 7.0.15 crashes there).
+	shutdown bool
 
 	// The blocked command's arguments (a copy; nil when the command
 	// skips the slowlog) and the duration of its call, for the slowlog
@@ -351,7 +355,7 @@ func (s *Server) blockTimedOut(bs *blockState) {
 // As 7.0.15, the blocked command is charged a failed call either way.
 func (s *Server) unblockByCommand(c *Client, withError bool) bool {
 	bs := c.blocked
-	if bs == nil {
+	if bs == nil || bs.shutdown {
 		return false
 	}
 	if withError {

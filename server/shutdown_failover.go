@@ -67,7 +67,7 @@ func (s *Server) shutdownWithFailover(c *Client, req shutdownReq) {
 		return
 	}
 	p.bs = &blockState{c: c, kind: blockKeys, cmd: s.lookup([]byte("shutdown")), db: c.db,
-		timedOut: func(c *Client) { c.w.Error("ERR SHUTDOWN FAILOVER unblocked: the hand-over goes on") }}
+		shutdown: true}
 	s.block(p.bs)
 }
 

@@ -74,7 +74,7 @@ func (s *Server) sendGetackToReplicas() {
 // shutdown in progress; it counts in blocked_clients.
 func (s *Server) blockOnShutdown(c *Client) {
 	bs := &blockState{c: c, kind: blockKeys, cmd: s.lookup([]byte("shutdown")), db: c.db,
-		timedOut: func(c *Client) { c.w.Error("ERR SHUTDOWN unblocked: the shutdown goes on") }}
+		shutdown: true}
 	s.block(bs)
 	s.shutdownWait.blocked = append(s.shutdownWait.blocked, bs)
 }

@@ -1,11 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,35 +14,18 @@ import (
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
-// logSink is a log writer safe for the server's goroutines.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// shutdownPair is a Vigil master on 127.0.0.1:port (its log in the
+// shutdownPair is a Vigil master on a free loopback port (its log in the
 // returned sink) with shutdown-timeout 10, and a redis-server 7.0.15
 // replica of it, in sync. stopped pauses the replica (SIGSTOP; SIGCONT at
 // the test's end). It skips without redis-server.
-func shutdownPair(t *testing.T, port int) (l *liveServer, logs *logSink, r *testutil.Redis) {
+func shutdownPair(t *testing.T) (l *liveServer, logs *testutil.LockedBuffer, r *testutil.Redis) {
 	t.Helper()
 	testutil.NeedRedis(t)
+	port := testutil.FreePort(t)
 	sock := t.TempDir() + "/v.sock"
 	ts := newTestServer(t, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--unixsocket", sock,
 		"--save", "", "--shutdown-timeout", "10", "--repl-diskless-sync-delay", "0")
-	logs = &logSink{}
+	logs = &testutil.LockedBuffer{}
 	ts.s.log = zerolog.New(logs)
 	var err error
 	for attempt := 0; attempt < 50; attempt++ { // a previous listener's port may take a moment
@@ -101,7 +83,7 @@ func (l *liveServer) exited(t *testing.T) {
 
 // A SHUTDOWN with its replica in sync exits at once and logs it.
 func TestShutdownReplicaInSync(t *testing.T) {
-	l, logs, _ := shutdownPair(t, 22101)
+	l, logs, _ := shutdownPair(t)
 	c := l.dial(t)
 	c.send("SHUTDOWN")
 	if !c.closed() {
@@ -116,8 +98,8 @@ func TestShutdownReplicaInSync(t *testing.T) {
 
 // laggingShutdown starts a SHUTDOWN while the replica misses a write: the
 // client blocks, and a write from another client is paused.
-func laggingShutdown(t *testing.T, port int) (l *liveServer, logs *logSink, sd, w *rconn) {
-	l, logs, r := shutdownPair(t, port)
+func laggingShutdown(t *testing.T) (l *liveServer, logs *testutil.LockedBuffer, sd, w *rconn) {
+	l, logs, r := shutdownPair(t)
 	stopReplica(t, r)
 	c := l.dial(t)
 	if got := c.do("INCR", "k"); got != "(integer) 2" {
@@ -142,7 +124,7 @@ func laggingShutdown(t *testing.T, port int) (l *liveServer, logs *logSink, sd, 
 // A lagging replica is waited for until shutdown-timeout; then the server
 // exits, logging the lagging replica, and the paused write never runs.
 func TestShutdownWaitsForLaggingReplica(t *testing.T) {
-	l, logs, sd, w := laggingShutdown(t, 22102)
+	l, logs, sd, w := laggingShutdown(t)
 	l.clk.Advance(11 * time.Second) // past shutdown-timeout: the next cron tick finishes
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), "replicas are in sync") && time.Now().Before(deadline) {
@@ -166,8 +148,20 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 // SHUTDOWN ABORT ends the wait: the blocked SHUTDOWN gets Redis's error
 // and the paused write runs.
 func TestShutdownWaitAbort(t *testing.T) {
-	l, logs, sd, w := laggingShutdown(t, 22103)
+	l, logs, sd, w := laggingShutdown(t)
 	c := l.dial(t)
+	// CLIENT UNBLOCK leaves a waiting SHUTDOWN blocked and answers 0
+	// (blockedClientMayTimeout excludes BLOCKED_SHUTDOWN; 7.0.15 crashes).
+	m := regexp.MustCompile(`id=(\d+) [^\\]*cmd=shutdown`).FindStringSubmatch(c.do("CLIENT", "LIST"))
+	if m == nil {
+		t.Fatal("no blocked SHUTDOWN in CLIENT LIST")
+	}
+	if got := c.do("CLIENT", "UNBLOCK", m[1], "ERROR"); got != "(integer) 0" {
+		t.Fatalf("CLIENT UNBLOCK: %s", got)
+	}
+	if got := liveInfoField(t, c, "clients", "blocked_clients"); got != "2" {
+		t.Fatalf("blocked_clients %s after CLIENT UNBLOCK", got)
+	}
 	if got := c.do("SHUTDOWN", "ABORT"); got != "+OK" {
 		t.Fatal(got)
 	}
@@ -190,7 +184,7 @@ func TestShutdownWaitAbort(t *testing.T) {
 
 // SHUTDOWN NOW does not wait for a lagging replica.
 func TestShutdownNowDoesNotWait(t *testing.T) {
-	l, logs, r := shutdownPair(t, 22104)
+	l, logs, r := shutdownPair(t)
 	stopReplica(t, r)
 	c := l.dial(t)
 	if got := c.do("INCR", "k"); got != "(integer) 2" {
