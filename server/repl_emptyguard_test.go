@@ -13,8 +13,18 @@ import (
 // waits (it may be called twice).
 func startLiveAt(t *testing.T, port int, directives ...string) (l *liveServer, stop func()) {
 	t.Helper()
+	return startLiveAtAfter(t, port, nil, directives...)
+}
+
+// startLiveAtAfter is startLiveAt with before (if not nil) run on the
+// server before it listens, as startLiveAfter.
+func startLiveAtAfter(t *testing.T, port int, before func(*Server), directives ...string) (l *liveServer, stop func()) {
+	t.Helper()
 	sock := t.TempDir() + "/v.sock"
 	ts := newTestServer(t, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--unixsocket", sock, "--save", ""}, directives...)...)
+	if before != nil {
+		before(ts.s)
+	}
 	var err error
 	for attempt := 0; attempt < 50; attempt++ { // the old listener's port may take a moment
 		if err = ts.s.Listen(); err == nil {

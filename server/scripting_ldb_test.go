@@ -174,21 +174,29 @@ func ldbCompare(t *testing.T, l *liveServer, dialRedis func() *rconn, mode strin
 			v.do("FLUSHALL")
 			vigil := ldbRunMode(t, v, mode, tc.script, tc.steps, tc.tail, nil)
 			vigil = append(vigil, l.dial(t).do("TYPE", "k1"))
-			all := strings.Join(redis, "\n")
-			for _, w := range tc.want {
-				if !strings.Contains(all, w) {
-					t.Errorf("redis's session lacks %q:\n%s", w, all)
-				}
-			}
-			if len(redis) != len(vigil) {
-				t.Fatalf("redis %d replies, vigil %d:\nredis %q\nvigil %q", len(redis), len(vigil), redis, vigil)
-			}
-			for i := range redis {
-				if redis[i] != vigil[i] {
-					t.Errorf("reply %d:\nredis %q\nvigil %q", i, redis[i], vigil[i])
-				}
-			}
+			ldbSameReplies(t, redis, vigil, tc.want)
 		})
+	}
+}
+
+// ldbSameReplies checks debugging sessions run on redis-server and on
+// Vigil: redis's replies hold each of want (the sessions show what they
+// should), and Vigil's are the same, reply by reply.
+func ldbSameReplies(t *testing.T, redis, vigil, want []string) {
+	t.Helper()
+	all := strings.Join(redis, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("redis's sessions lack %q:\n%s", w, all)
+		}
+	}
+	if len(redis) != len(vigil) {
+		t.Fatalf("redis %d replies, vigil %d:\nredis %q\nvigil %q", len(redis), len(vigil), redis, vigil)
+	}
+	for i := range redis {
+		if redis[i] != vigil[i] {
+			t.Errorf("reply %d:\nredis %q\nvigil %q", i, redis[i], vigil[i])
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,21 +69,8 @@ func TestLuaDebuggerForkedReplicaLikeRedis(t *testing.T) {
 		out = append(out, c.do("CONFIG", "SET", "replica-serve-stale-data", "yes"), c.do("REPLICAOF", "NO", "ONE"))
 		return out
 	})
-	all := strings.Join(redis, "\n")
-	for _, w := range []string{"READONLY You can't write against a read only replica.", `<reply> "+OK"`,
-		"Can not execute the command on a stale replica"} {
-		if !strings.Contains(all, w) {
-			t.Errorf("redis's sessions lack %q:\n%s", w, all)
-		}
-	}
-	if len(redis) != len(vigil) {
-		t.Fatalf("redis %d replies, vigil %d:\nredis %q\nvigil %q", len(redis), len(vigil), redis, vigil)
-	}
-	for i := range redis {
-		if redis[i] != vigil[i] {
-			t.Errorf("reply %d:\nredis %q\nvigil %q", i, redis[i], vigil[i])
-		}
-	}
+	ldbSameReplies(t, redis, vigil, []string{"READONLY You can't write against a read only replica.", `<reply> "+OK"`,
+		"Can not execute the command on a stale replica"})
 }
 
 // TestLuaDebuggerForkedMinReplicasLikeRedis: a forked session's child
@@ -120,18 +106,5 @@ func TestLuaDebuggerForkedMinReplicasLikeRedis(t *testing.T) {
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 	vigil := scenario(l.dial(t), port, func() *rconn { return l.dial(t) })
-	all := strings.Join(redis, "\n")
-	for _, w := range []string{"NOREPLICAS Not enough good replicas to write.", `<reply> "+OK"`} {
-		if !strings.Contains(all, w) {
-			t.Errorf("redis's sessions lack %q:\n%s", w, all)
-		}
-	}
-	if len(redis) != len(vigil) {
-		t.Fatalf("redis %d replies, vigil %d:\nredis %q\nvigil %q", len(redis), len(vigil), redis, vigil)
-	}
-	for i := range redis {
-		if redis[i] != vigil[i] {
-			t.Errorf("reply %d:\nredis %q\nvigil %q", i, redis[i], vigil[i])
-		}
-	}
+	ldbSameReplies(t, redis, vigil, []string{"NOREPLICAS Not enough good replicas to write.", `<reply> "+OK"`})
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,38 +15,15 @@ import (
 
 // shutdownPair is a Vigil master on a free loopback port (its log in the
 // returned sink) with shutdown-timeout 10, and a redis-server 7.0.15
-// replica of it, in sync. stopped pauses the replica (SIGSTOP; SIGCONT at
+// replica of it, in sync (stopReplica pauses the replica: SIGSTOP, SIGCONT at
 // the test's end). It skips without redis-server.
 func shutdownPair(t *testing.T) (l *liveServer, logs *testutil.LockedBuffer, r *testutil.Redis) {
 	t.Helper()
 	testutil.NeedRedis(t)
 	port := testutil.FreePort(t)
-	sock := t.TempDir() + "/v.sock"
-	ts := newTestServer(t, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--unixsocket", sock,
-		"--save", "", "--shutdown-timeout", "10", "--repl-diskless-sync-delay", "0")
 	logs = &testutil.LockedBuffer{}
-	ts.s.log = zerolog.New(logs)
-	var err error
-	for attempt := 0; attempt < 50; attempt++ { // a previous listener's port may take a moment
-		if err = ts.s.Listen(); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l = &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}
-	go func() { l.done <- ts.s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-l.done:
-		case <-time.After(10 * time.Second):
-			t.Error("server did not stop")
-		}
-	})
+	l, _ = startLiveAtAfter(t, port, func(s *Server) { s.log = zerolog.New(logs) },
+		"--shutdown-timeout", "10", "--repl-diskless-sync-delay", "0")
 	r = testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(port)}})
 	c := l.dial(t)
 	if got := c.do("SET", "k", "1"); got != "+OK" {
