@@ -11,12 +11,12 @@ import (
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
-// replLogScenario runs fn against redis-server and against Vigil, each
+// replLogScenario runs fn against redis-server (loglevel verbose) and against Vigil, each
 // with its log, and compares what fn returns.
 func replLogScenario(t *testing.T, what string, want []string, fn func(dial func() *rconn, logs func() string) []string) {
 	t.Helper()
 	testutil.NeedRedis(t)
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--repl-diskless-sync", "no"}})
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--repl-diskless-sync", "no", "--loglevel", "verbose"}})
 	redis := fn(func() *rconn {
 		rc := rs.Dial(t)
 		t.Cleanup(func() { rc.Close() })

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
@@ -56,17 +53,8 @@ func TestReplicaGeneratedReplyDisconnects(t *testing.T) {
 		}
 		return out
 	}
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--repl-diskless-sync", "no", "--loglevel", "verbose"}})
-	redis := scenario(func() *rconn {
-		rc := rs.Dial(t)
-		t.Cleanup(func() { rc.Close() })
-		return &rconn{t: t, c: rc, br: bufio.NewReader(rc)}
-	}, rs.Log)
-	logs := &testutil.LockedBuffer{}
-	l := startLiveAfter(t, func(s *Server) { s.log = zerolog.New(logs) }, "--repl-diskless-sync", "no")
-	vigil := scenario(func() *rconn { return l.dial(t) }, logs.String)
-	sameAsRedis(t, "a replica's command that replies", redis, vigil, []string{
-		"SYNC ping: closed true", "SYNC xinfo|help: closed true", "PSYNC get: closed true", "PSYNC slowlog|get: closed true"})
+	replLogScenario(t, "a replica's command that replies", []string{
+		"SYNC ping: closed true", "SYNC xinfo|help: closed true", "PSYNC get: closed true", "PSYNC slowlog|get: closed true"}, scenario)
 }
 
 // closedAfterPayload reports whether the server closes the connection
