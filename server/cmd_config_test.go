@@ -62,17 +62,9 @@ func TestConfigSetProtoMaxBulkLen(t *testing.T) {
 
 // TestConfigSetLoglevel: CONFIG SET loglevel changes what the server logs.
 func TestConfigSetLoglevel(t *testing.T) {
-	cfg, err := configs.Load(configs.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
-	clk := clock.NewFake(time.Unix(1700000000, 0))
-	s, err := New(cfg, zerolog.New(&buf).Level(zerolog.InfoLevel), WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &testServer{s: s, clk: clk}
+	ts := newTestServerLog(t, zerolog.New(&buf).Level(zerolog.InfoLevel))
+	s := ts.s
 	c := ts.client()
 	s.log.Debug().Msg("hidden")
 	if buf.Len() != 0 {

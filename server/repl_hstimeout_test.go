@@ -10,8 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vigil-kv/vigil/configs"
-	"github.com/vigil-kv/vigil/internal/clock"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
@@ -74,17 +72,8 @@ func TestReplicaHandshakeTimeoutLogged(t *testing.T) {
 		t.Fatalf("redis-server did not log %q:\n%s", want, r.Log())
 	}
 
-	cfg, err := configs.Load(configs.LoadOptions{Args: []string{"--dir", t.TempDir(), "--repl-timeout", "1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var logs testutil.LockedBuffer
-	clk := clock.NewFake(time.Unix(1700000000, 0))
-	s, err := New(cfg, zerolog.New(&logs).Level(zerolog.InfoLevel), WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &testServer{s: s, clk: clk}
+	ts := newTestServerLog(t, zerolog.New(&logs).Level(zerolog.InfoLevel), "--repl-timeout", "1")
 	c := ts.client()
 	if got := ts.do(c, "REPLICAOF", "127.0.0.1", port); got != "+OK\r\n" {
 		t.Fatalf("REPLICAOF: %q", got)

@@ -49,17 +49,8 @@ func TestRestoreCorruptPayloadsVsRedis(t *testing.T) {
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := configs.Load(configs.LoadOptions{Args: []string{"--enable-debug-command", "yes"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
-	clk := clock.NewFake(time.Unix(1700000000, 0))
-	s, err := New(cfg, zerolog.New(&buf).Level(zerolog.DebugLevel), WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &testServer{s: s, clk: clk}
+	ts := newTestServerLog(t, zerolog.New(&buf).Level(zerolog.DebugLevel), "--enable-debug-command", "yes")
 	c := ts.client()
 	for _, cmd := range [][]string{{"DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"}, {"CONFIG", "SET", "sanitize-dump-payload", "yes"}} {
 		if got := ts.do(c, cmd...); got != "+OK\r\n" {

@@ -32,6 +32,12 @@ type testServer struct {
 
 func newTestServer(t testing.TB, directives ...string) *testServer {
 	t.Helper()
+	return newTestServerLog(t, zerolog.Nop(), directives...)
+}
+
+// newTestServerLog is newTestServer logging to log.
+func newTestServerLog(t testing.TB, log zerolog.Logger, directives ...string) *testServer {
+	t.Helper()
 	// persist: dump.rdb (SAVE, the shutdown save) goes to a temp dir.
 	directives = append([]string{"--dir", t.TempDir()}, directives...)
 	cfg, err := configs.Load(configs.LoadOptions{Args: directives})
@@ -39,7 +45,7 @@ func newTestServer(t testing.TB, directives ...string) *testServer {
 		t.Fatal(err)
 	}
 	clk := clock.NewFake(time.Unix(1700000000, 0))
-	s, err := New(cfg, zerolog.Nop(), WithClock(clk))
+	s, err := New(cfg, log, WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
