@@ -87,8 +87,10 @@ type blockState struct {
 	serve    ServeFunc
 	timedOut func(c *Client) // nil: a null array
 	// shutdown: a SHUTDOWN waiting for replicas or its hand-over
-	// (BLOCKED_SHUTDOWN), which CLIENT UNBLOCK leaves blocked and answers
-	// 0 (blockedClientMayTimeout; 7.0.15 crashes there).
+	// (BLOCKED_SHUTDOWN). CLIENT UNBLOCK ... ERROR unblocks it as any
+	// other, as 7.0.15 does (the shutdown goes on); CLIENT UNBLOCK
+	// [TIMEOUT] leaves it blocked and answers 0, where 7.0.15 panics
+	// (replyToBlockedClientTimedOut knows no BLOCKED_SHUTDOWN).
 	shutdown bool
 
 	// The blocked command's arguments (a copy; nil when the command
@@ -355,7 +357,7 @@ func (s *Server) blockTimedOut(bs *blockState) {
 // As 7.0.15, the blocked command is charged a failed call either way.
 func (s *Server) unblockByCommand(c *Client, withError bool) bool {
 	bs := c.blocked
-	if bs == nil || bs.shutdown {
+	if bs == nil || (bs.shutdown && !withError) {
 		return false
 	}
 	if withError {

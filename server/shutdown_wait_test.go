@@ -126,13 +126,29 @@ func TestShutdownWaitsForLaggingReplica(t *testing.T) {
 func TestShutdownWaitAbort(t *testing.T) {
 	l, logs, sd, w := laggingShutdown(t)
 	c := l.dial(t)
-	// CLIENT UNBLOCK leaves a waiting SHUTDOWN blocked and answers 0
-	// (blockedClientMayTimeout excludes BLOCKED_SHUTDOWN; 7.0.15 crashes).
-	m := regexp.MustCompile(`id=(\d+) [^\\]*cmd=shutdown`).FindStringSubmatch(c.do("CLIENT", "LIST"))
-	if m == nil {
+	// CLIENT UNBLOCK ... ERROR unblocks a waiting SHUTDOWN, as in 7.0.15
+	// (a second one, which joined the wait); CLIENT UNBLOCK (TIMEOUT),
+	// where 7.0.15 panics, leaves it blocked and answers 0.
+	sd2 := l.dial(t)
+	id2 := strings.TrimPrefix(sd2.do("CLIENT", "ID"), "(integer) ")
+	sd2.send("SHUTDOWN")
+	eventually(t, "the second SHUTDOWN blocked", func() bool { return liveInfoField(t, c, "clients", "blocked_clients") == "3" })
+	if got := c.do("CLIENT", "UNBLOCK", id2, "ERROR"); got != "(integer) 1" {
+		t.Fatalf("CLIENT UNBLOCK ERROR: %s", got)
+	}
+	if got := sd2.read(); got != "-UNBLOCKED client unblocked via CLIENT UNBLOCK" {
+		t.Fatalf("the unblocked SHUTDOWN got %s", got)
+	}
+	id := ""
+	for _, m := range regexp.MustCompile(`id=(\d+) [^\\]*cmd=shutdown`).FindAllStringSubmatch(c.do("CLIENT", "LIST"), -1) {
+		if m[1] != id2 {
+			id = m[1]
+		}
+	}
+	if id == "" {
 		t.Fatal("no blocked SHUTDOWN in CLIENT LIST")
 	}
-	if got := c.do("CLIENT", "UNBLOCK", m[1], "ERROR"); got != "(integer) 0" {
+	if got := c.do("CLIENT", "UNBLOCK", id); got != "(integer) 0" {
 		t.Fatalf("CLIENT UNBLOCK: %s", got)
 	}
 	if got := liveInfoField(t, c, "clients", "blocked_clients"); got != "2" {
