@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"math/big"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,6 +84,15 @@ type blockState struct {
 	// closeConn: the client was unblocked because it is gone (killed,
 	// peer closed, shutdown); its loop closes the connection.
 	closeConn bool
+	// ordHeld: parkBlocked counts the parked goroutine in c.ord.hold; the
+	// count ends when the client is served (unblock, with mu held), not
+	// when its goroutine next takes mu, so a PUBLISH run in between
+	// waits for the commands behind the served one, as Redis would have
+	// run them (order.go). Only once the goroutine waits for done
+	// (parked): before, it is writing the replies that preceded the
+	// blocked command, and may stay there if its client does not read.
+	ordHeld bool
+	parked  atomic.Bool
 
 	serve    ServeFunc
 	timedOut func(c *Client) // nil: a null array
@@ -312,6 +322,10 @@ func (s *Server) unblock(bs *blockState, closeConn bool) {
 	b.n--
 	c.blocked = nil
 	bs.closeConn = closeConn
+	if bs.ordHeld && bs.parked.Load() {
+		bs.ordHeld = false
+		c.ord.hold.Add(-1)
+	}
 	close(bs.done)
 }
 
@@ -593,6 +607,7 @@ func (s *Server) parkBlocked(c *Client) bool {
 	s.sendGetAck()
 	queued := len(pending) > 0 && c.queueReplies(pending)
 	s.ordHold(c, 1) // parked: publishers do not wait for its input (order.go)
+	bs.ordHeld = true
 	s.mu.Unlock()
 	ok := true
 	if len(pending) > 0 {
@@ -611,10 +626,14 @@ func (s *Server) parkBlocked(c *Client) bool {
 		ok = false
 	}
 	if ok {
+		bs.parked.Store(true)
 		<-bs.done
 	}
 	s.mu.Lock()
-	s.ordHold(c, -1)
+	if bs.ordHeld { // not served (unblock ends the count when it serves)
+		bs.ordHeld = false
+		s.ordHold(c, -1)
+	}
 	if !ok {
 		c.kill()
 		s.unblockGone(c)
