@@ -21,6 +21,39 @@ type liveServer struct {
 	*testServer
 	sock string
 	done chan error
+	// cancel ends Run's context (as SIGTERM does); stop does it and
+	// waits for Run's end.
+	cancel  context.CancelFunc
+	stopped bool
+	runErr  error
+}
+
+// runLive runs ts (listening already) until the test ends or stop is
+// called.
+func runLive(t *testing.T, ts *testServer, sock string) *liveServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &liveServer{testServer: ts, sock: sock, done: make(chan error, 1), cancel: cancel}
+	go func() { l.done <- ts.s.Run(ctx) }()
+	t.Cleanup(func() { l.stop(t) })
+	return l
+}
+
+// stop ends the server and waits for Run's end; it returns Run's error.
+// A second call returns the first's answer.
+func (l *liveServer) stop(t *testing.T) error {
+	t.Helper()
+	if l.stopped {
+		return l.runErr
+	}
+	l.stopped = true
+	l.cancel()
+	select {
+	case l.runErr = <-l.done:
+	case <-time.After(10 * time.Second):
+		t.Error("server did not stop")
+	}
+	return l.runErr
 }
 
 func startLive(t *testing.T, directives ...string) *liveServer {
@@ -40,18 +73,7 @@ func startLiveAfter(t *testing.T, before func(*Server), directives ...string) *l
 	if before != nil {
 		before(ts.s)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}
-	go func() { l.done <- ts.s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-l.done:
-		case <-time.After(10 * time.Second):
-			t.Error("server did not stop")
-		}
-	})
-	return l
+	return runLive(t, ts, sock)
 }
 
 // rconn is a test client on a real connection.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -39,18 +38,7 @@ func startLiveTCP(t *testing.T, directives ...string) (l *liveServer, tcpAddr st
 			}
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		l = &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}
-		go func() { l.done <- ts.s.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case <-l.done:
-			case <-time.After(10 * time.Second):
-				t.Error("server did not stop")
-			}
-		})
-		return l, "127.0.0.1:" + strconv.Itoa(port)
+		return runLive(t, ts, sock), "127.0.0.1:" + strconv.Itoa(port)
 	}
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -81,23 +80,10 @@ func startLiveAOF(t *testing.T, dir string, extra ...string) (*liveServer, func(
 	if err := ts.s.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}
-	go func() { l.done <- ts.s.Run(ctx) }()
-	stopped := false
+	l := runLive(t, ts, sock)
 	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-l.done:
-			if err != nil {
-				t.Fatalf("server: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("server did not stop")
+		if err := l.stop(t); err != nil {
+			t.Fatalf("server: %v", err)
 		}
 	}
 	t.Cleanup(stop)

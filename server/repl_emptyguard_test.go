@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net"
 	"strconv"
 	"strings"
@@ -35,24 +34,8 @@ func startLiveAtAfter(t *testing.T, port int, before func(*Server), directives .
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l = &liveServer{testServer: ts, sock: sock, done: make(chan error, 1)}
-	go func() { l.done <- ts.s.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case <-l.done:
-		case <-time.After(10 * time.Second):
-			t.Error("server did not stop")
-		}
-	}
-	t.Cleanup(stop)
-	return l, stop
+	l = runLive(t, ts, sock)
+	return l, func() { l.stop(t) }
 }
 
 // A master that restarts empty (a new process on the same address, no

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"context"
 	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -312,22 +310,13 @@ func TestLuaDebuggerClientCloses(t *testing.T) {
 // interruption depends on which of its threads takes the signal; Vigil's
 // always happens.
 func TestLuaDebuggerSignalEndsSession(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "v.sock")
-	ts := newTestServer(t, "--port", "0", "--unixsocket", sock, "--save", "")
-	if err := ts.s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- ts.s.Run(ctx) }()
-	l := &liveServer{testServer: ts, sock: sock}
+	l := startLive(t, "--save", "")
 	c := l.dial(t)
 	c.do("SCRIPT", "DEBUG", "SYNC")
 	if got := c.do("EVAL", "local a = 1\nlocal b = 2\nreturn a + b\n", "0"); !strings.Contains(got, "Stopped at 1") {
 		t.Fatalf("EVAL: %s", got)
 	}
-	cancel()
+	l.cancel() // as SIGTERM
 	if got := c.read(); got != "[+<endsession>]" {
 		t.Fatalf("after the signal: %s", got)
 	}
@@ -337,11 +326,7 @@ func TestLuaDebuggerSignalEndsSession(t *testing.T) {
 	if !c.closed() {
 		t.Error("the connection is open")
 	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server did not stop")
-	}
+	l.stop(t) // fails the test if the server does not stop
 }
 
 // SHUTDOWN from another client waits for the session's end (the session
