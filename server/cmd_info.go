@@ -285,8 +285,12 @@ func (s *Server) infoMemory(w *infoWriter) {
 	// getMemoryOverheadData: the overhead is the startup memory plus each
 	// database's hash tables (clients, buffers and caches are 0 here); the
 	// dataset is the rest.
-	clientsNormal, clientsSlaves := s.clientsMem() // info_clients_mem.go
-	overhead := startup + uint64(clientsNormal+clientsSlaves)
+	// The replicas' output is their share of the replication buffer
+	// (repl_bufmem.go), as Redis 7.0 counts it, not stat_clients_type_memory.
+	clientsNormal, _ := s.clientsMem() // info_clients_mem.go
+	replBufMem := s.replBufferMem()
+	replBacklog, clientsSlaves := s.replMemSplit(replBufMem)
+	overhead := startup + uint64(clientsNormal+replBacklog+clientsSlaves)
 	for i, db := range s.ks.DBs {
 		if db.Len() > 0 {
 			o := hashTableOverhead(i, db.Len(), db.Slots(), db.ExpiresLen(), db.ExpiresSlots())
@@ -348,8 +352,8 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.f2("mem_fragmentation_ratio", ratio(rss, used))
 	w.int("mem_fragmentation_bytes", int64(rss)-int64(used))
 	w.int("mem_not_counted_for_evict", int64(s.memNotCountedForEvict()))
-	w.int("mem_replication_backlog", 0)
-	w.int("mem_total_replication_buffers", 0)
+	w.int("mem_replication_backlog", replBacklog)
+	w.int("mem_total_replication_buffers", replBufMem)
 	w.int("mem_clients_slaves", clientsSlaves)
 	w.int("mem_clients_normal", clientsNormal)
 	w.int("mem_cluster_links", 0)

@@ -69,9 +69,19 @@ func (c *Client) obufClass() int {
 	return configs.ClientNormal
 }
 
-// obufLimit returns the limits of c's class (lock held).
+// obufLimit returns the limits of c's class (lock held). A replica's
+// hard limit under repl-backlog-size counts as repl-backlog-size, as
+// checkClientOutputBufferLimits takes it (a partial resync would succeed
+// and the replica be dropped at once).
 func (s *Server) obufLimit(c *Client) configs.BufferLimit {
-	return s.cfg.ClientOutputBufferLimits[c.obufClass()]
+	class := c.obufClass()
+	l := s.cfg.ClientOutputBufferLimits[class]
+	if class == configs.ClientReplica && l.HardBytes > 0 {
+		if size := uint64(s.replBacklogSize()); l.HardBytes < size {
+			l.HardBytes = size
+		}
+	}
+	return l
 }
 
 // asyncBytes is the output of c other goroutines can see: the queue, the

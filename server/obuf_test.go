@@ -394,7 +394,12 @@ type fakeReplica struct {
 // psync sends PSYNC and reads the reply and, for a full sync, the payload.
 func psync(t *testing.T, l *liveServer, replID string, offset int64) (*fakeReplica, string) {
 	t.Helper()
-	r := l.dial(t)
+	return psyncOn(t, l.dial(t), replID, offset)
+}
+
+// psyncOn is psync on a connection to any server (redis-server too).
+func psyncOn(t *testing.T, r *rconn, replID string, offset int64) (*fakeReplica, string) {
+	t.Helper()
 	if got := r.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
 		t.Fatalf("REPLCONF: %s", got)
 	}

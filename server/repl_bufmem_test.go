@@ -1,0 +1,163 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
+)
+
+// TestReplBufferMem: INFO memory's mem_total_replication_buffers (Redis
+// 7.0's server.repl_buffer_mem) on a master whose replica stops reading,
+// on redis-server 7.0.15 and on Vigil. With a 16 KB backlog the figure
+// grows past 2 MB while the replica does not read (what shutdown.tcl
+// waits for), mem_replication_backlog is the backlog size and
+// mem_clients_slaves the rest; it falls back to about the backlog once
+// the replica has read everything, and again once a replica that stopped
+// reading is disconnected. On Vigil the fallen-back figure is exactly the
+// backlog's history (Redis's is whole blocks).
+func TestReplBufferMem(t *testing.T) {
+	testutil.NeedRedis(t)
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 0 0 0", "--save", ""}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	t.Run("redis", func(t *testing.T) {
+		replBufferMemScenario(t, false, func() *rconn {
+			c := rs.Dial(t)
+			t.Cleanup(func() { c.Close() })
+			return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+		})
+	})
+	l := startLive(t, args...)
+	t.Run("vigil", func(t *testing.T) {
+		replBufferMemScenario(t, true, func() *rconn { return l.dial(t) })
+	})
+}
+
+func replBufferMemScenario(t *testing.T, vigil bool, dial func() *rconn) {
+	const size = 16384
+	admin := dial()
+	num := func(section, field string) int64 {
+		t.Helper()
+		v, err := strconv.ParseInt(liveInfoField(t, admin, section, field), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", field, err)
+		}
+		return v
+	}
+	total := func() int64 { return num("memory", "mem_total_replication_buffers") }
+	// Vigil's figure once no replica lags: the backlog's bytes, exactly.
+	settled := func() bool {
+		return !vigil || total() == num("replication", "repl_backlog_histlen")
+	}
+	val := strings.Repeat("x", 16384)
+	// fill writes until the figure passes 2 MB (the replica not reading),
+	// and checks the split between backlog and replicas.
+	fill := func() {
+		t.Helper()
+		start := num("replication", "master_repl_offset")
+		deadline := time.Now().Add(60 * time.Second)
+		for i := 0; total() <= 2<<20; i++ {
+			if time.Now().After(deadline) {
+				t.Fatalf("mem_total_replication_buffers %d after %d bytes of stream to a replica not reading",
+					total(), num("replication", "master_repl_offset")-start)
+			}
+			for j := 0; j < 16; j++ {
+				admin.send("SET", "k"+strconv.Itoa(j), val)
+			}
+			for j := 0; j < 16; j++ {
+				if got := admin.read(); got != "+OK" {
+					t.Fatalf("SET: %s", got)
+				}
+			}
+		}
+		fed := num("replication", "master_repl_offset") - start
+		tot := total()
+		backlog, slaves := num("memory", "mem_replication_backlog"), num("memory", "mem_clients_slaves")
+		if slaves != tot-size || backlog < size || backlog > size+4096 {
+			t.Fatalf("total %d split as backlog %d + replicas %d (repl-backlog-size %d)", tot, backlog, slaves, size)
+		}
+		if tot > 2*fed+4*size {
+			t.Fatalf("total %d after %d bytes fed", tot, fed)
+		}
+	}
+	fallen := func(what string) {
+		t.Helper()
+		if !testutil.PollUntil(30*time.Second, func() bool { return total() <= 4*size && settled() }) {
+			t.Fatalf("mem_total_replication_buffers %d (histlen %d) after %s", total(),
+				num("replication", "repl_backlog_histlen"), what)
+		}
+	}
+
+	rep, got := psyncOn(t, dial(), "?", -1)
+	if got != "+FULLRESYNC" {
+		t.Fatalf("PSYNC: %s", got)
+	}
+	// A replica that has read everything: the figure is the backlog's.
+	admin.do("SET", "a", "1")
+	fallen("a SET the replica read")
+	fill()
+	// The replica reads what it was sent up to master_repl_offset.
+	want := num("replication", "master_repl_offset") - rep.offset
+	rep.r.c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if _, err := io.CopyN(io.Discard, rep.r.br, want); err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	rep.r.c.SetReadDeadline(time.Time{})
+	fallen("the replica read the stream")
+
+	fill()
+	rep.r.c.Close()
+	if !testutil.PollUntil(30*time.Second, func() bool { return num("replication", "connected_slaves") == 0 }) {
+		t.Fatal("the replica is still connected")
+	}
+	fallen("the replica was disconnected")
+	if n := num("memory", "mem_clients_slaves"); n != 0 {
+		t.Fatalf("mem_clients_slaves %d without replicas", n)
+	}
+	if b, tot := num("memory", "mem_replication_backlog"), total(); b < tot {
+		t.Fatalf("mem_replication_backlog %d under the total %d without replicas", b, tot)
+	}
+}
+
+// TestReplicaHardLimitFloor: a replica's client-output-buffer-limit hard
+// limit under repl-backlog-size counts as repl-backlog-size
+// (checkClientOutputBufferLimits), on redis-server 7.0.15 and on Vigil:
+// with a 64 KB hard limit and a 1 MB backlog, a replica that does not
+// read stays connected after 768 KB of writes and is dropped past 1 MB.
+func TestReplicaHardLimitFloor(t *testing.T) {
+	testutil.NeedRedis(t)
+	args := []string{"--repl-backlog-size", "1mb", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 64kb 0 0", "--save", ""}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		if _, got := psyncOn(t, dial(), "?", -1); got != "+FULLRESYNC" {
+			t.Fatalf("PSYNC: %s", got)
+		}
+		val := strings.Repeat("x", 16384)
+		for i := 0; i < 48; i++ {
+			admin.do("SET", "k", val)
+		}
+		out := []string{liveInfoField(t, admin, "replication", "connected_slaves")}
+		for i := 0; i < 128; i++ {
+			admin.do("SET", "k", val)
+		}
+		testutil.PollUntil(10*time.Second, func() bool {
+			return liveInfoField(t, admin, "replication", "connected_slaves") == "0"
+		})
+		return append(out, liveInfoField(t, admin, "replication", "connected_slaves"))
+	}
+	redis := scenario(func() *rconn {
+		c := rs.Dial(t)
+		t.Cleanup(func() { c.Close() })
+		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "connected_slaves", redis, vigil, []string{"1", "0"})
+}
