@@ -94,7 +94,7 @@ func newSnapshotPacer(borrowed bool) *snapshotPacer {
 }
 
 // lock takes mu, counting the wait.
-func (p *snapshotPacer) lock(mu *sync.Mutex) {
+func (p *snapshotPacer) lock(mu sync.Locker) {
 	t := p.now()
 	mu.Lock()
 	w := p.now().Sub(t)

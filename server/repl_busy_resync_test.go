@@ -80,8 +80,7 @@ func TestReplicaResyncsDuringBusyScript(t *testing.T) {
 		})
 		scenario(t, func() *rconn { return l.dial(t) }, func() {
 			// The server's clock is a fake: past the threshold once the
-			// script runs (a client already waiting for the lock when
-			// the script began would wait for its end).
+			// script runs.
 			waitBusy(t, l.s)
 			l.clk.Advance(time.Second)
 		})

@@ -25,8 +25,10 @@ import (
 //
 // SHUTDOWN NOSAVE stops the script, drops its effects and shuts down.
 //
-// Difference from Redis: a client already waiting for the lock when the
-// script began waits for its end.
+// A batch that found the lock taken before the script began waits in
+// mu.Lock (lockBatch, counted in Server.parked); once the script is past
+// the threshold, rescueParked lets those batches out to serveBusy, as
+// Redis would answer their commands -BUSY.
 
 const (
 	errBusy       = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
@@ -71,6 +73,10 @@ type busyScript struct {
 	// "<sha>"); slowLogged: that line was logged (noteSlowScript).
 	sha        string
 	slowLogged atomic.Bool
+
+	// rescued: rescueParked ran (or runs) for this script (one loaded
+	// by loadBusy: seen, never recycled).
+	rescued atomic.Bool
 
 	// seen: a goroutine other than the script's loaded it (loadBusy) and
 	// may still hold it. Never cleared: a busyScript nobody else saw is
@@ -168,6 +174,9 @@ func (s *Server) startBusyFn(h *luaHost, fi *vlua.Function, sha string, argv [][
 	// endBusy drops it.
 	b.cancel = h.e.Arm(b.limit > 0)
 	b.live = true
+	if s.beforeBusy != nil { // tests: a batch parks in lockBatch meanwhile
+		s.beforeBusy()
+	}
 	s.busy.Store(b)
 	return b
 }
@@ -212,17 +221,34 @@ func (h *luaHost) recycleBusy(b *busyScript) {
 // lockBatch takes the execution lock for a batch, or returns the script
 // holding it when it has run past the busy threshold (serveBusy then
 // answers the batch).
+//
+// With no script published it waits in mu.Lock, counted in s.parked
+// before it looks for the script (again): a script that starts after
+// that look (it publishes itself as it starts, startBusyFn) then finds
+// the count once past the threshold, and rescueParked lets the batch
+// out, which then finds the script and answers -BUSY, instead of
+// waiting for the script's end. The count costs the batches that wait
+// for mu anyway; one that takes mu at once pays nothing.
 func (s *Server) lockBatch() *busyScript {
 	if s.mu.TryLock() {
 		return nil
 	}
 	for {
+		s.parked.Add(1)
 		b := s.loadBusy()
 		if b == nil {
-			s.mu.Lock()
-			return nil
+			s.mu.Mutex.Lock()
+			s.parked.Add(-1)
+			if s.mu.handoff.Load() == nil {
+				return nil
+			}
+			// Let out by rescueParked: mu is the busy script's.
+			s.mu.Mutex.Unlock()
+			continue
 		}
+		s.parked.Add(-1)
 		if b.over(s.clock.Now()) {
+			s.rescueParked(b)
 			return b
 		}
 		t := time.NewTimer(5 * time.Millisecond)
@@ -235,6 +261,86 @@ func (s *Server) lockBatch() *busyScript {
 			return nil
 		}
 	}
+}
+
+// execMutex is the execution lock: a sync.Mutex that rescueParked lets
+// go of on a busy script's behalf (a Mutex is not tied to the goroutine
+// that locked it) while handoff is set. Whoever takes it meanwhile
+// (always a goroutine other than the script's, which holds it) gives it
+// back at once: Lock waits for the rescue's end and takes it again (so
+// it waits for the script, as before), TryLock fails, and a parked batch
+// goes to serveBusy (lockBatch). Outside a rescue, Lock and TryLock cost
+// the Mutex's and one atomic load.
+type execMutex struct {
+	sync.Mutex
+	handoff atomic.Pointer[muHandoff]
+}
+
+// muHandoff is one rescue: done is closed at its end.
+type muHandoff struct{ done chan struct{} }
+
+func (m *execMutex) Lock() {
+	m.Mutex.Lock()
+	if m.handoff.Load() != nil {
+		m.waitHandoff()
+	}
+}
+
+func (m *execMutex) waitHandoff() {
+	for h := m.handoff.Load(); h != nil; h = m.handoff.Load() {
+		m.Mutex.Unlock()
+		<-h.done
+		m.Mutex.Lock()
+	}
+}
+
+func (m *execMutex) TryLock() bool {
+	if !m.Mutex.TryLock() {
+		return false
+	}
+	if m.handoff.Load() != nil {
+		m.Mutex.Unlock()
+		return false
+	}
+	return true
+}
+
+// rescueParked lets the batches parked in mu.Lock (lockBatch) out when
+// the script b, which holds mu, has run past the busy threshold: they
+// were parked before b began (with b published nothing parks), and
+// would wait for b's end. Called by whoever finds b past the threshold
+// (lockBatch, the cron), once per script that has batches parked.
+//
+// It holds b.lendMu, so that b's goroutine runs no command (luaHost.Call)
+// and does not end (endBusy) meanwhile, sets mu's handoff and unlocks mu
+// on b's behalf, then takes it back on b's behalf once every parked
+// batch has taken it and let it go (lockBatch; a Mutex's waiter that
+// waited over 1 ms is handed the lock in turn, so a parked one is not
+// passed over for long). Nothing runs under mu meanwhile: every taker
+// gives it back (execMutex). Then Lock's takers park again, for b's end.
+func (s *Server) rescueParked(b *busyScript) {
+	if s.parked.Load() == 0 || !b.rescued.CompareAndSwap(false, true) {
+		return
+	}
+	b.lendMu.Lock()
+	defer b.lendMu.Unlock()
+	// Ended, or a debugging session's script (never busy for others).
+	if !b.live || s.busy.Load() != b {
+		return
+	}
+	hand := &muHandoff{done: make(chan struct{})}
+	s.mu.handoff.Store(hand)
+	s.mu.Mutex.Unlock()
+	for {
+		s.mu.Mutex.Lock()
+		if s.parked.Load() == 0 {
+			break
+		}
+		s.mu.Mutex.Unlock()
+		time.Sleep(50 * time.Microsecond)
+	}
+	s.mu.handoff.Store(nil)
+	close(hand.done)
 }
 
 // cronWait is the cron's wait on mu (lockCron): a goroutine blocked in

@@ -38,7 +38,7 @@ func TestBusyScriptKill(t *testing.T) {
 	})
 	a, b := l.dial(t), l.dial(t)
 	// b's connection is set up (serveConn takes the lock) before the
-	// script starts: a client waiting for the lock then waits for the end.
+	// script starts.
 	b.send("PING")
 	if got := b.read(); got != "+PONG" {
 		t.Fatal(got)

@@ -36,7 +36,9 @@ var Version = "0.1.0"
 // Server is one vigil-server process.
 type Server struct {
 	// mu is the execution lock: Redis's single thread. Taken once per batch.
-	mu       sync.Mutex
+	// A sync.Mutex that a busy script's rescue can let go of for a moment
+	// (execMutex, scripting_busy.go).
+	mu       execMutex
 	cfg      *configs.Config      // guarded by mu
 	ks       *keyspace.Keyspace   // guarded by mu
 	rng      *mrand.Rand          // guarded by mu
@@ -150,6 +152,12 @@ type Server struct {
 	// clients a busy script keeps waiting (scripting_busy.go).
 	lua  *luaHost
 	busy atomic.Pointer[busyScript]
+	// parked counts the batches waiting in mu.Lock (lockBatch), which a
+	// script past the busy threshold lets out (rescueParked).
+	parked atomic.Int32
+	// beforeBusy (tests, set before Run) runs as a script starts, before
+	// it is published (startBusyFn).
+	beforeBusy func()
 
 	// What a new connection's admission reads without mu (serveConn), so
 	// that a client connecting while a busy script holds the lock is
@@ -533,6 +541,7 @@ func (s *Server) cron(stop <-chan struct{}) {
 		if b := s.lockCron(&pend); b != nil {
 			s.loadingSignalShutdown()
 			s.noteSlowScript(b)
+			s.rescueParked(b) // batches waiting for mu since before b began
 			continue
 		}
 		if s.loadingSignalShutdown() || s.rdb.loading || s.dbg.pauseCron { // persist: no cron while the dataset loads; DEBUG PAUSE-CRON
