@@ -117,6 +117,10 @@ type Client struct {
 	// batch): command end times are batchStart plus the monotonic time
 	// elapsed since.
 	batchStart time.Time
+	// batchCmds counts the commands run since the socket was last drained
+	// (rawReadLoop): a pipelined batch does not kick the idle spinner.
+	// Touched only by the client's goroutine.
+	batchCmds int
 	// readDeadline is the read deadline the loop set last (zero: none);
 	// touched only by the client's goroutine.
 	readDeadline    time.Time
@@ -291,6 +295,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 				modelRead = true
 			}
 			c.bufModelCommand(args)
+			c.batchCmds++
 			s.process(c, args)
 			c.bufModelReply(int64(len(c.w.B)))
 			// A command that blocked the client (blocking.go) parks it

@@ -61,7 +61,8 @@ const defaultSpinBudget = 20 * time.Microsecond
 // only after it read the reply, and the socket's wake-up of the client is
 // a synchronous one, which the kernel may serve on this CPU expecting the
 // server to sleep. Replicas' batches (their acknowledgements) do not
-// count.
+// count, nor do pipelined ones (Server.drained: a spin would save a
+// pipelining client one wake-up per many commands).
 type idleSpinner struct {
 	epfd   int
 	kick   chan struct{} // capacity 1: a batch ended

@@ -142,3 +142,40 @@ func TestSpinGuardAllow(t *testing.T) {
 		t.Fatalf("the due sample was not recorded: samples %08b", g.samples)
 	}
 }
+
+// TestDrainedSkipsPipelined: the end of a client's input kicks the idle
+// spinner after a batch of one command, not after a pipelined one (more
+// than one command since the socket was last drained), and the count
+// starts again either way.
+func TestDrainedSkipsPipelined(t *testing.T) {
+	sp := &idleSpinner{kick: make(chan struct{}, 1)}
+	s := &Server{spinner: sp}
+	kicked := func() bool {
+		select {
+		case <-sp.kick:
+			return true
+		default:
+			return false
+		}
+	}
+	for i, st := range []struct {
+		id   int64
+		cmds int
+		kick bool
+	}{
+		{1, 1, true},   // one command
+		{2, 16, false}, // pipelined
+		{3, 2, false},  // two commands are a pipeline too
+		{4, 0, true},   // nothing ran (a partial command)
+		{5, 1, true},
+	} {
+		c := &Client{id: st.id, batchCmds: st.cmds}
+		s.drained(c)
+		if got := kicked(); got != st.kick {
+			t.Fatalf("step %d (%d commands): kicked %v, want %v", i, st.cmds, got, st.kick)
+		}
+		if c.batchCmds != 0 {
+			t.Fatalf("step %d: batchCmds %d after drained, want 0", i, c.batchCmds)
+		}
+	}
+}
