@@ -62,6 +62,7 @@ type Config struct {
 	PidFile           string
 	LogLevel          string // debug | verbose | notice | warning (and nothing, as Redis 7.2)
 	LogFile           string // "" = standard output
+	LogFormat         string // redis | json (Vigil's log-format)
 	AlwaysShowLogo    bool
 	Databases         int
 	Hz                int // always within 1..500, as Redis clamps it

@@ -130,6 +130,9 @@ var table = []*Directive{
 	// "nothing" is Redis 7.2's; 7.0 refuses it. Vigil accepts it without
 	// listing it, so 7.0's error text is unchanged.
 	enumD("loglevel", "", 0, []enumItem{{"debug", 0, false}, {"verbose", 1, false}, {"notice", 2, false}, {"warning", 3, false}, {"nothing", 4, true}}, "notice", func(c *Config) *string { return &c.LogLevel }),
+	// Vigil: the shape of the log's lines (internal/logging): redis-server's
+	// "pid:role dd Mon yyyy hh:mm:ss.mmm <level> message", or JSON lines.
+	enumD("log-format", "", Hidden|VigilOnly, []enumItem{{"redis", 0, false}, {"json", 1, false}}, "redis", func(c *Config) *string { return &c.LogFormat }),
 	enumD("maxmemory-policy", "", 0, []enumItem{
 		{"volatile-lru", 0, false}, {"volatile-lfu", 1, false}, {"volatile-random", 2, false}, {"volatile-ttl", 3, false},
 		{"allkeys-lru", 4, false}, {"allkeys-lfu", 5, false}, {"allkeys-random", 6, false}, {"noeviction", 7, false},

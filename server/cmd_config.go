@@ -150,6 +150,10 @@ func (s *Server) onConfigSet(name string) error {
 		}
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
+	case "log-format":
+		if s.logFmt != nil {
+			s.logFmt(s.cfg.LogFormat)
+		}
 	case "maxclients": // updateMaxclients
 		n, err := s.adjustOpenFilesLimit(s.cfg.MaxClients)
 		if err != nil {

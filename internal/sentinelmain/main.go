@@ -145,6 +145,7 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	defer out.Close()
+	out.SetFormat(cfg.LogFormat)
 	log := logging.New(out, cfg.LogLevel, "sentinel")
 	log.Warn().Msg("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo")
 	log.Warn().Msgf("Redis version=%s, bits=64, commit=00000000, modified=0, pid=%d, just started", daemon.RedisVersion, pid)
