@@ -2,6 +2,7 @@ package logging
 
 import (
 	"io"
+	"log/syslog"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -28,9 +29,10 @@ type Output struct {
 	Console bool      // W is a terminal
 	Close   func() error
 
-	pid  int
-	json atomic.Bool                 // log-format json
-	role atomic.Pointer[func() byte] // serverLogRaw's role char; nil: the component's
+	pid    int
+	json   atomic.Bool                   // log-format json
+	role   atomic.Pointer[func() byte]   // serverLogRaw's role char; nil: the component's
+	syslog atomic.Pointer[syslog.Writer] // EnableSyslog; nil: off
 }
 
 // Open opens logfile for appending ("" means stdout) and notes whether it
@@ -112,6 +114,9 @@ type formatWriter struct {
 }
 
 func (w *formatWriter) Write(p []byte) (int, error) {
+	if sl := w.out.syslog.Load(); sl != nil {
+		toSyslog(sl, p)
+	}
 	if w.out.json.Load() {
 		if w.console != nil {
 			return w.console.Write(p)

@@ -38,6 +38,61 @@ var omittedFields = map[string]bool{
 	"component": true, "event": true, "logo": true,
 }
 
+// event is what a Redis line or a syslog message takes from a zerolog
+// JSON event.
+type event struct {
+	ts, level, msg string
+	logo           bool
+	attrs          []byte // " key=value" for each other field
+}
+
+// parseEvent reads the zerolog JSON event ev; false if it is not a JSON
+// object.
+func parseEvent(ev []byte, e *event) bool {
+	dec := json.NewDecoder(bytes.NewReader(ev))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return false
+		}
+		var s string
+		isString := len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil
+		switch key {
+		case zerolog.TimestampFieldName:
+			e.ts = s
+		case zerolog.LevelFieldName:
+			e.level = s
+		case zerolog.MessageFieldName:
+			e.msg = s
+		case "logo":
+			e.logo = string(raw) == "true"
+		}
+		if omittedFields[key] {
+			continue
+		}
+		e.attrs = append(e.attrs, ' ')
+		e.attrs = append(e.attrs, key...)
+		e.attrs = append(e.attrs, '=')
+		if !isString {
+			e.attrs = append(e.attrs, raw...)
+		} else if needsQuote(s) {
+			e.attrs = strconv.AppendQuote(e.attrs, s)
+		} else {
+			e.attrs = append(e.attrs, s...)
+		}
+	}
+	return true
+}
+
 // AppendRedisLine appends to dst the line redis-server's serverLogRaw
 // writes for the zerolog JSON event ev:
 //
@@ -49,65 +104,23 @@ var omittedFields = map[string]bool{
 // with logo=true is the raw message, as the logo's LL_RAW. What is not a
 // JSON object is written as it is.
 func AppendRedisLine(dst, ev []byte, pid int, role byte) []byte {
-	var (
-		ts, level, msg string
-		logo           bool
-		attrs          []byte
-	)
-	dec := json.NewDecoder(bytes.NewReader(ev))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	var e event
+	if !parseEvent(ev, &e) {
 		return append(dst, ev...)
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return append(dst, ev...)
-		}
-		key, _ := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return append(dst, ev...)
-		}
-		var s string
-		isString := len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil
-		switch key {
-		case zerolog.TimestampFieldName:
-			ts = s
-		case zerolog.LevelFieldName:
-			level = s
-		case zerolog.MessageFieldName:
-			msg = s
-		case "logo":
-			logo = string(raw) == "true"
-		}
-		if omittedFields[key] {
-			continue
-		}
-		attrs = append(attrs, ' ')
-		attrs = append(attrs, key...)
-		attrs = append(attrs, '=')
-		if !isString {
-			attrs = append(attrs, raw...)
-		} else if needsQuote(s) {
-			attrs = strconv.AppendQuote(attrs, s)
-		} else {
-			attrs = append(attrs, s...)
-		}
+	if e.logo {
+		return append(dst, e.msg...)
 	}
-	if logo {
-		return append(dst, msg...)
-	}
-	when, err := time.Parse(zerolog.TimeFieldFormat, ts)
+	when, err := time.Parse(zerolog.TimeFieldFormat, e.ts)
 	if err != nil {
 		when = time.Now()
 	}
 	dst = strconv.AppendInt(dst, int64(pid), 10)
 	dst = append(dst, ':', role, ' ')
 	dst = when.Local().AppendFormat(dst, RedisTimeFormat)
-	dst = append(dst, ' ', redisLevelChar(level), ' ')
-	dst = append(dst, msg...)
-	dst = append(dst, attrs...)
+	dst = append(dst, ' ', redisLevelChar(e.level), ' ')
+	dst = append(dst, e.msg...)
+	dst = append(dst, e.attrs...)
 	return append(dst, '\n')
 }
 

@@ -61,6 +61,10 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 	// differs until then), then M or S (Server.LogRole).
 	out.SetRole(func() byte { return 'C' })
 	log := logging.New(out, cfg.LogLevel, "server")
+	// serverLogRaw's syslog(): the lines go to the system log too.
+	if err := out.Syslog(cfg.SyslogEnabled, cfg.SyslogIdent, cfg.SyslogFacility); err != nil {
+		log.Warn().Msgf("Can't open the system log: %s", err)
+	}
 	pid := os.Getpid()
 
 	if inv.stdin {
