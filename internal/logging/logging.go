@@ -68,11 +68,13 @@ func (o *Output) SetRole(role func() byte) { o.role.Store(&role) }
 // is a package global: set here, imported by the commands only.
 func init() { zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00" }
 
-// Level maps the loglevel directive onto zerolog. Redis's verbose has
-// no zerolog twin: it shares debug.
+// Level maps the loglevel directive onto zerolog: Redis's debug is
+// zerolog's trace, verbose its debug (the '.' and '-' of Redis's lines).
 func Level(level string) zerolog.Level {
 	switch strings.ToLower(level) {
-	case "debug", "verbose":
+	case "debug":
+		return zerolog.TraceLevel
+	case "verbose":
 		return zerolog.DebugLevel
 	case "notice", "":
 		return zerolog.InfoLevel

@@ -14,9 +14,8 @@ import (
 const RedisTimeFormat = "02 Jan 2006 15:04:05.000"
 
 // redisLevelChar is serverLogRaw's ".-*#" indexed by LL_DEBUG, LL_VERBOSE,
-// LL_NOTICE, LL_WARNING. zerolog's debug stands for Redis's verbose (the
-// loglevel directive maps both there), so trace is Redis's debug; errors
-// and worse are Redis's warnings.
+// LL_NOTICE, LL_WARNING: zerolog's trace, debug, info and warn (Level);
+// errors and worse are Redis's warnings.
 func redisLevelChar(level string) byte {
 	switch level {
 	case zerolog.LevelTraceValue:

@@ -27,7 +27,7 @@ func TestRedisLines(t *testing.T) {
 	log.Debug().Str("addr", "127.0.0.1:5000").Int64("id", 7).Msg("Client closed connection")
 	log.Error().Err(errors.New("disk full")).Str("file", "/tmp/a b").Msg("Can't save")
 	log.Info().Str("event", "+sdown").Msg("+sdown master mymaster 127.0.0.1 6379")
-	log.Trace().Msg("hidden at loglevel debug") // zerolog's trace, below debug
+	log.Trace().Msg("a debug line") // Redis's debug is zerolog's trace
 	log.Info().Bool("logo", true).Msg("\n  the logo\n\n")
 
 	pid := strconv.Itoa(os.Getpid())
@@ -37,6 +37,7 @@ func TestRedisLines(t *testing.T) {
 		{"-", "Client closed connection addr=127.0.0.1:5000 id=7"},
 		{"#", `Can't save error="disk full" file="/tmp/a b"`},
 		{"*", "+sdown master mymaster 127.0.0.1 6379"},
+		{".", "a debug line"},
 	}
 	text := buf.String()
 	if !strings.HasSuffix(text, "\n  the logo\n\n") {

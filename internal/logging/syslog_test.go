@@ -22,7 +22,7 @@ func TestSyslog(t *testing.T) {
 	defer l.Close()
 	var buf bytes.Buffer
 	out, _ := Open("", &buf)
-	log := New(out, "debug", "server")
+	log := New(out, "verbose", "server")
 	if err := out.EnableSyslog("unixgram", path, "vigil-test", "local3"); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestSyslog(t *testing.T) {
 	log.Warn().Msg("Server initialized")
 	log.Info().Str("addr", "a b").Msg("Ready")
 	log.Debug().Msg("verbose line")
-	log.Trace().Msg("debug line") // below the logger's level: not sent
+	log.Trace().Msg("debug line") // below loglevel verbose: not sent
 	// <facility*8+severity>: local3 is 19; warning 4, notice 5, info 6.
 	for _, want := range []string{"<156>", "<157>", "<158>"} {
 		_ = l.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -94,7 +94,7 @@ func TestFlagsOverrideFileAndStdin(t *testing.T) {
 
 func TestRedisLevel(t *testing.T) {
 	for in, want := range map[string]zerolog.Level{
-		"debug": zerolog.DebugLevel, "verbose": zerolog.DebugLevel, "notice": zerolog.InfoLevel,
+		"debug": zerolog.TraceLevel, "verbose": zerolog.DebugLevel, "notice": zerolog.InfoLevel,
 		"warning": zerolog.WarnLevel, "nothing": zerolog.Disabled, "NOTICE": zerolog.InfoLevel,
 	} {
 		if got := logging.Level(in); got != want {
