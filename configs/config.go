@@ -62,6 +62,10 @@ type Config struct {
 	PidFile           string
 	LogLevel          string // debug | verbose | notice | warning (and nothing, as Redis 7.2)
 	LogFile           string // "" = standard output
+	LogFormat         string // redis | json (Vigil's log-format)
+	SyslogEnabled     bool   // also to the system log (internal/logging)
+	SyslogIdent       string
+	SyslogFacility    string // user | local0 ... local7
 	AlwaysShowLogo    bool
 	Databases         int
 	Hz                int // always within 1..500, as Redis clamps it

@@ -27,8 +27,8 @@ import (
 //	rdb-save-incremental-fsync aof-rewrite-incremental-fsync
 //	lazyfree-lazy-user-flush replica-ignore-disk-write-errors
 //	jemalloc-bg-thread activedefrag active-defrag-* crash-log-enabled
-//	crash-memcheck-enabled use-exit-on-panic disable-thp syslog-enabled
-//	syslog-ident syslog-facility aclfile acllog-max-len acl-pubsub-default
+//	crash-memcheck-enabled use-exit-on-panic disable-thp
+//	aclfile acllog-max-len acl-pubsub-default
 //	ignore-warnings server_cpulist bio_cpulist aof_rewrite_cpulist bgsave_cpulist
 //	cluster-* (cluster-enabled has a field, for the replicaof check) tls-*
 //	oom-score-adj sanitize-dump-payload propagation-error-behavior
@@ -80,7 +80,7 @@ var table = []*Directive{
 	boolD("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, true, func(c *Config) *bool { return &c.ReplicaIgnoreMaxmemory }, nil),
 	boolD("jemalloc-bg-thread", "", 0, true, nil, nil),
 	boolD("activedefrag", "", 0, false, nil, validActiveDefrag),
-	boolD("syslog-enabled", "", Immutable, false, nil, nil),
+	boolD("syslog-enabled", "", Immutable, false, func(c *Config) *bool { return &c.SyslogEnabled }, nil),
 	boolD("cluster-enabled", "", Immutable, false, func(c *Config) *bool { return &c.ClusterEnabled }, nil),
 	boolD("appendonly", "", DenyLoading, false, func(c *Config) *bool { return &c.AppendOnly }, nil),
 	boolD("cluster-allow-reads-when-down", "", 0, false, nil, nil),
@@ -105,7 +105,7 @@ var table = []*Directive{
 	strD("cluster-announce-ip", "", EmptyIsNull, "", nil, nil),
 	strD("cluster-config-file", "", Immutable, "nodes.conf", nil, nil),
 	strD("cluster-announce-hostname", "", EmptyIsNull, "", nil, validHostname),
-	strD("syslog-ident", "", Immutable, "redis", nil, nil),
+	strD("syslog-ident", "", Immutable, "redis", func(c *Config) *string { return &c.SyslogIdent }, nil),
 	strD("dbfilename", "", Protected, "dump.rdb", func(c *Config) *string { return &c.DBFilename }, validDBFilename),
 	strD("appendfilename", "", Immutable, "appendonly.aof", func(c *Config) *string { return &c.AppendFilename }, validAOFFilename),
 	strD("appenddirname", "", Immutable, "appendonlydir", func(c *Config) *string { return &c.AppendDirName }, validAOFDirname),
@@ -125,11 +125,14 @@ var table = []*Directive{
 	enumD("syslog-facility", "", Immutable, []enumItem{
 		{"user", 1, false}, {"local0", 16, false}, {"local1", 17, false}, {"local2", 18, false}, {"local3", 19, false},
 		{"local4", 20, false}, {"local5", 21, false}, {"local6", 22, false}, {"local7", 23, false},
-	}, "local0", nil),
+	}, "local0", func(c *Config) *string { return &c.SyslogFacility }),
 	enumD("repl-diskless-load", "", DenyLoading, []enumItem{{"disabled", 0, false}, {"on-empty-db", 1, false}, {"swapdb", 2, false}}, "disabled", func(c *Config) *string { return &c.ReplDisklessLoad }),
 	// "nothing" is Redis 7.2's; 7.0 refuses it. Vigil accepts it without
 	// listing it, so 7.0's error text is unchanged.
 	enumD("loglevel", "", 0, []enumItem{{"debug", 0, false}, {"verbose", 1, false}, {"notice", 2, false}, {"warning", 3, false}, {"nothing", 4, true}}, "notice", func(c *Config) *string { return &c.LogLevel }),
+	// Vigil: the shape of the log's lines (internal/logging): redis-server's
+	// "pid:role dd Mon yyyy hh:mm:ss.mmm <level> message", or JSON lines.
+	enumD("log-format", "", Hidden|VigilOnly, []enumItem{{"redis", 0, false}, {"json", 1, false}}, "redis", func(c *Config) *string { return &c.LogFormat }),
 	enumD("maxmemory-policy", "", 0, []enumItem{
 		{"volatile-lru", 0, false}, {"volatile-lfu", 1, false}, {"volatile-random", 2, false}, {"volatile-ttl", 3, false},
 		{"allkeys-lru", 4, false}, {"allkeys-lfu", 5, false}, {"allkeys-random", 6, false}, {"noeviction", 7, false},

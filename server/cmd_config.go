@@ -150,6 +150,10 @@ func (s *Server) onConfigSet(name string) error {
 		}
 	case "loglevel":
 		s.adm.logLevel.Store(int32(redisLogLevel(s.cfg.LogLevel)))
+	case "log-format":
+		if s.logFmt != nil {
+			s.logFmt(s.cfg.LogFormat)
+		}
 	case "maxclients": // updateMaxclients
 		n, err := s.adjustOpenFilesLimit(s.cfg.MaxClients)
 		if err != nil {
@@ -179,10 +183,13 @@ func (s *Server) onConfigSet(name string) error {
 }
 
 // redisLogLevel maps the loglevel directive onto zerolog, as the
-// command's logger does: verbose shares debug.
+// command's logger does (internal/logging.Level): debug is trace, verbose
+// is debug.
 func redisLogLevel(level string) zerolog.Level {
 	switch strings.ToLower(level) {
-	case "debug", "verbose":
+	case "debug":
+		return zerolog.TraceLevel
+	case "verbose":
 		return zerolog.DebugLevel
 	case "warning":
 		return zerolog.WarnLevel

@@ -118,6 +118,7 @@ func (s *Server) startReplication(host string, port int) {
 	// The role as CONFIG GET replicaof and CONFIG REWRITE see it (Redis
 	// reads server.masterhost there).
 	s.cfg.ReplicaOf = configs.Address{Host: host, Port: port}
+	s.logSlave.Store(true)
 	s.repl.freshStart = false // its history is now a master's
 	s.ks.Replica = true
 	s.setOOMScoreAdj(-1)
@@ -178,6 +179,7 @@ func (s *Server) unsetMaster() {
 	// No master any more, for CONFIG GET replicaof and CONFIG REWRITE too
 	// (also when the startup replicaof link is not started yet).
 	s.cfg.ReplicaOf = configs.Address{}
+	s.logSlave.Store(false)
 	l := s.repl.link
 	if l == nil {
 		return

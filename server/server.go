@@ -44,6 +44,8 @@ type Server struct {
 	rng      *mrand.Rand          // guarded by mu
 	cmds     map[string]*Command  // guarded by mu (rename-command at start only)
 	stdout   io.Writer            // SetStdout: set before Run
+	logFmt   func(format string)  // SetLogFormatter: set before Run
+	logSlave atomic.Bool          // LogRole: server.masterhost is set
 	now      time.Time            // guarded by mu: time of the command being run
 	nowMs    int64                // guarded by mu
 	stats    stats                // guarded by mu, except the atomics inside
@@ -244,6 +246,7 @@ func New(cfg *configs.Config, log zerolog.Logger, opts ...Option) (*Server, erro
 	s.startTime = s.clock.Now()
 	s.execPath, _ = os.Executable()
 	s.applyAtomics()
+	s.logSlave.Store(cfg.ReplicaOf.Host != "")
 	s.fenceInit()
 	s.syncAckInit()
 	s.initAdmin()

@@ -145,7 +145,12 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	defer out.Close()
+	out.SetFormat(cfg.LogFormat)
 	log := logging.New(out, cfg.LogLevel, "sentinel")
+	// serverLogRaw's syslog(): the lines go to the system log too.
+	if err := out.Syslog(cfg.SyslogEnabled, cfg.SyslogIdent, cfg.SyslogFacility); err != nil {
+		log.Warn().Msgf("Can't open the system log: %s", err)
+	}
 	log.Warn().Msg("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo")
 	log.Warn().Msgf("Redis version=%s, bits=64, commit=00000000, modified=0, pid=%d, just started", daemon.RedisVersion, pid)
 	log.Warn().Msg("Configuration loaded")

@@ -1,7 +1,6 @@
 package servermain
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,14 +91,13 @@ func TestCorruptRDBValueAbortsStart(t *testing.T) {
 	}
 }
 
-// logMessages returns the message of each JSON log line in out, in order;
-// lines that are not JSON (the checker's trace) are left out.
+// logMessages returns the message of each log line in out, in order;
+// lines that are not log lines (the checker's trace) are left out.
 func logMessages(out string) []string {
 	var msgs []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var m struct{ Message string }
-		if json.Unmarshal([]byte(line), &m) == nil {
-			msgs = append(msgs, m.Message)
+		if e := logLine(line); e != nil {
+			msgs = append(msgs, e["message"].(string))
 		}
 	}
 	return msgs

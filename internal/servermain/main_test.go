@@ -3,7 +3,6 @@ package servermain
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,7 +94,7 @@ func TestFlagsOverrideFileAndStdin(t *testing.T) {
 
 func TestRedisLevel(t *testing.T) {
 	for in, want := range map[string]zerolog.Level{
-		"debug": zerolog.DebugLevel, "verbose": zerolog.DebugLevel, "notice": zerolog.InfoLevel,
+		"debug": zerolog.TraceLevel, "verbose": zerolog.DebugLevel, "notice": zerolog.InfoLevel,
 		"warning": zerolog.WarnLevel, "nothing": zerolog.Disabled, "NOTICE": zerolog.InfoLevel,
 	} {
 		if got := logging.Level(in); got != want {
@@ -200,10 +200,19 @@ func TestStartupAndShutdown(t *testing.T) {
 		"Ready to accept connections tcp",
 	}
 	checkOrder(t, lines, wantOrder)
+	// The role is C until the server exists (redis-server's initServer
+	// sets server.pid), M from then on.
+	role := "C"
 	for _, e := range lines {
-		if e["component"] != "server" {
-			t.Errorf("event without component=server: %v", e)
+		if role == "C" && e["role"] == "M" {
+			role = "M"
 		}
+		if e["role"] != role || e["pid"] != strconv.Itoa(os.Getpid()) {
+			t.Errorf("line without the pid and role %s: %v", role, e)
+		}
+	}
+	if role != "M" {
+		t.Errorf("no line with role M")
 	}
 	b, err := os.ReadFile(pidfile)
 	if err != nil || string(b) != fmt.Sprintf("%d\n", os.Getpid()) {
@@ -299,8 +308,8 @@ func TestLogfileAndLevel(t *testing.T) {
 	if strings.Contains(log, "Ready to accept connections") {
 		t.Errorf("loglevel warning let a notice line through:\n%s", log)
 	}
-	if !strings.Contains(log, `"level":"warn"`) || !strings.Contains(log, "Redis is starting") {
-		t.Errorf("logfile lacks the warning-level startup lines as JSON:\n%s", log)
+	if !regexp.MustCompile(`(?m)^\d+:C \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3} # oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo$`).MatchString(log) {
+		t.Errorf("logfile lacks the warning-level startup lines as redis-server writes them:\n%s", log)
 	}
 	if s.out.Len() != 0 {
 		t.Errorf("logged to stdout despite logfile:\n%s", s.out.String())
@@ -455,21 +464,34 @@ func (r *running) waitFor(t *testing.T, text string) {
 	}
 }
 
-// events parses the JSON log lines written so far.
+// events parses the log lines written so far (redis-server's shape, see
+// logLine).
 func (r *running) events(t *testing.T) []map[string]any {
 	t.Helper()
 	var evs []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(r.out.String()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Errorf("log line is not JSON (%v): %q", err, sc.Text())
+	for _, line := range strings.Split(strings.TrimSuffix(r.out.String(), "\n"), "\n") {
+		e := logLine(line)
+		if e == nil {
+			t.Errorf("log line is not redis-server's shape: %q", line)
 			continue
 		}
 		evs = append(evs, e)
 	}
 	return evs
+}
+
+// redisLogLine is the shape of redis-server's log lines (server.c's
+// serverLogRaw): pid:role dd Mon yyyy hh:mm:ss.mmm <level> message.
+var redisLogLine = regexp.MustCompile(`^(\d+):([XCSM]) (\d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3}) ([.*#-]) (.*)$`)
+
+// logLine splits a log line into pid, role, time, level and message; nil
+// if it is not a log line.
+func logLine(line string) map[string]any {
+	m := redisLogLine.FindStringSubmatch(line)
+	if m == nil {
+		return nil
+	}
+	return map[string]any{"pid": m[1], "role": m[2], "time": m[3], "level": m[4], "message": m[5]}
 }
 
 // checkOrder checks that the messages appear in this order (others may come

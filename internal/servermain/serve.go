@@ -56,7 +56,15 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		return 1
 	}
 	defer out.Close()
+	out.SetFormat(cfg.LogFormat)
+	// serverLogRaw's role: C until initServer sets server.pid (its getpid()
+	// differs until then), then M or S (Server.LogRole).
+	out.SetRole(func() byte { return 'C' })
 	log := logging.New(out, cfg.LogLevel, "server")
+	// serverLogRaw's syslog(): the lines go to the system log too.
+	if err := out.Syslog(cfg.SyslogEnabled, cfg.SyslogIdent, cfg.SyslogFacility); err != nil {
+		log.Warn().Msgf("Can't open the system log: %s", err)
+	}
 	pid := os.Getpid()
 
 	if inv.stdin {
@@ -96,7 +104,9 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		case <-fatalDone:
 		}
 	}()
-	srv.SetStdout(stdout) // the RDB checker's trace after a corrupt dbfilename
+	out.SetRole(srv.LogRole)
+	srv.SetLogFormatter(out.SetFormat) // CONFIG SET log-format
+	srv.SetStdout(stdout)              // the RDB checker's trace after a corrupt dbfilename
 	keepPages := os.Getenv("VIGIL_KEEP_STARTUP_PAGES") != ""
 	if !keepPages {
 		// A write burst's code and data leave the resident set too,

@@ -447,11 +447,7 @@ func (d *Daemon) notify(level sentinel.Level, typ, msg string) {
 	case sentinel.LevelVerbose:
 		ev = d.log.Debug()
 	default:
-		// LL_DEBUG: zerolog's debug level also stands for Redis's verbose,
-		// so debug events need loglevel debug itself.
-		if d.st != nil && strings.EqualFold(d.st.Server.LogLevel, "debug") {
-			ev = d.log.Debug()
-		}
+		ev = d.log.Trace() // LL_DEBUG (internal/logging.Level)
 	}
 	if ev != nil {
 		ev.Str("event", typ).Msg(typ + " " + msg)
