@@ -245,6 +245,7 @@ func (s *Server) runBatch(c *Client) bool {
 		if !keep || !more {
 			if c.ord.cmd != nil { // closing: the command that waited is dropped
 				c.ord.cmd = nil
+				c.ord.waitBlk.Store(false)
 				c.ord.hold.Add(-1)
 			}
 			return keep
@@ -282,13 +283,23 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	if !c.killed.Load() {
 		run := func(args [][]byte) netshell.Step {
 			// Arrival order (order.go): a top-level command reading
-			// subscriptions whose subscribers have input pending ends
-			// the batch part here; runBatch waits for them, and the
-			// next part runs it first.
-			if k := ordSensitive(args); k != ordNone && !c.ord.again && c.multi == nil && s.cfg.PubsubArrivalOrder && c.replRole.Load() == 0 && s.ordCollect(c, args, k) {
-				c.ord.all = k == ordAll
-				c.ord.stash(args)
-				return netshell.Pause
+			// subscriptions whose subscribers have input pending, an
+			// observer, or a command whose keys a blocking command may
+			// wait on (order_keys.go) ends the batch part here when
+			// input arrived before it on other connections; runBatch
+			// waits for them, and the next part runs it first.
+			if !c.ord.again && c.multi == nil && s.cfg.PubsubArrivalOrder && c.replRole.Load() == 0 {
+				k := ordSensitive(args)
+				if k == ordNone {
+					k = s.ordKeyed(c, args)
+				}
+				if k != ordNone && s.ordCollect(c, args, k) {
+					c.ord.all = k == ordAll || k == ordBlock
+					c.ord.stash(args)
+					c.ord.waitBlk.Store(k == ordBlock)
+					s.ordNotify() // it holds now: the waits for it end, unless it is blocking
+					return netshell.Pause
+				}
 			}
 			if !modelRead {
 				c.bufModelRead(startBuf)
@@ -297,6 +308,12 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			c.bufModelCommand(args)
 			c.batchCmds++
 			s.process(c, args)
+			if c.ord.again && c.ord.waitBlk.Load() {
+				// The blocking command that waited ran (it is parked
+				// or answered): the waits for it end (order_keys.go).
+				c.ord.waitBlk.Store(false)
+				s.ordNotify()
+			}
 			c.bufModelReply(int64(len(c.w.B)))
 			// A command that blocked the client (blocking.go) parks it
 			// here, outside the lock, until it is served, times out or

@@ -89,7 +89,11 @@ type ordState struct {
 	cmd     [][]byte       // the command that waits (a copy), run first by the next batch part
 	again   bool           // cmd is running: it does not wait again
 	all     bool           // cmd is an observer (ordAll): its wait is bounded by ordAllMax
-	mark    uint64         // ordCollect's dedup stamp (under mu)
+	// waitBlk: cmd is a blocking command (ordBlock): until it has run,
+	// the others' waits for this connection go on (order_keys.go). Set
+	// and cleared under mu.
+	waitBlk atomic.Bool
+	mark    uint64 // ordCollect's dedup stamp (under mu)
 }
 
 // ordWaitFor is a connection to wait for and how far.
@@ -120,6 +124,9 @@ type ordWaiters struct {
 	// own was then read, and what is read is seen by the read counts).
 	pollSeq  atomic.Uint64
 	lastNone uint64
+	// blockSeen: a blocking command was checked (order_keys.go), under
+	// Server.mu: from then on, writes look at their keys.
+	blockSeen bool
 }
 
 // ordNotify tells waiting publishers a connection made progress, held or
@@ -180,15 +187,38 @@ func (s *Server) ordPending(y *Client) (target int64, pending bool) {
 	}
 }
 
-func (o *ordState) done(y *Client, target int64) bool {
-	return o.settled.Load() >= target || o.hold.Load() > 0 || y.killed.Load() || y.replRole.Load() != 0
+// done reports whether x's wait for y (o is y's state) is over.
+func (o *ordState) done(x, y *Client, target int64) bool {
+	if y.killed.Load() || y.replRole.Load() != 0 {
+		return true
+	}
+	if o.waitBlk.Load() && ordBlkFirst(y, x) {
+		return false // a blocking command waits to run: it goes first (order_keys.go)
+	}
+	return target == ordAfterStash || o.settled.Load() >= target || o.hold.Load() > 0
 }
+
+// ordBlkFirst reports whether y's blocking command, waiting to run
+// (ordState.waitBlk), goes before x's command: always before anything
+// but another blocking command waiting; of two, each having found the
+// other's input pending, neither can tell which arrived first, and the
+// connection that came first goes first (lower id: a test's first
+// deferred client, list.tcl's "BRPOPLPUSH with multiple blocked
+// clients").
+func ordBlkFirst(y, x *Client) bool {
+	return !x.ord.waitBlk.Load() || y.id < x.id
+}
+
+// ordAfterStash is the target of a wait for a blocking command waiting to
+// run (ordState.waitBlk): until it has run.
+const ordAfterStash = -2
 
 // What a top-level command's arrival order depends on (ordSensitive).
 const (
 	ordNone   = iota
 	ordPubsub // the subscriptions it reads: their subscribers' input
 	ordAll    // every connection's input (ordObservers)
+	ordBlock  // ordAll for a blocking command (order_keys.go)
 )
 
 // ordSensitive reports whether a top-level command reads subscriptions
@@ -265,8 +295,8 @@ func asciiEqualFold(b []byte, lower string) bool {
 // their read counts are looked at (a subscriber not ready then had read
 // everything that had arrived).
 func (s *Server) ordCollect(c *Client, args [][]byte, kind int) bool {
-	if kind == ordAll {
-		return s.ordCollectAll(c)
+	if kind == ordAll || kind == ordBlock {
+		return s.ordCollectAll(c, kind == ordBlock)
 	}
 	s.ord.gen++
 	gen := s.ord.gen
@@ -374,9 +404,11 @@ func (s *Server) ordCollect(c *Client, args [][]byte, kind int) bool {
 
 // ordCollectAll is ordCollect for an observer (ordAll): every other
 // connection read raw, each looked at with FIONREAD (a system call per
-// connection: the observers are admin commands, not the hot path).
-// Called with mu held.
-func (s *Server) ordCollectAll(c *Client) bool {
+// connection: the observers are admin commands, not the hot path), and
+// the blocking commands waiting to run (ordState.waitBlk) that go before
+// c's command (ordBlkFirst; blk: it is a blocking command too). Called
+// with mu held.
+func (s *Server) ordCollectAll(c *Client, blk bool) bool {
 	list := c.ord.list[:0]
 	s.clientsMu.Lock()
 	if len(s.clients) > ordAllMaxConns {
@@ -394,6 +426,12 @@ func (s *Server) ordCollectAll(c *Client) bool {
 		y := w.c
 		if y.replRole.Load() != 0 || y.ldbDetached.Load() {
 			continue // a replication link, or its socket handed to a child
+		}
+		if y.ord.waitBlk.Load() && !y.killed.Load() {
+			if !blk || y.id < c.id { // ordBlkFirst, c not waiting yet
+				out = append(out, ordWaitFor{y, ordAfterStash})
+			}
+			continue
 		}
 		if t, ok := s.ordPending(y); ok {
 			out = append(out, ordWaitFor{y, t})
@@ -499,7 +537,7 @@ wait:
 		s.ord.mu.Unlock()
 		all := true
 		for _, w := range list {
-			if !w.c.ord.done(w.c, w.target) {
+			if !w.c.ord.done(c, w.c, w.target) {
 				all = false
 				break
 			}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync/atomic"
 )
 
 // Streams (OBJ_STREAM), as Redis 7.0's t_stream.c and stream.h.
@@ -277,7 +278,20 @@ type StreamNACK struct {
 }
 
 // NewStream is streamNew.
-func NewStream() *Stream { return &Stream{} }
+func NewStream() *Stream {
+	if !streamsMade.Load() {
+		streamsMade.Store(true)
+	}
+	return &Stream{}
+}
+
+// streamsMade is set once a stream value was made in the process.
+var streamsMade atomic.Bool
+
+// StreamsMade reports whether a stream value was ever made in the process
+// (NewStream; Dup copies one): until then no key is a stream, and the
+// write path needs no look at its keys for one (server/order_keys.go).
+func StreamsMade() bool { return streamsMade.Load() }
 
 // Type is TypeStream.
 func (s *Stream) Type() Type { return TypeStream }
