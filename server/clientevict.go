@@ -308,6 +308,7 @@ func (s *Server) evictClients() {
 	}
 	cur := clientMemBuckets - 1
 	next := st.buckets[cur].head
+	reaped := false
 	for st.typeMem[memTypeNormal]+st.typeMem[memTypePubSub] >= limit {
 		if next == nil {
 			cur--
@@ -331,6 +332,18 @@ func (s *Server) evictClients() {
 		if !s.updateClientMemBucket(c, batch, -1) || c.memBucket != was {
 			continue
 		}
+		if !reaped {
+			// Before the first eviction, the clients whose peers
+			// closed their connections go as Redis would have freed
+			// them (reapClosedClients); then the limit is checked
+			// again, from the largest bucket.
+			reaped = true
+			if s.reapClosedClients() > 0 {
+				cur = clientMemBuckets - 1
+				next = st.buckets[cur].head
+				continue
+			}
+		}
 		var self *Client
 		if s.current == c {
 			self = c
@@ -340,6 +353,34 @@ func (s *Server) evictClients() {
 		s.freeClientNow(c)
 		st.evicted++
 	}
+}
+
+// reapClosedClients frees (lock held) the clients whose peers closed their
+// connections after everything they sent had run, and returns how many.
+// redis-server's one thread reads such a connection's end-of-file, and
+// frees the client, before a command that arrived after it runs; here the
+// client's goroutine may not have seen the close yet, and its memory (a
+// NO-EVICT client's unfinished argument: client-eviction.tcl's "client
+// no-evict off") would make the next command evict a client Redis keeps.
+// Only run when a client is about to be evicted: one non-consuming recv
+// per connection.
+func (s *Server) reapClosedClients() int {
+	n := 0
+	for _, c := range s.clientsByID() {
+		if c.raw == nil || c == s.current || c.replRole.Load() != 0 || c.ldbDetached.Load() {
+			continue
+		}
+		if c.ord.in.Load() > c.ord.settled.Load() {
+			continue // input read and not run yet: it runs first
+		}
+		closed := false
+		if err := c.raw.rc.Control(func(fd uintptr) { closed = sockPeerClosed(int(fd)) }); err != nil || !closed {
+			continue
+		}
+		s.freeClientNow(c)
+		n++
+	}
+	return n
 }
 
 // freeClientNow is freeClient for a client evicted (lock held): its

@@ -318,3 +318,92 @@ func TestClientEvictionVsRedis(t *testing.T) {
 		"evicted_clients:4",
 	})
 }
+
+// TestClosedNoEvictClientVsRedis is client-eviction.tcl's "client no-evict
+// off" after "client no-evict on": a NO-EVICT client holding an
+// unfinished argument over maxmemory-clients closes its connection, and a
+// client connecting right after it is not evicted (redis-server frees the
+// closed client first). In Vigil the close can still be unseen by its
+// connection's goroutine when the next command runs: the step is forced
+// below by holding the execution lock while the peer closes, then
+// evicting as the next command would.
+func TestClosedNoEvictClientVsRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	const limit = 3000000
+	big := "*1\r\n$" + strconv.Itoa(limit+1) + "\r\n" + strings.Repeat("v", limit+1)
+	run := func(dial func() *rconn) []string {
+		admin := dial()
+		admin.do("CONFIG", "SET", "maxmemory-clients", strconv.Itoa(limit))
+		admin.do("CLIENT", "SETNAME", "control")
+		admin.do("CLIENT", "NO-EVICT", "on")
+		rr := dial()
+		rr.do("CLIENT", "SETNAME", "big")
+		rr.do("CLIENT", "NO-EVICT", "on")
+		if _, err := rr.c.Write([]byte(big)); err != nil {
+			t.Fatal(err)
+		}
+		pollField(t, admin, "big", "qbuf", strconv.Itoa(limit+1))
+		rr.c.Close()
+		next := dial()
+		out := []string{next.do("SELECT", "9"), next.do("CLIENT", "SETNAME", "next")}
+		info := admin.do("INFO", "stats")
+		return append(out, regexp.MustCompile(`evicted_clients:\d+`).FindString(info))
+	}
+	want := []string{"+OK", "+OK", "evicted_clients:0"}
+	redis := run(dialRedis)
+	vigil := run(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "closed no-evict client", redis, vigil, want)
+
+	// The race, forced: the peer closes while the lock is held, so the
+	// big client's goroutine cannot free it; maxmemory-clients is then set
+	// under the same hold and an eviction runs, as the next command's
+	// would. The closed client is freed without counting as evicted.
+	s := l.s
+	admin := l.dial(t)
+	admin.do("CONFIG", "SET", "maxmemory-clients", "0")
+	small := l.dial(t)
+	small.do("CLIENT", "SETNAME", "small")
+	rr := l.dial(t)
+	rr.do("CLIENT", "SETNAME", "big2")
+	if _, err := rr.c.Write([]byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	pollField(t, admin, "big2", "qbuf", strconv.Itoa(limit+1))
+	var bigc, smallc *Client
+	for _, c := range s.clientsByID() {
+		switch c.ClientName() {
+		case "big2":
+			bigc = c
+		case "small":
+			smallc = c
+		}
+	}
+	if bigc == nil || smallc == nil || bigc.raw == nil {
+		t.Fatal("clients not found")
+	}
+	s.mu.Lock()
+	rr.c.Close()
+	ok := testutil.PollUntil(10*time.Second, func() bool {
+		closed := false
+		_ = bigc.raw.rc.Control(func(fd uintptr) { closed = sockPeerClosed(int(fd)) })
+		return closed
+	})
+	evicted0 := s.cmem.evicted
+	if ok {
+		s.cfg.MaxmemoryClients = limit
+		s.applyClientEvictionConfig()
+		s.evictClients()
+	}
+	bigGone, smallGone := bigc.killed.Load(), smallc.killed.Load()
+	evicted := s.cmem.evicted - evicted0
+	s.mu.Unlock()
+	if !ok {
+		t.Fatal("the close never reached the server's socket")
+	}
+	if !bigGone || smallGone || evicted != 0 {
+		t.Fatalf("closed big client freed %v, small client evicted %v, evicted %d; want true, false, 0", bigGone, smallGone, evicted)
+	}
+	if got := small.do("PING"); got != "+PONG" {
+		t.Fatalf("small client: %s", got)
+	}
+}

@@ -73,3 +73,12 @@ func ordEpollReady(epfdp1 int, evs []ordEvent) (n int, ok bool) {
 		return int(r0), true
 	}
 }
+
+// sockPeerClosed reports whether the peer of the socket fd closed (or
+// shut down its side of) the connection and every byte it sent has been
+// read: a non-consuming recv sees end-of-file at once.
+func sockPeerClosed(fd int) bool {
+	var b [1]byte
+	n, _, err := syscall.Recvfrom(fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return n == 0 && err == nil
+}

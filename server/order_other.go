@@ -16,3 +16,5 @@ func ordEpollCtl(epfdp1, fd int, add bool) {}
 type ordEvent struct{ Fd int32 }
 
 func ordEpollReady(epfdp1 int, evs []ordEvent) (int, bool) { return 0, false }
+
+func sockPeerClosed(fd int) bool { return false }
