@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/clock"
 )

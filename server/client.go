@@ -5,7 +5,6 @@ package server
 
 import (
 	"errors"
-	"github.com/vigil-kv/vigil/internal/netshell"
 	"net"
 	"os"
 	"runtime"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/netshell"
 
 	"github.com/vigil-kv/vigil/internal/acl"
 	"github.com/vigil-kv/vigil/internal/resp"

@@ -1,9 +1,10 @@
 package server
 
 import (
-	"github.com/vigil-kv/vigil/internal/netshell"
 	"sort"
 	"strings"
+
+	"github.com/vigil-kv/vigil/internal/netshell"
 
 	"github.com/vigil-kv/vigil/internal/redistext"
 	"github.com/vigil-kv/vigil/internal/resp"

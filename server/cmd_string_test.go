@@ -1,9 +1,10 @@
 package server
 
 import (
-	"github.com/vigil-kv/vigil/server/keyspace"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
 // doR runs a command and renders the reply in the golden-script form.

@@ -2,11 +2,12 @@ package server
 
 import (
 	"fmt"
-	"github.com/vigil-kv/vigil/internal/netshell"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/netshell"
 )
 
 // Flag is a command flag, named as in Redis 7.0's command table: the one

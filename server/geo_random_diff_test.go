@@ -2,12 +2,13 @@ package server
 
 import (
 	"bufio"
-	"github.com/vigil-kv/vigil/server/geo"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigil-kv/vigil/server/geo"
 
 	"github.com/vigil-kv/vigil/internal/resp"
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
+
 	"github.com/vigil-kv/vigil/internal/deploy"
 	"github.com/vigil-kv/vigil/internal/drill"
 )

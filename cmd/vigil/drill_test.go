@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
 	"github.com/vigil-kv/vigil/internal/drill"
 )
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/vigil-kv/vigil/client"
 	"github.com/vigil-kv/vigil/internal/deploy"
 )
