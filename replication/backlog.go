@@ -9,8 +9,22 @@ const MinBacklogSize = 16 * 1024
 // DefaultBacklogSize is repl-backlog-size's default (1 MiB).
 const DefaultBacklogSize = 1024 * 1024
 
-// Backlog is the replication backlog: one ring buffer addressed by the global
-// replication offset, shared by every replica (Redis's repl_backlog).
+// BlockSize is PROTO_REPLY_CHUNK_BYTES: the smallest block of the
+// replication buffer feedReplicationBuffer allocates.
+const BlockSize = 16 * 1024
+
+// blockHeader is sizeof(replBufBlock) and blockNode sizeof(listNode) on a
+// 64-bit Redis: what each block costs beside its bytes in repl_buffer_mem.
+const (
+	blockHeader = 40
+	blockNode   = 24
+)
+
+// Backlog is the replication buffer: Redis 7.0's one list of blocks
+// (server.repl_buffer_blocks) addressed by the global replication offset,
+// shared by the backlog (repl_backlog) and every replica's output. A
+// replica streams from the blocks at its own offset; nothing is copied per
+// replica.
 //
 // Offsets follow Redis exactly. The stream's bytes are numbered from 1;
 // End() is master_repl_offset, the number of the last byte appended (0 when
@@ -25,30 +39,39 @@ const DefaultBacklogSize = 1024 * 1024
 // sync); while no backlog exists master_repl_offset does not move
 // (feedReplicationBuffer returns early), which is the caller's business.
 //
-// Storage grows on demand up to Size() bytes (Redis allocates its 16 KiB
-// blocks lazily too), then wraps. Redis 7.0 trims its block list a whole
-// 16 KiB block at a time, so after wrapping its repl_backlog_histlen may
-// exceed repl-backlog-size by up to one block; this ring keeps exactly
-// Size() bytes (the reference calls that compatible).
+// Blocks are allocated as feedReplicationBuffer does (at least BlockSize,
+// at most max(Size()/16, BlockSize), rounded up to the allocator's size
+// class) and the oldest are dropped a whole block at a time as
+// incrementalTrimReplicationBacklog does: only while Histlen() would stay
+// above Size() without it, and never a block the owner says a replica
+// still needs (AppendKeep, Trim: Redis's block reference counts). So
+// Histlen() exceeds Size() by less than a block, or by what a lagging
+// replica holds, and a PSYNC may continue from all of it. A block's bytes
+// never change once appended, so a reader may keep slices of them
+// (Slices) after the owner's lock is released.
 //
-// A Backlog has no lock: its owner serialises Append, Resize and cursor reads
-// (the server's execution lock).
+// A Backlog has no lock: its owner serialises Append, Trim, Resize and the
+// reads (the server's execution lock).
 type Backlog struct {
-	size int64  // repl-backlog-size
-	buf  []byte // len(buf) <= size; grows until it reaches size, then wraps
-	base int64  // the offset of the byte stored at buf[0]
-	end  int64  // master_repl_offset
-	hist int64  // repl_backlog_histlen
+	size   int64    // repl-backlog-size
+	blocks []*block // blocks[head:] is the list, oldest first
+	head   int
+	end    int64 // master_repl_offset
+	hist   int64 // repl_backlog_histlen: the bytes of the blocks
+	mem    int64 // repl_buffer_mem
+}
+
+// block is a replBufBlock: len(buf) is used, cap(buf) size.
+type block struct {
+	off int64 // repl_offset: the offset of buf[0]
+	buf []byte
 }
 
 // NewBacklog is createReplicationBacklog: an empty backlog whose first byte
 // will be masterReplOffset+1 (repl_backlog->offset = master_repl_offset+1,
 // histlen 0). size is floored to MinBacklogSize.
 func NewBacklog(size, masterReplOffset int64) *Backlog {
-	if size < MinBacklogSize {
-		size = MinBacklogSize
-	}
-	return &Backlog{size: size, base: masterReplOffset + 1, end: masterReplOffset}
+	return &Backlog{size: max(size, MinBacklogSize), end: masterReplOffset}
 }
 
 // Size is repl-backlog-size as INFO reports it (repl_backlog_size).
@@ -59,6 +82,11 @@ func (b *Backlog) End() int64 { return b.end }
 
 // Histlen is repl_backlog_histlen: how many bytes the backlog holds.
 func (b *Backlog) Histlen() int64 { return b.hist }
+
+// Mem is server.repl_buffer_mem: the memory of the blocks held (each
+// block's allocation and list node), what INFO reports as
+// mem_total_replication_buffers.
+func (b *Backlog) Mem() int64 { return b.mem }
 
 // First is repl_backlog->offset (INFO's repl_backlog_first_byte_offset): the
 // offset of the oldest byte held, End()-Histlen()+1. With an empty history it
@@ -72,56 +100,76 @@ func (b *Backlog) Contains(offset int64) bool {
 	return offset >= b.First() && offset <= b.First()+b.hist
 }
 
-// index is where the byte numbered off lives in buf.
-func (b *Backlog) index(off int64) int {
-	return int((off - b.base) % b.size)
+// allocSize is the usable size jemalloc gives a request of n bytes (its
+// size classes: four per doubling), as zmalloc_usable reports it.
+func allocSize(n int64) int64 {
+	if n <= 4096 {
+		return (n + 15) &^ 15
+	}
+	p := int64(1)
+	for p*2 < n {
+		p *= 2
+	}
+	step := p / 4
+	return (n + step - 1) / step * step
 }
 
-// Append adds p to the stream (feedReplicationBuffer's backlog half):
-// master_repl_offset and histlen grow by len(p); the oldest bytes beyond
-// Size() are dropped.
-func (b *Backlog) Append(p []byte) {
+// Append adds p to the stream (feedReplicationBuffer) when no replica holds
+// any block: see AppendKeep.
+func (b *Backlog) Append(p []byte) { b.AppendKeep(p, b.end+int64(len(p))+1) }
+
+// AppendKeep adds p to the stream (feedReplicationBuffer): master_repl_offset
+// and histlen grow by len(p), filling the last block and then new ones,
+// and the oldest blocks are trimmed (Trim) except those holding offsets from
+// keep on, the oldest byte a replica still needs.
+func (b *Backlog) AppendKeep(p []byte, keep int64) {
 	if len(p) == 0 {
 		return
 	}
-	b.end += int64(len(p))
-	b.hist += int64(len(p))
-	if b.hist > b.size {
-		b.hist = b.size
-	}
-	start := b.end - int64(len(p)) + 1 // offset of p[0]
-	if int64(len(p)) >= b.size {
-		// Only the last size bytes of p survive: they are the whole ring.
-		p = p[int64(len(p))-b.size:]
-		if int64(cap(b.buf)) < b.size {
-			b.buf = make([]byte, b.size)
-		}
-		b.buf = b.buf[:b.size]
-		copy(b.buf, p)
-		b.base = b.end - b.size + 1
-		return
-	}
-	if room := b.size - int64(len(b.buf)); room > 0 {
-		// Growing phase: bytes are stored linearly from base, and every
-		// byte from base on is still held, so p starts at base+len(buf).
-		n := int64(len(p))
-		if n > room {
-			n = room
-		}
-		if int64(cap(b.buf)-len(b.buf)) < n {
-			c := max(2*int64(cap(b.buf)), int64(len(b.buf))+n, 4096)
-			nb := make([]byte, len(b.buf), min(c, b.size))
-			copy(nb, b.buf)
-			b.buf = nb
-		}
-		b.buf = append(b.buf, p[:n]...)
-		p = p[n:]
-		start += n
-	}
 	for len(p) > 0 {
-		n := copy(b.buf[b.index(start):], p)
-		p = p[n:]
-		start += int64(n)
+		if n := len(b.blocks); n > b.head {
+			if t := b.blocks[n-1]; cap(t.buf) > len(t.buf) {
+				k := min(cap(t.buf)-len(t.buf), len(p))
+				t.buf = append(t.buf, p[:k]...)
+				p = p[k:]
+				b.end += int64(k)
+				b.hist += int64(k)
+				continue
+			}
+		}
+		limit := max(b.size/16, BlockSize)
+		want := min(max(int64(len(p)), BlockSize), limit)
+		usable := allocSize(want + blockHeader)
+		b.push(&block{off: b.end + 1, buf: make([]byte, 0, usable-blockHeader)})
+		b.mem += usable + blockNode
+	}
+	b.Trim(keep)
+}
+
+func (b *Backlog) push(k *block) {
+	if b.head > 32 && b.head*2 > len(b.blocks) {
+		n := copy(b.blocks, b.blocks[b.head:])
+		clear(b.blocks[n:])
+		b.blocks, b.head = b.blocks[:n], 0
+	}
+	b.blocks = append(b.blocks, k)
+}
+
+// Trim is incrementalTrimReplicationBacklog: the oldest blocks are
+// dropped while more than one is held, the history without the oldest
+// would still exceed Size(), and no replica needs it (keep, the oldest
+// offset a replica still needs, is past its last byte).
+func (b *Backlog) Trim(keep int64) {
+	for len(b.blocks)-b.head > 1 && b.hist > b.size {
+		fo := b.blocks[b.head]
+		used := int64(len(fo.buf))
+		if keep < fo.off+used || b.hist-used <= b.size {
+			break
+		}
+		b.hist -= used
+		b.mem -= allocSize(int64(cap(fo.buf))+blockHeader) + blockNode
+		b.blocks[b.head] = nil
+		b.head++
 	}
 }
 
@@ -129,87 +177,85 @@ func (b *Backlog) Append(p []byte) {
 // master that fed its backlog while loading its RDB at startup moves
 // what it fed after the RDB's repl-offset.
 func (b *Backlog) Rebase(delta int64) {
-	b.base += delta
+	for _, k := range b.blocks[b.head:] {
+		k.off += delta
+	}
 	b.end += delta
 }
 
 // Resize is CONFIG SET repl-backlog-size (resizeReplicationBacklog): the new
-// size is floored to MinBacklogSize and the newest min(Histlen, size) bytes
-// are kept, as Redis's incrementalTrimReplicationBacklog drops the oldest.
-// Offsets do not change. Cursors behind the new First() fall out of the
-// window.
+// size is floored to MinBacklogSize; the history is trimmed to it as Trim
+// does (the owner calls Trim with the replicas' oldest offset). Offsets do
+// not change.
 func (b *Backlog) Resize(size int64) {
-	if size < MinBacklogSize {
-		size = MinBacklogSize
-	}
-	if size == b.size {
-		return
-	}
-	keep := b.hist
-	if keep > size {
-		keep = size
-	}
-	nb := make([]byte, 0, min(size, max(keep, 4096)))
-	first := b.end - keep + 1
-	a, c := b.chunks(first)
-	nb = append(nb, a...)
-	nb = append(nb, c...)
-	b.buf, b.base, b.size, b.hist = nb, first, size, keep
+	b.size = max(size, MinBacklogSize)
 }
 
-// chunks returns the held bytes from off (First() <= off <= End()+1) to the
-// end, as at most two slices of the ring.
-func (b *Backlog) chunks(off int64) (first, second []byte) {
-	n := b.end - off + 1
-	if n <= 0 {
-		return nil, nil
+// find is the index in blocks of the block holding off (First() <= off <=
+// End()).
+func (b *Backlog) find(off int64) int {
+	lo, hi := b.head, len(b.blocks)-1
+	for lo < hi {
+		m := (lo + hi + 1) / 2
+		if b.blocks[m].off <= off {
+			lo = m
+		} else {
+			hi = m - 1
+		}
 	}
-	if int64(len(b.buf)) < b.size {
-		i := int(off - b.base)
-		return b.buf[i : i+int(n)], nil
+	return lo
+}
+
+// Slices appends to dst the held bytes from off to the end, at most limit
+// of them (limit <= 0: all), as slices of the blocks (one per block). They
+// stay valid after later appends and trims. ok is false when off is outside
+// the servable window (see Contains): a replica that fell out of it is
+// dropped and comes back with a full resync.
+func (b *Backlog) Slices(off, limit int64, dst [][]byte) (_ [][]byte, ok bool) {
+	if !b.Contains(off) {
+		return dst, false
 	}
-	i := b.index(off)
-	if int64(i)+n <= int64(len(b.buf)) {
-		return b.buf[i : i+int(n)], nil
+	if off > b.end {
+		return dst, true
 	}
-	return b.buf[i:], b.buf[:n-int64(len(b.buf)-i)]
+	for i := b.find(off); i < len(b.blocks); i++ {
+		k := b.blocks[i]
+		p := k.buf[off-k.off:]
+		if limit > 0 && int64(len(p)) > limit {
+			p = p[:limit]
+		}
+		if len(p) > 0 {
+			dst = append(dst, p)
+		}
+		off += int64(len(p))
+		if limit > 0 {
+			if limit -= int64(len(p)); limit == 0 {
+				break
+			}
+		}
+	}
+	return dst, true
 }
 
 // ReadFrom copies the bytes from offset to the end, as addReplyReplicationBacklog
 // sends to a replica granted +CONTINUE. ok is false when offset is outside
 // the servable window (see Contains).
 func (b *Backlog) ReadFrom(offset int64) (p []byte, ok bool) {
-	if !b.Contains(offset) {
+	parts, ok := b.Slices(offset, 0, nil)
+	if !ok {
 		return nil, false
 	}
-	a, c := b.chunks(offset)
-	p = make([]byte, 0, len(a)+len(c))
-	return append(append(p, a...), c...), true
+	p = make([]byte, 0, b.end-offset+1)
+	for _, x := range parts {
+		p = append(p, x...)
+	}
+	return p, true
 }
 
-// Cursor is one replica's position in the shared backlog: Offset is the next
-// byte the replica has not been given yet. Replicas stream from the same
-// ring, each with its own Cursor; nothing is copied per replica.
+// Cursor is one replica's position in the shared buffer: Offset is the
+// next byte the replica has not been given yet.
 type Cursor struct {
 	Offset int64
-}
-
-// NewCursor starts a cursor at offset (a +CONTINUE replica's psync_offset,
-// or End()+1 for a replica that starts receiving the stream now).
-func (b *Backlog) NewCursor(offset int64) Cursor { return Cursor{Offset: offset} }
-
-// Pending returns the bytes from c.Offset to the end of the backlog as at
-// most two slices aliasing the ring. They are valid only until the next
-// Append or Resize, so the shell writes or copies them under the same lock.
-// ok is false when c.Offset has fallen out of the window (the ring
-// overwrote bytes the replica has not received, or c.Offset is beyond the
-// end): the shell drops the replica, which comes back with a full resync.
-func (b *Backlog) Pending(c Cursor) (first, second []byte, ok bool) {
-	if !b.Contains(c.Offset) {
-		return nil, nil, false
-	}
-	first, second = b.chunks(c.Offset)
-	return first, second, true
 }
 
 // Advance records that n bytes from the cursor's position were handed to

@@ -38,6 +38,12 @@ func TestBacklogCreatedAsRedis(t *testing.T) {
 	}
 }
 
+// maxBlock is the largest block a backlog of size allocates: histlen
+// exceeds size by less than that when no replica holds blocks.
+func maxBlock(size int64) int64 {
+	return allocSize(max(size/16, BlockSize)+blockHeader) - blockHeader
+}
+
 func TestBacklogContainsEdges(t *testing.T) {
 	b := NewBacklog(MinBacklogSize, 1000)
 	// Empty history: only End()+1 (= First()) is servable.
@@ -46,10 +52,12 @@ func TestBacklogContainsEdges(t *testing.T) {
 			t.Errorf("empty: Contains(%d) = %v", off, !want)
 		}
 	}
-	b.Append(streamBytes(1001, 3*MinBacklogSize+5)) // wraps three times
-	end := int64(1000 + 3*MinBacklogSize + 5)
-	first := end - MinBacklogSize + 1
-	if b.End() != end || b.First() != first || b.Histlen() != MinBacklogSize {
+	for i := 0; i < 3*MinBacklogSize+5; i += 1000 {
+		b.Append(streamBytes(b.End()+1, 1000))
+	}
+	end := b.End()
+	first := b.First()
+	if end-first+1 != b.Histlen() || b.Histlen() <= MinBacklogSize || b.Histlen() >= MinBacklogSize+maxBlock(MinBacklogSize) {
 		t.Fatalf("end=%d first=%d hist=%d", b.End(), b.First(), b.Histlen())
 	}
 	for _, c := range []struct {
@@ -68,15 +76,49 @@ func TestBacklogContainsEdges(t *testing.T) {
 	}
 }
 
-// TestBacklogReadFromEveryOffset appends in uneven pieces through several
-// wraps and checks that every servable offset reads back exactly the
-// stream's bytes, through ReadFrom and through a Cursor.
+// TestBlocksAsRedis: blocks are allocated as feedReplicationBuffer does
+// (16 KiB at least, rounded to jemalloc's size class: 16384+40 bytes come
+// as 20480, so a block holds 20440 bytes and costs 20480+24 in
+// repl_buffer_mem), and trimmed a whole block at a time.
+func TestBlocksAsRedis(t *testing.T) {
+	b := NewBacklog(MinBacklogSize, 0)
+	b.Append(streamBytes(1, 10))
+	if b.Mem() != 20504 {
+		t.Fatalf("mem %d after 10 bytes", b.Mem())
+	}
+	b.Append(streamBytes(11, 20430))
+	if b.Mem() != 20504 || b.Histlen() != 20440 {
+		t.Fatalf("mem %d hist %d after one full block", b.Mem(), b.Histlen())
+	}
+	b.Append(streamBytes(20441, 1))
+	// Two blocks; dropping the first would leave 1 byte < 16 KiB: kept.
+	if b.Mem() != 2*20504 || b.Histlen() != 20441 || b.First() != 1 {
+		t.Fatalf("mem %d hist %d first %d", b.Mem(), b.Histlen(), b.First())
+	}
+	b.Append(streamBytes(20442, 20439+MinBacklogSize+1))
+	// Three blocks, the last holding 16385 bytes: the first two go (the
+	// history without each is still over 16 KiB).
+	if b.Mem() != 20504 || b.Histlen() != MinBacklogSize+1 || b.First() != 2*20440+1 {
+		t.Fatalf("mem %d hist %d first %d", b.Mem(), b.Histlen(), b.First())
+	}
+	// A big append with a big backlog: blocks of size/16.
+	b = NewBacklog(100<<20, 0)
+	b.Append(make([]byte, 10<<20))
+	first := allocSize(100<<20/16 + blockHeader)
+	if want := first + allocSize(10<<20-(first-blockHeader)+blockHeader) + 2*blockNode; b.Mem() != want || want != 11010096 {
+		t.Fatalf("mem %d after 10 MB, want %d", b.Mem(), want)
+	}
+}
+
+// TestBacklogReadFromEveryOffset appends in uneven pieces and checks that
+// every servable offset reads back exactly the stream's bytes, through
+// ReadFrom and through Slices with and without a limit.
 func TestBacklogReadFromEveryOffset(t *testing.T) {
 	const size = MinBacklogSize
 	for _, piece := range []int64{1, 7, 1000, size - 1, size, size + 3, 3 * size} {
 		b := NewBacklog(size, 0)
 		var written int64
-		for i := 0; written < 3*size+11; i++ {
+		for i := 0; written < 6*size+11; i++ {
 			b.Append(streamBytes(written+1, piece))
 			written += piece
 			if piece < 100 && i%97 != 0 {
@@ -93,81 +135,87 @@ func TestBacklogReadFromEveryOffset(t *testing.T) {
 				if want := streamBytes(off, b.End()-off+1); !bytes.Equal(got, want) {
 					t.Fatalf("piece %d: ReadFrom(%d) wrong bytes (len %d want %d)", piece, off, len(got), len(want))
 				}
-				a, c, ok := b.Pending(b.NewCursor(off))
-				if !ok || !bytes.Equal(append(append([]byte{}, a...), c...), got) {
-					t.Fatalf("piece %d: cursor at %d disagrees with ReadFrom", piece, off)
+				parts, ok := b.Slices(off, 1000, nil)
+				if !ok || !bytes.Equal(bytes.Join(parts, nil), got[:min(1000, len(got))]) {
+					t.Fatalf("piece %d: Slices at %d disagrees with ReadFrom", piece, off)
 				}
 			}
 		}
-		if b.Histlen() != min(written, size) {
-			t.Fatalf("piece %d: histlen %d", piece, b.Histlen())
+		if h := b.Histlen(); h < min(written, size) || h >= size+maxBlock(size)+piece {
+			t.Fatalf("piece %d: histlen %d", piece, h)
 		}
 	}
 }
 
-func TestCursorsShareTheRing(t *testing.T) {
+// TestReplicaKeepsBlocks: blocks a replica still needs are not trimmed,
+// so the history outgrows repl-backlog-size while it lags (and a PSYNC may
+// continue from it); once it has caught up the history is trimmed back.
+func TestReplicaKeepsBlocks(t *testing.T) {
 	b := NewBacklog(MinBacklogSize, 0)
 	b.Append(streamBytes(1, 100))
-	fast, slow := b.NewCursor(b.End()+1), b.NewCursor(1)
-	var got []byte
-	for i := 0; i < 40; i++ {
-		b.Append(streamBytes(b.End()+1, 1000))
-		a, c, ok := b.Pending(fast)
-		if !ok {
-			t.Fatal("fast cursor dropped")
-		}
-		got = append(append(got, a...), c...)
-		fast.Advance(len(a) + len(c))
+	slow := int64(50) // the replica's next byte
+	for i := 0; i < 100; i++ {
+		b.AppendKeep(streamBytes(b.End()+1, 1000), slow)
 	}
-	if want := streamBytes(101, 40000); !bytes.Equal(got, want) {
-		t.Fatal("fast cursor streamed wrong bytes")
+	if b.First() != 1 || b.Histlen() != 100100 || !b.Contains(slow) {
+		t.Fatalf("first %d hist %d", b.First(), b.Histlen())
 	}
-	// The slow cursor never advanced: its byte 1 was overwritten.
-	if _, _, ok := b.Pending(slow); ok {
-		t.Fatal("slow cursor should have fallen out of the window")
+	if b.Mem() < b.Histlen() {
+		t.Fatalf("mem %d under hist %d", b.Mem(), b.Histlen())
 	}
-	// A cursor beyond the end is out of the window too.
-	if _, _, ok := b.Pending(Cursor{Offset: b.End() + 2}); ok {
-		t.Fatal("cursor past the end accepted")
+	parts, ok := b.Slices(slow, 0, nil)
+	if !ok || !bytes.Equal(bytes.Join(parts, nil), streamBytes(slow, b.End()-slow+1)) {
+		t.Fatal("the lagging replica's bytes")
 	}
-	// Caught up: nothing pending, still in the window.
-	if a, c, ok := b.Pending(fast); !ok || len(a)+len(c) != 0 {
-		t.Fatal("caught-up cursor")
+	// The replica took 30000 bytes: the blocks before them go.
+	slow += 30000
+	b.Trim(slow)
+	if b.First() > slow || b.First()+maxBlock(MinBacklogSize) <= slow || b.Histlen() <= MinBacklogSize {
+		t.Fatalf("first %d hist %d (replica at %d)", b.First(), b.Histlen(), slow)
+	}
+	// Caught up (or gone): back to about repl-backlog-size.
+	b.Trim(b.End() + 1)
+	if b.Histlen() <= MinBacklogSize || b.Histlen() >= MinBacklogSize+maxBlock(MinBacklogSize) {
+		t.Fatalf("hist %d after the replica caught up", b.Histlen())
+	}
+	mem := b.Mem()
+	// A cursor beyond the end is out of the window; a caught-up one is
+	// in it with nothing to send.
+	if _, ok := b.Slices(b.End()+2, 0, nil); ok {
+		t.Fatal("offset past the end accepted")
+	}
+	if parts, ok := b.Slices(b.End()+1, 0, nil); !ok || len(parts) != 0 {
+		t.Fatal("caught-up offset")
+	}
+	if b.Mem() != mem || mem > 3*20504 {
+		t.Fatalf("mem %d", b.Mem())
 	}
 }
 
-func TestBacklogResizeKeepsNewest(t *testing.T) {
-	for _, c := range []struct {
-		name               string
-		size, fill, resize int64
-	}{
-		{"shrink full ring", 4 * MinBacklogSize, 5*MinBacklogSize + 17, MinBacklogSize},
-		{"shrink partial", 4 * MinBacklogSize, 2*MinBacklogSize + 3, MinBacklogSize},
-		{"shrink below history floor", 4 * MinBacklogSize, 100, 10},
-		{"grow full ring", MinBacklogSize, 3*MinBacklogSize + 1, 2 * MinBacklogSize},
-		{"grow empty", MinBacklogSize, 0, 3 * MinBacklogSize},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			b := NewBacklog(c.size, 500)
-			b.Append(streamBytes(501, c.fill))
-			end := b.End()
-			b.Resize(c.resize)
-			size := max(c.resize, MinBacklogSize)
-			hist := min(c.fill, c.size, size)
-			if b.Size() != size || b.End() != end || b.Histlen() != hist || b.First() != end-hist+1 {
-				t.Fatalf("size=%d end=%d hist=%d first=%d", b.Size(), b.End(), b.Histlen(), b.First())
-			}
-			got, _ := b.ReadFrom(b.First())
-			if !bytes.Equal(got, streamBytes(b.First(), hist)) {
-				t.Fatal("resize lost the newest bytes")
-			}
-			// Keep streaming through the new ring.
-			b.Append(streamBytes(end+1, 2*size+9))
-			got, _ = b.ReadFrom(b.First())
-			if b.Histlen() != size || !bytes.Equal(got, streamBytes(b.First(), size)) {
-				t.Fatal("streaming after resize")
-			}
-		})
+func TestBacklogResize(t *testing.T) {
+	b := NewBacklog(4*MinBacklogSize, 500)
+	b.Append(streamBytes(501, 5*MinBacklogSize+17))
+	end := b.End()
+	b.Resize(10)
+	if b.Size() != MinBacklogSize || b.End() != end {
+		t.Fatalf("size %d end %d", b.Size(), b.End())
+	}
+	b.Trim(b.End() - 3*MinBacklogSize) // a replica holds the newest 48 KiB
+	if b.First() > b.End()-3*MinBacklogSize || b.Histlen() >= 3*MinBacklogSize+maxBlock(MinBacklogSize) {
+		t.Fatalf("hist %d first %d", b.Histlen(), b.First())
+	}
+	b.Trim(b.End() + 1)
+	if b.Histlen() >= MinBacklogSize+maxBlock(MinBacklogSize) {
+		t.Fatalf("hist %d", b.Histlen())
+	}
+	got, _ := b.ReadFrom(b.First())
+	if !bytes.Equal(got, streamBytes(b.First(), b.Histlen())) {
+		t.Fatal("resize lost the newest bytes")
+	}
+	b.Resize(3 * MinBacklogSize)
+	b.Append(streamBytes(b.End()+1, 5*MinBacklogSize))
+	if b.Histlen() < 3*MinBacklogSize {
+		t.Fatalf("hist %d after growing", b.Histlen())
 	}
 }
 
@@ -202,38 +250,45 @@ func ExampleBacklog() {
 	// Output: 1 14 14
 }
 
-// TestBacklogAgainstModel drives a backlog with seeded random appends and
-// resizes and checks it against the whole stream kept in a slice.
+// TestBacklogAgainstModel drives a backlog with seeded random appends,
+// resizes and replica positions and checks it against the whole stream
+// kept in a slice.
 func TestBacklogAgainstModel(t *testing.T) {
 	rnd := rand.New(rand.NewSource(42))
 	var all []byte // all[i] is the byte numbered i+1
 	b := NewBacklog(MinBacklogSize, 0)
 	size := int64(MinBacklogSize)
-	hist := int64(0)
+	keep := int64(1)  // a replica's next byte
+	floor := int64(0) // histlen's lower bound
 	for step := 0; step < 3000; step++ {
 		switch r := rnd.Intn(100); {
 		case r < 3:
 			size = MinBacklogSize + rnd.Int63n(3*MinBacklogSize)
 			b.Resize(size)
-			hist = min(hist, size)
+			floor = min(floor, size)
+		case r < 10:
+			keep += rnd.Int63n(int64(len(all)) - keep + 2)
+			b.Trim(keep)
 		default:
 			n := rnd.Int63n(int64([]int{10, 300, 5000, 40000}[rnd.Intn(4)])) + 1
 			p := make([]byte, n)
 			rnd.Read(p)
 			all = append(all, p...)
-			b.Append(p)
-			hist = min(hist+n, size)
+			floor = min(b.Histlen()+n, size)
+			b.AppendKeep(p, keep)
 		}
 		end := int64(len(all))
-		if b.End() != end || b.Histlen() != hist || b.First() != end-hist+1 || b.Size() != size {
-			t.Fatalf("step %d: end %d hist %d first %d size %d; want %d %d %d %d", step, b.End(), b.Histlen(), b.First(), b.Size(), end, hist, end-hist+1, size)
+		hist := b.Histlen()
+		if b.End() != end || b.First() != end-hist+1 || b.Size() != size || b.First() > keep ||
+			hist < floor || b.Mem() < hist {
+			t.Fatalf("step %d: end %d hist %d first %d size %d mem %d; want end %d size %d keep %d", step, b.End(), hist, b.First(), b.Size(), b.Mem(), end, size, keep)
 		}
 		off := b.First() + rnd.Int63n(hist+1)
-		a, c, ok := b.Pending(Cursor{Offset: off})
-		if !ok || !bytes.Equal(append(append([]byte{}, a...), c...), all[off-1:]) {
+		parts, ok := b.Slices(off, 0, nil)
+		if !ok || !bytes.Equal(bytes.Join(parts, nil), all[off-1:]) {
 			t.Fatalf("step %d: bytes from %d differ", step, off)
 		}
-		if _, _, ok := b.Pending(Cursor{Offset: b.First() - 1}); ok && b.First() > 1 {
+		if _, ok := b.Slices(b.First()-1, 0, nil); ok && b.First() > 1 {
 			t.Fatalf("step %d: offset before the window accepted", step)
 		}
 	}

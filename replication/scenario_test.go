@@ -179,14 +179,13 @@ func (n *node) apply(p []byte) {
 }
 
 // pull hands the replica everything after its applied offset, read through
-// a Cursor on the master's backlog.
+// the master's shared blocks at its own offset.
 func (n *node) pull(master *node) {
-	c := Cursor{Offset: n.offsets.Applied + 1}
-	a, b, ok := master.backlog.Pending(c)
+	parts, ok := master.backlog.Slices(n.offsets.Applied+1, 0, nil)
 	if !ok {
 		n.t.Fatal("replica fell out of the window")
 	}
-	n.apply(append(append([]byte{}, a...), b...))
+	n.apply(bytes.Join(parts, nil))
 	if n.hs != nil {
 		cm, _ := n.hs.Cached()
 		cm.Offset = n.offsets.Applied

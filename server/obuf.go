@@ -14,7 +14,7 @@ import (
 // the asynchronous queue (abuf: pub/sub messages, MONITOR lines, and the
 // replies of clients that have one), the part of a socket write that has
 // not returned (inflight), and for a replica its share of the stream: the
-// backlog bytes past its cursor and its spill.
+// shared buffer past its cursor.
 //
 // Redis keeps the first PROTO_REPLY_CHUNK_BYTES (16kb) of a client's
 // output in a static buffer (CLIENT LIST obl) and the rest in a list of
@@ -102,7 +102,7 @@ func (s *Server) asyncBytes(c *Client) int64 {
 }
 
 // replicaPending is the replica's output not yet handed to its writer
-// (lock held): what the backlog holds past its cursor and its spill. A
+// (lock held): what the shared buffer holds past its cursor. A
 // replica waiting for its snapshot to start has none (Redis's
 // ref_repl_buf_node is NULL until then).
 func (s *Server) replicaPending(c *Client) int64 {
@@ -110,11 +110,7 @@ func (s *Server) replicaPending(c *Client) int64 {
 	if rp == nil || rp.gone || rp.rdbOnly || rp.ack.State == replication.ReplicaWaitBgsaveStart || s.repl.backlog == nil {
 		return 0
 	}
-	n := int64(len(rp.spill))
-	if p := s.repl.backlog.End() + 1 - rp.cursor.Offset; p > 0 {
-		n += p
-	}
-	return n
+	return max(s.repl.backlog.End()+1-rp.cursor.Offset, 0)
 }
 
 // obufLimitReached is checkClientOutputBufferLimits: the hard limit, or

@@ -3,35 +3,15 @@ package server
 import "github.com/vigil-kv/vigil/replication"
 
 // replBufferMem is INFO memory's mem_total_replication_buffers, Redis
-// 7.0's server.repl_buffer_mem (lock held): the bytes held for the
-// replication stream. Redis keeps one list of reference-counted blocks
-// for the backlog and every replica's output (feedReplicationBuffer,
-// incrementalTrimReplicationBacklog); here the backlog is a ring of at
-// most repl-backlog-size bytes, and what a replica has not been sent
-// beyond it is the replica's own: its spill (the bytes the ring
-// overwrote before its writer took them) and, once it streams, the write
-// in flight (taken from the ring, not yet accepted by the kernel). The
-// figure is the ring's history plus those; it grows while a replica does
-// not read and falls back as it catches up or is dropped. The payload of
-// a full sync and the +CONTINUE reply (the backlog's bytes, which Redis
-// sends by reference) are not counted, as Redis does not. It walks the
-// replicas, as INFO does in Redis; nothing is added to the write path.
+// 7.0's server.repl_buffer_mem (lock held): the memory of the shared
+// replication buffer's blocks (the backlog's history and what the
+// replicas have not been sent, held once for all of them), each block
+// counted as Redis does (its allocation and list node).
 func (s *Server) replBufferMem() int64 {
-	b := s.repl.backlog
-	if b == nil {
-		return 0 // freeReplicationBacklog: resetReplicationBuffer
+	if b := s.repl.backlog; b != nil {
+		return b.Mem()
 	}
-	n := b.Histlen()
-	for _, rp := range s.repl.replicas {
-		if rp.gone || rp.rdbOnly {
-			continue
-		}
-		n += int64(len(rp.spill))
-		if rp.streaming {
-			n += rp.c.inflight.Load()
-		}
-	}
-	return n
+	return 0 // freeReplicationBacklog: resetReplicationBuffer
 }
 
 // replMemSplit is getMemoryOverheadData's split of the replication

@@ -35,11 +35,13 @@ import (
 // taken under the lock together with master_repl_offset, saved by a child
 // as Redis's: a BGSAVE's dbfilename sent as $<len>, or a diskless $EOF
 // payload streamed through a redis-rdb-to-slaves child; see fullSync),
-// then the stream from the shared backlog through the replica's Cursor.
-// The bytes produced during the transfer stay in the backlog (those the
-// ring overwrites before the replica got them, in its spill) and go out
-// after it. client-output-buffer-limit replica bounds what a replica has
-// pending (obuf.go): one over it is dropped and comes back with a resync.
+// then the stream from the shared replication buffer (the Backlog's
+// blocks) at the replica's own offset. The bytes produced during the
+// transfer stay in the shared blocks, which are not trimmed while a
+// replica still needs them (replKeep: Redis's block reference counts),
+// and go out after it. client-output-buffer-limit replica bounds what a
+// replica has pending (obuf.go): one over it is dropped, its blocks are
+// trimmed, and it comes back with a resync.
 
 // replState is the node's replication state (Redis's server.repl_*,
 // server.master*, server.slaves).
@@ -117,9 +119,6 @@ type replica struct {
 	// shared is set (under mu) when another replica's writer serves this
 	// one's payload from its snapshot; it receives the outcome.
 	shared chan error
-	// spill holds stream bytes the replica had not been given when the
-	// ring overwrote them; written before the cursor's bytes.
-	spill []byte
 	// streaming: the writer is past the payload and the +CONTINUE bytes
 	// (set under mu), so the replica's output grows only by replFeed.
 	streaming bool
@@ -171,30 +170,17 @@ func (s *Server) replFeed(b []byte) {
 	if r.backlog == nil || len(b) == 0 {
 		return
 	}
-	// Bytes a replica has not been given and that the ring is about to
-	// overwrite move to its own buffer (its share of the output buffer,
-	// bounded by client-output-buffer-limit replica, checked below), so a
-	// replica behind by more than the backlog during a long transfer is
-	// not dropped, as Redis keeps its output buffer.
-	var spilled []*replica
-	if over := r.backlog.End() + int64(len(b)) - r.backlog.Size(); over > 0 {
-		for _, rp := range r.replicas {
-			if rp.cursor.Offset > over || rp.rdbOnly {
-				continue
-			}
-			x, y, ok := r.backlog.Pending(rp.cursor)
-			if !ok {
-				continue // not streaming yet, or the writer drops it
-			}
-			rp.spill = append(append(append(rp.spill, x...), y...), b...)
-			spilled = append(spilled, rp)
-		}
+	// The blocks a replica has not been sent stay (feedReplicationBuffer,
+	// incrementalTrimReplicationBacklog): the replica's output is the
+	// shared buffer from its offset, bounded by client-output-buffer-limit
+	// replica, checked below. Only a history past repl-backlog-size may be
+	// trimmed, so the replicas are consulted only then.
+	keep := r.backlog.End() + int64(len(b)) + 1
+	if r.backlog.Histlen()+int64(len(b)) > r.backlog.Size() {
+		keep = s.replKeep()
 	}
-	r.backlog.Append(b)
+	r.backlog.AppendKeep(b, keep)
 	r.offset = r.backlog.End()
-	for _, rp := range spilled {
-		rp.cursor = r.backlog.NewCursor(r.offset + 1)
-	}
 	// client-output-buffer-limit replica, as feedReplicationBuffer checks
 	// each replica after adding to the replication buffer (obuf.go).
 	// checkObuf may drop a replica: dropReplica gives s.repl.replicas a new
@@ -210,6 +196,35 @@ func (s *Server) replFeed(b []byte) {
 	}
 	if sp := s.spinner; sp != nil && len(r.replicas) > 0 {
 		sp.handoff()
+	}
+}
+
+// replKeep is the oldest offset a replica still needs from the shared
+// buffer (lock held; End()+1 when none): the blocks from it on are its
+// output (Redis's ref_repl_buf_node). A replica waiting for its save to
+// start, or wanting only the RDB, is fed nothing (canFeedReplicaReplBuffer);
+// a streaming one needs what its writer took but the kernel has not
+// accepted yet (inflight, stored under the lock when taken).
+func (s *Server) replKeep() int64 {
+	keep := s.repl.backlog.End() + 1
+	for _, rp := range s.repl.replicas {
+		if rp.gone || rp.rdbOnly || rp.ack.State == replication.ReplicaWaitBgsaveStart {
+			continue
+		}
+		off := rp.cursor.Offset
+		if rp.streaming {
+			off -= rp.c.inflight.Load()
+		}
+		keep = min(keep, off)
+	}
+	return keep
+}
+
+// replTrim is incrementalTrimReplicationBacklog outside a feed (lock
+// held): after a replica moved on or left, or repl-backlog-size changed.
+func (s *Server) replTrim() {
+	if b := s.repl.backlog; b != nil && b.Histlen() > b.Size() {
+		b.Trim(s.replKeep())
 	}
 }
 
@@ -364,13 +379,16 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 	rp.ack.PrePsync = d.PrePsync
 	rp.ack.Time = s.clock.Now()
 	if d.Outcome == replication.PsyncContinue {
-		data, _ := s.repl.backlog.ReadFrom(d.Offset)
-		rp.initial = append([]byte(d.Reply), data...)
-		rp.cursor = s.repl.backlog.NewCursor(s.repl.backlog.End() + 1)
+		// addReplyReplicationBacklog: the replica's output starts at
+		// its offset in the shared buffer; its writer sends it after
+		// the +CONTINUE line.
+		rp.initial = []byte(d.Reply)
+		rp.cursor = replication.Cursor{Offset: d.Offset}
+		n := s.repl.backlog.End() + 1 - d.Offset
 		rp.ack.State = replication.ReplicaOnline
 		rp.acked = true
 		close(rp.firstAck)
-		s.log.Info().Msgf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", s.replicaName(c), len(data), d.Offset)
+		s.log.Info().Msgf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", s.replicaName(c), n, d.Offset)
 	} else {
 		if d.CreateBacklog {
 			s.repl.ids.Reset(s.repl.rnd)
@@ -467,6 +485,7 @@ func (s *Server) dropReplica(rp *replica, why string) {
 	if len(s.repl.replicas) == 0 {
 		s.repl.noReplicasSince = s.clock.Now()
 	}
+	s.replTrim() // freeReplicaReferencedReplBuffer
 	if why != "" {
 		s.log.Warn().Msgf("%s: %s", why, rp.c.addr)
 	}
@@ -480,6 +499,10 @@ func (s *Server) replicaGone(c *Client) {
 		s.log.Info().Msgf("Connection with replica %s lost.", s.replicaName(c))
 	}
 }
+
+// replWriteMax bounds what a replica's writer takes from the shared
+// buffer at a time (a replica far behind is sent its history in pieces).
+const replWriteMax = 4 << 20
 
 // replicaWriter owns the replica's output: the full sync, then the stream.
 func (s *Server) replicaWriter(rp *replica) {
@@ -511,7 +534,12 @@ func (s *Server) replicaWriter(rp *replica) {
 		return
 	}
 	rp.initial = nil
+	select { // a +CONTINUE replica's history
+	case rp.sig <- struct{}{}:
+	default:
+	}
 	var out []byte
+	var parts [][]byte
 	for {
 		select {
 		case <-rp.done:
@@ -533,22 +561,50 @@ func (s *Server) replicaWriter(rp *replica) {
 			return
 		}
 		rp.streaming = true
-		a, b, ok := s.repl.backlog.Pending(rp.cursor)
+		// The shared blocks from the replica's offset, at most
+		// replWriteMax bytes: slices of blocks whose bytes never change,
+		// copied and written without the lock. The bytes taken count as
+		// in flight from now on (replKeep), so their blocks are kept
+		// until the kernel has them.
+		var ok bool
+		parts, ok = s.repl.backlog.Slices(rp.cursor.Offset, replWriteMax, parts[:0])
 		if !ok {
 			s.dropReplica(rp, "Client scheduled to be closed ASAP for overcoming of output buffer limits (replica fell out of the backlog)")
 			s.mu.Unlock()
 			return
 		}
-		out = append(append(append(out[:0], rp.spill...), a...), b...)
-		rp.spill = nil
-		rp.cursor.Advance(len(a) + len(b))
+		n := 0
+		for _, p := range parts {
+			n += len(p)
+		}
+		rp.cursor.Advance(n)
+		c.inflight.Store(int64(n))
+		more := rp.cursor.Offset <= s.repl.backlog.End()
 		s.mu.Unlock()
+		out = out[:0]
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		clear(parts)
 		if len(out) > 0 && !c.write(out, s.clock.Now()) {
 			fail(errors.New("write error"))
 			return
 		}
+		if n >= replication.BlockSize {
+			// writeToClient's trim once a replica is done with a block
+			// (a smaller write is trimmed after by the next feed).
+			s.mu.Lock()
+			s.replTrim()
+			s.mu.Unlock()
+		}
 		if cap(out) > 1<<20 {
 			out = nil
+		}
+		if more {
+			select {
+			case rp.sig <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -648,7 +704,7 @@ func (s *Server) syncCase(rp *replica, delay time.Duration) {
 		if src != nil && (!src.capaEOF || rp.capaEOF) && (!src.psync2 || rp.psync2) && rp.req == src.req {
 			// copyReplicaOutputBuffer: what src has been fed since the
 			// save started.
-			rp.cursor, rp.spill = src.cursor, append([]byte(nil), src.spill...)
+			rp.cursor = src.cursor
 			s.setupFullResync(rp, job)
 			s.log.Info().Msg("Waiting for end of BGSAVE for SYNC")
 		} else {
@@ -708,7 +764,7 @@ func (s *Server) startDiskSync(rp *replica) error {
 	for _, o := range s.repl.replicas {
 		if o == rp || (o.full && o.shared == nil && o.job == nil && o.ack.State == replication.ReplicaWaitBgsaveStart &&
 			!s.replDiskless(o) && o.req == rp.req) {
-			o.cursor, o.spill = s.repl.backlog.NewCursor(job.replOff+1), nil
+			o.cursor = replication.Cursor{Offset: job.replOff + 1}
 			s.setupFullResync(o, job)
 		}
 	}
@@ -862,7 +918,7 @@ func (s *Server) socketSync(rp *replica) error {
 		}
 	}
 	for _, o := range group {
-		o.cursor = s.repl.backlog.NewCursor(off + 1)
+		o.cursor = replication.Cursor{Offset: off + 1}
 		o.ack.State = replication.ReplicaWaitBgsaveEnd
 	}
 	s.rdb.bgsaveSeq++
@@ -1321,6 +1377,7 @@ func (s *Server) replCron() {
 	if b := s.repl.backlog; b != nil && b.Size() != max(s.cfg.ReplBacklogSize, replication.MinBacklogSize) {
 		b.Resize(s.cfg.ReplBacklogSize)
 	}
+	s.replTrim() // replicationCron's incrementalTrimReplicationBacklog
 	if l := s.repl.link; l != nil {
 		l.cron(s)
 	}
