@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"fmt"
 	"regexp"
 	"strings"
@@ -21,9 +20,7 @@ func startLiveBesideRedis(t *testing.T, directives ...string) (*liveServer, func
 	r := testutil.StartRedis(t, testutil.RedisOptions{Args: directives})
 	l := startLive(t, directives...)
 	return l, func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+		return rawConn(t, r.Dial(t))
 	}
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"io"
 	"strconv"
 	"strings"
@@ -28,9 +27,7 @@ func TestReplBufferMem(t *testing.T) {
 	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
 	t.Run("redis", func(t *testing.T) {
 		replBufferMemScenario(t, func() *rconn {
-			c := rs.Dial(t)
-			t.Cleanup(func() { c.Close() })
-			return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+			return rawConn(t, rs.Dial(t))
 		})
 	})
 	l := startLive(t, args...)
@@ -152,9 +149,7 @@ func TestReplicaHardLimitFloor(t *testing.T) {
 		return append(out, liveInfoField(t, admin, "replication", "connected_slaves"))
 	}
 	redis := scenario(func() *rconn {
-		c := rs.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+		return rawConn(t, rs.Dial(t))
 	})
 	l := startLive(t, args...)
 	vigil := scenario(func() *rconn { return l.dial(t) })
@@ -218,9 +213,7 @@ func TestReplBufferOutgrowsBacklog(t *testing.T) {
 	}
 	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
 	redis := scenario(func() *rconn {
-		c := rs.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+		return rawConn(t, rs.Dial(t))
 	})
 	l := startLive(t, args...)
 	vigil := scenario(func() *rconn { return l.dial(t) })

@@ -103,9 +103,7 @@ func TestStartupLoadFeedsExpiredDels(t *testing.T) {
 	redisNode := func(args ...string) func() *rconn {
 		rs := testutil.StartRedis(t, testutil.RedisOptions{Dir: withRDB(), WaitLoaded: true, Args: args})
 		return func() *rconn {
-			c := rs.Dial(t)
-			t.Cleanup(func() { c.Close() })
-			return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+			return rawConn(t, rs.Dial(t))
 		}
 	}
 	// Vigil's test server runs on a fake clock: it is moved to now before

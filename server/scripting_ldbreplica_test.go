@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"net"
 	"strconv"
 	"testing"
@@ -97,9 +96,7 @@ func TestLuaDebuggerForkedMinReplicasLikeRedis(t *testing.T) {
 	}
 	r := testutil.StartRedis(t, testutil.RedisOptions{TCP: true})
 	dialRedis := func() *rconn {
-		c := r.Dial(t)
-		t.Cleanup(func() { c.Close() })
-		return &rconn{t: t, c: c, br: bufio.NewReader(c)}
+		return rawConn(t, r.Dial(t))
 	}
 	redis := scenario(dialRedis(), r.Port, dialRedis)
 	l, addr := startLiveTCP(t)

@@ -13,14 +13,7 @@ import (
 // read the reply); batches of other clients in between kick it again.
 func TestSpinnerSkips(t *testing.T) {
 	sp := &idleSpinner{kick: make(chan struct{}, 1)}
-	kicked := func() bool {
-		select {
-		case <-sp.kick:
-			return true
-		default:
-			return false
-		}
-	}
+	kicked := func() bool { return spinnerKicked(sp) }
 	steps := []struct {
 		handoff bool
 		client  int64
@@ -150,14 +143,7 @@ func TestSpinGuardAllow(t *testing.T) {
 func TestDrainedSkipsPipelined(t *testing.T) {
 	sp := &idleSpinner{kick: make(chan struct{}, 1)}
 	s := &Server{spinner: sp}
-	kicked := func() bool {
-		select {
-		case <-sp.kick:
-			return true
-		default:
-			return false
-		}
-	}
+	kicked := func() bool { return spinnerKicked(sp) }
 	for i, st := range []struct {
 		id   int64
 		cmds int
@@ -177,5 +163,15 @@ func TestDrainedSkipsPipelined(t *testing.T) {
 		if c.batchCmds != 0 {
 			t.Fatalf("step %d: batchCmds %d after drained, want 0", i, c.batchCmds)
 		}
+	}
+}
+
+// spinnerKicked reports (and takes) a pending kick of sp.
+func spinnerKicked(sp *idleSpinner) bool {
+	select {
+	case <-sp.kick:
+		return true
+	default:
+		return false
 	}
 }
