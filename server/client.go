@@ -245,7 +245,7 @@ func (s *Server) runBatch(c *Client) bool {
 		keep, more := s.runBatchPart(c)
 		if !keep || !more {
 			if c.ord.cmd != nil { // closing: the command that waited is dropped
-				c.ord.cmd = nil
+				c.ord.cmd, c.ord.cmdBuf = nil, 0
 				c.ord.waitBlk.Store(false)
 				c.ord.hold.Add(-1)
 			}
@@ -298,6 +298,10 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 					c.ord.all = k == ordAll || k == ordBlock
 					c.ord.stash(args)
 					c.ord.waitBlk.Store(k == ordBlock)
+					c.ord.cmdBuf = 0
+					if !modelRead {
+						c.ord.cmdBuf = startBuf - int64(c.rd.Buffered())
+					}
 					s.ordNotify() // it holds now: the waits for it end, unless it is blocking
 					return netshell.Pause
 				}
@@ -355,6 +359,8 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		st = netshell.Continue
 		if args := c.ord.cmd; args != nil { // stashed by the part before (order.go)
 			c.ord.cmd, c.ord.again = nil, true // it waited once: it runs now
+			startBuf += c.ord.cmdBuf
+			c.ord.cmdBuf = 0
 			st = run(args)
 			c.ord.again = false
 		}

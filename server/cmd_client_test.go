@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"path/filepath"
@@ -383,5 +384,24 @@ func TestClientListLive(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(idA); n <= 0 {
 		t.Errorf("id %q", idA)
+	}
+}
+
+// TestClientListOwnQbufAfterArrivalWait: a CLIENT LIST that first waits
+// for another connection's input (arrival order, order.go) still counts
+// its own command in its qbuf, as Redis's query buffer holds a command
+// while it runs (the flaky qbuf=0 of TestClientListLive under load).
+func TestClientListOwnQbufAfterArrivalWait(t *testing.T) {
+	l := startLive(t)
+	a, b := l.dial(t), l.dial(t)
+	id := a.id()
+	req := fmt.Sprintf("*4\r\n$6\r\nCLIENT\r\n$4\r\nLIST\r\n$2\r\nID\r\n$%d\r\n%s\r\n", len(id), id)
+	want := fmt.Sprintf(" qbuf=%d qbuf-free=", len(req))
+	for i := range 300 {
+		b.send("SET", "k", "v") // pending on b as a's CLIENT LIST arrives
+		if got := a.do("CLIENT", "LIST", "ID", id); !strings.Contains(got, want) {
+			t.Fatalf("round %d: %s", i, got)
+		}
+		b.read()
 	}
 }

@@ -88,7 +88,11 @@ type ordState struct {
 	stamp   uint64         // pollSeq after the last read (the client's own goroutine)
 	cmd     [][]byte       // the command that waits (a copy), run first by the next batch part
 	again   bool           // cmd is running: it does not wait again
-	all     bool           // cmd is an observer (ordAll): its wait is bounded by ordAllMax
+	// cmdBuf: cmd's bytes, when it was its part's first command (bufmodel.go:
+	// the part that runs it models them as read, as Redis's query buffer
+	// holds a command while it runs)
+	cmdBuf int64
+	all    bool // cmd is an observer (ordAll): its wait is bounded by ordAllMax
 	// waitBlk: cmd is a blocking command (ordBlock): until it has run,
 	// the others' waits for this connection go on (order_keys.go). Set
 	// and cleared under mu.

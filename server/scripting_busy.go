@@ -447,7 +447,7 @@ func (s *Server) serveBusy(c *Client, b *busyScript) (keep, more bool) {
 		lent := b.lend(func() {
 			args, err := c.ord.cmd, error(nil) // stashed by runBatchPart (order.go)
 			if args != nil {
-				c.ord.cmd = nil
+				c.ord.cmd, c.ord.cmdBuf = nil, 0
 			} else {
 				args, err = c.rd.Next()
 			}
