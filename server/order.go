@@ -399,11 +399,7 @@ func (s *Server) ordCollect(c *Client, args [][]byte, kind int) bool {
 			out = append(out, ordWaitFor{y, t})
 		}
 	}
-	for i := len(out); i < len(list); i++ {
-		list[i].c = nil
-	}
-	c.ord.list = out
-	return len(out) > 0
+	return c.ord.keep(list, out)
 }
 
 // ordCollectAll is ordCollect for an observer (ordAll): every other
@@ -441,10 +437,17 @@ func (s *Server) ordCollectAll(c *Client, blk bool) bool {
 			out = append(out, ordWaitFor{y, t})
 		}
 	}
+	return c.ord.keep(list, out)
+}
+
+// keep makes out, a prefix of list's storage, the client's wait list, and
+// clears the entries past it so that they do not keep clients alive. It
+// reports whether there is anyone to wait for.
+func (o *ordState) keep(list, out []ordWaitFor) bool {
 	for i := len(out); i < len(list); i++ {
 		list[i].c = nil
 	}
-	c.ord.list = out
+	o.list = out
 	return len(out) > 0
 }
 
