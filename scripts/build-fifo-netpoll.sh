@@ -17,7 +17,9 @@
 # 4 runs, 24 rounds, 2026-11-30), this build against the same commit's
 # stock build, side by side with redis-server: p99 vigil/redis, geomean of
 # the 15 test medians, 0.98 against 1.14 (lower in all 15); throughput
-# geomean 1.01 against 0.99.
+# geomean 1.01 against 0.99. At -P 16 it may cost throughput (newest
+# first reads the socket whose data is warmest): geomean vigil/redis 1.05
+# and 1.06 against 1.14 and 1.10 in two runs (4 and 6 rounds), p99 mixed.
 #
 # How: the same source file with its result reversed, given to go build
 # as an -overlay (no toolchain is changed). The script checks that the
