@@ -84,3 +84,20 @@ func TestFailoverCommandLogLine(t *testing.T) {
 		t.Errorf("second SENTINEL FAILOVER: %#v (want INPROG and no log line)", acts)
 	}
 }
+
+// TestSimulateFailureLogLines: SENTINEL SIMULATE-FAILURE logs one warning per
+// crash flag it sets, and none when it clears them (sentinelCommand).
+func TestSimulateFailureLogLines(t *testing.T) {
+	c := newCore(t)
+	acts := c.Step(t0+1, SimulateFailureRequested{CrashAfterElection: true, CrashAfterPromotion: true})
+	want := []string{
+		"Failure simulation: this Sentinel will crash after being successfully elected as failover leader",
+		"Failure simulation: this Sentinel will crash after promoting the selected replica to master",
+	}
+	if got := logs(acts); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("logs %q, want %q", got, want)
+	}
+	if got := logs(c.Step(t0+2, SimulateFailureRequested{})); len(got) != 0 {
+		t.Errorf("clearing logs %q", got)
+	}
+}
