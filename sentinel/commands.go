@@ -78,6 +78,7 @@ func (c *Core) onFailoverRequested(e FailoverRequested) Action {
 	if e.Coordinated && (m.flags&(fSDown|fODown) != 0 || m.link.disconnected()) {
 		return errReply("NOGOODMASTER The master is down: a coordinated failover needs it up")
 	}
+	c.emit(Log{Level: LevelWarning, Message: "Executing user requested FAILOVER of '" + m.name + "'"})
 	c.startFailover(m)
 	m.flags |= fForceFailover
 	m.coord.on = e.Coordinated

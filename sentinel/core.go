@@ -179,6 +179,12 @@ func (c *Core) Step(now int64, ev Event) []Action {
 	case SimulateFailureRequested:
 		c.simCrashElection = e.CrashAfterElection
 		c.simCrashPromotion = e.CrashAfterPromotion
+		if e.CrashAfterElection {
+			c.emit(Log{Level: LevelWarning, Message: "Failure simulation: this Sentinel will crash after being successfully elected as failover leader"})
+		}
+		if e.CrashAfterPromotion {
+			c.emit(Log{Level: LevelWarning, Message: "Failure simulation: this Sentinel will crash after promoting the selected replica to master"})
+		}
 		reply = Reply{Kind: ReplyOK}
 	}
 	out := c.out

@@ -17,8 +17,8 @@
 //     SendPing, SendInfo, PublishHello, AskMasterDown, SendReplicaOf (the
 //     MULTI/SLAVEOF/CONFIG REWRITE/CLIENT KILL×2/EXEC transaction, names
 //     through MapCommand), SendScriptKill, RewriteConfig (from Config()),
-//     Notify (log + publish on channel Type), RunScript, Crash, and the
-//     Reply / MasterDownReply answering a client request.
+//     Notify (log + publish on channel Type), Log (log only), RunScript,
+//     Crash, and the Reply / MasterDownReply answering a client request.
 //   - Report facts: LinkConnected/LinkDisconnected, PreludeReplied (the
 //     AUTH/CLIENT SETNAME sent first on a connection; a connection being
 //     opened already takes commands, as a hiredis context does),

@@ -297,6 +297,14 @@ type Notify struct {
 	Message string
 }
 
+// Log asks the shell to log Message at Level without publishing it: a
+// serverLog line of sentinel.c that is not a sentinelEvent ("Next failover
+// delay: ...", "<runid> voted for <runid> <epoch>").
+type Log struct {
+	Level   Level
+	Message string
+}
+
 // RunScript asks the shell to queue a user script (notification-script with
 // args [type, message], or client-reconfig-script with args [master,
 // leader|observer, start, from-ip, from-port, to-ip, to-port]).
@@ -347,6 +355,7 @@ func (SendScriptKill) isAction()  {}
 func (SendFailover) isAction()    {}
 func (RewriteConfig) isAction()   {}
 func (Notify) isAction()          {}
+func (Log) isAction()             {}
 func (RunScript) isAction()       {}
 func (Reply) isAction()           {}
 func (MasterDownReply) isAction() {}

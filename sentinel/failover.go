@@ -3,6 +3,7 @@ package sentinel
 import (
 	"sort"
 	"strings"
+	"time"
 )
 
 // voteLeader is sentinelVoteLeader: adopt a greater epoch, then vote for
@@ -86,6 +87,13 @@ func (c *Core) startFailoverIfNeeded(m *instance) bool {
 		return false
 	}
 	if c.now-m.failoverStartTime < m.failoverTimeout*2 {
+		if m.failoverDelayLogged != m.failoverStartTime {
+			// Once per failover start time, in ctime_r's local-time format.
+			m.failoverDelayLogged = m.failoverStartTime
+			until := time.Unix((m.failoverStartTime+m.failoverTimeout*2)/1000, 0)
+			c.emit(Log{Level: LevelWarning, Message: "Next failover delay: I will not start a failover before " +
+				until.Format("Mon Jan _2 15:04:05 2006")})
+		}
 		return false
 	}
 	if m.ack.block != "" {

@@ -146,6 +146,7 @@ type instance struct {
 	failoverState           FailoverState
 	failoverStateChangeTime int64
 	failoverStartTime       int64
+	failoverDelayLogged     int64 // failoverStartTime whose delay was logged
 	failoverTimeout         int64
 	promoted                *instance
 	coord                   coordState // coordinated failover (Vigil)

@@ -1,6 +1,9 @@
 package sentinel
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // checkSDown is sentinelCheckSubjectivelyDown, including the link recycling
 // it does. It reports whether the instance turned SDOWN in this call.
@@ -114,6 +117,9 @@ func (c *Core) onIsMasterDownReplied(e IsMasterDownReplied) {
 		s.flags &^= fMasterDown
 	}
 	if e.Leader != "*" {
+		if s.leaderEpoch != e.LeaderEpoch {
+			c.emit(Log{Level: LevelWarning, Message: fmt.Sprintf("%s voted for %s %d", s.name, e.Leader, e.LeaderEpoch)})
+		}
 		s.leader = e.Leader
 		s.leaderEpoch = e.LeaderEpoch
 	}

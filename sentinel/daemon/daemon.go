@@ -422,6 +422,8 @@ func (d *Daemon) exec(a sentinel.Action) {
 		_ = d.flush()
 	case sentinel.Notify:
 		d.notify(a.Level, a.Type, a.Message)
+	case sentinel.Log:
+		d.logLine(a.Level, a.Message)
 	case sentinel.RunScript:
 		d.scripts.schedule(a.Path, a.Args)
 	case sentinel.Crash:
@@ -438,23 +440,33 @@ func (d *Daemon) exec(a sentinel.Action) {
 // notify is sentinelEvent's log and pub/sub part.
 func (d *Daemon) notify(level sentinel.Level, typ, msg string) {
 	d.failovers.event(typ, msg, nowMs())
-	var ev *zerolog.Event
-	switch level {
-	case sentinel.LevelWarning:
-		ev = d.log.Warn()
-	case sentinel.LevelNotice:
-		ev = d.log.Info()
-	case sentinel.LevelVerbose:
-		ev = d.log.Debug()
-	default:
-		ev = d.log.Trace() // LL_DEBUG (internal/logging.Level)
-	}
-	if ev != nil {
+	if ev := d.logEvent(level); ev != nil {
 		ev.Str("event", typ).Msg(typ + " " + msg)
 	}
 	if level != sentinel.LevelDebug {
 		d.hub.publish(typ, msg)
 	}
+}
+
+// logLine is a serverLog line of sentinel.c that is not an event.
+func (d *Daemon) logLine(level sentinel.Level, msg string) {
+	if ev := d.logEvent(level); ev != nil {
+		ev.Msg(msg)
+	}
+}
+
+// logEvent maps a sentinel level to the logger's (LL_DEBUG is Trace, as in
+// internal/logging.Level).
+func (d *Daemon) logEvent(level sentinel.Level) *zerolog.Event {
+	switch level {
+	case sentinel.LevelWarning:
+		return d.log.Warn()
+	case sentinel.LevelNotice:
+		return d.log.Info()
+	case sentinel.LevelVerbose:
+		return d.log.Debug()
+	}
+	return d.log.Trace()
 }
 
 func (d *Daemon) linkOf(ref sentinel.Ref) *ilink {

@@ -59,3 +59,19 @@ func TestNotifyLogLevels(t *testing.T) {
 		})
 	}
 }
+
+// TestLogAction: a sentinel.Log action is a serverLog line (for instance
+// "Next failover delay: ..."): logged at its level with no event field,
+// never published.
+func TestLogAction(t *testing.T) {
+	var buf bytes.Buffer
+	st := &Settings{Server: &configs.Config{LogLevel: "notice"}}
+	d := &Daemon{log: zerolog.New(&buf).Level(logging.Level("notice")), hub: newHub(), st: st}
+	d.exec(sentinel.Log{Level: sentinel.LevelWarning, Message: "Executing user requested FAILOVER of 'm'"})
+	d.exec(sentinel.Log{Level: sentinel.LevelVerbose, Message: "below the loglevel"})
+	got := strings.TrimSpace(buf.String())
+	if !strings.Contains(got, `"level":"warn"`) || !strings.Contains(got, `"message":"Executing user requested FAILOVER of 'm'"`) ||
+		strings.Contains(got, `"event"`) || strings.Contains(got, "below") || strings.Count(got, "\n") != 0 {
+		t.Errorf("logged %q", got)
+	}
+}
