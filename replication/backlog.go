@@ -59,12 +59,14 @@ type Backlog struct {
 	end    int64 // master_repl_offset
 	hist   int64 // repl_backlog_histlen: the bytes of the blocks
 	mem    int64 // repl_buffer_mem
+	pushed int64 // the memory of every block ever allocated (MemFrom)
 }
 
 // block is a replBufBlock: len(buf) is used, cap(buf) size.
 type block struct {
 	off int64 // repl_offset: the offset of buf[0]
 	buf []byte
+	cum int64 // Backlog.pushed before this block was allocated
 }
 
 // NewBacklog is createReplicationBacklog: an empty backlog whose first byte
@@ -87,6 +89,28 @@ func (b *Backlog) Histlen() int64 { return b.hist }
 // block's allocation and list node), what INFO reports as
 // mem_total_replication_buffers.
 func (b *Backlog) Mem() int64 { return b.mem }
+
+// Pushed is the memory of every block ever allocated (as Mem counts
+// them, trimmed ones included): it grows by what an Append allocates, an
+// upper bound of how much any replica's MemFrom grew.
+func (b *Backlog) Pushed() int64 { return b.pushed }
+
+// MemFrom is getClientOutputBufferMemoryUsage of a replica whose next
+// unsent byte is off: Redis counts a replica's output as the blocks from
+// its ref_repl_buf_node (the block holding off; the last block once the
+// replica has been sent everything, off > End()) to the end of the list,
+// whole: each block's size and its replBufBlock and listNode headers,
+// what Mem counts for it. 0 without blocks.
+func (b *Backlog) MemFrom(off int64) int64 {
+	if len(b.blocks) == b.head {
+		return 0
+	}
+	i := len(b.blocks) - 1
+	if off <= b.end {
+		i = b.find(max(off, b.First()))
+	}
+	return b.pushed - b.blocks[i].cum
+}
 
 // First is repl_backlog->offset (INFO's repl_backlog_first_byte_offset): the
 // offset of the oldest byte held, End()-Histlen()+1. With an empty history it
@@ -140,8 +164,9 @@ func (b *Backlog) AppendKeep(p []byte, keep int64) {
 		limit := max(b.size/16, BlockSize)
 		want := min(max(int64(len(p)), BlockSize), limit)
 		usable := allocSize(want + blockHeader)
-		b.push(&block{off: b.end + 1, buf: make([]byte, 0, usable-blockHeader)})
+		b.push(&block{off: b.end + 1, buf: make([]byte, 0, usable-blockHeader), cum: b.pushed})
 		b.mem += usable + blockNode
+		b.pushed += usable + blockNode
 	}
 	b.Trim(keep)
 }

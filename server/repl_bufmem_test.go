@@ -219,3 +219,94 @@ func TestReplBufferOutgrowsBacklog(t *testing.T) {
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "outgrown history", redis, vigil, []string{"true", "+CONTINUE", "true", "true"})
 }
+
+// TestReplicaObufWholeBlocks: a replica's output buffer (CLIENT LIST omem,
+// what client-output-buffer-limit replica checks) is its share of the
+// replication buffer counted as getClientOutputBufferMemoryUsage does:
+// the blocks from its ref_repl_buf_node to the end, whole, each with its
+// headers (20504 a block with a 16 KB backlog). On redis-server 7.0.15
+// and on Vigil: a replica waiting for a (slowed) BGSAVE holds nothing
+// until the first write after the save started, then one block, and
+// grows a block at a time until the fifth block passes the 100000-byte
+// hard limit and it is dropped (with bytes it would have stayed until
+// 100000 bytes were fed); a replica granted +CONTINUE holds the last block
+// at once and still holds it once it has read everything.
+func TestReplicaObufWholeBlocks(t *testing.T) {
+	testutil.NeedRedis(t)
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 100000 0 0", "--save", "",
+		"--rdb-key-save-delay", "60000000"}
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		omem := func() string { // "" once no replica is listed
+			t.Helper()
+			v, err := strconv.Unquote(admin.do("CLIENT", "LIST", "TYPE", "replica"))
+			if err != nil {
+				t.Fatalf("CLIENT LIST: %v", err)
+			}
+			for _, f := range strings.Fields(v) {
+				if strings.HasPrefix(f, "omem=") {
+					return f[len("omem="):]
+				}
+			}
+			return ""
+		}
+		admin.do("SET", "slow", "1") // one key the save takes a minute over
+		rep := dial()
+		if got := rep.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
+			t.Fatalf("REPLCONF: %s", got)
+		}
+		rep.send("PSYNC", "?", "-1")
+		rep.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if line, err := rep.br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q %v", line, err)
+		}
+		out := []string{omem()}
+		val := strings.Repeat("v", 1000)
+		for i := 0; i < 200; i++ {
+			admin.do("SET", "k", val)
+			testutil.PollUntil(10*time.Second, func() bool {
+				n, err := strconv.Atoi(omem())
+				return err != nil || n < 100000
+			})
+			o := omem()
+			if o != out[len(out)-1] {
+				out = append(out, o)
+			}
+			if o == "" {
+				break
+			}
+		}
+		// +CONTINUE from the end of the history, then a write the
+		// replica reads.
+		replid := liveInfoField(t, admin, "replication", "master_replid")
+		end, _ := strconv.ParseInt(liveInfoField(t, admin, "replication", "master_repl_offset"), 10, 64)
+		cont := dial()
+		if got := cont.do("REPLCONF", "listening-port", "7778"); got != "+OK" {
+			t.Fatalf("REPLCONF: %s", got)
+		}
+		cont.send("PSYNC", replid, strconv.FormatInt(end+1, 10))
+		cont.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		line, err := cont.br.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "+CONTINUE") {
+			t.Fatalf("PSYNC: %q %v", line, err)
+		}
+		out = append(out, "continue", omem())
+		admin.do("SET", "k", "1")
+		// *3 $3 SET $1 k $1 1 (the replica's stream is already in db 0).
+		want := int64(len("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n1\r\n"))
+		if _, err := io.CopyN(io.Discard, cont.br, want); err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		testutil.PollUntil(10*time.Second, func() bool { return omem() == "20504" })
+		return append(out, omem())
+	}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	redis := scenario(func() *rconn {
+		return rawConn(t, rs.Dial(t))
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "replica omem", redis, vigil,
+		[]string{"0", "20504", "41008", "61512", "82016", "", "continue", "20504", "20504"})
+}

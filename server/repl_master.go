@@ -122,6 +122,9 @@ type replica struct {
 	// streaming: the writer is past the payload and the +CONTINUE bytes
 	// (set under mu), so the replica's output grows only by replFeed.
 	streaming bool
+	// fed: the replica holds blocks of the shared buffer (Redis's
+	// ref_repl_buf_node is set; replicaObufMem).
+	fed bool
 	// obufBound bounds the replica's output from above (replCheckObuf),
 	// once obufBoundOK.
 	obufBound   int64
@@ -179,14 +182,21 @@ func (s *Server) replFeed(b []byte) {
 	if r.backlog.Histlen()+int64(len(b)) > r.backlog.Size() {
 		keep = s.replKeep()
 	}
+	pushed := r.backlog.Pushed()
 	r.backlog.AppendKeep(b, keep)
 	r.offset = r.backlog.End()
+	grown := r.backlog.Pushed() - pushed
 	// client-output-buffer-limit replica, as feedReplicationBuffer checks
 	// each replica after adding to the replication buffer (obuf.go).
 	// checkObuf may drop a replica: dropReplica gives s.repl.replicas a new
 	// array, so ranging over this one is safe.
 	for _, rp := range r.replicas {
-		s.replCheckObuf(rp, len(b))
+		if !rp.fed && !rp.rdbOnly && rp.ack.State != replication.ReplicaWaitBgsaveStart {
+			// feedReplicationBuffer gives the replica its
+			// ref_repl_buf_node: from now on it holds blocks.
+			rp.fed, rp.obufBoundOK = true, false
+		}
+		s.replCheckObuf(rp, grown)
 	}
 	for _, rp := range r.replicas {
 		select {
@@ -228,14 +238,16 @@ func (s *Server) replTrim() {
 	}
 }
 
-// replCheckObuf is replFeed's checkObuf for rp after n more bytes were
-// fed. Once rp streams, its output grows only by what is fed (the writer
-// moving bytes from the backlog to the socket does not add any), so the
-// output measured at the last check plus the bytes fed since bound it:
+// replCheckObuf is replFeed's checkObuf for rp after the feed allocated
+// blocks of n bytes (their memory as the replicas' output counts it).
+// Once rp streams, its output grows only by the blocks allocated (the
+// writer moving bytes from the backlog to the socket only moves it to
+// later blocks), so the output measured at the last check plus the
+// blocks allocated since bound it:
 // while that bound is under the replica class's smallest limit (and the
 // soft limit's timer is not running) no limit can be reached and the
 // check, a lock and a clock read per replica per command, is skipped.
-func (s *Server) replCheckObuf(rp *replica, n int) {
+func (s *Server) replCheckObuf(rp *replica, n int64) {
 	c := rp.c
 	if !rp.streaming {
 		s.checkObuf(c, 0)
@@ -249,7 +261,7 @@ func (s *Server) replCheckObuf(rp *replica, n int) {
 	if l.SoftBytes > 0 {
 		lim = min(lim, l.SoftBytes)
 	}
-	rp.obufBound += int64(n)
+	rp.obufBound += n
 	if rp.obufBoundOK && c.obufSoftSince == 0 && rp.obufBound >= 0 && uint64(rp.obufBound) < lim {
 		return
 	}
@@ -384,6 +396,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		// the +CONTINUE line.
 		rp.initial = []byte(d.Reply)
 		rp.cursor = replication.Cursor{Offset: d.Offset}
+		rp.fed = s.repl.backlog.Histlen() > 0
 		n := s.repl.backlog.End() + 1 - d.Offset
 		rp.ack.State = replication.ReplicaOnline
 		rp.acked = true
@@ -704,7 +717,7 @@ func (s *Server) syncCase(rp *replica, delay time.Duration) {
 		if src != nil && (!src.capaEOF || rp.capaEOF) && (!src.psync2 || rp.psync2) && rp.req == src.req {
 			// copyReplicaOutputBuffer: what src has been fed since the
 			// save started.
-			rp.cursor = src.cursor
+			rp.cursor, rp.fed = src.cursor, src.fed
 			s.setupFullResync(rp, job)
 			s.log.Info().Msg("Waiting for end of BGSAVE for SYNC")
 		} else {
