@@ -18,6 +18,8 @@ const BlockSize = 16 * 1024
 const (
 	blockHeader = 40
 	blockNode   = 24
+	// BlockOverhead is sizeof(replBufBlock)+sizeof(listNode).
+	BlockOverhead = blockHeader + blockNode
 )
 
 // Backlog is the replication buffer: Redis 7.0's one list of blocks

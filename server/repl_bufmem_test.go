@@ -310,3 +310,55 @@ func TestReplicaObufWholeBlocks(t *testing.T) {
 	sameAsRedis(t, "replica omem", redis, vigil,
 		[]string{"0", "20504", "41008", "61512", "82016", "", "continue", "20504", "20504"})
 }
+
+// TestNotCountedForEvictReplBuffer: INFO mem_not_counted_for_evict is
+// freeMemoryGetNotCountedMemory's: the replication buffer beyond
+// repl-backlog-size and an estimate of its blocks' headers (16384 +
+// 2*64 with a 16 KB backlog), with or without replicas. On
+// redis-server 7.0.15 and on Vigil: a replica waiting for a (slowed)
+// BGSAVE holds the blocks of four 16 KB writes, and once it is gone the
+// backlog's blocks alone are a block past the estimate.
+func TestNotCountedForEvictReplBuffer(t *testing.T) {
+	testutil.NeedRedis(t)
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 0 0 0", "--save", "",
+		"--rdb-key-save-delay", "60000000"}
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		figures := func() string {
+			m := infoOf(t, admin, "memory")
+			return m["mem_total_replication_buffers"] + "/" + m["mem_not_counted_for_evict"]
+		}
+		out := []string{figures()}
+		admin.do("SET", "slow", "1") // one key the save takes a minute over
+		rep := dial()
+		if got := rep.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
+			t.Fatalf("REPLCONF: %s", got)
+		}
+		rep.send("PSYNC", "?", "-1")
+		rep.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if line, err := rep.br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q %v", line, err)
+		}
+		val := strings.Repeat("v", 16384)
+		for i := 0; i < 4; i++ {
+			admin.do("SET", "k", val)
+		}
+		out = append(out, figures())
+		rep.c.Close()
+		if !testutil.PollUntil(10*time.Second, func() bool {
+			return liveInfoField(t, admin, "replication", "connected_slaves") == "0"
+		}) {
+			t.Fatal("the replica is still connected")
+		}
+		return append(out, figures())
+	}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	redis := scenario(func() *rconn {
+		return rawConn(t, rs.Dial(t))
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "mem_total_replication_buffers/mem_not_counted_for_evict", redis, vigil,
+		[]string{"0/0", "82016/65504", "41008/24496"})
+}
