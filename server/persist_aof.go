@@ -581,6 +581,12 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	}
 	s.aof.child = nil
 	if err == nil {
+		if child != nil {
+			// rewriteAppendOnlyFileBackground's child, as it ends.
+			l := s.childLog(child.Pid)
+			l.Info().Msgf("Successfully created the temporary AOF base file %s", filepath.Base(rw.TempBase))
+			l.Info().Msg(forkCowLine("AOF rewrite", s.aof.lastCow))
+		}
 		s.log.Info().Msg("Background AOF rewrite terminated with success")
 	}
 	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())

@@ -1047,6 +1047,14 @@ func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshot
 		encErr := make(chan error, 1)
 		go func() {
 			err := encode(child, stopped)
+			if err == nil {
+				// rdbSaveToSlavesSockets' child once its RDB is out.
+				s.mu.Lock()
+				cow := job.snap.Stats().CowBytes()
+				s.mu.Unlock()
+				l := s.childLog(child.Pid)
+				l.Info().Msg(forkCowLine("RDB", cow))
+			}
 			encErr <- err
 			child.CloseData()
 		}()
