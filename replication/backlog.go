@@ -2,6 +2,16 @@ package replication
 
 import "time"
 
+// TrimBlocksPerCall is REPL_BACKLOG_TRIM_BLOCKS_PER_CALL: how many blocks
+// one incrementalTrimReplicationBacklog call frees at most (feeding,
+// a replica moving to its next block or leaving, a resize).
+const TrimBlocksPerCall = 64
+
+// SleepTrimBlocks is what the event loop's beforeSleep frees at most
+// each iteration (ten times TrimBlocksPerCall): after each command, and
+// about hz times a second when idle.
+const SleepTrimBlocks = 10 * TrimBlocksPerCall
+
 // MinBacklogSize is CONFIG_REPL_BACKLOG_MIN_SIZE (16 KiB): resizeReplicationBacklog
 // never lets repl-backlog-size go below it.
 const MinBacklogSize = 16 * 1024
@@ -146,11 +156,14 @@ func (b *Backlog) Append(p []byte) { b.AppendKeep(p, b.end+int64(len(p))+1) }
 
 // AppendKeep adds p to the stream (feedReplicationBuffer): master_repl_offset
 // and histlen grow by len(p), filling the last block and then new ones,
-// and the oldest blocks are trimmed (Trim) except those holding offsets from
-// keep on, the oldest byte a replica still needs.
-func (b *Backlog) AppendKeep(p []byte, keep int64) {
+// and at most SleepTrimBlocks of the oldest blocks are trimmed (TrimBlocks:
+// the beforeSleep that follows the command, which frees what the feed's
+// own call, made only once it added a block, leaves) except those holding
+// offsets from keep on, the oldest byte a replica still needs. It
+// returns how many blocks were trimmed.
+func (b *Backlog) AppendKeep(p []byte, keep int64) int {
 	if len(p) == 0 {
-		return
+		return 0
 	}
 	for len(p) > 0 {
 		if n := len(b.blocks); n > b.head {
@@ -170,7 +183,7 @@ func (b *Backlog) AppendKeep(p []byte, keep int64) {
 		b.mem += usable + blockNode
 		b.pushed += usable + blockNode
 	}
-	b.Trim(keep)
+	return b.TrimBlocks(keep, SleepTrimBlocks)
 }
 
 func (b *Backlog) push(k *block) {
@@ -182,12 +195,19 @@ func (b *Backlog) push(k *block) {
 	b.blocks = append(b.blocks, k)
 }
 
-// Trim is incrementalTrimReplicationBacklog: the oldest blocks are
-// dropped while more than one is held, the history without the oldest
-// would still exceed Size(), and no replica needs it (keep, the oldest
-// offset a replica still needs, is past its last byte).
-func (b *Backlog) Trim(keep int64) {
-	for len(b.blocks)-b.head > 1 && b.hist > b.size {
+// Trim is TrimBlocks without a limit on the blocks trimmed.
+func (b *Backlog) Trim(keep int64) { b.TrimBlocks(keep, int(^uint(0)>>1)) }
+
+// TrimBlocks is incrementalTrimReplicationBacklog(maxBlocks): the oldest
+// blocks are dropped, at most maxBlocks of them, while more than one is
+// held, the history without the oldest would still exceed Size(), and no
+// replica needs it (keep, the oldest offset a replica still needs, is past
+// its last byte). It returns how many were dropped. Redis frees a large
+// history a few blocks a call (the event loop's next iterations go on),
+// so that no call spends long freeing.
+func (b *Backlog) TrimBlocks(keep int64, maxBlocks int) int {
+	n := 0
+	for ; n < maxBlocks && len(b.blocks)-b.head > 1 && b.hist > b.size; n++ {
 		fo := b.blocks[b.head]
 		used := int64(len(fo.buf))
 		if keep < fo.off+used || b.hist-used <= b.size {
@@ -198,6 +218,7 @@ func (b *Backlog) Trim(keep int64) {
 		b.blocks[b.head] = nil
 		b.head++
 	}
+	return n
 }
 
 // Rebase renumbers the stream by delta (rebaseReplicationBuffer): a

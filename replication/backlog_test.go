@@ -327,3 +327,31 @@ func TestBacklogMemFrom(t *testing.T) {
 		t.Fatalf("after trim: MemFrom(first) %d mem %d pushed %d", got, b.Mem(), b.Pushed())
 	}
 }
+
+// TestBacklogTrimIncremental: incrementalTrimReplicationBacklog frees at
+// most the blocks it is given per call, and a feed at most a
+// beforeSleep's (SleepTrimBlocks). With a 16 KB backlog a replica that
+// held 1000 blocks and left is freed 64 blocks by the call its leaving
+// makes, then 640 a feed.
+func TestBacklogTrimIncremental(t *testing.T) {
+	const blk, mem = 20440, 20504
+	b := NewBacklog(MinBacklogSize, 0)
+	b.AppendKeep(streamBytes(1, 1000*blk), 1) // a replica at 1 holds them all
+	if b.Mem() != 1000*mem {
+		t.Fatalf("mem %d, want 1000 blocks", b.Mem())
+	}
+	// The replica left: a call frees 64 blocks.
+	if n := b.TrimBlocks(b.End()+1, TrimBlocksPerCall); n != 64 || b.Mem() != 936*mem {
+		t.Fatalf("trimmed %d, mem %d", n, b.Mem())
+	}
+	// A feed (adding a block) frees 640 more, the next the rest but the
+	// backlog's.
+	b.AppendKeep([]byte("x"), b.End()+2)
+	if b.Mem() != (936+1-640)*mem {
+		t.Fatalf("after a feed: mem %d, want %d blocks", b.Mem(), 936+1-640)
+	}
+	b.AppendKeep([]byte("y"), b.End()+2)
+	if b.Histlen() <= MinBacklogSize || b.Histlen() >= MinBacklogSize+blk {
+		t.Fatalf("hist %d once trimmed", b.Histlen())
+	}
+}

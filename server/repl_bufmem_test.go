@@ -362,3 +362,70 @@ func TestNotCountedForEvictReplBuffer(t *testing.T) {
 	sameAsRedis(t, "mem_total_replication_buffers/mem_not_counted_for_evict", redis, vigil,
 		[]string{"0/0", "82016/65504", "41008/24496"})
 }
+
+// TestReplBufferTrimIncremental: the blocks a replica that left held are
+// freed a few at a time, as Redis's incrementalTrimReplicationBacklog: 64
+// by its freeing and 640 by the beforeSleep after it, then 640 per event
+// loop turn (Vigil: per batch, per write and per cron tick). On
+// redis-server 7.0.15 and on Vigil: a replica holding over 3000 blocks
+// (16 KB backlog) leaves; INFO, one command a turn, then sees the figure
+// fall by at most 704 blocks a command, through at least three readings,
+// back to the backlog's.
+func TestReplBufferTrimIncremental(t *testing.T) {
+	testutil.NeedRedis(t)
+	const size, blockMem = 16384, 20504
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 0 0 0", "--save", ""}
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		total := func() int64 {
+			t.Helper()
+			v, err := strconv.ParseInt(liveInfoField(t, admin, "memory", "mem_total_replication_buffers"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		rep, got := psyncOn(t, dial(), "?", -1)
+		if got != "+FULLRESYNC" {
+			t.Fatalf("PSYNC: %s", got)
+		}
+		val := strings.Repeat("x", 16384)
+		for total() <= 3000*blockMem {
+			for j := 0; j < 64; j++ {
+				admin.send("SET", "k", val)
+			}
+			for j := 0; j < 64; j++ {
+				if got := admin.read(); got != "+OK" {
+					t.Fatalf("SET: %s", got)
+				}
+			}
+		}
+		prev := total()
+		rep.r.c.Close()
+		var seen []int64
+		steps, between := true, 0
+		deadline := time.Now().Add(30 * time.Second)
+		for prev > 4*size && time.Now().Before(deadline) {
+			cur := total()
+			seen = append(seen, cur/blockMem)
+			if prev-cur > 704*blockMem {
+				steps = false
+			}
+			if cur > 4*size && cur < prev {
+				between++
+			}
+			prev = cur
+		}
+		t.Logf("blocks held, one INFO after another: %v", seen)
+		return []string{strconv.FormatBool(steps), strconv.FormatBool(between >= 3), strconv.FormatBool(prev <= 4*size)}
+	}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	redis := scenario(func() *rconn {
+		return rawConn(t, rs.Dial(t))
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "freed by steps of 704 blocks at most, in 3 steps at least, to the backlog", redis, vigil,
+		[]string{"true", "true", "true"})
+}

@@ -59,6 +59,9 @@ type replState struct {
 	lastCron        time.Time
 	getackPending   bool
 	attached        bool // replProp is among s.props
+	// trimMore: the last trim of the replication buffer stopped at its
+	// limit; the end of each batch trims on (replTrimMore).
+	trimMore bool
 	// The repl-id / repl-offset / repl-stream-db aux fields of the RDB
 	// being loaded.
 	rdbID        string
@@ -183,7 +186,9 @@ func (s *Server) replFeed(b []byte) {
 		keep = s.replKeep()
 	}
 	pushed := r.backlog.Pushed()
-	r.backlog.AppendKeep(b, keep)
+	if r.backlog.AppendKeep(b, keep) == replication.SleepTrimBlocks {
+		r.trimMore = true // the batch's end goes on (replTrimMore)
+	}
 	r.offset = r.backlog.End()
 	grown := r.backlog.Pushed() - pushed
 	// client-output-buffer-limit replica, as feedReplicationBuffer checks
@@ -230,13 +235,34 @@ func (s *Server) replKeep() int64 {
 	return keep
 }
 
-// replTrim is incrementalTrimReplicationBacklog outside a feed (lock
-// held): after a replica moved on or left, or repl-backlog-size changed.
-func (s *Server) replTrim() {
+// replTrim is incrementalTrimReplicationBacklog(maxBlocks) outside a
+// feed (lock held): after a replica moved on or left, or
+// repl-backlog-size changed (TrimBlocksPerCall), and from the cron (ten
+// times as many, as beforeSleep), so that a large history a replica left
+// is freed a few blocks at a time, as Redis's, not in one call.
+func (s *Server) replTrim(maxBlocks int) {
+	s.repl.trimMore = false
 	if b := s.repl.backlog; b != nil && b.Histlen() > b.Size() {
-		b.Trim(s.replKeep())
+		s.repl.trimMore = b.TrimBlocks(s.replKeep(), maxBlocks) == maxBlocks
 	}
 }
+
+// replTrimMore is beforeSleep's incrementalTrimReplicationBacklog at the
+// end of each batch (lock held), while the last trim stopped at its
+// limit: a large history a replica left is freed 640 blocks per event
+// loop turn, as Redis's, whatever the commands are (INFO included).
+// Otherwise a flag test.
+func (s *Server) replTrimMore() {
+	if s.repl.trimMore {
+		s.replTrim(replication.SleepTrimBlocks)
+	}
+}
+
+// replTrimCron is beforeSleep's incrementalTrimReplicationBacklog(10*64)
+// from each cron tick (lock held), as an idle Redis runs it about hz times
+// a second: what a replica that left or caught up no longer holds goes
+// 640 blocks a tick (and a feed's worth with each write).
+func (s *Server) replTrimCron() { s.replTrim(replication.SleepTrimBlocks) }
 
 // replCheckObuf is replFeed's checkObuf for rp after the feed allocated
 // blocks of n bytes (their memory as the replicas' output counts it).
@@ -498,7 +524,9 @@ func (s *Server) dropReplica(rp *replica, why string) {
 	if len(s.repl.replicas) == 0 {
 		s.repl.noReplicasSince = s.clock.Now()
 	}
-	s.replTrim() // freeReplicaReferencedReplBuffer
+	// freeReplicaReferencedReplBuffer, then the beforeSleep after it.
+	s.replTrim(replication.TrimBlocksPerCall)
+	s.replTrim(replication.SleepTrimBlocks)
 	if why != "" {
 		s.log.Warn().Msgf("%s: %s", why, rp.c.addr)
 	}
@@ -586,7 +614,7 @@ func (s *Server) replicaWriter(rp *replica) {
 			s.mu.Unlock()
 			return
 		}
-		n := 0
+		n, blocks := 0, len(parts)
 		for _, p := range parts {
 			n += len(p)
 		}
@@ -604,10 +632,11 @@ func (s *Server) replicaWriter(rp *replica) {
 			return
 		}
 		if n >= replication.BlockSize {
-			// writeToClient's trim once a replica is done with a block
-			// (a smaller write is trimmed after by the next feed).
+			// writeToClient's trim each time a replica is done with a
+			// block, then the beforeSleep after the writes (a smaller
+			// write is trimmed after by the next feed).
 			s.mu.Lock()
-			s.replTrim()
+			s.replTrim(blocks*replication.TrimBlocksPerCall + replication.SleepTrimBlocks)
 			s.mu.Unlock()
 		}
 		if cap(out) > 1<<20 {
@@ -1398,7 +1427,7 @@ func (s *Server) replCron() {
 	if b := s.repl.backlog; b != nil && b.Size() != max(s.cfg.ReplBacklogSize, replication.MinBacklogSize) {
 		b.Resize(s.cfg.ReplBacklogSize)
 	}
-	s.replTrim() // replicationCron's incrementalTrimReplicationBacklog
+	s.replTrim(replication.TrimBlocksPerCall) // resizeReplicationBacklog's incrementalTrimReplicationBacklog
 	if l := s.repl.link; l != nil {
 		l.cron(s)
 	}
