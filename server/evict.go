@@ -74,7 +74,8 @@ func (s *Server) usedMemory() uint64 {
 // what passes repl-backlog-size, with an approximation of its blocks'
 // headers (one replBufBlock and listNode a 16 KB block, plus one), is the
 // replicas' own; that holds with no replicas too, so the blocks a
-// departed replica left for the trimming do not cause evictions.
+// departed replica left for the trimming do not cause evictions. The AOF
+// buffer counts as its allocation (aofBufMem).
 func (s *Server) memNotCountedForEvict() uint64 {
 	var n int64
 	size, mem := s.replBacklogSize(), s.replBufferMem()
@@ -82,7 +83,7 @@ func (s *Server) memNotCountedForEvict() uint64 {
 		counted := size + (size/replication.BlockSize+1)*replication.BlockOverhead
 		n = max(mem-counted, 0)
 	}
-	return uint64(n) + uint64(max(s.aofBufferLen(), 0))
+	return uint64(n) + uint64(s.aofBufMem())
 }
 
 // hashtableMaxLoadFactor is HASHTABLE_MAX_LOAD_FACTOR.
