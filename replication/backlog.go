@@ -2,6 +2,16 @@ package replication
 
 import "time"
 
+// TrimBlocksPerCall is REPL_BACKLOG_TRIM_BLOCKS_PER_CALL: how many blocks
+// one incrementalTrimReplicationBacklog call frees at most (feeding,
+// a replica moving to its next block or leaving, a resize).
+const TrimBlocksPerCall = 64
+
+// SleepTrimBlocks is what the event loop's beforeSleep frees at most
+// each iteration (ten times TrimBlocksPerCall): after each command, and
+// about hz times a second when idle.
+const SleepTrimBlocks = 10 * TrimBlocksPerCall
+
 // MinBacklogSize is CONFIG_REPL_BACKLOG_MIN_SIZE (16 KiB): resizeReplicationBacklog
 // never lets repl-backlog-size go below it.
 const MinBacklogSize = 16 * 1024
@@ -18,6 +28,8 @@ const BlockSize = 16 * 1024
 const (
 	blockHeader = 40
 	blockNode   = 24
+	// BlockOverhead is sizeof(replBufBlock)+sizeof(listNode).
+	BlockOverhead = blockHeader + blockNode
 )
 
 // Backlog is the replication buffer: Redis 7.0's one list of blocks
@@ -59,12 +71,14 @@ type Backlog struct {
 	end    int64 // master_repl_offset
 	hist   int64 // repl_backlog_histlen: the bytes of the blocks
 	mem    int64 // repl_buffer_mem
+	pushed int64 // the memory of every block ever allocated (MemFrom)
 }
 
 // block is a replBufBlock: len(buf) is used, cap(buf) size.
 type block struct {
 	off int64 // repl_offset: the offset of buf[0]
 	buf []byte
+	cum int64 // Backlog.pushed before this block was allocated
 }
 
 // NewBacklog is createReplicationBacklog: an empty backlog whose first byte
@@ -87,6 +101,28 @@ func (b *Backlog) Histlen() int64 { return b.hist }
 // block's allocation and list node), what INFO reports as
 // mem_total_replication_buffers.
 func (b *Backlog) Mem() int64 { return b.mem }
+
+// Pushed is the memory of every block ever allocated (as Mem counts
+// them, trimmed ones included): it grows by what an Append allocates, an
+// upper bound of how much any replica's MemFrom grew.
+func (b *Backlog) Pushed() int64 { return b.pushed }
+
+// MemFrom is getClientOutputBufferMemoryUsage of a replica whose next
+// unsent byte is off: Redis counts a replica's output as the blocks from
+// its ref_repl_buf_node (the block holding off; the last block once the
+// replica has been sent everything, off > End()) to the end of the list,
+// whole: each block's size and its replBufBlock and listNode headers,
+// what Mem counts for it. 0 without blocks.
+func (b *Backlog) MemFrom(off int64) int64 {
+	if len(b.blocks) == b.head {
+		return 0
+	}
+	i := len(b.blocks) - 1
+	if off <= b.end {
+		i = b.find(max(off, b.First()))
+	}
+	return b.pushed - b.blocks[i].cum
+}
 
 // First is repl_backlog->offset (INFO's repl_backlog_first_byte_offset): the
 // offset of the oldest byte held, End()-Histlen()+1. With an empty history it
@@ -120,11 +156,14 @@ func (b *Backlog) Append(p []byte) { b.AppendKeep(p, b.end+int64(len(p))+1) }
 
 // AppendKeep adds p to the stream (feedReplicationBuffer): master_repl_offset
 // and histlen grow by len(p), filling the last block and then new ones,
-// and the oldest blocks are trimmed (Trim) except those holding offsets from
-// keep on, the oldest byte a replica still needs.
-func (b *Backlog) AppendKeep(p []byte, keep int64) {
+// and at most SleepTrimBlocks of the oldest blocks are trimmed (TrimBlocks:
+// the beforeSleep that follows the command, which frees what the feed's
+// own call, made only once it added a block, leaves) except those holding
+// offsets from keep on, the oldest byte a replica still needs. It
+// returns how many blocks were trimmed.
+func (b *Backlog) AppendKeep(p []byte, keep int64) int {
 	if len(p) == 0 {
-		return
+		return 0
 	}
 	for len(p) > 0 {
 		if n := len(b.blocks); n > b.head {
@@ -140,10 +179,11 @@ func (b *Backlog) AppendKeep(p []byte, keep int64) {
 		limit := max(b.size/16, BlockSize)
 		want := min(max(int64(len(p)), BlockSize), limit)
 		usable := allocSize(want + blockHeader)
-		b.push(&block{off: b.end + 1, buf: make([]byte, 0, usable-blockHeader)})
+		b.push(&block{off: b.end + 1, buf: make([]byte, 0, usable-blockHeader), cum: b.pushed})
 		b.mem += usable + blockNode
+		b.pushed += usable + blockNode
 	}
-	b.Trim(keep)
+	return b.TrimBlocks(keep, SleepTrimBlocks)
 }
 
 func (b *Backlog) push(k *block) {
@@ -155,12 +195,19 @@ func (b *Backlog) push(k *block) {
 	b.blocks = append(b.blocks, k)
 }
 
-// Trim is incrementalTrimReplicationBacklog: the oldest blocks are
-// dropped while more than one is held, the history without the oldest
-// would still exceed Size(), and no replica needs it (keep, the oldest
-// offset a replica still needs, is past its last byte).
-func (b *Backlog) Trim(keep int64) {
-	for len(b.blocks)-b.head > 1 && b.hist > b.size {
+// Trim is TrimBlocks without a limit on the blocks trimmed.
+func (b *Backlog) Trim(keep int64) { b.TrimBlocks(keep, int(^uint(0)>>1)) }
+
+// TrimBlocks is incrementalTrimReplicationBacklog(maxBlocks): the oldest
+// blocks are dropped, at most maxBlocks of them, while more than one is
+// held, the history without the oldest would still exceed Size(), and no
+// replica needs it (keep, the oldest offset a replica still needs, is past
+// its last byte). It returns how many were dropped. Redis frees a large
+// history a few blocks a call (the event loop's next iterations go on),
+// so that no call spends long freeing.
+func (b *Backlog) TrimBlocks(keep int64, maxBlocks int) int {
+	n := 0
+	for ; n < maxBlocks && len(b.blocks)-b.head > 1 && b.hist > b.size; n++ {
 		fo := b.blocks[b.head]
 		used := int64(len(fo.buf))
 		if keep < fo.off+used || b.hist-used <= b.size {
@@ -171,6 +218,7 @@ func (b *Backlog) Trim(keep int64) {
 		b.blocks[b.head] = nil
 		b.head++
 	}
+	return n
 }
 
 // Rebase renumbers the stream by delta (rebaseReplicationBuffer): a

@@ -293,3 +293,65 @@ func TestBacklogAgainstModel(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogMemFrom: a replica's output is the blocks from the one
+// holding its next byte to the end, whole (getClientOutputBufferMemoryUsage):
+// with a 16 KB backlog each block holds 20440 bytes and counts 20504.
+func TestBacklogMemFrom(t *testing.T) {
+	const blk, mem = 20440, 20504
+	b := NewBacklog(MinBacklogSize, 0)
+	if got := b.MemFrom(1); got != 0 {
+		t.Fatalf("no blocks: %d", got)
+	}
+	b.AppendKeep(streamBytes(1, 10), 1)
+	// One byte or all of the block unsent, or nothing (the last block is
+	// the replica's ref_repl_buf_node once it has been sent everything).
+	for _, off := range []int64{1, 10, 11} {
+		if got := b.MemFrom(off); got != mem {
+			t.Fatalf("MemFrom(%d) = %d, want %d", off, got, mem)
+		}
+	}
+	b.AppendKeep(streamBytes(11, 3*blk), 1) // four blocks, the replica at 1
+	for off, want := range map[int64]int64{1: 4 * mem, blk: 4 * mem, blk + 1: 3 * mem,
+		3*blk + 1: mem, b.End() + 1: mem} {
+		if got := b.MemFrom(off); got != want {
+			t.Fatalf("MemFrom(%d) = %d, want %d", off, got, want)
+		}
+	}
+	if b.MemFrom(1) != b.Mem() || b.Pushed() != b.Mem() {
+		t.Fatalf("mem %d pushed %d from 1 %d", b.Mem(), b.Pushed(), b.MemFrom(1))
+	}
+	// Once the first blocks are trimmed the figure is still what follows.
+	b.Trim(b.End() + 1)
+	if got := b.MemFrom(b.First()); got != b.Mem() || b.Pushed() <= b.Mem() {
+		t.Fatalf("after trim: MemFrom(first) %d mem %d pushed %d", got, b.Mem(), b.Pushed())
+	}
+}
+
+// TestBacklogTrimIncremental: incrementalTrimReplicationBacklog frees at
+// most the blocks it is given per call, and a feed at most a
+// beforeSleep's (SleepTrimBlocks). With a 16 KB backlog a replica that
+// held 1000 blocks and left is freed 64 blocks by the call its leaving
+// makes, then 640 a feed.
+func TestBacklogTrimIncremental(t *testing.T) {
+	const blk, mem = 20440, 20504
+	b := NewBacklog(MinBacklogSize, 0)
+	b.AppendKeep(streamBytes(1, 1000*blk), 1) // a replica at 1 holds them all
+	if b.Mem() != 1000*mem {
+		t.Fatalf("mem %d, want 1000 blocks", b.Mem())
+	}
+	// The replica left: a call frees 64 blocks.
+	if n := b.TrimBlocks(b.End()+1, TrimBlocksPerCall); n != 64 || b.Mem() != 936*mem {
+		t.Fatalf("trimmed %d, mem %d", n, b.Mem())
+	}
+	// A feed (adding a block) frees 640 more, the next the rest but the
+	// backlog's.
+	b.AppendKeep([]byte("x"), b.End()+2)
+	if b.Mem() != (936+1-640)*mem {
+		t.Fatalf("after a feed: mem %d, want %d blocks", b.Mem(), 936+1-640)
+	}
+	b.AppendKeep([]byte("y"), b.End()+2)
+	if b.Histlen() <= MinBacklogSize || b.Histlen() >= MinBacklogSize+blk {
+		t.Fatalf("hist %d once trimmed", b.Histlen())
+	}
+}

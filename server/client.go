@@ -385,6 +385,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 	if s.tracking.bcastDirty { // tracking.go: beforeSleep's BCAST invalidations
 		s.trackingBroadcast()
 	}
+	s.replTrimMore() // repl_master.go: beforeSleep's incrementalTrimReplicationBacklog
 	keep, more = st != netshell.Close, st == netshell.Pause
 	if c.obufClosed.Load() || c.ldbDetached.Load() {
 		// Closed for its output buffer, or its socket handed to a Lua

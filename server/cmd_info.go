@@ -357,7 +357,7 @@ func (s *Server) infoMemory(w *infoWriter) {
 	w.int("mem_clients_slaves", clientsSlaves)
 	w.int("mem_clients_normal", clientsNormal)
 	w.int("mem_cluster_links", 0)
-	w.int("mem_aof_buffer", s.aofBufferLen()) // persist_aof.go
+	w.int("mem_aof_buffer", s.aofBufMem()) // persist_aof.go
 	w.str("mem_allocator", "go")
 	w.int("active_defrag_running", 0)
 	w.int("lazyfree_pending_objects", 0)

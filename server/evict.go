@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
 )
 
@@ -68,10 +69,21 @@ func (s *Server) usedMemory() uint64 {
 }
 
 // memNotCountedForEvict is freeMemoryGetNotCountedMemory: the AOF buffer
-// and the replicas' output buffers (their share of the replication
-// stream).
+// and the replication buffer's memory beyond what the backlog accounts
+// for (lock held). The backlog and the replicas share the buffer, so only
+// what passes repl-backlog-size, with an approximation of its blocks'
+// headers (one replBufBlock and listNode a 16 KB block, plus one), is the
+// replicas' own; that holds with no replicas too, so the blocks a
+// departed replica left for the trimming do not cause evictions. The AOF
+// buffer counts as its allocation (aofBufMem).
 func (s *Server) memNotCountedForEvict() uint64 {
-	return uint64(max(s.aofBufferLen(), 0)) + uint64(max(s.cmem.typeMem[memTypeReplica], 0))
+	var n int64
+	size, mem := s.replBacklogSize(), s.replBufferMem()
+	if mem > size {
+		counted := size + (size/replication.BlockSize+1)*replication.BlockOverhead
+		n = max(mem-counted, 0)
+	}
+	return uint64(n) + uint64(s.aofBufMem())
 }
 
 // hashtableMaxLoadFactor is HASHTABLE_MAX_LOAD_FACTOR.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // infoInt reads one integer field of INFO section from a test server.
@@ -516,4 +518,39 @@ func TestOOMExecWithQueuedWrite(t *testing.T) {
 		conn := func() *rconn { nc, br := dial(2); return &rconn{t: t, c: nc, br: br} }
 		run(t, conn(), conn())
 	})
+}
+
+// TestAOFBufferMemAsRedis: INFO mem_aof_buffer and the AOF part of
+// mem_not_counted_for_evict are sdsAllocSize(server.aof_buf): the
+// allocation an AOF buffer kept between flushes (sdsempty's 8 bytes, one
+// grown by a command's sdscatlen, freed again once it passes 4000
+// bytes), on redis-server 7.0.15 and on Vigil with appendonly yes:
+// 8, 112 after SET k v (with its SELECT), 8 after a 5000-byte SET, 64
+// after SET k v.
+func TestAOFBufferMemAsRedis(t *testing.T) {
+	testutil.NeedRedis(t)
+	scenario := func(c *rconn) []string {
+		var out []string
+		figure := func() {
+			m := infoOf(t, c, "memory")
+			out = append(out, m["mem_aof_buffer"]+"/"+m["mem_not_counted_for_evict"])
+		}
+		figure()
+		for _, v := range []string{"v", strings.Repeat("x", 5000), "v"} {
+			if got := c.do("SET", "k", v); got != "+OK" {
+				t.Fatalf("SET: %s", got)
+			}
+			figure()
+		}
+		return out
+	}
+	// appendfsync no: no background fsync, so no flush is postponed
+	// (flushAppendOnlyFile's everysec wait) and each command's buffer is
+	// written before the next command.
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: []string{"--appendonly", "yes", "--appendfsync", "no"}})
+	redis := scenario(rawConn(t, rs.Dial(t)))
+	l := startLive(t, "--appendonly", "yes", "--appendfsync", "no", "--dir", t.TempDir())
+	vigil := scenario(l.dial(t))
+	sameAsRedis(t, "mem_aof_buffer/mem_not_counted_for_evict", redis, vigil,
+		[]string{"8/8", "112/112", "8/8", "64/64"})
 }

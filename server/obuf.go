@@ -13,8 +13,8 @@ import (
 // the replies of the batch being run (c.w.B, the client's own goroutine),
 // the asynchronous queue (abuf: pub/sub messages, MONITOR lines, and the
 // replies of clients that have one), the part of a socket write that has
-// not returned (inflight), and for a replica its share of the stream: the
-// shared buffer past its cursor.
+// not returned (inflight); a replica's is its share of the stream: the
+// shared buffer's blocks from the one holding its cursor (replicaObufMem).
 //
 // Redis keeps the first PROTO_REPLY_CHUNK_BYTES (16kb) of a client's
 // output in a static buffer (CLIENT LIST obl) and the rest in a list of
@@ -113,6 +113,30 @@ func (s *Server) replicaPending(c *Client) int64 {
 	return max(s.repl.backlog.End()+1-rp.cursor.Offset, 0)
 }
 
+// replicaObufMem is getClientOutputBufferMemoryUsage of a replica (lock
+// held): its share of the shared replication buffer, the blocks from the
+// one holding the first byte the kernel has not taken (its
+// ref_repl_buf_node and ref_block_pos: the cursor less the write in
+// flight) to the end of the list, whole blocks with their headers
+// (Backlog.MemFrom). A replica is given a node by the first feed once its
+// save started (feedReplicationBuffer), by +CONTINUE from a non-empty
+// backlog (addReplyReplicationBacklog), or by the replica whose save it
+// joined (copyReplicaOutputBuffer); before that, and for a replica that
+// wants only the RDB, the figure is 0. Its other output (the +FULLRESYNC
+// line, the RDB payload) is not counted, as Redis writes it outside the
+// output buffer.
+func (s *Server) replicaObufMem(c *Client) int64 {
+	rp := s.replicaOf(c)
+	if rp == nil || rp.gone || !rp.fed || s.repl.backlog == nil {
+		return 0
+	}
+	off := rp.cursor.Offset
+	if rp.streaming {
+		off -= c.inflight.Load()
+	}
+	return s.repl.backlog.MemFrom(off)
+}
+
 // obufLimitReached is checkClientOutputBufferLimits: the hard limit, or
 // the soft limit reached continuously for more than its seconds. softSince
 // is the client's obuf_soft_limit_reached_time (0: under the soft limit),
@@ -206,6 +230,9 @@ func (s *Server) obufCron() {
 // while the static buffer has room: the running batch's replies from that
 // reply on are counted in omem (replyDeferredLen).
 func (s *Server) obufSplit(c *Client, batch int) (obl, oll, omem int64) {
+	if c.replRole.Load() == kindReplica {
+		return 0, 0, s.replicaObufMem(c)
+	}
 	async := s.asyncBytes(c)
 	p := int64(batch) + async
 	if c.replRole.Load() != kindReplica {

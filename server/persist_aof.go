@@ -54,6 +54,48 @@ type aofState struct {
 	loaded                bool      // loadDataOnStart ran
 	errLogged             time.Time // last "Error writing to the AOF file" log
 	lastCow               uint64    // aof_last_cow_size: the last rewrite snapshot's CowBytes
+	// buf models server.aof_buf's allocation (aofBufMem).
+	buf aofBufModel
+}
+
+// aofBufModel is the allocation of Redis's AOF buffer (server.aof_buf,
+// an sds): hdr and alloc as the sds has them once each command was
+// appended (sdscatlen's greedy sdsMakeRoomFor) and each flush cleared it
+// (flushAppendOnlyFile: kept when its allocation is under 4000 bytes,
+// else freed for an empty one). The zero value is sdsempty's.
+type aofBufModel struct{ hdr, alloc int64 }
+
+// cat is sdscatlen(aof_buf, n bytes) on a buffer holding used bytes.
+func (m *aofBufModel) cat(used, n int64) {
+	if m.hdr == 0 {
+		m.hdr, m.alloc = 3, 4 // sdsempty: 8 bytes
+	}
+	if m.alloc-used >= n {
+		return
+	}
+	newlen := used + n
+	if newlen < 1<<20 { // SDS_MAX_PREALLOC
+		newlen *= 2
+	} else {
+		newlen += 1 << 20
+	}
+	hdr, maxAlloc := sdsHdr(newlen)
+	m.hdr, m.alloc = hdr, min(jeUsable(hdr+newlen+1)-hdr-1, maxAlloc)
+}
+
+// flushed is flushAppendOnlyFile's end once the buffer was written.
+func (m *aofBufModel) flushed() {
+	if m.alloc >= 4000 {
+		*m = aofBufModel{}
+	}
+}
+
+// size is sdsAllocSize(aof_buf).
+func (m *aofBufModel) size() int64 {
+	if m.hdr == 0 {
+		return 8
+	}
+	return m.hdr + m.alloc + 1
 }
 
 // aofDiskError is writeCommandsDeniedByDiskError's AOF part: the
@@ -85,12 +127,18 @@ func (p *aofProp) Propagate(ops []Op) {
 	if m.Enabling() && p.s.aof.rewriting == nil {
 		return
 	}
+	prev := int64(m.W.Buffered())
 	if p.s.cfg.AOFTimestampEnabled {
 		m.W.Timestamp(p.s.nowMs / 1000)
 	}
 	for _, op := range ops {
 		if op.Target&TargetAOF != 0 {
+			// feedAppendOnlyFile: one sdscatlen a command (its SELECT
+			// and timestamp annotation with it).
 			m.W.Append(op.DB, op.Argv)
+			n := int64(m.W.Buffered())
+			p.s.aof.buf.cat(prev, n-prev)
+			prev = n
 		}
 	}
 }
@@ -320,7 +368,11 @@ func (s *Server) aofBeforeReply() {
 
 func (s *Server) aofFlush(force bool) {
 	m := s.aof.mgr
-	if err := m.W.Flush(time.Now(), force); err != nil {
+	err := m.W.Flush(time.Now(), force)
+	if m.W.Buffered() == 0 {
+		s.aof.buf.flushed()
+	}
+	if err != nil {
 		if m.W.Policy == aof.FsyncAlways {
 			s.log.Warn().Err(err).Msg("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
 			os.Exit(1)
@@ -581,6 +633,12 @@ func (s *Server) aofRewriteRun(rw *aof.Rewrite, snap *keyspace.Snapshot, cancel 
 	}
 	s.aof.child = nil
 	if err == nil {
+		if child != nil {
+			// rewriteAppendOnlyFileBackground's child, as it ends.
+			l := s.childLog(child.Pid)
+			l.Info().Msgf("Successfully created the temporary AOF base file %s", filepath.Base(rw.TempBase))
+			l.Info().Msg(forkCowLine("AOF rewrite", s.aof.lastCow))
+		}
 		s.log.Info().Msg("Background AOF rewrite terminated with success")
 	}
 	s.aof.lastTime = int64(time.Since(rw.Start).Seconds())
@@ -770,6 +828,16 @@ func (s *Server) aofBufferLen() int64 {
 		return 0
 	}
 	return int64(s.aof.mgr.W.Buffered())
+}
+
+// aofBufMem is sdsAllocSize(server.aof_buf) while the AOF is on (or
+// waiting for its first rewrite), 0 otherwise: INFO's mem_aof_buffer and
+// the AOF part of mem_not_counted_for_evict (aofBufModel).
+func (s *Server) aofBufMem() int64 {
+	if s.aof.mgr == nil || s.aof.mgr.W == nil {
+		return 0
+	}
+	return s.aof.buf.size()
 }
 
 // aofInfo returns the values of the always-present aof_* fields.

@@ -487,12 +487,15 @@ func (s *Server) startSaveChildIn(kind savechild.Kind, title, dir string) *savec
 			argv = []string{t}
 		}
 	}
-	log := s.log
 	child, err := savechild.Start(savechild.Options{
 		Kind: kind,
 		Dir:  dir,
 		Argv: argv,
-		Log:  func(line string) { log.Warn().Msg(line) },
+		// The child's own complaints, at LL_WARNING as its serverLog.
+		Log: func(pid int, line string) {
+			l := s.childLog(pid)
+			l.Warn().Msg(line)
+		},
 		// redisFork: setOOMScoreAdj(CONFIG_OOM_BGCHILD) in the child.
 		OOMScoreAdj: s.bgchildOOMScore(),
 	})
@@ -551,7 +554,9 @@ func (s *Server) bgsaveReap(job *bgsaveJob, path string) {
 			s.log.Warn().Msgf("Write error saving DB on disk(fsyncFileDir): %s", redisutil.Strerror(err))
 			code = 1
 		} else {
-			s.log.Info().Msg("DB saved on disk")
+			l := s.childLog(job.child.Pid)
+			l.Info().Msg("DB saved on disk")
+			l.Info().Msg(forkCowLine("RDB", job.snap.Stats().CowBytes()))
 		}
 	}
 	s.bgsaveFinish(job, code, sig)

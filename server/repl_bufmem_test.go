@@ -219,3 +219,213 @@ func TestReplBufferOutgrowsBacklog(t *testing.T) {
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "outgrown history", redis, vigil, []string{"true", "+CONTINUE", "true", "true"})
 }
+
+// TestReplicaObufWholeBlocks: a replica's output buffer (CLIENT LIST omem,
+// what client-output-buffer-limit replica checks) is its share of the
+// replication buffer counted as getClientOutputBufferMemoryUsage does:
+// the blocks from its ref_repl_buf_node to the end, whole, each with its
+// headers (20504 a block with a 16 KB backlog). On redis-server 7.0.15
+// and on Vigil: a replica waiting for a (slowed) BGSAVE holds nothing
+// until the first write after the save started, then one block, and
+// grows a block at a time until the fifth block passes the 100000-byte
+// hard limit and it is dropped (with bytes it would have stayed until
+// 100000 bytes were fed); a replica granted +CONTINUE holds the last block
+// at once and still holds it once it has read everything.
+func TestReplicaObufWholeBlocks(t *testing.T) {
+	testutil.NeedRedis(t)
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 100000 0 0", "--save", "",
+		"--rdb-key-save-delay", "60000000"}
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		omem := func() string { // "" once no replica is listed
+			t.Helper()
+			v, err := strconv.Unquote(admin.do("CLIENT", "LIST", "TYPE", "replica"))
+			if err != nil {
+				t.Fatalf("CLIENT LIST: %v", err)
+			}
+			for _, f := range strings.Fields(v) {
+				if strings.HasPrefix(f, "omem=") {
+					return f[len("omem="):]
+				}
+			}
+			return ""
+		}
+		admin.do("SET", "slow", "1") // one key the save takes a minute over
+		rep := dial()
+		if got := rep.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
+			t.Fatalf("REPLCONF: %s", got)
+		}
+		rep.send("PSYNC", "?", "-1")
+		rep.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if line, err := rep.br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q %v", line, err)
+		}
+		out := []string{omem()}
+		val := strings.Repeat("v", 1000)
+		for i := 0; i < 200; i++ {
+			admin.do("SET", "k", val)
+			testutil.PollUntil(10*time.Second, func() bool {
+				n, err := strconv.Atoi(omem())
+				return err != nil || n < 100000
+			})
+			o := omem()
+			if o != out[len(out)-1] {
+				out = append(out, o)
+			}
+			if o == "" {
+				break
+			}
+		}
+		// +CONTINUE from the end of the history, then a write the
+		// replica reads.
+		replid := liveInfoField(t, admin, "replication", "master_replid")
+		end, _ := strconv.ParseInt(liveInfoField(t, admin, "replication", "master_repl_offset"), 10, 64)
+		cont := dial()
+		if got := cont.do("REPLCONF", "listening-port", "7778"); got != "+OK" {
+			t.Fatalf("REPLCONF: %s", got)
+		}
+		cont.send("PSYNC", replid, strconv.FormatInt(end+1, 10))
+		cont.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		line, err := cont.br.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "+CONTINUE") {
+			t.Fatalf("PSYNC: %q %v", line, err)
+		}
+		out = append(out, "continue", omem())
+		admin.do("SET", "k", "1")
+		// *3 $3 SET $1 k $1 1 (the replica's stream is already in db 0).
+		want := int64(len("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n1\r\n"))
+		if _, err := io.CopyN(io.Discard, cont.br, want); err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		testutil.PollUntil(10*time.Second, func() bool { return omem() == "20504" })
+		return append(out, omem())
+	}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	redis := scenario(func() *rconn {
+		return rawConn(t, rs.Dial(t))
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "replica omem", redis, vigil,
+		[]string{"0", "20504", "41008", "61512", "82016", "", "continue", "20504", "20504"})
+}
+
+// TestNotCountedForEvictReplBuffer: INFO mem_not_counted_for_evict is
+// freeMemoryGetNotCountedMemory's: the replication buffer beyond
+// repl-backlog-size and an estimate of its blocks' headers (16384 +
+// 2*64 with a 16 KB backlog), with or without replicas. On
+// redis-server 7.0.15 and on Vigil: a replica waiting for a (slowed)
+// BGSAVE holds the blocks of four 16 KB writes, and once it is gone the
+// backlog's blocks alone are a block past the estimate.
+func TestNotCountedForEvictReplBuffer(t *testing.T) {
+	testutil.NeedRedis(t)
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 0 0 0", "--save", "",
+		"--rdb-key-save-delay", "60000000"}
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		figures := func() string {
+			m := infoOf(t, admin, "memory")
+			return m["mem_total_replication_buffers"] + "/" + m["mem_not_counted_for_evict"]
+		}
+		out := []string{figures()}
+		admin.do("SET", "slow", "1") // one key the save takes a minute over
+		rep := dial()
+		if got := rep.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
+			t.Fatalf("REPLCONF: %s", got)
+		}
+		rep.send("PSYNC", "?", "-1")
+		rep.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if line, err := rep.br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q %v", line, err)
+		}
+		val := strings.Repeat("v", 16384)
+		for i := 0; i < 4; i++ {
+			admin.do("SET", "k", val)
+		}
+		out = append(out, figures())
+		rep.c.Close()
+		if !testutil.PollUntil(10*time.Second, func() bool {
+			return liveInfoField(t, admin, "replication", "connected_slaves") == "0"
+		}) {
+			t.Fatal("the replica is still connected")
+		}
+		return append(out, figures())
+	}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	redis := scenario(func() *rconn {
+		return rawConn(t, rs.Dial(t))
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "mem_total_replication_buffers/mem_not_counted_for_evict", redis, vigil,
+		[]string{"0/0", "82016/65504", "41008/24496"})
+}
+
+// TestReplBufferTrimIncremental: the blocks a replica that left held are
+// freed a few at a time, as Redis's incrementalTrimReplicationBacklog: 64
+// by its freeing and 640 by the beforeSleep after it, then 640 per event
+// loop turn (Vigil: per batch, per write and per cron tick). On
+// redis-server 7.0.15 and on Vigil: a replica holding over 3000 blocks
+// (16 KB backlog) leaves; INFO, one command a turn, then sees the figure
+// fall by at most 704 blocks a command, through at least three readings,
+// back to the backlog's.
+func TestReplBufferTrimIncremental(t *testing.T) {
+	testutil.NeedRedis(t)
+	const size, blockMem = 16384, 20504
+	args := []string{"--repl-backlog-size", "16384", "--repl-diskless-sync", "no",
+		"--client-output-buffer-limit", "replica 0 0 0", "--save", ""}
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		total := func() int64 {
+			t.Helper()
+			v, err := strconv.ParseInt(liveInfoField(t, admin, "memory", "mem_total_replication_buffers"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		rep, got := psyncOn(t, dial(), "?", -1)
+		if got != "+FULLRESYNC" {
+			t.Fatalf("PSYNC: %s", got)
+		}
+		val := strings.Repeat("x", 16384)
+		for total() <= 3000*blockMem {
+			for j := 0; j < 64; j++ {
+				admin.send("SET", "k", val)
+			}
+			for j := 0; j < 64; j++ {
+				if got := admin.read(); got != "+OK" {
+					t.Fatalf("SET: %s", got)
+				}
+			}
+		}
+		prev := total()
+		rep.r.c.Close()
+		var seen []int64
+		steps, between := true, 0
+		deadline := time.Now().Add(30 * time.Second)
+		for prev > 4*size && time.Now().Before(deadline) {
+			cur := total()
+			seen = append(seen, cur/blockMem)
+			if prev-cur > 704*blockMem {
+				steps = false
+			}
+			if cur > 4*size && cur < prev {
+				between++
+			}
+			prev = cur
+		}
+		t.Logf("blocks held, one INFO after another: %v", seen)
+		return []string{strconv.FormatBool(steps), strconv.FormatBool(between >= 3), strconv.FormatBool(prev <= 4*size)}
+	}
+	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
+	redis := scenario(func() *rconn {
+		return rawConn(t, rs.Dial(t))
+	})
+	l := startLive(t, args...)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "freed by steps of 704 blocks at most, in 3 steps at least, to the backlog", redis, vigil,
+		[]string{"true", "true", "true"})
+}

@@ -59,6 +59,9 @@ type replState struct {
 	lastCron        time.Time
 	getackPending   bool
 	attached        bool // replProp is among s.props
+	// trimMore: the last trim of the replication buffer stopped at its
+	// limit; the end of each batch trims on (replTrimMore).
+	trimMore bool
 	// The repl-id / repl-offset / repl-stream-db aux fields of the RDB
 	// being loaded.
 	rdbID        string
@@ -122,6 +125,9 @@ type replica struct {
 	// streaming: the writer is past the payload and the +CONTINUE bytes
 	// (set under mu), so the replica's output grows only by replFeed.
 	streaming bool
+	// fed: the replica holds blocks of the shared buffer (Redis's
+	// ref_repl_buf_node is set; replicaObufMem).
+	fed bool
 	// obufBound bounds the replica's output from above (replCheckObuf),
 	// once obufBoundOK.
 	obufBound   int64
@@ -179,14 +185,23 @@ func (s *Server) replFeed(b []byte) {
 	if r.backlog.Histlen()+int64(len(b)) > r.backlog.Size() {
 		keep = s.replKeep()
 	}
-	r.backlog.AppendKeep(b, keep)
+	pushed := r.backlog.Pushed()
+	if r.backlog.AppendKeep(b, keep) == replication.SleepTrimBlocks {
+		r.trimMore = true // the batch's end goes on (replTrimMore)
+	}
 	r.offset = r.backlog.End()
+	grown := r.backlog.Pushed() - pushed
 	// client-output-buffer-limit replica, as feedReplicationBuffer checks
 	// each replica after adding to the replication buffer (obuf.go).
 	// checkObuf may drop a replica: dropReplica gives s.repl.replicas a new
 	// array, so ranging over this one is safe.
 	for _, rp := range r.replicas {
-		s.replCheckObuf(rp, len(b))
+		if !rp.fed && !rp.rdbOnly && rp.ack.State != replication.ReplicaWaitBgsaveStart {
+			// feedReplicationBuffer gives the replica its
+			// ref_repl_buf_node: from now on it holds blocks.
+			rp.fed, rp.obufBoundOK = true, false
+		}
+		s.replCheckObuf(rp, grown)
 	}
 	for _, rp := range r.replicas {
 		select {
@@ -220,22 +235,45 @@ func (s *Server) replKeep() int64 {
 	return keep
 }
 
-// replTrim is incrementalTrimReplicationBacklog outside a feed (lock
-// held): after a replica moved on or left, or repl-backlog-size changed.
-func (s *Server) replTrim() {
+// replTrim is incrementalTrimReplicationBacklog(maxBlocks) outside a
+// feed (lock held): after a replica moved on or left, or
+// repl-backlog-size changed (TrimBlocksPerCall), and from the cron (ten
+// times as many, as beforeSleep), so that a large history a replica left
+// is freed a few blocks at a time, as Redis's, not in one call.
+func (s *Server) replTrim(maxBlocks int) {
+	s.repl.trimMore = false
 	if b := s.repl.backlog; b != nil && b.Histlen() > b.Size() {
-		b.Trim(s.replKeep())
+		s.repl.trimMore = b.TrimBlocks(s.replKeep(), maxBlocks) == maxBlocks
 	}
 }
 
-// replCheckObuf is replFeed's checkObuf for rp after n more bytes were
-// fed. Once rp streams, its output grows only by what is fed (the writer
-// moving bytes from the backlog to the socket does not add any), so the
-// output measured at the last check plus the bytes fed since bound it:
+// replTrimMore is beforeSleep's incrementalTrimReplicationBacklog at the
+// end of each batch (lock held), while the last trim stopped at its
+// limit: a large history a replica left is freed 640 blocks per event
+// loop turn, as Redis's, whatever the commands are (INFO included).
+// Otherwise a flag test.
+func (s *Server) replTrimMore() {
+	if s.repl.trimMore {
+		s.replTrim(replication.SleepTrimBlocks)
+	}
+}
+
+// replTrimCron is beforeSleep's incrementalTrimReplicationBacklog(10*64)
+// from each cron tick (lock held), as an idle Redis runs it about hz times
+// a second: what a replica that left or caught up no longer holds goes
+// 640 blocks a tick (and a feed's worth with each write).
+func (s *Server) replTrimCron() { s.replTrim(replication.SleepTrimBlocks) }
+
+// replCheckObuf is replFeed's checkObuf for rp after the feed allocated
+// blocks of n bytes (their memory as the replicas' output counts it).
+// Once rp streams, its output grows only by the blocks allocated (the
+// writer moving bytes from the backlog to the socket only moves it to
+// later blocks), so the output measured at the last check plus the
+// blocks allocated since bound it:
 // while that bound is under the replica class's smallest limit (and the
 // soft limit's timer is not running) no limit can be reached and the
 // check, a lock and a clock read per replica per command, is skipped.
-func (s *Server) replCheckObuf(rp *replica, n int) {
+func (s *Server) replCheckObuf(rp *replica, n int64) {
 	c := rp.c
 	if !rp.streaming {
 		s.checkObuf(c, 0)
@@ -249,7 +287,7 @@ func (s *Server) replCheckObuf(rp *replica, n int) {
 	if l.SoftBytes > 0 {
 		lim = min(lim, l.SoftBytes)
 	}
-	rp.obufBound += int64(n)
+	rp.obufBound += n
 	if rp.obufBoundOK && c.obufSoftSince == 0 && rp.obufBound >= 0 && uint64(rp.obufBound) < lim {
 		return
 	}
@@ -384,6 +422,7 @@ func (s *Server) syncRequest(c *Client, args [][]byte) {
 		// the +CONTINUE line.
 		rp.initial = []byte(d.Reply)
 		rp.cursor = replication.Cursor{Offset: d.Offset}
+		rp.fed = s.repl.backlog.Histlen() > 0
 		n := s.repl.backlog.End() + 1 - d.Offset
 		rp.ack.State = replication.ReplicaOnline
 		rp.acked = true
@@ -485,7 +524,9 @@ func (s *Server) dropReplica(rp *replica, why string) {
 	if len(s.repl.replicas) == 0 {
 		s.repl.noReplicasSince = s.clock.Now()
 	}
-	s.replTrim() // freeReplicaReferencedReplBuffer
+	// freeReplicaReferencedReplBuffer, then the beforeSleep after it.
+	s.replTrim(replication.TrimBlocksPerCall)
+	s.replTrim(replication.SleepTrimBlocks)
 	if why != "" {
 		s.log.Warn().Msgf("%s: %s", why, rp.c.addr)
 	}
@@ -573,7 +614,7 @@ func (s *Server) replicaWriter(rp *replica) {
 			s.mu.Unlock()
 			return
 		}
-		n := 0
+		n, blocks := 0, len(parts)
 		for _, p := range parts {
 			n += len(p)
 		}
@@ -591,10 +632,11 @@ func (s *Server) replicaWriter(rp *replica) {
 			return
 		}
 		if n >= replication.BlockSize {
-			// writeToClient's trim once a replica is done with a block
-			// (a smaller write is trimmed after by the next feed).
+			// writeToClient's trim each time a replica is done with a
+			// block, then the beforeSleep after the writes (a smaller
+			// write is trimmed after by the next feed).
 			s.mu.Lock()
-			s.replTrim()
+			s.replTrim(blocks*replication.TrimBlocksPerCall + replication.SleepTrimBlocks)
 			s.mu.Unlock()
 		}
 		if cap(out) > 1<<20 {
@@ -704,7 +746,7 @@ func (s *Server) syncCase(rp *replica, delay time.Duration) {
 		if src != nil && (!src.capaEOF || rp.capaEOF) && (!src.psync2 || rp.psync2) && rp.req == src.req {
 			// copyReplicaOutputBuffer: what src has been fed since the
 			// save started.
-			rp.cursor = src.cursor
+			rp.cursor, rp.fed = src.cursor, src.fed
 			s.setupFullResync(rp, job)
 			s.log.Info().Msg("Waiting for end of BGSAVE for SYNC")
 		} else {
@@ -1034,6 +1076,14 @@ func (s *Server) socketTransfer(job *bgsaveJob, mw *multiConnWriter, e *snapshot
 		encErr := make(chan error, 1)
 		go func() {
 			err := encode(child, stopped)
+			if err == nil {
+				// rdbSaveToSlavesSockets' child once its RDB is out.
+				s.mu.Lock()
+				cow := job.snap.Stats().CowBytes()
+				s.mu.Unlock()
+				l := s.childLog(child.Pid)
+				l.Info().Msg(forkCowLine("RDB", cow))
+			}
 			encErr <- err
 			child.CloseData()
 		}()
@@ -1377,7 +1427,7 @@ func (s *Server) replCron() {
 	if b := s.repl.backlog; b != nil && b.Size() != max(s.cfg.ReplBacklogSize, replication.MinBacklogSize) {
 		b.Resize(s.cfg.ReplBacklogSize)
 	}
-	s.replTrim() // replicationCron's incrementalTrimReplicationBacklog
+	s.replTrim(replication.TrimBlocksPerCall) // resizeReplicationBacklog's incrementalTrimReplicationBacklog
 	if l := s.repl.link; l != nil {
 		l.cron(s)
 	}

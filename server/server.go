@@ -576,9 +576,10 @@ func (s *Server) cron(stop <-chan struct{}) {
 			s.trackingLimitUsedSlots()
 		}
 		s.adminCron()
-		s.aofCron()  // persistence (persist_aof.go)
-		s.rdbCron()  // persist: save points, scheduled BGSAVE
-		s.replCron() // repl: replicationCron, once a second
+		s.aofCron()      // persistence (persist_aof.go)
+		s.rdbCron()      // persist: save points, scheduled BGSAVE
+		s.replCron()     // repl: replicationCron, once a second
+		s.replTrimCron() // beforeSleep's incrementalTrimReplicationBacklog (repl_master.go)
 		// evict.go: an eviction stopped at its time limit goes on.
 		s.evictCron()
 		s.trackingBroadcast()  // tracking.go: BCAST invalidations (beforeSleep)

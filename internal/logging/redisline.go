@@ -34,14 +34,20 @@ func redisLevelChar(level string) byte {
 // message starts with it) and the logo flag (the logo is raw text).
 var omittedFields = map[string]bool{
 	zerolog.TimestampFieldName: true, zerolog.LevelFieldName: true, zerolog.MessageFieldName: true,
-	"component": true, "event": true, "logo": true,
+	"component": true, "event": true, "logo": true, ChildPidField: true,
 }
+
+// ChildPidField is the event field of a line a save child logs (its pid):
+// serverLogRaw in a fork child writes its own pid and role 'C', so a Redis
+// line has them in place of the server's pid and role.
+const ChildPidField = "child_pid"
 
 // event is what a Redis line or a syslog message takes from a zerolog
 // JSON event.
 type event struct {
 	ts, level, msg string
 	logo           bool
+	childPid       int64
 	attrs          []byte // " key=value" for each other field
 }
 
@@ -74,6 +80,8 @@ func parseEvent(ev []byte, e *event) bool {
 			e.msg = s
 		case "logo":
 			e.logo = string(raw) == "true"
+		case ChildPidField:
+			e.childPid, _ = strconv.ParseInt(string(raw), 10, 64)
 		}
 		if omittedFields[key] {
 			continue
@@ -97,7 +105,8 @@ func parseEvent(ev []byte, e *event) bool {
 //
 //	pid:role dd Mon yyyy hh:mm:ss.mmm <level-char> message[ key=value...]
 //
-// in local time, as Redis's. The event's other fields follow the message
+// in local time, as Redis's; an event with a child_pid field (ChildPidField)
+// has that pid and role 'C', as a fork child's line. The event's other fields follow the message
 // as key=value, in the event's order, a value quoted (Go syntax) when it
 // is empty or holds a space, a quote, '=' or a control character; an event
 // with logo=true is the raw message, as the logo's LL_RAW. What is not a
@@ -113,6 +122,9 @@ func AppendRedisLine(dst, ev []byte, pid int, role byte) []byte {
 	when, err := time.Parse(zerolog.TimeFieldFormat, e.ts)
 	if err != nil {
 		when = time.Now()
+	}
+	if e.childPid > 0 {
+		pid, role = int(e.childPid), 'C'
 	}
 	dst = strconv.AppendInt(dst, int64(pid), 10)
 	dst = append(dst, ':', role, ' ')

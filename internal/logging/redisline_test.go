@@ -97,3 +97,24 @@ func TestRedisLineDefaults(t *testing.T) {
 		t.Errorf("non-JSON %q", got)
 	}
 }
+
+// TestRedisLineChildPid: a line a save child logs carries the child's pid
+// and role C (serverLogRaw in a fork child: `pid:C`), whatever the
+// server's role; in JSON the pid is the child_pid field.
+func TestRedisLineChildPid(t *testing.T) {
+	var buf bytes.Buffer
+	out, _ := Open("", &buf)
+	log := New(out, "notice", "server")
+	out.SetRole(func() byte { return 'S' })
+	log.Info().Int(ChildPidField, 4242).Msg("DB saved on disk")
+	m := redisLine.FindStringSubmatch(strings.TrimSuffix(buf.String(), "\n"))
+	if m == nil || m[1] != "4242" || m[2] != "C" || m[4] != "*" || m[5] != "DB saved on disk" {
+		t.Errorf("child line %q, want 4242:C ... * DB saved on disk", buf.String())
+	}
+	buf.Reset()
+	out.SetFormat(FormatJSON)
+	log.Info().Int(ChildPidField, 4242).Msg("DB saved on disk")
+	if s := buf.String(); !strings.Contains(s, `"child_pid":4242`) {
+		t.Errorf("JSON child line %q", s)
+	}
+}

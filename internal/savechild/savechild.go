@@ -187,8 +187,9 @@ type Options struct {
 	// child title, e.g. "redis-rdb-bgsave 127.0.0.1:6379", or the
 	// parent's argv when set-proc-title is no.
 	Argv []string
-	// Log receives each line the child writes on its stderr.
-	Log func(line string)
+	// Log receives each line the child writes on its stderr, with the
+	// child's pid.
+	Log func(pid int, line string)
 	// OOMScoreAdj, when not empty, is written by the child to its
 	// /proc/self/oom_score_adj first (redisFork's
 	// setOOMScoreAdj(CONFIG_OOM_BGCHILD)); a failure is logged.
@@ -305,7 +306,7 @@ func Start(o Options) (*Child, error) {
 		sc := bufio.NewScanner(errR)
 		for sc.Scan() {
 			if o.Log != nil {
-				o.Log(sc.Text())
+				o.Log(c.Pid, sc.Text())
 			}
 		}
 		errR.Close()
