@@ -206,6 +206,7 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	ctxTick      uint32 // instructions run with a context (mainLoopWithContext's poll)
 	lineHook     *lineHookState
 }
 

@@ -52,17 +52,30 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 		cf = L.currentFrame
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
-		select {
-		case <-L.ctx.Done():
-			L.RaiseError(L.ctx.Err().Error())
-			return
-		default:
-			if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
+		// Vigil: the context is polled every ctxPollEvery instructions
+		// (the state's count, so that short nested runs add up), as
+		// Redis's script timeout hook runs on an instruction count,
+		// rather than a channel select before each instruction. Once
+		// it is done every instruction looks again, so that a pcall
+		// catching the error does not let the script run on.
+		if L.ctxTick++; L.ctxTick%ctxPollEvery == 0 {
+			select {
+			case <-L.ctx.Done():
+				L.ctxTick = ctxPollEvery - 1
+				L.RaiseError(L.ctx.Err().Error())
 				return
+			default:
 			}
+		}
+		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
+			return
 		}
 	}
 }
+
+// ctxPollEvery is how many instructions mainLoopWithContext runs between
+// two looks at the state's context (Vigil).
+const ctxPollEvery = 1024
 
 // regv is the first target register to copy the return values to.
 // It can be reg.top, indicating that the copied values are going into new registers, or it can be below reg.top
@@ -1812,23 +1825,22 @@ func init() {
 				if limit, ok2 := reg.Get(RA + 1).(LNumber); ok2 {
 					if step, ok3 := reg.Get(RA + 2).(LNumber); ok3 {
 						init += step
-						v := LNumber(init)
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
+						// Vigil: the index is boxed once, and the same
+						// value goes to the internal index and to the
+						// loop variable (which lvm.c copies with
+						// setnvalue): one allocation per iteration, not two.
+						lv := reg.alloc.LNumber2I(init)
 						{
 							rg := reg
 							regi := RA
-							vali := v
 							newSize := regi + 1
-							// this section is inlined by go-inline
-							// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
 							{
 								requiredSize := newSize
 								if requiredSize > cap(rg.array) {
 									rg.resize(requiredSize)
 								}
 							}
-							rg.array[regi] = rg.alloc.LNumber2I(vali)
+							rg.array[regi] = lv
 							if regi >= rg.top {
 								rg.top = regi + 1
 							}
@@ -1836,22 +1848,17 @@ func init() {
 						if (step > 0 && init <= limit) || (step <= 0 && init >= limit) {
 							Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
 							cf.Pc += Sbx
-							// this section is inlined by go-inline
-							// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
 							{
 								rg := reg
 								regi := RA + 3
-								vali := v
 								newSize := regi + 1
-								// this section is inlined by go-inline
-								// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
 								{
 									requiredSize := newSize
 									if requiredSize > cap(rg.array) {
 										rg.resize(requiredSize)
 									}
 								}
-								rg.array[regi] = rg.alloc.LNumber2I(vali)
+								rg.array[regi] = lv
 								if regi >= rg.top {
 									rg.top = regi + 1
 								}
