@@ -30,10 +30,7 @@ var _ = Describe("Server lifecycle", func() {
 
 	It("logs its startup lines", func() {
 		srv := StartServer()
-		ready := "Ready to accept connections tcp"
-		if IsRealRedis() {
-			ready = "Ready to accept connections" // 7.0 names no transport
-		}
+		ready := "Ready to accept connections" // 7.0 names no transport
 		Eventually(srv.Log).WithTimeout(StartTimeout).Should(And(
 			ContainSubstring("Server initialized"),
 			ContainSubstring(ready),

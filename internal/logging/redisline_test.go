@@ -23,7 +23,7 @@ func TestRedisLines(t *testing.T) {
 	log := New(out, "debug", "server")
 	out.SetRole(func() byte { return 'S' })
 	log.Warn().Msg("Server initialized")
-	log.Info().Msg("Ready to accept connections tcp")
+	log.Info().Msg("Ready to accept connections")
 	log.Debug().Str("addr", "127.0.0.1:5000").Int64("id", 7).Msg("Client closed connection")
 	log.Error().Err(errors.New("disk full")).Str("file", "/tmp/a b").Msg("Can't save")
 	log.Info().Str("event", "+sdown").Msg("+sdown master mymaster 127.0.0.1 6379")
@@ -33,7 +33,7 @@ func TestRedisLines(t *testing.T) {
 	pid := strconv.Itoa(os.Getpid())
 	want := []struct{ level, msg string }{
 		{"#", "Server initialized"},
-		{"*", "Ready to accept connections tcp"},
+		{"*", "Ready to accept connections"},
 		{"-", "Client closed connection addr=127.0.0.1:5000 id=7"},
 		{"#", `Can't save error="disk full" file="/tmp/a b"`},
 		{"*", "+sdown master mymaster 127.0.0.1 6379"},

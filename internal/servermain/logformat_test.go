@@ -76,7 +76,7 @@ func TestLogFormatJSONAndConfigSet(t *testing.T) {
 	port := freePort(t)
 	conf := writeConf(t, "log-format json\n")
 	s := start(t, nil, conf, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
-	s.waitFor(t, "Ready to accept connections tcp")
+	s.waitFor(t, "Ready to accept connections")
 	for _, line := range strings.Split(strings.TrimSuffix(s.out.String(), "\n"), "\n") {
 		var e map[string]any
 		if err := json.Unmarshal([]byte(line), &e); err != nil || e["component"] != "server" {
@@ -136,7 +136,7 @@ func TestLogFormatRewriteOmitsDefault(t *testing.T) {
 	port := freePort(t)
 	conf := writeConf(t, "loglevel notice\n")
 	s := start(t, nil, conf, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
-	s.waitFor(t, "Ready to accept connections tcp")
+	s.waitFor(t, "Ready to accept connections")
 	if got := send(t, port, "CONFIG", "REWRITE"); got != "OK" {
 		t.Fatalf("CONFIG REWRITE = %q", got)
 	}

@@ -188,7 +188,7 @@ func TestStartupAndShutdown(t *testing.T) {
 	pidfile := filepath.Join(dir, "vigil.pid")
 	conf := writeConf(t, "port 1\nbind 127.0.0.1\nloglevel notice\n")
 	s := start(t, nil, conf, "--port", strconv.Itoa(port), "--pidfile", pidfile)
-	s.waitFor(t, "Ready to accept connections tcp")
+	s.waitFor(t, "Ready to accept connections")
 
 	lines := s.events(t)
 	wantOrder := []string{
@@ -197,7 +197,7 @@ func TestStartupAndShutdown(t *testing.T) {
 		"Configuration loaded",
 		fmt.Sprintf("Running mode=standalone, port=%d.", port),
 		"Server initialized",
-		"Ready to accept connections tcp",
+		"Ready to accept connections",
 	}
 	checkOrder(t, lines, wantOrder)
 	// The role is C until the server exists (redis-server's initServer
@@ -239,7 +239,7 @@ func TestConfigFromStdinWithLogoAndDaemonize(t *testing.T) {
 	port := freePort(t)
 	stdin := fmt.Sprintf("port %d\nbind 127.0.0.1\nalways-show-logo yes\ndaemonize yes\n", port)
 	s := start(t, strings.NewReader(stdin), "-")
-	s.waitFor(t, "Ready to accept connections tcp")
+	s.waitFor(t, "Ready to accept connections")
 	out := s.out.String()
 	for _, want := range []string{
 		"Reading config from stdin",
@@ -359,7 +359,7 @@ func TestProcessSIGTERM(t *testing.T) {
 	var out syncBuffer
 	copied := make(chan struct{})
 	go func() { io.Copy(&out, stdout); close(copied) }()
-	waitOutput(t, &out, "Ready to accept connections tcp")
+	waitOutput(t, &out, "Ready to accept connections")
 	if b, err := os.ReadFile(pidfile); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
 		t.Errorf("pidfile %q, %v; want pid %d", b, err, cmd.Process.Pid)
 	}

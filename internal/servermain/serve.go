@@ -192,11 +192,13 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				loadFailed = true
 				return 1
 			}
+			// Redis 7.0's lines (server.c main): 7.2's "tcp"/"unix"
+			// suffixes are not 7.0.15's.
 			if port != 0 {
-				log.Info().Msg("Ready to accept connections tcp")
+				log.Info().Msg("Ready to accept connections")
 			}
 			if cfg.UnixSocket != "" {
-				log.Info().Msg("Ready to accept connections unix")
+				log.Info().Msgf("The server is now ready to accept connections at %s", cfg.UnixSocket)
 			}
 			// The code and data only the startup touched leave the
 			// resident set (startpages_linux.go).
