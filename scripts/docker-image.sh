@@ -10,7 +10,30 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
 cd "$root"
-for bin in vigil-server vigil-sentinel vigil; do
+# vigil-server links glibc's libm statically when a C compiler and the static
+# C library are there (gcc, libc6-dev): geo distances then have redis-server's
+# digits (server/geo/libm_cgo.go); the pure Go resolver and user lookup
+# (netgo, osusergo) keep it free of glibc's NSS. Otherwise it is built without
+# cgo, with correctly rounded distances (README, "Not there yet").
+static_cgo() {
+    command -v "${CC:-cc}" >/dev/null 2>&1 || return 1
+    local probe="$ctx/.probe"
+    mkdir -p "$probe"
+    printf 'package main\n\n// #cgo LDFLAGS: -lm\n// #include <math.h>\nimport "C"\n\nfunc main() { _ = C.sin(1) }\n' >"$probe/main.go"
+    (cd "$probe" && CGO_ENABLED=1 GOFLAGS= GO111MODULE=off go build -o /dev/null \
+        -ldflags '-linkmode external -extldflags -static' . ) >/dev/null 2>&1
+    local ok=$?
+    rm -rf "$probe"
+    return $ok
+}
+if static_cgo; then
+    CGO_ENABLED=1 go build -trimpath -tags netgo,osusergo \
+        -ldflags '-linkmode external -extldflags -static' -o "$ctx/vigil-server" ./cmd/vigil-server
+else
+    echo "docker-image: no C compiler or static libc (apt-get install -y gcc libc6-dev): vigil-server built without cgo" >&2
+    CGO_ENABLED=0 go build -trimpath -o "$ctx/vigil-server" ./cmd/vigil-server
+fi
+for bin in vigil-sentinel vigil; do
     CGO_ENABLED=0 go build -trimpath -o "$ctx/$bin" "./cmd/$bin"
 done
 mkdir -p "$ctx/data"

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/vigil-kv/vigil/client"
+	"github.com/vigil-kv/vigil/server/geo"
 )
 
 const (
@@ -245,6 +247,43 @@ var _ = Describe("Containers", Ordered, Label("docker", "slow"), func() {
 		before := writes.Load()
 		Eventually(writes.Load).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeNumerically(">", before+5))
 	}
+
+	It("stores geo distances with redis-server's digits (the image's vigil-server links glibc's libm)", func() {
+		if !geo.SystemLibm {
+			Skip("this test binary is built without cgo: no glibc distance to compare with")
+		}
+		// Points whose correctly rounded distance from the centre differs
+		// from glibc's in the last bit (as TestGeoStoreDistSystemLibm picks
+		// them; there SystemDistance is checked against redis-server's).
+		const clon, clat = 15.0, 37.0
+		rng := rand.New(rand.NewPCG(7, 11))
+		want := map[string]float64{}
+		var locs []*redis.GeoLocation
+		for tries := 0; len(locs) < 20 && tries < 2_000_000; tries++ {
+			lon, lat := clon+rng.Float64()*4-2, clat+rng.Float64()*4-2
+			dlon, dlat, ok := geo.DecodeScore(float64(geo.Score(lon, lat)))
+			if !ok || geo.Distance(clon, clat, dlon, dlat) == geo.SystemDistance(clon, clat, dlon, dlat) {
+				continue
+			}
+			name := "m" + strconv.Itoa(len(locs))
+			locs = append(locs, &redis.GeoLocation{Name: name, Longitude: lon, Latitude: lat})
+			want[name] = geo.SystemDistance(clon, clat, dlon, dlat)
+		}
+		if len(locs) == 0 {
+			Skip("this libm's distances are all correctly rounded: nothing to tell apart")
+		}
+		Expect(c.GeoAdd(ctx, "geo-pts", locs...).Err()).To(Succeed())
+		Expect(c.GeoSearchStore(ctx, "geo-pts", "geo-dist", &redis.GeoSearchStoreQuery{
+			GeoSearchQuery: redis.GeoSearchQuery{Longitude: clon, Latitude: clat, Radius: 400000, RadiusUnit: "m"},
+			StoreDist:      true,
+		}).Err()).To(Succeed())
+		got, err := c.ZRangeWithScores(ctx, "geo-dist", 0, -1).Result()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(HaveLen(len(locs)))
+		for _, z := range got {
+			Expect(z.Score).To(Equal(want[z.Member.(string)]), "member %v", z.Member)
+		}
+	})
 
 	It("fails over when the master's container is SIGKILLed (docker kill) and takes it back", func() {
 		fault(func(ct string) { docker("kill", "-s", "KILL", ct) }, func(ct string) { docker("start", ct) })

@@ -3,7 +3,7 @@
 package geo
 
 // SystemLibm reports whether SystemDistance uses the system's C library:
-// not in a build without cgo (CGO_ENABLED=0, as the container images).
+// not in a build without cgo (CGO_ENABLED=0).
 const SystemLibm = false
 
 // SystemDistance is Distance in a build without cgo: correctly rounded,
