@@ -89,7 +89,7 @@ func TestFailoverCommandLogLine(t *testing.T) {
 // crash flag it sets, and none when it clears them (sentinelCommand).
 func TestSimulateFailureLogLines(t *testing.T) {
 	c := newCore(t)
-	acts := c.Step(t0+1, SimulateFailureRequested{CrashAfterElection: true, CrashAfterPromotion: true})
+	acts := c.Step(t0+1, SimulateFailureRequested{Flags: []string{SimCrashAfterElection, SimCrashAfterPromotion}})
 	want := []string{
 		"Failure simulation: this Sentinel will crash after being successfully elected as failover leader",
 		"Failure simulation: this Sentinel will crash after promoting the selected replica to master",
@@ -99,5 +99,25 @@ func TestSimulateFailureLogLines(t *testing.T) {
 	}
 	if got := logs(c.Step(t0+2, SimulateFailureRequested{})); len(got) != 0 {
 		t.Errorf("clearing logs %q", got)
+	}
+}
+
+// TestSimulateFailureRepeatedFlags: sentinelCommand logs a line per argument,
+// in the order given, repeats included, and sets the flags from scratch.
+func TestSimulateFailureRepeatedFlags(t *testing.T) {
+	c := newCore(t)
+	c.Step(t0+1, SimulateFailureRequested{Flags: []string{SimCrashAfterElection}})
+	acts := c.Step(t0+2, SimulateFailureRequested{Flags: []string{SimCrashAfterPromotion, SimCrashAfterPromotion}})
+	p := "Failure simulation: this Sentinel will crash after promoting the selected replica to master"
+	if got := logs(acts); strings.Join(got, "|") != p+"|"+p {
+		t.Errorf("logs %q, want the promotion line twice", got)
+	}
+	if got := c.SimulateFailureFlags(); got != 2 {
+		t.Errorf("flags %d, want 2 (election cleared)", got)
+	}
+	acts = c.Step(t0+3, SimulateFailureRequested{Flags: []string{SimCrashAfterPromotion, SimCrashAfterElection}})
+	want := []string{p, "Failure simulation: this Sentinel will crash after being successfully elected as failover leader"}
+	if got := logs(acts); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("logs %q, want %q (argument order)", got, want)
 	}
 }
