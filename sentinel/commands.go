@@ -18,7 +18,9 @@ func (c *Core) onMonitor(e MonitorRequested) Action {
 	if e.Quorum <= 0 {
 		return errReply("ERR Quorum must be 1 or greater.")
 	}
-	if _, ok := parseIP(e.IP); (!c.resolveHostnames && !ok) || e.IP == "" {
+	// sentinelCommand's own anetResolve (no log line): a numeric host, or
+	// with resolve-hostnames one that resolves.
+	if c.resolveHost(e.IP) == "" {
 		return errReply("ERR Invalid IP address or hostname specified")
 	}
 	m, err := c.createInstance(e.Name, fMaster, e.IP, e.Port, e.Quorum, nil)

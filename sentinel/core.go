@@ -177,13 +177,17 @@ func (c *Core) Step(now int64, ev Event) []Action {
 		c.flushConfig()
 		reply = Reply{Kind: ReplyOK}
 	case SimulateFailureRequested:
-		c.simCrashElection = e.CrashAfterElection
-		c.simCrashPromotion = e.CrashAfterPromotion
-		if e.CrashAfterElection {
-			c.emit(Log{Level: LevelWarning, Message: "Failure simulation: this Sentinel will crash after being successfully elected as failover leader"})
-		}
-		if e.CrashAfterPromotion {
-			c.emit(Log{Level: LevelWarning, Message: "Failure simulation: this Sentinel will crash after promoting the selected replica to master"})
+		c.simCrashElection = false
+		c.simCrashPromotion = false
+		for _, f := range e.Flags {
+			switch f {
+			case SimCrashAfterElection:
+				c.simCrashElection = true
+				c.emit(Log{Level: LevelWarning, Message: "Failure simulation: this Sentinel will crash after being successfully elected as failover leader"})
+			case SimCrashAfterPromotion:
+				c.simCrashPromotion = true
+				c.emit(Log{Level: LevelWarning, Message: "Failure simulation: this Sentinel will crash after promoting the selected replica to master"})
+			}
 		}
 		reply = Reply{Kind: ReplyOK}
 	}

@@ -170,12 +170,20 @@ type DebugRequested struct{ Args []string }
 // FlushConfigRequested is SENTINEL FLUSHCONFIG.
 type FlushConfigRequested struct{}
 
-// SimulateFailureRequested is SENTINEL SIMULATE-FAILURE with its flags parsed
-// (an empty call clears both).
+// SimulateFailureRequested is SENTINEL SIMULATE-FAILURE: Flags are its
+// arguments before the first HELP or unknown one, lowercased, in order
+// (repeats kept). The core clears both crash flags, then sets and logs one
+// line per flag, as sentinelCommand does even when the command then replies
+// HELP or an error.
 type SimulateFailureRequested struct {
-	CrashAfterElection  bool
-	CrashAfterPromotion bool
+	Flags []string
 }
+
+// Simulate-failure flag names (SimulateFailureRequested.Flags).
+const (
+	SimCrashAfterElection  = "crash-after-election"
+	SimCrashAfterPromotion = "crash-after-promotion"
+)
 
 // ConfigLoaded delivers the parsed sentinel.conf once, at startup, before any
 // other event. The core answers with a Reply (an error names the bad

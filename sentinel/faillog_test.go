@@ -1,6 +1,7 @@
 package sentinel
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func TestFailoverCommandLogLine(t *testing.T) {
 // crash flag it sets, and none when it clears them (sentinelCommand).
 func TestSimulateFailureLogLines(t *testing.T) {
 	c := newCore(t)
-	acts := c.Step(t0+1, SimulateFailureRequested{CrashAfterElection: true, CrashAfterPromotion: true})
+	acts := c.Step(t0+1, SimulateFailureRequested{Flags: []string{SimCrashAfterElection, SimCrashAfterPromotion}})
 	want := []string{
 		"Failure simulation: this Sentinel will crash after being successfully elected as failover leader",
 		"Failure simulation: this Sentinel will crash after promoting the selected replica to master",
@@ -100,4 +101,81 @@ func TestSimulateFailureLogLines(t *testing.T) {
 	if got := logs(c.Step(t0+2, SimulateFailureRequested{})); len(got) != 0 {
 		t.Errorf("clearing logs %q", got)
 	}
+}
+
+// TestSimulateFailureRepeatedFlags: sentinelCommand logs a line per argument,
+// in the order given, repeats included, and sets the flags from scratch.
+func TestSimulateFailureRepeatedFlags(t *testing.T) {
+	c := newCore(t)
+	c.Step(t0+1, SimulateFailureRequested{Flags: []string{SimCrashAfterElection}})
+	acts := c.Step(t0+2, SimulateFailureRequested{Flags: []string{SimCrashAfterPromotion, SimCrashAfterPromotion}})
+	p := "Failure simulation: this Sentinel will crash after promoting the selected replica to master"
+	if got := logs(acts); strings.Join(got, "|") != p+"|"+p {
+		t.Errorf("logs %q, want the promotion line twice", got)
+	}
+	if got := c.SimulateFailureFlags(); got != 2 {
+		t.Errorf("flags %d, want 2 (election cleared)", got)
+	}
+	acts = c.Step(t0+3, SimulateFailureRequested{Flags: []string{SimCrashAfterPromotion, SimCrashAfterElection}})
+	want := []string{p, "Failure simulation: this Sentinel will crash after being successfully elected as failover leader"}
+	if got := logs(acts); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("logs %q, want %q (argument order)", got, want)
+	}
+}
+
+// TestResolveFailureLogLines: createSentinelAddr logs "Failed to resolve
+// hostname '%s'" at warning level when anetResolve fails (a host name
+// without resolve-hostnames, or one that does not resolve), even when the
+// address is then accepted unresolved; not for a bad port, and not for
+// SENTINEL MONITOR's own check, which refuses such a host silently.
+func TestResolveFailureLogLines(t *testing.T) {
+	c := New(Options{Port: 26379, Resolve: func(h string) (string, bool) {
+		return "10.0.0.9", h == "peer.example"
+	}}, rand.New(rand.NewSource(1)))
+	cfg := NewConfig()
+	cfg.MyID = idA
+	cfg.Masters = []MasterConfig{{Name: "mymaster", IP: "127.0.0.1", Port: 6379, Quorum: 2, DownAfter: 5000, FailoverTimeout: 60000}}
+	c.Step(t0, ConfigLoaded{Config: cfg})
+	warn := func(acts []Action) []string {
+		var out []string
+		for _, a := range acts {
+			if l, ok := a.(Log); ok && l.Level == LevelWarning && strings.HasPrefix(l.Message, "Failed to resolve") {
+				out = append(out, l.Message)
+			}
+		}
+		return out
+	}
+	check := func(what string, acts []Action, want ...string) {
+		t.Helper()
+		if got := warn(acts); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: logs %q, want %q", what, got, want)
+		}
+	}
+	check("is-master-down-by-addr host name", c.Step(t0+1, IsMasterDownAsked{IP: "nosuch.example", Port: 6379, RunID: "*"}),
+		"Failed to resolve hostname 'nosuch.example'")
+	check("is-master-down-by-addr bad port", c.Step(t0+2, IsMasterDownAsked{IP: "nosuch.example", Port: 70000, RunID: "*"}))
+	acts := c.Step(t0+3, MonitorRequested{Name: "m2", IP: "peer.example", Port: 6379, Quorum: 1})
+	check("monitor host name", acts)
+	if r, ok := last(acts).(Reply); !ok || r.Text != "ERR Invalid IP address or hostname specified" {
+		t.Errorf("monitor host name without resolve-hostnames: %#v", last(acts))
+	}
+	c.Step(t0+4, ConfigSetRequested{Param: "resolve-hostnames", Value: "yes"})
+	acts = c.Step(t0+5, MonitorRequested{Name: "m3", IP: "nosuch.example", Port: 6379, Quorum: 1})
+	check("monitor unresolvable", acts)
+	if r, ok := last(acts).(Reply); !ok || r.Text != "ERR Invalid IP address or hostname specified" {
+		t.Errorf("monitor unresolvable host: %#v", last(acts))
+	}
+	acts = c.Step(t0+6, MonitorRequested{Name: "m4", IP: "peer.example", Port: 6379, Quorum: 1})
+	if r, ok := last(acts).(Reply); !ok || r.Kind != ReplyOK {
+		t.Fatalf("monitor resolvable host: %#v", last(acts))
+	}
+	check("monitor resolvable", acts)
+	m := c.masters["mymaster"]
+	info := "run_id:" + idB + "\r\nrole:master\r\nslave0:ip=gone.example,port=6380,state=online,offset=1,lag=0\r\n"
+	// sentinelRedisInstanceLookupSlave and createSentinelRedisInstance each
+	// try, every INFO.
+	check("INFO unresolvable replica", c.Step(t0+7, InfoReceived{Instance: c.ref(m), Info: info}),
+		"Failed to resolve hostname 'gone.example'", "Failed to resolve hostname 'gone.example'")
+	check("INFO unresolvable replica again", c.Step(t0+8, InfoReceived{Instance: c.ref(m), Info: info}),
+		"Failed to resolve hostname 'gone.example'", "Failed to resolve hostname 'gone.example'")
 }

@@ -244,11 +244,20 @@ func (c *Core) refreshInfo(ri *instance, text string) {
 	}
 	if ri.flags&fMaster != 0 {
 		for _, a := range in.Replicas {
-			if c.validAddr(a.IP, a.Port) != "" {
+			// sentinelRedisInstanceLookupSlave's createSentinelAddr
+			// (accept_unresolved 0): when it fails, Redis goes on to
+			// createSentinelRedisInstance, whose createSentinelAddr logs
+			// the warning again and fails too or finds the name taken.
+			addr, e := c.newAddr(a.IP, a.Port)
+			if e != "" {
+				c.newAddr(a.IP, a.Port)
 				continue
 			}
 			a.IP = canonicalHost(a.IP)
 			if _, ok := ri.replicas[a.String()]; ok {
+				if addr.Resolved == "" {
+					c.newAddr(a.IP, a.Port)
+				}
 				continue
 			}
 			if r, _ := c.createInstance("", fSlave, a.IP, a.Port, ri.quorum, ri); r != nil {

@@ -228,6 +228,22 @@ func (a Addr) key() string {
 	return a.IP
 }
 
+// newAddr is createSentinelAddr: validAddr then makeAddr. A valid port with
+// a host anetResolve cannot resolve (a host name without resolve-hostnames,
+// or one the resolver fails on) logs Redis's warning, whether or not the
+// caller then accepts the address unresolved.
+func (c *Core) newAddr(host string, port int) (Addr, string) {
+	e := c.validAddr(host, port)
+	var a Addr
+	if e == "" {
+		a = c.makeAddr(host, port)
+	}
+	if port >= 0 && port <= 65535 && a.Resolved == "" {
+		c.emit(Log{Level: LevelWarning, Message: fmt.Sprintf("Failed to resolve hostname '%s'", host)})
+	}
+	return a, e
+}
+
 // makeAddr is createSentinelAddr without its checks (validAddr): the host
 // in its canonical form and, resolved, its address.
 func (c *Core) makeAddr(host string, port int) Addr {
@@ -294,10 +310,10 @@ func (c *Core) newLink(addr Addr, sentinel bool) *link {
 
 // createInstance is createSentinelRedisInstance. The error is Redis's text.
 func (c *Core) createInstance(name string, fl flag, host string, port int, quorum int, master *instance) (*instance, string) {
-	if e := c.validAddr(host, port); e != "" {
+	addr, e := c.newAddr(host, port)
+	if e != "" {
 		return nil, e
 	}
-	addr := c.makeAddr(host, port)
 	if fl&fSlave != 0 {
 		name = addr.String()
 	}
@@ -465,10 +481,13 @@ func (c *Core) propagateDownAfter(m *instance) {
 // sentinels; an empty runID or an invalid host disables that criterion / finds
 // nothing.
 func (c *Core) findSentinel(m *instance, host string, port int, runID string, byAddr bool) *instance {
-	if byAddr && c.validAddr(host, port) != "" {
-		return nil
+	var want Addr
+	if byAddr {
+		var e string
+		if want, e = c.newAddr(host, port); e != "" {
+			return nil
+		}
 	}
-	want := c.makeAddr(host, port)
 	for _, ri := range sortedInstances(m.sentinels) {
 		if runID != "" && ri.runID == "" {
 			continue
@@ -580,10 +599,10 @@ func (c *Core) resetMaster(m *instance, keepSentinels, generateEvent bool) {
 // replicas other than the new address, plus the old master address, are
 // re-created under the new address.
 func (c *Core) resetMasterAndChangeAddress(m *instance, host string, port int) bool {
-	if c.validAddr(host, port) != "" {
+	newAddr, e := c.newAddr(host, port)
+	if e != "" {
 		return false
 	}
-	newAddr := c.makeAddr(host, port)
 	var keep []Addr
 	for _, r := range sortedInstances(m.replicas) {
 		if addrEqual(r.addr, newAddr) {

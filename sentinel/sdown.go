@@ -127,10 +127,10 @@ func (c *Core) onIsMasterDownReplied(e IsMasterDownReplied) {
 
 // findMasterByAddr is getSentinelRedisInstanceByAddrAndRunID over masters.
 func (c *Core) findMasterByAddr(ip string, port int) *instance {
-	if c.validAddr(ip, port) != "" {
+	want, e := c.newAddr(ip, port)
+	if e != "" {
 		return nil
 	}
-	want := c.makeAddr(ip, port)
 	for _, m := range c.sortedMasters() {
 		if addrEqual(m.addr, want) {
 			return m

@@ -34,7 +34,18 @@ func redisLevelChar(level string) byte {
 // message starts with it) and the logo flag (the logo is raw text).
 var omittedFields = map[string]bool{
 	zerolog.TimestampFieldName: true, zerolog.LevelFieldName: true, zerolog.MessageFieldName: true,
-	"component": true, "event": true, "logo": true, ChildPidField: true,
+	"component": true, "event": true, "logo": true, ChildPidField: true, SignalHandlerField: true,
+}
+
+// SignalHandlerField marks an event logged where Redis logs from a signal
+// handler (serverLogFromHandler: sigShutdownHandler's lines). Such a line
+// is "pid:signal-handler (unixtime) message", with no level character nor
+// fields, and it does not go to syslog.
+const SignalHandlerField = "signal_handler"
+
+// FromHandler marks e as logged from a signal handler (SignalHandlerField).
+func FromHandler(e *zerolog.Event) *zerolog.Event {
+	return e.Bool(SignalHandlerField, true)
 }
 
 // ChildPidField is the event field of a line a save child logs (its pid):
@@ -46,7 +57,7 @@ const ChildPidField = "child_pid"
 // JSON event.
 type event struct {
 	ts, level, msg string
-	logo           bool
+	logo, handler  bool
 	childPid       int64
 	attrs          []byte // " key=value" for each other field
 }
@@ -82,6 +93,8 @@ func parseEvent(ev []byte, e *event) bool {
 			e.logo = string(raw) == "true"
 		case ChildPidField:
 			e.childPid, _ = strconv.ParseInt(string(raw), 10, 64)
+		case SignalHandlerField:
+			e.handler = string(raw) == "true"
 		}
 		if omittedFields[key] {
 			continue
@@ -109,7 +122,8 @@ func parseEvent(ev []byte, e *event) bool {
 // has that pid and role 'C', as a fork child's line. The event's other fields follow the message
 // as key=value, in the event's order, a value quoted (Go syntax) when it
 // is empty or holds a space, a quote, '=' or a control character; an event
-// with logo=true is the raw message, as the logo's LL_RAW. What is not a
+// with logo=true is the raw message, as the logo's LL_RAW; one marked
+// FromHandler is serverLogFromHandler's line. What is not a
 // JSON object is written as it is.
 func AppendRedisLine(dst, ev []byte, pid int, role byte) []byte {
 	var e event
@@ -127,6 +141,13 @@ func AppendRedisLine(dst, ev []byte, pid int, role byte) []byte {
 		pid, role = int(e.childPid), 'C'
 	}
 	dst = strconv.AppendInt(dst, int64(pid), 10)
+	if e.handler {
+		dst = append(dst, ":signal-handler ("...)
+		dst = strconv.AppendInt(dst, when.Unix(), 10)
+		dst = append(dst, ") "...)
+		dst = append(dst, e.msg...)
+		return append(dst, '\n')
+	}
 	dst = append(dst, ':', role, ' ')
 	dst = when.Local().AppendFormat(dst, RedisTimeFormat)
 	dst = append(dst, ' ', redisLevelChar(e.level), ' ')

@@ -118,3 +118,23 @@ func TestRedisLineChildPid(t *testing.T) {
 		t.Errorf("JSON child line %q", s)
 	}
 }
+
+// TestSignalHandlerLine: the shutdown signal lines are serverLogFromHandler's
+// "pid:signal-handler (unixtime) message", for the server and the sentinel
+// alike, with no level character nor fields.
+func TestSignalHandlerLine(t *testing.T) {
+	for _, comp := range []string{"server", "sentinel"} {
+		var buf bytes.Buffer
+		out, _ := Open("", &buf)
+		log := New(out, "notice", comp)
+		FromHandler(log.Warn()).Msg("Received SIGTERM scheduling shutdown...")
+		want := regexp.MustCompile(`^` + strconv.Itoa(os.Getpid()) + `:signal-handler \(\d+\) Received SIGTERM scheduling shutdown\.\.\.\n$`)
+		if !want.MatchString(buf.String()) {
+			t.Errorf("%s: %q, want serverLogFromHandler's line", comp, buf.String())
+		}
+	}
+	ev := `{"level":"warn","time":"2026-11-29T22:47:02.134Z","component":"sentinel","signal_handler":true,"message":"Received SIGINT scheduling shutdown..."}`
+	if got, want := string(AppendRedisLine(nil, []byte(ev+"\n"), 42, 'X')), "42:signal-handler (1795992422) Received SIGINT scheduling shutdown...\n"; got != want {
+		t.Errorf("AppendRedisLine = %q, want %q", got, want)
+	}
+}

@@ -46,8 +46,8 @@ func (o *Output) Syslog(enabled bool, ident, facility string) error {
 // toSyslog sends the JSON event ev to w.
 func toSyslog(w *syslog.Writer, ev []byte) {
 	var e event
-	if !parseEvent(ev, &e) {
-		return
+	if !parseEvent(ev, &e) || e.handler {
+		return // serverLogFromHandler writes the log file only
 	}
 	msg := e.msg + string(e.attrs)
 	if e.logo {

@@ -222,10 +222,10 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 			return code
 		case sig := <-sigs:
 			if ctx.Err() != nil {
-				log.Warn().Msg("You insist... exiting now.")
+				logging.FromHandler(log.Warn()).Msg("You insist... exiting now.")
 				return 1
 			}
-			log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+			logging.FromHandler(log.Warn()).Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
 			log.Warn().Msg("User requested shutdown...")
 			cancel()
 		}

@@ -226,7 +226,13 @@ func TestStartupAndShutdown(t *testing.T) {
 	if code := s.wait(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0\n%s", code, s.out.String())
 	}
-	checkOrder(t, s.events(t), []string{"Received SIGTERM scheduling shutdown...", "Redis is now ready to exit, bye bye..."})
+	evs := s.events(t)
+	checkOrder(t, evs, []string{"Received SIGTERM scheduling shutdown...", "Redis is now ready to exit, bye bye..."})
+	for _, e := range evs {
+		if e["message"] == "Received SIGTERM scheduling shutdown..." && e["role"] != "signal-handler" {
+			t.Errorf("SIGTERM line %v, want serverLogFromHandler's pid:signal-handler (unixtime) shape", e)
+		}
+	}
 	if _, err := os.Stat(pidfile); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("pidfile still there after exit: %v", err)
 	}
@@ -484,11 +490,19 @@ func (r *running) events(t *testing.T) []map[string]any {
 // serverLogRaw): pid:role dd Mon yyyy hh:mm:ss.mmm <level> message.
 var redisLogLine = regexp.MustCompile(`^(\d+):([XCSM]) (\d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3}) ([.*#-]) (.*)$`)
 
-// logLine splits a log line into pid, role, time, level and message; nil
-// if it is not a log line.
+// handlerLogLine is serverLogFromHandler's shape (the shutdown signal
+// lines): pid:signal-handler (unixtime) message.
+var handlerLogLine = regexp.MustCompile(`^(\d+):signal-handler \((\d+)\) (.*)$`)
+
+// logLine splits a log line into pid, role, time, level and message (role
+// "signal-handler" and no level for serverLogFromHandler's lines); nil if
+// it is not a log line.
 func logLine(line string) map[string]any {
 	m := redisLogLine.FindStringSubmatch(line)
 	if m == nil {
+		if h := handlerLogLine.FindStringSubmatch(line); h != nil {
+			return map[string]any{"pid": h[1], "role": "signal-handler", "time": h[2], "level": "", "message": h[3]}
+		}
 		return nil
 	}
 	return map[string]any{"pid": m[1], "role": m[2], "time": m[3], "level": m[4], "message": m[5]}

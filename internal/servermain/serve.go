@@ -217,7 +217,7 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 			// meanwhile). A second SIGINT (or, in Vigil, SIGTERM) while
 			// that shutdown is pending or under way exits now.
 			if srv.ShutdownPending() {
-				log.Warn().Msg("You insist... exiting now.")
+				logging.FromHandler(log.Warn()).Msg("You insist... exiting now.")
 				// rdbRemoveTempFile(getpid()): a shutdown SAVE under way
 				// leaves no temp file behind.
 				_ = os.Remove(filepath.Join(cfg.Dir, fmt.Sprintf("temp-%d.rdb", os.Getpid())))
@@ -227,9 +227,9 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 				return 1
 			}
 			if srv.StartupLoading() {
-				log.Warn().Msg("Received shutdown signal during loading, scheduling shutdown.")
+				logging.FromHandler(log.Warn()).Msg("Received shutdown signal during loading, scheduling shutdown.")
 			} else {
-				log.Warn().Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
+				logging.FromHandler(log.Warn()).Msgf("Received %s scheduling shutdown...", logging.SignalName(sig))
 			}
 			srv.ShutdownSignal(sig == syscall.SIGINT) // persist: shutdown-on-sigint/sigterm
 		}

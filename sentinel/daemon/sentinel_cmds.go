@@ -239,25 +239,37 @@ func sSet(c *client, a [][]byte) {
 	c.coreReply(sentinel.SetRequested{Name: string(a[2]), Args: args})
 }
 
+// sSimulateFailure follows sentinelCommand: the flags are cleared first, and
+// each known argument sets its flag and logs a line, in order, up to a HELP
+// (array reply) or an unknown argument (error); the flags set before either
+// stay set.
 func sSimulateFailure(c *client, a [][]byte) {
 	ev := sentinel.SimulateFailureRequested{}
+	stop := ""
 	for _, x := range a[2:] {
-		switch strings.ToLower(string(x)) {
-		case "crash-after-election":
-			ev.CrashAfterElection = true
-		case "crash-after-promotion":
-			ev.CrashAfterPromotion = true
-		case "help":
-			c.w.ArrayLen(2)
-			c.w.BulkString("crash-after-election")
-			c.w.BulkString("crash-after-promotion")
-			return
-		default:
-			c.w.Error(errUnknownSimFail)
-			return
+		f := strings.ToLower(string(x))
+		if f == sentinel.SimCrashAfterElection || f == sentinel.SimCrashAfterPromotion {
+			ev.Flags = append(ev.Flags, f)
+			continue
 		}
+		stop = f
+		break
 	}
-	c.coreReply(ev)
+	if stop == "" {
+		c.coreReply(ev)
+		return
+	}
+	if !c.d.call(func() { c.d.step(ev) }) {
+		c.w.Error("ERR shutting down")
+		return
+	}
+	if stop == "help" {
+		c.w.ArrayLen(2)
+		c.w.BulkString(sentinel.SimCrashAfterElection)
+		c.w.BulkString(sentinel.SimCrashAfterPromotion)
+		return
+	}
+	c.w.Error(errUnknownSimFail)
 }
 
 func sDebug(c *client, a [][]byte) {
