@@ -11,7 +11,8 @@ import (
 // signals) sent by another process makes the server log its bug report
 // ("crashed by signal", the STACK TRACE section) and die of that signal.
 // vigil-server before this died with Go's goroutine dump on stderr and
-// exit status 2, nothing in its log. On both servers.
+// exit status 2, nothing in its log. On both servers (for redis-server,
+// the reference, any signal: see below).
 func TestCrashReportOnExternalSignal(t *testing.T) {
 	for name, p := range saveServers(t, "save \"\"\ncrash-memcheck-enabled no\n") {
 		t.Run(name, func(t *testing.T) {
@@ -21,9 +22,16 @@ func TestCrashReportOnExternalSignal(t *testing.T) {
 			}
 			waitExit(t, p)
 			ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
-			if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGABRT {
+			switch {
+			case !ok || !ws.Signaled():
+				t.Errorf("exit status %v, want death by a signal", p.cmd.ProcessState)
+			case name == "vigil" && ws.Signal() != syscall.SIGABRT:
 				t.Errorf("exit status %v, want death by SIGABRT", p.cmd.ProcessState)
 			}
+			// redis-server (the reference) re-raises the signal after its
+			// report (bugReportEnd) but once, in a loaded CI run, died of
+			// SIGSEGV after a complete report; logging.tcl checks only the
+			// log, so for it the signal is not asserted.
 			log := p.log()
 			for _, want := range []string{"crashed by signal: 6", "STACK TRACE", "REDIS BUG REPORT END"} {
 				if !strings.Contains(log, want) {
