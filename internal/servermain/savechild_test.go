@@ -1,6 +1,7 @@
 package servermain
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,32 @@ func children(pid int) []int {
 		}
 	}
 	return out
+}
+
+// titledChild waits for a child of p whose title (its cmdline) starts with
+// title and returns its pid. It looks at every child each time, so a
+// transient other child (or none yet) does not stop it; on a timeout it
+// reports what it last saw of each child.
+func titledChild(t *testing.T, p *process, title string) int {
+	t.Helper()
+	pid, seen := 0, ""
+	if !testutil.PollUntil(20*time.Second, func() bool {
+		var b strings.Builder
+		for _, k := range children(p.cmd.Process.Pid) {
+			cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(k) + "/cmdline")
+			if strings.HasPrefix(string(cmdline), title) {
+				pid = k
+				return true
+			}
+			stat, _ := os.ReadFile("/proc/" + strconv.Itoa(k) + "/stat")
+			fmt.Fprintf(&b, "[%d: cmdline %q (%v), stat %q] ", k, cmdline, err, stat)
+		}
+		seen = b.String()
+		return false
+	}) {
+		t.Fatalf("no child of %d titled %q...; children last seen: %s\nlog:\n%s", p.cmd.Process.Pid, title, seen, p.log())
+	}
+	return pid
 }
 
 // saveChild waits for the server's one child and returns its pid.
