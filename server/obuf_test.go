@@ -400,21 +400,13 @@ func psync(t *testing.T, l *liveServer, replID string, offset int64) (*fakeRepli
 // psyncOn is psync on a connection to any server (redis-server too).
 func psyncOn(t *testing.T, r *rconn, replID string, offset int64) (*fakeReplica, string) {
 	t.Helper()
-	if got := r.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
-		t.Fatalf("REPLCONF: %s", got)
-	}
-	r.send("PSYNC", replID, strconv.FormatInt(offset, 10))
-	r.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	line, err := r.br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("PSYNC reply: %v", err)
-	}
-	line = strings.TrimRight(line, "\r\n")
+	line := psyncStart(t, r, "7777", replID, offset)
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "+FULLRESYNC" {
 		return &fakeReplica{r: r}, line
 	}
 	off, _ := strconv.ParseInt(f[2], 10, 64)
+	var err error
 	for { // keepalive newlines, then $<len>
 		line, err = r.br.ReadString('\n')
 		if err != nil {
@@ -432,6 +424,23 @@ func psyncOn(t *testing.T, r *rconn, replID string, offset int64) (*fakeReplica,
 		t.Fatalf("payload: %v", err)
 	}
 	return &fakeReplica{r: r, replID: f[1], offset: off}, "+FULLRESYNC"
+}
+
+// psyncStart makes r a replica listening on port (REPLCONF) asking for
+// PSYNC replID offset, and returns the first line of the reply, without
+// its CRLF (a +FULLRESYNC's payload is left unread).
+func psyncStart(t *testing.T, r *rconn, port, replID string, offset int64) string {
+	t.Helper()
+	if got := r.do("REPLCONF", "listening-port", port); got != "+OK" {
+		t.Fatalf("REPLCONF: %s", got)
+	}
+	r.send("PSYNC", replID, strconv.FormatInt(offset, 10))
+	r.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := r.br.ReadString('\n')
+	if err != nil {
+		t.Fatalf("PSYNC reply: %v", err)
+	}
+	return strings.TrimRight(line, "\r\n")
 }
 
 func liveInfoField(t *testing.T, r *rconn, section, field string) string {

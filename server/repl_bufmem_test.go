@@ -129,7 +129,6 @@ func TestReplicaHardLimitFloor(t *testing.T) {
 	testutil.NeedRedis(t)
 	args := []string{"--repl-backlog-size", "1mb", "--repl-diskless-sync", "no",
 		"--client-output-buffer-limit", "replica 64kb 0 0", "--save", ""}
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
 	scenario := func(dial func() *rconn) []string {
 		admin := dial()
 		if _, got := psyncOn(t, dial(), "?", -1); got != "+FULLRESYNC" {
@@ -148,10 +147,8 @@ func TestReplicaHardLimitFloor(t *testing.T) {
 		})
 		return append(out, liveInfoField(t, admin, "replication", "connected_slaves"))
 	}
-	redis := scenario(func() *rconn {
-		return rawConn(t, rs.Dial(t))
-	})
-	l := startLive(t, args...)
+	l, dialRedis := startLiveBesideRedis(t, args...)
+	redis := scenario(dialRedis)
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "connected_slaves", redis, vigil, []string{"1", "0"})
 }
@@ -211,11 +208,8 @@ func TestReplBufferOutgrowsBacklog(t *testing.T) {
 		})))
 		return out
 	}
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
-	redis := scenario(func() *rconn {
-		return rawConn(t, rs.Dial(t))
-	})
-	l := startLive(t, args...)
+	l, dialRedis := startLiveBesideRedis(t, args...)
+	redis := scenario(dialRedis)
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "outgrown history", redis, vigil, []string{"true", "+CONTINUE", "true", "true"})
 }
@@ -253,13 +247,8 @@ func TestReplicaObufWholeBlocks(t *testing.T) {
 		}
 		admin.do("SET", "slow", "1") // one key the save takes a minute over
 		rep := dial()
-		if got := rep.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
-			t.Fatalf("REPLCONF: %s", got)
-		}
-		rep.send("PSYNC", "?", "-1")
-		rep.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		if line, err := rep.br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
-			t.Fatalf("PSYNC: %q %v", line, err)
+		if line := psyncStart(t, rep, "7777", "?", -1); !strings.HasPrefix(line, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q", line)
 		}
 		out := []string{omem()}
 		val := strings.Repeat("v", 1000)
@@ -282,14 +271,8 @@ func TestReplicaObufWholeBlocks(t *testing.T) {
 		replid := liveInfoField(t, admin, "replication", "master_replid")
 		end, _ := strconv.ParseInt(liveInfoField(t, admin, "replication", "master_repl_offset"), 10, 64)
 		cont := dial()
-		if got := cont.do("REPLCONF", "listening-port", "7778"); got != "+OK" {
-			t.Fatalf("REPLCONF: %s", got)
-		}
-		cont.send("PSYNC", replid, strconv.FormatInt(end+1, 10))
-		cont.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		line, err := cont.br.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "+CONTINUE") {
-			t.Fatalf("PSYNC: %q %v", line, err)
+		if line := psyncStart(t, cont, "7778", replid, end+1); !strings.HasPrefix(line, "+CONTINUE") {
+			t.Fatalf("PSYNC: %q", line)
 		}
 		out = append(out, "continue", omem())
 		admin.do("SET", "k", "1")
@@ -301,11 +284,8 @@ func TestReplicaObufWholeBlocks(t *testing.T) {
 		testutil.PollUntil(10*time.Second, func() bool { return omem() == "20504" })
 		return append(out, omem())
 	}
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
-	redis := scenario(func() *rconn {
-		return rawConn(t, rs.Dial(t))
-	})
-	l := startLive(t, args...)
+	l, dialRedis := startLiveBesideRedis(t, args...)
+	redis := scenario(dialRedis)
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "replica omem", redis, vigil,
 		[]string{"0", "20504", "41008", "61512", "82016", "", "continue", "20504", "20504"})
@@ -332,13 +312,8 @@ func TestNotCountedForEvictReplBuffer(t *testing.T) {
 		out := []string{figures()}
 		admin.do("SET", "slow", "1") // one key the save takes a minute over
 		rep := dial()
-		if got := rep.do("REPLCONF", "listening-port", "7777"); got != "+OK" {
-			t.Fatalf("REPLCONF: %s", got)
-		}
-		rep.send("PSYNC", "?", "-1")
-		rep.c.SetReadDeadline(time.Now().Add(30 * time.Second))
-		if line, err := rep.br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC") {
-			t.Fatalf("PSYNC: %q %v", line, err)
+		if line := psyncStart(t, rep, "7777", "?", -1); !strings.HasPrefix(line, "+FULLRESYNC") {
+			t.Fatalf("PSYNC: %q", line)
 		}
 		val := strings.Repeat("v", 16384)
 		for i := 0; i < 4; i++ {
@@ -353,11 +328,8 @@ func TestNotCountedForEvictReplBuffer(t *testing.T) {
 		}
 		return append(out, figures())
 	}
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
-	redis := scenario(func() *rconn {
-		return rawConn(t, rs.Dial(t))
-	})
-	l := startLive(t, args...)
+	l, dialRedis := startLiveBesideRedis(t, args...)
+	redis := scenario(dialRedis)
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "mem_total_replication_buffers/mem_not_counted_for_evict", redis, vigil,
 		[]string{"0/0", "82016/65504", "41008/24496"})
@@ -420,11 +392,8 @@ func TestReplBufferTrimIncremental(t *testing.T) {
 		t.Logf("blocks held, one INFO after another: %v", seen)
 		return []string{strconv.FormatBool(steps), strconv.FormatBool(between >= 3), strconv.FormatBool(prev <= 4*size)}
 	}
-	rs := testutil.StartRedis(t, testutil.RedisOptions{Args: args})
-	redis := scenario(func() *rconn {
-		return rawConn(t, rs.Dial(t))
-	})
-	l := startLive(t, args...)
+	l, dialRedis := startLiveBesideRedis(t, args...)
+	redis := scenario(dialRedis)
 	vigil := scenario(func() *rconn { return l.dial(t) })
 	sameAsRedis(t, "freed by steps of 704 blocks at most, in 3 steps at least, to the backlog", redis, vigil,
 		[]string{"true", "true", "true"})

@@ -154,15 +154,15 @@ func TestLogFormatRewriteOmitsDefault(t *testing.T) {
 	}
 }
 
-// send runs one command and returns its reply flattened: a status, an
-// error or a bulk as its text, an array as its elements joined by spaces.
-func send(t *testing.T, port int, args ...string) string {
+// command dials the server on port, sends one command and returns a
+// reader of the reply (reads on it time out after 5 s) and the close of
+// the connection.
+func command(t *testing.T, port int, args ...string) (*bufio.Reader, func()) {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 5*time.Second)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
@@ -170,9 +170,18 @@ func send(t *testing.T, port int, args ...string) string {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
+		c.Close()
 		t.Fatalf("write: %v", err)
 	}
-	r := bufio.NewReader(c)
+	return bufio.NewReader(c), func() { c.Close() }
+}
+
+// send runs one command and returns its reply flattened: a status, an
+// error or a bulk as its text, an array as its elements joined by spaces.
+func send(t *testing.T, port int, args ...string) string {
+	t.Helper()
+	r, done := command(t, port, args...)
+	defer done()
 	var read func() string
 	read = func() string {
 		line, err := r.ReadString('\n')

@@ -1,7 +1,6 @@
 package servermain
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -560,16 +559,9 @@ func writeConf(t *testing.T, text string) string {
 
 func ping(t *testing.T, port int) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 5*time.Second)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	reply, err := bufio.NewReader(c).ReadString('\n')
+	r, done := command(t, port, "PING")
+	defer done()
+	reply, err := r.ReadString('\n')
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
