@@ -15,24 +15,13 @@ cd "$root"
 # digits (server/geo/libm_cgo.go); the pure Go resolver and user lookup
 # (netgo, osusergo) keep it free of glibc's NSS. Otherwise it is built without
 # cgo, with correctly rounded distances (README, "Not there yet").
-static_cgo() {
-    command -v "${CC:-cc}" >/dev/null 2>&1 || return 1
-    local probe="$ctx/.probe"
-    mkdir -p "$probe"
-    printf 'package main\n\n// #cgo LDFLAGS: -lm\n// #include <math.h>\nimport "C"\n\nfunc main() { _ = C.sin(1) }\n' >"$probe/main.go"
-    (cd "$probe" && CGO_ENABLED=1 GOFLAGS= GO111MODULE=off go build -o /dev/null \
-        -ldflags '-linkmode external -extldflags -static' . ) >/dev/null 2>&1
-    local ok=$?
-    rm -rf "$probe"
-    return $ok
-}
-if static_cgo; then
-    CGO_ENABLED=1 go build -trimpath -tags netgo,osusergo \
-        -ldflags '-linkmode external -extldflags -static' -o "$ctx/vigil-server" ./cmd/vigil-server
-else
-    echo "docker-image: no C compiler or static libc (apt-get install -y gcc libc6-dev): vigil-server built without cgo" >&2
+if ! CGO_ENABLED=1 go build -trimpath -tags netgo,osusergo \
+    -ldflags '-linkmode external -extldflags -static' -o "$ctx/vigil-server" ./cmd/vigil-server 2>"$ctx/cgo.err"; then
+    echo "docker-image: no static cgo build (apt-get install -y gcc libc6-dev): vigil-server built without cgo:" >&2
+    tail -3 "$ctx/cgo.err" >&2
     CGO_ENABLED=0 go build -trimpath -o "$ctx/vigil-server" ./cmd/vigil-server
 fi
+rm -f "$ctx/cgo.err"
 for bin in vigil-sentinel vigil; do
     CGO_ENABLED=0 go build -trimpath -o "$ctx/$bin" "./cmd/$bin"
 done
