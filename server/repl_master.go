@@ -524,9 +524,9 @@ func (s *Server) dropReplica(rp *replica, why string) {
 	if len(s.repl.replicas) == 0 {
 		s.repl.noReplicasSince = s.clock.Now()
 	}
-	// freeReplicaReferencedReplBuffer, then the beforeSleep after it.
-	s.replTrim(replication.TrimBlocksPerCall)
-	s.replTrim(replication.SleepTrimBlocks)
+	// freeReplicaReferencedReplBuffer, then the beforeSleep after it, in
+	// one call (as the writer's trims below).
+	s.replTrim(replication.TrimBlocksPerCall + replication.SleepTrimBlocks)
 	if why != "" {
 		s.log.Warn().Msgf("%s: %s", why, rp.c.addr)
 	}
