@@ -52,8 +52,11 @@ func (s *Server) serveConn(conn net.Conn) {
 		raw.ord = &c.ord
 		c.ord.fdp1 = ordFD(raw)
 		c.ord.seq = &s.ord.pollSeq
-		if sp := s.spinner; sp != nil {
-			_ = raw.rc.Control(func(fd uintptr) { sp.add(int(fd)) })
+		if p := s.ready; p != nil {
+			_ = raw.rc.Control(func(fd uintptr) { raw.rw = p.add(int(fd)) })
+			if raw.rw != nil {
+				defer p.remove(c.ord.fdp1-1, raw.rw)
+			}
 		}
 	}
 	c.rd = resp.NewReader(rd, resp.Limits{MaxBulkLen: s.protoMaxBulk.Load(), MaxArgs: resp.DefaultLimits.MaxArgs})
@@ -158,7 +161,10 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				s.setReadDeadline(c)
 				if err := s.fill(c); err != nil {
 					if err == errWouldBlock {
-						return false // wait for readiness
+						if s.parkForInput(c) {
+							continue
+						}
+						return false // wait for readiness in Go's poller
 					}
 					r.err = err
 					return true
@@ -170,6 +176,9 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				s.ordSettle(c)
 				if !r.more {
 					s.drained(c)
+					if s.parkForInput(c) {
+						continue
+					}
 					return false // drained: wait before reading again
 				}
 			}
@@ -613,9 +622,32 @@ func (c *Client) kill() {
 		if c.raw != nil && !c.ldbDetached.Load() {
 			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 		}
+		c.interruptWait()
 		go c.conn.Close()
 		c.signalDrained() // flushBeforeClose
 		c.srv.ordNotify() // publishers waiting for it (order.go)
+	}
+}
+
+// parkForInput waits, inside rawReadLoop's callback, for the socket to
+// be readable, woken in arrival order (readyPoller), and reports whether
+// to read again; false: wait in Go's poller (RawConn.Read's wait), which
+// applies a read deadline (the timeout directive, shutdown) and the
+// close of a killed connection. Every goroutine that arms a deadline or
+// kills first interrupts the wait (interruptWait).
+func (s *Server) parkForInput(c *Client) bool {
+	w := c.raw.rw
+	if w == nil || !c.readDeadline.IsZero() || c.killed.Load() || s.closing.Load() {
+		return false
+	}
+	return w.park()
+}
+
+// interruptWait sends the client's loop from a wait on readyPoller to Go's
+// poller (see parkForInput).
+func (c *Client) interruptWait() {
+	if c.raw != nil && c.raw.rw != nil {
+		c.raw.rw.interrupt()
 	}
 }
 
@@ -628,9 +660,10 @@ type rawReader struct {
 	rc        syscall.RawConn
 	fn        func(fd uintptr) bool // built once: no closure per read
 	fd        int
-	more      bool      // the last read may have left data or EOF queued: read again before waiting
-	inq       *inqState // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
-	ord       *ordState // the client's read counts (order.go)
+	rw        *readyWaiter // the wait for input, in arrival order (readywait.go); nil: Go's poller
+	more      bool         // the last read may have left data or EOF queued: read again before waiting
+	inq       *inqState    // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
+	ord       *ordState    // the client's read counts (order.go)
 	err       error
 	closeConn bool
 }

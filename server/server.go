@@ -148,6 +148,10 @@ type Server struct {
 	// spinner keeps the thread polling between batches (spin.go); nil
 	// when off. Set by Run before the first connection.
 	spinner *idleSpinner
+	// ready is the client sockets' epoll set: it wakes the connection
+	// loops in the order their input came (readywait.go); nil when
+	// unavailable.
+	ready *readyPoller
 
 	// Lua scripting (scripting.go): the engine, created on first use
 	// (guarded by mu), and the running script, read without mu by the
@@ -389,7 +393,10 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.spinner = newIdleSpinner(); s.spinner != nil {
+	if s.ready = newReadyPoller(); s.ready != nil {
+		defer s.ready.close()
+	}
+	if s.spinner = newIdleSpinner(s.ready); s.spinner != nil {
 		defer s.spinner.close()
 	}
 	defer s.ordClose() // arrival order's epoll set (order.go)
@@ -462,10 +469,12 @@ func (s *Server) Run(ctx context.Context) error {
 	for _, c := range s.clients {
 		if c != req.from {
 			c.conn.SetReadDeadline(time.Now())
+			c.interruptWait()
 		}
 	}
 	s.clientsMu.Unlock()
 	if req.from != nil {
+		req.from.interruptWait()
 		go req.from.conn.Close() // asynchronously: see Client.kill
 	}
 	waitDone := make(chan struct{})
@@ -475,6 +484,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-time.After(5 * time.Second):
 		s.clientsMu.Lock()
 		for _, c := range s.clients {
+			c.interruptWait()
 			go c.conn.Close() // asynchronously: see Client.kill
 		}
 		s.clientsMu.Unlock()

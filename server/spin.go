@@ -40,12 +40,15 @@ const defaultSpinBudget = 20 * time.Microsecond
 // runtime.Gosched stays runnable, and the scheduler polls the network only
 // when nothing is runnable, so the connection goroutines parked on their
 // sockets would not be woken while it spins. The spinner therefore watches
-// every client socket through an epoll instance of its own (Go's netpoller
-// keeps its own registration: a socket may be in several epoll sets) with a
-// non-blocking epoll_wait between yields, and parks as soon as a socket
-// became readable or its budget is spent: the scheduler then finds nothing
-// runnable, polls the network without blocking and runs the goroutines the
-// data is for, and each batch's end (activity) makes the spinner runnable
+// every client socket through the server's epoll set (readyPoller; Go's
+// netpoller keeps its own registration: a socket may be in several epoll
+// sets) with a non-blocking epoll_wait between yields, and as soon as a
+// socket became readable it wakes the loops waiting for it (in the
+// order they became readable) and parks, as it does when its budget is
+// spent: the scheduler then runs them (with Go's poller waking the
+// loops, VIGIL_READY_ORDER=0, it finds nothing runnable, polls the
+// network without blocking and runs the goroutines the data is for), and
+// each batch's end (activity) makes the spinner runnable
 // again. Network events other than client input (accept, a socket
 // draining after EAGAIN, replication links) wait at most one budget. An
 // idle server does not spin: the spinner sleeps until the next batch.
@@ -64,7 +67,7 @@ const defaultSpinBudget = 20 * time.Microsecond
 // count, nor do pipelined ones (Server.drained: a spin would save a
 // pipelining client one wake-up per many commands).
 type idleSpinner struct {
-	epfd   int
+	poller *readyPoller  // the client sockets' epoll set (readywait.go)
 	kick   chan struct{} // capacity 1: a batch ended
 	stop   chan struct{}
 	budget time.Duration
@@ -79,7 +82,7 @@ type idleSpinner struct {
 
 // newIdleSpinner starts the spinner, or returns nil when spinning is off
 // (VIGIL_SPIN_US=0) or unavailable.
-func newIdleSpinner() *idleSpinner {
+func newIdleSpinner(p *readyPoller) *idleSpinner {
 	budget := defaultSpinBudget
 	if v := os.Getenv(SpinEnv); v != "" {
 		us, err := strconv.Atoi(v)
@@ -88,14 +91,10 @@ func newIdleSpinner() *idleSpinner {
 		}
 		budget = time.Duration(us) * time.Microsecond
 	}
-	if budget <= 0 || runtime.NumCPU() < 2 {
+	if budget <= 0 || runtime.NumCPU() < 2 || p == nil {
 		return nil // on one CPU, polling only delays the client
 	}
-	fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil
-	}
-	sp := &idleSpinner{epfd: fd, kick: make(chan struct{}, 1), stop: make(chan struct{}), budget: budget}
+	sp := &idleSpinner{poller: p, kick: make(chan struct{}, 1), stop: make(chan struct{}), budget: budget}
 	if os.Getenv(SpinGuardEnv) == "0" {
 		sp.guard.fd = -1
 	} else {
@@ -104,18 +103,6 @@ func newIdleSpinner() *idleSpinner {
 	go sp.run()
 	return sp
 }
-
-// add watches a client socket (edge-triggered: each arrival of data is
-// reported once). A closed socket leaves the epoll set by itself.
-func (sp *idleSpinner) add(fd int) {
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | epollET, Fd: int32(fd)}
-	if err := syscall.EpollCtl(sp.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err == syscall.EEXIST {
-		_ = syscall.EpollCtl(sp.epfd, syscall.EPOLL_CTL_MOD, fd, &ev)
-	}
-}
-
-// epollET is EPOLLET as an unsigned event mask.
-const epollET = 1 << 31
 
 // activity tells the spinner that a batch of client id ended: spin
 // again, unless the batch fed a replica or the client's previous batch
@@ -146,7 +133,6 @@ func (sp *idleSpinner) handoff() {
 func (sp *idleSpinner) close() { close(sp.stop) }
 
 func (sp *idleSpinner) run() {
-	defer syscall.Close(sp.epfd)
 	defer sp.guard.close()
 	var evs [32]syscall.EpollEvent
 	for {
@@ -166,10 +152,11 @@ func (sp *idleSpinner) run() {
 		for {
 			// Non-blocking, and a raw system call: the scheduler need
 			// not know.
-			n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(sp.epfd),
-				uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-			if errno == 0 && n > 0 {
-				// Input: park so that the scheduler polls the network.
+			if n := sp.poller.poll(evs[:]); n > 0 {
+				// Input: wake the loops it is for (readyPoller), or,
+				// when Go's poller wakes them, park so that the
+				// scheduler polls the network.
+				sp.poller.dispatch(evs[:n])
 				// A kick left by a batch that ended during the spin is
 				// dropped: taken, it would spin again at once, and while
 				// the spinner is runnable the scheduler runs it instead

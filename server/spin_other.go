@@ -5,8 +5,7 @@ package server
 // idleSpinner is Linux-only (spin.go); elsewhere the server never spins.
 type idleSpinner struct{}
 
-func newIdleSpinner() *idleSpinner     { return nil }
-func (sp *idleSpinner) add(fd int)     {}
-func (sp *idleSpinner) activity(int64) {}
-func (sp *idleSpinner) handoff()       {}
-func (sp *idleSpinner) close()         {}
+func newIdleSpinner(*readyPoller) *idleSpinner { return nil }
+func (sp *idleSpinner) activity(int64)         {}
+func (sp *idleSpinner) handoff()               {}
+func (sp *idleSpinner) close()                 {}
