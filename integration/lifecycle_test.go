@@ -32,6 +32,7 @@ var _ = Describe("Server lifecycle", func() {
 		srv := StartServer()
 		ready := "Ready to accept connections" // 7.0 names no transport
 		Eventually(srv.Log).WithTimeout(StartTimeout).Should(And(
+			ContainSubstring("monotonic clock: POSIX clock_gettime"), // initServer's
 			ContainSubstring("Server initialized"),
 			ContainSubstring(ready),
 		))

@@ -83,9 +83,11 @@ type block struct {
 
 // NewBacklog is createReplicationBacklog: an empty backlog whose first byte
 // will be masterReplOffset+1 (repl_backlog->offset = master_repl_offset+1,
-// histlen 0). size is floored to MinBacklogSize.
+// histlen 0). size is repl-backlog-size as configured: Redis floors it to
+// MinBacklogSize only when CONFIG SET changes it (Resize), so a smaller
+// size from the configuration file or the command line stands.
 func NewBacklog(size, masterReplOffset int64) *Backlog {
-	return &Backlog{size: max(size, MinBacklogSize), end: masterReplOffset}
+	return &Backlog{size: size, end: masterReplOffset}
 }
 
 // Size is repl-backlog-size as INFO reports it (repl_backlog_size).
@@ -232,9 +234,9 @@ func (b *Backlog) Rebase(delta int64) {
 }
 
 // Resize is CONFIG SET repl-backlog-size (resizeReplicationBacklog): the new
-// size is floored to MinBacklogSize; the history is trimmed to it as Trim
-// does (the owner calls Trim with the replicas' oldest offset). Offsets do
-// not change.
+// size is floored to MinBacklogSize; the owner then trims the history
+// toward it as Redis does, with TrimBlocks(keep, TrimBlocksPerCall) and
+// the event loop's later calls. Offsets do not change.
 func (b *Backlog) Resize(size int64) {
 	b.size = max(size, MinBacklogSize)
 }

@@ -33,8 +33,15 @@ func TestBacklogCreatedAsRedis(t *testing.T) {
 	if b.First() != 1 || b.Histlen() != 50 || b.End() != 50 {
 		t.Fatalf("first=%d hist=%d end=%d", b.First(), b.Histlen(), b.End())
 	}
-	if NewBacklog(1, 0).Size() != MinBacklogSize {
-		t.Fatal("size not floored to 16 KiB")
+	// repl-backlog-size 1 from the configuration file stands
+	// (createReplicationBacklog); a CONFIG SET floors it to 16 KiB
+	// (resizeReplicationBacklog).
+	b = NewBacklog(1, 0)
+	if b.Size() != 1 {
+		t.Fatalf("size %d, want the configured 1", b.Size())
+	}
+	if b.Resize(1); b.Size() != MinBacklogSize {
+		t.Fatalf("size %d after Resize(1), want 16 KiB", b.Size())
 	}
 }
 

@@ -130,6 +130,8 @@ func (s *Server) onConfigSet(name string) error {
 		return s.aofOnConfigSet(name)
 	case "watchdog-period", "hz": // watchdog.go
 		s.watchdogConfigure()
+	case "repl-backlog-size": // repl_master.go: updateReplBacklogSize
+		s.resizeBacklog()
 	case "maxmemory": // evict.go: updateMaxmemory evicts once applied
 		s.evict.configChanged = true
 	case "master-config-epoch", "master-fence", "master-known-sentinels": // fence.go

@@ -1,7 +1,5 @@
 package server
 
-import "github.com/vigil-kv/vigil/replication"
-
 // replBufferMem is INFO memory's mem_total_replication_buffers, Redis
 // 7.0's server.repl_buffer_mem (lock held): the memory of the shared
 // replication buffer's blocks (the backlog's history and what the
@@ -26,11 +24,12 @@ func (s *Server) replMemSplit(total int64) (backlog, replicas int64) {
 	return total, 0
 }
 
-// replBacklogSize is server.repl_backlog_size: repl-backlog-size, never
-// under CONFIG_REPL_BACKLOG_MIN_SIZE (resizeReplicationBacklog).
+// replBacklogSize is server.repl_backlog_size: repl-backlog-size, which
+// a CONFIG SET floors to CONFIG_REPL_BACKLOG_MIN_SIZE (resizeBacklog) but
+// the configuration file and command line do not.
 func (s *Server) replBacklogSize() int64 {
 	if b := s.repl.backlog; b != nil {
 		return b.Size()
 	}
-	return max(s.cfg.ReplBacklogSize, replication.MinBacklogSize)
+	return s.cfg.ReplBacklogSize
 }

@@ -247,6 +247,21 @@ func (s *Server) replTrim(maxBlocks int) {
 	}
 }
 
+// resizeBacklog is config.c's updateReplBacklogSize, the apply function of
+// CONFIG SET repl-backlog-size (lock held): resizeReplicationBacklog
+// floors server.repl_backlog_size to CONFIG_REPL_BACKLOG_MIN_SIZE (CONFIG
+// GET shows the floor too) and, with a backlog, trims it at once with
+// incrementalTrimReplicationBacklog(REPL_BACKLOG_TRIM_BLOCKS_PER_CALL);
+// the batch's end goes on (replTrimMore, beforeSleep's ten times as
+// many) if that call stopped at its limit.
+func (s *Server) resizeBacklog() {
+	s.cfg.ReplBacklogSize = max(s.cfg.ReplBacklogSize, replication.MinBacklogSize)
+	if b := s.repl.backlog; b != nil {
+		b.Resize(s.cfg.ReplBacklogSize)
+		s.replTrim(replication.TrimBlocksPerCall)
+	}
+}
+
 // replTrimMore is beforeSleep's incrementalTrimReplicationBacklog at the
 // end of each batch (lock held), while the last trim stopped at its
 // limit: a large history a replica left is freed 640 blocks per event
@@ -1423,11 +1438,6 @@ func (s *Server) replCron() {
 	}
 	s.repl.lastCron = now
 	s.sendGetAck()
-	// CONFIG SET repl-backlog-size (resizeReplicationBacklog).
-	if b := s.repl.backlog; b != nil && b.Size() != max(s.cfg.ReplBacklogSize, replication.MinBacklogSize) {
-		b.Resize(s.cfg.ReplBacklogSize)
-	}
-	s.replTrim(replication.TrimBlocksPerCall) // resizeReplicationBacklog's incrementalTrimReplicationBacklog
 	if l := s.repl.link; l != nil {
 		l.cron(s)
 	}
@@ -1505,10 +1515,7 @@ func (s *Server) goodReplicas() int {
 // replInfo is INFO replication (lock held).
 func (s *Server) replInfo(w *infoWriter) {
 	in := replication.Info{IDs: s.repl.ids, MasterReplOffset: s.repl.offset, Backlog: s.repl.backlog,
-		BacklogSize: s.cfg.ReplBacklogSize, FailoverState: s.repl.failover.State}
-	if s.repl.backlog != nil {
-		in.BacklogSize = s.repl.backlog.Size()
-	}
+		BacklogSize: s.replBacklogSize(), FailoverState: s.repl.failover.State}
 	now := s.clock.Now()
 	for _, rp := range s.repl.replicas {
 		in.Replicas = append(in.Replicas, replication.InfoReplica{IP: rp.ip, Port: rp.port, State: rp.ack.State, Offset: rp.ack.Offset, Lag: rp.ack.Lag(now)})

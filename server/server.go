@@ -340,6 +340,10 @@ func (s *Server) Listen() error {
 	}
 	s.cfg.MaxClients = n
 	s.maxClients.Store(int64(n))
+	// initServer's monotonicInit line, next: Go's monotonic clock is
+	// clock_gettime(CLOCK_MONOTONIC), what Redis reports on Linux without
+	// USE_PROCESSOR_CLOCK (INFO's monotonic_clock).
+	s.log.Info().Msg("monotonic clock: POSIX clock_gettime")
 	s.setOOMScoreAdj(-1) // main's, before serving
 	cfg := *s.cfg
 	cfg.Bind = slices.Clone(s.cfg.Bind) // bind "" stays empty, not nil (the default)

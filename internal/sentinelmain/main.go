@@ -166,6 +166,9 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		log.Error().Err(err).Msg("Can't start the sentinel")
 		return 1
 	}
+	// initServer's monotonicInit line (redis-sentinel runs the same
+	// main): Go's monotonic clock is clock_gettime(CLOCK_MONOTONIC).
+	log.Info().Msg("monotonic clock: POSIX clock_gettime")
 	if err := d.Listen(); err != nil {
 		// As the server's main: the texts are netshell.Listen's.
 		if msg := err.Error(); strings.HasPrefix(msg, "Failed") {

@@ -83,6 +83,16 @@ func TestServeAndSignal(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	// redis-sentinel runs redis-server's main: initServer's monotonic
+	// clock line comes between "Configuration loaded" and "Running mode".
+	order := []string{"Configuration loaded", "monotonic clock: POSIX clock_gettime", "Running mode=sentinel"}
+	for i, at := 0, -1; i < len(order); i++ {
+		j := strings.Index(out.String(), order[i])
+		if j <= at {
+			t.Fatalf("log lacks %q after %q:\n%s", order[i], order[max(i-1, 0)], out.String())
+		}
+		at = j
+	}
 	if b, err := os.ReadFile(pid); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
 		t.Errorf("pidfile: %q %v", b, err)
 	}

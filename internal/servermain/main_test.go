@@ -194,6 +194,7 @@ func TestStartupAndShutdown(t *testing.T) {
 		"oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
 		fmt.Sprintf("Redis version=%s, bits=64, commit=00000000, modified=0, pid=%d, just started", redisVersion(), os.Getpid()),
 		"Configuration loaded",
+		"monotonic clock: POSIX clock_gettime", // initServer's, as redis-server 7.0.15 on Linux
 		fmt.Sprintf("Running mode=standalone, port=%d.", port),
 		"Server initialized",
 		"Ready to accept connections",
