@@ -3,10 +3,14 @@
 package server
 
 import (
+	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -192,4 +196,123 @@ func TestReadyWaitShutdownWithIdleClients(t *testing.T) {
 	if d := time.Since(start); d >= 4*time.Second {
 		t.Fatalf("shutdown took %v: loops parked on the ready poller were not interrupted", d)
 	}
+}
+
+// TestReadyWaitChurn: many connections at once come and go while others
+// pipeline, idle, half-close or are killed, and the timeout directive is
+// switched on and off; every request is answered (a lost wake-up would
+// leave a client waiting: the read deadline fails the test) and the
+// server still answers at the end.
+func TestReadyWaitChurn(t *testing.T) {
+	l, tcpAddr := startLiveTCP(t)
+	admin := l.dial(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var answered atomic.Int64
+	errs := make(chan error, 64)
+	fail := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	worker := func(seed int) {
+		defer wg.Done()
+		for round := 0; ; round++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			network, addr := "tcp", tcpAddr
+			if (seed+round)%3 == 0 {
+				network, addr = "unix", l.sock
+			}
+			c, err := net.Dial(network, addr)
+			if err != nil {
+				fail(err)
+				return
+			}
+			br := bufio.NewReader(c)
+			n := 1 + (seed*7+round)%16
+			var req []byte
+			for i := 0; i < n; i++ {
+				req = append(req, "PING\r\n"...)
+			}
+			for k := 0; k < 3; k++ {
+				if _, err := c.Write(req); err != nil {
+					break // killed meanwhile
+				}
+				c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				ok := true
+				for i := 0; i < n; i++ {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						var ne net.Error
+						if errors.As(err, &ne) && ne.Timeout() {
+							fail(fmt.Errorf("client %d round %d: no reply within 10 s (a lost wake-up?)", seed, round))
+						}
+						ok = false // killed or timed out by the server: both allowed
+						break
+					}
+					if line != "+PONG\r\n" {
+						fail(fmt.Errorf("client %d: reply %q", seed, line))
+						ok = false
+						break
+					}
+					answered.Add(1)
+				}
+				if !ok {
+					break
+				}
+			}
+			switch (seed + round) % 4 {
+			case 0:
+				if cw, ok := c.(interface{ CloseWrite() error }); ok {
+					cw.CloseWrite()
+					c.SetReadDeadline(time.Now().Add(10 * time.Second))
+					if _, err := br.ReadByte(); err == nil {
+						fail(fmt.Errorf("client %d: data after a half-close", seed))
+					} else {
+						var ne net.Error
+						if errors.As(err, &ne) && ne.Timeout() {
+							fail(fmt.Errorf("client %d: half-closed connection not closed within 10 s", seed))
+						}
+					}
+				}
+			case 1:
+				time.Sleep(time.Millisecond) // idle a moment: the loop parks
+			}
+			c.Close()
+		}
+	}
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		go worker(i)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		switch i % 3 {
+		case 0:
+			admin.do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+		case 1:
+			admin.do("CONFIG", "SET", "timeout", "1")
+		case 2:
+			admin.do("CONFIG", "SET", "timeout", "0")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := l.dial(t).do("PING"); got != "+PONG" {
+		t.Fatalf("PING after the churn: %s", got)
+	}
+	if answered.Load() == 0 {
+		t.Fatal("no request answered during the churn")
+	}
+	t.Logf("%d requests answered", answered.Load())
 }
