@@ -157,6 +157,9 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 	if r.fn == nil {
 		r.fn = func(fd uintptr) bool {
 			r.fd = int(fd)
+			if r.rw != nil {
+				r.rw.resume() // back from Go's poller, if it waited there
+			}
 			for {
 				s.setReadDeadline(c)
 				if err := s.fill(c); err != nil {
@@ -635,9 +638,19 @@ func (c *Client) kill() {
 // applies a read deadline (the timeout directive, shutdown) and the
 // close of a killed connection. Every goroutine that arms a deadline or
 // kills first interrupts the wait (interruptWait).
+//
+// A loop also waits in Go's poller when the last loop to wait was its own
+// (a client alone: one round trip at a time, where the dispatcher would
+// only add a goroutine switch to each) and for a replica's link (its
+// acknowledgements: WAIT's latency).
 func (s *Server) parkForInput(c *Client) bool {
 	w := c.raw.rw
-	if w == nil || !c.readDeadline.IsZero() || c.killed.Load() || s.closing.Load() {
+	if w == nil {
+		return false
+	}
+	if !c.readDeadline.IsZero() || c.killed.Load() || s.closing.Load() || c.replRole.Load() != 0 ||
+		s.lastWait.Swap(c.id) == c.id {
+		w.goPoller()
 		return false
 	}
 	return w.park()

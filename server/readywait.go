@@ -46,7 +46,11 @@ const ReadyOrderEnv = "VIGIL_READY_ORDER"
 // may fire (the timeout directive, shutdown) or the connection is being
 // killed: the goroutine that arms such a deadline or kills interrupts the
 // wait (readyWaiter.interrupt), and Go's poller applies the deadline or
-// the close as before.
+// the close as before. It also waits there when order cannot matter and
+// the dispatcher would only add a goroutine switch to the round trip:
+// when the last loop to wait was its own (one client at a time, as
+// redis-benchmark -c 1 or SET then WAIT), and for a replica's link
+// (parkForInput).
 type readyPoller struct {
 	epfd    int
 	ordered bool     // waiters are registered and woken (else the set serves the spinner alone)
@@ -66,6 +70,7 @@ const (
 	wsRunning uint32 = iota // the loop is reading or running a batch
 	wsPending               // input came while it was: do not park, read again
 	wsWaiting               // parked on ch
+	wsGo                    // waiting in Go's poller: events are not the waiter's
 )
 
 // newReadyPoller creates the server's set; nil when epoll fails.
@@ -204,27 +209,41 @@ func (w *readyWaiter) notify() {
 			if w.state.CompareAndSwap(wsRunning, wsPending) {
 				return
 			}
-		default:
+		default: // pending already, or waiting in Go's poller
 			return
 		}
 	}
 }
 
+// goPoller: the loop waits in Go's poller, which wakes it for the events
+// this set reports too (each socket is in both): notify leaves it alone
+// until resume. A pending event is dropped for the same reason.
+func (w *readyWaiter) goPoller() { w.state.Store(wsGo) }
+
+// resume: the loop is back from Go's poller and reads before it waits
+// again, so events from now on are the waiter's.
+func (w *readyWaiter) resume() {
+	if w.state.Load() == wsGo {
+		w.state.CompareAndSwap(wsGo, wsRunning)
+	}
+}
+
 // park waits for input and reports whether to read again; false: the wait
-// was interrupted, wait in Go's poller instead.
+// was interrupted, wait in Go's poller instead (the waiter is left in
+// wsGo until resume).
 func (w *readyWaiter) park() bool {
-	if w.intr.Swap(false) {
-		// The interrupt's notify may have left a pending state: Go's
-		// poller has the socket's readiness of its own.
-		w.state.CompareAndSwap(wsPending, wsRunning)
-		return false
+	if !w.intr.Swap(false) {
+		if w.state.CompareAndSwap(wsRunning, wsWaiting) {
+			<-w.ch
+		} else {
+			w.state.Store(wsRunning) // pending: input came while it ran
+		}
+		if !w.intr.Swap(false) {
+			return true
+		}
 	}
-	if w.state.CompareAndSwap(wsRunning, wsWaiting) {
-		<-w.ch
-	} else {
-		w.state.Store(wsRunning) // pending: input came while it ran
-	}
-	return !w.intr.Swap(false)
+	w.goPoller()
+	return false
 }
 
 // interrupt sends the loop's next (or current) wait to Go's poller: a

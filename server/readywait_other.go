@@ -16,3 +16,5 @@ func (p *readyPoller) add(fd int) *readyWaiter       { return nil }
 func (p *readyPoller) remove(fd int, w *readyWaiter) {}
 func (w *readyWaiter) park() bool                    { return false }
 func (w *readyWaiter) interrupt()                    {}
+func (w *readyWaiter) goPoller()                     {}
+func (w *readyWaiter) resume()                       {}

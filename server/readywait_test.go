@@ -42,12 +42,21 @@ func TestReadyWaiterStates(t *testing.T) {
 	if w.park() {
 		t.Fatal("park after an interrupt: want false (Go's poller)")
 	}
+	if got := w.state.Load(); got != wsGo {
+		t.Fatalf("state after an interrupted park = %d, want wsGo", got)
+	}
+	w.notify() // Go's poller wakes the loop for this one
+	if got := w.state.Load(); got != wsGo {
+		t.Fatalf("state after a notify in Go's poller = %d, want wsGo", got)
+	}
+	w.resume() // the loop is back and reads
 	go func() { woke <- w.park() }()
 	waitState(t, w, wsWaiting)
 	w.interrupt() // during it
 	if <-woke {
 		t.Fatal("park interrupted while waiting: want false")
 	}
+	w.resume()
 	// The interrupt is consumed: input wakes the next wait as before.
 	go func() { woke <- w.park() }()
 	waitState(t, w, wsWaiting)

@@ -152,6 +152,9 @@ type Server struct {
 	// loops in the order their input came (readywait.go); nil when
 	// unavailable.
 	ready *readyPoller
+	// lastWait is the client whose loop last went to wait for input
+	// (parkForInput).
+	lastWait atomic.Int64
 
 	// Lua scripting (scripting.go): the engine, created on first use
 	// (guarded by mu), and the running script, read without mu by the
