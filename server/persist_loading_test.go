@@ -176,7 +176,13 @@ func TestLoadingAOFKeyLoadDelay(t *testing.T) {
 	if got := rc.do("SET", "k1", "w"); got != "-"+errLoadingMsg {
 		t.Fatalf("SET while loading: %s", got)
 	}
+	// The server is marked loading before LoadDataFromDisk's goroutine
+	// opens the files and sets their size: poll until it has.
 	info := rc.do("INFO", "persistence")
+	for deadline := time.Now().Add(10 * time.Second); strings.Contains(info, "loading_total_bytes:0\r\n") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		info = rc.do("INFO", "persistence")
+	}
 	for _, want := range []string{`loading:1\r\n`, `async_loading:0\r\n`, "loading_total_bytes:" + strconv.FormatInt(size, 10) + `\r\n`, "loading_loaded_bytes:", "loading_eta_seconds:"} {
 		if !strings.Contains(info, want) {
 			t.Fatalf("INFO while loading lacks %q:\n%s", want, info)
