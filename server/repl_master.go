@@ -1432,6 +1432,9 @@ func (s *Server) sendGetAck() {
 func (s *Server) replCron() {
 	now := s.clock.Now()
 	s.updateFailover() // beforeSleep's updateFailoverStatus
+	if l := s.repl.link; l != nil {
+		l.ackAgain(s, now)
+	}
 	if now.Sub(s.repl.lastCron) < time.Second {
 		s.sendGetAck()
 		return

@@ -27,6 +27,12 @@ func waitLatencies(t *testing.T, name, bin, rbin string, n int) (pair, wait []ti
 	waitFor(t, name+" replica link", func() bool { return synced(m, r) })
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), Protocol: 2, PoolSize: 1})
 	defer c.Close()
+	// A Redis master streams to a diskless replica only after an ACK that
+	// comes once it saw its RDB child exit (up to a second after the
+	// link is up, with a Redis replica): wait for the stream first.
+	waitFor(t, name+" stream", func() bool {
+		return c.Set(ctx, "wait:key", -1, 0).Err() == nil && c.Do(ctx, "WAIT", 1, 100).Val() == int64(1)
+	})
 	pair = make([]time.Duration, 0, n)
 	wait = make([]time.Duration, 0, n)
 	for i := range n + n/10 {
@@ -37,7 +43,7 @@ func waitLatencies(t *testing.T, name, bin, rbin string, n int) (pair, wait []ti
 		t1 := time.Now()
 		acked, err := c.Do(ctx, "WAIT", 1, 1000).Int()
 		if err != nil || acked != 1 {
-			t.Fatalf("%s: WAIT = %d, %v", name, acked, err)
+			t.Fatalf("%s: round %d: WAIT = %d, %v; master %v; replica %v", name, i, acked, err, m.Info("replication"), r.Info("replication"))
 		}
 		if i >= n/10 { // the first tenth warms up
 			pair = append(pair, time.Since(t0))
