@@ -106,6 +106,7 @@ type Client struct {
 	// by Server.mu: the memory and type last counted, and the eviction
 	// bucket's list.
 	memUsage         int64
+	memReplObuf      int64 // the replica's output buffer within memUsage (clientMemState.replObuf)
 	memType          uint8
 	memBucket        *memBucket
 	memPrev, memNext *Client

@@ -71,6 +71,10 @@ type memBucket struct {
 // clientMemState is the server's part.
 type clientMemState struct {
 	typeMem [memTypes]int64 // stat_clients_type_memory
+	// replObuf is the part of typeMem that is replicas' output buffers:
+	// the shared replication buffer they reference, which used_memory
+	// counts once as the buffer's own (usedMemory).
+	replObuf int64
 	// buckets is client_mem_usage_buckets: nil while maxmemory-clients
 	// is 0.
 	buckets *[clientMemBuckets]memBucket
@@ -216,11 +220,17 @@ func (s *Server) updateClientMem(c *Client, batch, argv int64) {
 		s.forgetClientMem(c)
 		return
 	}
-	mem, _ := s.clientMemUsage(c, batch, argv)
+	mem, obuf := s.clientMemUsage(c, batch, argv)
 	t := memClientType(c)
 	st := &s.cmem
 	st.typeMem[c.memType] -= c.memUsage
 	st.typeMem[t] += mem
+	st.replObuf -= c.memReplObuf
+	c.memReplObuf = 0
+	if c.replRole.Load() == kindReplica {
+		c.memReplObuf = obuf
+		st.replObuf += obuf
+	}
 	c.memType, c.memUsage = uint8(t), mem
 }
 
@@ -292,7 +302,8 @@ func (s *Server) clientMemAfterCommand(c *Client, batch, argv int64) {
 func (s *Server) forgetClientMem(c *Client) {
 	s.removeClientMemBucket(c, false)
 	s.cmem.typeMem[c.memType] -= c.memUsage
-	c.memUsage, c.memType = 0, 0
+	s.cmem.replObuf -= c.memReplObuf
+	c.memUsage, c.memType, c.memReplObuf = 0, 0, 0
 }
 
 // evictClients is evictClients (lock held): self is the client running a

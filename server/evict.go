@@ -63,9 +63,17 @@ type evictState struct {
 
 // usedMemory is INFO's used_memory: the figure eviction decides on.
 // The clients' memory is their figures as last counted
-// (clientevict.go), as zmalloc counts their buffers.
+// (clientevict.go), as zmalloc counts their buffers, except that a
+// replica's output buffer is the shared replication buffer from its
+// position on (getClientOutputBufferMemoryUsage), allocated once for the
+// backlog and all replicas: used_memory counts the buffer's blocks
+// (repl_buffer_mem) instead. So a replica that leaves takes only its
+// struct and query buffer with it at once, and the blocks it held go as
+// the incremental trim frees them, as mem_not_counted_for_evict follows
+// them (maxmemory.tcl "slave buffer are counted correctly").
 func (s *Server) usedMemory() uint64 {
-	return s.adm.memStartup + s.ks.Memory() + uint64(max(s.aofBufferLen(), 0)) + uint64(s.clientsMemTotal())
+	clients := max(s.clientsMemTotal()-s.cmem.replObuf, 0)
+	return s.adm.memStartup + s.ks.Memory() + uint64(max(s.aofBufferLen(), 0)) + uint64(clients) + uint64(max(s.replBufferMem(), 0))
 }
 
 // memNotCountedForEvict is freeMemoryGetNotCountedMemory: the AOF buffer
