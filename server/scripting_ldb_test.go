@@ -543,10 +543,29 @@ func TestLuaDebuggerPipelineLikeRedis(t *testing.T) {
 		r.t = t
 		redis := rawSteps(t, r.c, steps)
 		vigil := rawSteps(t, l.dial(t).c, steps)
-		if redis != vigil {
+		if !sameButDismissed(redis, vigil) {
 			t.Errorf("case %d:\nredis %q\nvigil %q", i, redis, vigil)
 		}
 	}
+}
+
+// sameButDismissed compares a forked session's output: redis-server's
+// child writes the client's reply buffer after dismissMemoryInChild
+// madvised its whole pages away (dismissClientMemory), so the replies
+// pipelined before the EVAL come out as NUL bytes when the buffer's
+// allocation puts them on such a page, and as themselves when not (it
+// varies from run to run). Vigil writes the replies: a NUL in redis's
+// output matches any byte of Vigil's at the same place.
+func sameButDismissed(redis, vigil string) bool {
+	if len(redis) != len(vigil) {
+		return false
+	}
+	for i := 0; i < len(redis); i++ {
+		if redis[i] != vigil[i] && redis[i] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // While a forked session's child lives the cron's save points wait
