@@ -56,13 +56,13 @@ const (
 // class) and the oldest are dropped a whole block at a time as
 // incrementalTrimReplicationBacklog does: only while Histlen() would stay
 // above Size() without it, and never a block the owner says a replica
-// still needs (AppendKeep, Trim: Redis's block reference counts). So
+// still needs (AppendKeep, TrimBlocks: Redis's block reference counts). So
 // Histlen() exceeds Size() by less than a block, or by what a lagging
 // replica holds, and a PSYNC may continue from all of it. A block's bytes
 // never change once appended, so a reader may keep slices of them
 // (Slices) after the owner's lock is released.
 //
-// A Backlog has no lock: its owner serialises Append, Trim, Resize and the
+// A Backlog has no lock: its owner serialises Append, TrimBlocks, Resize and the
 // reads (the server's execution lock).
 type Backlog struct {
 	size   int64    // repl-backlog-size
@@ -196,9 +196,6 @@ func (b *Backlog) push(k *block) {
 	}
 	b.blocks = append(b.blocks, k)
 }
-
-// Trim is TrimBlocks without a limit on the blocks trimmed.
-func (b *Backlog) Trim(keep int64) { b.TrimBlocks(keep, int(^uint(0)>>1)) }
 
 // TrimBlocks is incrementalTrimReplicationBacklog(maxBlocks): the oldest
 // blocks are dropped, at most maxBlocks of them, while more than one is

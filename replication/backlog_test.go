@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 	"time"
@@ -176,12 +177,12 @@ func TestReplicaKeepsBlocks(t *testing.T) {
 	}
 	// The replica took 30000 bytes: the blocks before them go.
 	slow += 30000
-	b.Trim(slow)
+	trimAll(b, slow)
 	if b.First() > slow || b.First()+maxBlock(MinBacklogSize) <= slow || b.Histlen() <= MinBacklogSize {
 		t.Fatalf("first %d hist %d (replica at %d)", b.First(), b.Histlen(), slow)
 	}
 	// Caught up (or gone): back to about repl-backlog-size.
-	b.Trim(b.End() + 1)
+	trimAll(b, b.End()+1)
 	if b.Histlen() <= MinBacklogSize || b.Histlen() >= MinBacklogSize+maxBlock(MinBacklogSize) {
 		t.Fatalf("hist %d after the replica caught up", b.Histlen())
 	}
@@ -207,11 +208,11 @@ func TestBacklogResize(t *testing.T) {
 	if b.Size() != MinBacklogSize || b.End() != end {
 		t.Fatalf("size %d end %d", b.Size(), b.End())
 	}
-	b.Trim(b.End() - 3*MinBacklogSize) // a replica holds the newest 48 KiB
+	trimAll(b, b.End()-3*MinBacklogSize) // a replica holds the newest 48 KiB
 	if b.First() > b.End()-3*MinBacklogSize || b.Histlen() >= 3*MinBacklogSize+maxBlock(MinBacklogSize) {
 		t.Fatalf("hist %d first %d", b.Histlen(), b.First())
 	}
-	b.Trim(b.End() + 1)
+	trimAll(b, b.End()+1)
 	if b.Histlen() >= MinBacklogSize+maxBlock(MinBacklogSize) {
 		t.Fatalf("hist %d", b.Histlen())
 	}
@@ -275,7 +276,7 @@ func TestBacklogAgainstModel(t *testing.T) {
 			floor = min(floor, size)
 		case r < 10:
 			keep += rnd.Int63n(int64(len(all)) - keep + 2)
-			b.Trim(keep)
+			trimAll(b, keep)
 		default:
 			n := rnd.Int63n(int64([]int{10, 300, 5000, 40000}[rnd.Intn(4)])) + 1
 			p := make([]byte, n)
@@ -329,7 +330,7 @@ func TestBacklogMemFrom(t *testing.T) {
 		t.Fatalf("mem %d pushed %d from 1 %d", b.Mem(), b.Pushed(), b.MemFrom(1))
 	}
 	// Once the first blocks are trimmed the figure is still what follows.
-	b.Trim(b.End() + 1)
+	trimAll(b, b.End()+1)
 	if got := b.MemFrom(b.First()); got != b.Mem() || b.Pushed() <= b.Mem() {
 		t.Fatalf("after trim: MemFrom(first) %d mem %d pushed %d", got, b.Mem(), b.Pushed())
 	}
@@ -362,3 +363,6 @@ func TestBacklogTrimIncremental(t *testing.T) {
 		t.Fatalf("hist %d once trimmed", b.Histlen())
 	}
 }
+
+// trimAll is TrimBlocks without a limit on the blocks trimmed.
+func trimAll(b *Backlog, keep int64) { b.TrimBlocks(keep, math.MaxInt) }

@@ -178,8 +178,7 @@ func (s *Server) onConfigSet(name string) error {
 				}
 				deadline = time.UnixMilli(last).Add(t)
 			}
-			cl.conn.SetReadDeadline(deadline)
-			cl.interruptWait() // a loop parked on readyPoller: wait in Go's poller
+			cl.setReadDeadlineFromOutside(deadline)
 		}
 	}
 	return nil

@@ -625,8 +625,7 @@ func (c *Client) kill() {
 		if c.raw != nil && !c.ldbDetached.Load() {
 			_ = c.raw.rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_RDWR) })
 		}
-		c.interruptWait()
-		go c.conn.Close()
+		c.closeAsync()
 		c.signalDrained() // flushBeforeClose
 		c.srv.ordNotify() // publishers waiting for it (order.go)
 	}
@@ -662,6 +661,22 @@ func (c *Client) interruptWait() {
 	if c.raw != nil && c.raw.rw != nil {
 		c.raw.rw.interrupt()
 	}
+}
+
+// setReadDeadlineFromOutside is conn.SetReadDeadline for a goroutine
+// other than the client's own (CONFIG SET timeout, shutdown): a loop
+// parked on readyPoller is sent to Go's poller, which applies it.
+func (c *Client) setReadDeadlineFromOutside(t time.Time) {
+	c.conn.SetReadDeadline(t)
+	c.interruptWait()
+}
+
+// closeAsync closes the connection on its own goroutine (see kill), after
+// sending a loop parked on readyPoller to Go's poller, which the close
+// wakes.
+func (c *Client) closeAsync() {
+	c.interruptWait()
+	go c.conn.Close()
 }
 
 // errWouldBlock is rawReader's EAGAIN: wait for readiness, then read.

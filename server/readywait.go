@@ -61,7 +61,7 @@ type readyPoller struct {
 
 // readyWaiter is one connection loop's wait for input.
 type readyWaiter struct {
-	state atomic.Uint32 // wsRunning, wsPending or wsWaiting
+	state atomic.Uint32 // wsRunning, wsPending, wsWaiting or wsGo
 	intr  atomic.Bool   // the next wait goes through Go's poller
 	ch    chan struct{} // capacity 1: the wake-up of a waiting loop
 }

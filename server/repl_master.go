@@ -1433,7 +1433,7 @@ func (s *Server) replCron() {
 	now := s.clock.Now()
 	s.updateFailover() // beforeSleep's updateFailoverStatus
 	if l := s.repl.link; l != nil {
-		l.ackAgain(s, now)
+		l.ackAgain(now)
 	}
 	if now.Sub(s.repl.lastCron) < time.Second {
 		s.sendGetAck()

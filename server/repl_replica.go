@@ -1012,7 +1012,7 @@ type streamCmd struct {
 // the tries with a fast replica (issue 24's WAIT benchmark failed its
 // first WAIT 1 1000 on this). An extra ACK of the same offset changes
 // nothing on any master.
-func (l *replLink) ackAgain(s *Server, now time.Time) {
+func (l *replLink) ackAgain(now time.Time) {
 	if l.ackUntil.IsZero() {
 		return
 	}
@@ -1021,6 +1021,12 @@ func (l *replLink) ackAgain(s *Server, now time.Time) {
 		l.ackUntil = time.Time{}
 		return
 	}
+	l.sendAck()
+}
+
+// sendAck is replicationSendAck (lock held): REPLCONF ACK with the
+// applied offset.
+func (l *replLink) sendAck() {
 	l.conn.SetWriteDeadline(netClock.Now().Add(time.Second))
 	_, _ = l.conn.Write(replication.AckCommand(l.offsets.Applied))
 }
@@ -1032,8 +1038,7 @@ func (l *replLink) cron(s *Server) {
 	if l.hs.State == replication.StateConnected && l.conn != nil && l.mc != nil {
 		if replication.AckDue(l.prePsync, l.lastAck, now) {
 			l.lastAck = now
-			l.conn.SetWriteDeadline(netClock.Now().Add(time.Second))
-			_, _ = l.conn.Write(replication.AckCommand(l.offsets.Applied))
+			l.sendAck()
 		}
 	}
 	// Connected before applyStream made the master client (the

@@ -475,14 +475,12 @@ func (s *Server) Run(ctx context.Context) error {
 	s.clientsMu.Lock()
 	for _, c := range s.clients {
 		if c != req.from {
-			c.conn.SetReadDeadline(time.Now())
-			c.interruptWait()
+			c.setReadDeadlineFromOutside(time.Now())
 		}
 	}
 	s.clientsMu.Unlock()
 	if req.from != nil {
-		req.from.interruptWait()
-		go req.from.conn.Close() // asynchronously: see Client.kill
+		req.from.closeAsync() // asynchronously: see Client.kill
 	}
 	waitDone := make(chan struct{})
 	go func() { s.connWG.Wait(); close(waitDone) }()
@@ -491,8 +489,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-time.After(5 * time.Second):
 		s.clientsMu.Lock()
 		for _, c := range s.clients {
-			c.interruptWait()
-			go c.conn.Close() // asynchronously: see Client.kill
+			c.closeAsync() // asynchronously: see Client.kill
 		}
 		s.clientsMu.Unlock()
 	}
