@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -66,15 +67,10 @@ func TestReadyWaiterStates(t *testing.T) {
 	}
 }
 
+// waitState waits until w is in state want.
 func waitState(t *testing.T, w *readyWaiter, want uint32) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for w.state.Load() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiter state %d, want %d", w.state.Load(), want)
-		}
-		runtime.Gosched()
-	}
+	eventually(t, fmt.Sprintf("waiter state %d", want), func() bool { return w.state.Load() == want })
 }
 
 // TestReadyPollerWakesInArrivalOrder: three loops wait on sockets that
@@ -133,21 +129,9 @@ func TestReadyPollerWakesInArrivalOrder(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if want := []int{2, 0, 1}; !equalInts(order, want) {
+	if want := []int{2, 0, 1}; !slices.Equal(order, want) {
 		t.Fatalf("loops ran in the order %v, want %v (readiness order)", order, want)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestReadyWaitShutdownWithIdleClients: loops parked on the poller (idle
