@@ -25,6 +25,7 @@
 #   PIPE         -P (default 1)
 #   CLIENTS      -c (default 50)
 #   RANDOM_KEYS  -r (default 100000)
+#   DATA         -d, the value size in bytes (default 3, redis-benchmark's)
 #   FLUSH        1 (default): FLUSHALL before every run; 0: data grows
 #                from run to run, as in scripts/bench-tail.sh
 #   PORT_BASE    take the servers' ports from PORT_BASE up
@@ -44,6 +45,7 @@ TESTS="${TESTS:-set,get,lpush}"
 PIPE="${PIPE:-1}"
 CLIENTS="${CLIENTS:-50}"
 RANDOM_KEYS="${RANDOM_KEYS:-100000}"
+DATA="${DATA:-3}"
 FLUSH="${FLUSH:-1}"
 
 prog=bench-pair.sh
@@ -94,10 +96,10 @@ run() {
   t0="$(ticks "${!pid}")"
   if [ "$perf_ok" = 1 ]; then
     perf stat -x, -e task-clock -o "$work/cli" redis-benchmark -p "${!port}" -c "$CLIENTS" -P "$PIPE" -n "$N" \
-      -r "$RANDOM_KEYS" -t "$test" --csv >"$work/bench" 2>&1
+      -r "$RANDOM_KEYS" -d "$DATA" -t "$test" --csv >"$work/bench" 2>&1
     cli="$(awk -F, -v n="$N" '/task-clock/ { printf "%.3f", $1 * 1000 / n }' "$work/cli")"
   else
-    redis-benchmark -p "${!port}" -c "$CLIENTS" -P "$PIPE" -n "$N" -r "$RANDOM_KEYS" -t "$test" --csv >"$work/bench" 2>&1
+    redis-benchmark -p "${!port}" -c "$CLIENTS" -P "$PIPE" -n "$N" -r "$RANDOM_KEYS" -d "$DATA" -t "$test" --csv >"$work/bench" 2>&1
   fi
   t1="$(ticks "${!pid}")"
   awk -F, -v t="$test" -v s="$name" -v r="$round" -v cli="$cli" -v srv="$(( (t1 - t0) * 1000000 / hz ))" -v n="$N" '
@@ -117,7 +119,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo
-echo "redis-benchmark -c $CLIENTS -P $PIPE -n $N -r $RANDOM_KEYS, $ROUNDS rounds, FLUSH=$FLUSH (medians of the rounds; ratios: median of the rounds' pairs with redis (worst))"
+echo "redis-benchmark -c $CLIENTS -P $PIPE -n $N -r $RANDOM_KEYS -d $DATA, $ROUNDS rounds, FLUSH=$FLUSH (medians of the rounds; ratios: median of the rounds' pairs with redis (worst))"
 awk -v names="${names[*]}" '
   function med(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }

@@ -690,6 +690,7 @@ type rawReader struct {
 	fd        int
 	rw        *readyWaiter // the wait for input, in arrival order (readywait.go); nil: Go's poller
 	more      bool         // the last read may have left data or EOF queued: read again before waiting
+	queued    int          // bytes the kernel said were still queued after the last read (TCP_INQ), 0 if unknown
 	inq       *inqState    // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
 	ord       *ordState    // the client's read counts (order.go)
 	err       error
@@ -711,6 +712,11 @@ func newRawReader(conn net.Conn) *rawReader {
 	}
 	return r
 }
+
+// Queued is how many bytes the kernel said were still queued on the
+// socket after the last read (TCP_INQ; 0 when unknown or none): the
+// request reader sizes its next read by it (resp.Reader.Fill).
+func (r *rawReader) Queued() int { return r.queued }
 
 func (r *rawReader) Read(p []byte) (int, error) {
 	r.more = true
@@ -737,7 +743,7 @@ func (r *rawReader) read(p []byte) (int, error) {
 		var n int
 		var errno syscall.Errno
 		if r.inq != nil {
-			n, r.more, errno = r.readInq(p)
+			n, r.more, r.queued, errno = r.readInq(p)
 		} else {
 			// A raw system call: the socket is non-blocking, so the
 			// scheduler need not know (no entersyscall, no sysmon
@@ -749,7 +755,7 @@ func (r *rawReader) read(p []byte) (int, error) {
 		case errno == syscall.EINTR:
 			continue
 		case errno == syscall.EAGAIN:
-			r.more = false
+			r.more, r.queued = false, 0
 			return 0, errWouldBlock
 		case errno != 0:
 			return 0, os.NewSyscallError("read", errno)

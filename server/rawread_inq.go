@@ -44,7 +44,7 @@ func enableInq(r *rawReader) bool {
 // readInq is one recvmsg(2) into p, as a raw system call. more reports
 // that the socket still holds data or an end of stream after this read
 // (or that the kernel did not say: read again to be safe).
-func (r *rawReader) readInq(p []byte) (n int, more bool, errno syscall.Errno) {
+func (r *rawReader) readInq(p []byte) (n int, more bool, queued int, errno syscall.Errno) {
 	q := r.inq
 	q.iov.Base = &p[0]
 	q.iov.SetLen(len(p))
@@ -55,12 +55,13 @@ func (r *rawReader) readInq(p []byte) (n int, more bool, errno syscall.Errno) {
 	r0, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(r.fd), uintptr(unsafe.Pointer(&q.msg)), 0)
 	q.iov.Base = nil // do not keep the caller's buffer alive
 	if e != 0 {
-		return 0, false, e
+		return 0, false, 0, e
 	}
 	more = true
 	hdr := (*syscall.Cmsghdr)(unsafe.Pointer(&q.cmsg[0]))
 	if int(q.msg.Controllen) >= syscall.CmsgLen(4) && hdr.Level == syscall.SOL_TCP && hdr.Type == tcpINQ {
-		more = *(*int32)(unsafe.Pointer(&q.cmsg[syscall.CmsgLen(0)])) != 0
+		queued = int(*(*int32)(unsafe.Pointer(&q.cmsg[syscall.CmsgLen(0)])))
+		more = queued != 0
 	}
-	return int(r0), more, 0
+	return int(r0), more, queued, 0
 }

@@ -10,4 +10,6 @@ type inqState struct{}
 
 func enableInq(r *rawReader) bool { return false }
 
-func (r *rawReader) readInq(p []byte) (int, bool, syscall.Errno) { return 0, true, syscall.ENOSYS }
+func (r *rawReader) readInq(p []byte) (int, bool, int, syscall.Errno) {
+	return 0, true, 0, syscall.ENOSYS
+}

@@ -102,6 +102,8 @@ const (
 	// fills in a row did not need it.
 	maxKeptBuf   = 1 << 20
 	bigIdleFills = 16
+	// maxGreedyRead bounds a read sized by what the socket holds.
+	maxGreedyRead = 256 << 10
 )
 
 // Reader parses requests (multibulk or inline) from a byte stream. It is
@@ -136,6 +138,17 @@ type Reader struct {
 	// ("#TS:..." without its line end) and its stream offset before it
 	// is skipped (redis-check-aof's processAnnotations).
 	onAnnotation func(line []byte, offset int64)
+
+	// queued is rd when it can tell how many bytes wait after its last
+	// read (a socket with TCP_INQ): Fill then reads them all at once.
+	queued queuedReader
+}
+
+// queuedReader is an io.Reader that knows how many bytes are still
+// queued after its last read (0: none, or it cannot tell).
+type queuedReader interface {
+	io.Reader
+	Queued() int
 }
 
 // OnAnnotation sets a function that sees each ModeAOF annotation line
@@ -153,7 +166,9 @@ func NewReader(rd io.Reader, lim Limits) *Reader {
 	if lim.MaxBulkLen <= 0 {
 		lim.MaxBulkLen = DefaultLimits.MaxBulkLen
 	}
-	return &Reader{rd: rd, lim: lim, buf: make([]byte, readChunk), bulkLen: -1}
+	r := &Reader{rd: rd, lim: lim, buf: make([]byte, readChunk), bulkLen: -1}
+	r.queued, _ = rd.(queuedReader)
+	return r
 }
 
 // SetMode selects the grammar (ModeClient unless set); call it before the
@@ -222,6 +237,18 @@ func (r *Reader) Fill() error {
 		}
 		if rem > int64(need) {
 			need = int(rem)
+		}
+	}
+	if r.queued != nil {
+		// Read what the socket holds in one go, as Redis's greedy query
+		// buffer does (readQueryFromClient: sdsMakeRoomFor, then read
+		// all it has room for): a pipeline of big values then costs one
+		// read and one reply write per batch instead of one per
+		// readChunk, and the client's window stays open, so the client
+		// sends its data itself instead of on the server's
+		// acknowledgements (issue 24: SET of 16 KB values at -P 16).
+		if q := min(r.queued.Queued(), maxGreedyRead); q > need {
+			need = q
 		}
 	}
 	if len(r.buf)-r.w < need {

@@ -3,6 +3,7 @@ package resp
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -350,5 +351,73 @@ func TestBigValueBufferReuse(t *testing.T) {
 	}
 	if got := r.BufferCap(); got != readChunk {
 		t.Fatalf("buffer of %d bytes after %d small fills, want %d", got, small, readChunk)
+	}
+}
+
+// queuedSource is a socket that says how many bytes are still queued after
+// each read (TCP_INQ), and records the room each read was given.
+type queuedSource struct {
+	data  []byte
+	rooms []int
+}
+
+func (q *queuedSource) Read(p []byte) (int, error) {
+	if len(q.data) == 0 {
+		return 0, io.EOF
+	}
+	q.rooms = append(q.rooms, len(p))
+	n := copy(p, q.data)
+	q.data = q.data[n:]
+	return n, nil
+}
+
+func (q *queuedSource) Queued() int { return len(q.data) }
+
+// TestFillReadsWhatIsQueued: from a source that tells how much is queued,
+// a pipeline of big values is read in one go after the first read (as
+// Redis's greedy query buffer reads all it has room for), not a
+// readChunk at a time; a read never asks for more than maxGreedyRead
+// beyond what the command being read needs, and the commands parse as from
+// any reader.
+func TestFillReadsWhatIsQueued(t *testing.T) {
+	val := strings.Repeat("v", 16<<10)
+	var in []byte
+	for i := range 16 {
+		in = append(in, fmt.Sprintf("*3\r\n$3\r\nSET\r\n$4\r\nk:%02d\r\n$%d\r\n%s\r\n", i, len(val), val)...)
+	}
+	for _, total := range []int{16, 64} { // 262 KB: one read after the first; 1 MB: capped
+		data := bytes.Repeat(in, total/16)
+		src := &queuedSource{data: data}
+		r := NewReader(src, DefaultLimits)
+		sets := 0
+		for {
+			args, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if args == nil {
+				if err := r.Fill(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if string(args[0]) != "SET" || string(args[1]) != fmt.Sprintf("k:%02d", sets%16) || string(args[2]) != val {
+				t.Fatalf("command %d: %q %q (%d bytes)", sets, args[0], args[1], len(args[2]))
+			}
+			sets++
+		}
+		if sets != total {
+			t.Fatalf("%d SETs parsed, want %d", sets, total)
+		}
+		if want := 1 + (len(data)-readChunk+maxGreedyRead-1)/maxGreedyRead; len(src.rooms) > want {
+			t.Fatalf("%d bytes in %d reads (rooms %v), want at most %d", len(data), len(src.rooms), src.rooms, want)
+		}
+		for _, room := range src.rooms {
+			if room > maxGreedyRead+maxGreedyRead/2+len(in) {
+				t.Fatalf("a read of %d bytes (rooms %v)", room, src.rooms)
+			}
+		}
 	}
 }
