@@ -1,6 +1,7 @@
 package netshell
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -62,7 +63,10 @@ func ListenTCP(binds []string, port int, what string) ([]net.Listener, error) {
 		optional := strings.HasPrefix(b, "-")
 		b = strings.TrimPrefix(b, "-")
 		network, host := BindNetwork(b)
-		l, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+		// KeepAlive -1: Go would set its own keepalive (15 s) on each
+		// accepted socket, which Accepted then replaces with Redis's.
+		lc := net.ListenConfig{KeepAlive: -1}
+		l, err := lc.Listen(context.Background(), network, net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
 			if optional {
 				continue
@@ -128,16 +132,24 @@ type Conn struct {
 	Addr, LAddr string // CLIENT LIST addr and laddr: "/path:0" on a unix socket, as Redis
 }
 
+// KeepAlive is anetKeepAlive's settings for a tcp-keepalive of secs
+// seconds (positive): idle secs, probes every secs/3 (at least 1), 3 of
+// them.
+func KeepAlive(secs int) net.KeepAliveConfig {
+	d := time.Duration(secs) * time.Second
+	return net.KeepAliveConfig{Enable: true, Idle: d, Interval: max(d/3, time.Second), Count: 3}
+}
+
 // Accepted tunes a new connection as Redis's acceptTcpHandler and
-// connSocketAccept do (TCP_NODELAY, keepalive every keepAlive seconds when
-// positive) and names its ends.
+// connSocketAccept do (TCP_NODELAY, which Go's accept has set already, and
+// anetKeepAlive's probes when keepAlive is positive: the first after
+// keepAlive seconds idle, then every third of it, three unanswered ones
+// closing the connection) and names its ends.
 func Accepted(conn net.Conn, keepAlive int) Conn {
 	c := Conn{Addr: conn.RemoteAddr().String(), LAddr: conn.LocalAddr().String()}
 	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
 		if keepAlive > 0 {
-			_ = tc.SetKeepAlive(true)
-			_ = tc.SetKeepAlivePeriod(time.Duration(keepAlive) * time.Second)
+			_ = tc.SetKeepAliveConfig(KeepAlive(keepAlive))
 		}
 		return c
 	}
