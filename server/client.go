@@ -123,6 +123,11 @@ type Client struct {
 	// (rawReadLoop): a pipelined batch does not kick the idle spinner.
 	// Touched only by the client's goroutine.
 	batchCmds int
+	// batchSent is the reply bytes the running batch's earlier parts
+	// wrote to the socket (runBatch): Redis writes none of a read's
+	// replies before all its commands ran, so its output limits count
+	// them (checkObuf in runBatchPart).
+	batchSent int
 	// readDeadline is the read deadline the loop set last (zero: none);
 	// touched only by the client's goroutine.
 	readDeadline    time.Time
@@ -242,6 +247,7 @@ var yieldAfter = func() time.Duration {
 // the socket does not take is queued), and goes on with the commands left
 // (obuf.go, Unread clients).
 func (s *Server) runBatch(c *Client) bool {
+	c.batchSent = 0
 	for {
 		keep, more := s.runBatchPart(c)
 		if !keep || !more {
@@ -343,12 +349,17 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			// its own. The batch stops at replyChunk of replies to
 			// write them.
 			if len(c.w.B) > 0 {
+				chunk := replyChunk
 				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 || !c.authed {
-					if s.checkObuf(c, len(c.w.B)) {
+					if s.checkObuf(c, len(c.w.B)+c.batchSent) {
 						return netshell.Close
 					}
+					// A client an output limit may close gets
+					// nothing before the limit is checked, as
+					// from Redis (obuf-limits.tcl).
+					chunk = replyChunkLimited
 				}
-				if len(c.w.B) >= replyChunk {
+				if len(c.w.B) >= chunk {
 					return netshell.Pause
 				}
 			}
@@ -453,6 +464,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			runtime.Gosched()
 		}
 		rest, ok := c.writeNB(c.w.B, now)
+		c.batchSent += len(c.w.B) - len(rest)
 		switch {
 		case !ok:
 			keep = false

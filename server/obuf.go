@@ -49,7 +49,15 @@ import (
 // GET of 16 KB values at -P 16 (50 clients) had a p99 of 2.7-2.9x
 // redis-server's with 1 MB (a new connection's first batch of 256 KB took
 // 0.7 ms against 0.3), 0.64-0.79x with 64 KB (issue 24, docs/benchmarks.md).
-const replyChunk = 64 << 10
+//
+// A client that has an output limit (its class's, or the unauthenticated
+// client's 1 KB) writes every replyChunkLimited instead: Redis closes a
+// client whose pipeline's replies pass the limit before it wrote any of
+// them, which a client closed after an early write would see.
+const (
+	replyChunk        = 64 << 10
+	replyChunkLimited = 1 << 20
+)
 
 // replyStaticBytes is PROTO_REPLY_CHUNK_BYTES, Redis's static reply
 // buffer: the first bytes of a client's output, outside omem and the

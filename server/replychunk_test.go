@@ -1,9 +1,12 @@
 package server
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
 )
@@ -39,4 +42,40 @@ func TestBigRepliesWrittenInChunks(t *testing.T) {
 	if want := n * size / (64 << 10); writes-1 < want {
 		t.Fatalf("%d replies of %d bytes in %d writes, want at least %d", n, size, writes-1, want)
 	}
+}
+
+// TestPipelineOverObufLimitGetsNothingVsRedis: obuf-limits.tcl's "No
+// response for multi commands in pipeline if client output buffer limit is
+// enforced": a pipeline whose replies pass the client's limit closes it
+// before any reply went out, also now that replies go out every replyChunk
+// for a client without limits.
+func TestPipelineOverObufLimitGetsNothingVsRedis(t *testing.T) {
+	l, dialRedis := startLiveBesideRedis(t)
+	scenario := func(dial func() *rconn) []string {
+		admin := dial()
+		admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0")
+		admin.do("SET", "bigkey", strings.Repeat("x", 10000))
+		c := dial()
+		var req []byte
+		for i := range 15 {
+			is := strconv.Itoa(i)
+			req = resp.AppendCommandStrings(req, "SET", is, is)
+			req = resp.AppendCommandStrings(req, "GET", is)
+			req = resp.AppendCommandStrings(req, "DEL", is)
+			req = resp.AppendCommandStrings(req, "GET", "bigkey")
+		}
+		if _, err := c.c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := io.ReadAll(c.c)
+		out := []string{fmt.Sprintf("reply bytes before the close: %d (%v)", len(got), err)}
+		admin.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+		return append(out, "PING "+admin.do("PING"))
+	}
+	redis := scenario(dialRedis)
+	vigil := scenario(func() *rconn { return l.dial(t) })
+	sameAsRedis(t, "pipeline over the output limit", redis, vigil, []string{
+		"reply bytes before the close: 0 (<nil>)", "PING +PONG",
+	})
 }
