@@ -87,7 +87,8 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz="$(getconf CLK_TCK)"
 
 # run NAME TEST ROUND: one redis-benchmark run; appends "test name round rps
-# p50 p99 max cli_us srv_us" to $work/results.
+# p50 p99 max cli_us srv_us" to $work/results (the CSV's last line: the
+# LRANGE tests print their LPUSH fill first).
 run() {
   local name="$1" test="$2" round="$3" port pid t0 t1 cli=0
   port="port_$name"
@@ -103,8 +104,8 @@ run() {
   fi
   t1="$(ticks "${!pid}")"
   awk -F, -v t="$test" -v s="$name" -v r="$round" -v cli="$cli" -v srv="$(( (t1 - t0) * 1000000 / hz ))" -v n="$N" '
-    NR == 2 { gsub(/"/, ""); print t, s, r, $2, $5, $7, $8, cli, srv / n; ok = 1 }
-    END { if (!ok) { print "no result for " t " on " s > "/dev/stderr"; exit 1 } }' "$work/bench" >>"$work/results"
+    NR >= 2 && /^"/ { gsub(/"/, ""); line = t " " s " " r " " $2 " " $5 " " $7 " " $8 " " cli " " srv / n; ok = 1 }
+    END { if (!ok) { print "no result for " t " on " s > "/dev/stderr"; exit 1 }; print line }' "$work/bench" >>"$work/results"
 }
 
 IFS=, read -r -a tests <<<"$TESTS"

@@ -319,6 +319,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			}
 			c.bufModelCommand(args)
 			c.batchCmds++
+			before := len(c.w.B)
 			s.process(c, args)
 			if c.ord.again && c.ord.waitBlk.Load() {
 				// The blocking command that waited ran (it is parked
@@ -347,9 +348,12 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 			// client-output-buffer-limit (obuf.go): checked as each
 			// reply is added. An unauthenticated client has a limit of
 			// its own. The batch stops at replyChunk of replies to
-			// write them.
+			// write them (replyChunkBig after a big reply).
 			if len(c.w.B) > 0 {
 				chunk := replyChunk
+				if len(c.w.B)-before >= bigReply {
+					chunk = replyChunkBig
+				}
 				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 || !c.authed {
 					if s.checkObuf(c, len(c.w.B)+c.batchSent) {
 						return netshell.Close
@@ -357,7 +361,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 					// A client an output limit may close gets
 					// nothing before the limit is checked, as
 					// from Redis (obuf-limits.tcl).
-					chunk = replyChunkLimited
+					chunk = replyChunk
 				}
 				if len(c.w.B) >= chunk {
 					return netshell.Pause

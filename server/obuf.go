@@ -42,21 +42,27 @@ import (
 // the caller chooses stops once its client is closed (closeASAP).
 
 // replyChunk is the reply bytes after which a batch stops to write them
-// (and queue what the socket does not take): Redis's
-// NET_MAX_WRITES_PER_EVENT, what writeToClient writes to one client before
-// it serves the others. A pipeline of big replies then goes out while the
-// rest of its batch runs, from a buffer that stays small and in the cache:
-// GET of 16 KB values at -P 16 (50 clients) had a p99 of 2.7-2.9x
-// redis-server's with 1 MB (a new connection's first batch of 256 KB took
-// 0.7 ms against 0.3), 0.64-0.79x with 64 KB (issue 24, docs/benchmarks.md).
+// (and queue what the socket does not take).
+//
+// A batch of big replies stops at replyChunkBig already (Redis's
+// NET_MAX_WRITES_PER_EVENT): once the command just run replied
+// bigReply bytes or more, the replies go out while the rest of the batch
+// runs, from a buffer that stays small and in the cache. GET of 16 KB
+// values at -P 16 (50 clients) had a p99 of 2.7-2.9x redis-server's with
+// 1 MB (a new connection's first batch of 256 KB took 0.7 ms against
+// Redis's 0.3), 0.64-0.79x with 64 KB. Smaller replies keep replyChunk:
+// LRANGE_600 at -P 16 (5.4 KB replies) spent 45% more CPU a request when
+// its batches went out in two writes (0.80-1.01x redis-server's against
+// 1.09; issue 24, docs/benchmarks.md).
 //
 // A client that has an output limit (its class's, or the unauthenticated
-// client's 1 KB) writes every replyChunkLimited instead: Redis closes a
-// client whose pipeline's replies pass the limit before it wrote any of
-// them, which a client closed after an early write would see.
+// client's 1 KB) keeps replyChunk too: Redis closes a client whose
+// pipeline's replies pass the limit before it wrote any of them, which a
+// client closed after an early write would see.
 const (
-	replyChunk        = 64 << 10
-	replyChunkLimited = 1 << 20
+	replyChunk    = 1 << 20
+	replyChunkBig = 64 << 10
+	bigReply      = 16 << 10
 )
 
 // replyStaticBytes is PROTO_REPLY_CHUNK_BYTES, Redis's static reply
