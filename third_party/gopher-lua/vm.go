@@ -11,33 +11,21 @@ import (
 )
 
 func mainLoop(L *LState, baseframe *callFrame) {
-	var inst uint32
-	var cf *callFrame
-
-	if L.stack.IsEmpty() {
-		return
-	}
-
-	L.currentFrame = L.stack.Last()
-	if L.currentFrame.Fn.IsG {
-		callGFunction(L, false)
-		return
-	}
-
-	for {
-		cf = L.currentFrame
-		inst = cf.Fn.Proto.Code[cf.Pc]
-		cf.Pc++
-		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
-			return
-		}
-	}
+	runLoop(L, baseframe, false)
 }
 
 func mainLoopWithContext(L *LState, baseframe *callFrame) {
-	var inst uint32
-	var cf *callFrame
+	runLoop(L, baseframe, true)
+}
 
+// runLoop is mainLoop and, with poll, mainLoopWithContext (Vigil). The
+// instructions tight loops spend their time in (MOVE, LOADK, JMP, the
+// arithmetic, comparisons and TEST on numbers, FORLOOP) run here on
+// their common operands, without the call through jumpTable; anything
+// else (other operand types, metamethods, errors, a register past the
+// registry's end) goes to jumpTable's function as before, so results
+// and errors are the same.
+func runLoop(L *LState, baseframe *callFrame, poll bool) {
 	if L.stack.IsEmpty() {
 		return
 	}
@@ -48,9 +36,10 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 		return
 	}
 
+	reg := L.reg
 	for {
-		cf = L.currentFrame
-		inst = cf.Fn.Proto.Code[cf.Pc]
+		cf := L.currentFrame
+		inst := cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
 		// Vigil: the context is polled every ctxPollEvery instructions
 		// (the state's count, so that short nested runs add up), as
@@ -58,16 +47,156 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 		// rather than a channel select before each instruction. Once
 		// it is done every instruction looks again, so that a pcall
 		// catching the error does not let the script run on.
-		if L.ctxTick++; L.ctxTick%ctxPollEvery == 0 {
-			select {
-			case <-L.ctx.Done():
-				L.ctxTick = ctxPollEvery - 1
-				L.RaiseError(L.ctx.Err().Error())
-				return
-			default:
+		if poll {
+			if L.ctxTick++; L.ctxTick%ctxPollEvery == 0 {
+				select {
+				case <-L.ctx.Done():
+					L.ctxTick = ctxPollEvery - 1
+					L.RaiseError(L.ctx.Err().Error())
+					return
+				default:
+				}
 			}
 		}
-		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
+		op := int(inst >> 26)
+		switch op {
+		case OP_MOVE:
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			RB := lbase + int(inst&0x1ff)
+			if arr := reg.array; RA < len(arr) && RB < len(arr) {
+				arr[RA] = arr[RB]
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_LOADK:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				arr[RA] = cf.Fn.Proto.Constants[int(inst&0x3ffff)]
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_JMP:
+			cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
+			continue
+		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			arr := reg.array
+			if RA >= len(arr) {
+				break
+			}
+			var lhs, rhs LValue
+			if B := int(inst & 0x1ff); B&opBitRk != 0 {
+				lhs = cf.Fn.Proto.Constants[B&^opBitRk]
+			} else {
+				lhs = arr[lbase+B]
+			}
+			if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+				rhs = cf.Fn.Proto.Constants[C&^opBitRk]
+			} else {
+				rhs = arr[lbase+C]
+			}
+			v1, ok1 := lhs.(LNumber)
+			v2, ok2 := rhs.(LNumber)
+			if !ok1 || !ok2 {
+				break
+			}
+			var v LNumber
+			switch op {
+			case OP_ADD:
+				v = v1 + v2
+			case OP_SUB:
+				v = v1 - v2
+			case OP_MUL:
+				v = v1 * v2
+			case OP_DIV:
+				v = v1 / v2
+			default:
+				v = numberArith(L, op, v1, v2)
+			}
+			arr[RA] = reg.alloc.LNumber2I(v)
+			if RA >= reg.top {
+				reg.top = RA + 1
+			}
+			continue
+		case OP_EQ, OP_LT, OP_LE:
+			lbase := cf.LocalBase
+			arr := reg.array
+			var lhs, rhs LValue
+			if B := int(inst & 0x1ff); B&opBitRk != 0 {
+				lhs = cf.Fn.Proto.Constants[B&^opBitRk]
+			} else {
+				lhs = arr[lbase+B]
+			}
+			if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+				rhs = cf.Fn.Proto.Constants[C&^opBitRk]
+			} else {
+				rhs = arr[lbase+C]
+			}
+			v1, ok1 := lhs.(LNumber)
+			v2, ok2 := rhs.(LNumber)
+			if !ok1 || !ok2 {
+				break
+			}
+			var ret bool
+			switch op {
+			case OP_EQ:
+				ret = v1 == v2
+			case OP_LT:
+				ret = v1 < v2
+			default:
+				ret = v1 <= v2
+			}
+			// skip the next instruction (the jump) when the result is
+			// not A's
+			if ret != (int(inst>>18)&0xff != 0) {
+				cf.Pc++
+			}
+			continue
+		case OP_TEST:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if LVAsBool(reg.array[RA]) == (int(inst>>9)&0x1ff == 0) {
+				cf.Pc++
+			}
+			continue
+		case OP_FORLOOP:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			arr := reg.array
+			if RA+3 >= len(arr) {
+				break
+			}
+			init, ok1 := arr[RA].(LNumber)
+			limit, ok2 := arr[RA+1].(LNumber)
+			step, ok3 := arr[RA+2].(LNumber)
+			if !ok1 || !ok2 || !ok3 {
+				break
+			}
+			init += step
+			// Vigil: the index is boxed once, and the same value goes
+			// to the internal index and to the loop variable (which
+			// lvm.c copies with setnvalue).
+			lv := reg.alloc.LNumber2I(init)
+			arr[RA] = lv
+			if (step > 0 && init <= limit) || (step <= 0 && init >= limit) {
+				cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
+				arr[RA+3] = lv
+				if RA+3 >= reg.top {
+					reg.top = RA + 4
+				}
+			} else {
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				reg.SetTop(RA + 1)
+			}
+			continue
+		}
+		if jumpTable[op](L, inst, baseframe) == 1 {
 			return
 		}
 	}
