@@ -25,6 +25,11 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 			"1001 2002 3003"},
 		{"local t={} for i=1,200 do t[i]=i end local s=0 for i=1,#t do if t[i] == i then s=s+t[i] end end return s",
 			"20100"},
+		// the generic for over pairs' and ipairs' iterators (run without
+		// a call) and over the iterators called as functions
+		{"local t={10,20,nil,40,x=1} local o={} for i,v in ipairs(t) do o[#o+1]=i..'='..v end for k in pairs({5,6}) do o[#o+1]=k end for k,v,x in pairs({7}) do o[#o+1]=tostring(k)..tostring(v)..tostring(x) end local n=0 for k,v in pairs({a=1,b=2,c=3,1,2}) do n=n+v end o[#o+1]=n local t2={a=1,b=2,c=3} for k in pairs(t2) do t2[k]=nil end o[#o+1]=tostring(next(t2)) local f,s,c=ipairs({9}) o[#o+1]=table.concat({f(s,c)},',') o[#o+1]=select('#', f(s,1)) return o",
+			"1=10 2=20 1 2 17nil 9 nil 1,9 0"},
+		{"local n=0 for k,v in pairs(_G) do n=n+1 end return n>10", "1"},
 	} {
 		if got := flat(eval(t, New(&fakeHost{}), c.body, nil, nil)); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.body, got, c.want)
@@ -34,6 +39,8 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 		{"local x = nil return x + 1", "-ERR user_script:1: attempt to perform arithmetic on local 'x' (a nil value)"},
 		{"local t = {} return t < 1", "-ERR user_script:1: attempt to compare table with number"},
 		{"local one = 1 return one < 'x'", "-ERR user_script:1: attempt to compare number with string"},
+		{"local f=ipairs({}) return f({1}, 'x')", "-ERR user_script:1: bad argument #2 to 'f' (number expected, got string)"},
+		{"for k,v in ipairs(nil) do end", "-ERR user_script:1: bad argument #1 to 'ipairs' (table expected, got nil)"},
 	} {
 		if got := eval(t, New(&fakeHost{}), c.body, nil, nil); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: got %q, want %q...", c.body, got, c.want)

@@ -174,6 +174,11 @@ type Global struct {
 	// 0 of GetStack is the function that raised it).
 	ThreadError func(L *LState, err LValue) LValue
 
+	// pairsIter and ipairsIter are the iterators pairs and ipairs
+	// return (OpenBase's), which OP_TFORLOOP runs without a call
+	// (Vigil, tforBuiltin).
+	pairsIter, ipairsIter *LFunction
+
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
 	gccount    int32

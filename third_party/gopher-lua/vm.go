@@ -195,11 +195,76 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 				reg.SetTop(RA + 1)
 			}
 			continue
+		case OP_TFORLOOP:
+			if tforBuiltin(L, cf, inst) {
+				continue
+			}
 		}
 		if jumpTable[op](L, inst, baseframe) == 1 {
 			return
 		}
 	}
+}
+
+// tforBuiltin is OP_TFORLOOP when its iterator is pairs' or ipairs' (the
+// G's pairsIter, ipairsIter) on a table, and the call to it could not
+// fail (no C stack, call stack or CallInfo overflow): the iterator's
+// step and OP_TFORLOOP's stores, as the call through callR would leave
+// the registers, without the call (Vigil). It returns false, having done
+// nothing, for OP_TFORLOOP's general case.
+func tforBuiltin(L *LState, cf *callFrame, inst uint32) bool {
+	reg := L.reg
+	RA := cf.LocalBase + int(inst>>18)&0xff
+	C := int(inst>>9) & 0x1ff
+	if RA+2 >= len(reg.array) {
+		return false
+	}
+	fn, ok := reg.array[RA].(*LFunction)
+	if !ok || fn == nil || fn != L.G.pairsIter && fn != L.G.ipairsIter {
+		return false
+	}
+	tb, ok := reg.array[RA+1].(*LTable)
+	if !ok || L.CCalls+1 >= MaxCCalls || L.G.MainThread == nil || L.stack.IsFull() {
+		return false
+	}
+	if ci := L.CallInfos; ci != nil && L.stack.Sp()-ci.Uncounted >= ci.Size-1 {
+		return false
+	}
+	var k, v LValue = LNil, LNil
+	if fn == L.G.pairsIter {
+		if nk, nv := tb.Next(reg.array[RA+2]); nk != LNil {
+			k, v = nk, nv
+		}
+	} else {
+		i, ok := reg.array[RA+2].(LNumber)
+		if !ok {
+			return false // ipairsaux's argument error
+		}
+		n := int(i) + 1
+		if nv := tb.RawGetInt(n); nv != LNil {
+			k, v = reg.alloc.LNumber2I(LNumber(n)), nv
+		}
+	}
+	base := RA + 3
+	reg.SetTop(base + C)
+	arr := reg.array
+	for i := 0; i < C; i++ {
+		switch i {
+		case 0:
+			arr[base] = k
+		case 1:
+			arr[base+1] = v
+		default:
+			arr[base+i] = LNil
+		}
+	}
+	if k != LNil {
+		arr[RA+2] = k
+		jmp := cf.Fn.Proto.Code[cf.Pc]
+		cf.Pc += int(jmp&0x3ffff) - opMaxArgSbx
+	}
+	cf.Pc++
+	return true
 }
 
 // ctxPollEvery is how many instructions mainLoopWithContext runs between
