@@ -30,6 +30,15 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 		{"local t={10,20,nil,40,x=1} local o={} for i,v in ipairs(t) do o[#o+1]=i..'='..v end for k in pairs({5,6}) do o[#o+1]=k end for k,v,x in pairs({7}) do o[#o+1]=tostring(k)..tostring(v)..tostring(x) end local n=0 for k,v in pairs({a=1,b=2,c=3,1,2}) do n=n+v end o[#o+1]=n local t2={a=1,b=2,c=3} for k in pairs(t2) do t2[k]=nil end o[#o+1]=tostring(next(t2)) local f,s,c=ipairs({9}) o[#o+1]=table.concat({f(s,c)},',') o[#o+1]=select('#', f(s,1)) return o",
 			"1=10 2=20 1 2 17nil 9 nil 1,9 0"},
 		{"local n=0 for k,v in pairs(_G) do n=n+1 end return n>10", "1"},
+		// a for variable in the state's box (its body only computes with
+		// it): the metamethods it reaches keep their own copies, the
+		// values are each iteration's
+		{"local saved={} local o=setmetatable({},{__add=function(a,b) saved[#saved+1]=b return 0 end}) for i=1,3 do local _ = o + i end return saved",
+			"1 2 3"},
+		{"local seen={} local p=setmetatable({}, {__index=function(t,k) seen[#seen+1]=k return nil end}) for i=1,3 do local _ = p[i] end return seen",
+			"1 2 3"},
+		{"local s=0 local c={} for i=1,3 do for j=i,4,2 do s=s+i*j end c[#c+1]=i end for k=5,1,-2 do if k>2 then s=s+k end end local t={1,2,3} local u=0 for i=1,3 do u=u+t[i]*i end return {s, u, #c}",
+			"33 14 3"},
 	} {
 		if got := flat(eval(t, New(&fakeHost{}), c.body, nil, nil)); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.body, got, c.want)

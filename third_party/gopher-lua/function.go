@@ -40,6 +40,10 @@ type FunctionProto struct {
 	DbgUpvalues        []string
 
 	stringConstants []string
+
+	// forPrivate caches forLoopVarPrivate per FORLOOP's pc (Vigil):
+	// 0 not looked at yet, 1 private, 2 not.
+	forPrivate []uint8
 }
 
 /* Upvalue {{{ */

@@ -213,6 +213,9 @@ type LState struct {
 	ctxCancelFn  context.CancelFunc
 	ctxTick      uint32 // instructions run with a context (mainLoopWithContext's poll)
 	lineHook     *lineHookState
+	// loopBoxes are the boxes of numeric for variables that stay in
+	// their register (Vigil, forLoopVarPrivate), by register.
+	loopBoxes []float64
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

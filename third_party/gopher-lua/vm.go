@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 )
 
 func mainLoop(L *LState, baseframe *callFrame) {
@@ -179,8 +180,15 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 			init += step
 			// Vigil: the index is boxed once, and the same value goes
 			// to the internal index and to the loop variable (which
-			// lvm.c copies with setnvalue).
-			lv := reg.alloc.LNumber2I(init)
+			// lvm.c copies with setnvalue); when the loop's body cannot
+			// keep the variable's value (forLoopVarPrivate), the box is
+			// the state's own for that register, rewritten in place.
+			var lv LValue
+			if p := cf.Fn.Proto; forLoopVarPrivate(p, cf.Pc-1) {
+				lv = L.loopBox(RA+3, init)
+			} else {
+				lv = reg.alloc.LNumber2I(init)
+			}
 			arr[RA] = lv
 			if (step > 0 && init <= limit) || (step <= 0 && init >= limit) {
 				cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
@@ -204,6 +212,106 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 			return
 		}
 	}
+}
+
+// loopBox is the state's box for a numeric for's variable in register
+// idx, set to v (Vigil, forLoopVarPrivate).
+func (ls *LState) loopBox(idx int, v LNumber) LValue {
+	if idx >= len(ls.loopBoxes) {
+		// a new slab: the boxes in the old one stay with the (dead or
+		// about to be rewritten) registers that hold them
+		ls.loopBoxes = make([]float64, idx+64)
+	}
+	b := &ls.loopBoxes[idx]
+	*b = float64(v)
+	var r LValue
+	ri := (*iface)(unsafe.Pointer(&r))
+	ri.itab = numberItab
+	ri.word = unsafe.Pointer(b)
+	return r
+}
+
+// forLoopVarPrivate tells whether the numeric for whose FORLOOP is at pc
+// can give its variable a box of the state's, rewritten each iteration
+// instead of a new one (Vigil): whether no instruction of the loop's
+// body can keep the variable's value (the box) anywhere, writes the
+// variable, or calls code that could (a call, a closure, a return). The
+// body may use it as an operand of arithmetic, comparisons, TEST, NOT,
+// UNM and as the key of a GETTABLE: the metamethods these may call get a
+// copy (objectArith, getField), as does debug.getlocal (GetLocal).
+func forLoopVarPrivate(p *FunctionProto, pc int) bool {
+	if p.forPrivate == nil {
+		p.forPrivate = make([]uint8, len(p.Code))
+	}
+	switch p.forPrivate[pc] {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := loopVarStaysPrivate(p.Code, pc)
+	if ok {
+		p.forPrivate[pc] = 1
+	} else {
+		p.forPrivate[pc] = 2
+	}
+	return ok
+}
+
+func loopVarStaysPrivate(code []uint32, pc int) bool {
+	inst := code[pc]
+	v := int(inst>>18)&0xff + 3
+	start := pc + 1 + int(inst&0x3ffff) - opMaxArgSbx
+	if start < 0 || start > pc {
+		return false
+	}
+	for _, in := range code[start:pc] {
+		op := int(in >> 26)
+		a := int(in>>18) & 0xff
+		b := int(in & 0x1ff)
+		c := int(in>>9) & 0x1ff
+		switch op {
+		case OP_JMP:
+		case OP_EQ, OP_LT, OP_LE, OP_TEST:
+			// reads only; a number meets no __eq, __lt or __le
+		case OP_MOVE, OP_LEN, OP_TESTSET:
+			if a == v || b == v {
+				return false
+			}
+		case OP_LOADK, OP_LOADBOOL, OP_GETGLOBAL, OP_GETUPVAL, OP_NEWTABLE,
+			OP_SETGLOBAL, OP_SETUPVAL:
+			if a == v {
+				return false
+			}
+		case OP_GETTABLE, OP_GETTABLEKS:
+			if a == v || b == v {
+				return false
+			}
+		case OP_SETTABLE, OP_SETTABLEKS:
+			if a == v || b == v || c == v {
+				return false
+			}
+		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW, OP_UNM, OP_NOT:
+			if a == v {
+				return false
+			}
+		case OP_LOADNIL:
+			if a <= v && v <= b {
+				return false
+			}
+		case OP_CONCAT:
+			if a == v || b <= v && v <= c {
+				return false
+			}
+		case OP_FORPREP, OP_FORLOOP:
+			if a <= v && v <= a+3 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // tforBuiltin is OP_TFORLOOP when its iterator is pairs' or ipairs' (the
@@ -2479,6 +2587,16 @@ func opArith(L *LState, inst uint32, baseframe *callFrame) int { //OP_ADD, OP_SU
 	return 0
 }
 
+// copyNumber is v, in a box of its own when it is a number: what a
+// metamethod gets of an operand that may be a for loop's variable in the
+// state's box (Vigil, forLoopVarPrivate).
+func copyNumber(v LValue) LValue {
+	if n, ok := v.(LNumber); ok {
+		return LValue(n)
+	}
+	return v
+}
+
 func luaModulo(lhs, rhs LNumber) LNumber {
 	flhs := float64(lhs)
 	frhs := float64(rhs)
@@ -2529,8 +2647,8 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 	op := L.metaOp2(lhs, rhs, event)
 	if _, ok := op.(*LFunction); ok {
 		L.reg.Push(op)
-		L.reg.Push(lhs)
-		L.reg.Push(rhs)
+		L.reg.Push(copyNumber(lhs))
+		L.reg.Push(copyNumber(rhs))
 		L.Call(2, 1)
 		return L.reg.Pop()
 	}
