@@ -54,23 +54,32 @@ func newAllocator(size int) *allocator {
 func (al *allocator) LNumber2I(v LNumber) LValue {
 	// first check for shared preloaded numbers (Vigil: not for -0, which
 	// upstream gave the preloaded +0: Lua 5.1 keeps -0's sign, "-0")
-	if i := int64(v); uint64(i) < uint64(preloadLimit) && LNumber(i) == v && math.Float64bits(float64(v))>>63 == 0 {
-		return preloads[i]
+	if v >= 0 && v < preloadLimit {
+		if r, ok := preloaded(v); ok {
+			return r
+		}
 	}
 
 	// check if we need a new alloc page
 	n := len(al.fptrs)
 	if n == cap(al.fptrs) {
-		al.fptrs = make([]float64, 0, allocChunk)
+		al.newBlock()
 		n = 0
 	}
 	al.fptrs = al.fptrs[:n+1]
 	fptr := &al.fptrs[n]
 	*fptr = float64(v)
+	return boxAt(fptr)
+}
 
-	var r LValue
-	ri := (*iface)(unsafe.Pointer(&r))
-	ri.itab = numberItab
-	ri.word = unsafe.Pointer(fptr)
-	return r
+// preloaded is the preloaded box of v, an integer from 0 to 127 (not -0).
+func preloaded(v LNumber) (LValue, bool) {
+	if i := int64(v); LNumber(i) == v && math.Float64bits(float64(v))>>63 == 0 {
+		return preloads[i], true
+	}
+	return nil, false
+}
+
+func (al *allocator) newBlock() {
+	al.fptrs = make([]float64, 0, allocChunk)
 }

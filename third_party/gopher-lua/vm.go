@@ -84,6 +84,45 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 		case OP_JMP:
 			cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
 			continue
+		case OP_GETUPVAL:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				arr[RA] = cf.Fn.Upvalues[int(inst&0x1ff)].Value()
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_LOADBOOL:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				if int(inst&0x1ff) != 0 {
+					arr[RA] = LTrue
+				} else {
+					arr[RA] = LFalse
+				}
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				if int(inst>>9)&0x1ff != 0 {
+					cf.Pc++
+				}
+				continue
+			}
+		case OP_NOT:
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				if LVIsFalse(arr[lbase+int(inst&0x1ff)]) {
+					arr[RA] = LTrue
+				} else {
+					arr[RA] = LFalse
+				}
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
 		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
 			lbase := cf.LocalBase
 			RA := lbase + int(inst>>18)&0xff
@@ -120,7 +159,16 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 			default:
 				v = numberArith(L, op, v1, v2)
 			}
-			arr[RA] = reg.alloc.LNumber2I(v)
+			// LNumber2I, its common case inline
+			if al := reg.alloc; (v < 0 || v >= preloadLimit) && len(al.fptrs) < cap(al.fptrs) {
+				n := len(al.fptrs)
+				al.fptrs = al.fptrs[:n+1]
+				fp := &al.fptrs[n]
+				*fp = float64(v)
+				arr[RA] = boxAt(fp)
+			} else {
+				arr[RA] = al.LNumber2I(v)
+			}
 			if RA >= reg.top {
 				reg.top = RA + 1
 			}
@@ -171,20 +219,57 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 			if RA+3 >= len(arr) {
 				break
 			}
-			init, ok1 := arr[RA].(LNumber)
 			limit, ok2 := arr[RA+1].(LNumber)
 			step, ok3 := arr[RA+2].(LNumber)
-			if !ok1 || !ok2 || !ok3 {
+			if !ok2 || !ok3 {
+				break
+			}
+			// Vigil: when the loop's body cannot keep the variable's
+			// value (forLoopVarPrivate), the index and the variable are
+			// the state's box for the variable's register, rewritten in
+			// place (and read from it while the index is still that box).
+			pc := cf.Pc - 1
+			if fp := cf.Fn.Proto.forPrivate; pc < len(fp) && fp[pc] == 1 && RA+3 < len(L.loopBoxes) {
+				b := &L.loopBoxes[RA+3]
+				var init LNumber
+				if ri := (*iface)(unsafe.Pointer(&arr[RA])); ri.word == unsafe.Pointer(b) && ri.itab == numberItab {
+					init = LNumber(*b)
+				} else if n, ok := arr[RA].(LNumber); ok {
+					init = n
+				} else {
+					break
+				}
+				init += step
+				*b = float64(init)
+				if ri := (*iface)(unsafe.Pointer(&arr[RA])); ri.word != unsafe.Pointer(b) || ri.itab != numberItab {
+					arr[RA] = boxAt(b)
+				}
+				if (step > 0 && init <= limit) || (step <= 0 && init >= limit) {
+					cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
+					if ri := (*iface)(unsafe.Pointer(&arr[RA+3])); ri.word != unsafe.Pointer(b) || ri.itab != numberItab {
+						arr[RA+3] = boxAt(b)
+					}
+					if RA+3 >= reg.top {
+						reg.top = RA + 4
+					}
+				} else {
+					if RA >= reg.top {
+						reg.top = RA + 1
+					}
+					reg.SetTop(RA + 1)
+				}
+				continue
+			}
+			init, ok1 := arr[RA].(LNumber)
+			if !ok1 {
 				break
 			}
 			init += step
 			// Vigil: the index is boxed once, and the same value goes
 			// to the internal index and to the loop variable (which
-			// lvm.c copies with setnvalue); when the loop's body cannot
-			// keep the variable's value (forLoopVarPrivate), the box is
-			// the state's own for that register, rewritten in place.
+			// lvm.c copies with setnvalue).
 			var lv LValue
-			if p := cf.Fn.Proto; forLoopVarPrivate(p, cf.Pc-1) {
+			if forLoopVarPrivate(cf.Fn.Proto, pc) {
 				lv = L.loopBox(RA+3, init)
 			} else {
 				lv = reg.alloc.LNumber2I(init)
@@ -224,6 +309,11 @@ func (ls *LState) loopBox(idx int, v LNumber) LValue {
 	}
 	b := &ls.loopBoxes[idx]
 	*b = float64(v)
+	return boxAt(b)
+}
+
+// boxAt is the number *b as an LValue that holds b itself (Vigil).
+func boxAt(b *float64) LValue {
 	var r LValue
 	ri := (*iface)(unsafe.Pointer(&r))
 	ri.itab = numberItab
