@@ -19,6 +19,14 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 			"9.007199254741e+15 9.007199254741e+15 0.3 0.33333333333333 inf -inf -2 2 1.4142135623731 5 127 128"},
 		{"local n=0/0 local one, two = 1, 2 return {tostring(n==n), tostring(n<n), tostring(n<=n), tostring(one<two), tostring(two<=two), tostring(one==1.0), tostring('a'<'b'), tostring('10'+one), tostring(one=='1'), tostring(two<one), tostring(n~=n)}",
 			"false false false true true true true 11 false false true"},
+		// Lua 5.1's a - floor(a/b)*b, and numbers in concatenations as
+		// "%.14g" (tostring's spelling)
+		{"local a,b,c,d,e=-4,2,5.3,1.1,-7.5 return {tostring(a%b), tostring(c%d), tostring(e%d), tostring(e%-2), tostring(1e308%3), tostring(a%0), tostring(c%-d), tostring(0.3%0.1), tostring(-0.0%1)}",
+			"0 0.9 0.2 -1.5 0 -nan -0.2 0.1 0"},
+		{"local a,b=0.1,0.2 local big=2^63 return {(a+b)..'', 1e15 ..'', (2^53)..'', big..'', (-a*0)..'', (1/0)..'', (1/3)..'x', 99999999999999 ..'', 123456789012345 ..'', -7 ..'', 2^31 ..''}",
+			"0.3 1e+15 9.007199254741e+15 9.2233720368548e+18 -0 inf 0.33333333333333x 99999999999999 1.2345678901234e+14 -7 2147483648"},
+		{"local z=0 local n=z/z return {tostring(n), tostring(-n), n..'', (-n)..'', tostring(math.huge-math.huge), table.concat({n, 1.5, -z}, ',')}",
+			"-nan nan -nan nan -nan -nan,1.5,-0"},
 		{"local s=0 local c=0 for i=10,1,-3 do s=s+i c=c+1 end for i=0,1,0.25 do s=s+i c=c+1 end for i=1,0 do c=c+100 end return {s, c}",
 			"24 9"},
 		{"local t={} for i=1,3 do local x=i*1000 t[#t+1]=function() return x+i end end return {t[1](), t[2](), t[3]()}",

@@ -3,7 +3,9 @@ package lua
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 )
 
 type LValueType int
@@ -111,11 +113,26 @@ func (st LString) Format(f fmt.State, c rune) {
 	}
 }
 
+// String is Lua 5.1's lua_Number2str, "%.14g" as C prints it (Vigil:
+// upstream printed Go's shortest form, so that a concatenation gave
+// "0.30000000000000004" for 0.1+0.2 and "+Inf" for 1/0).
 func (nm LNumber) String() string {
-	if isInteger(nm) {
-		return fmt.Sprint(int64(nm))
+	f := float64(nm)
+	if f == float64(int64(f)) && f > -1e14 && f < 1e14 && (f != 0 || !math.Signbit(f)) {
+		return strconv.FormatInt(int64(f), 10)
 	}
-	return fmt.Sprint(float64(nm))
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 func (nm LNumber) Type() LValueType { return LTNumber }

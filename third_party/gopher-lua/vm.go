@@ -2687,14 +2687,13 @@ func copyNumber(v LValue) LValue {
 	return v
 }
 
+// luaModulo is Lua 5.1's luai_nummod, a - floor(a/b)*b (Vigil: upstream
+// took math.Mod and corrected its sign, which gave -0 for -4%2 and 2 for
+// 1e308%3 where Lua gives 0). The conversion keeps the product rounded
+// on its own (no fused multiply-subtract).
 func luaModulo(lhs, rhs LNumber) LNumber {
-	flhs := float64(lhs)
-	frhs := float64(rhs)
-	v := math.Mod(flhs, frhs)
-	if frhs > 0 && v < 0 || frhs < 0 && v > 0 {
-		v += frhs
-	}
-	return LNumber(v)
+	a, b := float64(lhs), float64(rhs)
+	return LNumber(a - float64(math.Floor(a/b)*b))
 }
 
 func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
