@@ -408,7 +408,9 @@ func (tb *LTable) newKey(key, v LValue) {
 func (tb *LTable) set(key, v LValue) {
 	switch k := key.(type) {
 	case LString:
-		tb.setStr(string(k), k, v)
+		// key, not k: k would be boxed again (an allocation per key
+		// each time rehash moves the nodes)
+		tb.setStr(string(k), key, v)
 		return
 	case LNumber:
 		f := float64(k)
