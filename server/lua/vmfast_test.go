@@ -38,6 +38,10 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 		{"local t={10,20,nil,40,x=1} local o={} for i,v in ipairs(t) do o[#o+1]=i..'='..v end for k in pairs({5,6}) do o[#o+1]=k end for k,v,x in pairs({7}) do o[#o+1]=tostring(k)..tostring(v)..tostring(x) end local n=0 for k,v in pairs({a=1,b=2,c=3,1,2}) do n=n+v end o[#o+1]=n local t2={a=1,b=2,c=3} for k in pairs(t2) do t2[k]=nil end o[#o+1]=tostring(next(t2)) local f,s,c=ipairs({9}) o[#o+1]=table.concat({f(s,c)},',') o[#o+1]=select('#', f(s,1)) return o",
 			"1=10 2=20 1 2 17nil 9 nil 1,9 0"},
 		{"local n=0 for k,v in pairs(_G) do n=n+1 end return n>10", "1"},
+		// pairs over one table nested, clearing fields while it runs,
+		// after a break, rewriting every value
+		{"local t={} for i=1,50 do t['k'..i]=i end local s,c=0,0 for k,v in pairs(t) do for k2,v2 in pairs(t) do c=c+1 end s=s+v if v%2==0 then t[k]=nil end end local n=0 for k in pairs(t) do n=n+1 if n==3 then break end end local m=0 for k,v in pairs(t) do m=m+v t[k]=v*2 end local m2=0 for k,v in pairs(t) do m2=m2+v end return {s,c,m,m2}",
+			"1275 1938 625 1250"},
 		// a for variable in the state's box (its body only computes with
 		// it): the metamethods it reaches keep their own copies, the
 		// values are each iteration's

@@ -704,6 +704,33 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	return k, v
 }
 
+// nextAt is NextKey for pairs' iterator (Vigil): at is where the step
+// before found key (its traversal index, from the at nextAt returned),
+// taken when the node there still holds key, so that a traversal does not
+// look every key up again; the returned at is the new key's.
+func (tb *LTable) nextAt(key LValue, at int) (LValue, LValue, int) {
+	var i int
+	if j := at - len(tb.array); j >= 0 && j < len(tb.node) && !isNil(key) && tb.node[j].key == key {
+		i = at
+	} else {
+		var ok bool
+		if i, ok = tb.findIndex(key); !ok {
+			return LNil, LNil, 0
+		}
+	}
+	for i++; i < len(tb.array); i++ {
+		if v := tb.array[i]; !isNil(v) {
+			return LNumber(i + 1), v, i
+		}
+	}
+	for j := i - len(tb.array); j < len(tb.node); j++ {
+		if n := &tb.node[j]; !isNil(n.val) {
+			return n.key, n.val, j + len(tb.array)
+		}
+	}
+	return LNil, LNil, 0
+}
+
 // NextKey is luaH_next: the key and value after key in the traversal
 // order (LNil, LNil at the end); ok is false when the table does not hold
 // key ("invalid key to 'next'").

@@ -233,6 +233,10 @@ type LState struct {
 	// loopBoxes are the boxes of numeric for variables that stay in
 	// their register (Vigil, forLoopVarPrivate), by register.
 	loopBoxes []float64
+	// nextHint is where the last step of a pairs loop over
+	// nextHintTable found its key (Vigil, tforBuiltin, LTable.nextAt).
+	nextHintTable *LTable
+	nextHint      int
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -430,8 +430,16 @@ func tforBuiltin(L *LState, cf *callFrame, inst uint32) bool {
 	}
 	var k, v LValue = LNil, LNil
 	if fn == L.G.pairsIter {
-		if nk, nv := tb.Next(reg.array[RA+2]); nk != LNil {
+		at := -1
+		if L.nextHintTable == tb {
+			at = L.nextHint
+		}
+		nk, nv, nat := tb.nextAt(reg.array[RA+2], at)
+		if nk != LNil {
 			k, v = nk, nv
+			L.nextHintTable, L.nextHint = tb, nat
+		} else {
+			L.nextHintTable = nil
 		}
 	} else {
 		i, ok := reg.array[RA+2].(LNumber)
