@@ -49,6 +49,21 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 			"1 2 3"},
 		{"local seen={} local p=setmetatable({}, {__index=function(t,k) seen[#seen+1]=k return nil end}) for i=1,3 do local _ = p[i] end return seen",
 			"1 2 3"},
+		// loop accumulators in the state's boxes: their values leave
+		// the loop in boxes of their own (after it, nested, with a
+		// break, captured by a closure, seen by metamethods)
+		{"local x=0 for i=1,10 do x=x+i end local t={x} x = x + 1 return {t[1], x}",
+			"55 56"},
+		{"local r={} for j=1,3 do local x=0 for i=1,4 do x=x+i*j end r[j]=x end return r",
+			"10 20 30"},
+		{"local x=0 for i=1,10 do x=x+i if i==4 then break end end local t={x} for i=1,3 do x=x+1 end return {t[1], x}",
+			"10 13"},
+		{"local x=0 local saved={} local function keep() saved[#saved+1]=x end local p=setmetatable({}, {__index=function(t,k) keep() end}) for i=1,3 do x=x+i local _=p[i] end return saved",
+			"1 3 6"},
+		{"local saved={} local o=setmetatable({},{__add=function(a,b) saved[#saved+1]=b return 0 end}) local x=0 for i=1,3 do x=x+i local _=o+x end return saved",
+			"1 3 6"},
+		{"local a,b=0,1 for i=1,30 do local t=a+b a=b b=t end local s=0 for i=1,5 do local y=i*i s=s+y end local u=0 for i=1,5 do u=u-i*0.5 u=u*2 end return {a, b, s, tostring(u)}",
+			"832040 1346269 55 -57"},
 		{"local s=0 local c={} for i=1,3 do for j=i,4,2 do s=s+i*j end c[#c+1]=i end for k=5,1,-2 do if k>2 then s=s+k end end local t={1,2,3} local u=0 for i=1,3 do u=u+t[i]*i end return {s, u, #c}",
 			"33 14 3"},
 	} {

@@ -159,6 +159,19 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 			default:
 				v = numberArith(L, op, v1, v2)
 			}
+			// a loop accumulator's register keeps the state's box
+			// (forLoopVarPrivate)
+			if ap, pc := cf.Fn.Proto.arithPrivate, cf.Pc-1; pc < len(ap) && ap[pc] == 1 && RA < len(L.loopBoxes) {
+				b := &L.loopBoxes[RA]
+				*b = float64(v)
+				if ri := (*iface)(unsafe.Pointer(&arr[RA])); ri.word != unsafe.Pointer(b) || ri.itab != numberItab {
+					arr[RA] = boxAt(b)
+				}
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
 			// LNumber2I, its common case inline
 			if al := reg.alloc; (v < 0 || v >= preloadLimit) && len(al.fptrs) < cap(al.fptrs) {
 				n := len(al.fptrs)
@@ -257,6 +270,9 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 						reg.top = RA + 1
 					}
 					reg.SetTop(RA + 1)
+					if cf.Fn.Proto.forAccs != nil {
+						forExit(L, cf.Fn.Proto, pc, cf.LocalBase)
+					}
 				}
 				continue
 			}
@@ -286,6 +302,9 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 					reg.top = RA + 1
 				}
 				reg.SetTop(RA + 1)
+				if cf.Fn.Proto.forAccs != nil {
+					forExit(L, cf.Fn.Proto, pc, cf.LocalBase)
+				}
 			}
 			continue
 		case OP_TFORLOOP:
@@ -329,6 +348,14 @@ func boxAt(b *float64) LValue {
 // body may use it as an operand of arithmetic, comparisons, TEST, NOT,
 // UNM and as the key of a GETTABLE: the metamethods these may call get a
 // copy (objectArith, getField), as does debug.getlocal (GetLocal).
+//
+// The same look at the body finds its accumulators: registers that only
+// the body's arithmetic writes (x = x + i) and that are read the same
+// ways, in a body no jump leaves but FORLOOP's exit, of a function whose
+// closures never capture them. Their arithmetic (arithPrivate) stores
+// into the state's box for the register too, and FORLOOP's exit gives
+// them boxes of their own again (forExit) before any other instruction
+// can copy them.
 func forLoopVarPrivate(p *FunctionProto, pc int) bool {
 	if p.forPrivate == nil {
 		p.forPrivate = make([]uint8, len(p.Code))
@@ -339,69 +366,165 @@ func forLoopVarPrivate(p *FunctionProto, pc int) bool {
 	case 2:
 		return false
 	}
-	ok := loopVarStaysPrivate(p.Code, pc)
+	ok, accs := analyzeForBody(p, pc)
 	if ok {
 		p.forPrivate[pc] = 1
 	} else {
 		p.forPrivate[pc] = 2
 	}
+	if len(accs) > 0 {
+		if p.arithPrivate == nil {
+			p.arithPrivate = make([]uint8, len(p.Code))
+			p.forAccs = make([][]int, len(p.Code))
+		}
+		p.forAccs[pc] = accs
+		acc := [256]bool{}
+		for _, r := range accs {
+			acc[r] = true
+		}
+		start := pc + 1 + int(p.Code[pc]&0x3ffff) - opMaxArgSbx
+		for i := start; i < pc; i++ {
+			switch in := p.Code[i]; int(in >> 26) {
+			case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+				if acc[int(in>>18)&0xff] {
+					p.arithPrivate[i] = 1
+				}
+			}
+		}
+	}
 	return ok
 }
 
-func loopVarStaysPrivate(code []uint32, pc int) bool {
+// analyzeForBody is forLoopVarPrivate's look at the body of the loop
+// whose FORLOOP is at pc: whether the variable stays private, and the
+// accumulators (registers, relative to the frame).
+func analyzeForBody(p *FunctionProto, pc int) (bool, []int) {
+	code := p.Code
 	inst := code[pc]
-	v := int(inst>>18)&0xff + 3
+	base := int(inst>>18) & 0xff
+	v := base + 3
 	start := pc + 1 + int(inst&0x3ffff) - opMaxArgSbx
 	if start < 0 || start > pc {
-		return false
+		return false, nil
 	}
-	for _, in := range code[start:pc] {
+	// per register: read where the value may be kept (esc), written by
+	// other than arithmetic (plain), written by arithmetic (arith)
+	var esc, plain, arith [256 + 1]bool
+	escRK := func(rk int) {
+		if rk&opBitRk == 0 && rk < 256 {
+			esc[rk] = true
+		}
+	}
+	jumpsOut := false
+	for i, in := range code[start:pc] {
 		op := int(in >> 26)
 		a := int(in>>18) & 0xff
 		b := int(in & 0x1ff)
 		c := int(in>>9) & 0x1ff
 		switch op {
 		case OP_JMP:
+			if t := start + i + 1 + int(in&0x3ffff) - opMaxArgSbx; t < start || t > pc {
+				jumpsOut = true
+			}
 		case OP_EQ, OP_LT, OP_LE, OP_TEST:
 			// reads only; a number meets no __eq, __lt or __le
-		case OP_MOVE, OP_LEN, OP_TESTSET:
-			if a == v || b == v {
-				return false
+			if start+i == pc-1 {
+				jumpsOut = true // its skip would leave the body
 			}
-		case OP_LOADK, OP_LOADBOOL, OP_GETGLOBAL, OP_GETUPVAL, OP_NEWTABLE,
-			OP_SETGLOBAL, OP_SETUPVAL:
-			if a == v {
-				return false
+		case OP_MOVE:
+			plain[a], esc[b] = true, true
+		case OP_LEN:
+			plain[a], esc[b] = true, true
+		case OP_TESTSET:
+			plain[a], esc[b] = true, true
+			if start+i == pc-1 {
+				jumpsOut = true
 			}
-		case OP_GETTABLE, OP_GETTABLEKS:
-			if a == v || b == v {
-				return false
+		case OP_LOADBOOL:
+			plain[a] = true
+			if c != 0 && start+i == pc-1 {
+				jumpsOut = true
 			}
+		case OP_LOADK, OP_GETGLOBAL, OP_GETUPVAL, OP_NEWTABLE:
+			plain[a] = true
+		case OP_SETGLOBAL, OP_SETUPVAL:
+			esc[a] = true
+		case OP_GETTABLE:
+			plain[a], esc[b] = true, true
+		case OP_GETTABLEKS:
+			plain[a], esc[b] = true, true
 		case OP_SETTABLE, OP_SETTABLEKS:
-			if a == v || b == v || c == v {
-				return false
-			}
-		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW, OP_UNM, OP_NOT:
-			if a == v {
-				return false
-			}
+			esc[a] = true
+			escRK(b)
+			escRK(c)
+		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+			arith[a] = true
+		case OP_UNM, OP_NOT:
+			plain[a] = true
 		case OP_LOADNIL:
-			if a <= v && v <= b {
-				return false
+			for r := a; r <= b && r < 256; r++ {
+				plain[r] = true
 			}
 		case OP_CONCAT:
-			if a == v || b <= v && v <= c {
-				return false
+			plain[a] = true
+			for r := b; r <= c && r < 256; r++ {
+				esc[r] = true
 			}
 		case OP_FORPREP, OP_FORLOOP:
-			if a <= v && v <= a+3 {
-				return false
+			for r := a; r <= a+3 && r < 256; r++ {
+				plain[r] = true
 			}
 		default:
-			return false
+			return false, nil
 		}
 	}
-	return true
+	ok := !esc[v] && !plain[v] && !arith[v]
+	if jumpsOut {
+		return ok, nil
+	}
+	var accs []int
+	for r := 0; r < 256; r++ {
+		if arith[r] && !plain[r] && !esc[r] && (r < base || r > v) && !capturedReg(p, r) {
+			accs = append(accs, r)
+		}
+	}
+	return ok, accs
+}
+
+// capturedReg tells whether a closure of p's captures its register r.
+func capturedReg(p *FunctionProto, r int) bool {
+	code := p.Code
+	for i := 0; i < len(code); i++ {
+		if int(code[i]>>26) != OP_CLOSURE {
+			continue
+		}
+		n := int(p.FunctionPrototypes[int(code[i]&0x3ffff)].NumUpvalues)
+		for j := 1; j <= n && i+j < len(code); j++ {
+			if in := code[i+j]; int(in>>26) == OP_MOVE && int(in&0x1ff) == r {
+				return true
+			}
+		}
+		i += n
+	}
+	return false
+}
+
+// forExit gives the accumulators of the loop whose FORLOOP at pc exits
+// (forLoopVarPrivate) boxes of their own, where they hold the state's.
+func forExit(L *LState, p *FunctionProto, pc, lbase int) {
+	if p.forAccs == nil {
+		return
+	}
+	arr := L.reg.array
+	for _, r := range p.forAccs[pc] {
+		i := lbase + r
+		if i >= len(arr) || i >= len(L.loopBoxes) {
+			continue
+		}
+		if ri := (*iface)(unsafe.Pointer(&arr[i])); ri.word == unsafe.Pointer(&L.loopBoxes[i]) {
+			arr[i] = L.reg.alloc.LNumber2I(LNumber(L.loopBoxes[i]))
+		}
+	}
 }
 
 // tforBuiltin is OP_TFORLOOP when its iterator is pairs' or ipairs' (the
@@ -2293,6 +2416,9 @@ func init() {
 								//for i := rg.top; i < oldtop; i++ {
 								//	rg.array[i] = LNil
 								//}
+								if cf.Fn.Proto.forAccs != nil {
+									forExit(L, cf.Fn.Proto, cf.Pc-1, lbase)
+								}
 							}
 						}
 					} else {
