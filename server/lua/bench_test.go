@@ -30,7 +30,7 @@ var benchScripts = []struct{ name, body string }{
 	{"emptyfor", "local n=tonumber(ARGV[1]) for i=1,n do end return 1"},
 	{"arith", "local n=tonumber(ARGV[1]) local x=0 for i=1,n do x=x+i end return x"},
 	{"table", "local n=tonumber(ARGV[1]) local t={} for i=1,n do t[#t+1]=i end local s=0 for i=1,#t do s=s+t[i] end return s"},
-	{"string", "local n=tonumber(ARGV[1]) local p={} for i=1,n do p[#p+1]=string.format('%d:%s', i, 'x'..i) end local s=table.concat(p,',') return #s"},
+	{"string", "local n=tonumber(ARGV[1]) local p={} for i=1,n do p[#p+1]=string.format('%d:%s', i, 'x'..i) end local s=table.concat(p,',') local q='' for i=1,2000 do q=q..'ab' end return #s+#q"},
 	{"rcall", "local n=tonumber(ARGV[1]) for i=1,n do redis.call('SET','k'..(i%4),i) redis.call('INCR','c') redis.call('GET','k1') end return 1"},
 	{"cjson", "local n=tonumber(ARGV[1]) local t={} for i=1,100 do t[i]={id=i,name='n'..i,ok=true} end local s for j=1,n do s=cjson.encode(t) local d=cjson.decode(s) end return #s"},
 	{"pairs", "local n=tonumber(ARGV[1]) local t={} local a={} for i=1,1000 do t['k'..i]=i a[i]=i end local s=0 for j=1,n do for k,v in pairs(t) do s=s+v end for i,v in ipairs(a) do s=s+v end end return s"},
