@@ -27,6 +27,9 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 			"0.3 1e+15 9.007199254741e+15 9.2233720368548e+18 -0 inf 0.33333333333333x 99999999999999 1.2345678901234e+14 -7 2147483648"},
 		{"local z=0 local n=z/z return {tostring(n), tostring(-n), n..'', (-n)..'', tostring(math.huge-math.huge), table.concat({n, 1.5, -z}, ',')}",
 			"-nan nan -nan nan -nan -nan,1.5,-0"},
+		// OP_FORPREP converts string operands as arithmetic does
+		{"local s=0 for i=' 2','5','0x1' do s=s+i end local r={} for i=1,'3' do r[#r+1]=type(i) end return {s, type(s), unpack(r)}",
+			"14 number number number number"},
 		{"local s=0 local c=0 for i=10,1,-3 do s=s+i c=c+1 end for i=0,1,0.25 do s=s+i c=c+1 end for i=1,0 do c=c+100 end return {s, c}",
 			"24 9"},
 		{"local t={} for i=1,3 do local x=i*1000 t[#t+1]=function() return x+i end end return {t[1](), t[2](), t[3]()}",
@@ -76,6 +79,10 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 		{"local t = {} return t < 1", "-ERR user_script:1: attempt to compare table with number"},
 		{"local one = 1 return one < 'x'", "-ERR user_script:1: attempt to compare number with string"},
 		{"local f=ipairs({}) return f({1}, 'x')", "-ERR user_script:1: bad argument #2 to 'f' (number expected, got string)"},
+		{"for i=1,'x' do end", "-ERR user_script:1: 'for' limit must be a number"},
+		{"for i='y',2 do end", "-ERR user_script:1: 'for' initial value must be a number"},
+		{"for i=1,2,'z' do end", "-ERR user_script:1: 'for' step must be a number"},
+		{"for i=1,{} do end", "-ERR user_script:1: 'for' limit must be a number"},
 		{"for k,v in ipairs(nil) do end", "-ERR user_script:1: bad argument #1 to 'ipairs' (table expected, got nil)"},
 	} {
 		if got := eval(t, New(&fakeHost{}), c.body, nil, nil); !strings.HasPrefix(got, c.want) {

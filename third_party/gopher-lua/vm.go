@@ -2439,34 +2439,29 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
 			Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
-			if init, ok1 := reg.Get(RA).(LNumber); ok1 {
-				if step, ok2 := reg.Get(RA + 2).(LNumber); ok2 {
-					// this section is inlined by go-inline
-					// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
-					{
-						rg := reg
-						regi := RA
-						vali := LNumber(init - step)
-						newSize := regi + 1
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
-						{
-							requiredSize := newSize
-							if requiredSize > cap(rg.array) {
-								rg.resize(requiredSize)
-							}
-						}
-						rg.array[regi] = rg.alloc.LNumber2I(vali)
-						if regi >= rg.top {
-							rg.top = regi + 1
-						}
-					}
-				} else {
-					L.RaiseError("for statement step must be a number")
-				}
-			} else {
+			// Vigil: lvm.c's OP_FORPREP, which converts a string init,
+			// limit or step as arithmetic does (tonumber) and checks
+			// them in that order; upstream refused strings and left the
+			// limit to FORLOOP.
+			init, ok1 := forNumber(reg.Get(RA))
+			if !ok1 {
 				L.RaiseError("for statement init must be a number")
 			}
+			limit, ok2 := forNumber(reg.Get(RA + 1))
+			if !ok2 {
+				L.RaiseError("for statement limit must be a number")
+			}
+			step, ok3 := forNumber(reg.Get(RA + 2))
+			if !ok3 {
+				L.RaiseError("for statement step must be a number")
+			}
+			if _, ok := reg.Get(RA + 1).(LNumber); !ok {
+				reg.Set(RA+1, limit)
+			}
+			if _, ok := reg.Get(RA + 2).(LNumber); !ok {
+				reg.Set(RA+2, step)
+			}
+			reg.Set(RA, reg.alloc.LNumber2I(init-step))
 			cf.Pc += Sbx
 			return 0
 		},
@@ -2809,6 +2804,20 @@ func opArith(L *LState, inst uint32, baseframe *callFrame) int { //OP_ADD, OP_SU
 		}
 	}
 	return 0
+}
+
+// forNumber is lvm.c's tonumber for OP_FORPREP's operands: a number, or
+// a string that converts as in arithmetic (Vigil).
+func forNumber(v LValue) (LNumber, bool) {
+	switch x := v.(type) {
+	case LNumber:
+		return x, true
+	case LString:
+		if n, err := parseNumber(string(x)); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // copyNumber is v, in a box of its own when it is a number: what a
