@@ -38,9 +38,12 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 	}
 
 	reg := L.reg
+	// the frame and its code, reloaded after each instruction that goes
+	// through jumpTable (the inline ones do not change frames)
+	cf := L.currentFrame
+	code := cf.Fn.Proto.Code
 	for {
-		cf := L.currentFrame
-		inst := cf.Fn.Proto.Code[cf.Pc]
+		inst := code[cf.Pc]
 		cf.Pc++
 		// Vigil: the context is polled every ctxPollEvery instructions
 		// (the state's count, so that short nested runs add up), as
@@ -315,6 +318,8 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 		if jumpTable[op](L, inst, baseframe) == 1 {
 			return
 		}
+		cf = L.currentFrame
+		code = cf.Fn.Proto.Code
 	}
 }
 
