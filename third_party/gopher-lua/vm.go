@@ -42,6 +42,9 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 	// through jumpTable (the inline ones do not change frames)
 	cf := L.currentFrame
 	code := cf.Fn.Proto.Code
+	// L.ctxTick, kept here between the instructions that go through
+	// jumpTable (which may run nested loops that count on)
+	tick := L.ctxTick
 	for {
 		inst := code[cf.Pc]
 		cf.Pc++
@@ -52,7 +55,7 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 		// it is done every instruction looks again, so that a pcall
 		// catching the error does not let the script run on.
 		if poll {
-			if L.ctxTick++; L.ctxTick%ctxPollEvery == 0 {
+			if tick++; tick%ctxPollEvery == 0 {
 				select {
 				case <-L.ctx.Done():
 					L.ctxTick = ctxPollEvery - 1
@@ -315,9 +318,11 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 				continue
 			}
 		}
+		L.ctxTick = tick
 		if jumpTable[op](L, inst, baseframe) == 1 {
 			return
 		}
+		tick = L.ctxTick
 		cf = L.currentFrame
 		code = cf.Fn.Proto.Code
 	}
