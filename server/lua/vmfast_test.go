@@ -51,6 +51,13 @@ func TestVMFastPathsLikeRedis(t *testing.T) {
 			"2 1"},
 		{"local t={a=1,b=2} t.a,t.b = t.b,t.a local a=3 a,t.a = t.a,a return {t.a,t.b,a}",
 			"3 1 2"},
+		// GETTABLE and SETTABLE on array parts, holes, metamethods
+		{"local t={1,2,3,4} local log={} setmetatable(t,{__index=function(t,k) log[#log+1]='i'..k return 0 end, __newindex=function(t,k,v) log[#log+1]='n'..k rawset(t,k,v) end}) t[2]=nil local a=t[2] t[2]=5 t[3]=6 local b=t[3]+t[4] t[1.5]=7 local c=t[0] return {a,b,t[2],table.concat(log,',')}",
+			"0 10 5 i2,n2,n1.5,i0"},
+		{"local t={} for i=1,10 do t[i]=i end t[10]=nil t[5]=nil local n1=#t t[5]=5 local s=0 for i=1,10 do s=s+(t[i] or 100) end t[1]=nil return {n1, #t, s, tostring(t[1]), tostring(t[2.5])}",
+			"9 9 145 nil nil"},
+		{"local t={10,20,30} local k=2 t[k]=t[k]+t[k+1] t[k+1]=nil return {t[1],t[2],tostring(t[3]),#t}",
+			"10 50 nil 2"},
 		{"local s=0 local c=0 for i=10,1,-3 do s=s+i c=c+1 end for i=0,1,0.25 do s=s+i c=c+1 end for i=1,0 do c=c+100 end return {s, c}",
 			"24 9"},
 		{"local t={} for i=1,3 do local x=i*1000 t[#t+1]=function() return x+i end end return {t[1](), t[2](), t[3]()}",

@@ -129,6 +129,64 @@ func runLoop(L *LState, baseframe *callFrame, poll bool) {
 				}
 				continue
 			}
+		case OP_GETTABLE:
+			// a table's array part at an integer key holding a value
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			arr := reg.array
+			tb, ok := arr[lbase+int(inst&0x1ff)].(*LTable)
+			if !ok || RA >= len(arr) {
+				break
+			}
+			var key LValue
+			if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+				key = cf.Fn.Proto.Constants[C&^opBitRk]
+			} else {
+				key = arr[lbase+C]
+			}
+			n, ok := key.(LNumber)
+			if !ok {
+				break
+			}
+			if k := int(n); LNumber(k) == n && uint(k-1) < uint(len(tb.array)) {
+				if v := tb.array[k-1]; !isNil(v) {
+					arr[RA] = v
+					if RA >= reg.top {
+						reg.top = RA + 1
+					}
+					continue
+				}
+			}
+		case OP_SETTABLE:
+			// a table's array part at an integer key that holds a value
+			// or has no metatable (no __newindex): setField's RawSet
+			lbase := cf.LocalBase
+			arr := reg.array
+			tb, ok := arr[lbase+int(inst>>18)&0xff].(*LTable)
+			if !ok {
+				break
+			}
+			var key, val LValue
+			if B := int(inst & 0x1ff); B&opBitRk != 0 {
+				key = cf.Fn.Proto.Constants[B&^opBitRk]
+			} else {
+				key = arr[lbase+B]
+			}
+			n, ok := key.(LNumber)
+			if !ok {
+				break
+			}
+			if k := int(n); LNumber(k) == n && uint(k-1) < uint(len(tb.array)) {
+				if !isNil(tb.array[k-1]) || tb.Metatable == LNil {
+					if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+						val = cf.Fn.Proto.Constants[C&^opBitRk]
+					} else {
+						val = arr[lbase+C]
+					}
+					tb.storeArray(k-1, val)
+					continue
+				}
+			}
 		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
 			lbase := cf.LocalBase
 			RA := lbase + int(inst>>18)&0xff
