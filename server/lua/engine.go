@@ -500,6 +500,11 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	}
 	// The argv lives in the engine's arenas (ResetArenas): propagation
 	// keeps it until the script's unit ends.
+	if cap(e.argArena)-len(e.argArena) < n {
+		// a new block rather than append's copy of the old one, which
+		// the argv handed out so far keep alive as long as they need it
+		e.argArena = make([][]byte, 0, max(2*cap(e.argArena), n, 64))
+	}
 	base := len(e.argArena)
 	for i := 1; i <= n; i++ {
 		a, ok := e.luaArg(L.Get(i))
@@ -1143,6 +1148,14 @@ func (e *Engine) openRedis(g *lua.LTable) {
 // is capped at its length, so appending to it never writes into the
 // arguments after it.
 func (e *Engine) luaArg(v lua.LValue) ([]byte, bool) {
+	// a new block when this one is full, as for argArena in redisCall
+	need := 24 // "%.17g"
+	if x, ok := v.(lua.LString); ok {
+		need = len(x)
+	}
+	if cap(e.byteArena)-len(e.byteArena) < need {
+		e.byteArena = make([]byte, 0, max(2*cap(e.byteArena), need, 1024))
+	}
 	off := len(e.byteArena)
 	switch x := v.(type) {
 	case lua.LString:

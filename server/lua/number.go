@@ -17,6 +17,10 @@ func formatG(f float64, prec int) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	case math.IsNaN(f):
+		// glibc spells a NaN with its sign bit set (0/0's on x86) "-nan"
+		if math.Signbit(f) {
+			return "-nan"
+		}
 		return "nan"
 	}
 	return strconv.FormatFloat(f, 'g', prec, 64)

@@ -1,7 +1,7 @@
 package lua
 
 import (
-	"reflect"
+	"math"
 	"unsafe"
 )
 
@@ -13,38 +13,31 @@ type iface struct {
 
 const preloadLimit LNumber = 128
 
-var _fv float64
-var _uv uintptr
-
 var preloads [int(preloadLimit)]LValue
+
+// numberItab is the itab of an LNumber held in an LValue (Vigil: the
+// allocator makes its interfaces on the stack from it).
+var numberItab unsafe.Pointer
 
 func init() {
 	for i := 0; i < int(preloadLimit); i++ {
 		preloads[i] = LNumber(i)
 	}
+	var v LValue = LNumber(0)
+	numberItab = (*iface)(unsafe.Pointer(&v)).itab
 }
+
+// allocChunk is how many numbers an allocator's block holds (Vigil:
+// upstream's 32 made a block allocation every 32 boxed numbers).
+const allocChunk = 256
 
 // allocator is a fast bulk memory allocator for the LValue.
 type allocator struct {
-	size    int
-	fptrs   []float64
-	fheader *reflect.SliceHeader
-
-	scratchValue  LValue
-	scratchValueP *iface
+	fptrs []float64
 }
 
 func newAllocator(size int) *allocator {
-	al := &allocator{
-		size:    size,
-		fptrs:   make([]float64, 0, size),
-		fheader: nil,
-	}
-	al.fheader = (*reflect.SliceHeader)(unsafe.Pointer(&al.fptrs))
-	al.scratchValue = LNumber(0)
-	al.scratchValueP = (*iface)(unsafe.Pointer(&al.scratchValue))
-
-	return al
+	return &allocator{}
 }
 
 // LNumber2I takes a number value and returns an interface LValue representing the same number.
@@ -54,26 +47,39 @@ func newAllocator(size int) *allocator {
 // overhead of these allocs by allocating blocks of floats instead.
 // The downside of this is that all of the floats on a given block have to become eligible for gc before the block
 // as a whole can be gc-ed.
+//
+// Vigil: the interface is assembled in a local (upstream wrote the
+// pointer into a scratch interface on the heap, a write barrier per
+// number while the collector runs), blocks hold allocChunk numbers.
 func (al *allocator) LNumber2I(v LNumber) LValue {
-	// first check for shared preloaded numbers
-	if v >= 0 && v < preloadLimit && float64(v) == float64(int64(v)) {
-		return preloads[int(v)]
+	// first check for shared preloaded numbers (Vigil: not for -0, which
+	// upstream gave the preloaded +0: Lua 5.1 keeps -0's sign, "-0")
+	if v >= 0 && v < preloadLimit {
+		if r, ok := preloaded(v); ok {
+			return r
+		}
 	}
 
 	// check if we need a new alloc page
-	if cap(al.fptrs) == len(al.fptrs) {
-		al.fptrs = make([]float64, 0, al.size)
-		al.fheader = (*reflect.SliceHeader)(unsafe.Pointer(&al.fptrs))
+	n := len(al.fptrs)
+	if n == cap(al.fptrs) {
+		al.newBlock()
+		n = 0
 	}
+	al.fptrs = al.fptrs[:n+1]
+	fptr := &al.fptrs[n]
+	*fptr = float64(v)
+	return boxAt(fptr)
+}
 
-	// alloc a new float, and store our value into it
-	al.fptrs = append(al.fptrs, float64(v))
-	fptr := &al.fptrs[len(al.fptrs)-1]
+// preloaded is the preloaded box of v, an integer from 0 to 127 (not -0).
+func preloaded(v LNumber) (LValue, bool) {
+	if i := int64(v); LNumber(i) == v && math.Float64bits(float64(v))>>63 == 0 {
+		return preloads[i], true
+	}
+	return nil, false
+}
 
-	// hack our scratch LValue to point to our allocated value
-	// this scratch lvalue is copied when this function returns meaning the scratch value can be reused
-	// on the next call
-	al.scratchValueP.word = unsafe.Pointer(fptr)
-
-	return al.scratchValue
+func (al *allocator) newBlock() {
+	al.fptrs = make([]float64, 0, allocChunk)
 }

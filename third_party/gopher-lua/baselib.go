@@ -17,8 +17,9 @@ func OpenBase(L *LState) int {
 	L.SetGlobal("_VERSION", LString(LuaVersion))
 	L.SetGlobal("_GOPHER_LUA_VERSION", LString(PackageName+" "+PackageVersion))
 	basemod := L.RegisterModule("_G", baseFuncs)
-	global.RawSetString("ipairs", L.NewClosure(baseIpairs, L.NewFunction(ipairsaux)))
-	global.RawSetString("pairs", L.NewClosure(basePairs, L.NewFunction(pairsaux)))
+	L.G.ipairsIter, L.G.pairsIter = L.NewFunction(ipairsaux), L.NewFunction(pairsaux)
+	global.RawSetString("ipairs", L.NewClosure(baseIpairs, L.G.ipairsIter))
+	global.RawSetString("pairs", L.NewClosure(basePairs, L.G.pairsIter))
 	L.Push(basemod)
 	return 1
 }

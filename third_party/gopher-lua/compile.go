@@ -759,6 +759,22 @@ func compileAssignStmtRight(context *funcContext, stmt *ast.AssignStmt, reg int,
 			expr = stmt.Rhs[namesassigned]
 		}
 		idx := reg
+		if lennames > 1 && (ec.ctype == ecLocal || ec.ctype == ecTable) {
+			// Vigil: a multiple assignment evaluates all its values
+			// before it assigns any (Lua 5.1's adjust_assign then
+			// storevar in reverse): each value goes to a register of its
+			// own, not straight into the local it is for, where a later
+			// value (a, b = b, a) would read it already assigned.
+			reginc := compileExpr(context, reg, expr, ecnone(0))
+			if ec.ctype == ecTable {
+				ac.valuerk = idx
+			} else {
+				ac.needmove = true
+			}
+			reg += reginc
+			namesassigned += 1
+			continue
+		}
 		reginc := compileExpr(context, reg, expr, ec)
 		if ec.ctype == ecTable {
 			if _, ok := expr.(*ast.LogicalOpExpr); !ok {

@@ -40,6 +40,14 @@ type FunctionProto struct {
 	DbgUpvalues        []string
 
 	stringConstants []string
+
+	// forPrivate caches forLoopVarPrivate per FORLOOP's pc (Vigil):
+	// 0 not looked at yet, 1 private, 2 not.
+	forPrivate []uint8
+	// arithPrivate marks the arithmetic of loop accumulators (1), forAccs
+	// a FORLOOP's accumulators (Vigil, forLoopVarPrivate).
+	arithPrivate []uint8
+	forAccs      [][]int
 }
 
 /* Upvalue {{{ */

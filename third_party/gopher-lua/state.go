@@ -1362,7 +1362,7 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 		if metaindex.Type() == LTFunction {
 			ls.reg.Push(metaindex)
 			ls.reg.Push(curobj)
-			ls.reg.Push(key)
+			ls.reg.Push(copyNumber(key))
 			ls.Call(2, 1)
 			return ls.reg.Pop()
 		} else {
@@ -1896,7 +1896,9 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
 	if name := ls.findLocal(frame, no); len(name) > 0 {
-		return name, ls.reg.Get(frame.LocalBase + no - 1)
+		// a copy of a number: the value may be a for loop's variable
+		// in the state's box (Vigil, forLoopVarPrivate)
+		return name, copyNumber(ls.reg.Get(frame.LocalBase + no - 1))
 	}
 	return "", LNil
 }

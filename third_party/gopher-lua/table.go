@@ -408,7 +408,9 @@ func (tb *LTable) newKey(key, v LValue) {
 func (tb *LTable) set(key, v LValue) {
 	switch k := key.(type) {
 	case LString:
-		tb.setStr(string(k), k, v)
+		// key, not k: k would be boxed again (an allocation per key
+		// each time rehash moves the nodes)
+		tb.setStr(string(k), key, v)
 		return
 	case LNumber:
 		f := float64(k)
@@ -700,6 +702,33 @@ func (tb *LTable) findIndex(key LValue) (int, bool) {
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	k, v, _ := tb.NextKey(key)
 	return k, v
+}
+
+// nextAt is NextKey for pairs' iterator (Vigil): at is where the step
+// before found key (its traversal index, from the at nextAt returned),
+// taken when the node there still holds key, so that a traversal does not
+// look every key up again; the returned at is the new key's.
+func (tb *LTable) nextAt(key LValue, at int) (LValue, LValue, int) {
+	var i int
+	if j := at - len(tb.array); j >= 0 && j < len(tb.node) && !isNil(key) && tb.node[j].key == key {
+		i = at
+	} else {
+		var ok bool
+		if i, ok = tb.findIndex(key); !ok {
+			return LNil, LNil, 0
+		}
+	}
+	for i++; i < len(tb.array); i++ {
+		if v := tb.array[i]; !isNil(v) {
+			return LNumber(i + 1), v, i
+		}
+	}
+	for j := i - len(tb.array); j < len(tb.node); j++ {
+		if n := &tb.node[j]; !isNil(n.val) {
+			return n.key, n.val, j + len(tb.array)
+		}
+	}
+	return LNil, LNil, 0
 }
 
 // NextKey is luaH_next: the key and value after key in the traversal

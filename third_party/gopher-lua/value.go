@@ -3,7 +3,9 @@ package lua
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 )
 
 type LValueType int
@@ -111,11 +113,26 @@ func (st LString) Format(f fmt.State, c rune) {
 	}
 }
 
+// String is Lua 5.1's lua_Number2str, "%.14g" as C prints it (Vigil:
+// upstream printed Go's shortest form, so that a concatenation gave
+// "0.30000000000000004" for 0.1+0.2 and "+Inf" for 1/0).
 func (nm LNumber) String() string {
-	if isInteger(nm) {
-		return fmt.Sprint(int64(nm))
+	f := float64(nm)
+	if f == float64(int64(f)) && f > -1e14 && f < 1e14 && (f != 0 || !math.Signbit(f)) {
+		return strconv.FormatInt(int64(f), 10)
 	}
-	return fmt.Sprint(float64(nm))
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 func (nm LNumber) Type() LValueType { return LTNumber }
@@ -174,6 +191,11 @@ type Global struct {
 	// 0 of GetStack is the function that raised it).
 	ThreadError func(L *LState, err LValue) LValue
 
+	// pairsIter and ipairsIter are the iterators pairs and ipairs
+	// return (OpenBase's), which OP_TFORLOOP runs without a call
+	// (Vigil, tforBuiltin).
+	pairsIter, ipairsIter *LFunction
+
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
 	gccount    int32
@@ -208,6 +230,13 @@ type LState struct {
 	ctxCancelFn  context.CancelFunc
 	ctxTick      uint32 // instructions run with a context (mainLoopWithContext's poll)
 	lineHook     *lineHookState
+	// loopBoxes are the boxes of numeric for variables that stay in
+	// their register (Vigil, forLoopVarPrivate), by register.
+	loopBoxes []float64
+	// nextHint is where the last step of a pairs loop over
+	// nextHintTable found its key (Vigil, tforBuiltin, LTable.nextAt).
+	nextHintTable *LTable
+	nextHint      int
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

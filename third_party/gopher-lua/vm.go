@@ -8,36 +8,25 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 )
 
 func mainLoop(L *LState, baseframe *callFrame) {
-	var inst uint32
-	var cf *callFrame
-
-	if L.stack.IsEmpty() {
-		return
-	}
-
-	L.currentFrame = L.stack.Last()
-	if L.currentFrame.Fn.IsG {
-		callGFunction(L, false)
-		return
-	}
-
-	for {
-		cf = L.currentFrame
-		inst = cf.Fn.Proto.Code[cf.Pc]
-		cf.Pc++
-		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
-			return
-		}
-	}
+	runLoop(L, baseframe, false)
 }
 
 func mainLoopWithContext(L *LState, baseframe *callFrame) {
-	var inst uint32
-	var cf *callFrame
+	runLoop(L, baseframe, true)
+}
 
+// runLoop is mainLoop and, with poll, mainLoopWithContext (Vigil). The
+// instructions tight loops spend their time in (MOVE, LOADK, JMP, the
+// arithmetic, comparisons and TEST on numbers, FORLOOP) run here on
+// their common operands, without the call through jumpTable; anything
+// else (other operand types, metamethods, errors, a register past the
+// registry's end) goes to jumpTable's function as before, so results
+// and errors are the same.
+func runLoop(L *LState, baseframe *callFrame, poll bool) {
 	if L.stack.IsEmpty() {
 		return
 	}
@@ -48,9 +37,16 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 		return
 	}
 
+	reg := L.reg
+	// the frame and its code, reloaded after each instruction that goes
+	// through jumpTable (the inline ones do not change frames)
+	cf := L.currentFrame
+	code := cf.Fn.Proto.Code
+	// L.ctxTick, kept here between the instructions that go through
+	// jumpTable (which may run nested loops that count on)
+	tick := L.ctxTick
 	for {
-		cf = L.currentFrame
-		inst = cf.Fn.Proto.Code[cf.Pc]
+		inst := code[cf.Pc]
 		cf.Pc++
 		// Vigil: the context is polled every ctxPollEvery instructions
 		// (the state's count, so that short nested runs add up), as
@@ -58,19 +54,614 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 		// rather than a channel select before each instruction. Once
 		// it is done every instruction looks again, so that a pcall
 		// catching the error does not let the script run on.
-		if L.ctxTick++; L.ctxTick%ctxPollEvery == 0 {
-			select {
-			case <-L.ctx.Done():
-				L.ctxTick = ctxPollEvery - 1
-				L.RaiseError(L.ctx.Err().Error())
-				return
-			default:
+		if poll {
+			if tick++; tick%ctxPollEvery == 0 {
+				select {
+				case <-L.ctx.Done():
+					L.ctxTick = ctxPollEvery - 1
+					L.RaiseError(L.ctx.Err().Error())
+					return
+				default:
+				}
 			}
 		}
-		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
+		op := int(inst >> 26)
+		switch op {
+		case OP_MOVE:
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			RB := lbase + int(inst&0x1ff)
+			if arr := reg.array; RA < len(arr) && RB < len(arr) {
+				arr[RA] = arr[RB]
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_LOADK:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				arr[RA] = cf.Fn.Proto.Constants[int(inst&0x3ffff)]
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_JMP:
+			cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
+			continue
+		case OP_GETUPVAL:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				arr[RA] = cf.Fn.Upvalues[int(inst&0x1ff)].Value()
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_LOADBOOL:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				if int(inst&0x1ff) != 0 {
+					arr[RA] = LTrue
+				} else {
+					arr[RA] = LFalse
+				}
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				if int(inst>>9)&0x1ff != 0 {
+					cf.Pc++
+				}
+				continue
+			}
+		case OP_NOT:
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			if arr := reg.array; RA < len(arr) {
+				if LVIsFalse(arr[lbase+int(inst&0x1ff)]) {
+					arr[RA] = LTrue
+				} else {
+					arr[RA] = LFalse
+				}
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+		case OP_GETTABLE:
+			// a table's array part at an integer key holding a value
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			arr := reg.array
+			tb, ok := arr[lbase+int(inst&0x1ff)].(*LTable)
+			if !ok || RA >= len(arr) {
+				break
+			}
+			var key LValue
+			if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+				key = cf.Fn.Proto.Constants[C&^opBitRk]
+			} else {
+				key = arr[lbase+C]
+			}
+			n, ok := key.(LNumber)
+			if !ok {
+				break
+			}
+			if k := int(n); LNumber(k) == n && uint(k-1) < uint(len(tb.array)) {
+				if v := tb.array[k-1]; !isNil(v) {
+					arr[RA] = v
+					if RA >= reg.top {
+						reg.top = RA + 1
+					}
+					continue
+				}
+			}
+		case OP_SETTABLE:
+			// a table's array part at an integer key that holds a value
+			// or has no metatable (no __newindex): setField's RawSet
+			lbase := cf.LocalBase
+			arr := reg.array
+			tb, ok := arr[lbase+int(inst>>18)&0xff].(*LTable)
+			if !ok {
+				break
+			}
+			var key, val LValue
+			if B := int(inst & 0x1ff); B&opBitRk != 0 {
+				key = cf.Fn.Proto.Constants[B&^opBitRk]
+			} else {
+				key = arr[lbase+B]
+			}
+			n, ok := key.(LNumber)
+			if !ok {
+				break
+			}
+			if k := int(n); LNumber(k) == n && uint(k-1) < uint(len(tb.array)) {
+				if !isNil(tb.array[k-1]) || tb.Metatable == LNil {
+					if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+						val = cf.Fn.Proto.Constants[C&^opBitRk]
+					} else {
+						val = arr[lbase+C]
+					}
+					tb.storeArray(k-1, val)
+					continue
+				}
+			}
+		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+			lbase := cf.LocalBase
+			RA := lbase + int(inst>>18)&0xff
+			arr := reg.array
+			if RA >= len(arr) {
+				break
+			}
+			var lhs, rhs LValue
+			if B := int(inst & 0x1ff); B&opBitRk != 0 {
+				lhs = cf.Fn.Proto.Constants[B&^opBitRk]
+			} else {
+				lhs = arr[lbase+B]
+			}
+			if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+				rhs = cf.Fn.Proto.Constants[C&^opBitRk]
+			} else {
+				rhs = arr[lbase+C]
+			}
+			v1, ok1 := lhs.(LNumber)
+			v2, ok2 := rhs.(LNumber)
+			if !ok1 || !ok2 {
+				break
+			}
+			var v LNumber
+			switch op {
+			case OP_ADD:
+				v = v1 + v2
+			case OP_SUB:
+				v = v1 - v2
+			case OP_MUL:
+				v = v1 * v2
+			case OP_DIV:
+				v = v1 / v2
+			default:
+				v = numberArith(L, op, v1, v2)
+			}
+			// a loop accumulator's register keeps the state's box
+			// (forLoopVarPrivate)
+			if ap, pc := cf.Fn.Proto.arithPrivate, cf.Pc-1; pc < len(ap) && ap[pc] == 1 && RA < len(L.loopBoxes) {
+				b := &L.loopBoxes[RA]
+				*b = float64(v)
+				if ri := (*iface)(unsafe.Pointer(&arr[RA])); ri.word != unsafe.Pointer(b) || ri.itab != numberItab {
+					arr[RA] = boxAt(b)
+				}
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				continue
+			}
+			// LNumber2I, its common case inline
+			if al := reg.alloc; (v < 0 || v >= preloadLimit) && len(al.fptrs) < cap(al.fptrs) {
+				n := len(al.fptrs)
+				al.fptrs = al.fptrs[:n+1]
+				fp := &al.fptrs[n]
+				*fp = float64(v)
+				arr[RA] = boxAt(fp)
+			} else {
+				arr[RA] = al.LNumber2I(v)
+			}
+			if RA >= reg.top {
+				reg.top = RA + 1
+			}
+			continue
+		case OP_EQ, OP_LT, OP_LE:
+			lbase := cf.LocalBase
+			arr := reg.array
+			var lhs, rhs LValue
+			if B := int(inst & 0x1ff); B&opBitRk != 0 {
+				lhs = cf.Fn.Proto.Constants[B&^opBitRk]
+			} else {
+				lhs = arr[lbase+B]
+			}
+			if C := int(inst>>9) & 0x1ff; C&opBitRk != 0 {
+				rhs = cf.Fn.Proto.Constants[C&^opBitRk]
+			} else {
+				rhs = arr[lbase+C]
+			}
+			v1, ok1 := lhs.(LNumber)
+			v2, ok2 := rhs.(LNumber)
+			if !ok1 || !ok2 {
+				break
+			}
+			var ret bool
+			switch op {
+			case OP_EQ:
+				ret = v1 == v2
+			case OP_LT:
+				ret = v1 < v2
+			default:
+				ret = v1 <= v2
+			}
+			// skip the next instruction (the jump) when the result is
+			// not A's
+			if ret != (int(inst>>18)&0xff != 0) {
+				cf.Pc++
+			}
+			continue
+		case OP_TEST:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			if LVAsBool(reg.array[RA]) == (int(inst>>9)&0x1ff == 0) {
+				cf.Pc++
+			}
+			continue
+		case OP_FORLOOP:
+			RA := cf.LocalBase + int(inst>>18)&0xff
+			arr := reg.array
+			if RA+3 >= len(arr) {
+				break
+			}
+			limit, ok2 := arr[RA+1].(LNumber)
+			step, ok3 := arr[RA+2].(LNumber)
+			if !ok2 || !ok3 {
+				break
+			}
+			// Vigil: when the loop's body cannot keep the variable's
+			// value (forLoopVarPrivate), the index and the variable are
+			// the state's box for the variable's register, rewritten in
+			// place (and read from it while the index is still that box).
+			pc := cf.Pc - 1
+			if fp := cf.Fn.Proto.forPrivate; pc < len(fp) && fp[pc] == 1 && RA+3 < len(L.loopBoxes) {
+				b := &L.loopBoxes[RA+3]
+				var init LNumber
+				if ri := (*iface)(unsafe.Pointer(&arr[RA])); ri.word == unsafe.Pointer(b) && ri.itab == numberItab {
+					init = LNumber(*b)
+				} else if n, ok := arr[RA].(LNumber); ok {
+					init = n
+				} else {
+					break
+				}
+				init += step
+				*b = float64(init)
+				if ri := (*iface)(unsafe.Pointer(&arr[RA])); ri.word != unsafe.Pointer(b) || ri.itab != numberItab {
+					arr[RA] = boxAt(b)
+				}
+				if (step > 0 && init <= limit) || (step <= 0 && init >= limit) {
+					cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
+					if ri := (*iface)(unsafe.Pointer(&arr[RA+3])); ri.word != unsafe.Pointer(b) || ri.itab != numberItab {
+						arr[RA+3] = boxAt(b)
+					}
+					if RA+3 >= reg.top {
+						reg.top = RA + 4
+					}
+				} else {
+					if RA >= reg.top {
+						reg.top = RA + 1
+					}
+					reg.SetTop(RA + 1)
+					if cf.Fn.Proto.forAccs != nil {
+						forExit(L, cf.Fn.Proto, pc, cf.LocalBase)
+					}
+				}
+				continue
+			}
+			init, ok1 := arr[RA].(LNumber)
+			if !ok1 {
+				break
+			}
+			init += step
+			// Vigil: the index is boxed once, and the same value goes
+			// to the internal index and to the loop variable (which
+			// lvm.c copies with setnvalue).
+			var lv LValue
+			if forLoopVarPrivate(cf.Fn.Proto, pc) {
+				lv = L.loopBox(RA+3, init)
+			} else {
+				lv = reg.alloc.LNumber2I(init)
+			}
+			arr[RA] = lv
+			if (step > 0 && init <= limit) || (step <= 0 && init >= limit) {
+				cf.Pc += int(inst&0x3ffff) - opMaxArgSbx
+				arr[RA+3] = lv
+				if RA+3 >= reg.top {
+					reg.top = RA + 4
+				}
+			} else {
+				if RA >= reg.top {
+					reg.top = RA + 1
+				}
+				reg.SetTop(RA + 1)
+				if cf.Fn.Proto.forAccs != nil {
+					forExit(L, cf.Fn.Proto, pc, cf.LocalBase)
+				}
+			}
+			continue
+		case OP_TFORLOOP:
+			if tforBuiltin(L, cf, inst) {
+				continue
+			}
+		}
+		L.ctxTick = tick
+		if jumpTable[op](L, inst, baseframe) == 1 {
 			return
 		}
+		tick = L.ctxTick
+		cf = L.currentFrame
+		code = cf.Fn.Proto.Code
 	}
+}
+
+// loopBox is the state's box for a numeric for's variable in register
+// idx, set to v (Vigil, forLoopVarPrivate).
+func (ls *LState) loopBox(idx int, v LNumber) LValue {
+	if idx >= len(ls.loopBoxes) {
+		// a new slab: the boxes in the old one stay with the (dead or
+		// about to be rewritten) registers that hold them
+		ls.loopBoxes = make([]float64, idx+64)
+	}
+	b := &ls.loopBoxes[idx]
+	*b = float64(v)
+	return boxAt(b)
+}
+
+// boxAt is the number *b as an LValue that holds b itself (Vigil).
+func boxAt(b *float64) LValue {
+	var r LValue
+	ri := (*iface)(unsafe.Pointer(&r))
+	ri.itab = numberItab
+	ri.word = unsafe.Pointer(b)
+	return r
+}
+
+// forLoopVarPrivate tells whether the numeric for whose FORLOOP is at pc
+// can give its variable a box of the state's, rewritten each iteration
+// instead of a new one (Vigil): whether no instruction of the loop's
+// body can keep the variable's value (the box) anywhere, writes the
+// variable, or calls code that could (a call, a closure, a return). The
+// body may use it as an operand of arithmetic, comparisons, TEST, NOT,
+// UNM and as the key of a GETTABLE: the metamethods these may call get a
+// copy (objectArith, getField), as does debug.getlocal (GetLocal).
+//
+// The same look at the body finds its accumulators: registers that only
+// the body's arithmetic writes (x = x + i) and that are read the same
+// ways, in a body no jump leaves but FORLOOP's exit, of a function whose
+// closures never capture them. Their arithmetic (arithPrivate) stores
+// into the state's box for the register too, and FORLOOP's exit gives
+// them boxes of their own again (forExit) before any other instruction
+// can copy them.
+func forLoopVarPrivate(p *FunctionProto, pc int) bool {
+	if p.forPrivate == nil {
+		p.forPrivate = make([]uint8, len(p.Code))
+	}
+	switch p.forPrivate[pc] {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok, accs := analyzeForBody(p, pc)
+	if ok {
+		p.forPrivate[pc] = 1
+	} else {
+		p.forPrivate[pc] = 2
+	}
+	if len(accs) > 0 {
+		if p.arithPrivate == nil {
+			p.arithPrivate = make([]uint8, len(p.Code))
+			p.forAccs = make([][]int, len(p.Code))
+		}
+		p.forAccs[pc] = accs
+		acc := [256]bool{}
+		for _, r := range accs {
+			acc[r] = true
+		}
+		start := pc + 1 + int(p.Code[pc]&0x3ffff) - opMaxArgSbx
+		for i := start; i < pc; i++ {
+			switch in := p.Code[i]; int(in >> 26) {
+			case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+				if acc[int(in>>18)&0xff] {
+					p.arithPrivate[i] = 1
+				}
+			}
+		}
+	}
+	return ok
+}
+
+// analyzeForBody is forLoopVarPrivate's look at the body of the loop
+// whose FORLOOP is at pc: whether the variable stays private, and the
+// accumulators (registers, relative to the frame).
+func analyzeForBody(p *FunctionProto, pc int) (bool, []int) {
+	code := p.Code
+	inst := code[pc]
+	base := int(inst>>18) & 0xff
+	v := base + 3
+	start := pc + 1 + int(inst&0x3ffff) - opMaxArgSbx
+	if start < 0 || start > pc {
+		return false, nil
+	}
+	// per register: read where the value may be kept (esc), written by
+	// other than arithmetic (plain), written by arithmetic (arith)
+	var esc, plain, arith [256 + 1]bool
+	escRK := func(rk int) {
+		if rk&opBitRk == 0 && rk < 256 {
+			esc[rk] = true
+		}
+	}
+	jumpsOut := false
+	for i, in := range code[start:pc] {
+		op := int(in >> 26)
+		a := int(in>>18) & 0xff
+		b := int(in & 0x1ff)
+		c := int(in>>9) & 0x1ff
+		switch op {
+		case OP_JMP:
+			if t := start + i + 1 + int(in&0x3ffff) - opMaxArgSbx; t < start || t > pc {
+				jumpsOut = true
+			}
+		case OP_EQ, OP_LT, OP_LE, OP_TEST:
+			// reads only; a number meets no __eq, __lt or __le
+			if start+i == pc-1 {
+				jumpsOut = true // its skip would leave the body
+			}
+		case OP_MOVE:
+			plain[a], esc[b] = true, true
+		case OP_LEN:
+			plain[a], esc[b] = true, true
+		case OP_TESTSET:
+			plain[a], esc[b] = true, true
+			if start+i == pc-1 {
+				jumpsOut = true
+			}
+		case OP_LOADBOOL:
+			plain[a] = true
+			if c != 0 && start+i == pc-1 {
+				jumpsOut = true
+			}
+		case OP_LOADK, OP_GETGLOBAL, OP_GETUPVAL, OP_NEWTABLE:
+			plain[a] = true
+		case OP_SETGLOBAL, OP_SETUPVAL:
+			esc[a] = true
+		case OP_GETTABLE:
+			plain[a], esc[b] = true, true
+		case OP_GETTABLEKS:
+			plain[a], esc[b] = true, true
+		case OP_SETTABLE, OP_SETTABLEKS:
+			esc[a] = true
+			escRK(b)
+			escRK(c)
+		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+			arith[a] = true
+		case OP_UNM, OP_NOT:
+			plain[a] = true
+		case OP_LOADNIL:
+			for r := a; r <= b && r < 256; r++ {
+				plain[r] = true
+			}
+		case OP_CONCAT:
+			plain[a] = true
+			for r := b; r <= c && r < 256; r++ {
+				esc[r] = true
+			}
+		case OP_FORPREP, OP_FORLOOP:
+			for r := a; r <= a+3 && r < 256; r++ {
+				plain[r] = true
+			}
+		default:
+			return false, nil
+		}
+	}
+	ok := !esc[v] && !plain[v] && !arith[v]
+	if jumpsOut {
+		return ok, nil
+	}
+	var accs []int
+	for r := 0; r < 256; r++ {
+		if arith[r] && !plain[r] && !esc[r] && (r < base || r > v) && !capturedReg(p, r) {
+			accs = append(accs, r)
+		}
+	}
+	return ok, accs
+}
+
+// capturedReg tells whether a closure of p's captures its register r.
+func capturedReg(p *FunctionProto, r int) bool {
+	code := p.Code
+	for i := 0; i < len(code); i++ {
+		if int(code[i]>>26) != OP_CLOSURE {
+			continue
+		}
+		n := int(p.FunctionPrototypes[int(code[i]&0x3ffff)].NumUpvalues)
+		for j := 1; j <= n && i+j < len(code); j++ {
+			if in := code[i+j]; int(in>>26) == OP_MOVE && int(in&0x1ff) == r {
+				return true
+			}
+		}
+		i += n
+	}
+	return false
+}
+
+// forExit gives the accumulators of the loop whose FORLOOP at pc exits
+// (forLoopVarPrivate) boxes of their own, where they hold the state's.
+func forExit(L *LState, p *FunctionProto, pc, lbase int) {
+	if p.forAccs == nil {
+		return
+	}
+	arr := L.reg.array
+	for _, r := range p.forAccs[pc] {
+		i := lbase + r
+		if i >= len(arr) || i >= len(L.loopBoxes) {
+			continue
+		}
+		if ri := (*iface)(unsafe.Pointer(&arr[i])); ri.word == unsafe.Pointer(&L.loopBoxes[i]) {
+			arr[i] = L.reg.alloc.LNumber2I(LNumber(L.loopBoxes[i]))
+		}
+	}
+}
+
+// tforBuiltin is OP_TFORLOOP when its iterator is pairs' or ipairs' (the
+// G's pairsIter, ipairsIter) on a table, and the call to it could not
+// fail (no C stack, call stack or CallInfo overflow): the iterator's
+// step and OP_TFORLOOP's stores, as the call through callR would leave
+// the registers, without the call (Vigil). It returns false, having done
+// nothing, for OP_TFORLOOP's general case.
+func tforBuiltin(L *LState, cf *callFrame, inst uint32) bool {
+	reg := L.reg
+	RA := cf.LocalBase + int(inst>>18)&0xff
+	C := int(inst>>9) & 0x1ff
+	if RA+2 >= len(reg.array) {
+		return false
+	}
+	fn, ok := reg.array[RA].(*LFunction)
+	if !ok || fn == nil || fn != L.G.pairsIter && fn != L.G.ipairsIter {
+		return false
+	}
+	tb, ok := reg.array[RA+1].(*LTable)
+	if !ok || L.CCalls+1 >= MaxCCalls || L.G.MainThread == nil || L.stack.IsFull() {
+		return false
+	}
+	if ci := L.CallInfos; ci != nil && L.stack.Sp()-ci.Uncounted >= ci.Size-1 {
+		return false
+	}
+	var k, v LValue = LNil, LNil
+	if fn == L.G.pairsIter {
+		at := -1
+		if L.nextHintTable == tb {
+			at = L.nextHint
+		}
+		nk, nv, nat := tb.nextAt(reg.array[RA+2], at)
+		if nk != LNil {
+			k, v = nk, nv
+			L.nextHintTable, L.nextHint = tb, nat
+		} else {
+			L.nextHintTable = nil
+		}
+	} else {
+		i, ok := reg.array[RA+2].(LNumber)
+		if !ok {
+			return false // ipairsaux's argument error
+		}
+		n := int(i) + 1
+		if nv := tb.RawGetInt(n); nv != LNil {
+			k, v = reg.alloc.LNumber2I(LNumber(n)), nv
+		}
+	}
+	base := RA + 3
+	reg.SetTop(base + C)
+	arr := reg.array
+	for i := 0; i < C; i++ {
+		switch i {
+		case 0:
+			arr[base] = k
+		case 1:
+			arr[base+1] = v
+		default:
+			arr[base+i] = LNil
+		}
+	}
+	if k != LNil {
+		arr[RA+2] = k
+		jmp := cf.Fn.Proto.Code[cf.Pc]
+		cf.Pc += int(jmp&0x3ffff) - opMaxArgSbx
+	}
+	cf.Pc++
+	return true
 }
 
 // ctxPollEvery is how many instructions mainLoopWithContext runs between
@@ -1893,6 +2484,9 @@ func init() {
 								//for i := rg.top; i < oldtop; i++ {
 								//	rg.array[i] = LNil
 								//}
+								if cf.Fn.Proto.forAccs != nil {
+									forExit(L, cf.Fn.Proto, cf.Pc-1, lbase)
+								}
 							}
 						}
 					} else {
@@ -1913,34 +2507,29 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
 			Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
-			if init, ok1 := reg.Get(RA).(LNumber); ok1 {
-				if step, ok2 := reg.Get(RA + 2).(LNumber); ok2 {
-					// this section is inlined by go-inline
-					// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
-					{
-						rg := reg
-						regi := RA
-						vali := LNumber(init - step)
-						newSize := regi + 1
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
-						{
-							requiredSize := newSize
-							if requiredSize > cap(rg.array) {
-								rg.resize(requiredSize)
-							}
-						}
-						rg.array[regi] = rg.alloc.LNumber2I(vali)
-						if regi >= rg.top {
-							rg.top = regi + 1
-						}
-					}
-				} else {
-					L.RaiseError("for statement step must be a number")
-				}
-			} else {
+			// Vigil: lvm.c's OP_FORPREP, which converts a string init,
+			// limit or step as arithmetic does (tonumber) and checks
+			// them in that order; upstream refused strings and left the
+			// limit to FORLOOP.
+			init, ok1 := forNumber(reg.Get(RA))
+			if !ok1 {
 				L.RaiseError("for statement init must be a number")
 			}
+			limit, ok2 := forNumber(reg.Get(RA + 1))
+			if !ok2 {
+				L.RaiseError("for statement limit must be a number")
+			}
+			step, ok3 := forNumber(reg.Get(RA + 2))
+			if !ok3 {
+				L.RaiseError("for statement step must be a number")
+			}
+			if _, ok := reg.Get(RA + 1).(LNumber); !ok {
+				reg.Set(RA+1, limit)
+			}
+			if _, ok := reg.Get(RA + 2).(LNumber); !ok {
+				reg.Set(RA+2, step)
+			}
+			reg.Set(RA, reg.alloc.LNumber2I(init-step))
 			cf.Pc += Sbx
 			return 0
 		},
@@ -2285,14 +2874,37 @@ func opArith(L *LState, inst uint32, baseframe *callFrame) int { //OP_ADD, OP_SU
 	return 0
 }
 
-func luaModulo(lhs, rhs LNumber) LNumber {
-	flhs := float64(lhs)
-	frhs := float64(rhs)
-	v := math.Mod(flhs, frhs)
-	if frhs > 0 && v < 0 || frhs < 0 && v > 0 {
-		v += frhs
+// forNumber is lvm.c's tonumber for OP_FORPREP's operands: a number, or
+// a string that converts as in arithmetic (Vigil).
+func forNumber(v LValue) (LNumber, bool) {
+	switch x := v.(type) {
+	case LNumber:
+		return x, true
+	case LString:
+		if n, err := parseNumber(string(x)); err == nil {
+			return n, true
+		}
 	}
-	return LNumber(v)
+	return 0, false
+}
+
+// copyNumber is v, in a box of its own when it is a number: what a
+// metamethod gets of an operand that may be a for loop's variable in the
+// state's box (Vigil, forLoopVarPrivate).
+func copyNumber(v LValue) LValue {
+	if n, ok := v.(LNumber); ok {
+		return LValue(n)
+	}
+	return v
+}
+
+// luaModulo is Lua 5.1's luai_nummod, a - floor(a/b)*b (Vigil: upstream
+// took math.Mod and corrected its sign, which gave -0 for -4%2 and 2 for
+// 1e308%3 where Lua gives 0). The conversion keeps the product rounded
+// on its own (no fused multiply-subtract).
+func luaModulo(lhs, rhs LNumber) LNumber {
+	a, b := float64(lhs), float64(rhs)
+	return LNumber(a - float64(math.Floor(a/b)*b))
 }
 
 func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
@@ -2335,8 +2947,8 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 	op := L.metaOp2(lhs, rhs, event)
 	if _, ok := op.(*LFunction); ok {
 		L.reg.Push(op)
-		L.reg.Push(lhs)
-		L.reg.Push(rhs)
+		L.reg.Push(copyNumber(lhs))
+		L.reg.Push(copyNumber(rhs))
 		L.Call(2, 1)
 		return L.reg.Pop()
 	}
