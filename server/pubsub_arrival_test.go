@@ -27,6 +27,7 @@ func rawConn(t *testing.T, c net.Conn) *rconn {
 // arrivalLoop runs the patterns arrivalIters times on two fresh
 // connections from dial.
 func arrivalLoop(t *testing.T, dial func() *rconn) {
+	defer pinToOneCPU(t)() // a's data is sent first: it must arrive first
 	a, b := dial(), dial()
 	expect := func(i int, what, got, want string) {
 		t.Helper()
