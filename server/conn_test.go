@@ -219,73 +219,115 @@ func TestCloseDuringLargeReply(t *testing.T) {
 // what lets rawReadLoop wait after a read, and the FIN case is the
 // half-close of TestHalfClose.
 func TestRawReaderMore(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	cli, err := net.Dial("tcp4", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	srv, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	r := newRawReader(srv)
-	if r == nil || r.inq == nil {
-		if runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") {
-			t.Fatal("TCP_INQ not enabled")
-		}
-		t.Skip("no TCP_INQ here: reads are followed by another until EAGAIN")
-	}
-	type result struct {
-		n    int
-		more bool
-		err  error
-	}
-	// read waits for readiness, then reads once into a buffer of size.
-	read := func(size int) result {
-		t.Helper()
-		srv.SetReadDeadline(time.Now().Add(5 * time.Second))
-		var res result
-		err := r.rc.Read(func(fd uintptr) bool {
-			r.fd = int(fd)
-			n, err := r.Read(make([]byte, size))
-			if err == errWouldBlock {
-				return false
-			}
-			res = result{n, r.more, err}
-			return true
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	cli, srv, r := tcpRawReader(t)
 	if _, err := cli.Write([]byte("abc")); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(64); got.n != 3 || got.more || got.err != nil {
+	if got := rawReadOnce(t, srv, r, 64); got.n != 3 || got.more || got.err != nil {
 		t.Fatalf("drained read: %+v, want 3 bytes and nothing more", got)
 	}
 	if _, err := cli.Write([]byte("de")); err != nil {
 		t.Fatal(err)
 	}
 	closeWrite(t, cli)
-	if got := read(1); got.n != 1 || !got.more {
+	if got := rawReadOnce(t, srv, r, 1); got.n != 1 || !got.more {
 		t.Fatalf("partial read: %+v, want 1 byte and more", got)
 	}
 	// Then "e", with more set if the FIN has arrived by then (if not, its
 	// own readiness event wakes the next read), then the end of stream.
-	if got := read(1); got.n != 1 || got.err != nil {
+	if got := rawReadOnce(t, srv, r, 1); got.n != 1 || got.err != nil {
 		t.Fatalf("read: %+v", got)
 	}
-	if got := read(1); got.n != 0 || got.err != io.EOF {
+	if got := rawReadOnce(t, srv, r, 1); got.n != 0 || got.err != io.EOF {
 		t.Fatalf("read after FIN: %+v, want EOF", got)
 	}
+}
+
+// TestRawReaderQueued: after a read, a TCP socket's reader says how many
+// bytes are still queued (TCP_INQ), which the request reader sizes its next
+// read by (resp.Reader.Fill), and 0 once the socket is drained.
+func TestRawReaderQueued(t *testing.T) {
+	cli, srv, r := tcpRawReader(t)
+	// One loopback segment: the kernel has queued all of it on the
+	// server's socket when Write returns.
+	const total, size = 24 << 10, 4 << 10
+	if _, err := cli.Write(bytes.Repeat([]byte("x"), total)); err != nil {
+		t.Fatal(err)
+	}
+	got, reads := 0, 0
+	for got < total {
+		res := rawReadOnce(t, srv, r, size)
+		if res.err != nil {
+			t.Fatalf("read %d of %d bytes: %v", got, total, res.err)
+		}
+		got += res.n
+		reads++
+		if q := r.Queued(); q != total-got || res.more != (q > 0) {
+			t.Fatalf("after %d bytes read: queued %d, more %v; want %d", got, q, res.more, total-got)
+		}
+	}
+	if reads != total/size {
+		t.Fatalf("%d reads of %d bytes for %d bytes", reads, size, total)
+	}
+}
+
+// tcpRawReader is a loopback TCP connection: the client's end and the
+// server's, read by a rawReader with TCP_INQ on (the test is skipped
+// where the platform has none, and fails where it should have it).
+func tcpRawReader(t *testing.T) (cli, srv net.Conn, r *rawReader) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cli, err = net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	srv, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	r = newRawReader(srv)
+	if r == nil || r.inq == nil {
+		if runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") {
+			t.Fatal("TCP_INQ not enabled")
+		}
+		t.Skip("no TCP_INQ here: reads are followed by another until EAGAIN")
+	}
+	return cli, srv, r
+}
+
+// rawReadResult is one rawReader read: the bytes, whether it said more
+// waits, and its error.
+type rawReadResult struct {
+	n    int
+	more bool
+	err  error
+}
+
+// rawReadOnce waits for srv to be readable, then reads once into a buffer
+// of size through r.
+func rawReadOnce(t *testing.T, srv net.Conn, r *rawReader, size int) rawReadResult {
+	t.Helper()
+	srv.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var res rawReadResult
+	err := r.rc.Read(func(fd uintptr) bool {
+		r.fd = int(fd)
+		n, err := r.Read(make([]byte, size))
+		if err == errWouldBlock {
+			return false
+		}
+		res = rawReadResult{n, r.more, err}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // fenceChannel is a channel no test subscribes to: UNSUBSCRIBE of it

@@ -296,6 +296,28 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// eachCommand parses r's stream to its end, filling as needed, and calls
+// fn with each command (its arguments alias the buffer until the next
+// Fill).
+func eachCommand(t *testing.T, r *Reader, fn func(args [][]byte)) {
+	t.Helper()
+	for {
+		args, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args != nil {
+			fn(args)
+			continue
+		}
+		if err := r.Fill(); err == io.EOF {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestBigValueBufferReuse: a stream of big values reuses the buffer grown
 // for the first one; small commands afterwards shrink it back.
 func TestBigValueBufferReuse(t *testing.T) {
@@ -312,19 +334,7 @@ func TestBigValueBufferReuse(t *testing.T) {
 	r := NewReader(src, DefaultLimits)
 	var caps []int
 	small := 0
-	for {
-		args, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if args == nil {
-			if err := r.Fill(); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
+	eachCommand(t, r, func(args [][]byte) {
 		switch string(args[0]) {
 		case "SET":
 			if len(args[2]) != len(val) {
@@ -340,7 +350,7 @@ func TestBigValueBufferReuse(t *testing.T) {
 		case "PING":
 			small++
 		}
-	}
+	})
 	if len(caps) != 5 || small != bigIdleFills+10 {
 		t.Fatalf("%d SETs, %d PINGs", len(caps), small)
 	}
@@ -390,24 +400,12 @@ func TestFillReadsWhatIsQueued(t *testing.T) {
 		src := &queuedSource{data: data}
 		r := NewReader(src, DefaultLimits)
 		sets := 0
-		for {
-			args, err := r.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if args == nil {
-				if err := r.Fill(); err == io.EOF {
-					break
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
+		eachCommand(t, r, func(args [][]byte) {
 			if string(args[0]) != "SET" || string(args[1]) != fmt.Sprintf("k:%02d", sets%16) || string(args[2]) != val {
 				t.Fatalf("command %d: %q %q (%d bytes)", sets, args[0], args[1], len(args[2]))
 			}
 			sets++
-		}
+		})
 		if sets != total {
 			t.Fatalf("%d SETs parsed, want %d", sets, total)
 		}
