@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -41,6 +42,24 @@ func listenTarget(t *testing.T) *fakeTarget {
 		}
 	}()
 	return ft
+}
+
+// fakeMasterReplID is the replication ID the replica tests' fake masters
+// announce in +FULLRESYNC.
+const fakeMasterReplID = "0123456789abcdef0123456789abcdef01234567"
+
+// emptyRDBNoChecksum is an empty RDB with its checksum disabled (0), as
+// rdb.c accepts.
+const emptyRDBNoChecksum = "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// replicaOf makes the server c is connected to a replica of ft
+// (REPLICAOF) and accepts its link up to PSYNC (acceptPsync).
+func (ft *fakeTarget) replicaOf(t *testing.T, c *rconn) (net.Conn, *bufio.Reader, []string) {
+	t.Helper()
+	if got := c.do("REPLICAOF", "127.0.0.1", fmt.Sprint(ft.port)); got != "+OK" {
+		t.Fatalf("REPLICAOF: %s", got)
+	}
+	return ft.acceptPsync(t)
 }
 
 // handshake accepts the master's connection and answers its handshake up

@@ -29,14 +29,10 @@ func TestReplicaAcksAgainUntilStreamStarts(t *testing.T) {
 		}
 	})
 	c := l.dial(t)
-	if got := c.do("REPLICAOF", "127.0.0.1", fmt.Sprint(ft.port)); got != "+OK" {
-		t.Fatalf("REPLICAOF: %s", got)
-	}
-	const id = "0123456789abcdef0123456789abcdef01234567"
 	mark := strings.Repeat("m", 40)
-	conn, br, _ := ft.acceptPsync(t)
-	// An empty RDB with its checksum disabled (0), then the mark.
-	fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$EOF:%s\r\nREDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00%s", id, mark, mark)
+	conn, br, _ := ft.replicaOf(t, c)
+	// An empty RDB, then the mark.
+	fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$EOF:%s\r\n%s%s", fakeMasterReplID, mark, emptyRDBNoChecksum, mark)
 	ack := func(what string) string {
 		t.Helper()
 		conn.SetReadDeadline(time.Now().Add(10 * time.Second))

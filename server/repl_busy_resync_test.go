@@ -28,14 +28,8 @@ func TestReplicaResyncsDuringBusyScript(t *testing.T) {
 		if got := c.do("CONFIG", "SET", "busy-reply-threshold", "1"); got != "+OK" {
 			t.Fatal(got)
 		}
-		if got := c.do("REPLICAOF", "127.0.0.1", fmt.Sprint(ft.port)); got != "+OK" {
-			t.Fatalf("REPLICAOF: %s", got)
-		}
-		const id = "0123456789abcdef0123456789abcdef01234567"
-		// An empty RDB with its checksum disabled (0), as rdb.c accepts.
-		payload := "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00"
-		conn, _, _ := ft.acceptPsync(t)
-		fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n%s", id, len(payload), payload)
+		conn, _, _ := ft.replicaOf(t, c)
+		fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n%s", fakeMasterReplID, len(emptyRDBNoChecksum), emptyRDBNoChecksum)
 		eventually(t, "the link to be up", func() bool {
 			return liveInfoField(t, c, "replication", "master_link_status") == "up"
 		})
@@ -53,7 +47,7 @@ func TestReplicaResyncsDuringBusyScript(t *testing.T) {
 		if got := c.do("PING"); !strings.HasPrefix(got, "-BUSY") {
 			t.Fatalf("PING after the new PSYNC: %s, want the script still busy", got)
 		}
-		fmt.Fprintf(conn2, "+FULLRESYNC %s 0\r\n$%d\r\n%s", id, len(payload), payload)
+		fmt.Fprintf(conn2, "+FULLRESYNC %s 0\r\n$%d\r\n%s", fakeMasterReplID, len(emptyRDBNoChecksum), emptyRDBNoChecksum)
 		if got := c.do("SCRIPT", "KILL"); got != "+OK" {
 			t.Fatalf("SCRIPT KILL: %s", got)
 		}

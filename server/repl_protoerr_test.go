@@ -16,14 +16,8 @@ func TestReplicaProtocolErrorDropsCachedMaster(t *testing.T) {
 	ft := listenTarget(t)
 	l := startLive(t, "--repl-diskless-load", "disabled")
 	c := l.dial(t)
-	if got := c.do("REPLICAOF", "127.0.0.1", fmt.Sprint(ft.port)); got != "+OK" {
-		t.Fatalf("REPLICAOF: %s", got)
-	}
-	const id = "0123456789abcdef0123456789abcdef01234567"
-	// An empty RDB with its checksum disabled (0), as rdb.c accepts.
-	payload := "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00"
-	conn, _, _ := ft.acceptPsync(t) // PSYNC <its own replid> <offset+1>: it was a master
-	fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n%s", id, len(payload), payload)
+	conn, _, _ := ft.replicaOf(t, c) // PSYNC <its own replid> <offset+1>: it was a master
+	fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$%d\r\n%s", fakeMasterReplID, len(emptyRDBNoChecksum), emptyRDBNoChecksum)
 	info := l.dial(t)
 	eventually(t, "the link to be up", func() bool {
 		return liveInfoField(t, info, "replication", "master_link_status") == "up"

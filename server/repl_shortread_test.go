@@ -24,14 +24,10 @@ func TestDisklessLoadShortReadLogged(t *testing.T) {
 	if got := c.do("SET", "old", "1"); got != "+OK" {
 		t.Fatal(got)
 	}
-	if got := c.do("REPLICAOF", "127.0.0.1", fmt.Sprint(ft.port)); got != "+OK" {
-		t.Fatalf("REPLICAOF: %s", got)
-	}
-	const id = "0123456789abcdef0123456789abcdef01234567"
 	mark := strings.Repeat("m", 40)
-	conn, _, _ := ft.acceptPsync(t)
+	conn, _, _ := ft.replicaOf(t, c)
 	// An RDB cut after its header and one aux field.
-	fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$EOF:%s\r\nREDIS0010\xfa\x09redis-ver\x067.0.15\xfe\x00\xfb\x02\x00\x00\x03abc", id, mark)
+	fmt.Fprintf(conn, "+FULLRESYNC %s 0\r\n$EOF:%s\r\nREDIS0010\xfa\x09redis-ver\x067.0.15\xfe\x00\xfb\x02\x00\x00\x03abc", fakeMasterReplID, mark)
 	conn.Close()
 	_, _, argv := ft.acceptPsync(t) // the link tries again
 	if argv[0] != "PSYNC" {
