@@ -132,10 +132,10 @@ type Conn struct {
 	Addr, LAddr string // CLIENT LIST addr and laddr: "/path:0" on a unix socket, as Redis
 }
 
-// KeepAlive is anetKeepAlive's settings for a tcp-keepalive of secs
+// keepAliveConfig is anetKeepAlive's settings for a tcp-keepalive of secs
 // seconds (positive): idle secs, probes every secs/3 (at least 1), 3 of
 // them.
-func KeepAlive(secs int) net.KeepAliveConfig {
+func keepAliveConfig(secs int) net.KeepAliveConfig {
 	d := time.Duration(secs) * time.Second
 	return net.KeepAliveConfig{Enable: true, Idle: d, Interval: max(d/3, time.Second), Count: 3}
 }
@@ -149,7 +149,7 @@ func Accepted(conn net.Conn, keepAlive int) Conn {
 	c := Conn{Addr: conn.RemoteAddr().String(), LAddr: conn.LocalAddr().String()}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if keepAlive > 0 {
-			_ = tc.SetKeepAliveConfig(KeepAlive(keepAlive))
+			_ = tc.SetKeepAliveConfig(keepAliveConfig(keepAlive))
 		}
 		return c
 	}
