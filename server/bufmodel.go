@@ -262,6 +262,7 @@ func (s *Server) clientsCronBuffers() {
 	for i := range iterations {
 		cl := all[(start+i)%len(all)]
 		st.cursor = cl.id
+		s.trimIdleBuffers(cl) // the real buffers (idlebuf.go)
 		if !cl.bm.on {
 			continue
 		}

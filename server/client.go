@@ -53,7 +53,10 @@ type Client struct {
 	aofClient bool
 	rd        *resp.Reader
 	raw       *rawReader // the socket read directly (nil: read through conn)
-	ord       ordState   // arrival order: progress publishers wait on (order.go)
+	// bufIdle hands rd's and w's buffers to the cron while the loop waits
+	// for input (idlebuf.go): bufOwned, bufWaiting or bufTrimming.
+	bufIdle atomic.Uint32
+	ord     ordState // arrival order: progress publishers wait on (order.go)
 
 	// the last command name looked up and its command (lookupCached)
 	lastName    [16]byte

@@ -160,11 +160,12 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 			if r.rw != nil {
 				r.rw.resume() // back from Go's poller, if it waited there
 			}
+			c.ownBuffers() // the cron may have dropped them meanwhile (idlebuf.go)
 			for {
 				s.setReadDeadline(c)
 				if err := s.fill(c); err != nil {
 					if err == errWouldBlock {
-						if s.parkForInput(c) {
+						if s.waitInput(c) {
 							continue
 						}
 						return false // wait for readiness in Go's poller
@@ -179,7 +180,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				s.ordSettle(c)
 				if !r.more {
 					s.drained(c)
-					if s.parkForInput(c) {
+					if s.waitInput(c) {
 						continue
 					}
 					return false // drained: wait before reading again
@@ -191,10 +192,23 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 	s.setReadDeadline(c) // before RawConn.Read checks it
 	err = r.rc.Read(r.fn)
 	r.fd = -1
+	c.ownBuffers() // back from a wait that ended without a read (deadline, close)
 	if err != nil {
 		return false, err
 	}
 	return r.closeConn, r.err
+}
+
+// waitInput is parkForInput with the client's buffers handed to the cron
+// while it waits (idlebuf.go); false: the loop waits in Go's poller, still
+// without them.
+func (s *Server) waitInput(c *Client) bool {
+	c.waitForInput()
+	if s.parkForInput(c) {
+		c.ownBuffers()
+		return true
+	}
+	return false
 }
 
 // drained is the end of a client's input (the socket read empty): the idle

@@ -56,6 +56,7 @@ type idleGC struct {
 	allocsAtGC   uint64    // cumulative heap allocation when cycles last changed
 	usedAtGC     uint64    // the keyspace's memory then
 	collected    bool      // a collection was started in this idle period
+	dropped      uint64    // client buffers the cron dropped since (idlebuf.go)
 	samples      []metrics.Sample
 	running      atomic.Bool
 	// release, when set (SetIdleRelease), runs after the collection, in
@@ -154,6 +155,12 @@ func (s *Server) idleGCCron() {
 		g.gcFloorCron(live)
 	}
 	now := s.clock.Now()
+	if g.dropped >= max(idleGCMinGarbage, live/8) && !g.running.Load() {
+		// Idle clients' buffers (idlebuf.go): collected now, busy or not,
+		// as they were dropped to give the memory back.
+		s.startIdleGC()
+		return
+	}
 	if s.stats.commands != g.lastCommands || g.lastActive.IsZero() {
 		g.lastCommands, g.lastActive, g.collected = s.stats.commands, now, false
 		return
@@ -170,10 +177,16 @@ func (s *Server) idleGCCron() {
 	// cron looked (a load ends within a cycle: a 1 M-element compressed
 	// list's last raw chunks, 5 MB, stayed as garbage).
 	allocated := max(allocs-g.allocsAtGC, g.samples[4].Value.Uint64()-min(live, g.samples[4].Value.Uint64()))
-	if !idleGCDue(now.Sub(g.lastActive), allocated, g.usedAtGC-min(used, g.usedAtGC), free, live) {
+	if !idleGCDue(now.Sub(g.lastActive), allocated, g.usedAtGC-min(used, g.usedAtGC)+g.dropped, free, live) {
 		return
 	}
-	g.collected = true
+	s.startIdleGC()
+}
+
+// startIdleGC starts the collection and the release (lock held).
+func (s *Server) startIdleGC() {
+	g := &s.idleGC
+	g.collected, g.dropped = true, 0
 	g.running.Store(true)
 	release := g.release
 	go func() {

@@ -62,6 +62,42 @@ func TestIdleRelease(t *testing.T) {
 	}
 }
 
+// TestIdleGCForDroppedBuffers: client buffers the cron dropped
+// (idlebuf.go), at least an eighth of the live heap, start the collection
+// and release while other clients run commands (the server is not idle),
+// once; less than that does not.
+func TestIdleGCForDroppedBuffers(t *testing.T) {
+	ts := newTestServer(t)
+	released := make(chan struct{}, 4)
+	ts.s.SetIdleRelease(func() { released <- struct{}{} })
+	busyTick := func(dropped uint64) {
+		ts.s.mu.Lock()
+		defer ts.s.mu.Unlock()
+		ts.s.stats.commands++ // a command ran since the last tick
+		ts.s.idleGC.dropped += dropped
+		ts.s.idleGCCron()
+	}
+	busyTick(0)
+	busyTick(idleGCMinGarbage - 1)
+	select {
+	case <-released:
+		t.Fatal("a collection for less than idleGCMinGarbage of dropped buffers")
+	case <-time.After(50 * time.Millisecond):
+	}
+	busyTick(1 << 30) // more than an eighth of any heap this test has
+	select {
+	case <-released:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no collection for the dropped buffers")
+	}
+	ts.s.mu.Lock()
+	left := ts.s.idleGC.dropped
+	ts.s.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("dropped count %d after the collection started, want 0", left)
+	}
+}
+
 // TestGCFloorPercent: the GC percent puts the next goal at live +
 // max(live, floor), with Go's 4 MB minimum (which scales with the
 // percent) at most the floor.

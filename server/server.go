@@ -64,6 +64,7 @@ type Server struct {
 	idleGC       idleGC         // guarded by mu, except the atomic inside (idlegc.go)
 	adm          adminState     // guarded by mu, except the atomics inside (cmd_admin.go)
 	bufm         bufModelState  // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
+	obufScratch  []*Client      // obufCron's snapshot of the clients (guarded by mu)
 	cmem         clientMemState // guarded by mu: client memory and eviction (clientevict.go)
 	dbg          debugState     // guarded by mu (cmd_debug_more.go)
 	watchdog     watchdogState  // watchdog-period (watchdog.go)

@@ -166,7 +166,9 @@ func NewReader(rd io.Reader, lim Limits) *Reader {
 	if lim.MaxBulkLen <= 0 {
 		lim.MaxBulkLen = DefaultLimits.MaxBulkLen
 	}
-	r := &Reader{rd: rd, lim: lim, buf: make([]byte, readChunk), bulkLen: -1}
+	// No buffer until the first Fill (or Feed): a connection that never
+	// sends holds none.
+	r := &Reader{rd: rd, lim: lim, bulkLen: -1}
 	r.queued, _ = rd.(queuedReader)
 	return r
 }
@@ -251,7 +253,9 @@ func (r *Reader) Fill() error {
 			need = q
 		}
 	}
-	if len(r.buf)-r.w < need {
+	if r.buf == nil && need <= readChunk {
+		r.buf = make([]byte, readChunk) // the first fill, or the first after Release
+	} else if len(r.buf)-r.w < need {
 		nb := make([]byte, r.w+need, r.w+need+need/2)
 		nb = nb[:cap(nb)]
 		copy(nb, r.buf[:r.w])
@@ -282,6 +286,25 @@ func (r *Reader) Fill() error {
 		err = io.ErrNoProgress
 	}
 	return err
+}
+
+// Release drops the buffer when it holds nothing (no command or part of
+// one), as Redis's clientsCronResizeQueryBuffer frees the query buffer of
+// a client idle for more than 2 seconds; the next Fill allocates a new
+// one. It reports whether the buffer was dropped. Argument slices from
+// Next stay valid (the old buffer is not reused) while a caller holds
+// them; the Reader's own references go.
+func (r *Reader) Release() bool {
+	if r.buf == nil || r.r != r.w || r.inMulti {
+		return false
+	}
+	r.base += int64(r.r)
+	r.r, r.w = 0, 0
+	r.buf = nil
+	r.bigIdle = 0
+	// The last commands' argument slices alias it too.
+	clear(r.args[:cap(r.args)])
+	return true
 }
 
 // Feed appends data directly (for tests and replication streams held in

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -417,5 +418,60 @@ func TestFillReadsWhatIsQueued(t *testing.T) {
 				t.Fatalf("a read of %d bytes (rooms %v)", room, src.rooms)
 			}
 		}
+	}
+}
+
+// TestReleaseDropsOnlyAnEmptyBuffer: a new Reader holds no buffer; Release
+// drops one that holds nothing (an idle client's, as Redis's
+// clientsCronResizeQueryBuffer), keeps one with a command or part of one
+// buffered, and parsing goes on after it with a fresh buffer.
+func TestReleaseDropsOnlyAnEmptyBuffer(t *testing.T) {
+	src := &chunkReader{n: 7}
+	r := NewReader(src, DefaultLimits)
+	if r.BufferCap() != 0 {
+		t.Fatalf("new reader holds %d bytes", r.BufferCap())
+	}
+	if r.Release() {
+		t.Fatal("Release of no buffer reported a drop")
+	}
+	src.data = []byte("*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n*1\r\n$4\r\nPING\r\n")
+	var got []string
+	next := func() {
+		t.Helper()
+		for {
+			args, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if args != nil {
+				got = append(got, string(bytes.Join(args, []byte(" "))))
+				return
+			}
+			// Between fills: dropped exactly when it holds nothing.
+			buffered, held := r.Buffered(), r.BufferCap() > 0
+			if dropped := r.Release(); dropped != (held && buffered == 0) {
+				t.Fatalf("Release with %d bytes buffered: %v", buffered, dropped)
+			}
+			if err := r.Fill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next()
+	off := r.Offset()
+	next()
+	if r.Buffered() != 0 || !r.Release() || r.BufferCap() != 0 {
+		t.Fatalf("after the last command: buffered %d, cap %d", r.Buffered(), r.BufferCap())
+	}
+	if r.Offset() != off+int64(len("*1\r\n$4\r\nPING\r\n")) {
+		t.Fatalf("offset %d after release, want %d", r.Offset(), off+14)
+	}
+	src.data, src.n = append(src.data, "*1\r\n$4\r\nPING\r\n"...), 100
+	next()
+	if r.BufferCap() != readChunk {
+		t.Fatalf("buffer after release %d bytes, want %d", r.BufferCap(), readChunk)
+	}
+	if want := []string{"ECHO hello", "PING", "PING"}; !slices.Equal(got, want) {
+		t.Fatalf("parsed %q, want %q", got, want)
 	}
 }

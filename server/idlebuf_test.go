@@ -1,0 +1,98 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
+)
+
+// heldBuffers reports the capacities of c's query and reply buffers while
+// its loop waits for input, taking them as the cron does (ok false: the
+// loop holds them).
+func heldBuffers(c *Client) (query, reply int, ok bool) {
+	if !c.bufIdle.CompareAndSwap(bufWaiting, bufTrimming) {
+		return 0, 0, false
+	}
+	defer c.bufIdle.Store(bufWaiting)
+	return c.rd.BufferCap(), cap(c.w.B), true
+}
+
+// TestIdleClientBuffersDropped: a client that sent a big argument and got
+// a big reply keeps both buffers while it is active, and the cron drops
+// them once it has been idle for more than 2 seconds, as Redis frees an
+// idle client's query buffer (clientsCronResizeQueryBuffer) and shrinks
+// its reply buffer; the client then works as before.
+func TestIdleClientBuffersDropped(t *testing.T) {
+	l, addr := startLiveTCP(t)
+	a := dialTCPLive(t, addr)
+	big := strings.Repeat("v", 200<<10)
+	a.do("CLIENT", "SETNAME", "big")
+	a.do("SET", "k", big)
+	if got := a.do("STRLEN", "k"); got != "(integer) "+strconv.Itoa(len(big)) {
+		t.Fatalf("STRLEN: %s", got)
+	}
+	a.send("GET", "k")
+	if got := a.read(); len(got) < len(big) {
+		t.Fatalf("GET returned %d bytes", len(got))
+	}
+	var cl *Client
+	l.s.mu.Lock()
+	for _, c := range l.s.clientsByID() {
+		if c.name == "big" {
+			cl = c
+		}
+	}
+	l.s.mu.Unlock()
+	if cl == nil {
+		t.Fatal("client not found")
+	}
+	tick := func() {
+		t.Helper()
+		l.s.mu.Lock()
+		n := l.s.stats.cronLoops
+		l.s.mu.Unlock()
+		l.clk.Advance(100 * time.Millisecond)
+		if !testutil.PollUntil(5*time.Second, func() bool {
+			l.s.mu.Lock()
+			defer l.s.mu.Unlock()
+			return l.s.stats.cronLoops > n
+		}) {
+			t.Fatal("the cron did not run")
+		}
+	}
+	var q, r int
+	if !testutil.PollUntil(5*time.Second, func() bool {
+		var ok bool
+		q, r, ok = heldBuffers(cl)
+		return ok
+	}) {
+		t.Fatal("the client's loop never waited for input")
+	}
+	if q < len(big) {
+		t.Fatalf("query buffer of %d bytes after a %d-byte argument", q, len(big))
+	}
+	// An active client keeps them (the cron's pass over every client).
+	tick()
+	if q2, r2, _ := heldBuffers(cl); q2 != q || r2 != r {
+		t.Fatalf("active client's buffers changed: %d/%d -> %d/%d", q, r, q2, r2)
+	}
+	cl.lastInteraction.Store(time.Now().UnixMilli() - 3000)
+	tick()
+	if !testutil.PollUntil(5*time.Second, func() bool {
+		q, r, _ := heldBuffers(cl)
+		return q == 0 && r == 0
+	}) {
+		q, r, _ := heldBuffers(cl)
+		t.Fatalf("idle client's buffers: query %d, reply %d bytes", q, r)
+	}
+	if got := a.do("STRLEN", "k"); got != "(integer) "+strconv.Itoa(len(big)) {
+		t.Fatalf("STRLEN after the drop: %s", got)
+	}
+	a.do("SET", "k2", big[:1000])
+	if got := a.do("GET", "k2"); got != strconv.Quote(big[:1000]) {
+		t.Fatalf("GET after the drop: %.40q", got)
+	}
+}
