@@ -123,6 +123,13 @@ bench-save keys="1000000" seconds="5" clients="8" pipeline="1":
 bench-mem n="1000000" datasets="":
     VIGIL_BENCH=1 VIGIL_BENCH_N={{n}} VIGIL_BENCH_DATASETS={{datasets}} go test -count=1 -timeout 30m ./integration/benchmem/ -v -run TestBenchMem
 
+# Resident memory per connection: 5000 idle connections (one PING each), 1000
+# that each sent 16 SETs of 16 KB, 1000 that each read 16 GETs of 16 KB; a fresh
+# vigil-server and redis-server each, RSS 20 s after, side by side with the
+# ratio (integration/benchclients/doc.go).
+bench-clients conns="5000" big="1000" settle="20":
+    VIGIL_BENCH=1 VIGIL_BENCH_CONNS={{conns}} VIGIL_BENCH_BIG={{big}} VIGIL_BENCH_SETTLE={{settle}} go test -count=1 -timeout 30m ./integration/benchclients/ -v -run TestBenchClients
+
 # Replication: full sync of `keys` keys (vigil vs redis-server, same run),
 # What one write costs in a key of 100, 1 k, 100 k and 1 M elements, per type
 # (string, list, hash, set, zset, stream), vigil-server against redis-server in
