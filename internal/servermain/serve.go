@@ -163,6 +163,15 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		log.Info().Msgf("Running mode=standalone, port=%d.", port)
 	}
 	log.Warn().Msg("Server initialized")
+	// linuxMemoryWarnings: THP off for this process (disable-thp), or the
+	// warning. (Its overcommit warning is for fork; Vigil does not fork.)
+	thpOff := true
+	if v, ok := cfg.Value("disable-thp"); ok {
+		thpOff = v == "yes"
+	}
+	if w := disableTHP(thpOff, prctlTHPDisable); w != "" {
+		log.Warn().Msg(w)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
