@@ -96,3 +96,59 @@ func TestIdleClientBuffersDropped(t *testing.T) {
 		t.Fatalf("GET after the drop: %.40q", got)
 	}
 }
+
+// TestIdleSubscriberBuffersDropped: a subscriber's asynchronous queue
+// (abuf, aspare), grown by big messages, is dropped once it has been idle
+// for more than 2 seconds and nothing is queued; messages published after
+// the drop still arrive, in order.
+func TestIdleSubscriberBuffersDropped(t *testing.T) {
+	l, addr := startLiveTCP(t)
+	sub, pub := dialTCPLive(t, addr), dialTCPLive(t, addr)
+	sub.do("CLIENT", "SETNAME", "sub")
+	sub.send("SUBSCRIBE", "ch")
+	if got := sub.read(); !strings.Contains(got, "subscribe") {
+		t.Fatalf("SUBSCRIBE: %s", got)
+	}
+	big := strings.Repeat("m", 100<<10)
+	for i := range 3 {
+		pub.do("PUBLISH", "ch", big+strconv.Itoa(i))
+	}
+	for i := range 3 {
+		if got := sub.read(); !strings.Contains(got, big+strconv.Itoa(i)) {
+			t.Fatalf("message %d: %.60q", i, got)
+		}
+	}
+	var cl *Client
+	l.s.mu.Lock()
+	for _, c := range l.s.clientsByID() {
+		if c.name == "sub" {
+			cl = c
+		}
+	}
+	l.s.mu.Unlock()
+	queues := func() (int, int) {
+		cl.amu.Lock()
+		defer cl.amu.Unlock()
+		return cap(cl.abuf), cap(cl.aspare)
+	}
+	if a, s := queues(); a+s < len(big) {
+		t.Fatalf("queue buffers %d + %d bytes after %d-byte messages", a, s, len(big))
+	}
+	cl.lastInteraction.Store(time.Now().UnixMilli() - 3000)
+	if !testutil.PollUntil(5*time.Second, func() bool {
+		l.clk.Advance(100 * time.Millisecond) // cron ticks
+		a, s := queues()
+		return a == 0 && s == 0
+	}) {
+		a, s := queues()
+		t.Fatalf("idle subscriber's queue buffers: %d + %d bytes", a, s)
+	}
+	for i := range 3 {
+		pub.do("PUBLISH", "ch", "after"+strconv.Itoa(i))
+	}
+	for i := range 3 {
+		if got := sub.read(); !strings.Contains(got, "after"+strconv.Itoa(i)) {
+			t.Fatalf("message after the drop %d: %.60q", i, got)
+		}
+	}
+}
