@@ -56,7 +56,11 @@ type Client struct {
 	// bufIdle hands rd's and w's buffers to the cron while the loop waits
 	// for input (idlebuf.go): bufOwned, bufWaiting or bufTrimming.
 	bufIdle atomic.Uint32
-	ord     ordState // arrival order: progress publishers wait on (order.go)
+	// retireReq: the cron asks the idle loop to end its goroutine;
+	// retiring: the loop is on its way out (idleconn.go).
+	retireReq atomic.Bool
+	retiring  bool
+	ord       ordState // arrival order: progress publishers wait on (order.go)
 
 	// the last command name looked up and its command (lookupCached)
 	lastName    [16]byte

@@ -19,7 +19,12 @@ import (
 )
 
 func (s *Server) serveConn(conn net.Conn) {
-	defer s.connWG.Done()
+	looping := false
+	defer func() {
+		if !looping { // refused: else endConn is the end
+			s.connWG.Done()
+		}
+	}()
 	c := &Client{
 		srv:     s,
 		conn:    conn,
@@ -55,7 +60,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		if p := s.ready; p != nil {
 			_ = raw.rc.Control(func(fd uintptr) { raw.rw = p.add(int(fd)) })
 			if raw.rw != nil {
-				defer p.remove(c.ord.fdp1-1, raw.rw)
+				raw.rw.spawn = func() { go s.runLoop(c) } // idleconn.go
 			}
 		}
 	}
@@ -69,9 +74,44 @@ func (s *Server) serveConn(conn net.Conn) {
 	if s.closing.Load() {
 		conn.Close()
 	}
-	defer s.unlinkClient(c)
-	defer s.crashOnPanic(c) // runs before unlinkClient (crash.go)
-	s.readLoop(c)
+	looping = true
+	s.runLoop(c)
+}
+
+// runLoop runs the client's loop on this goroutine until the connection
+// ends, then unlinks the client; or until the loop retires (idleconn.go),
+// when it returns at once: the next input starts runLoop again on a new
+// goroutine.
+func (s *Server) runLoop(c *Client) {
+	if s.loop(c) {
+		return
+	}
+	s.unlinkClient(c)
+	if r := c.raw; r != nil && r.rw != nil {
+		s.ready.remove(c.ord.fdp1-1, r.rw)
+	}
+	s.connWG.Done()
+}
+
+// loop is readLoop until the connection ends (false) or the loop retired
+// (true: after the waiter's retire, another goroutine may run the client).
+func (s *Server) loop(c *Client) (retired bool) {
+	defer s.crashOnPanic(c) // before the unlink (crash.go)
+	for {
+		s.readLoop(c)
+		if !c.retiring {
+			return false
+		}
+		c.retiring = false
+		c.waitForInput() // the buffers stay the cron's while no goroutine runs
+		if c.raw.rw.retire() {
+			return true // the client is not touched after this
+		}
+		// Input came meanwhile (or a stale event): read it, and retire
+		// at the next read that finds nothing unless a batch runs.
+		c.ownBuffers()
+		c.retireReq.Store(true)
+	}
 }
 
 func isLoopback(a net.Addr) bool { return netshell.IsLoopback(a) }
@@ -98,6 +138,9 @@ func (l connLoop) RawLoop() (closeConn bool, err error) { return l.s.rawReadLoop
 // before the client was idle for the timeout is re-armed.
 func (l connLoop) ReadFailed(err error) bool {
 	s, c := l.s, l.c
+	if err == errRetired {
+		return false // loop retires the goroutine (idleconn.go)
+	}
 	if c.killed.Load() || s.closing.Load() {
 		return false
 	}
@@ -165,8 +208,16 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				s.setReadDeadline(c)
 				if err := s.fill(c); err != nil {
 					if err == errWouldBlock {
-						if s.waitInput(c) {
+						if c.retireReq.Load() && s.retireNow(c) {
+							r.err = errRetired // out of RawConn.Read, then loop retires
+							return true
+						}
+						switch s.waitInput(c, false) {
+						case waitRead:
 							continue
+						case waitRetire:
+							r.err = errRetired
+							return true
 						}
 						return false // wait for readiness in Go's poller
 					}
@@ -180,8 +231,12 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 				s.ordSettle(c)
 				if !r.more {
 					s.drained(c)
-					if s.waitInput(c) {
+					switch s.waitInput(c, true) {
+					case waitRead:
 						continue
+					case waitRetire:
+						r.err = errRetired
+						return true
 					}
 					return false // drained: wait before reading again
 				}
@@ -199,16 +254,29 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 	return r.closeConn, r.err
 }
 
+// waitInput's outcomes.
+const (
+	waitGoPoller = iota // wait in Go's poller (the buffers stay the cron's)
+	waitRead            // woken: read
+	waitRetire          // woken to retire (idleconn.go): leave RawConn.Read
+)
+
 // waitInput is parkForInput with the client's buffers handed to the cron
-// while it waits (idlebuf.go); false: the loop waits in Go's poller, still
-// without them.
-func (s *Server) waitInput(c *Client) bool {
+// while it waits (idlebuf.go). A loop woken with retireReq set retires
+// without a read: a loop parks only with its socket drained, and input
+// that comes after either woke it first (then the cron's wake-up, which
+// follows its request, finds the waiter retired and starts a new loop) or
+// comes after it, and makes the retirement fail (idleconn.go).
+func (s *Server) waitInput(c *Client, afterBatch bool) int {
 	c.waitForInput()
-	if s.parkForInput(c) {
-		c.ownBuffers()
-		return true
+	if !s.parkForInput(c, afterBatch) {
+		return waitGoPoller
 	}
-	return false
+	c.ownBuffers()
+	if c.retireReq.Load() && s.retireNow(c) {
+		return waitRetire
+	}
+	return waitRead
 }
 
 // drained is the end of a client's input (the socket read empty): the idle
@@ -227,6 +295,9 @@ func (s *Server) drained(c *Client) {
 		sp.activity(c.id)
 	}
 	c.batchCmds = 0
+	if c.retireReq.Load() {
+		c.retireReq.Store(false) // it is not idle (idleconn.go)
+	}
 }
 
 // setReadDeadline arms the idle timeout (the timeout directive) before a
@@ -655,14 +726,16 @@ func (c *Client) kill() {
 // A loop also waits in Go's poller when the last loop to wait was its own
 // (a client alone: one round trip at a time, where the dispatcher would
 // only add a goroutine switch to each) and for a replica's link (its
-// acknowledgements: WAIT's latency).
-func (s *Server) parkForInput(c *Client) bool {
+// acknowledgements: WAIT's latency). Only after a batch (afterBatch): a
+// wait after a read that found nothing (a stale event) is no round trip,
+// and a loop waiting in Go's poller cannot retire (idleconn.go).
+func (s *Server) parkForInput(c *Client, afterBatch bool) bool {
 	w := c.raw.rw
 	if w == nil {
 		return false
 	}
 	if !c.readDeadline.IsZero() || c.killed.Load() || s.closing.Load() || c.replRole.Load() != 0 ||
-		s.lastWait.Swap(c.id) == c.id {
+		(afterBatch && s.lastWait.Swap(c.id) == c.id) {
 		w.goPoller()
 		return false
 	}

@@ -71,8 +71,12 @@ func (s *Server) trimIdleBuffers(c *Client) {
 		} else {
 			r = 0
 		}
+		asked := s.requestRetire(c) // idleconn.go
 		c.bufIdle.Store(bufWaiting)
 		s.idleGC.dropped += uint64(q + r)
+		if asked {
+			c.raw.rw.notify() // wake it: it reads nothing and retires
+		}
 	}
 	// wmu first, as pushLoop and the flushes take them: none of them is
 	// writing, and amu keeps pushes out.

@@ -61,9 +61,12 @@ type readyPoller struct {
 
 // readyWaiter is one connection loop's wait for input.
 type readyWaiter struct {
-	state atomic.Uint32 // wsRunning, wsPending, wsWaiting or wsGo
+	state atomic.Uint32 // wsRunning, wsPending, wsWaiting, wsGo or wsRetired
 	intr  atomic.Bool   // the next wait goes through Go's poller
 	ch    chan struct{} // capacity 1: the wake-up of a waiting loop
+	// spawn starts a new goroutine for the loop of a retired waiter (set
+	// before the loop first waits).
+	spawn func()
 }
 
 const (
@@ -71,6 +74,7 @@ const (
 	wsPending               // input came while it was: do not park, read again
 	wsWaiting               // parked on ch
 	wsGo                    // waiting in Go's poller: events are not the waiter's
+	wsRetired               // the loop's goroutine has ended (idleconn.go): the next event starts one
 )
 
 // newReadyPoller creates the server's set; nil when epoll fails.
@@ -209,11 +213,30 @@ func (w *readyWaiter) notify() {
 			if w.state.CompareAndSwap(wsRunning, wsPending) {
 				return
 			}
+		case wsRetired:
+			if w.state.CompareAndSwap(wsRetired, wsRunning) {
+				w.spawn()
+				return
+			}
 		default: // pending already, or waiting in Go's poller
 			return
 		}
 	}
 }
+
+// retire is a loop's last act before its goroutine ends (idleconn.go):
+// from now on an event starts a new one. False when input came since the
+// loop last read (pending): it reads again instead.
+func (w *readyWaiter) retire() bool {
+	if w.state.CompareAndSwap(wsRunning, wsRetired) {
+		return true
+	}
+	w.state.Store(wsRunning) // pending: consumed by the read that follows
+	return false
+}
+
+// waiting reports whether the loop is parked on the waiter.
+func (w *readyWaiter) waiting() bool { return w.state.Load() == wsWaiting }
 
 // goPoller: the loop waits in Go's poller, which wakes it for the events
 // this set reports too (each socket is in both): notify leaves it alone
