@@ -27,7 +27,7 @@ import (
 //	rdb-save-incremental-fsync aof-rewrite-incremental-fsync
 //	lazyfree-lazy-user-flush replica-ignore-disk-write-errors
 //	jemalloc-bg-thread activedefrag active-defrag-* crash-log-enabled
-//	crash-memcheck-enabled use-exit-on-panic disable-thp
+//	crash-memcheck-enabled use-exit-on-panic
 //	aclfile acllog-max-len acl-pubsub-default
 //	ignore-warnings server_cpulist bio_cpulist aof_rewrite_cpulist bgsave_cpulist
 //	cluster-* (cluster-enabled has a field, for the replicaof check) tls-*

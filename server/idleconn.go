@@ -49,7 +49,7 @@ func (s *Server) requestRetire(c *Client) bool {
 func (s *Server) mayRetire(c *Client) bool {
 	k := c.kind()
 	return (k == kindNormal || k == kindPubSub) && !c.monitor && c.replRole.Load() == 0 &&
-		!c.killed.Load() && !s.closing.Load()
+		!c.killed.Load() && !c.ldbDetached.Load() && !s.closing.Load()
 }
 
 // retireNow is the loop's decision after a read found nothing with
