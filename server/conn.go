@@ -212,7 +212,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 							r.err = errRetired // out of RawConn.Read, then loop retires
 							return true
 						}
-						switch s.waitInput(c, false) {
+						switch s.waitInput(c, r.batched) {
 						case waitRead:
 							continue
 						case waitRetire:
@@ -228,6 +228,7 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 					r.closeConn = true
 					return true
 				}
+				r.batched = true
 				s.ordSettle(c)
 				if !r.more {
 					s.drained(c)
@@ -268,6 +269,7 @@ const (
 // follows its request, finds the waiter retired and starts a new loop) or
 // comes after it, and makes the retirement fail (idleconn.go).
 func (s *Server) waitInput(c *Client, afterBatch bool) int {
+	c.raw.batched = false
 	c.waitForInput()
 	if !s.parkForInput(c, afterBatch) {
 		return waitGoPoller
@@ -726,9 +728,10 @@ func (c *Client) kill() {
 // A loop also waits in Go's poller when the last loop to wait was its own
 // (a client alone: one round trip at a time, where the dispatcher would
 // only add a goroutine switch to each) and for a replica's link (its
-// acknowledgements: WAIT's latency). Only after a batch (afterBatch): a
-// wait after a read that found nothing (a stale event) is no round trip,
-// and a loop waiting in Go's poller cannot retire (idleconn.go).
+// acknowledgements: WAIT's latency). Only after a batch (afterBatch: on a
+// unix socket, whose loop reads until EAGAIN, the batch before that read):
+// a wait after a stale event's empty read is no round trip, and a loop
+// waiting in Go's poller cannot retire (idleconn.go).
 func (s *Server) parkForInput(c *Client, afterBatch bool) bool {
 	w := c.raw.rw
 	if w == nil {
@@ -777,6 +780,7 @@ type rawReader struct {
 	fd        int
 	rw        *readyWaiter // the wait for input, in arrival order (readywait.go); nil: Go's poller
 	more      bool         // the last read may have left data or EOF queued: read again before waiting
+	batched   bool         // a batch ran since the loop last waited (parkForInput's afterBatch)
 	queued    int          // bytes the kernel said were still queued after the last read (TCP_INQ), 0 if unknown
 	inq       *inqState    // non-nil: reads are recvmsg with TCP_INQ (rawread_inq.go)
 	ord       *ordState    // the client's read counts (order.go)
