@@ -474,11 +474,26 @@ func (s *Server) ordCollectAll(c *Client, blk bool) bool {
 func (s *Server) ordPollAll(list []ordWaitFor) bool {
 	fds, seqs := s.ord.pfds[:0], s.ord.prseq[:0]
 	for _, w := range list {
+		ackBigArg(w.c)
 		seqs = append(seqs, w.c.ord.rseq.Load())
 		fds = append(fds, ordPollFd{Fd: int32(w.c.ord.fdp1 - 1), Events: pollIn | pollRdHup})
 	}
 	s.ord.pfds, s.ord.prseq = fds, seqs
 	return ordPoll(fds)
+}
+
+// ackBigArg sends at once the acknowledgement the kernel may be holding
+// back (delayed ACK, up to 40 ms) for a connection in the middle of a big
+// argument (mu held: the buffer model's pending bulk). Its peer may be
+// waiting for the window it opens to send the rest, or the FIN of a close
+// that arrived before the command looking: a client that sent 3 MB and
+// closed (client-eviction.tcl's "client no-evict off", whose close
+// reached the server after the next connection's first command in about
+// one run of four). On loopback the FIN then comes in before the look.
+func ackBigArg(y *Client) {
+	if y.bm.pendBulk >= protoMBulkBigArg && !y.unix && !y.killed.Load() {
+		sockQuickAck(y.ord.fdp1 - 1)
+	}
 }
 
 // ordPolled is ordPending for a connection ordPollAll looked at: revents

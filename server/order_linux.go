@@ -94,3 +94,9 @@ func ordPoll(fds []ordPollFd) bool {
 		uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	return errno == 0
 }
+
+// sockQuickAck sends the socket's delayed acknowledgement, if any, at once
+// (TCP_QUICKACK).
+func sockQuickAck(fd int) {
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
+}
