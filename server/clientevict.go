@@ -384,6 +384,7 @@ func (s *Server) reapClosedClients() int {
 		if c.ord.in.Load() > c.ord.settled.Load() {
 			continue // input read and not run yet: it runs first
 		}
+		ackBigArg(c) // a FIN held back by the window (order.go)
 		closed := false
 		if err := c.raw.rc.Control(func(fd uintptr) { closed = sockPeerClosed(int(fd)) }); err != nil || !closed {
 			continue

@@ -82,3 +82,21 @@ func sockPeerClosed(fd int) bool {
 	n, _, err := syscall.Recvfrom(fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	return n == 0 && err == nil
 }
+
+// ordPoll polls the sockets fds at once without waiting (ppoll, zero
+// timeout), as a raw system call; false when it fails.
+func ordPoll(fds []ordPollFd) bool {
+	if len(fds) == 0 {
+		return true
+	}
+	var ts syscall.Timespec
+	_, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)),
+		uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	return errno == 0
+}
+
+// sockQuickAck sends the socket's delayed acknowledgement, if any, at once
+// (TCP_QUICKACK).
+func sockQuickAck(fd int) {
+	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
+}

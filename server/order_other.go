@@ -18,3 +18,7 @@ type ordEvent struct{ Fd int32 }
 func ordEpollReady(epfdp1 int, evs []ordEvent) (int, bool) { return 0, false }
 
 func sockPeerClosed(fd int) bool { return false }
+
+func ordPoll(fds []ordPollFd) bool { return false }
+
+func sockQuickAck(fd int) {}
