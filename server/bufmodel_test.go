@@ -4,10 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vigil-kv/vigil/internal/resp"
-	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 func TestJeUsableAndSds(t *testing.T) {
@@ -52,20 +50,7 @@ func TestClientBuffersModel(t *testing.T) {
 	if got := other(); got != "qbuf=0 qbuf-free=20474 rbs=16384 rbp=16384" {
 		t.Fatalf("another client after its command: %s", got)
 	}
-	tick := func() {
-		t.Helper()
-		l.s.mu.Lock()
-		n := l.s.stats.cronLoops
-		l.s.mu.Unlock()
-		l.clk.Advance(100 * time.Millisecond)
-		if !testutil.PollUntil(5*time.Second, func() bool {
-			l.s.mu.Lock()
-			defer l.s.mu.Unlock()
-			return l.s.stats.cronLoops > n
-		}) {
-			t.Fatal("the cron did not run")
-		}
-	}
+	tick := func() { cronTick(t, l) }
 	// The first pass resets the reply buffer's peak (createClient's reset
 	// time is in seconds), the second shrinks the idle buffer to 1 KB.
 	tick()

@@ -9,6 +9,37 @@ import (
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
+// cronTick advances l's fake clock by a cron period and waits until the
+// cron has run once more.
+func cronTick(t *testing.T, l *liveServer) {
+	t.Helper()
+	l.s.mu.Lock()
+	n := l.s.stats.cronLoops
+	l.s.mu.Unlock()
+	l.clk.Advance(100 * time.Millisecond)
+	if !testutil.PollUntil(5*time.Second, func() bool {
+		l.s.mu.Lock()
+		defer l.s.mu.Unlock()
+		return l.s.stats.cronLoops > n
+	}) {
+		t.Fatal("the cron did not run")
+	}
+}
+
+// clientNamed is l's client with CLIENT SETNAME name.
+func clientNamed(t *testing.T, l *liveServer, name string) *Client {
+	t.Helper()
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	for _, c := range l.s.clientsByID() {
+		if c.name == name {
+			return c
+		}
+	}
+	t.Fatalf("no client %q", name)
+	return nil
+}
+
 // heldBuffers reports the capacities of c's query and reply buffers while
 // its loop waits for input, taking them as the cron does (ok false: the
 // loop holds them).
@@ -38,31 +69,8 @@ func TestIdleClientBuffersDropped(t *testing.T) {
 	if got := a.read(); len(got) < len(big) {
 		t.Fatalf("GET returned %d bytes", len(got))
 	}
-	var cl *Client
-	l.s.mu.Lock()
-	for _, c := range l.s.clientsByID() {
-		if c.name == "big" {
-			cl = c
-		}
-	}
-	l.s.mu.Unlock()
-	if cl == nil {
-		t.Fatal("client not found")
-	}
-	tick := func() {
-		t.Helper()
-		l.s.mu.Lock()
-		n := l.s.stats.cronLoops
-		l.s.mu.Unlock()
-		l.clk.Advance(100 * time.Millisecond)
-		if !testutil.PollUntil(5*time.Second, func() bool {
-			l.s.mu.Lock()
-			defer l.s.mu.Unlock()
-			return l.s.stats.cronLoops > n
-		}) {
-			t.Fatal("the cron did not run")
-		}
-	}
+	cl := clientNamed(t, l, "big")
+	tick := func() { cronTick(t, l) }
 	var q, r int
 	if !testutil.PollUntil(5*time.Second, func() bool {
 		var ok bool
@@ -118,14 +126,7 @@ func TestIdleSubscriberBuffersDropped(t *testing.T) {
 			t.Fatalf("message %d: %.60q", i, got)
 		}
 	}
-	var cl *Client
-	l.s.mu.Lock()
-	for _, c := range l.s.clientsByID() {
-		if c.name == "sub" {
-			cl = c
-		}
-	}
-	l.s.mu.Unlock()
+	cl := clientNamed(t, l, "sub")
 	queues := func() (int, int) {
 		cl.amu.Lock()
 		defer cl.amu.Unlock()

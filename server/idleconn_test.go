@@ -35,19 +35,6 @@ func retireAll(t *testing.T, l *liveServer, ctl *rconn, clients ...*Client) {
 	}
 }
 
-func clientNamed(t *testing.T, l *liveServer, name string) *Client {
-	t.Helper()
-	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
-	for _, c := range l.s.clientsByID() {
-		if c.name == name {
-			return c
-		}
-	}
-	t.Fatalf("no client %q", name)
-	return nil
-}
-
 // TestIdleLoopsRetire: idle connections' loops end their goroutines
 // (idleconn.go), and each comes back at the next event: a command (also
 // one sent in pieces), a pipeline, a message to a subscriber, CLIENT KILL,
