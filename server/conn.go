@@ -103,6 +103,12 @@ func (s *Server) loop(c *Client) (retired bool) {
 			return false
 		}
 		c.retiring = false
+		// Idle: no buffers (the read that found nothing may have
+		// allocated one since the cron dropped them).
+		c.rd.Release()
+		if len(c.w.B) == 0 {
+			c.w.B = nil
+		}
 		c.waitForInput() // the buffers stay the cron's while no goroutine runs
 		if c.raw.rw.retire() {
 			return true // the client is not touched after this
@@ -146,6 +152,14 @@ func (l connLoop) ReadFailed(err error) bool {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
+		if c.readDeadline.IsZero() {
+			// Not a deadline the loop armed: the cron's wake-up for a
+			// retirement (idleconn.go; the loop then reads, and retires
+			// if nothing came), possibly after a batch already served the
+			// loop, or another goroutine's that setReadDeadline re-arms.
+			c.conn.SetReadDeadline(time.Time{})
+			return true
+		}
 		if s.idleTimedOut(c) {
 			s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
 			return false

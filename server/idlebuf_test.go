@@ -13,6 +13,10 @@ import (
 // cron has run once more.
 func cronTick(t *testing.T, l *liveServer) {
 	t.Helper()
+	// An Advance before the cron's goroutine made its ticker is lost.
+	if !testutil.PollUntil(5*time.Second, l.s.cronTicking.Load) {
+		t.Fatal("the cron did not start")
+	}
 	l.s.mu.Lock()
 	n := l.s.stats.cronLoops
 	l.s.mu.Unlock()

@@ -1,6 +1,9 @@
 package server
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // # Idle connections without a goroutine
 //
@@ -20,10 +23,11 @@ import "errors"
 // input came meanwhile (then it reads it). An event on a retired waiter
 // (data, a close, an interrupt from a kill or a deadline) moves it back to
 // running and starts runLoop on a new goroutine, in the dispatcher's
-// order, as a parked loop is woken. Only a loop that waits on the server's
-// set retires: one with a read deadline (the timeout directive), a
-// replica's link, a MONITOR, a loop with a command part-read, or one
-// killed or shutting down waits as before.
+// order, as a parked loop is woken. A loop waiting in Go's poller (the
+// last loop to wait was its own) is woken by a read deadline in the past
+// instead, and retires the same way. A loop with a read deadline of its
+// own (the timeout directive), a replica's link, a MONITOR, a loop with a
+// command part-read, or one killed or shutting down waits as before.
 
 // errRetired ends RawConn.Read for a loop that retires.
 var errRetired = errors.New("connection loop retired")
@@ -32,12 +36,26 @@ var errRetired = errors.New("connection loop retired")
 // counted for the idle collection (idlegc.go).
 const retiredStackBytes = 4 << 10
 
-// requestRetire asks an idle loop parked on the server's set to retire
-// (the cron's pass, the loop's buffers taken: bufTrimming). It reports
-// whether it asked.
-func (s *Server) requestRetire(c *Client) bool {
+// requestRetire asks an idle loop to retire (the cron's pass, the loop's
+// buffers taken: bufTrimming, so its read deadline and buffer are still).
+// A loop parked on the server's set is then woken by notify (asked true);
+// one waiting in Go's poller without a deadline (the last loop to wait
+// was its own: parkForInput) is woken by a read deadline in the past,
+// which ReadFailed clears before it reads again (and retires, or serves
+// what came).
+func (s *Server) requestRetire(c *Client) (asked bool) {
 	r := c.raw
-	if r == nil || r.rw == nil || !r.rw.waiting() || c.retireReq.Load() || !s.mayRetire(c) || c.rd.Buffered() > 0 {
+	if r == nil || r.rw == nil || c.retireReq.Load() || !s.mayRetire(c) || c.rd.Buffered() > 0 {
+		return false
+	}
+	switch {
+	case r.rw.waiting():
+	case r.rw.inGoPoller() && c.readDeadline.IsZero():
+		c.retireReq.Store(true)
+		s.idleGC.dropped += retiredStackBytes
+		c.conn.SetReadDeadline(time.Now())
+		return false
+	default:
 		return false
 	}
 	c.retireReq.Store(true)

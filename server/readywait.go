@@ -238,6 +238,9 @@ func (w *readyWaiter) retire() bool {
 // waiting reports whether the loop is parked on the waiter.
 func (w *readyWaiter) waiting() bool { return w.state.Load() == wsWaiting }
 
+// inGoPoller reports whether the loop waits in Go's poller.
+func (w *readyWaiter) inGoPoller() bool { return w.state.Load() == wsGo }
+
 // goPoller: the loop waits in Go's poller, which wakes it for the events
 // this set reports too (each socket is in both): notify leaves it alone
 // until resume. A pending event is dropped for the same reason.

@@ -65,6 +65,7 @@ type Server struct {
 	adm          adminState     // guarded by mu, except the atomics inside (cmd_admin.go)
 	bufm         bufModelState  // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
 	obufScratch  []*Client      // obufCron's snapshot of the clients (guarded by mu)
+	cronTicking  atomic.Bool    // the cron's ticker exists (a fake clock's Advance reaches it)
 	cmem         clientMemState // guarded by mu: client memory and eviction (clientevict.go)
 	dbg          debugState     // guarded by mu (cmd_debug_more.go)
 	watchdog     watchdogState  // watchdog-period (watchdog.go)
@@ -547,7 +548,8 @@ func (s *Server) cron(stop <-chan struct{}) {
 	}
 	t := s.clock.NewTicker(time.Second / time.Duration(hz))
 	defer func() { t.Stop() }()
-	var pend *cronWait // lockCron's wait on mu, across ticks
+	s.cronTicking.Store(true) // tests with a fake clock advance it only from now on
+	var pend *cronWait        // lockCron's wait on mu, across ticks
 	for {
 		select {
 		case <-stop:
