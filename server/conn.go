@@ -19,12 +19,6 @@ import (
 )
 
 func (s *Server) serveConn(conn net.Conn) {
-	looping := false
-	defer func() {
-		if !looping { // refused: else endConn is the end
-			s.connWG.Done()
-		}
-	}()
 	c := &Client{
 		srv:     s,
 		conn:    conn,
@@ -48,6 +42,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	if refusal := netshell.Admit(nc, conn.RemoteAddr(), n, int(s.maxClients.Load()), protected); refusal != "" {
 		netshell.Refuse(conn, refusal)
 		s.stats.rejectedConns.Add(1)
+		s.connWG.Done() // else runLoop's, at the loop's end
 		return
 	}
 	c.authed = !needAuth
@@ -74,7 +69,6 @@ func (s *Server) serveConn(conn net.Conn) {
 	if s.closing.Load() {
 		conn.Close()
 	}
-	looping = true
 	s.runLoop(c)
 }
 
@@ -105,10 +99,7 @@ func (s *Server) loop(c *Client) (retired bool) {
 		c.retiring = false
 		// Idle: no buffers (the read that found nothing may have
 		// allocated one since the cron dropped them).
-		c.rd.Release()
-		if len(c.w.B) == 0 {
-			c.w.B = nil
-		}
+		c.dropEmptyBuffers()
 		c.waitForInput() // the buffers stay the cron's while no goroutine runs
 		if c.raw.rw.retire() {
 			return true // the client is not touched after this

@@ -62,18 +62,10 @@ func (s *Server) trimIdleBuffers(c *Client) {
 		return
 	}
 	if c.bufIdle.CompareAndSwap(bufWaiting, bufTrimming) {
-		q, r := c.rd.BufferCap(), cap(c.w.B)
-		if !c.rd.Release() {
-			q = 0
-		}
-		if len(c.w.B) == 0 {
-			c.w.B = nil
-		} else {
-			r = 0
-		}
+		dropped := c.dropEmptyBuffers()
 		asked := s.requestRetire(c) // idleconn.go
 		c.bufIdle.Store(bufWaiting)
-		s.idleGC.dropped += uint64(q + r)
+		s.idleGC.dropped += uint64(dropped)
 		if asked {
 			c.raw.rw.notify() // wake it: it reads nothing and retires
 		}
@@ -91,4 +83,18 @@ func (s *Server) trimIdleBuffers(c *Client) {
 		c.amu.Unlock()
 		c.wmu.Unlock()
 	}
+}
+
+// dropEmptyBuffers drops the query and reply buffers when they hold
+// nothing and reports the bytes dropped; the caller owns them (the loop,
+// or the cron in bufTrimming).
+func (c *Client) dropEmptyBuffers() (dropped int) {
+	if q := c.rd.BufferCap(); c.rd.Release() {
+		dropped += q
+	}
+	if len(c.w.B) == 0 {
+		dropped += cap(c.w.B)
+		c.w.B = nil
+	}
+	return dropped
 }

@@ -48,19 +48,16 @@ func (s *Server) requestRetire(c *Client) (asked bool) {
 	if r == nil || r.rw == nil || c.retireReq.Load() || !s.mayRetire(c) || c.rd.Buffered() > 0 {
 		return false
 	}
-	switch {
-	case r.rw.waiting():
-	case r.rw.inGoPoller() && c.readDeadline.IsZero():
-		c.retireReq.Store(true)
-		s.idleGC.dropped += retiredStackBytes
-		c.conn.SetReadDeadline(time.Now())
-		return false
-	default:
+	parked := r.rw.waiting()
+	if !parked && !(r.rw.inGoPoller() && c.readDeadline.IsZero()) {
 		return false
 	}
 	c.retireReq.Store(true)
 	s.idleGC.dropped += retiredStackBytes
-	return true
+	if !parked {
+		c.conn.SetReadDeadline(time.Now()) // wakes Go's poller's wait
+	}
+	return parked
 }
 
 // mayRetire: a client whose loop may end its goroutine while it waits.

@@ -227,21 +227,11 @@ func (s *Server) closeForObuf(c *Client) {
 }
 
 // obufCron is clientsCron's closeClientOnOutputBufferLimitReached(c, 0)
-// for every client (lock held): no batch is running.
-// The snapshot's slice is kept between ticks: one per tick was 400 KB a
-// second of garbage with 5000 idle clients.
-func (s *Server) obufCron() {
-	s.clientsMu.Lock()
-	cls := s.obufScratch[:0]
-	for _, c := range s.clients {
-		cls = append(cls, c)
-	}
-	s.clientsMu.Unlock()
+// for every client of cls (lock held): no batch is running.
+func (s *Server) obufCron(cls []*Client) {
 	for _, c := range cls {
 		s.checkObuf(c, 0)
 	}
-	clear(cls)
-	s.obufScratch = cls[:0]
 }
 
 // obufSplit is getClientOutputBufferMemoryUsage with CLIENT LIST's obl

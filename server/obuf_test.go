@@ -221,7 +221,7 @@ func (ts *testServer) clientByID(id string) *Client {
 // obufCheck runs the cron's output-buffer check once, under the lock.
 func (ts *testServer) obufCheck() {
 	ts.s.mu.Lock()
-	ts.s.obufCron()
+	ts.s.obufCron(ts.s.snapshotClients(nil))
 	ts.s.mu.Unlock()
 }
 

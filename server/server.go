@@ -64,7 +64,6 @@ type Server struct {
 	idleGC       idleGC         // guarded by mu, except the atomic inside (idlegc.go)
 	adm          adminState     // guarded by mu, except the atomics inside (cmd_admin.go)
 	bufm         bufModelState  // guarded by mu: Redis's client buffers, modeled (bufmodel.go)
-	obufScratch  []*Client      // obufCron's snapshot of the clients (guarded by mu)
 	cronTicking  atomic.Bool    // the cron's ticker exists (a fake clock's Advance reaches it)
 	cmem         clientMemState // guarded by mu: client memory and eviction (clientevict.go)
 	dbg          debugState     // guarded by mu (cmd_debug_more.go)
@@ -599,11 +598,10 @@ func (s *Server) cron(stop <-chan struct{}) {
 		s.replTrimCron() // beforeSleep's incrementalTrimReplicationBacklog (repl_master.go)
 		// evict.go: an eviction stopped at its time limit goes on.
 		s.evictCron()
-		s.trackingBroadcast()  // tracking.go: BCAST invalidations (beforeSleep)
-		s.obufCron()           // clientsCron's output buffer limits (obuf.go)
-		s.clientsCronBuffers() // clientsCron's query and reply buffer sizes (bufmodel.go)
-		s.idleGCCron()         // a write burst's garbage goes back once idle (idlegc.go)
-		s.migrateCron()        // MIGRATE's idle cached sockets (cmd_migrate.go)
+		s.trackingBroadcast() // tracking.go: BCAST invalidations (beforeSleep)
+		s.clientsCron()       // output buffer limits, query and reply buffers (bufmodel.go)
+		s.idleGCCron()        // a write burst's garbage goes back once idle (idlegc.go)
+		s.migrateCron()       // MIGRATE's idle cached sockets (cmd_migrate.go)
 		s.stats.cronLoops++
 		s.watchdogCronRan() // watchdog.go
 		if s.cfg.Hz != hz && s.cfg.Hz > 0 {
