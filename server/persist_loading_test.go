@@ -179,7 +179,7 @@ func TestLoadingAOFKeyLoadDelay(t *testing.T) {
 	// The server is marked loading before LoadDataFromDisk's goroutine
 	// opens the files and sets their size: poll until it has.
 	info := rc.do("INFO", "persistence")
-	for deadline := time.Now().Add(10 * time.Second); strings.Contains(info, "loading_total_bytes:0\r\n") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); strings.Contains(info, `loading_total_bytes:0\r\n`) && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 		info = rc.do("INFO", "persistence")
 	}

@@ -421,8 +421,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.watchdog.on = make(chan struct{}, 1)
 	s.mu.Lock()
 	s.watchdogConfigure()
+	hz := s.cfg.Hz
 	s.mu.Unlock()
-	go s.cron(cronStop)
+	go s.cron(cronStop, hz)
 	go s.watchdogLoop(cronStop)
 	close(s.serving) // LoadDataFromDisk may start (MarkLoading)
 	var req shutdownReq
@@ -537,11 +538,11 @@ func (s *Server) acceptLoop(l net.Listener) {
 }
 
 // cron is serverCron: active expiry hz times a second, on the server's
-// clock (a fake clock's Advance runs it).
-func (s *Server) cron(stop <-chan struct{}) {
-	s.mu.Lock()
-	hz := s.cfg.Hz
-	s.mu.Unlock()
+// clock (a fake clock's Advance runs it). hz is read by Run: the cron's
+// goroutine takes no lock before its ticker runs, since a script begun
+// meanwhile would hold it back from the slow-script log and the rescue
+// of the batches parked behind the script (TestBusyParkedBatch).
+func (s *Server) cron(stop <-chan struct{}, hz int) {
 	if hz <= 0 {
 		hz = 10
 	}
