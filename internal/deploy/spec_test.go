@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -218,19 +219,48 @@ func newFree(t *testing.T, spec Spec) (*Deployment, error) {
 	}
 }
 
+// freePort returns a port free to listen on, with room for the ports
+// after it, from 10000-19999: below the kernel's ephemeral range and the
+// ranges .ci/run gives its side lanes (20000-31999). The other test
+// packages' client connections take their source ports from the ephemeral
+// range, and one in TIME_WAIT (a client socket, without SO_REUSEADDR) keeps
+// a listener off its port: a port bind(0) had just handed out was found
+// busy again in all 20 of newFree's tries beside the server package's
+// connection churn. With an ephemeral range reaching below 20000 it
+// falls back to the kernel's choice.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if p < 60000 { // leave room for the ports after it
-			return p
+	lo := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				lo = n
+			}
 		}
 	}
+	for range 1000 {
+		p := 10000 + rand.IntN(9900)
+		if lo < 20000 {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+			if p >= 60000 { // leave room for the ports after it
+				continue
+			}
+			return p
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return p
+	}
+	t.Fatal("no free port")
+	return 0
 }
 
 func mapValues(m map[string]string) []string {
