@@ -278,6 +278,9 @@ func (s *Server) clientsCronBuffers(all []*Client) {
 	for i := range iterations {
 		cl := all[(start+i)%len(all)]
 		st.cursor = cl.id
+		if s.clientsCronHandleTimeout(cl) { // the timeout directive (conn.go)
+			continue
+		}
 		s.trimIdleBuffers(cl) // the real buffers (idlebuf.go)
 		if !cl.bm.on {
 			continue

@@ -134,10 +134,7 @@ type Client struct {
 	// wrote to the socket (runBatch): Redis writes none of a read's
 	// replies before all its commands ran, so its output limits count
 	// them (checkObuf in runBatchPart).
-	batchSent int
-	// readDeadline is the read deadline the loop set last (zero: none);
-	// touched only by the client's goroutine.
-	readDeadline    time.Time
+	batchSent       int
 	killed          atomic.Bool
 	closeAfterReply bool
 	// ldbMode is SCRIPT DEBUG's mode for the client's next EVAL

@@ -125,6 +125,34 @@ func (r *rconn) closed() bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
 }
 
+// closedWithin reports whether the connection is found closed within d
+// (EOF or a reset; false on data or when d passes).
+func (r *rconn) closedWithin(d time.Duration) bool {
+	r.c.SetReadDeadline(time.Now().Add(d))
+	_, err := r.br.ReadByte()
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
+}
+
+// closedByCron reports whether the server closes the connection while
+// the cron runs (the fake clock advanced a tick at a time) within 10
+// seconds of real time: the timeout directive's closes are the cron's.
+func (r *rconn) closedByCron(l *liveServer) bool {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		l.clk.Advance(100 * time.Millisecond)
+		r.c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		_, err := r.br.ReadByte()
+		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset")) {
+			return true
+		}
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return false // data, or another error
+		}
+	}
+	return false
+}
+
 // stillOpen reports whether the connection still answers.
 func (r *rconn) stillOpen() bool {
 	r.t.Helper()

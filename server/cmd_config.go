@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -163,22 +162,6 @@ func (s *Server) onConfigSet(name string) error {
 		}
 		if n != s.cfg.MaxClients {
 			return fmt.Errorf("The operating system is not able to handle the specified number of clients, try with %d", n)
-		}
-	case "timeout":
-		// Connection loops arm the idle deadline before each read; re-arm
-		// the ones already waiting, as clientsCronHandleTimeout would
-		// close them on the next cron.
-		t := time.Duration(s.cfg.Timeout) * time.Second
-		for _, cl := range s.clientsByID() {
-			var deadline time.Time
-			if t > 0 && cl.kind() == kindNormal && !cl.monitor {
-				last := cl.lastInteraction.Load()
-				if last == 0 {
-					last = cl.created.UnixMilli()
-				}
-				deadline = time.UnixMilli(last).Add(t)
-			}
-			cl.setReadDeadlineFromOutside(deadline)
 		}
 	}
 	return nil

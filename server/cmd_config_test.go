@@ -136,7 +136,7 @@ func TestConfigSetTimeout(t *testing.T) {
 	if got := admin.do("CONFIG", "SET", "timeout", "1"); got != "+OK" {
 		t.Fatalf("CONFIG SET: %s", got)
 	}
-	if !idle.closed() {
+	if !idle.closedByCron(l) {
 		t.Fatal("idle client not closed")
 	}
 	ps.send("PING")

@@ -125,14 +125,14 @@ type connLoop struct {
 	c *Client
 }
 
-func (l connLoop) BeforeRead()                          { l.s.setReadDeadline(l.c) }
+func (l connLoop) BeforeRead()                          {} // the idle timeout is the cron's (clientsCronHandleTimeout)
 func (l connLoop) Fill() error                          { return l.s.fill(l.c) }
 func (l connLoop) RunBatch() bool                       { return l.s.runBatch(l.c) }
 func (l connLoop) UseRaw() bool                         { return l.c.raw != nil }
 func (l connLoop) RawLoop() (closeConn bool, err error) { return l.s.rawReadLoop(l.c) }
 
-// ReadFailed: a kill or the shutdown closes; a read deadline that fired
-// before the client was idle for the timeout is re-armed.
+// ReadFailed: a kill or the shutdown closes; a read deadline is only
+// another goroutine's wake-up (the cron's, for a retirement), cleared.
 func (l connLoop) ReadFailed(err error) bool {
 	s, c := l.s, l.c
 	if err == errRetired {
@@ -143,19 +143,11 @@ func (l connLoop) ReadFailed(err error) bool {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		if c.readDeadline.IsZero() {
-			// Not a deadline the loop armed: the cron's wake-up for a
-			// retirement (idleconn.go; the loop then reads, and retires
-			// if nothing came), possibly after a batch already served the
-			// loop, or another goroutine's that setReadDeadline re-arms.
-			c.conn.SetReadDeadline(time.Time{})
-			return true
-		}
-		if s.idleTimedOut(c) {
-			s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
-			return false
-		}
-		return true // the deadline was stale: set the current one
+		// The cron's wake-up for a retirement (idleconn.go; the loop
+		// then reads, and retires if nothing came), possibly after a
+		// batch already served the loop.
+		c.conn.SetReadDeadline(time.Time{})
+		return true
 	}
 	if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET) {
 		s.log.Debug().Err(err).Str("addr", c.addr).Msg("Client read error")
@@ -210,7 +202,6 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 			}
 			c.ownBuffers() // the cron may have dropped them meanwhile (idlebuf.go)
 			for {
-				s.setReadDeadline(c)
 				if err := s.fill(c); err != nil {
 					if err == errWouldBlock {
 						if c.retireReq.Load() && s.retireNow(c) {
@@ -250,7 +241,6 @@ func (s *Server) rawReadLoop(c *Client) (closeConn bool, err error) {
 		}
 	}
 	r.err, r.closeConn = nil, false
-	s.setReadDeadline(c) // before RawConn.Read checks it
 	err = r.rc.Read(r.fn)
 	r.fd = -1
 	c.ownBuffers() // back from a wait that ended without a read (deadline, close)
@@ -307,41 +297,29 @@ func (s *Server) drained(c *Client) {
 	}
 }
 
-// setReadDeadline arms the idle timeout (the timeout directive) before a
-// read. A deadline is set only when there is none or when the timeout
-// changed: an armed deadline that fires early is re-armed from the last
-// interaction by idleTimedOut, so the common case costs no syscall or timer
-// update per read. While the server shuts down the deadline Run set is left
-// alone.
-func (s *Server) setReadDeadline(c *Client) {
-	if s.closing.Load() {
-		return
-	}
-	if t := s.timeoutSec.Load(); t > 0 && c.kind() == kindNormal && !c.monitor {
-		if c.readDeadline.IsZero() {
-			last := time.UnixMilli(c.lastInteraction.Load())
-			c.readDeadline = last.Add(time.Duration(t) * time.Second)
-			c.conn.SetReadDeadline(c.readDeadline)
-		}
-		return
-	}
-	if !c.readDeadline.IsZero() {
-		c.readDeadline = time.Time{}
-		c.conn.SetReadDeadline(time.Time{})
-	}
-}
-
-// idleTimedOut reports, after a read deadline fired, whether the client
-// has really been idle for the configured timeout (as clientsCronHandleTimeout);
-// if not, the deadline is cleared so that setReadDeadline re-arms it.
-func (s *Server) idleTimedOut(c *Client) bool {
+// clientsCronHandleTimeout is clientsCronHandleTimeout: with the timeout
+// directive set, a normal client (not a replica, a master's link, a
+// MONITOR, a subscriber or a blocked or paused client) idle for more than
+// that many seconds is closed. Its loop must be waiting for input (or
+// retired, idleconn.go): one writing a reply or running a command is not
+// idle. The cron visits each client about once a second, as Redis's, so
+// the close comes within a second or two past the timeout; the loops need
+// no read deadline of their own, and idle ones park and retire as without
+// the directive. Called with the server lock held; reports whether it
+// closed c.
+func (s *Server) clientsCronHandleTimeout(c *Client) bool {
 	t := s.timeoutSec.Load()
-	c.readDeadline = time.Time{}
-	if t <= 0 || c.kind() != kindNormal || c.monitor {
+	if t <= 0 || c.kind() != kindNormal || c.monitor || c.blockedFlag() || c.ldbMode != ldbOff ||
+		c.ldbDetached.Load() || c.killed.Load() || c.bufIdle.Load() != bufWaiting || c.inflight.Load() != 0 {
 		return false
 	}
-	idle := time.Now().UnixMilli() - c.lastInteraction.Load()
-	return idle >= t*1000
+	// Whole seconds, as Redis's now - c->lastinteraction > maxidletime.
+	if time.Now().Unix()-c.lastInteraction.Load()/1000 <= t {
+		return false
+	}
+	s.log.Debug().Int64("id", c.id).Msg("Closing idle client")
+	c.kill()
+	return true
 }
 
 // write sends b on the socket, serialised with asynchronous pushes.
@@ -742,7 +720,7 @@ func (s *Server) parkForInput(c *Client, afterBatch bool) bool {
 	if w == nil {
 		return false
 	}
-	if !c.readDeadline.IsZero() || c.killed.Load() || s.closing.Load() || c.replRole.Load() != 0 ||
+	if c.killed.Load() || s.closing.Load() || c.replRole.Load() != 0 ||
 		(afterBatch && s.lastWait.Swap(c.id) == c.id) {
 		w.goPoller()
 		return false

@@ -25,8 +25,8 @@ import (
 // running and starts runLoop on a new goroutine, in the dispatcher's
 // order, as a parked loop is woken. A loop waiting in Go's poller (the
 // last loop to wait was its own) is woken by a read deadline in the past
-// instead, and retires the same way. A loop with a read deadline of its
-// own (the timeout directive), a replica's link, a MONITOR, a loop with a
+// instead, and retires the same way (the timeout directive arms no
+// deadline: the cron closes idle clients). A replica's link, a MONITOR, a loop with a
 // command part-read, or one killed or shutting down waits as before.
 
 // errRetired ends RawConn.Read for a loop that retires.
@@ -39,7 +39,7 @@ const retiredStackBytes = 4 << 10
 // requestRetire asks an idle loop to retire (the cron's pass, the loop's
 // buffers taken: bufTrimming, so its read deadline and buffer are still).
 // A loop parked on the server's set is then woken by notify (asked true);
-// one waiting in Go's poller without a deadline (the last loop to wait
+// one waiting in Go's poller (the last loop to wait
 // was its own: parkForInput) is woken by a read deadline in the past,
 // which ReadFailed clears before it reads again (and retires, or serves
 // what came).
@@ -49,7 +49,7 @@ func (s *Server) requestRetire(c *Client) (asked bool) {
 		return false
 	}
 	parked := r.rw.waiting()
-	if !parked && !(r.rw.inGoPoller() && c.readDeadline.IsZero()) {
+	if !parked && !r.rw.inGoPoller() {
 		return false
 	}
 	c.retireReq.Store(true)
@@ -68,11 +68,11 @@ func (s *Server) mayRetire(c *Client) bool {
 }
 
 // retireNow is the loop's decision after a read found nothing with
-// retireReq set: it retires when it still may (no read deadline, nothing
+// retireReq set: it retires when it still may (nothing
 // part-read); retireReq is cleared either way.
 func (s *Server) retireNow(c *Client) bool {
 	c.retireReq.Store(false)
-	if c.raw.rw == nil || !c.readDeadline.IsZero() || c.rd.Buffered() > 0 || !s.mayRetire(c) {
+	if c.raw.rw == nil || c.rd.Buffered() > 0 || !s.mayRetire(c) {
 		return false
 	}
 	c.retiring = true

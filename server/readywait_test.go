@@ -157,7 +157,7 @@ func TestReadyWaitShutdownWithIdleClients(t *testing.T) {
 	if got := admin.do("CONFIG", "SET", "timeout", "1"); got != "+OK" {
 		t.Fatalf("CONFIG SET timeout: %s", got)
 	}
-	if !idle.closed() {
+	if !idle.closedByCron(l) {
 		t.Fatal("idle client past the timeout: connection still open")
 	}
 	if got := l.dial(t).do("CONFIG", "SET", "timeout", "0"); got != "+OK" {

@@ -54,7 +54,6 @@ func evalDebug(c *Client, args [][]byte, ro bool) {
 	// as in Redis.
 	// connBlock: the session waits for the client as long as it takes.
 	c.conn.SetReadDeadline(time.Time{})
-	c.readDeadline = time.Time{}
 	c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	e := s.scriptEngine()
 	c.ldbMode = ldbOff
