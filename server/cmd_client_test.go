@@ -120,37 +120,43 @@ func (r *rconn) do(args ...string) string {
 // closed reports whether the server closed the connection (EOF within
 // the deadline, with nothing more to read).
 func (r *rconn) closed() bool {
-	r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, err := r.br.ReadByte()
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
+	_, closed := r.readEnd(5 * time.Second)
+	return closed
 }
 
-// closedWithin reports whether the connection is found closed within d
-// (EOF or a reset; false on data or when d passes).
-func (r *rconn) closedWithin(d time.Duration) bool {
+// readEnd reads one byte within d: closed on EOF or a reset, timedOut
+// when d passed with nothing read.
+func (r *rconn) readEnd(d time.Duration) (timedOut, closed bool) {
 	r.c.SetReadDeadline(time.Now().Add(d))
 	_, err := r.br.ReadByte()
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout(),
+		errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset"))
 }
 
-// closedByCron reports whether the server closes the connection while
-// the cron runs (the fake clock advanced a tick at a time) within 10
-// seconds of real time: the timeout directive's closes are the cron's.
-func (r *rconn) closedByCron(l *liveServer) bool {
+// closedWhile reports whether the server closes the connection within 10
+// seconds of real time, tick running between short reads (false at once
+// on data or another error).
+func (r *rconn) closedWhile(tick func()) bool {
 	r.t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		l.clk.Advance(100 * time.Millisecond)
-		r.c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-		_, err := r.br.ReadByte()
-		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || (err != nil && strings.Contains(err.Error(), "reset")) {
+		tick()
+		timedOut, closed := r.readEnd(20 * time.Millisecond)
+		if closed {
 			return true
 		}
-		var ne net.Error
-		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+		if !timedOut {
 			return false // data, or another error
 		}
 	}
 	return false
+}
+
+// closedByCron is closedWhile with the fake clock advanced a cron tick at
+// a time: the timeout directive's closes are the cron's.
+func (r *rconn) closedByCron(l *liveServer) bool {
+	r.t.Helper()
+	return r.closedWhile(func() { l.clk.Advance(100 * time.Millisecond) })
 }
 
 // stillOpen reports whether the connection still answers.

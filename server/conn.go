@@ -313,8 +313,7 @@ func (s *Server) clientsCronHandleTimeout(c *Client) bool {
 		c.ldbDetached.Load() || c.killed.Load() || c.bufIdle.Load() != bufWaiting || c.inflight.Load() != 0 {
 		return false
 	}
-	// Whole seconds, as Redis's now - c->lastinteraction > maxidletime.
-	if time.Now().Unix()-c.lastInteraction.Load()/1000 <= t {
+	if c.idleSeconds() <= t { // Redis's now - c->lastinteraction > maxidletime
 		return false
 	}
 	s.log.Debug().Int64("id", c.id).Msg("Closing idle client")

@@ -51,14 +51,18 @@ func (c *Client) ownBuffers() {
 	}
 }
 
+// idleSeconds is the client's idle time in whole seconds, as Redis's
+// server.unixtime - c->lastinteraction (lastInteraction is the real
+// clock's: runBatch).
+func (c *Client) idleSeconds() int64 { return time.Now().Unix() - c.lastInteraction.Load()/1000 }
+
 // trimIdleBuffers is clientsCron's part for the real buffers of a client
 // idle for more than idleBufferSecs: the query and reply buffers when the
 // loop waits for input, the asynchronous queue's (pushes, replies a slow
 // reader left) when nothing is queued or being written. Called with the
 // server lock held.
 func (s *Server) trimIdleBuffers(c *Client) {
-	// lastInteraction is the real clock's (runBatch).
-	if time.Now().UnixMilli()/1000-c.lastInteraction.Load()/1000 <= idleBufferSecs {
+	if c.idleSeconds() <= idleBufferSecs {
 		return
 	}
 	if c.bufIdle.CompareAndSwap(bufWaiting, bufTrimming) {

@@ -29,12 +29,7 @@ func timeoutTranscript(t *testing.T, dial func() *rconn, tick func()) {
 	if got := idle.do("PING"); got != "+PONG" {
 		t.Fatalf("PING: %s", got)
 	}
-	closed := false
-	for deadline := time.Now().Add(10 * time.Second); !closed && time.Now().Before(deadline); {
-		tick()
-		closed = idle.closedWithin(50 * time.Millisecond)
-	}
-	if !closed {
+	if !idle.closedWhile(tick) {
 		t.Fatal("the idle client was not closed")
 	}
 	if got := sub.do("PING"); got != `["pong", ""]` {

@@ -165,11 +165,8 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 	log.Warn().Msg("Server initialized")
 	// linuxMemoryWarnings: THP off for this process (disable-thp), or the
 	// warning. (Its overcommit warning is for fork; Vigil does not fork.)
-	thpOff := true
-	if v, ok := cfg.Value("disable-thp"); ok {
-		thpOff = v == "yes"
-	}
-	if w := disableTHP(thpOff, prctlTHPDisable); w != "" {
+	thpOff, _ := cfg.Value("disable-thp") // always set: the table's default is yes
+	if w := disableTHP(thpOff == "yes", prctlTHPDisable); w != "" {
 		log.Warn().Msg(w)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
