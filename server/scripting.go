@@ -50,6 +50,32 @@ type luaHost struct {
 	// body strings as Redis allocates them (luaCreateFunction keeps EVAL's or SCRIPT
 	// LOAD's argument object; keyspace.ArgObjectSize).
 	scriptsMem uint64
+	// cmds caches the commands scripts called, by the name they used:
+	// a loop alternating several commands misses the fake client's
+	// one-entry cache on every call (the command table never changes
+	// once the server runs).
+	cmds    [8]cachedCmd
+	cmdNext uint8
+}
+
+type cachedCmd struct {
+	name string
+	cmd  *Command
+}
+
+// lookup is the command a script names (lookupCommand), through cmds.
+func (h *luaHost) lookup(name []byte) *Command {
+	for i := range h.cmds {
+		if e := &h.cmds[i]; e.cmd != nil && e.name == string(name) {
+			return e.cmd
+		}
+	}
+	cmd := h.s.lookup(name)
+	if cmd != nil {
+		h.cmds[h.cmdNext%uint8(len(h.cmds))] = cachedCmd{string(name), cmd}
+		h.cmdNext++
+	}
+	return cmd
 }
 
 // The scripting clients' ids: Redis creates EVAL's client (scriptingInit)
@@ -282,7 +308,7 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 // Call is scriptCall (vlua.Host): the checks Redis makes for a command
 // run from a script, then the command through exec for the scripting
 // client, its reply decoded.
-func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, string) {
+func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, string, bool) {
 	s := h.s
 	if b := h.busy; b != nil { // not lent to serveBusy while the command runs
 		b.lendMu.Lock()
@@ -298,14 +324,18 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	// A refused known command counts in its rejected_calls
 	// (incrCommandStatsOnError with ERROR_COMMAND_REJECTED).
 	var refused *Command
-	fail := func(msg string) (resp.Value, string) {
+	// Only the unit's pending propagation holds on to argv past the
+	// call (alsoPropagate's contract): the engine reuses the memory of an
+	// argv nothing propagated.
+	mark := len(s.pending)
+	fail := func(msg string) (resp.Value, string, bool) {
 		s.countError([]byte("-" + msg))
 		if refused != nil {
 			s.cmdStats(refused).rejected++
 		}
-		return resp.Value{}, msg
+		return resp.Value{}, msg, len(s.pending) > mark
 	}
-	cmd := h.fake.lookupCached(args[0]) // a script repeats its calls
+	cmd := h.lookup(args[0])
 	if cmd == nil {
 		return fail("ERR Unknown Redis command called from script")
 	}
@@ -357,7 +387,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		c.batchStart = h.caller.batchStart
 		c.cmdEnd = c.batchStart.Add(time.Since(c.batchStart))
 	}
-	mark, dirty := len(s.pending), s.ks.Dirty
+	dirty := s.ks.Dirty
 	s.exec(c, cmd, args)
 	if s.ks.Dirty != dirty && h.busy != nil {
 		h.busy.wrote.Store(true) // SCRIPT KILL is refused from now on
@@ -379,7 +409,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		// reply parser has no callback for it and hands the script
 		// nothing, which reads as nil.
 		c.w.Reset()
-		return resp.Value{Kind: resp.KindNull}, ""
+		return resp.Value{Kind: resp.KindNull}, "", len(s.pending) > mark
 	}
 	v, ok := scalarReply(c.w.B)
 	if !ok {
@@ -391,7 +421,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		}
 	}
 	c.w.Reset()
-	return v, ""
+	return v, "", len(s.pending) > mark
 }
 
 // verifyWriteAllowed is scriptVerifyWriteCommandAllow: a read-only
@@ -488,6 +518,9 @@ func scalarReply(b []byte) (v resp.Value, ok bool) {
 	line := b[1 : eol-1]
 	switch k := resp.Kind(b[0]); k {
 	case resp.KindSimple, resp.KindError:
+		if k == resp.KindSimple && string(line) == "OK" {
+			return resp.Value{Kind: k, Str: "OK"}, true // the common status, without a copy
+		}
 		return resp.Value{Kind: k, Str: string(line)}, true
 	case resp.KindInt:
 		n, ok := redisutil.String2ll(line)

@@ -123,3 +123,23 @@ func BenchmarkEvalTables(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEvalCallLoop: a script calling SET, INCR and GET through
+// redis.call 100 times each (the "redis.call loop" of docs/benchmarks.md's
+// Lua tight loops), per redis.call.
+func BenchmarkEvalCallLoop(b *testing.B) {
+	sc := "for i=1,100 do redis.call('SET','k'..(i%4),i) redis.call('INCR','c') redis.call('GET','k1') end return 1"
+	c := hotClient(b)
+	runFed(c, pipeline(1, "SCRIPT", "LOAD", sc))
+	sha := vlua.SHA1Hex([]byte(sc))
+	in := pipeline(1, "EVALSHA", sha, "0")
+	runFed(c, in)
+	if string(c.w.B) != ":1\r\n" {
+		b.Fatalf("%q", c.w.B)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		runFed(c, in)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*300), "ns/call")
+}

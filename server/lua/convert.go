@@ -13,11 +13,14 @@ import (
 func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
 	switch v.Kind {
 	case resp.KindInt:
-		return lua.LNumber(v.Int)
+		return L.BoxNumber(lua.LNumber(v.Int))
 	case resp.KindBulk:
 		return lua.LString(v.Str)
 	case resp.KindSimple:
-		t := L.NewTable()
+		// A table of one key is sized for it from the start: the node part
+		// lua_newtable's growth would give it on the first key, without
+		// the rehash.
+		t := L.CreateTable(0, 1)
 		t.RawSetString("ok", lua.LString(v.Str))
 		return t
 	case resp.KindError, resp.KindBlobErr:
@@ -38,7 +41,7 @@ func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
 		for i := 0; i+1 < len(v.Elems); i += 2 {
 			m.RawSet(respToLua(L, v.Elems[i], proto), respToLua(L, v.Elems[i+1], proto))
 		}
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("map", m)
 		return t
 	case resp.KindSet:
@@ -46,18 +49,18 @@ func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
 		for _, el := range v.Elems {
 			m.RawSet(respToLua(L, el, proto), lua.LTrue)
 		}
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("set", m)
 		return t
 	case resp.KindDouble:
 		f, _ := strconv.ParseFloat(v.Str, 64)
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("double", lua.LNumber(f))
 		return t
 	case resp.KindBool:
 		return lua.LBool(v.Int != 0)
 	case resp.KindBigNum:
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("big_number", lua.LString(v.Str))
 		return t
 	case resp.KindVerbatim:
@@ -68,7 +71,7 @@ func respToLua(L *lua.LState, v resp.Value, proto int) lua.LValue {
 		}
 		vt.RawSetString("string", lua.LString(text))
 		vt.RawSetString("format", lua.LString(format))
-		t := L.NewTable()
+		t := L.CreateTable(0, 1)
 		t.RawSetString("verbatim_string", vt)
 		return t
 	}

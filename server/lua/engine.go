@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -31,8 +32,10 @@ type Host interface {
 	// commands' propagation goes only to the targets repl
 	// (redis.set_repl). fail is the error the script sees instead when
 	// the command was refused or its reply unreadable; the host has
-	// counted it in errorstats.
-	Call(argv [][]byte, proto int, repl Repl) (reply resp.Value, fail string)
+	// counted it in errorstats. kept reports that the host holds on to
+	// argv until the script's unit ends (the command propagated); when it
+	// does not, the engine reuses argv's memory for the next call.
+	Call(argv [][]byte, proto int, repl Repl) (reply resp.Value, fail string, kept bool)
 	// CountError counts in errorstats an error the engine gives redis.call
 	// itself (a bad argument): msg is the error text, "ERR ...".
 	CountError(msg string)
@@ -505,10 +508,11 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 		// the argv handed out so far keep alive as long as they need it
 		e.argArena = make([][]byte, 0, max(2*cap(e.argArena), n, 64))
 	}
-	base := len(e.argArena)
+	base, prevBytes := len(e.argArena), e.byteArena
 	for i := 1; i <= n; i++ {
 		a, ok := e.luaArg(L.Get(i))
 		if !ok {
+			e.rewindArenas(base, prevBytes)
 			return argFail("ERR Lua redis lib command arguments must be strings or integers")
 		}
 		e.argArena = append(e.argArena, a)
@@ -517,7 +521,14 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	if e.ldb != nil {
 		e.ldbLogCall(args)
 	}
-	v, msg := e.host.Call(args, e.resp, e.repl)
+	v, msg, kept := e.host.Call(args, e.resp, e.repl)
+	if !kept {
+		// Nothing holds this argv: the next call reuses its memory, so a
+		// long loop of reads (or of writes nobody propagates) runs in
+		// the same few blocks instead of growing the arenas by its whole
+		// argument volume until the script ends.
+		e.rewindArenas(base, prevBytes)
+	}
 	if e.ldb != nil {
 		if msg != "" {
 			e.ldbLogError(ldbErrBuffer(msg))
@@ -991,7 +1002,7 @@ func errTable(L *lua.LState, msg string) *lua.LTable {
 // plainErrTable is the error table {err=msg}, not yet counted in
 // errorstats.
 func plainErrTable(L *lua.LState, msg string) *lua.LTable {
-	t := L.NewTable()
+	t := L.CreateTable(0, 1) // respToLua's status table
 	t.RawSetString("err", lua.LString(msg))
 	return t
 }
@@ -1147,6 +1158,20 @@ func (e *Engine) openRedis(g *lua.LTable) {
 // only, appending its bytes to the engine's byte arena; the slice returned
 // is capped at its length, so appending to it never writes into the
 // arguments after it.
+// rewindArenas hands the arenas' space from argArena[base] and past
+// prevBytes (byteArena as it was before the call's arguments) back for reuse.
+// A byte block allocated for the call's arguments holds only theirs, so it
+// is emptied instead.
+func (e *Engine) rewindArenas(base int, prevBytes []byte) {
+	clear(e.argArena[base:])
+	e.argArena = e.argArena[:base]
+	if cap(e.byteArena) == cap(prevBytes) && unsafe.SliceData(e.byteArena) == unsafe.SliceData(prevBytes) {
+		e.byteArena = e.byteArena[:len(prevBytes)]
+	} else {
+		e.byteArena = e.byteArena[:0]
+	}
+}
+
 func (e *Engine) luaArg(v lua.LValue) ([]byte, bool) {
 	// a new block when this one is full, as for argArena in redisCall
 	need := 24 // "%.17g"
@@ -1161,8 +1186,18 @@ func (e *Engine) luaArg(v lua.LValue) ([]byte, bool) {
 	case lua.LString:
 		e.byteArena = append(e.byteArena, x...)
 	case lua.LNumber:
-		// 7.0 formats a number argument with "%.17g" (luaRedisGenericCommand).
-		e.byteArena = strconv.AppendFloat(e.byteArena, float64(x), 'g', 17, 64)
+		// 7.0 formats a number argument with "%.17g" (luaRedisGenericCommand),
+		// which writes an integer of up to 17 digits as its digits (no
+		// exponent below 1e17; -0 keeps its sign) and spells infinities
+		// and NaNs as glibc does ("inf", "-nan").
+		switch f := float64(x); {
+		case f == math.Trunc(f) && f > -1e17 && f < 1e17 && (f != 0 || !math.Signbit(f)):
+			e.byteArena = strconv.AppendInt(e.byteArena, int64(f), 10)
+		case math.IsInf(f, 0) || math.IsNaN(f):
+			e.byteArena = append(e.byteArena, formatG(f, 17)...)
+		default:
+			e.byteArena = strconv.AppendFloat(e.byteArena, f, 'g', 17, 64)
+		}
 	default:
 		return nil, false
 	}

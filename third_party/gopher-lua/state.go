@@ -1674,6 +1674,11 @@ func (ls *LState) NewTable() *LTable {
 	return newLTable(0, 0)
 }
 
+// BoxNumber is n as an LValue, boxed by the state's number allocator (a
+// slot of a shared block, as the VM boxes its arithmetic's results) where
+// a plain conversion makes a heap object per number (Vigil).
+func (ls *LState) BoxNumber(n LNumber) LValue { return ls.reg.alloc.LNumber2I(n) }
+
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
 	return newLTable(acap, hcap)
 }

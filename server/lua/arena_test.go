@@ -1,0 +1,97 @@
+package lua
+
+import (
+	"math"
+	"strconv"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/vigil-kv/vigil/internal/resp"
+)
+
+// keepHost keeps the argv of SET (as propagation keeps a write's) and
+// lets the engine reuse every other argv at once.
+type keepHost struct {
+	fakeHost
+	kept [][][]byte
+	want []string
+}
+
+func (h *keepHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, bool) {
+	if string(argv[0]) == "SET" {
+		h.kept = append(h.kept, argv)
+		h.want = append(h.want, string(argv[1])+"="+string(argv[2]))
+		return resp.Value{Kind: resp.KindSimple, Str: "OK"}, "", true
+	}
+	return resp.Value{Kind: resp.KindBulk, Str: "v"}, "", false
+}
+
+// TestArenaReusesUnkeptArgv: a long loop of calls whose argv nothing keeps
+// runs in the arenas' first blocks, and the argv the host kept (SETs
+// among thousands of GETs with longer arguments) still read as they were
+// when the script ends.
+func TestArenaReusesUnkeptArgv(t *testing.T) {
+	h := &keepHost{}
+	e := New(h)
+	defer e.Close()
+	body := `for i = 1, 20000 do
+		redis.call('GET', string.rep('x', 100) .. i)
+		if i % 1000 == 0 then redis.call('SET', 'k' .. i, i * 7) end
+	end
+	return 1`
+	if got := eval(t, e, body, nil, nil); got != ":1\r\n" {
+		t.Fatalf("script: %q", got)
+	}
+	if len(h.kept) != 20 {
+		t.Fatalf("%d SETs kept, want 20", len(h.kept))
+	}
+	for i, argv := range h.kept {
+		if got := string(argv[1]) + "=" + string(argv[2]); got != h.want[i] {
+			t.Fatalf("kept argv %d reads %q, was %q", i, got, h.want[i])
+		}
+		if want := "k" + strconv.Itoa((i+1)*1000) + "=" + strconv.Itoa((i+1)*7000); h.want[i] != want {
+			t.Fatalf("SET %d was %q, want %q", i, h.want[i], want)
+		}
+	}
+	// 20000 GETs of about 105 bytes would take 2 MB of bytes and 40000
+	// argv slots without reuse.
+	if c := cap(e.byteArena); c > 64<<10 {
+		t.Fatalf("byte arena grew to %d bytes", c)
+	}
+	if c := cap(e.argArena); c > 1024 {
+		t.Fatalf("argv arena grew to %d slots", c)
+	}
+}
+
+// TestLuaArgNumbersAsRedis: a number argument reads as glibc's "%.17g"
+// formats it (luaRedisGenericCommand), integers through the fast path
+// included, infinities and NaNs spelled as C spells them.
+func TestLuaArgNumbersAsRedis(t *testing.T) {
+	e := New(&fakeHost{})
+	defer e.Close()
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 7, 123456, -98765, 1e15, 1e16, 99999999999999999, 1e17, -1e17,
+		1.5e17, 2e20, 1 << 53, -(1 << 53), 0.5, -0.25, 1.0 / 3, 1e-5, 123.456, 4503599627370495.5} {
+		got, ok := e.luaArg(e.L.BoxNumber(lua.LNumber(f)))
+		if !ok {
+			t.Fatalf("%v: not an argument", f)
+		}
+		if want := strconv.FormatFloat(f, 'g', 17, 64); string(got) != want {
+			t.Fatalf("%v: %q, want %q", f, got, want)
+		}
+	}
+	for f, want := range map[float64]string{math.Inf(1): "inf", math.Inf(-1): "-inf"} {
+		if got, _ := e.luaArg(lua.LNumber(f)); string(got) != want {
+			t.Fatalf("%v: %q, want %q", f, got, want)
+		}
+	}
+	nan := math.NaN()
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{math.Copysign(nan, -1), "-nan"}, {math.Copysign(nan, 1), "nan"}} {
+		if got, _ := e.luaArg(lua.LNumber(c.f)); string(got) != c.want {
+			t.Fatalf("NaN: %q, want %q", got, c.want)
+		}
+	}
+}
