@@ -1319,28 +1319,43 @@ func constFold(exp ast.Expr) ast.Expr { // {{{
 		lvalue, lisconst := lnumberValue(constFold(expr.Lhs))
 		rvalue, risconst := lnumberValue(constFold(expr.Rhs))
 		if lisconst && risconst {
+			// Vigil: as lcode.c's constfolding, a division or modulo by
+			// zero and a NaN result are left to run time, so their
+			// operands are constants of the function (the constant 0 that
+			// a later -0 shares, as Lua 5.1's constant table does).
+			var r LNumber
 			switch expr.Operator {
 			case "+":
-				return &constLValueExpr{Value: lvalue + rvalue}
+				r = lvalue + rvalue
 			case "-":
-				return &constLValueExpr{Value: lvalue - rvalue}
+				r = lvalue - rvalue
 			case "*":
-				return &constLValueExpr{Value: lvalue * rvalue}
+				r = lvalue * rvalue
 			case "/":
-				return &constLValueExpr{Value: lvalue / rvalue}
+				if rvalue == 0 {
+					return expr
+				}
+				r = lvalue / rvalue
 			case "%":
-				return &constLValueExpr{Value: luaModulo(lvalue, rvalue)}
+				if rvalue == 0 {
+					return expr
+				}
+				r = luaModulo(lvalue, rvalue)
 			case "^":
-				return &constLValueExpr{Value: LNumber(math.Pow(float64(lvalue), float64(rvalue)))}
+				r = LNumber(math.Pow(float64(lvalue), float64(rvalue)))
 			default:
 				panic(fmt.Sprintf("unknown binop: %v", expr.Operator))
 			}
+			if math.IsNaN(float64(r)) {
+				return expr
+			}
+			return &constLValueExpr{Value: r}
 		} else {
 			return expr
 		}
 	case *ast.UnaryMinusOpExpr:
 		expr.Expr = constFold(expr.Expr)
-		if value, ok := lnumberValue(expr.Expr); ok {
+		if value, ok := lnumberValue(expr.Expr); ok && !math.IsNaN(float64(value)) {
 			return &constLValueExpr{Value: LNumber(-value)}
 		}
 		return expr
