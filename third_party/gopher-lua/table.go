@@ -371,18 +371,21 @@ func (tb *LTable) getFreePos() int {
 // newKey is ltable.c's newkey, and the store into the slot it returns: it
 // inserts key, which the table does not hold, with value v.
 func (tb *LTable) newKey(key, v LValue) {
-	if len(tb.node) == 0 {
+	if len(tb.node) == 0 || !tb.place(key, v) {
 		tb.rehash(key)
 		tb.set(key, v)
-		return
 	}
+}
+
+// place is newkey's insertion into a node part that is not empty: false,
+// with nothing changed, when key's main position is taken and no node is
+// free (then newkey rehashes).
+func (tb *LTable) place(key, v LValue) bool {
 	mp := tb.mainPosition(key)
 	if !isNil(tb.node[mp].val) {
 		n := tb.getFreePos()
 		if n < 0 {
-			tb.rehash(key)
-			tb.set(key, v)
-			return
+			return false
 		}
 		othern := tb.mainPosition(tb.node[mp].key)
 		if othern != mp {
@@ -401,6 +404,7 @@ func (tb *LTable) newKey(key, v LValue) {
 	}
 	tb.node[mp].key = key
 	tb.node[mp].val = v
+	return true
 }
 
 // set is luaH_set and the store of v into the slot (the caller has
@@ -769,4 +773,113 @@ func (tb *LTable) setList(offset int, vals []LValue) {
 // none).
 func (tb *LTable) Sizes() (array, node int) {
 	return len(tb.array), len(tb.node)
+}
+
+// NewArrayTable (Vigil) is the table lua_newtable then lua_rawseti(t, i,
+// vals[i-1]) for i = 1..n build, the values not nil: each rehash on the
+// way (at 1, 2, 3, 5, 9... elements) sizes the array part to the next
+// power of two and leaves no node part, so the array part is the power
+// of two at or above n. Only that table is allocated.
+func NewArrayTable(vals []LValue) *LTable {
+	tb := &LTable{Metatable: LNil}
+	n := len(vals)
+	if n > 1<<maxBits {
+		// past MAXBITS keys go to the node part: set them one by one
+		for i, v := range vals {
+			tb.setNum(i+1, v)
+		}
+		return tb
+	}
+	if n > 0 {
+		tb.array = make([]LValue, 1<<ceilLog2(n))
+		copy(tb.array, vals)
+		for i := n; i < len(tb.array); i++ {
+			tb.array[i] = LNil
+		}
+		tb.border = n
+	}
+	return tb
+}
+
+// StringTableBuilder (Vigil) builds the table lua_newtable then
+// lua_rawset(t, keys[i], vals[i]) in order build, the keys strings and the
+// values not nil: the same rehashes (the node part 1, 2, 4... nodes long,
+// the old nodes reinserted from the last one down, then the new key), so
+// the same layout and traversal order, but in two scratch node vectors it
+// keeps between builds, so that only the final table is allocated.
+type StringTableBuilder struct {
+	tb   LTable
+	bufs [2][]lNode
+	cur  int
+}
+
+// Build returns the table (see StringTableBuilder).
+func (b *StringTableBuilder) Build(keys, vals []LValue) *LTable {
+	tb := &b.tb
+	tb.node, tb.lastFree = nil, 0
+	for i, k := range keys {
+		if j := tb.findStr(string(k.(LString))); j >= 0 {
+			tb.node[j].val = vals[i]
+			continue
+		}
+		if len(tb.node) == 0 || !tb.place(k, vals[i]) {
+			b.grow()
+			tb.place(k, vals[i])
+		}
+	}
+	t := &LTable{Metatable: LNil}
+	if len(tb.node) > 0 {
+		t.node = make([]lNode, len(tb.node))
+		copy(t.node, tb.node)
+		t.lastFree = tb.lastFree
+	}
+	// drop the scratch's references (this build used at most the final
+	// size of each vector)
+	for i := range b.bufs {
+		clear(b.bufs[i][:min(len(tb.node), cap(b.bufs[i]))])
+	}
+	tb.node = nil
+	return t
+}
+
+// grow is rehash and resize for a table of string keys only (no array
+// part): a node part for the keys and the one about to be inserted,
+// taken from the scratch vector not in use.
+func (b *StringTableBuilder) grow() {
+	tb := &b.tb
+	old := tb.node
+	used := 1
+	for i := range old {
+		if !isNil(old[i].val) {
+			used++
+		}
+	}
+	lsize := ceilLog2(used)
+	if lsize > maxBits {
+		panic(newApiErrorS(ApiErrorRun, "table overflow"))
+	}
+	size := 1 << lsize
+	b.cur ^= 1
+	if cap(b.bufs[b.cur]) < size {
+		b.bufs[b.cur] = make([]lNode, size)
+	}
+	buf := b.bufs[b.cur][:size]
+	for i := range buf {
+		buf[i] = lNode{val: LNil, next: -1}
+	}
+	tb.node, tb.lastFree = buf, size
+	for i := len(old) - 1; i >= 0; i-- {
+		if n := &old[i]; !isNil(n.val) {
+			tb.place(n.key, n.val)
+		}
+	}
+}
+
+// Node (Vigil) is the key and value in slot i of the node part (0 <= i <
+// the node size Sizes answers); the value is LNil for a free slot. With
+// Sizes and RawGetInt, Go code walks a table in next()'s order without
+// boxing the array part's keys or looking each key up again.
+func (tb *LTable) Node(i int) (LValue, LValue) {
+	n := &tb.node[i]
+	return n.key, n.val
 }
