@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -29,7 +30,20 @@ type cjsonConfig struct {
 	decodeInvalid   int
 	encodeKeepBuf   int
 	numberPrecision int
+
+	// Go-side scratch, kept between calls (none of it is visible to
+	// scripts): the encoder's buffer (encode_keep_buffer's strbuf), the
+	// decoder's stacks of the open objects' keys and values, its table
+	// builder and its cache of short strings.
+	encBuf  []byte
+	keys    []lua.LValue
+	vals    []lua.LValue
+	builder lua.StringTableBuilder
+	strs    cjsonStrCache
 }
+
+// cjsonKeepBufMax is the largest encoder buffer kept for the next call.
+const cjsonKeepBufMax = 1 << 20
 
 func openCJSON(L *lua.LState, g *lua.LTable, real func(*lua.LTable) *lua.LTable) {
 	null := L.NewUserData()
@@ -54,8 +68,14 @@ func newCJSON(L *lua.LState, null *lua.LUserData, real func(*lua.LTable) *lua.LT
 			if L.GetTop() != 1 {
 				L.RaiseError("bad argument #1 to 'encode' (expected 1 argument)")
 			}
-			e := cjsonEncoder{cfg: cfg, real: real}
-			if msg := e.value(L.Get(1), 0, 1); msg != "" {
+			e := cjsonEncoder{cfg: cfg, real: real, buf: cfg.encBuf[:0]}
+			msg := e.value(L.Get(1), 0, 1)
+			if cfg.encodeKeepBuf != 0 && cap(e.buf) <= cjsonKeepBufMax {
+				cfg.encBuf = e.buf
+			} else {
+				cfg.encBuf = nil
+			}
+			if msg != "" {
 				cjsonRaise(L, "%s", msg)
 			}
 			L.Push(lua.LString(e.buf))
@@ -69,6 +89,10 @@ func newCJSON(L *lua.LState, null *lua.LUserData, real func(*lua.LTable) *lua.LT
 			if len(s) >= 2 && (s[0] == 0 || s[1] == 0) {
 				cjsonRaise(L, "JSON parser does not support UTF-16 or UTF-32")
 			}
+			// what a decode that raised an error left on the stacks
+			clear(cfg.keys)
+			clear(cfg.vals)
+			cfg.keys, cfg.vals = cfg.keys[:0], cfg.vals[:0]
 			d := cjsonDecoder{L: L, cfg: cfg, data: s, null: null, stack: 1}
 			var tok cjsonToken
 			d.next(&tok)
@@ -230,38 +254,41 @@ func cjsonFormat(buf []byte, f float64, prec int) []byte {
 		}
 		return append(buf, "nan"...)
 	}
+	// an integer of at most prec digits: %g prints its digits (not -0)
+	if f == math.Trunc(f) && math.Abs(f) < cjsonPow10[prec] && (f != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(buf, int64(f), 10)
+	}
 	return strconv.AppendFloat(buf, f, 'g', prec, 64)
 }
 
+// cjsonPow10[p] is 10^p, for the precisions 1 to 14.
+var cjsonPow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14}
+
+// cjsonEscapes is char2escape: the escape of each byte that has one
+// ("" for the bytes copied as they are).
+var cjsonEscapes = func() (t [256]string) {
+	for ch := 0; ch < 0x20; ch++ {
+		t[ch] = "\\u00" + string("0123456789abcdef"[ch>>4]) + string("0123456789abcdef"[ch&15])
+	}
+	t[0x7f] = "\\u007f"
+	for ch, esc := range map[byte]string{'"': `\"`, '\\': `\\`, '/': `\/`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`} {
+		t[ch] = esc
+	}
+	return
+}()
+
+// cjsonString is json_append_string.
 func cjsonString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
+	start := 0
 	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch ch {
-		case '"':
-			buf = append(buf, '\\', '"')
-		case '\\':
-			buf = append(buf, '\\', '\\')
-		case '/':
-			buf = append(buf, '\\', '/')
-		case '\b':
-			buf = append(buf, '\\', 'b')
-		case '\f':
-			buf = append(buf, '\\', 'f')
-		case '\n':
-			buf = append(buf, '\\', 'n')
-		case '\r':
-			buf = append(buf, '\\', 'r')
-		case '\t':
-			buf = append(buf, '\\', 't')
-		default:
-			if ch < 0x20 || ch == 0x7f {
-				buf = append(buf, '\\', 'u', '0', '0', "0123456789abcdef"[ch>>4], "0123456789abcdef"[ch&15])
-			} else {
-				buf = append(buf, ch)
-			}
+		if esc := cjsonEscapes[s[i]]; esc != "" {
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, esc...)
+			start = i + 1
 		}
 	}
+	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
 
@@ -351,11 +378,30 @@ func (e *cjsonEncoder) value(v lua.LValue, depth, top int) string {
 			e.buf = append(e.buf, ']')
 			return ""
 		}
+		// the pairs in next()'s order: the array part, then the nodes
 		e.buf = append(e.buf, '{')
 		first := true
-		x.ForEach(func(k, val lua.LValue) {
-			if msg != "" {
-				return
+		asize, nsize := x.Sizes()
+		for i := 1; i <= asize; i++ {
+			val := x.RawGetInt(i)
+			if cjsonIsNil(val) {
+				continue
+			}
+			if !first {
+				e.buf = append(e.buf, ',')
+			}
+			first = false
+			e.buf = append(e.buf, '"')
+			e.buf = cjsonFormat(e.buf, float64(i), e.cfg.numberPrecision)
+			e.buf = append(e.buf, '"', ':')
+			if msg := e.value(val, depth, top+2); msg != "" { // lua_next's key and value
+				return msg
+			}
+		}
+		for j := 0; j < nsize; j++ {
+			k, val := x.Node(j)
+			if cjsonIsNil(val) {
+				continue
 			}
 			if !first {
 				e.buf = append(e.buf, ',')
@@ -364,21 +410,19 @@ func (e *cjsonEncoder) value(v lua.LValue, depth, top int) string {
 			switch kk := k.(type) {
 			case lua.LNumber:
 				e.buf = append(e.buf, '"')
-				if msg = e.number(kk); msg != "" {
-					return
+				if msg := e.number(kk); msg != "" {
+					return msg
 				}
 				e.buf = append(e.buf, '"', ':')
 			case lua.LString:
 				e.buf = cjsonString(e.buf, string(kk))
 				e.buf = append(e.buf, ':')
 			default:
-				msg = cjsonCannot(k, "table key must be a number or string")
-				return
+				return cjsonCannot(k, "table key must be a number or string")
 			}
-			msg = e.value(val, depth, top+2) // lua_next's key and value
-		})
-		if msg != "" {
-			return msg
+			if msg := e.value(val, depth, top+2); msg != "" {
+				return msg
+			}
 		}
 		e.buf = append(e.buf, '}')
 		return ""
@@ -386,20 +430,33 @@ func (e *cjsonEncoder) value(v lua.LValue, depth, top int) string {
 	return cjsonCannot(v, "type not supported")
 }
 
+// cjsonIsNil reports whether v is nil (a free slot of a table).
+func cjsonIsNil(v lua.LValue) bool {
+	_, ok := v.(*lua.LNilType)
+	return ok
+}
+
 // arrayLength is lua_array_length: the array's length, or -1 for an
 // object (any key not a positive integer, or an excessively sparse array
 // when encode_sparse_array converts).
 func (e *cjsonEncoder) arrayLength(t *lua.LTable) (int, string) {
-	max, items, isArray := 0, 0, true
-	t.ForEach(func(k, _ lua.LValue) {
-		if !isArray {
-			return
+	max, items := 0, 0
+	asize, nsize := t.Sizes()
+	for i := 1; i <= asize; i++ {
+		if !cjsonIsNil(t.RawGetInt(i)) {
+			max = i
+			items++
+		}
+	}
+	for j := 0; j < nsize; j++ {
+		k, v := t.Node(j)
+		if cjsonIsNil(v) {
+			continue
 		}
 		n, ok := k.(lua.LNumber)
 		f := float64(n)
 		if !ok || f == 0 || math.Floor(f) != f || f < 1 {
-			isArray = false
-			return
+			return -1, ""
 		}
 		if f > float64(max) {
 			// C's int max = k: x86 turns a double past int's range into
@@ -410,9 +467,6 @@ func (e *cjsonEncoder) arrayLength(t *lua.LTable) (int, string) {
 			}
 		}
 		items++
-	})
-	if !isArray {
-		return -1, ""
 	}
 	cfg := e.cfg
 	if cfg.sparseRatio > 0 && max > items*cfg.sparseRatio && max > cfg.sparseSafe {
@@ -472,7 +526,8 @@ var cjsonEscape2Char = func() (t [256]byte) {
 type cjsonToken struct {
 	typ   int
 	index int
-	str   string // the string's value, or the error's kind for tError
+	str   string     // the error's kind for tError
+	sv    lua.LValue // the string's value for tString
 	num   float64
 	b     bool
 }
@@ -576,6 +631,31 @@ func (d *cjsonDecoder) invalidNumber() bool {
 
 func (d *cjsonDecoder) numberToken(tok *cjsonToken) {
 	tok.typ = tNumber
+	// the common case: an integer of at most 15 digits (exact), which no
+	// '.', exponent or hex 'x' follows
+	p := d.ptr
+	neg := p < len(d.data) && d.data[p] == '-'
+	if neg {
+		p++
+	}
+	q := p
+	var v int64
+	for q < len(d.data) && q-p < 16 && '0' <= d.data[q] && d.data[q] <= '9' {
+		v = v*10 + int64(d.data[q]-'0')
+		q++
+	}
+	if q > p && q-p <= 15 {
+		if q == len(d.data) {
+			d.fastNumber(tok, v, neg, q)
+			return
+		}
+		switch d.data[q] {
+		case '.', 'e', 'E', 'x', 'X':
+		default:
+			d.fastNumber(tok, v, neg, q)
+			return
+		}
+	}
 	f, n := cStrtod(d.data[d.ptr:])
 	if n == 0 {
 		d.setError(tok, "invalid number")
@@ -583,6 +663,15 @@ func (d *cjsonDecoder) numberToken(tok *cjsonToken) {
 	}
 	tok.num = f
 	d.ptr += n
+}
+
+func (d *cjsonDecoder) fastNumber(tok *cjsonToken, v int64, neg bool, end int) {
+	f := float64(v)
+	if neg {
+		f = -f // -0 too
+	}
+	tok.num = f
+	d.ptr = end
 }
 
 func cjsonHex(ch byte) int {
@@ -647,7 +736,20 @@ func (d *cjsonDecoder) unicodeEscape() bool {
 // are; a NUL ends the input.
 func (d *cjsonDecoder) stringToken(tok *cjsonToken) {
 	d.ptr++
-	d.tmp = d.tmp[:0]
+	// the common case: no escape up to the closing quote
+	start := d.ptr
+	i := start
+	for i < len(d.data) && d.data[i] != '"' && d.data[i] != '\\' && d.data[i] != 0 {
+		i++
+	}
+	if i < len(d.data) && d.data[i] == '"' {
+		d.ptr = i + 1
+		tok.typ = tString
+		tok.sv = d.cfg.strs.get(d.data[start:i])
+		return
+	}
+	d.tmp = append(d.tmp[:0], d.data[start:i]...)
+	d.ptr = i
 	for {
 		ch := d.at(d.ptr)
 		if ch == '"' {
@@ -677,7 +779,47 @@ func (d *cjsonDecoder) stringToken(tok *cjsonToken) {
 	}
 	d.ptr++
 	tok.typ = tString
-	tok.str = string(d.tmp)
+	tok.sv = d.cfg.strs.get(unsafe.String(unsafe.SliceData(d.tmp), len(d.tmp)))
+}
+
+// cjsonStrCache holds the values of the short strings decoded lately, so
+// that a string decoded again (an object's keys, mostly) is not
+// allocated again, as Lua's string table finds a string it holds: a
+// direct-mapped cache of cjsonStrSlots.
+type cjsonStrCache struct {
+	slots *[cjsonStrSlots]cjsonStrSlot
+}
+
+type cjsonStrSlot struct {
+	s string
+	v lua.LValue
+}
+
+const (
+	cjsonStrSlots  = 512
+	cjsonStrCached = 32 // the longest string cached
+)
+
+// get returns the value of the string s, which may be a transient view
+// (the cache keeps, and a value holds, a copy).
+func (c *cjsonStrCache) get(s string) lua.LValue {
+	if len(s) > cjsonStrCached {
+		return lua.LString(strings.Clone(s))
+	}
+	if c.slots == nil {
+		c.slots = new([cjsonStrSlots]cjsonStrSlot)
+	}
+	h := uint32(len(s))
+	for i := 0; i < len(s); i++ {
+		h = h*31 + uint32(s[i])
+	}
+	slot := &c.slots[h%cjsonStrSlots]
+	if slot.v != nil && slot.s == s {
+		return slot.v
+	}
+	slot.s = strings.Clone(s)
+	slot.v = lua.LString(slot.s)
+	return slot.v
 }
 
 // parseError is json_throw_parse_error.
@@ -730,52 +872,68 @@ func (d *cjsonDecoder) comma(tok *cjsonToken, what string) {
 func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 	switch tok.typ {
 	case tString:
-		return lua.LString(tok.str)
+		return tok.sv
 	case tNumber:
-		return lua.LNumber(tok.num)
+		return cjsonNumber(tok.num)
 	case tBoolean:
 		return lua.LBool(tok.b)
 	case tNull:
 		return d.null
 	case tObjBegin:
+		// lua_newtable, then lua_rawset of each pair in order: the pairs
+		// wait on the stacks, the builder makes the table that those
+		// rawsets would at the end
 		d.descend(3)
-		t := d.L.NewTable()
 		d.stack++
+		cfg := d.cfg
+		kbase, vbase := len(cfg.keys), len(cfg.vals)
 		d.next(tok)
 		if d.closes(tok, tObjEnd) {
-			return t
+			return d.L.NewTable()
 		}
 		for {
 			if tok.typ != tString {
 				d.parseError("object key string", tok)
 			}
-			key := tok.str
+			key := tok.sv
 			d.next(tok)
 			if tok.typ != tColon {
 				d.parseError("colon", tok)
 			}
 			d.next(tok)
 			d.stack++ // the key
-			t.RawSetString(key, d.value(tok))
+			v := d.value(tok)
 			d.stack--
+			cfg.keys = append(cfg.keys, key)
+			cfg.vals = append(cfg.vals, v)
 			d.next(tok)
 			if d.closes(tok, tObjEnd) {
+				t := cfg.builder.Build(cfg.keys[kbase:], cfg.vals[vbase:])
+				clear(cfg.keys[kbase:])
+				clear(cfg.vals[vbase:])
+				cfg.keys, cfg.vals = cfg.keys[:kbase], cfg.vals[:vbase]
 				return t
 			}
 			d.comma(tok, "comma or object end")
 		}
 	case tArrBegin:
+		// lua_newtable, then lua_rawseti of each value
 		d.descend(2)
-		t := d.L.NewTable()
 		d.stack++
+		cfg := d.cfg
+		vbase := len(cfg.vals)
 		d.next(tok)
 		if d.closes(tok, tArrEnd) {
-			return t
+			return d.L.NewTable()
 		}
-		for i := 1; ; i++ {
-			t.RawSetInt(i, d.value(tok))
+		for {
+			v := d.value(tok)
+			cfg.vals = append(cfg.vals, v)
 			d.next(tok)
 			if d.closes(tok, tArrEnd) {
+				t := lua.NewArrayTable(cfg.vals[vbase:])
+				clear(cfg.vals[vbase:])
+				cfg.vals = cfg.vals[:vbase]
 				return t
 			}
 			d.comma(tok, "comma or array end")
@@ -783,6 +941,24 @@ func (d *cjsonDecoder) value(tok *cjsonToken) lua.LValue {
 	}
 	d.parseError("value", tok)
 	return nil
+}
+
+// cjsonNumbers are the values of the integers 0 to 255, boxed once.
+var cjsonNumbers = func() (t [256]lua.LValue) {
+	for i := range t {
+		t[i] = lua.LNumber(i)
+	}
+	return
+}()
+
+// cjsonNumber is f as a value, the boxed one for 0 to 255 (not -0).
+func cjsonNumber(f float64) lua.LValue {
+	if f >= 0 && f < 256 {
+		if i := int(f); float64(i) == f && (i != 0 || !math.Signbit(f)) {
+			return cjsonNumbers[i]
+		}
+	}
+	return lua.LNumber(f)
 }
 
 // cStrtod is glibc's strtod on the C string s (a NUL, or the end, stops
@@ -903,7 +1079,11 @@ func cStrtod(s string) (float64, int) {
 		}
 	}
 	num := s[i:j]
-	if strings.HasSuffix(strings.SplitN(strings.ToLower(num), "e", 2)[0], ".") {
+	mant := num
+	if e := strings.IndexAny(num, "eE"); e >= 0 {
+		mant = num[:e]
+	}
+	if strings.HasSuffix(mant, ".") {
 		num = strings.Replace(num, ".", "", 1)
 	}
 	f, _ := strconv.ParseFloat(num, 64)
