@@ -49,7 +49,6 @@ func TestCjsonTableBuilders(t *testing.T) {
 		}
 		keys := make([]lua.LValue, count)
 		vals := make([]lua.LValue, count)
-		wantT := newTableForTest()
 		for i := range keys {
 			var k string
 			switch rng.IntN(4) {
@@ -61,16 +60,26 @@ func TestCjsonTableBuilders(t *testing.T) {
 				k = "x" + strconv.Itoa(rng.IntN(100000))
 			}
 			keys[i], vals[i] = lua.LString(k), lua.LNumber(i)
-			wantT.RawSetString(k, vals[i])
 		}
-		got := b.Build(keys, vals)
-		if g, w := tableLayout(got), tableLayout(wantT); g != w {
-			t.Fatalf("object %v:\n got %s\nwant %s", keys, g, w)
-		}
-		more(got)
-		more(wantT)
-		if g, w := tableLayout(got), tableLayout(wantT); g != w {
-			t.Fatalf("object %v then more:\n got %s\nwant %s", keys, g, w)
+		// the third build of the same keys comes from the shape cache
+		for rep := 0; rep < 3; rep++ {
+			wantT := newTableForTest()
+			for i := range keys {
+				wantT.RawSetString(string(keys[i].(lua.LString)), vals[i])
+			}
+			got := b.Build(keys, vals)
+			if g, w := tableLayout(got), tableLayout(wantT); g != w {
+				t.Fatalf("object %v (build %d):\n got %s\nwant %s", keys, rep, g, w)
+			}
+			more(got)
+			more(wantT)
+			if g, w := tableLayout(got), tableLayout(wantT); g != w {
+				t.Fatalf("object %v (build %d) then more:\n got %s\nwant %s", keys, rep, g, w)
+			}
+			vals = append([]lua.LValue(nil), vals...)
+			for i := range vals {
+				vals[i] = lua.LNumber(rep*1000 + i)
+			}
 		}
 		arr := newTableForTest()
 		for i := range vals {

@@ -811,10 +811,77 @@ type StringTableBuilder struct {
 	tb   LTable
 	bufs [2][]lNode
 	cur  int
+	// the layouts of the key sequences seen lately (a JSON array of
+	// objects of the same keys builds the same layout again and again)
+	shapes [16]tableShape
+}
+
+// tableShape is the layout the keys build: for each slot of the node
+// part, which key's string and which (the last) value it holds, and its
+// chain. slots is nil until the keys have been built twice.
+type tableShape struct {
+	keys     []string
+	slots    []shapeSlot
+	lastFree int
+}
+
+type shapeSlot struct {
+	key, val, next int32 // key -1: a free slot
+}
+
+const (
+	shapeMaxKeys   = 32
+	shapeMaxKeyLen = 64
+)
+
+// shape is the cache entry for keys: nil when it is not theirs (and then
+// it is made theirs, to be recorded next time).
+func (b *StringTableBuilder) shape(keys []LValue) *tableShape {
+	first := string(keys[0].(LString))
+	h := len(keys)*7 + len(first)
+	if len(first) > 0 {
+		h += int(first[0])
+	}
+	sh := &b.shapes[h%len(b.shapes)]
+	if len(sh.keys) == len(keys) {
+		same := true
+		for i, k := range keys {
+			if string(k.(LString)) != sh.keys[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return sh
+		}
+	}
+	sh.keys, sh.slots = sh.keys[:0], nil
+	for _, k := range keys {
+		if len(k.(LString)) > shapeMaxKeyLen {
+			sh.keys = sh.keys[:0]
+			return nil
+		}
+		sh.keys = append(sh.keys, string(k.(LString)))
+	}
+	return nil
 }
 
 // Build returns the table (see StringTableBuilder).
 func (b *StringTableBuilder) Build(keys, vals []LValue) *LTable {
+	var sh *tableShape
+	if len(keys) > 0 && len(keys) <= shapeMaxKeys {
+		if sh = b.shape(keys); sh != nil && sh.slots != nil {
+			t := &LTable{Metatable: LNil, node: make([]lNode, len(sh.slots)), lastFree: sh.lastFree}
+			for j, s := range sh.slots {
+				if s.key < 0 {
+					t.node[j] = lNode{val: LNil, next: -1}
+				} else {
+					t.node[j] = lNode{key: keys[s.key], val: vals[s.val], next: s.next}
+				}
+			}
+			return t
+		}
+	}
 	tb := &b.tb
 	tb.node, tb.lastFree = nil, 0
 	for i, k := range keys {
@@ -832,6 +899,21 @@ func (b *StringTableBuilder) Build(keys, vals []LValue) *LTable {
 		t.node = make([]lNode, len(tb.node))
 		copy(t.node, tb.node)
 		t.lastFree = tb.lastFree
+	}
+	if sh != nil {
+		// seen twice: record the layout
+		sh.slots = make([]shapeSlot, len(tb.node))
+		for j := range sh.slots {
+			sh.slots[j] = shapeSlot{key: -1, val: -1, next: tb.node[j].next}
+		}
+		for i, k := range keys {
+			s := &sh.slots[tb.findStr(string(k.(LString)))]
+			if s.key < 0 {
+				s.key = int32(i)
+			}
+			s.val = int32(i)
+		}
+		sh.lastFree = tb.lastFree
 	}
 	// drop the scratch's references (this build used at most the final
 	// size of each vector)
