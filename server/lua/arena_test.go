@@ -95,3 +95,48 @@ func TestLuaArgNumbersAsRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestFastIndexFollowsMetatable: a proxy's fast index answers the lookups
+// that miss in it as its metatable's __index would, and a new metatable
+// takes over from it (SetMetatable clears it).
+func TestFastIndexFollowsMetatable(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	real1, real2 := L.NewTable(), L.NewTable()
+	real1.RawSetString("k", lua.LString("one"))
+	real2.RawSetString("k", lua.LString("two"))
+	p := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", real1)
+	L.SetMetatable(p, mt)
+	p.SetFastIndex(real1)
+	L.SetGlobal("p", p)
+	get := func(expr string) string {
+		t.Helper()
+		if err := L.DoString("return " + expr); err != nil {
+			t.Fatal(err)
+		}
+		v := L.Get(-1)
+		L.Pop(1)
+		return v.String()
+	}
+	if got := get("p.k"); got != "one" {
+		t.Fatalf("p.k = %s", got)
+	}
+	if got := get("p['k']"); got != "one" {
+		t.Fatalf("p['k'] = %s", got)
+	}
+	if got := get("p.missing"); got != "nil" {
+		t.Fatalf("p.missing = %s", got)
+	}
+	mt2 := L.NewTable()
+	mt2.RawSetString("__index", real2)
+	L.SetMetatable(p, mt2)
+	if got := get("p.k"); got != "two" {
+		t.Fatalf("after setmetatable, p.k = %s", got)
+	}
+	p.RawSetString("k", lua.LString("own"))
+	if got := get("p.k"); got != "own" {
+		t.Fatalf("own key: %s", got)
+	}
+}

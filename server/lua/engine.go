@@ -309,6 +309,7 @@ func New(host Host) *Engine {
 	}))
 	mt.RawSetString("__metatable", lua.LFalse)
 	L.SetMetatable(e.env, mt)
+	e.env.SetFastIndex(g) // a global's lookup skips reading mt's __index
 	gm := L.NewTable()
 	gm.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.Get(2).String())
@@ -594,6 +595,9 @@ func (e *Engine) protectLibraries(gm *lua.LTable) {
 		mt.RawSetString("__index", t)
 		mt.RawSetString("__newindex", newindex)
 		p.Metatable = mt
+		// mt is out of the scripts' reach (getmetatable shows hidden):
+		// redis.call and string.format go from the proxy to t directly
+		p.SetFastIndex(t)
 		e.real[p] = t
 		e.hidden[p] = lua.LNil
 		return p

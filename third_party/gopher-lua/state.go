@@ -1351,6 +1351,10 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 			if ret != LNil {
 				return ret
 			}
+			if tb.fastIndex != nil {
+				curobj = tb.fastIndex
+				continue
+			}
 		}
 		metaindex := ls.metaOp1(curobj, "__index")
 		if metaindex == LNil {
@@ -1381,6 +1385,10 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 			ret := tb.RawGetString(key)
 			if ret != LNil {
 				return ret
+			}
+			if tb.fastIndex != nil {
+				curobj = tb.fastIndex
+				continue
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__index")
@@ -2223,6 +2231,7 @@ func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 	switch v := obj.(type) {
 	case *LTable:
 		v.Metatable = mt
+		v.fastIndex = nil
 	case *LUserData:
 		v.Metatable = mt
 	default:

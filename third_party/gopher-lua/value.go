@@ -164,7 +164,17 @@ type LTable struct {
 	node     []lNode  // the node part: nil, or a power of two long
 	lastFree int      // free nodes are searched below this index
 	border   int      // see storeArray
+	// fastIndex (Vigil) is the table the metatable's __index names, for a
+	// lookup that misses here to go to without reading the metatable
+	// (SetFastIndex; SetMetatable clears it).
+	fastIndex *LTable
 }
+
+// SetFastIndex (Vigil) records that tb's metatable, which scripts cannot
+// reach or change, has __index idx (a table): lookups that miss in tb go
+// on in idx directly, as the metatable would send them. Set it after the
+// metatable; SetMetatable clears it.
+func (tb *LTable) SetFastIndex(idx *LTable) { tb.fastIndex = idx }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
 func (tb *LTable) Type() LValueType { return LTTable }
