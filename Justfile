@@ -154,6 +154,12 @@ bench-wait n="2000" rounds="3":
 bench-tail rounds="3":
     ROUNDS={{rounds}} scripts/bench-tail.sh
 
+# Lua scripts users write (server/lua/bench_test.go's benchScripts), one
+# EVAL each, timed on redis-server and vigil-server side by side; replies
+# compared (scripts/bench-lua.sh: ROUNDS, SCRIPTS, SCALE).
+bench-lua rounds="3":
+    ROUNDS={{rounds}} scripts/bench-lua.sh
+
 # Build the container image FROM scratch (deploy/docker/Dockerfile) holding the
 # three static binaries built with the host's Go: `just docker-image vigil:dev`.
 docker-image tag="vigil:dev":
