@@ -308,7 +308,7 @@ func (h *luaHost) run(c *Client, sc *vlua.Script, fi *vlua.Function, ro bool, ke
 // Call is scriptCall (vlua.Host): the checks Redis makes for a command
 // run from a script, then the command through exec for the scripting
 // client, its reply decoded.
-func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, string, bool) {
+func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, string, string, bool) {
 	s := h.s
 	if b := h.busy; b != nil { // not lent to serveBusy while the command runs
 		b.lendMu.Lock()
@@ -328,12 +328,12 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 	// call (alsoPropagate's contract): the engine reuses the memory of an
 	// argv nothing propagated.
 	mark := len(s.pending)
-	fail := func(msg string) (resp.Value, string, bool) {
+	fail := func(msg string) (resp.Value, string, string, bool) {
 		s.countError([]byte("-" + msg))
 		if refused != nil {
 			s.cmdStats(refused).rejected++
 		}
-		return resp.Value{}, msg, len(s.pending) > mark
+		return resp.Value{}, "", msg, len(s.pending) > mark
 	}
 	cmd := h.lookup(args[0])
 	if cmd == nil {
@@ -409,9 +409,16 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		// reply parser has no callback for it and hands the script
 		// nothing, which reads as nil.
 		c.w.Reset()
-		return resp.Value{Kind: resp.KindNull}, "", len(s.pending) > mark
+		return resp.Value{Kind: resp.KindNull}, "", "", len(s.pending) > mark
 	}
 	v, ok := scalarReply(c.w.B)
+	if !ok && vlua.FlatArray(c.w.B, proto) {
+		// the engine converts it from a copy of its text (taken while
+		// the state is not lent: c.w is the scripting client's)
+		raw := string(c.w.B)
+		c.w.Reset()
+		return resp.Value{}, raw, "", len(s.pending) > mark
+	}
 	if !ok {
 		var err error
 		v, err = resp.ReadValue(bufio.NewReader(bytes.NewReader(c.w.B)), resp.DefaultReplyLimits)
@@ -421,7 +428,7 @@ func (h *luaHost) Call(args [][]byte, proto int, repl vlua.Repl) (resp.Value, st
 		}
 	}
 	c.w.Reset()
-	return v, "", len(s.pending) > mark
+	return v, "", "", len(s.pending) > mark
 }
 
 // verifyWriteAllowed is scriptVerifyWriteCommandAllow: a read-only

@@ -143,3 +143,29 @@ func BenchmarkEvalCallLoop(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*300), "ns/call")
 }
+
+// BenchmarkEvalBigReply: scripts reading a collection of 1000 elements
+// through redis.call (LRANGE, HGETALL, SMEMBERS), per call.
+func BenchmarkEvalBigReply(b *testing.B) {
+	for _, sc := range []struct{ name, src string }{
+		{"lrange", "local r = redis.call('LRANGE', 'l', 0, -1) return #r"},
+		{"hgetall", "local r = redis.call('HGETALL', 'h') return #r"},
+		{"smembers", "local r = redis.call('SMEMBERS', 's') return #r"},
+	} {
+		b.Run(sc.name, func(b *testing.B) {
+			c := hotClient(b)
+			runFed(c, pipeline(1, "EVAL", "for i=1,1000 do redis.call('HSET','h','f'..i,i) redis.call('RPUSH','l',i) redis.call('SADD','s','m'..i) end return 1", "0"))
+			runFed(c, pipeline(1, "SCRIPT", "LOAD", sc.src))
+			sha := vlua.SHA1Hex([]byte(sc.src))
+			in := pipeline(1, "EVALSHA", sha, "0")
+			runFed(c, in)
+			if want := map[string]string{"hgetall": ":2000\r\n"}[sc.name]; want != "" && string(c.w.B) != want || want == "" && string(c.w.B) != ":1000\r\n" {
+				b.Fatalf("%s: %q", sc.name, c.w.B)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				runFed(c, in)
+			}
+		})
+	}
+}

@@ -1,8 +1,12 @@
 package lua
 
 import (
+	"bufio"
+	"bytes"
 	"math"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
@@ -18,13 +22,13 @@ type keepHost struct {
 	want []string
 }
 
-func (h *keepHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, bool) {
+func (h *keepHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, string, bool) {
 	if string(argv[0]) == "SET" {
 		h.kept = append(h.kept, argv)
 		h.want = append(h.want, string(argv[1])+"="+string(argv[2]))
-		return resp.Value{Kind: resp.KindSimple, Str: "OK"}, "", true
+		return resp.Value{Kind: resp.KindSimple, Str: "OK"}, "", "", true
 	}
-	return resp.Value{Kind: resp.KindBulk, Str: "v"}, "", false
+	return resp.Value{Kind: resp.KindBulk, Str: "v"}, "", "", false
 }
 
 // TestArenaReusesUnkeptArgv: a long loop of calls whose argv nothing keeps
@@ -138,5 +142,91 @@ func TestFastIndexFollowsMetatable(t *testing.T) {
 	p.RawSetString("k", lua.LString("own"))
 	if got := get("p.k"); got != "own" {
 		t.Fatalf("own key: %s", got)
+	}
+}
+
+// TestFlatArrayLikeReadValue: a flat array reply converted from its text
+// is the table respToLua makes of the value ReadValue reads from it (the
+// same sizes, so the same #t and traversal, and the same elements), and
+// FlatArray refuses every other shape and any cut or extended text.
+func TestFlatArrayLikeReadValue(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for iter := 0; iter < 3000; iter++ {
+		proto := 2 + rng.IntN(2)
+		n := rng.IntN(40)
+		if iter%100 == 0 {
+			n = 1000 + rng.IntN(100)
+		}
+		var b []byte
+		b = append(b, '*')
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, "\r\n"...)
+		for i := 0; i < n; i++ {
+			switch rng.IntN(5) {
+			case 0:
+				b = append(b, ':')
+				b = strconv.AppendInt(b, rng.Int64N(1<<40)-1<<39, 10)
+				b = append(b, "\r\n"...)
+			case 1:
+				if proto == 2 {
+					b = append(b, "$-1\r\n"...)
+					continue
+				}
+				fallthrough
+			default:
+				v := strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(20))
+				if rng.IntN(10) == 0 {
+					v = "x\r\ny"
+				}
+				b = append(b, '$')
+				b = strconv.AppendInt(b, int64(len(v)), 10)
+				b = append(b, "\r\n"...)
+				b = append(b, v...)
+				b = append(b, "\r\n"...)
+			}
+		}
+		if !FlatArray(b, proto) {
+			t.Fatalf("proto %d: %q refused", proto, b)
+		}
+		rv, err := resp.ReadValue(bufio.NewReader(bytes.NewReader(b)), resp.DefaultReplyLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := respToLua(L, rv, proto).(*lua.LTable)
+		got := FlatArrayToLua(L, string(b), proto).(*lua.LTable)
+		wa, wn := want.Sizes()
+		ga, gn := got.Sizes()
+		if wa != ga || wn != gn || want.Len() != got.Len() {
+			t.Fatalf("sizes %d/%d len %d, want %d/%d len %d", ga, gn, got.Len(), wa, wn, want.Len())
+		}
+		for i := 1; i <= n; i++ {
+			w, g := want.RawGetInt(i), got.RawGetInt(i)
+			if w.Type() != g.Type() || w.String() != g.String() {
+				t.Fatalf("element %d: %v (%s), want %v (%s)", i, g, g.Type(), w, w.Type())
+			}
+		}
+		// cut texts and a trailing byte are not flat arrays
+		if len(b) > 4 {
+			if cut := b[:1+rng.IntN(len(b)-1)]; FlatArray(cut, proto) {
+				t.Fatalf("cut text %q accepted", cut)
+			}
+		}
+		if FlatArray(append(b[:len(b):len(b)], ':'), proto) {
+			t.Fatalf("%q with a trailing byte accepted", b)
+		}
+	}
+	for _, c := range []struct {
+		b     string
+		proto int
+	}{
+		{"*1\r\n*0\r\n", 2}, {"*1\r\n+OK\r\n", 2}, {"*1\r\n$-1\r\n", 3}, {"*1\r\n_\r\n", 3},
+		{"%1\r\n$1\r\na\r\n:1\r\n", 3}, {"~1\r\n$1\r\na\r\n", 3}, {"*-1\r\n", 2}, {"*1\r\n,1.5\r\n", 3},
+		{"*2\r\n$1\r\na\r\n", 2}, {"*1\r\n$2\r\na\r\n", 2}, {"*1\r\n:1x\r\n", 2},
+	} {
+		if FlatArray([]byte(c.b), c.proto) {
+			t.Fatalf("proto %d: %q accepted", c.proto, c.b)
+		}
 	}
 }

@@ -11,14 +11,14 @@ import (
 // anything, for the scripts' benchmarks.
 type benchHost struct{}
 
-func (benchHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, bool) {
+func (benchHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, string, bool) {
 	switch string(argv[0]) {
 	case "INCR":
-		return resp.Value{Kind: resp.KindInt, Int: 1}, "", false
+		return resp.Value{Kind: resp.KindInt, Int: 1}, "", "", false
 	case "GET":
-		return resp.Value{Kind: resp.KindBulk, Str: "1"}, "", false
+		return resp.Value{Kind: resp.KindBulk, Str: "1"}, "", "", false
 	}
-	return resp.Value{Kind: resp.KindSimple, Str: "OK"}, "", false
+	return resp.Value{Kind: resp.KindSimple, Str: "OK"}, "", "", false
 }
 func (benchHost) CountError(string)                 {}
 func (benchHost) Log(int, string)                   {}

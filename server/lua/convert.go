@@ -6,6 +6,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -159,4 +160,99 @@ func luaToResp(w *resp.Writer, v lua.LValue, proto, depth int) (counted bool) {
 		w.Null()
 	}
 	return counted
+}
+
+// FlatArray reports whether b is one RESP array reply whose elements are
+// all bulk strings or integers, or null bulks in RESP2 (where they read
+// as false, leaving no hole): LRANGE's, HGETALL's, SMEMBERS', MGET's...,
+// which FlatArrayToLua converts without building a resp.Value first.
+func FlatArray(b []byte, proto int) bool {
+	_, ok := parseFlat[[]byte](nil, b, proto)
+	return ok
+}
+
+// FlatArrayToLua is respToLua of the array FlatArray accepted in b: the
+// table lua_newtable then rawseti build (NewArrayTable's layout), its
+// strings slices of b, boxed in one block.
+func FlatArrayToLua(L *lua.LState, b string, proto int) lua.LValue {
+	v, _ := parseFlat(L, b, proto)
+	return v
+}
+
+// parseFlat checks b's shape (L nil) or converts it.
+func parseFlat[S string | []byte](L *lua.LState, b S, proto int) (lua.LValue, bool) {
+	line := func(i int) (int64, int, bool) { // the integer from i up to CRLF, and the index after it
+		j := i
+		for j < len(b) && b[j] != '\r' {
+			j++
+		}
+		if j+1 >= len(b) || b[j+1] != '\n' {
+			return 0, 0, false
+		}
+		n, ok := redisutil.String2ll(b[i:j])
+		return n, j + 2, ok
+	}
+	if len(b) < 4 || b[0] != '*' {
+		return nil, false
+	}
+	n, i, ok := line(1)
+	if !ok || n < 0 || n > int64(len(b)) {
+		return nil, false
+	}
+	var s string
+	var vals []lua.LValue
+	var strIdx []int32
+	var strs []string
+	if L != nil {
+		s = string(b)
+		vals = make([]lua.LValue, n)
+		strIdx = make([]int32, 0, n)
+		strs = make([]string, 0, n)
+	}
+	for k := 0; k < int(n); k++ {
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case '$':
+			l, j, ok := line(i + 1)
+			if !ok {
+				return nil, false
+			}
+			if l == -1 && proto == 2 {
+				if L != nil {
+					vals[k] = lua.LFalse
+				}
+				i = j
+				continue
+			}
+			if l < 0 || int64(len(b)-j) < l+2 || b[j+int(l)] != '\r' || b[j+int(l)+1] != '\n' {
+				return nil, false
+			}
+			if L != nil {
+				strIdx = append(strIdx, int32(k))
+				strs = append(strs, s[j:j+int(l)])
+			}
+			i = j + int(l) + 2
+		case ':':
+			v, j, ok := line(i + 1)
+			if !ok {
+				return nil, false
+			}
+			if L != nil {
+				vals[k] = L.BoxNumber(lua.LNumber(v))
+			}
+			i = j
+		default:
+			return nil, false
+		}
+	}
+	if i != len(b) {
+		return nil, false
+	}
+	if L == nil {
+		return nil, true
+	}
+	lua.BoxStrings(vals, strIdx, strs)
+	return lua.NewArrayTable(vals), true
 }

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -34,8 +35,10 @@ type Host interface {
 	// the command was refused or its reply unreadable; the host has
 	// counted it in errorstats. kept reports that the host holds on to
 	// argv until the script's unit ends (the command propagated); when it
-	// does not, the engine reuses argv's memory for the next call.
-	Call(argv [][]byte, proto int, repl Repl) (reply resp.Value, fail string, kept bool)
+	// does not, the engine reuses argv's memory for the next call. A
+	// reply FlatArray accepts may come as raw, its RESP text, instead of
+	// as reply ("": none).
+	Call(argv [][]byte, proto int, repl Repl) (reply resp.Value, raw string, fail string, kept bool)
 	// CountError counts in errorstats an error the engine gives redis.call
 	// itself (a bad argument): msg is the error text, "ERR ...".
 	CountError(msg string)
@@ -522,13 +525,23 @@ func (e *Engine) redisCall(L *lua.LState, raise bool) int {
 	if e.ldb != nil {
 		e.ldbLogCall(args)
 	}
-	v, msg, kept := e.host.Call(args, e.resp, e.repl)
+	v, raw, msg, kept := e.host.Call(args, e.resp, e.repl)
 	if !kept {
 		// Nothing holds this argv: the next call reuses its memory, so a
 		// long loop of reads (or of writes nobody propagates) runs in
 		// the same few blocks instead of growing the arenas by its whole
 		// argument volume until the script ends.
 		e.rewindArenas(base, prevBytes)
+	}
+	if raw != "" {
+		// an array of strings and integers, converted from its text
+		if e.ldb != nil {
+			if rv, err := resp.ReadValue(bufio.NewReader(strings.NewReader(raw)), resp.DefaultReplyLimits); err == nil {
+				e.ldbLogReply(rv)
+			}
+		}
+		L.Push(FlatArrayToLua(L, raw, e.resp))
+		return 1
 	}
 	if e.ldb != nil {
 		if msg != "" {

@@ -18,7 +18,7 @@ type fakeHost struct {
 	logs    []string
 }
 
-func (h *fakeHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, bool) {
+func (h *fakeHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string, string, bool) {
 	var parts []string
 	for _, a := range argv {
 		parts = append(parts, string(a))
@@ -28,9 +28,9 @@ func (h *fakeHost) Call(argv [][]byte, proto int, repl Repl) (resp.Value, string
 	v, ok := h.replies[strings.ToLower(string(argv[0]))]
 	if !ok {
 		h.errors = append(h.errors, "ERR Unknown Redis command called from script")
-		return resp.Value{}, "ERR Unknown Redis command called from script", false
+		return resp.Value{}, "", "ERR Unknown Redis command called from script", false
 	}
-	return v, "", false
+	return v, "", "", false
 }
 
 func (h *fakeHost) CountError(msg string) { h.errors = append(h.errors, msg) }

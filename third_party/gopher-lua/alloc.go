@@ -19,12 +19,32 @@ var preloads [int(preloadLimit)]LValue
 // allocator makes its interfaces on the stack from it).
 var numberItab unsafe.Pointer
 
+// stringItab is the itab of an LString held in an LValue (BoxStrings).
+var stringItab unsafe.Pointer
+
 func init() {
 	for i := 0; i < int(preloadLimit); i++ {
 		preloads[i] = LNumber(i)
 	}
 	var v LValue = LNumber(0)
 	numberItab = (*iface)(unsafe.Pointer(&v)).itab
+	var sv LValue = LString("")
+	stringItab = (*iface)(unsafe.Pointer(&sv)).itab
+}
+
+// BoxStrings (Vigil) sets vals[idx[i]] to LString(ss[i]), the strings
+// held in one block where a conversion each makes a heap object per
+// string (the elements of a reply converted for a script).
+func BoxStrings(vals []LValue, idx []int32, ss []string) {
+	block := make([]LString, len(ss))
+	for i, s := range ss {
+		block[i] = LString(s)
+		var r LValue
+		ri := (*iface)(unsafe.Pointer(&r))
+		ri.itab = stringItab
+		ri.word = unsafe.Pointer(&block[i])
+		vals[idx[i]] = r
+	}
 }
 
 // allocChunk is how many numbers an allocator's block holds (Vigil:
