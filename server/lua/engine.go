@@ -787,6 +787,13 @@ func (e *Engine) lib(name string) *lua.LTable {
 // replaced by first unless it is nil, and returns all fn's results: a
 // wrapper's tail call.
 func forward(L *lua.LState, fn, first lua.LValue) int {
+	if f, ok := fn.(*lua.LFunction); ok && f.IsG && len(f.Upvalues) == 0 && first == nil {
+		// A Go function with the same arguments and no upvalues (which it
+		// would read from the running frame's function) runs in this
+		// frame: its results are on top as a call's would be, without a
+		// second frame (table.remove's wrapper's wrapper was three calls).
+		return f.GFunction(L)
+	}
 	top := L.GetTop()
 	L.Push(fn)
 	for i := 1; i <= top; i++ {
