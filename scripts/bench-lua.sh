@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench-lua.sh: the Lua scripts users write (server/lua/bench_test.go's
 # benchScripts: an empty for, x=x+i, table fill and sum, string building,
-# a redis.call loop, cjson.encode+decode, pairs+ipairs), each one
+# a redis.call loop, cjson.encode+decode, pairs+ipairs) and scripts reading
+# collections of 1000 elements or calling the string and table libraries
+# (hgetall, lrange, smembers, zrange, strops, gmatch, tblops), each one
 # `EVAL body 0 N` timed by its redis-cli round trip on redis-server and on
 # vigil-server started side by side, the order alternating each round.
 # Prints each script's median times and vigil/redis ratio (below 1: Vigil
@@ -28,7 +30,24 @@ start vigil "$vigil"
 
 # N per script: a run of about a second on redis-server (AMD EPYC VM).
 declare -A N=([emptyfor]=300000000 [arith]=200000000 [table]=3000000 [string]=500000
-  [rcall]=300000 [cjson]=20000 [pairs]=20000)
+  [rcall]=300000 [cjson]=20000 [pairs]=20000
+  [hgetall]=2000 [lrange]=2000 [smembers]=2000 [zrange]=2000 [strops]=100000 [gmatch]=20000 [tblops]=20000)
+
+# More scripts, which read collections of 1000 elements through redis.call
+# or call the string and table libraries (each makes and drops its keys).
+more() {
+  local fill="for i=1,1000 do redis.call('HSET','bl:h','f'..i,i) redis.call('RPUSH','bl:l',i) redis.call('SADD','bl:s','m'..i) redis.call('ZADD','bl:z',i,'m'..i) end"
+  local drop="redis.call('DEL','bl:h','bl:l','bl:s','bl:z')"
+  cat <<EOF
+hgetall|local n=tonumber(ARGV[1]) $fill local s=0 for j=1,n do local r=redis.call('HGETALL','bl:h') local t={} for i=1,#r,2 do t[r[i]]=r[i+1] end s=s+#r end $drop return s
+lrange|local n=tonumber(ARGV[1]) $fill local s=0 for j=1,n do local r=redis.call('LRANGE','bl:l',0,-1) for i=1,#r do s=s+tonumber(r[i]) end end $drop return s
+smembers|local n=tonumber(ARGV[1]) $fill local s=0 for j=1,n do local r=redis.call('SMEMBERS','bl:s') s=s+#r end $drop return s
+zrange|local n=tonumber(ARGV[1]) $fill local s=0 for j=1,n do local r=redis.call('ZRANGE','bl:z',0,-1,'WITHSCORES') s=s+#r end $drop return s
+strops|local n=tonumber(ARGV[1]) local s=0 local str=string.rep('abc,def;',50) for j=1,n do local a=string.sub(str,3,40) local b=string.find(str,'def',10,true) local c=string.gsub(str,',',';') local d=string.upper(a) s=s+#a+b+#c+#d end return s
+gmatch|local n=tonumber(ARGV[1]) local s=0 local str=string.rep('key:123 ',40) for j=1,n do for w in string.gmatch(str,'%d+') do s=s+tonumber(w) end end return s
+tblops|local n=tonumber(ARGV[1]) local s=0 for j=1,n do local t={} for i=1,50 do table.insert(t,i) end table.sort(t,function(a,b) return a>b end) while #t>0 do s=s+table.remove(t) end end return s
+EOF
+}
 
 # run PORT BODY N: prints the reply's checksum and the seconds it took.
 run() {
@@ -64,5 +83,5 @@ while IFS='|' read -r name body; do
   done
   mr=$(median <"$work/r.$name"); mv=$(median <"$work/v.$name")
   printf '%-9s %9s %9s %7s %s\n' "$name" "$mr" "$mv" "$(awk -v v="$mv" -v r="$mr" 'BEGIN {printf "%.2f", v/r}')" "$rounds"
-done < <(sed -n 's/^\t{"\([a-z]*\)", "\(.*\)"},$/\1|\2/p' "$root/server/lua/bench_test.go")
+done < <(sed -n 's/^\t{"\([a-z]*\)", "\(.*\)"},$/\1|\2/p' "$root/server/lua/bench_test.go"; more)
 exit $status
