@@ -1178,10 +1178,6 @@ func (e *Engine) openRedis(g *lua.LTable) {
 	g.RawSetString("redis", r)
 }
 
-// luaArg converts one of redis.call's arguments, strings and numbers
-// only, appending its bytes to the engine's byte arena; the slice returned
-// is capped at its length, so appending to it never writes into the
-// arguments after it.
 // rewindArenas hands the arenas' space from argArena[base] and past
 // prevBytes (byteArena as it was before the call's arguments) back for reuse.
 // A byte block allocated for the call's arguments holds only theirs, so it
@@ -1196,6 +1192,10 @@ func (e *Engine) rewindArenas(base int, prevBytes []byte) {
 	}
 }
 
+// luaArg converts one of redis.call's arguments, strings and numbers
+// only, appending its bytes to the engine's byte arena; the slice returned
+// is capped at its length, so appending to it never writes into the
+// arguments after it.
 func (e *Engine) luaArg(v lua.LValue) ([]byte, bool) {
 	// a new block when this one is full, as for argArena in redisCall
 	need := 24 // "%.17g"

@@ -39,11 +39,7 @@ func BoxStrings(vals []LValue, idx []int32, ss []string) {
 	block := make([]LString, len(ss))
 	for i, s := range ss {
 		block[i] = LString(s)
-		var r LValue
-		ri := (*iface)(unsafe.Pointer(&r))
-		ri.itab = stringItab
-		ri.word = unsafe.Pointer(&block[i])
-		vals[idx[i]] = r
+		vals[idx[i]] = ifaceAt(stringItab, unsafe.Pointer(&block[i]))
 	}
 }
 

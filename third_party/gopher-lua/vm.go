@@ -400,11 +400,13 @@ func (ls *LState) loopBox(idx int, v LNumber) LValue {
 }
 
 // boxAt is the number *b as an LValue that holds b itself (Vigil).
-func boxAt(b *float64) LValue {
+func boxAt(b *float64) LValue { return ifaceAt(numberItab, unsafe.Pointer(b)) }
+
+// ifaceAt is the LValue of the dynamic type itab whose value is at word.
+func ifaceAt(itab, word unsafe.Pointer) LValue {
 	var r LValue
 	ri := (*iface)(unsafe.Pointer(&r))
-	ri.itab = numberItab
-	ri.word = unsafe.Pointer(b)
+	ri.itab, ri.word = itab, word
 	return r
 }
 
