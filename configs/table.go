@@ -30,11 +30,14 @@ import (
 //	crash-memcheck-enabled use-exit-on-panic
 //	aclfile acllog-max-len acl-pubsub-default
 //	ignore-warnings server_cpulist bio_cpulist aof_rewrite_cpulist bgsave_cpulist
-//	cluster-* (cluster-enabled has a field, for the replicaof check) tls-*
+//	cluster-* (cluster-enabled has a field, for the replicaof check)
 //	oom-score-adj sanitize-dump-payload propagation-error-behavior
 //	socket-mark-id
 //	watchdog-period
 //	loading-process-events-interval-bytes
+//
+// The tls-* directives have no Config field either (so they carry the
+// flag); internal/netshell's TLSSettingsOf reads them and acts on them.
 //
 // Besides the table, the loader knows include, rename-command, user,
 // loadmodule, sentinel, module configs (names with a dot) and the deprecated

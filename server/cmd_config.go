@@ -115,6 +115,8 @@ func (s *Server) onConfigSet(name string) error {
 		return s.relistenTCP("Unable to listen on this port. Check server logs.")
 	case "bind":
 		return s.relistenTCP("Failed to bind to specified addresses.")
+	case "tls-port", "tls-auth-clients": // tls.go
+		return s.tlsOnConfigSet(name)
 	case "proto-max-bulk-len":
 		lim := resp.Limits{MaxBulkLen: s.cfg.ProtoMaxBulkLen, MaxArgs: resp.DefaultLimits.MaxArgs, MaxInline: resp.DefaultLimits.MaxInline}
 		// Parsers read their limits in Next, which runs under mu.
@@ -154,6 +156,10 @@ func (s *Server) onConfigSet(name string) error {
 	case "log-format":
 		if s.logFmt != nil {
 			s.logFmt(s.cfg.LogFormat)
+		}
+	default:
+		if tlsApplied[name] {
+			return s.tlsOnConfigSet(name)
 		}
 	case "maxclients": // updateMaxclients
 		n, err := s.adjustOpenFilesLimit(s.cfg.MaxClients)

@@ -23,7 +23,7 @@ func (s *Server) relistenTCP(msg string) error {
 	}
 	var keep []net.Listener
 	for _, l := range s.listeners {
-		if l.Addr().Network() == "unix" {
+		if l.Addr().Network() == "unix" || netshell.IsTLSListener(l) { // the TLS port's move in tls.go
 			keep = append(keep, l)
 			continue
 		}

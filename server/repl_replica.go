@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/clock"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/replication"
 	"github.com/vigil-kv/vigil/server/keyspace"
@@ -103,6 +105,9 @@ func (s *Server) startReplication(host string, port int) {
 	port0 := s.cfg.ReplicaAnnouncePort
 	if port0 == 0 {
 		port0 = s.tcpPort
+		if s.tlsPort != 0 && netshell.TLSSettingsOf(s.cfg).Replication { // the port the master can reach over TLS
+			port0 = s.tlsPort
+		}
 	}
 	// In FAILOVER_IN_PROGRESS (failover.go) the PSYNC carries FAILOVER.
 	hc := replication.HandshakeConfig{MasterUser: s.cfg.MasterUser, MasterAuth: s.cfg.MasterAuth,
@@ -322,6 +327,7 @@ func (s *Server) linkSession(l *replLink) error {
 	stopped := false
 	var timeout time.Duration
 	var source string
+	var tlsCfg *tls.Config
 	s.lockOrLend(func() {
 		if stopped = l.stopped; stopped {
 			return
@@ -333,6 +339,9 @@ func (s *Server) linkSession(l *replLink) error {
 		l.hs.Step(replication.Connect{})
 		timeout = time.Duration(s.cfg.ReplTimeout) * time.Second
 		source = s.cfg.BindSourceAddr
+		if netshell.TLSSettingsOf(s.cfg).Replication { // tls-replication (tls.go)
+			tlsCfg = s.tls.Client()
+		}
 	})
 	if stopped {
 		return errors.New("stopped")
@@ -340,6 +349,11 @@ func (s *Server) linkSession(l *replLink) error {
 	conn, err := dialMaster(net.JoinHostPort(l.host, strconv.Itoa(l.port)), source)
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for SYNC: %v", err)
+	}
+	if tlsCfg != nil {
+		if conn, err = tlsHandshake(conn, tlsCfg, timeout); err != nil {
+			return fmt.Errorf("Error condition on socket for SYNC: %v", err)
+		}
 	}
 	var acts []replication.Action
 	s.lockOrLend(func() {

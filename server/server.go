@@ -106,6 +106,10 @@ type Server struct {
 	listeners   []net.Listener
 	tcpPort     int
 	listened    bool // Listen ran: CONFIG SET port and bind move the listeners
+	// tls is the TLS context (netshell/tls.go); the tls-port's listeners
+	// are in listeners too, tlsPort the port they are bound to.
+	tls     netshell.TLSState
+	tlsPort int
 
 	shutdownOnce sync.Once
 	shutdownCh   chan shutdownReq
@@ -352,13 +356,17 @@ func (s *Server) Listen() error {
 	cfg := *s.cfg
 	cfg.Bind = slices.Clone(s.cfg.Bind) // bind "" stays empty, not nil (the default)
 	s.mu.Unlock()
-	ls, err := netshell.Listen(&cfg)
+	ls, err := netshell.Listen(&cfg, &s.tls)
 	if err != nil {
 		return err
+	}
+	for _, w := range ls.TLSWarnings {
+		s.log.Warn().Msg(w)
 	}
 	if ls.Port != 0 {
 		s.tcpPort = ls.Port
 	}
+	s.tlsPort = ls.TLSPort
 	s.listenersMu.Lock()
 	s.listeners, s.listened = ls.List, true
 	s.listenersMu.Unlock()
@@ -367,6 +375,15 @@ func (s *Server) Listen() error {
 
 // Port is the TCP port actually bound (after Listen).
 func (s *Server) Port() int { return s.tcpPort }
+
+// ShownPort is the port Redis's start-up lines show: the TCP port, else
+// the TLS port (server.port ? server.port : server.tls_port).
+func (s *Server) ShownPort() int {
+	if s.tcpPort != 0 {
+		return s.tcpPort
+	}
+	return s.tlsPort
+}
 
 // Run serves until ctx is cancelled or SHUTDOWN runs, then stops accepting,
 // lets in-flight replies finish, closes every client and returns. Listen

@@ -2,6 +2,7 @@ package netshell
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +23,53 @@ const ErrMaxClients = "ERR max number of clients reached"
 type Listeners struct {
 	List []net.Listener
 	Port int // the TCP port bound, 0 without TCP
+	// TLS are the tls-port's listeners (also in List), TLSPort its port;
+	// TLSWarnings what the TLS configuration could not apply (tls.go).
+	TLS         []net.Listener
+	TLSPort     int
+	TLSWarnings []string
+}
+
+// TLSConfigError is a TLS configuration that tlsConfigure refuses: the
+// server logs Reason, then "Failed to configure TLS. Check logs for more
+// info.", and exits.
+type TLSConfigError struct{ Reason string }
+
+func (e *TLSConfigError) Error() string { return "Failed to configure TLS. Check logs for more info." }
+
+// TLSListenError is a tls-port that cannot be bound: the server logs Err
+// as a warning, then "Failed listening on port N (TLS), aborting.".
+type TLSListenError struct {
+	Err  error
+	Port int
+}
+
+func (e *TLSListenError) Error() string { return e.Err.Error() }
+
+// LogListenError logs an error of Listen as redis-server's initServer
+// does, with warn for warnings and fail for the final line; port is the
+// configured TCP port.
+func LogListenError(err error, port int, warn, fail func(string)) {
+	var te *TLSConfigError
+	var le *TLSListenError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &te):
+		warn(te.Reason)
+		fail(msg)
+	case errors.As(err, &le):
+		warn("Warning: " + msg)
+		fail(fmt.Sprintf("Failed listening on port %d (TLS), aborting.", le.Port))
+	case strings.HasPrefix(msg, "Failed"):
+		fail(msg)
+	case strings.HasPrefix(msg, "Configured to not listen anywhere"):
+		warn(msg) // bind "" or port 0, and no unix socket
+	default:
+		warn("Warning: " + msg)
+		if port != 0 {
+			fail(fmt.Sprintf("Failed listening on port %d (tcp), aborting.", port))
+		}
+	}
 }
 
 // Close closes every listener.
@@ -88,11 +136,30 @@ func ListenTCP(binds []string, port int, what string) ([]net.Listener, error) {
 // cannot be bound); port 0 opens no TCP listener (the configuration
 // allows 0..65535). The errors carry Redis's log texts; on error nothing
 // stays open.
-func Listen(cfg *configs.Config) (Listeners, error) {
+//
+// With st non-nil, the tls-* directives are applied as initServer does:
+// a configuration asking for TLS (tls-port, tls-replication) is built
+// into st (a *TLSConfigError when it is refused), and tls-port opens TLS
+// listeners on the bind addresses ("Failed listening on port N (TLS),
+// aborting." when one cannot be bound).
+func Listen(cfg *configs.Config, st *TLSState) (Listeners, error) {
 	var ls Listeners
 	fail := func(err error) (Listeners, error) {
 		ls.Close()
 		return Listeners{}, err
+	}
+	var tset TLSSettings
+	if st != nil {
+		tset = TLSSettingsOf(cfg)
+		if tset.Enabled() {
+			ctx, err := BuildTLS(tset)
+			if err != nil {
+				return fail(&TLSConfigError{Reason: err.Error()})
+			}
+			st.Set(ctx)
+			ls.TLSWarnings = ctx.Warnings
+		}
+		st.SetAuth(tset.AuthClients)
 	}
 	port := cfg.Port
 	if port != 0 {
@@ -105,6 +172,21 @@ func Listen(cfg *configs.Config) (Listeners, error) {
 			return fail(fmt.Errorf("Failed listening on port %d (tcp), aborting.", port))
 		}
 		ls.Port = port
+	}
+	if tset.Port != 0 {
+		tcp, err := ListenTCP(cfg.Bind, tset.Port, "server")
+		if err != nil {
+			return fail(&TLSListenError{Err: err, Port: tset.Port})
+		}
+		if len(tcp) == 0 && len(cfg.Bind) > 0 {
+			return fail(fmt.Errorf("Failed listening on port %d (TLS), aborting.", tset.Port))
+		}
+		for _, l := range tcp {
+			tl := st.Listener(l)
+			ls.TLS = append(ls.TLS, tl)
+			ls.List = append(ls.List, tl)
+		}
+		ls.TLSPort = tset.Port
 	}
 	if unix := cfg.UnixSocket; unix != "" {
 		_ = os.Remove(unix)
@@ -147,6 +229,9 @@ func keepAliveConfig(secs int) net.KeepAliveConfig {
 // closing the connection) and names its ends.
 func Accepted(conn net.Conn, keepAlive int) Conn {
 	c := Conn{Addr: conn.RemoteAddr().String(), LAddr: conn.LocalAddr().String()}
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn() // a connection of a TLS port (tls.go)
+	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if keepAlive > 0 {
 			_ = tc.SetKeepAliveConfig(keepAliveConfig(keepAlive))

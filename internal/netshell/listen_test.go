@@ -31,7 +31,7 @@ func TestListenOptional(t *testing.T) {
 	port := probe.Addr().(*net.TCPAddr).Port
 	probe.Close()
 	cfg := &configs.Config{Port: port, Bind: []string{"127.0.0.1", "-192.0.2.1"}}
-	ls, err := Listen(cfg)
+	ls, err := Listen(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,11 @@ func TestListenOptional(t *testing.T) {
 		t.Fatalf("listeners %v port %d", ls.List, ls.Port)
 	}
 	cfg = &configs.Config{Port: port, Bind: []string{"-192.0.2.1"}}
-	if _, err := Listen(cfg); err == nil || err.Error() != fmt.Sprintf("Failed listening on port %d (tcp), aborting.", port) {
+	if _, err := Listen(cfg, nil); err == nil || err.Error() != fmt.Sprintf("Failed listening on port %d (tcp), aborting.", port) {
 		t.Fatalf("only optional unbindable addresses: err %v", err)
 	}
 	cfg = &configs.Config{Port: port, Bind: []string{"192.0.2.1"}}
-	if _, err := Listen(cfg); err == nil {
+	if _, err := Listen(cfg, nil); err == nil {
 		t.Fatal("an unbindable address is an error")
 	}
 }
@@ -82,7 +82,7 @@ func TestListenEmptyBind(t *testing.T) {
 	port := probe.Addr().(*net.TCPAddr).Port
 	probe.Close()
 	sock := t.TempDir() + "/s.sock"
-	ls, err := Listen(&configs.Config{Port: port, Bind: []string{}, UnixSocket: sock})
+	ls, err := Listen(&configs.Config{Port: port, Bind: []string{}, UnixSocket: sock}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestListenEmptyBind(t *testing.T) {
 		c.Close()
 		t.Fatal("a TCP connection was accepted with bind \"\"")
 	}
-	_, err = Listen(&configs.Config{Port: port, Bind: []string{}})
+	_, err = Listen(&configs.Config{Port: port, Bind: []string{}}, nil)
 	if err == nil || err.Error() != "Configured to not listen anywhere, exiting." {
 		t.Fatalf("no listener at all: %v", err)
 	}

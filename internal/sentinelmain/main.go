@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
 	"github.com/vigil-kv/vigil/internal/metrics"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/proctitle"
 	"github.com/vigil-kv/vigil/sentinel/daemon"
 )
@@ -171,14 +172,7 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 	log.Info().Msg("monotonic clock: POSIX clock_gettime")
 	if err := d.Listen(); err != nil {
 		// As the server's main: the texts are netshell.Listen's.
-		if msg := err.Error(); strings.HasPrefix(msg, "Failed") {
-			log.Error().Msg(msg)
-		} else {
-			log.Warn().Msg("Warning: " + msg)
-			if cfg.Port != 0 {
-				log.Error().Msgf("Failed listening on port %d (tcp), aborting.", cfg.Port)
-			}
-		}
+		netshell.LogListenError(err, cfg.Port, func(m string) { log.Warn().Msg(m) }, func(m string) { log.Error().Msg(m) })
 		return 1
 	}
 	if cfg.MetricsPort != 0 {
@@ -199,7 +193,11 @@ func serve(file string, overrides []string, stdout, stderr io.Writer, sigs <-cha
 		}
 	}
 	setProcTitle(cfg, st.File)
-	log.Info().Msgf("Running mode=sentinel, port=%d.", cfg.Port)
+	shown := cfg.Port
+	if shown == 0 { // server.port ? server.port : server.tls_port
+		shown = netshell.TLSSettingsOf(cfg).Port
+	}
+	log.Info().Msgf("Running mode=sentinel, port=%d.", shown)
 	if err := daemon.CheckWritable(st.File); err != nil {
 		log.Warn().Msg(err.Error())
 		return 1

@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-kv/vigil/configs"
 	"github.com/vigil-kv/vigil/internal/logging"
 	"github.com/vigil-kv/vigil/internal/metrics"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/server"
 )
 
@@ -114,20 +115,10 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 		srv.SetIdleRelease(func() { dropStartupPages() })
 	}
 	if err := srv.Listen(); err != nil {
-		msg := err.Error()
-		if strings.HasPrefix(msg, "Failed") {
-			log.Error().Msg(msg)
-		} else if strings.HasPrefix(msg, "Configured to not listen anywhere") {
-			log.Warn().Msg(msg) // bind "" or port 0, and no unix socket
-		} else {
-			log.Warn().Msg("Warning: " + msg)
-			if cfg.Port != 0 {
-				log.Error().Msgf("Failed listening on port %d (tcp), aborting.", cfg.Port)
-			}
-		}
+		netshell.LogListenError(err, cfg.Port, func(m string) { log.Warn().Msg(m) }, func(m string) { log.Error().Msg(m) })
 		return 1
 	}
-	port := srv.Port()
+	port := srv.ShownPort()
 	if cfg.MetricsPort != 0 {
 		ep, err := metrics.Listen(cfg.Bind, cfg.MetricsPort)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vigil-kv/vigil/configs"
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/redisutil"
 	"github.com/vigil-kv/vigil/internal/resp"
 	"github.com/vigil-kv/vigil/sentinel"
@@ -52,8 +53,13 @@ type Daemon struct {
 	cmds map[string]*command
 	opts Options
 	st   *Settings
-	log  zerolog.Logger
-	core *sentinel.Core // owned by the loop goroutine
+	// tls is the TLS context (tls-port's clients; with tls-replication,
+	// the links to instances and sentinels), tlsLinks whether links use
+	// it (netshell/tls.go).
+	tls      netshell.TLSState
+	tlsLinks bool
+	log      zerolog.Logger
+	core     *sentinel.Core // owned by the loop goroutine
 
 	inboxMu  sync.Mutex
 	inboxQ   []func()
@@ -147,6 +153,9 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	port := d.st.Server.Port
+	if t := netshell.TLSSettingsOf(d.st.Server); t.Replication && t.Port != 0 { // sentinelSendHello's announce_port
+		port = t.Port
+	}
 	d.core = sentinel.New(sentinel.Options{Port: port, Tunables: opts.Tunables, RequirePass: d.st.Server.RequirePass != "",
 		Resolve: resolveHost}, rand.New(rand.NewSource(seed)))
 	return d, nil
@@ -657,7 +666,7 @@ func (d *Daemon) dial(ref sentinel.Ref, kind sentinel.Conn, c *iconn, addr strin
 			}
 		})
 	}
-	l, err := dialLink(addr, d.opts.DialTimeout, onPush, onClose)
+	l, err := dialLink(addr, d.opts.DialTimeout, d.linkTLS(), onPush, onClose)
 	if err != nil {
 		d.post(func() {
 			if d.current(ref, kind, c) {

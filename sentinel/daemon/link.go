@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -49,7 +50,9 @@ type link struct {
 }
 
 // dialLink connects with a timeout and starts the link's goroutines.
-func dialLink(addr string, timeout time.Duration, onPush func(resp.Value), onClose func(error)) (*link, error) {
+// With tlsCfg non-nil (tls-replication) the link is a TLS client whose
+// handshake completes within the timeout too.
+func dialLink(addr string, timeout time.Duration, tlsCfg *tls.Config, onPush func(resp.Value), onClose func(error)) (*link, error) {
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
@@ -57,6 +60,16 @@ func dialLink(addr string, timeout time.Duration, onPush func(resp.Value), onClo
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 		_ = tc.SetKeepAlive(true)
+	}
+	if tlsCfg != nil {
+		tc := tls.Client(conn, tlsCfg)
+		_ = tc.SetDeadline(time.Now().Add(timeout))
+		if err := tc.Handshake(); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		_ = tc.SetDeadline(time.Time{})
+		conn = tc
 	}
 	l := &link{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), wake: make(chan struct{}, 1), onPush: onPush, onClose: onClose}
 	go l.writeLoop()

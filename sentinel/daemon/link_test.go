@@ -38,7 +38,7 @@ func TestLinkSpontaneousError(t *testing.T) {
 	}()
 	pushes := make(chan resp.Value, 4)
 	closed := make(chan error, 1)
-	l, err := dialLink(ln.Addr().String(), time.Second, func(v resp.Value) { pushes <- v }, func(err error) { closed <- err })
+	l, err := dialLink(ln.Addr().String(), time.Second, nil, func(v resp.Value) { pushes <- v }, func(err error) { closed <- err })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"time"
@@ -47,14 +48,27 @@ type client struct {
 // Listen opens the listeners of the configuration as the server does
 // (netshell.Listen: bind addresses, port 0 for none, the unix socket).
 func (d *Daemon) Listen() error {
-	ls, err := netshell.Listen(d.st.Server)
+	ls, err := netshell.Listen(d.st.Server, &d.tls)
 	if err != nil {
 		return err
 	}
+	for _, w := range ls.TLSWarnings {
+		d.log.Warn().Msg(w)
+	}
+	d.tlsLinks = netshell.TLSSettingsOf(d.st.Server).Replication
 	d.lnMu.Lock()
 	d.listeners = append(d.listeners, ls.List...)
 	d.lnMu.Unlock()
 	return nil
+}
+
+// linkTLS is the configuration of a link to an instance or a sentinel:
+// nil without tls-replication.
+func (d *Daemon) linkTLS() *tls.Config {
+	if !d.tlsLinks {
+		return nil
+	}
+	return d.tls.Client()
 }
 
 // Addr returns the address of the first listener (tests).
