@@ -211,9 +211,8 @@ func (c *Client) dialMaster(ctx context.Context, _, _ string) (net.Conn, error) 
 			addr, err = c.rediscover(ctx, c.discoverGen.Load())
 		}
 		if err == nil {
-			d := net.Dialer{Timeout: c.opt.DialTimeout}
 			var nc net.Conn
-			if nc, err = d.DialContext(ctx, "tcp", addr); err == nil {
+			if nc, err = dialTLS(ctx, c.opt.DialTimeout, "tcp", addr, c.opt.TLSConfig); err == nil {
 				return c.track(nc, addr, true), nil
 			}
 			c.stale.Store(true)
@@ -295,6 +294,7 @@ func roleOf(ctx context.Context, cmd interface {
 func (c *Client) probe(ctx context.Context, addr, want string) (time.Duration, error) {
 	cl := redis.NewClient(&redis.Options{
 		Addr:            addr,
+		TLSConfig:       c.opt.TLSConfig,
 		Username:        c.opt.Username,
 		Password:        c.opt.Password,
 		Protocol:        2,

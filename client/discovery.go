@@ -148,8 +148,7 @@ func (c *Client) sentinel(addr string) *redis.SentinelClient {
 // cut every sentinel connection, including one stuck waiting for a sentinel
 // that never answers.
 func (c *Client) dialSentinel(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: c.opt.DialTimeout}
-	nc, err := d.DialContext(ctx, network, addr)
+	nc, err := dialTLS(ctx, c.opt.DialTimeout, network, addr, c.opt.SentinelTLSConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -273,8 +272,7 @@ func (c *Client) dialReader(ctx context.Context, _, _ string) (net.Conn, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := net.Dialer{Timeout: c.opt.DialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	nc, err := dialTLS(ctx, c.opt.DialTimeout, "tcp", addr, c.opt.TLSConfig)
 	if err != nil {
 		c.rstale.Store(true)
 		return nil, err

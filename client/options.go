@@ -1,7 +1,10 @@
 package client
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
+	"net"
 	"time"
 )
 
@@ -52,6 +55,14 @@ type Options struct {
 	ClientName string
 	// Protocol is the RESP version for data connections (2 or 3, default 3).
 	Protocol int
+
+	// TLSConfig, when set, makes every connection to a data node TLS (the
+	// servers' tls-port). SentinelTLSConfig is the sentinels' (their
+	// tls-port); when nil, TLSConfig is used for them too, as go-redis's
+	// FailoverClient does. A configuration without ServerName verifies the
+	// node's certificate for the host it dials.
+	TLSConfig         *tls.Config
+	SentinelTLSConfig *tls.Config
 
 	// ReadFrom routes read-only commands (see ReadOnlyCommand).
 	ReadFrom ReadFrom
@@ -131,5 +142,32 @@ func (o *Options) init() error {
 	if o.Protocol == 0 {
 		o.Protocol = 3
 	}
+	if o.SentinelTLSConfig == nil {
+		o.SentinelTLSConfig = o.TLSConfig
+	}
 	return nil
+}
+
+// dialTLS dials addr, then makes the connection a TLS client of cfg when cfg
+// is set (the handshake bounded by ctx and timeout).
+func dialTLS(ctx context.Context, timeout time.Duration, network, addr string, cfg *tls.Config) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil || cfg == nil {
+		return nc, err
+	}
+	c := cfg.Clone()
+	if c.ServerName == "" && !c.InsecureSkipVerify {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			c.ServerName = host
+		}
+	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tc := tls.Client(nc, c)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	return tc, nil
 }

@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/vigil-kv/vigil/client"
 	"github.com/vigil-kv/vigil/integration"
 	"github.com/vigil-kv/vigil/internal/testutil"
 )
@@ -93,6 +94,13 @@ var _ = Describe("Sentinel over TLS", Label("interop", "failover", "tls"), func(
 		})
 		DeferCleanup(app.Close)
 		Expect(app.Set(ctx, "tls:k", "before", 0).Err()).To(Succeed())
+		vc, err := client.New(client.Options{MasterName: MasterName, SentinelAddrs: sentinelTLS,
+			TLSConfig: f.ClientConfig(true), ReadFrom: client.Replica})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(vc.Close)
+		Expect(vc.Set(ctx, "tls:v", "before", 0).Err()).To(Succeed(), "Vigil's client over TLS")
+		Eventually(func() string { return vc.Get(ctx, "tls:v").Val() }).
+			WithTimeout(FailoverWait).WithPolling(Poll).Should(Equal("before"), "Vigil's client reads a replica over TLS")
 
 		By("SIGKILL of the master")
 		master.Kill()
@@ -117,6 +125,9 @@ var _ = Describe("Sentinel over TLS", Label("interop", "failover", "tls"), func(
 		Eventually(func() error { return app.Set(ctx, "tls:k", "after", 0).Err() }).
 			WithTimeout(FailoverWait).WithPolling(Poll).Should(Succeed(), "the application writes to the new master")
 		Expect(plain[newTLS].Get(ctx, "tls:k").Val()).To(Equal("after"))
+		Eventually(func() error { return vc.Set(ctx, "tls:v", "after", 0).Err() }).
+			WithTimeout(FailoverWait).WithPolling(Poll).Should(Succeed(), "Vigil's client follows the new master over TLS")
+		Expect(plain[newTLS].Get(ctx, "tls:v").Val()).To(Equal("after"))
 		Eventually(func() string { return plain[other].Get(ctx, "tls:k").Val() }).
 			WithTimeout(FailoverWait).WithPolling(Poll).Should(Equal("after"), "the write reaches the other replica")
 	}
