@@ -49,6 +49,7 @@ type Client struct {
 	addr  string
 	laddr string
 	unix  bool
+	tls   bool // conn is a TLS connection (tls.go): its replies go through pushLoop
 	// aofClient marks the AOF loader's fake client: no ACL checks (persist_aof.go).
 	aofClient bool
 	rd        *resp.Reader
@@ -260,6 +261,14 @@ func (s *Server) runBatch(c *Client) bool {
 				c.ord.waitBlk.Store(false)
 				c.ord.hold.Add(-1)
 			}
+			if !keep && !c.killed.Load() {
+				// Closed after its replies (QUIT, ACL LOAD of its user, a
+				// protocol error): the replies still queued for pushLoop
+				// go out before the close, as Redis's
+				// CLIENT_CLOSE_AFTER_REPLY. A connection read through
+				// net.Conn (TLS) always leaves them to pushLoop.
+				s.flushBeforeClose(c)
+			}
 			return keep
 		}
 		if c.ord.cmd != nil {
@@ -358,7 +367,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 				if len(c.w.B)-before >= bigReply {
 					chunk = replyChunkBig
 				}
-				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 || !c.authed {
+				if s.obufLimited(c) {
 					if s.checkObuf(c, len(c.w.B)+c.batchSent) {
 						return netshell.Close
 					}
@@ -454,6 +463,13 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		s.current = nil
 	}
 	c.listFrom1 = 0
+	// A TLS connection cannot be written without blocking: its replies go
+	// to the queue, which pushLoop writes as the peer reads, so that, as
+	// with Redis, its commands go on being read and its output limits and
+	// client eviction see its output (obuf.go), instead of a write that
+	// waits for a peer that never reads (auth.tcl's unauthenticated
+	// client and client-eviction.tcl under --tls).
+	queueAll := c.tls && !queued && len(c.w.B) > 0
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
@@ -471,7 +487,10 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		if long {
 			runtime.Gosched()
 		}
-		rest, ok := c.writeNB(c.w.B, now)
+		rest, ok := c.w.B, true
+		if !queueAll {
+			rest, ok = c.writeNB(c.w.B, now)
+		}
 		c.batchSent += len(c.w.B) - len(rest)
 		switch {
 		case !ok:

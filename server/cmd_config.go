@@ -113,8 +113,15 @@ func (s *Server) onConfigSet(name string) error {
 	switch name {
 	case "port": // relisten.go
 		return s.relistenTCP("Unable to listen on this port. Check server logs.")
-	case "bind":
-		return s.relistenTCP("Failed to bind to specified addresses.")
+	case "bind": // changeBindAddr: the TCP and the TLS listeners
+		if err := s.relistenTCP("Failed to bind to specified addresses."); err != nil {
+			return err
+		}
+		if s.tlsPort != 0 {
+			if err := s.relistenTLS(s.tlsPort); err != nil {
+				return errors.New("Failed to bind to specified addresses.")
+			}
+		}
 	case "tls-port", "tls-auth-clients": // tls.go
 		return s.tlsOnConfigSet(name)
 	case "proto-max-bulk-len":

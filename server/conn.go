@@ -6,6 +6,7 @@ package server
 // client.go.
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -33,6 +34,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	// serveBusy, scripting_busy.go).
 	nc := netshell.Accepted(conn, int(s.admKeepAlive.Load()))
 	c.unix, c.addr, c.laddr = nc.Unix, nc.Addr, nc.LAddr
+	_, c.tls = conn.(*tls.Conn)
 	// Admission, as networking.c acceptCommonHandler.
 	s.clientsMu.Lock()
 	n := len(s.clients)

@@ -79,7 +79,7 @@ func (s *Server) relistenTLS(port int) error {
 		keep = append(keep, l)
 	}
 	s.listeners = keep
-	s.tlsPort = 0
+	s.tlsPort = port // kept on failure: the rollback reopens it (CONFIG SET bind)
 	if port == 0 {
 		return nil
 	}
@@ -93,7 +93,6 @@ func (s *Server) relistenTLS(port int) error {
 		s.listeners = append(s.listeners, tl)
 		go s.acceptLoop(tl)
 	}
-	s.tlsPort = port
 	return nil
 }
 

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,6 +151,14 @@ func TestTLSConfigSetVsRedis(t *testing.T) {
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error { seen = cs.PeerCertificates[0].Subject.CommonName; return nil }
 		if err := p.client(t, name, cfg).Ping(ctx).Err(); err != nil || seen != "Client" {
 			t.Errorf("%s: after the new pair: %v, server certificate %q", name, err, seen)
+		}
+		// bind moves the TLS listeners too (changeBindAddr); an address
+		// the host lacks fails and the old ones stay.
+		if err := pc.ConfigSet(ctx, "bind", "192.0.2.1").Err(); err == nil || !strings.HasSuffix(err.Error(), "Failed to bind to specified addresses.") {
+			t.Errorf("%s: CONFIG SET bind to a foreign address: %v", name, err)
+		}
+		if err := p.client(t, name, p.f.ClientConfig(true)).Ping(ctx).Err(); err != nil {
+			t.Errorf("%s: TLS after the failed bind: %v", name, err)
 		}
 		moved := testutil.FreePort(t)
 		if err := pc.ConfigSet(ctx, "tls-port", strconv.Itoa(moved)).Err(); err != nil {
@@ -376,5 +386,81 @@ func TestTLSSubscriberNeverReadsVsRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitTicking(t, name+": the greedy client gone", func() bool { return strings.Count(pc.ClientList(ctx).Val(), "\n") == 1 })
+	}
+}
+
+// TestTLSCloseAfterReplyVsRedis: a TLS client whose replies go through the
+// output queue (it subscribed once) gets the reply of the command that
+// closes it (QUIT; ACL LOAD in acl.tcl's "ACL load and save" under
+// --tls) before the close, as from redis-server. Vigil closed the
+// connection while the reply waited in the queue.
+func TestTLSCloseAfterReplyVsRedis(t *testing.T) {
+	p := startTLSPair(t)
+	for _, name := range []string{"redis", "vigil"} {
+		for i := range 20 {
+			conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(p.ports[name]), p.f.ClientConfig(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []byte
+			buf := make([]byte, 4096)
+			for _, cmd := range []string{"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n", "*2\r\n$11\r\nUNSUBSCRIBE\r\n$2\r\nch\r\n", "*1\r\n$4\r\nQUIT\r\n"} {
+				if _, err := conn.Write([]byte(cmd)); err != nil {
+					t.Fatal(err)
+				}
+				conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+				n, _ := conn.Read(buf)
+				got = append(got, buf[:n]...)
+			}
+			conn.Close()
+			if !strings.HasSuffix(string(got), ":0\r\n+OK\r\n") {
+				t.Fatalf("%s, round %d: %q, want QUIT's +OK after UNSUBSCRIBE's reply", name, i, got)
+			}
+		}
+	}
+}
+
+// TestTLSUnauthenticatedOutputLimitVsRedis: an unauthenticated TLS client
+// that sends commands without reading their NOAUTH errors is closed at
+// the unauthenticated output limit, as by redis-server (auth.tcl's "For
+// unauthenticated clients output buffer is limited" under --tls). Vigil's
+// write of its replies waited for the peer and the limit never applied.
+func TestTLSUnauthenticatedOutputLimitVsRedis(t *testing.T) {
+	p := startTLSPair(t)
+	ctx := context.Background()
+	for _, name := range []string{"redis", "vigil"} {
+		admin := p.plain[name].Conn()
+		if err := admin.ConfigSet(ctx, "requirepass", "pw").Err(); err != nil {
+			t.Fatal(err)
+		}
+		// A small receive buffer, so that the server's socket fills
+		// sooner; ten commands per write, spaced, so that each batch's
+		// replies stay under the limit and only their sum passes it (as
+		// the suite's client, one command at a time).
+		d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		}}
+		conn, err := tls.DialWithDialer(d, "tcp", "127.0.0.1:"+strconv.Itoa(p.ports[name]), p.f.ClientConfig(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := []byte(strings.Repeat("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\n5\r\n", 10)) // 10 NOAUTH errors: 460 bytes
+		conn.SetWriteDeadline(time.Now().Add(60 * time.Second))
+		var werr error
+		for i := 0; i < 100000 && werr == nil; i++ { // up to a million commands
+			_, werr = conn.Write(req)
+			time.Sleep(100 * time.Microsecond)
+		}
+		conn.Close()
+		if werr == nil {
+			t.Errorf("%s: a million commands were taken from a client that reads no reply", name)
+		} else if ne, ok := werr.(interface{ Timeout() bool }); ok && ne.Timeout() {
+			t.Errorf("%s: the client was not closed (its writes blocked): %v", name, werr)
+
+		}
+		if err := admin.ConfigSet(ctx, "requirepass", "").Err(); err != nil {
+			t.Fatal(err)
+		}
+		admin.Close()
 	}
 }

@@ -37,8 +37,8 @@ import (
 // suites are not configurable in Go (tls-ciphersuites is logged and
 // ignored). tls-dh-params-file is logged and ignored: Go offers ECDHE
 // only. tls-key-file-pass decrypts a legacy encrypted PEM key
-// (Proc-Type: 4,ENCRYPTED); an encrypted PKCS#8 key is refused with an
-// error. tls-prefer-server-ciphers is Go's behaviour always; session
+// (Proc-Type: 4,ENCRYPTED) or an encrypted PKCS#8 one (PBES2 with PBKDF2
+// and AES-CBC or DES-EDE3-CBC: what OpenSSL 3 writes). tls-prefer-server-ciphers is Go's behaviour always; session
 // caching maps to session tickets (tls-session-caching no turns them off).
 
 // TLS client authentication modes (tls-auth-clients).
@@ -312,8 +312,12 @@ func decryptKeyPEM(keyPEM []byte, pass string) ([]byte, error) {
 		if b == nil {
 			break
 		}
-		if b.Type == "ENCRYPTED PRIVATE KEY" {
-			return nil, errors.New("encrypted PKCS#8 keys are not supported; use a legacy encrypted PEM key (openssl rsa -aes256) or an unencrypted one")
+		if b.Type == "ENCRYPTED PRIVATE KEY" { // PKCS#8, OpenSSL 3's default
+			der, err := decryptPKCS8(b.Bytes, pass)
+			if err != nil {
+				return nil, err
+			}
+			b = &pem.Block{Type: "PRIVATE KEY", Bytes: der}
 		}
 		//lint:ignore SA1019 Redis's tls-key-file-pass decrypts these
 		if x509.IsEncryptedPEMBlock(b) { //nolint:staticcheck
@@ -386,7 +390,7 @@ func verifyChain(pool *x509.CertPool) func([][]byte, [][]*x509.Certificate) erro
 // (OpenSSL's or IANA's, separated by colons) to Go's suites. Anything it
 // cannot map leaves Go's defaults and returns a warning.
 func parseCiphers(s string) ([]uint16, string) {
-	if s == "" {
+	if s == "" || s == "DEFAULT" { // OpenSSL's default list: Go's is its counterpart
 		return nil, ""
 	}
 	byName := map[string]uint16{}

@@ -1,12 +1,19 @@
 package netshell
 
 import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/pbkdf2"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/pem"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,8 +90,11 @@ func TestTLSCiphers(t *testing.T) {
 	if ids, warn := parseCiphers("HIGH:!aNULL"); ids != nil || !strings.Contains(warn, `"HIGH"`) {
 		t.Errorf("alias: %v %q", ids, warn)
 	}
+	if ids, warn := parseCiphers("DEFAULT"); ids != nil || warn != "" {
+		t.Errorf("DEFAULT: %v %q", ids, warn)
+	}
 	f := testutil.TLSCerts(t)
-	ctx, err := BuildTLS(TLSSettings{CertFile: f.Cert, KeyFile: f.Key, CAFile: f.CACert, Ciphers: "DEFAULT", Ciphersuites: "TLS_AES_128_GCM_SHA256", DHParamsFile: f.CACert})
+	ctx, err := BuildTLS(TLSSettings{CertFile: f.Cert, KeyFile: f.Key, CAFile: f.CACert, Ciphers: "HIGH", Ciphersuites: "TLS_AES_128_GCM_SHA256", DHParamsFile: f.CACert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +104,8 @@ func TestTLSCiphers(t *testing.T) {
 }
 
 // TestTLSKeyFilePass: tls-key-file-pass decrypts a legacy encrypted PEM
-// key; a wrong pass and an encrypted PKCS#8 key are refused.
+// key and an encrypted PKCS#8 one (OpenSSL 3's); a wrong pass or none is
+// refused.
 func TestTLSKeyFilePass(t *testing.T) {
 	f := testutil.TLSCerts(t)
 	b, err := os.ReadFile(f.Key)
@@ -123,12 +134,68 @@ func TestTLSKeyFilePass(t *testing.T) {
 	if _, err := BuildTLS(s); err == nil {
 		t.Error("encrypted key without a pass loaded")
 	}
+	// PKCS#8 (PBES2), as OpenSSL 3 writes it: built here, and by the
+	// openssl command when there is one.
 	p8 := filepath.Join(f.Dir, "p8.key")
-	os.WriteFile(p8, pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}}), 0o600)
-	s.KeyFile, s.KeyFilePass = p8, "secret"
-	if _, err := BuildTLS(s); err == nil || !strings.Contains(err.Error(), "PKCS#8") {
-		t.Errorf("PKCS#8: %v", err)
+	if err := os.WriteFile(p8, encryptPKCS8ForTest(t, blk.Bytes, "secret"), 0o600); err != nil {
+		t.Fatal(err)
 	}
+	for _, pass := range []string{"secret", "wrong"} {
+		s.KeyFile, s.KeyFilePass = p8, pass
+		if _, err := BuildTLS(s); (err == nil) != (pass == "secret") {
+			t.Errorf("PKCS#8 with pass %q: %v", pass, err)
+		}
+	}
+	if openssl, err := exec.LookPath("openssl"); err == nil {
+		o8 := filepath.Join(f.Dir, "openssl8.key")
+		if out, err := exec.Command(openssl, "pkey", "-in", f.Key, "-out", o8, "-aes256", "-passout", "pass:1234").CombinedOutput(); err != nil {
+			t.Fatalf("openssl: %v: %s", err, out)
+		}
+		s.KeyFile, s.KeyFilePass = o8, "1234"
+		if _, err := BuildTLS(s); err != nil {
+			t.Errorf("openssl's encrypted key: %v", err)
+		}
+	}
+}
+
+// encryptPKCS8ForTest is PBES2 (PBKDF2-HMAC-SHA256, AES-256-CBC) of a
+// key, in PEM.
+func encryptPKCS8ForTest(t testing.TB, ecDER []byte, pass string) []byte {
+	k, err := x509.ParseECPrivateKey(ecDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt, iv := make([]byte, 16), make([]byte, 16)
+	rand.Read(salt)
+	rand.Read(iv)
+	key, err := pbkdf2.Key(sha256.New, pass, salt, 2048, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := aes.BlockSize - len(plain)%aes.BlockSize
+	plain = append(plain, bytes.Repeat([]byte{byte(n)}, n)...)
+	block, _ := aes.NewCipher(key)
+	enc := make([]byte, len(plain))
+	cipher.NewCBCEncrypter(block, iv).CryptBlocks(enc, plain)
+	kdfParams, _ := asn1.Marshal(struct {
+		Salt       []byte
+		Iterations int
+		PRF        algorithmIdentifier
+	}{salt, 2048, algorithmIdentifier{Algorithm: oidHMACSHA256, Parameters: asn1.NullRawValue}})
+	ivDER, _ := asn1.Marshal(iv)
+	pbes2, _ := asn1.Marshal(pbes2Params{
+		KDF:    algorithmIdentifier{Algorithm: oidPBKDF2, Parameters: asn1.RawValue{FullBytes: kdfParams}},
+		Scheme: algorithmIdentifier{Algorithm: oidAES256CBC, Parameters: asn1.RawValue{FullBytes: ivDER}},
+	})
+	der, err := asn1.Marshal(encryptedPrivateKeyInfo{Algo: algorithmIdentifier{Algorithm: oidPBES2, Parameters: asn1.RawValue{FullBytes: pbes2}}, EncryptedData: enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der})
 }
 
 // TestTLSListenerAuthClients: a TLS listener asks for client certificates
@@ -213,4 +280,21 @@ func TestTLSListenerAuthClients(t *testing.T) {
 	if err := try(cli); err == nil {
 		t.Error("a server certificate of another CA was accepted")
 	}
+}
+
+// FuzzDecryptPKCS8: a hostile or truncated key file is an error, never a
+// panic.
+func FuzzDecryptPKCS8(f *testing.F) {
+	files := testutil.TLSCerts(f)
+	b, err := os.ReadFile(files.Key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	p, _ := pem.Decode(encryptPKCS8ForTest(f, blk.Bytes, "pw"))
+	f.Add(p.Bytes, "pw")
+	f.Add(p.Bytes[:len(p.Bytes)/2], "pw")
+	f.Fuzz(func(t *testing.T, der []byte, pass string) {
+		_, _ = decryptPKCS8(der, pass)
+	})
 }

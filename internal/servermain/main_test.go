@@ -596,3 +596,39 @@ func TestAOFLoadFailureLastLine(t *testing.T) {
 		t.Errorf("last log line %q, want the load's error; output:\n%s", last, s.out.String())
 	}
 }
+
+// TestTLSStartupFailures: a TLS configuration that tlsConfigure refuses
+// stops the start-up with its reason and Redis's line, as redis-server's
+// initServer; a TLS port that cannot be bound, with "(TLS)"; and
+// cluster-enabled yes, which Vigil cannot honour, is said in the log.
+func TestTLSStartupFailures(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().(*net.TCPAddr).Port
+	f := testutil.TLSCerts(t)
+	s := start(t, nil, "--port", "0", "--tls-port", strconv.Itoa(busy), "--tls-key-file", f.Key)
+	if code := s.wait(t); code != 1 {
+		t.Errorf("exit %d without tls-cert-file, want 1", code)
+	}
+	for _, want := range []string{"No tls-cert-file configured!", "Failed to configure TLS. Check logs for more info."} {
+		if !strings.Contains(s.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, s.out.String())
+		}
+	}
+	s = start(t, nil, append([]string{"--port", "0", "--bind", "127.0.0.1"}, f.ServerArgs(busy)...)...)
+	if code := s.wait(t); code != 1 {
+		t.Errorf("exit %d on a busy TLS port, want 1", code)
+	}
+	if want := fmt.Sprintf("Failed listening on port %d (TLS), aborting.", busy); !strings.Contains(s.out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, s.out.String())
+	}
+	// The start-up stops at the busy port, after the warning.
+	s = start(t, nil, "--port", strconv.Itoa(busy), "--bind", "127.0.0.1", "--cluster-enabled", "yes")
+	s.wait(t)
+	if want := "cluster-enabled yes is ignored"; !strings.Contains(s.out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, s.out.String())
+	}
+}

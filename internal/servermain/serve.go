@@ -81,6 +81,9 @@ func serve(inv invocation, stdin io.Reader, stdout, stderr io.Writer, sigs <-cha
 	if cfg.Daemonize {
 		log.Warn().Msg("daemonize yes is ignored: Vigil does not daemonize and keeps running in the foreground (use a supervisor)")
 	}
+	if cfg.ClusterEnabled {
+		log.Warn().Msg("cluster-enabled yes is ignored: vigil-server has no cluster mode and runs standalone (CLUSTER answers as a server without cluster support)")
+	}
 
 	server.ConfigureRuntime(cfg) // GOMAXPROCS = io-threads unless set in the environment
 	// DEBUG RESTART and CRASH-AND-RECOVER re-execute this process.
