@@ -160,6 +160,12 @@ bench-tail rounds="3":
 bench-lua rounds="3":
     ROUNDS={{rounds}} scripts/bench-lua.sh
 
+# TLS: redis-benchmark --tls SET and GET at -P 1 and -P 16 against
+# redis-server and vigil-server with the same certificates
+# (scripts/bench-tls.sh: ROUNDS, N; needs openssl).
+bench-tls rounds="3":
+    ROUNDS={{rounds}} scripts/bench-tls.sh
+
 # Build the container image FROM scratch (deploy/docker/Dockerfile) holding the
 # three static binaries built with the host's Go: `just docker-image vigil:dev`.
 docker-image tag="vigil:dev":
