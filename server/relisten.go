@@ -21,15 +21,9 @@ func (s *Server) relistenTCP(msg string) error {
 	if !s.listened {
 		return nil
 	}
-	var keep []net.Listener
-	for _, l := range s.listeners {
-		if l.Addr().Network() == "unix" || netshell.IsTLSListener(l) { // the TLS port's move in tls.go
-			keep = append(keep, l)
-			continue
-		}
-		l.Close()
-	}
-	s.listeners = keep
+	s.dropListeners(func(l net.Listener) bool { // the TCP port's: not the unix socket, not the TLS port's (tls.go)
+		return l.Addr().Network() != "unix" && !netshell.IsTLSListener(l)
+	})
 	port := s.cfg.Port
 	if port == 0 {
 		return nil
@@ -48,4 +42,18 @@ func (s *Server) relistenTCP(msg string) error {
 		go s.acceptLoop(l)
 	}
 	return nil
+}
+
+// dropListeners closes the listeners drop selects and keeps the others
+// (listenersMu held).
+func (s *Server) dropListeners(drop func(net.Listener) bool) {
+	var keep []net.Listener
+	for _, l := range s.listeners {
+		if drop(l) {
+			l.Close()
+			continue
+		}
+		keep = append(keep, l)
+	}
+	s.listeners = keep
 }

@@ -70,15 +70,7 @@ func (s *Server) relistenTLS(port int) error {
 	if !s.listened {
 		return nil
 	}
-	var keep []net.Listener
-	for _, l := range s.listeners {
-		if netshell.IsTLSListener(l) {
-			l.Close()
-			continue
-		}
-		keep = append(keep, l)
-	}
-	s.listeners = keep
+	s.dropListeners(netshell.IsTLSListener)
 	s.tlsPort = port // kept on failure: the rollback reopens it (CONFIG SET bind)
 	if port == 0 {
 		return nil

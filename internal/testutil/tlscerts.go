@@ -102,19 +102,12 @@ func (f TLSFiles) ServerArgs(tlsPort int) []string {
 
 func newCA(t TB, cn string) (*ecdsa.PrivateKey, *x509.Certificate) {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, der := newCert(t, tmpl, nil, nil)
 	c, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
@@ -124,10 +117,6 @@ func newCA(t TB, cn string) (*ecdsa.PrivateKey, *x509.Certificate) {
 
 func leaf(t TB, cn string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte) {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
@@ -135,7 +124,21 @@ func leaf(t TB, cn string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (*ecds
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		DNSNames:    []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
+	return newCert(t, tmpl, ca, caKey)
+}
+
+// newCert makes a key and tmpl's certificate for it, signed by parent with
+// parentKey (self-signed when parent is nil).
+func newCert(t TB, tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, k
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &k.PublicKey, parentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
