@@ -84,6 +84,7 @@
 //
 // main.go holds the app and the list of subcommands; each subcommand lives
 // in its own file. It may import internal/deploy, internal/drill, internal/servermain,
-// internal/sentinelmain, server/aof, client and the chosen libraries (urfave/cli,
-// go-isatty); nothing imports it.
+// internal/sentinelmain, server/aof, client, internal/netshell (the probe's TLS
+// peer check) and the chosen libraries (urfave/cli, go-isatty); nothing imports
+// it.
 package main

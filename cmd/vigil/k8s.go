@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vigil-kv/vigil/internal/deploy"
+	"github.com/vigil-kv/vigil/internal/netshell"
 )
 
 // The subcommands a FROM-scratch container image needs, where there is no
@@ -30,11 +33,24 @@ func probeCommand() *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:6379", Usage: "host:port of the node"},
 			&cli.StringFlag{Name: "password", EnvVars: []string{"VIGIL_PROBE_PASSWORD"}, Usage: "AUTH password"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Second, Usage: "connect and reply timeout"},
+			// redis-cli's names, for a node on its tls-port.
+			&cli.BoolFlag{Name: "tls", Usage: "connect with TLS (the node's tls-port)"},
+			&cli.StringFlag{Name: "cacert", Usage: "with --tls: the CA that signed the node's certificate (default: the system's)"},
+			&cli.StringFlag{Name: "cert", Usage: "with --tls: a client certificate (tls-auth-clients yes)"},
+			&cli.StringFlag{Name: "key", Usage: "with --tls: the client certificate's key"},
+			&cli.BoolFlag{Name: "insecure", Usage: "with --tls: do not verify the node's certificate"},
 		},
 		Action: func(c *cli.Context) error {
 			ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 			defer cancel()
-			if err := probe(ctx, c.String("addr"), c.String("password"), c.Duration("timeout")); err != nil {
+			var tc *tls.Config
+			if c.Bool("tls") {
+				var err error
+				if tc, err = probeTLS(c.String("cacert"), c.String("cert"), c.String("key"), c.Bool("insecure")); err != nil {
+					return cli.Exit("probe: "+err.Error(), 1)
+				}
+			}
+			if err := probeWith(ctx, c.String("addr"), c.String("password"), c.Duration("timeout"), tc); err != nil {
 				return cli.Exit("probe: "+err.Error(), 1)
 			}
 			return nil
@@ -44,8 +60,19 @@ func probeCommand() *cli.Command {
 
 // probe PINGs addr once. PONG, -LOADING and -MASTERDOWN are healthy.
 func probe(ctx context.Context, addr, password string, timeout time.Duration) error {
+	return probeWith(ctx, addr, password, timeout, nil)
+}
+
+// probeWith is probe over TLS when tc is set.
+func probeWith(ctx context.Context, addr, password string, timeout time.Duration, tc *tls.Config) error {
 	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	var nc net.Conn
+	var err error
+	if tc != nil {
+		nc, err = (&tls.Dialer{NetDialer: &d, Config: tc}).DialContext(ctx, "tcp", addr)
+	} else {
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return err
 	}
@@ -75,6 +102,37 @@ func probe(ctx context.Context, addr, password string, timeout time.Duration) er
 		return err
 	}
 	return probeReply(line)
+}
+
+// probeTLS is the probe's TLS configuration: the node's certificate
+// verified against cacert (the system's CAs when empty) without a host
+// name check, as the servers verify their peers (a pod's probe dials
+// 127.0.0.1, which a node certificate rarely names); a client pair when
+// cert and key are given.
+func probeTLS(cacert, cert, key string, insecure bool) (*tls.Config, error) {
+	var pool *x509.CertPool
+	if cacert != "" {
+		b, err := os.ReadFile(cacert)
+		if err != nil {
+			return nil, err
+		}
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("%s: no certificate found", cacert)
+		}
+	}
+	tc := &tls.Config{InsecureSkipVerify: true}
+	if !insecure {
+		tc.VerifyPeerCertificate = netshell.VerifyChain(pool)
+	}
+	if cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
 }
 
 // probeReply judges the first line of the reply to PING.

@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vigil-kv/vigil/internal/testutil"
 )
 
 // fakeNode answers every line it reads with the next of replies.
@@ -110,5 +114,70 @@ func TestInstallConfigKeepsExisting(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(to); string(b) != "port 6379\nreplicaof a 1\n" {
 		t.Fatalf("existing config overwritten: %q", b)
+	}
+}
+
+// TestProbeTLS: with --tls the probe reaches a node on its TLS port,
+// verifying its certificate against --cacert (not its host name) and
+// presenting --cert/--key; a node whose certificate another CA signed
+// fails, unless --insecure.
+func TestProbeTLS(t *testing.T) {
+	f := testutil.TLSCerts(t)
+	node := func(certFile, keyFile string, wantClient bool) string {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+		if wantClient {
+			pool := x509.NewCertPool()
+			b, _ := os.ReadFile(f.CACert)
+			pool.AppendCertsFromPEM(b)
+			cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		}
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					if line, err := bufio.NewReader(c).ReadString('\n'); err == nil && line == "PING\r\n" {
+						c.Write([]byte("+PONG\r\n"))
+					}
+				}()
+			}
+		}()
+		return ln.Addr().String()
+	}
+	ctx := context.Background()
+	good := node(f.Cert, f.Key, true)
+	tc, err := probeTLS(f.CACert, f.ClientCert, f.ClientKey, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := probeWith(ctx, good, "", time.Second, tc); err != nil {
+		t.Errorf("TLS node with the CA's certificate: %v", err)
+	}
+	if err := probeWith(ctx, good, "", time.Second, nil); err == nil {
+		t.Error("a plain probe passed on a TLS port")
+	}
+	noCert, _ := probeTLS(f.CACert, "", "", false)
+	if err := probeWith(ctx, good, "", time.Second, noCert); err == nil {
+		t.Error("a probe without a client certificate passed tls-auth-clients yes")
+	}
+	other := node(f.OtherCert, f.OtherKey, false)
+	if err := probeWith(ctx, other, "", time.Second, noCert); err == nil {
+		t.Error("a node certificate of another CA passed")
+	}
+	insecure, _ := probeTLS("", "", "", true)
+	if err := probeWith(ctx, other, "", time.Second, insecure); err != nil {
+		t.Errorf("--insecure: %v", err)
 	}
 }

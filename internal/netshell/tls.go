@@ -164,7 +164,7 @@ func BuildTLS(t TLSSettings) (*TLSContext, error) {
 	// sets no expected host): Go's own verification is replaced by a
 	// chain check alone.
 	cli.InsecureSkipVerify = true
-	cli.VerifyPeerCertificate = verifyChain(pool)
+	cli.VerifyPeerCertificate = VerifyChain(pool)
 	ctx.client = cli
 	return ctx, nil
 }
@@ -362,9 +362,10 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// verifyChain verifies a peer's chain against pool (nil: the system's),
-// without a host name.
-func verifyChain(pool *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
+// VerifyChain verifies a peer's chain against pool (nil: the system's),
+// without a host name: a tls.Config's VerifyPeerCertificate, with
+// InsecureSkipVerify set to skip Go's own check.
+func VerifyChain(pool *x509.CertPool) func([][]byte, [][]*x509.Certificate) error {
 	return func(raw [][]byte, _ [][]*x509.Certificate) error {
 		if len(raw) == 0 {
 			return errors.New("the peer sent no certificate")
