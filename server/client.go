@@ -49,7 +49,7 @@ type Client struct {
 	addr  string
 	laddr string
 	unix  bool
-	tls   bool // conn is a TLS connection (tls.go): its replies go through pushLoop
+	tls   bool // conn is a TLS connection (tls.go): its replies go through pushLoop (writeNB)
 	// aofClient marks the AOF loader's fake client: no ACL checks (persist_aof.go).
 	aofClient bool
 	rd        *resp.Reader
@@ -367,7 +367,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 				if len(c.w.B)-before >= bigReply {
 					chunk = replyChunkBig
 				}
-				if s.obufLimited(c) {
+				if l := s.obufLimit(c); l.HardBytes|l.SoftBytes != 0 || !c.authed {
 					if s.checkObuf(c, len(c.w.B)+c.batchSent) {
 						return netshell.Close
 					}
@@ -463,13 +463,6 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		s.current = nil
 	}
 	c.listFrom1 = 0
-	// A TLS connection cannot be written without blocking: its replies go
-	// to the queue, which pushLoop writes as the peer reads, so that, as
-	// with Redis, its commands go on being read and its output limits and
-	// client eviction see its output (obuf.go), instead of a write that
-	// waits for a peer that never reads (auth.tcl's unauthenticated
-	// client and client-eviction.tcl under --tls).
-	queueAll := c.tls && !queued && len(c.w.B) > 0
 	s.mu.Unlock()
 	// Counted before the write, as writeToClient does, so a client that has
 	// read this reply sees it in INFO from any connection.
@@ -487,10 +480,7 @@ func (s *Server) runBatchPart(c *Client) (keep, more bool) {
 		if long {
 			runtime.Gosched()
 		}
-		rest, ok := c.w.B, true
-		if !queueAll {
-			rest, ok = c.writeNB(c.w.B, now)
-		}
+		rest, ok := c.writeNB(c.w.B, now)
 		c.batchSent += len(c.w.B) - len(rest)
 		switch {
 		case !ok:

@@ -164,10 +164,6 @@ func (s *Server) onConfigSet(name string) error {
 		if s.logFmt != nil {
 			s.logFmt(s.cfg.LogFormat)
 		}
-	default:
-		if tlsApplied[name] {
-			return s.tlsOnConfigSet(name)
-		}
 	case "maxclients": // updateMaxclients
 		n, err := s.adjustOpenFilesLimit(s.cfg.MaxClients)
 		if err != nil {
@@ -175,6 +171,10 @@ func (s *Server) onConfigSet(name string) error {
 		}
 		if n != s.cfg.MaxClients {
 			return fmt.Errorf("The operating system is not able to handle the specified number of clients, try with %d", n)
+		}
+	default:
+		if tlsApplied[name] { // tls.go: applyTlsCfg
+			return s.tlsOnConfigSet(name)
 		}
 	}
 	return nil

@@ -567,9 +567,18 @@ func (c *Client) flushQueuedNB() {
 }
 
 // writeNB writes b as far as the socket takes it now and returns the
-// rest (with the socket not read directly, all of it, waiting). ok is
-// false when the connection failed.
+// rest (with the socket not read directly, all of it, waiting; on a TLS
+// connection none of it). ok is false when the connection failed.
 func (c *Client) writeNB(b []byte, now time.Time) (rest []byte, ok bool) {
+	if c.tls {
+		// A TLS connection cannot be written without blocking: all of it
+		// goes to the queue, which pushLoop writes as the peer reads, so
+		// that, as with Redis, the client's commands go on being read and
+		// its output limits and client eviction see its output (obuf.go),
+		// instead of a write waiting for a peer that never reads
+		// (auth.tcl's unauthenticated client, client-eviction.tcl, --tls).
+		return b, true
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	r := c.raw

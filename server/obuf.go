@@ -74,13 +74,6 @@ const replyStaticBytes = 16 << 10
 // that inflight follows what the kernel took.
 const writeChunk = 64 << 10
 
-// obufLimited reports whether c has an output limit: its class's, or the
-// unauthenticated client's (lock held).
-func (s *Server) obufLimited(c *Client) bool {
-	l := s.obufLimit(c)
-	return l.HardBytes|l.SoftBytes != 0 || !c.authed
-}
-
 // obufClass is getClientType as checkClientOutputBufferLimits uses it: a
 // master and a MONITOR client count as normal.
 func (c *Client) obufClass() int {

@@ -351,7 +351,7 @@ func (s *Server) linkSession(l *replLink) error {
 		return fmt.Errorf("Error condition on socket for SYNC: %v", err)
 	}
 	if tlsCfg != nil {
-		if conn, err = tlsHandshake(conn, tlsCfg, timeout); err != nil {
+		if conn, err = netshell.TLSClient(conn, tlsCfg, timeout); err != nil {
 			return fmt.Errorf("Error condition on socket for SYNC: %v", err)
 		}
 	}

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"crypto/tls"
 	"errors"
-	"net"
-	"time"
 
 	"github.com/vigil-kv/vigil/internal/netshell"
 )
@@ -86,19 +83,4 @@ func (s *Server) relistenTLS(port int) error {
 		go s.acceptLoop(tl)
 	}
 	return nil
-}
-
-// tlsHandshake makes conn a TLS client connection (tls-replication), its
-// handshake done within timeout (none for 0); conn is closed on failure.
-func tlsHandshake(conn net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) {
-	tc := tls.Client(conn, cfg)
-	if timeout > 0 {
-		_ = tc.SetDeadline(time.Now().Add(timeout))
-	}
-	if err := tc.Handshake(); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	_ = tc.SetDeadline(time.Time{})
-	return tc, nil
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,6 +21,12 @@ func fakeNode(t *testing.T, replies ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveFake(t, ln, replies...)
+}
+
+// serveFake is fakeNode's server on ln (closed when the test ends); it
+// returns ln's address.
+func serveFake(t *testing.T, ln net.Listener, replies ...string) string {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -130,31 +135,13 @@ func TestProbeTLS(t *testing.T) {
 		}
 		cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
 		if wantClient {
-			pool := x509.NewCertPool()
-			b, _ := os.ReadFile(f.CACert)
-			pool.AppendCertsFromPEM(b)
-			cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+			cfg.ClientCAs, cfg.ClientAuth = f.CAPool(), tls.RequireAndVerifyClientCert
 		}
 		ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					if line, err := bufio.NewReader(c).ReadString('\n'); err == nil && line == "PING\r\n" {
-						c.Write([]byte("+PONG\r\n"))
-					}
-				}()
-			}
-		}()
-		return ln.Addr().String()
+		return serveFake(t, ln, "+PONG")
 	}
 	ctx := context.Background()
 	good := node(f.Cert, f.Key, true)

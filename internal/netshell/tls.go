@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/vigil-kv/vigil/configs"
 )
@@ -212,6 +213,22 @@ func (s *TLSState) Client() *tls.Config {
 		return c.ClientConfig()
 	}
 	return nil
+}
+
+// TLSClient makes conn a TLS client connection of cfg (a replica's link
+// to its master, a sentinel's links), its handshake done within timeout
+// (none for 0); conn is closed on failure.
+func TLSClient(conn net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) {
+	tc := tls.Client(conn, cfg)
+	if timeout > 0 {
+		_ = tc.SetDeadline(time.Now().Add(timeout))
+	}
+	if err := tc.Handshake(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	_ = tc.SetDeadline(time.Time{})
+	return tc, nil
 }
 
 // Listener wraps a TCP listener: each accepted connection is a server-side

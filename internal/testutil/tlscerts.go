@@ -86,6 +86,9 @@ func (f TLSFiles) ClientConfig(cert bool) *tls.Config {
 	return c
 }
 
+// CAPool is a pool holding the CA (for a server's ClientCAs).
+func (f TLSFiles) CAPool() *x509.CertPool { return f.caPool }
+
 // OtherClientConfig presents the certificate the other CA signed, even
 // to a server that names only its own CA (as OpenSSL clients do; Go's
 // would send none).

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-kv/vigil/internal/netshell"
 	"github.com/vigil-kv/vigil/internal/resp"
 )
 
@@ -62,14 +63,9 @@ func dialLink(addr string, timeout time.Duration, tlsCfg *tls.Config, onPush fun
 		_ = tc.SetKeepAlive(true)
 	}
 	if tlsCfg != nil {
-		tc := tls.Client(conn, tlsCfg)
-		_ = tc.SetDeadline(time.Now().Add(timeout))
-		if err := tc.Handshake(); err != nil {
-			conn.Close()
+		if conn, err = netshell.TLSClient(conn, tlsCfg, timeout); err != nil {
 			return nil, err
 		}
-		_ = tc.SetDeadline(time.Time{})
-		conn = tc
 	}
 	l := &link{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), wake: make(chan struct{}, 1), onPush: onPush, onClose: onClose}
 	go l.writeLoop()
